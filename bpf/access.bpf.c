@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+/* access.bpf.c: a tc program that turns a lab host's veth into an 802.1Q access port (the lab has no
+ * VLAN devices): egress writes the tag as real bytes, ingress accepts only frames tagged with the port's
+ * VLAN, pops the tag and counts what it saw. */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+const volatile __u16 access_vid = 0;
+
+enum access_counter {
+	ACCESS_TX_TAGGED = 0, /* frames sent with the tag pushed */
+	ACCESS_RX_OK,	      /* frames received with this port's VLAN, tag popped */
+	ACCESS_RX_UNTAGGED,   /* frames received without a tag: dropped */
+	ACCESS_RX_WRONG_VLAN, /* frames received with another VLAN: dropped */
+	ACCESS_MAX,
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ACCESS_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} access_stats SEC(".maps");
+
+static __always_inline void bump(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&access_stats, &idx);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+SEC("tc")
+int access_egress(struct __sk_buff *skb)
+{
+	__be16 tag[3];
+	__be16 proto;
+
+	if (bpf_skb_load_bytes(skb, 12, &proto, 2))
+		return TC_ACT_SHOT;
+	if (bpf_skb_adjust_room(skb, 4, BPF_ADJ_ROOM_MAC, 0))
+		return TC_ACT_SHOT;
+	tag[0] = bpf_htons(ETH_P_8021Q);
+	tag[1] = bpf_htons(access_vid & 0x0FFF);
+	tag[2] = proto;
+	if (bpf_skb_store_bytes(skb, 12, tag, sizeof(tag), 0))
+		return TC_ACT_SHOT;
+	bump(ACCESS_TX_TAGGED);
+	return TC_ACT_OK;
+}
+
+SEC("tc")
+int access_ingress(struct __sk_buff *skb)
+{
+	if (!skb->vlan_present) {
+		bump(ACCESS_RX_UNTAGGED);
+		return TC_ACT_SHOT;
+	}
+	if ((skb->vlan_tci & 0x0FFF) != access_vid) {
+		bump(ACCESS_RX_WRONG_VLAN);
+		return TC_ACT_SHOT;
+	}
+	if (bpf_skb_vlan_pop(skb))
+		return TC_ACT_SHOT;
+	bump(ACCESS_RX_OK);
+	return TC_ACT_OK;
+}
+
+char _license[] SEC("license") = "GPL";

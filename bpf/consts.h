@@ -1,0 +1,61 @@
+/* consts.h: tunables and protocol constants of the seg6x data plane (multi-byte ones in network order). */
+#pragma once
+
+#include <linux/types.h>
+#include <bpf/bpf_endian.h>
+
+#ifndef MAX_SEGMENTS
+#define MAX_SEGMENTS 16 /* SIDs in one segment list */
+#endif
+#ifndef MAX_EXT_HDRS
+#define MAX_EXT_HDRS 8 /* IPv6 extension headers walked before giving up */
+#endif
+#ifndef MAX_VLAN_TAGS
+#define MAX_VLAN_TAGS 2 /* 802.1Q / 802.1ad tags parsed on ingress */
+#endif
+#ifndef MAX_POLICIES
+#define MAX_POLICIES 65536 /* encap routes (each has its own policy and counters) */
+#endif
+#ifndef MAX_SIDS
+#define MAX_SIDS 16384 /* local SIDs */
+#endif
+#ifndef MAX_TENANT_PORTS
+#define MAX_TENANT_PORTS 4096 /* (ifindex, VLAN) -> tenant entries */
+#endif
+#ifndef MAX_TX_PORTS
+#define MAX_TX_PORTS 1024 /* interfaces the fast path may redirect to */
+#endif
+#ifndef SCRATCH_SIZE
+#define SCRATCH_SIZE 4096 /* per-CPU buffer for encaps that do not fit the headroom */
+#endif
+
+/* Bytes of outer IPv6 header + SRH with MAX_SEGMENTS entries. */
+#define MAX_ENCAP_HDR (40 + 8 + 16 * MAX_SEGMENTS)
+
+#define ETH_ALEN 6
+#define ETH_HLEN 14
+#define VLAN_HLEN 4
+#define IPV6_HLEN 40
+#define SRH_FIXED_LEN 8
+
+#define ETH_P_IP_BE bpf_htons(0x0800)
+#define ETH_P_IPV6_BE bpf_htons(0x86DD)
+#define ETH_P_8021Q_BE bpf_htons(0x8100)
+#define ETH_P_8021AD_BE bpf_htons(0x88A8)
+
+#define PROTO_HOPOPTS 0
+#define PROTO_IPIP 4
+#define PROTO_TCP 6
+#define PROTO_UDP 17
+#define PROTO_IPV6 41
+#define PROTO_ROUTING 43
+#define PROTO_FRAGMENT 44
+#define PROTO_AH 51
+#define PROTO_DSTOPTS 60
+
+#define SRH_ROUTING_TYPE 4
+
+#define IP_MF_OFFSET_BE bpf_htons(0x3FFF) /* more-fragments flag and fragment offset */
+
+#define AF_INET 2
+#define AF_INET6 10

@@ -1,0 +1,94 @@
+/* fwd.h: FIB lookup through the kernel's tables, L2 rewrite (with optional 802.1Q push) and redirect. */
+#pragma once
+
+#include <linux/bpf.h>
+#include <linux/ip.h>
+#include <bpf/bpf_helpers.h>
+#include "maps.h"
+#include "structs.h"
+
+/* Maps a bpf_fib_lookup result that is not success to the reason the kernel gets the packet. */
+static __always_inline int fib_reason(int rc)
+{
+	switch (rc) {
+	case BPF_FIB_LKUP_RET_NO_NEIGH:
+		return PASS_FIB_NO_NEIGH;
+	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
+		return PASS_FIB_FRAG_NEEDED;
+	case BPF_FIB_LKUP_RET_NOT_FWDED:
+		return PASS_LOCAL;
+	case BPF_FIB_LKUP_RET_BLACKHOLE:
+	case BPF_FIB_LKUP_RET_UNREACHABLE:
+	case BPF_FIB_LKUP_RET_PROHIBIT:
+		return PASS_FIB_UNREACHABLE;
+	default:
+		return PASS_FIB_OTHER;
+	}
+}
+
+/* Flags for a lookup in routing table `table`. 0 = the main table: through the policy rules like the
+ * kernel's own forwarding, or straight into the main table in the FIB_MAIN_DIRECT build variant. */
+#ifdef FIB_MAIN_DIRECT
+#define FIB_MAIN_FLAGS BPF_FIB_LOOKUP_DIRECT
+#else
+#define FIB_MAIN_FLAGS 0
+#endif
+static __always_inline __u32 fib_flags(__u32 table)
+{
+	return table ? (BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID) : FIB_MAIN_FLAGS;
+}
+
+/* Is the egress interface one the fast path may redirect to? */
+static __always_inline int tx_ok(__u32 ifindex)
+{
+	return bpf_map_lookup_elem(&tx_ports, &ifindex) != NULL;
+}
+
+/* Moves the frame start by `shift` bytes (positive: drop bytes in front, negative: grow) and writes a
+ * fresh Ethernet header (with an 802.1Q tag when vlan != 0) in front of the L3 header, which then starts
+ * at ETH_HLEN (+ VLAN_HLEN). Returns 0, or -1 when the frame cannot be adjusted. */
+static __always_inline int write_l2(struct xdp_md *ctx, int shift, const __u8 *dmac, const __u8 *smac,
+				    __u16 vlan, __be16 proto)
+{
+	void *data, *data_end;
+	struct ethhdr *eth;
+
+	if (shift && bpf_xdp_adjust_head(ctx, shift))
+		return -1;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	if ((void *)(eth + 1) + VLAN_HLEN > data_end)
+		return -1;
+	__builtin_memcpy(eth->h_dest, dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, smac, ETH_ALEN);
+	if (vlan) {
+		struct vlan_tag *tag = (void *)(eth + 1);
+
+		eth->h_proto = ETH_P_8021Q_BE;
+		tag->tci = bpf_htons(vlan & 0x0FFF);
+		tag->proto = proto;
+	} else {
+		eth->h_proto = proto;
+	}
+	return 0;
+}
+
+static __always_inline void ip4_dec_ttl(struct iphdr *iph)
+{
+	__u32 check = iph->check;
+
+	check += bpf_htons(0x0100);
+	iph->check = (__u16)(check + (check >= 0xFFFF));
+	iph->ttl--;
+}
+
+/* Drops trailing bytes (Ethernet padding) so the frame ends where the L3 packet ends. */
+static __always_inline int trim_to(struct xdp_md *ctx, __u32 want_len)
+{
+	__u32 have = ctx->data_end - ctx->data;
+
+	if (have > want_len)
+		return bpf_xdp_adjust_tail(ctx, -(int)(have - want_len));
+	return 0;
+}

@@ -1,0 +1,190 @@
+/* headend.h: H.Encaps and H.Encaps.Red (RFC 8986 5.1/5.2) for tenant IPv4 and IPv6 traffic. */
+#pragma once
+
+#include <linux/bpf.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <bpf/bpf_helpers.h>
+#include "maps.h"
+#include "parse.h"
+#include "stats.h"
+#include "fwd.h"
+#include "flowlabel.h"
+
+/* What the headend learned about the inner packet before rewriting anything. */
+struct inner {
+	__u32 policy_id;
+	__u32 len;      /* inner L3 packet length from its own header */
+	__u32 label;    /* outer flow label */
+	__u8 tclass;    /* copied to the outer traffic class */
+	__u8 ttl;
+};
+
+/* Parses the inner IPv4 packet and finds its policy. Returns REASON_NONE, a DROP_* reason, or
+ * PASS_NO_MATCH when no route of the tenant covers the destination. */
+static __always_inline int headend_v4(void *data, void *data_end, struct pkt *p, __u32 tenant,
+				      struct inner *in)
+{
+	struct iphdr *iph = data + p->l3off;
+	struct encap4_key key = { .prefixlen = 64, .tenant_id = tenant };
+	struct encap_val *ev;
+	__u32 *ports = NULL;
+	__u32 ihl;
+
+	if ((void *)(iph + 1) > data_end)
+		return DROP_TRUNC_IP;
+	ihl = iph->ihl * 4;
+	if (ihl < sizeof(*iph))
+		return DROP_BAD_IPV4_IHL;
+	__builtin_memcpy(key.addr, &iph->daddr, 4);
+	ev = bpf_map_lookup_elem(&encap4, &key);
+	if (!ev)
+		return PASS_NO_MATCH;
+	in->len = bpf_ntohs(iph->tot_len);
+	if (in->len < ihl || data + p->l3off + in->len > data_end)
+		return DROP_TRUNC_IP;
+	if ((iph->protocol == PROTO_TCP || iph->protocol == PROTO_UDP) && !(iph->frag_off & IP_MF_OFFSET_BE)) {
+		__u32 *l4 = (void *)iph + (ihl & 0x3C);
+		if ((void *)(l4 + 1) <= data_end)
+			ports = l4;
+	}
+	in->policy_id = ev->policy_id;
+	in->label = flow_label4(iph, ports);
+	in->tclass = iph->tos;
+	in->ttl = iph->ttl;
+	return REASON_NONE;
+}
+
+static __always_inline int headend_v6(void *data, void *data_end, struct pkt *p, __u32 tenant,
+				      struct inner *in)
+{
+	struct ipv6hdr *ip6 = data + p->l3off;
+	struct encap6_key key = { .prefixlen = 160, .tenant_id = tenant };
+	struct encap_val *ev;
+	__u32 *ports = NULL;
+
+	if ((void *)(ip6 + 1) > data_end)
+		return DROP_TRUNC_IP;
+	__builtin_memcpy(key.addr, &ip6->daddr, 16);
+	ev = bpf_map_lookup_elem(&encap6, &key);
+	if (!ev)
+		return PASS_NO_MATCH;
+	in->len = IPV6_HLEN + bpf_ntohs(ip6->payload_len);
+	if (data + p->l3off + in->len > data_end)
+		return DROP_TRUNC_IP;
+	if (ip6->nexthdr == PROTO_TCP || ip6->nexthdr == PROTO_UDP) {
+		__u32 *l4 = (void *)(ip6 + 1);
+		if ((void *)(l4 + 1) <= data_end)
+			ports = l4;
+	}
+	in->policy_id = ev->policy_id;
+	in->label = flow_label6(ip6, ports);
+	in->tclass = (ip6->priority << 4) | (ip6->flow_lbl[0] >> 4);
+	in->ttl = ip6->hop_limit;
+	return REASON_NONE;
+}
+
+/* Grows the frame at its tail when the headroom cannot hold the outer header (long segment lists):
+ * the inner packet is copied out, the frame extended, and the packet written back further along. */
+static __always_inline int grow_by_tail(struct xdp_md *ctx, __u32 l3off, __u32 inner_len, __u32 hdr_len)
+{
+	__u32 zero = 0;
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	__u32 n = inner_len;
+	int grow = (int)(ETH_HLEN + hdr_len) - (int)l3off;
+
+	if (!s || n == 0 || n >= SCRATCH_SIZE)
+		return -1;
+	n -= 1;
+	asm volatile("%0 &= 0xfff" : "+r"(n)); /* 1..SCRATCH_SIZE, a range the verifier can see */
+	n += 1;
+	if (bpf_xdp_load_bytes(ctx, l3off, s->buf, n))
+		return -1;
+	if (bpf_xdp_adjust_tail(ctx, grow))
+		return -1;
+	if (bpf_xdp_store_bytes(ctx, ETH_HLEN + hdr_len, s->buf, n))
+		return -1;
+	return 0;
+}
+
+/* Tenant traffic: classify by (ingress ifindex, VLAN), match the inner destination in the tenant's
+ * routes, and encapsulate into the policy's prebuilt IPv6 + SRH header. */
+static __always_inline int headend(struct xdp_md *ctx, struct pkt *p)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct tenant_key tk = { .ifindex = ctx->ingress_ifindex, .vlan = p->vlan };
+	struct bpf_fib_lookup fib = {};
+	struct encap_policy *pol;
+	struct tenant_val *tv;
+	struct inner in = {};
+	struct ipv6hdr *o6;
+	__u32 hdr_len;
+	int rc;
+
+	tv = bpf_map_lookup_elem(&tenant_ports, &tk);
+	if (!tv)
+		return finish(XDP_PASS, p->len);
+	if (p->proto == ETH_P_IP_BE)
+		rc = headend_v4(data, data_end, p, tv->tenant_id, &in);
+	else
+		rc = headend_v6(data, data_end, p, tv->tenant_id, &in);
+	if (rc == PASS_NO_MATCH)
+		return finish(XDP_PASS, p->len);
+	if (rc != REASON_NONE)
+		return verdict(rc, p->len);
+
+	pol = bpf_map_lookup_elem(&policies, &in.policy_id);
+	if (!pol)
+		return finish(XDP_PASS, p->len);
+	hdr_len = pol->hdr_len;
+	if (hdr_len < IPV6_HLEN || hdr_len > MAX_ENCAP_HDR)
+		return finish(XDP_PASS, p->len);
+	count(&policy_stats, in.policy_id, p->len);
+	if (in.ttl <= 1)
+		return verdict(PASS_TTL, p->len);
+
+	fib.family = AF_INET6;
+	fib.ifindex = ctx->ingress_ifindex;
+	fib.tot_len = in.len + hdr_len;
+	__builtin_memcpy(fib.ipv6_src, pol->hdr + 8, 16);
+	__builtin_memcpy(fib.ipv6_dst, pol->hdr + 24, 16);
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), fib_flags(0));
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+		return verdict(fib_reason(rc), p->len);
+	if (!tx_ok(fib.ifindex))
+		return verdict(PASS_TX_NOT_ATTACHED, p->len);
+
+	/* Committed: forward the inner packet (TTL / hop limit) and drop any Ethernet padding. */
+	if (p->proto == ETH_P_IP_BE) {
+		struct iphdr *iph = data + p->l3off;
+		if ((void *)(iph + 1) > data_end)
+			return verdict(DROP_TRUNC_IP, p->len);
+		ip4_dec_ttl(iph);
+	} else {
+		struct ipv6hdr *ip6 = data + p->l3off;
+		if ((void *)(ip6 + 1) > data_end)
+			return verdict(DROP_TRUNC_IP, p->len);
+		ip6->hop_limit--;
+	}
+	if (trim_to(ctx, p->l3off + in.len))
+		return verdict(DROP_NO_ROOM, p->len);
+
+	if (bpf_xdp_adjust_head(ctx, (int)p->l3off - (int)(ETH_HLEN + hdr_len))) {
+		if (grow_by_tail(ctx, p->l3off, in.len, hdr_len))
+			return verdict(DROP_NO_ROOM, p->len);
+	}
+	if (bpf_xdp_store_bytes(ctx, ETH_HLEN, pol->hdr, hdr_len))
+		return verdict(DROP_NO_ROOM, p->len);
+	if (write_l2(ctx, 0, fib.dmac, fib.smac, 0, ETH_P_IPV6_BE))
+		return verdict(DROP_NO_ROOM, p->len);
+
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	o6 = data + ETH_HLEN;
+	if ((void *)(o6 + 1) > data_end)
+		return verdict(DROP_NO_ROOM, p->len);
+	*(__be32 *)o6 = bpf_htonl((6U << 28) | ((__u32)in.tclass << 20) | in.label);
+	o6->payload_len = bpf_htons(in.len + hdr_len - IPV6_HLEN);
+	return finish(bpf_redirect_map(&tx_ports, fib.ifindex, 0), p->len);
+}

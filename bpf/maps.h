@@ -1,0 +1,108 @@
+/* maps.h: every BPF map of the seg6x data plane, and nothing else. Maps are pinned by name so state
+ * survives the process that wrote it. */
+#pragma once
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "structs.h"
+
+/* (ingress ifindex, VLAN) -> tenant. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TENANT_PORTS);
+	__type(key, struct tenant_key);
+	__type(value, struct tenant_val);
+} tenant_ports SEC(".maps");
+
+/* (tenant, inner IPv4 destination) longest-prefix match -> policy. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MAX_POLICIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct encap4_key);
+	__type(value, struct encap_val);
+} encap4 SEC(".maps");
+
+/* (tenant, inner IPv6 destination) longest-prefix match -> policy. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MAX_POLICIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct encap6_key);
+	__type(value, struct encap_val);
+} encap6 SEC(".maps");
+
+/* policy id -> prebuilt outer header. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_POLICIES);
+	__type(key, __u32);
+	__type(value, struct encap_policy);
+} policies SEC(".maps");
+
+/* Local SIDs: exact match on the full 128-bit IPv6 destination. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_SIDS);
+	__type(key, struct in6_addr);
+	__type(value, struct sid_entry);
+} sids SEC(".maps");
+
+/* Interfaces the fast path redirects to (every attached interface). */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, MAX_TX_PORTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} tx_ports SEC(".maps");
+
+/* Per-CPU counters: per policy, per SID, per XDP action, per drop/pass reason. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_POLICIES);
+	__type(key, __u32);
+	__type(value, struct counter);
+} policy_stats SEC(".maps");
+
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_SIDS);
+	__type(key, __u32);
+	__type(value, struct counter);
+} sid_stats SEC(".maps");
+
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XDP_REDIRECT + 1);
+	__type(key, __u32);
+	__type(value, struct counter);
+} action_stats SEC(".maps");
+
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, REASON_MAX);
+	__type(key, __u32);
+	__type(value, struct counter);
+} reason_stats SEC(".maps");
+
+/* Per-CPU buffer used only when an encap does not fit in the frame's headroom. */
+struct scratch {
+	__u8 buf[SCRATCH_SIZE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");

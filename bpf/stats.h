@@ -1,0 +1,28 @@
+/* stats.h: per-CPU counters (per policy, per SID, per XDP action, per drop/pass reason). */
+#pragma once
+
+#include "maps.h"
+
+static __always_inline void count(void *map, __u32 idx, __u32 bytes)
+{
+	struct counter *c = bpf_map_lookup_elem(map, &idx);
+
+	if (c) {
+		c->packets++;
+		c->bytes += bytes;
+	}
+}
+
+/* Every program exit goes through here so the action counters see each packet once. */
+static __always_inline int finish(int action, __u32 bytes)
+{
+	count(&action_stats, (__u32)action, bytes);
+	return action;
+}
+
+/* A packet seg6x owns but drops or hands to the kernel, with the reason. */
+static __always_inline int verdict(int reason, __u32 bytes)
+{
+	count(&reason_stats, (__u32)reason, bytes);
+	return finish(reason < PASS_NO_MATCH ? XDP_DROP : XDP_PASS, bytes);
+}

@@ -1,0 +1,96 @@
+/* structs.h: map keys and values shared by the XDP program and the Go control plane (bpf2go -type). */
+#pragma once
+
+#include <linux/types.h>
+#include "consts.h"
+
+/* SRv6 endpoint behaviors of a local SID (RFC 8986). */
+enum sid_action {
+	SID_END = 1,
+	SID_END_X = 2,
+	SID_END_T = 3,
+	SID_END_DX4 = 4,
+	SID_END_DX6 = 5,
+	SID_END_DT4 = 6,
+	SID_END_DT6 = 7,
+	SID_END_DT46 = 8,
+};
+
+/* Why a packet was dropped (DROP_*) or handed to the kernel (PASS_*). One counter each. */
+enum reason {
+	REASON_NONE = 0,
+	DROP_TRUNC_VLAN,	/* frame ends inside an 802.1Q tag */
+	DROP_TRUNC_IP,		/* frame ends inside the IPv4/IPv6 header of a packet seg6x owns */
+	DROP_BAD_IPV4_IHL,	/* IPv4 header length field < 5 or beyond the frame */
+	DROP_TRUNC_EXTHDR,	/* frame ends inside an IPv6 extension header */
+	DROP_TOO_MANY_EXTHDRS,	/* more than MAX_EXT_HDRS extension headers before the SRH */
+	DROP_SRH_BAD_LEN,	/* SRH length inconsistent with last entry, or beyond the frame */
+	DROP_SRH_SL_BEYOND,	/* segments left points beyond the last entry */
+	DROP_BAD_ROUTING_TYPE,	/* routing header addressed to a SID is not an SRH */
+	DROP_DECAP_SL_NONZERO,	/* decap behavior with segments left > 0 */
+	DROP_BAD_INNER,		/* decap behavior, inner packet of the wrong family or truncated */
+	DROP_NO_ROOM,		/* the frame cannot grow to hold the outer header */
+	PASS_NO_MATCH,		/* reserved: not counted per packet (traffic seg6x does not own) */
+	PASS_TTL,		/* TTL / hop limit would expire: kernel sends ICMP */
+	PASS_LOCAL,		/* addressed to this node (End with SL 0, no SRH, or local route) */
+	PASS_FIB_NO_NEIGH,	/* next hop has no neighbor entry yet: kernel resolves it */
+	PASS_FIB_FRAG_NEEDED,	/* larger than the egress MTU: kernel fragments or sends ICMP */
+	PASS_FIB_UNREACHABLE,	/* blackhole / unreachable / prohibit route: kernel answers */
+	PASS_FIB_OTHER,		/* any other bpf_fib_lookup result (forwarding disabled, ...) */
+	PASS_TX_NOT_ATTACHED,	/* egress interface has no seg6x program: kernel forwards */
+	PASS_FRAGMENT,		/* IPv6 fragment addressed to a SID: kernel reassembles */
+	REASON_MAX,
+};
+
+/* A tenant-facing port: ingress ifindex + VLAN ID (0 = untagged). */
+struct tenant_key {
+	__u32 ifindex;
+	__u16 vlan;
+	__u16 pad;
+};
+
+struct tenant_val {
+	__u32 tenant_id;
+};
+
+/* LPM keys of encap routes: prefixlen counts the 32 bits of tenant_id first. */
+struct encap4_key {
+	__u32 prefixlen;
+	__u32 tenant_id;
+	__u8 addr[4];
+};
+
+struct encap6_key {
+	__u32 prefixlen;
+	__u32 tenant_id;
+	__u8 addr[16];
+};
+
+/* Index of the policy (and its counters) an encap route points to. */
+struct encap_val {
+	__u32 policy_id;
+};
+
+/* A prebuilt outer header: IPv6 (payload length, flow label, traffic class patched per packet) + SRH. */
+struct encap_policy {
+	__u16 hdr_len; /* bytes in hdr: 40 + optional SRH */
+	__u8 pad[2];
+	__u8 hdr[MAX_ENCAP_HDR];
+};
+
+#define SID_F_VLAN 1 /* push sid_entry.vlan_tci on egress after decap */
+
+struct sid_entry {
+	__u32 id;     /* counter index */
+	__u8 action;  /* enum sid_action */
+	__u8 flags;   /* SID_F_* */
+	__u16 vlan;   /* 802.1Q VLAN ID to push (host order) */
+	__u32 table;  /* End.T / End.DT* routing table */
+	__u32 pad;
+	__u8 nh[16];  /* End.X / End.DX6 IPv6 next hop; End.DX4 IPv4 next hop in nh[0..3] */
+};
+
+struct counter {
+	__u64 packets;
+	__u64 bytes;
+};

@@ -1,0 +1,90 @@
+package dataplane
+
+// attach.go: attaching the XDP program to interfaces through pinned bpf_links, so the fast path keeps
+// running after the seg6x process exits, and registering them as redirect targets.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+)
+
+// Mode is how the XDP program is attached: "native" (driver) or "generic" (skb).
+type Mode string
+
+const (
+	ModeNative  Mode = "native"
+	ModeGeneric Mode = "generic"
+)
+
+func linkPath(dir string, ifindex int) string {
+	return filepath.Join(PinDir(dir), "links", strconv.Itoa(ifindex))
+}
+
+// Attached reports whether instance dir has a pinned XDP link on ifindex.
+func Attached(dir string, ifindex int) bool {
+	_, err := os.Stat(linkPath(dir, ifindex))
+	return err == nil
+}
+
+// Attach attaches prog to ifindex, pins the link and adds the interface to the redirect map.
+func Attach(dir string, objs *Seg6xObjects, ifindex int, mode Mode) error {
+	flags := link.XDPDriverMode
+	switch mode {
+	case ModeGeneric:
+		flags = link.XDPGenericMode
+	case ModeNative, "":
+	default:
+		return fmt.Errorf("mode %q: want native or generic", mode)
+	}
+	path := linkPath(dir, ifindex)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	if Attached(dir, ifindex) {
+		l, err := link.LoadPinnedLink(path, nil)
+		if err == nil {
+			defer l.Close()
+			return l.Update(objs.Seg6xXdp)
+		}
+		_ = os.Remove(path) // stale pin (interface gone); attach afresh
+	}
+	l, err := link.AttachXDP(link.XDPOptions{Program: objs.Seg6xXdp, Interface: ifindex, Flags: flags})
+	if err != nil {
+		return fmt.Errorf("attach XDP to ifindex %d (%s mode): %w", ifindex, mode, err)
+	}
+	defer l.Close()
+	if err := l.Pin(path); err != nil {
+		return fmt.Errorf("pin link: %w", err)
+	}
+	idx := uint32(ifindex)
+	if err := objs.TxPorts.Update(idx, idx, ebpf.UpdateAny); err != nil {
+		_ = l.Unpin()
+		return fmt.Errorf("add ifindex %d to tx_ports: %w", ifindex, err)
+	}
+	return nil
+}
+
+// Detach removes the pinned link of ifindex (which detaches the program) and its redirect entry.
+func Detach(dir string, maps *Seg6xMaps, ifindex int) error {
+	idx := uint32(ifindex)
+	if err := maps.TxPorts.Delete(idx); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return fmt.Errorf("remove ifindex %d from tx_ports: %w", ifindex, err)
+	}
+	path := linkPath(dir, ifindex)
+	l, err := link.LoadPinnedLink(path, nil)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		_ = os.Remove(path)
+		return nil
+	}
+	defer l.Close()
+	return l.Unpin()
+}

@@ -1,0 +1,80 @@
+package dataplane
+
+// load.go: loading the seg6x objects with their maps pinned under a bpffs directory, so every
+// invocation of seg6x (and later the daemon) works on the same data plane state.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+)
+
+// PinDir is where the maps and links of the instance whose state directory is dir are pinned.
+func PinDir(dir string) string { return filepath.Join(dir, "bpf") }
+
+// EnsureBPFFS makes path a bpffs mount (creating the directory and mounting one if needed).
+// A private mount under the state directory also works inside `ip netns exec`, which hides /sys/fs/bpf.
+func EnsureBPFFS(path string) error {
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		return err
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return fmt.Errorf("statfs %s: %w", path, err)
+	}
+	if st.Type == unix.BPF_FS_MAGIC {
+		return nil
+	}
+	if err := unix.Mount("bpf", path, "bpf", 0, "mode=0700"); err != nil {
+		return fmt.Errorf("mount bpffs on %s: %w", path, err)
+	}
+	return nil
+}
+
+func collectionOptions(dir string) *ebpf.CollectionOptions {
+	return &ebpf.CollectionOptions{Maps: ebpf.MapOptions{PinPath: PinDir(dir)}}
+}
+
+// OpenMaps opens (creating and pinning on first use) the data plane maps of instance dir.
+func OpenMaps(dir string) (*Seg6xMaps, error) {
+	if err := EnsureBPFFS(PinDir(dir)); err != nil {
+		return nil, err
+	}
+	spec, err := LoadSeg6x()
+	if err != nil {
+		return nil, err
+	}
+	var m Seg6xMaps
+	if err := spec.LoadAndAssign(&m, collectionOptions(dir)); err != nil {
+		if errors.Is(err, ebpf.ErrMapIncompatible) {
+			return nil, fmt.Errorf("pinned maps in %s were made by a seg6x with another map layout: "+
+				"detach and remove them (seg6x detach --all --purge) before using this version: %w", PinDir(dir), err)
+		}
+		return nil, fmt.Errorf("loading maps: %w", err)
+	}
+	return &m, nil
+}
+
+// LoadObjects loads the XDP program of instance dir, bound to its pinned maps.
+func LoadObjects(dir string) (*Seg6xObjects, error) {
+	if err := EnsureBPFFS(PinDir(dir)); err != nil {
+		return nil, err
+	}
+	spec, err := LoadSeg6x()
+	if err != nil {
+		return nil, err
+	}
+	var o Seg6xObjects
+	if err := spec.LoadAndAssign(&o, collectionOptions(dir)); err != nil {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			return nil, fmt.Errorf("verifier rejected the seg6x program: %+v", ve)
+		}
+		return nil, fmt.Errorf("loading program: %w", err)
+	}
+	return &o, nil
+}
