@@ -1,7 +1,7 @@
 package dataplane
 
 // attach.go: attaching the XDP program to interfaces through pinned bpf_links, so the fast path keeps
-// running after the seg6x process exits, and registering them as redirect targets.
+// running after the seg6x process exits.
 
 import (
 	"errors"
@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 )
 
@@ -32,7 +31,8 @@ func Attached(dir string, ifindex int) bool {
 	return err == nil
 }
 
-// Attach attaches prog to ifindex, pins the link and adds the interface to the redirect map.
+// Attach attaches the program to ifindex (or updates the program of an existing link) and pins the
+// link. Making the interface a redirect target (tx_ports) is the state package's job.
 func Attach(dir string, objs *Seg6xObjects, ifindex int, mode Mode) error {
 	flags := link.XDPDriverMode
 	switch mode {
@@ -62,20 +62,11 @@ func Attach(dir string, objs *Seg6xObjects, ifindex int, mode Mode) error {
 	if err := l.Pin(path); err != nil {
 		return fmt.Errorf("pin link: %w", err)
 	}
-	idx := uint32(ifindex)
-	if err := objs.TxPorts.Update(idx, idx, ebpf.UpdateAny); err != nil {
-		_ = l.Unpin()
-		return fmt.Errorf("add ifindex %d to tx_ports: %w", ifindex, err)
-	}
 	return nil
 }
 
-// Detach removes the pinned link of ifindex (which detaches the program) and its redirect entry.
-func Detach(dir string, maps *Seg6xMaps, ifindex int) error {
-	idx := uint32(ifindex)
-	if err := maps.TxPorts.Delete(idx); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-		return fmt.Errorf("remove ifindex %d from tx_ports: %w", ifindex, err)
-	}
+// Detach removes the pinned link of ifindex, which detaches the program.
+func Detach(dir string, ifindex int) error {
 	path := linkPath(dir, ifindex)
 	l, err := link.LoadPinnedLink(path, nil)
 	if err != nil {

@@ -1,0 +1,77 @@
+// Package state owns the seg6x object model (interfaces, tenants, encap routes, local SIDs): it
+// validates a desired state, diffs it against the running one and writes the BPF maps. Every front end
+// (CLI, YAML file, later the API and the netlink mirror) changes the data plane only through Apply.
+package state
+
+// model.go: the objects and their serialised form (YAML for config files, JSON for show and state).
+
+import "net/netip"
+
+// State is the whole desired (or running) configuration of one seg6x instance.
+type State struct {
+	Interfaces []Interface `yaml:"interfaces,omitempty" json:"interfaces"`
+	Tenants    []Tenant    `yaml:"tenants,omitempty" json:"tenants"`
+	Routes     []Route     `yaml:"routes,omitempty" json:"routes"`
+	SIDs       []SID       `yaml:"sids,omitempty" json:"sids"`
+}
+
+// Interface is a netdev with the seg6x XDP program attached.
+type Interface struct {
+	Name    string `yaml:"name" json:"name"`
+	Mode    string `yaml:"mode,omitempty" json:"mode,omitempty"` // native (default) | generic
+	Ifindex int    `yaml:"-" json:"ifindex,omitempty"`           // resolved when applied
+}
+
+// Tenant is a VRF: a routing table and the (interface, VLAN) ports its traffic arrives on.
+type Tenant struct {
+	Name  string `yaml:"name" json:"name"`
+	Table uint32 `yaml:"table,omitempty" json:"table,omitempty"`
+	Ports []Port `yaml:"ports,omitempty" json:"ports"`
+	ID    uint32 `yaml:"-" json:"id,omitempty"` // data plane tenant id, assigned when applied
+}
+
+// Port is where a tenant's traffic enters: an interface and a VLAN ID (0 = untagged).
+type Port struct {
+	Dev     string `yaml:"dev" json:"dev"`
+	VLAN    uint16 `yaml:"vlan,omitempty" json:"vlan"`
+	Ifindex int    `yaml:"-" json:"ifindex,omitempty"`
+}
+
+// Route sends a tenant's traffic for Prefix into an SR policy (H.Encaps or H.Encaps.Red).
+type Route struct {
+	Tenant   string       `yaml:"tenant" json:"tenant"`
+	Prefix   netip.Prefix `yaml:"prefix" json:"prefix"`
+	Mode     string       `yaml:"mode,omitempty" json:"mode"` // encap (default) | encap.red
+	Segs     []netip.Addr `yaml:"segs" json:"segs"`
+	Src      netip.Addr   `yaml:"src,omitempty" json:"src,omitempty"`
+	HopLimit uint8        `yaml:"hoplimit,omitempty" json:"hoplimit,omitempty"` // default 64
+	ID       uint32       `yaml:"-" json:"id,omitempty"`                        // policy and counter index
+	UsedSrc  netip.Addr   `yaml:"-" json:"used_src,omitempty"`                  // Src, or the one the kernel chose
+}
+
+// SID is a local segment identifier and the endpoint behavior bound to it.
+type SID struct {
+	SID    netip.Addr `yaml:"sid" json:"sid"`
+	Action string     `yaml:"action" json:"action"`
+	NH4    netip.Addr `yaml:"nh4,omitempty" json:"nh4,omitempty"`       // End.DX4
+	NH6    netip.Addr `yaml:"nh6,omitempty" json:"nh6,omitempty"`       // End.X, End.DX6
+	Table  uint32     `yaml:"table,omitempty" json:"table,omitempty"`   // End.T, End.DT4/6/46
+	Tenant string     `yaml:"tenant,omitempty" json:"tenant,omitempty"` // End.DT*: table (and VLAN) of a tenant
+	VLAN   uint16     `yaml:"vlan,omitempty" json:"vlan,omitempty"`     // decap: 802.1Q tag pushed on egress
+	ID     uint32     `yaml:"-" json:"id,omitempty"`
+}
+
+// Actions lists the endpoint behaviors seg6x implements, by their RFC 8986 names.
+var Actions = []string{"End", "End.X", "End.T", "End.DX4", "End.DX6", "End.DT4", "End.DT6", "End.DT46"}
+
+// Route modes.
+const (
+	ModeEncap    = "encap"
+	ModeEncapRed = "encap.red"
+)
+
+// DefaultHopLimit is the outer hop limit when a route gives none.
+const DefaultHopLimit = 64
+
+// MaxSegments is the longest segment list (MAX_SEGMENTS in bpf/consts.h).
+const MaxSegments = 16
