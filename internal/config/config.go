@@ -1,0 +1,50 @@
+// Package config reads the declarative seg6x YAML file into a state.State. Applying it goes through
+// state.Store.Apply like every other change; this package only parses.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/seg6x/seg6x/internal/state"
+	"gopkg.in/yaml.v3"
+)
+
+// Parse reads a YAML document; unknown keys are errors (a typo must not silently drop config).
+func Parse(r io.Reader) (state.State, error) {
+	var s state.State
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		if errors.Is(err, io.EOF) {
+			return state.State{}, nil // an empty file is the empty state
+		}
+		return s, fmt.Errorf("yaml: %w", err)
+	}
+	return s, nil
+}
+
+// Load reads the YAML file at path ("-" for standard input).
+func Load(path string) (state.State, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return state.State{}, err
+	}
+	s, err := Parse(bytes.NewReader(b))
+	if err != nil {
+		return s, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Marshal renders a state as the YAML that Load reads back (ids and resolved fields left out).
+func Marshal(s state.State) ([]byte, error) { return yaml.Marshal(s) }
