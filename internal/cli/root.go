@@ -1,0 +1,91 @@
+// Package cli is the seg6x command line: thin cobra commands over the state package.
+package cli
+
+// root.go: the root command, global flags, and the one helper every mutating command uses.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/seg6x/seg6x/internal/state"
+	"github.com/spf13/cobra"
+)
+
+type globals struct {
+	dir     string
+	jsonOut bool
+}
+
+var g globals
+
+// NewRoot builds the seg6x command tree.
+func NewRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "seg6x",
+		Short: "SRv6 data plane in XDP: H.Encaps(.Red), End, End.X, End.T, End.DX4/DX6, End.DT4/DT6/DT46",
+		Long: `seg6x runs SRv6 (RFC 8754/8986) in XDP on Linux, reusing the kernel's FIB and neighbor tables
+and handing the kernel whatever the fast path cannot finish.
+
+State lives in an instance directory (--dir, default /run/seg6x): state.json, and a bpffs at
+<dir>/bpf holding the pinned maps and XDP links. The data plane keeps forwarding after seg6x exits;
+each command changes it through one validated, all-or-nothing apply.
+
+Typical use:
+  seg6x attach eth0 eth1
+  seg6x tenant add blue table 100 vlan 100 dev eth1
+  seg6x route add 198.18.2.0/24 tenant blue encap seg6 mode encap segs fc00:2::64 src fc00:1::1
+  seg6x sid add fc00:1::64 action End.DT4 tenant blue vlan 100
+  seg6x apply -f seg6x.yaml
+  seg6x show
+  seg6x stats`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.dir, "dir", state.DefaultDir, "instance directory (state.json and the bpffs with pinned maps and links)")
+	root.PersistentFlags().BoolVarP(&g.jsonOut, "json", "j", false, "machine-readable JSON output")
+	root.AddCommand(attachCmd(), detachCmd(), tenantCmd(), routeCmd(), sidCmd(), applyCmd(), showCmd(),
+		statsCmd(), benchCmd(), labCmd())
+	return root
+}
+
+// Main runs the CLI and returns the process exit code.
+func Main() int {
+	if err := NewRoot().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "seg6x:", err)
+		return 1
+	}
+	return 0
+}
+
+// change opens the instance, lets edit turn the running state into the desired one, and applies it.
+func change(edit func(s *state.State) error) error {
+	st, err := state.Open(g.dir, state.HostEnv{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	next := st.Current()
+	if err := edit(&next); err != nil {
+		return err
+	}
+	d, err := st.Apply(next)
+	if err != nil {
+		return err
+	}
+	return printDiff(d)
+}
+
+func printDiff(d *state.Diff) error {
+	if g.jsonOut {
+		return printJSON(d)
+	}
+	fmt.Print(d.String())
+	return nil
+}
+
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,118 @@
+package cli
+
+// show.go: `seg6x show [interfaces|tenants|routes|sids]`.
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/seg6x/seg6x/internal/state"
+	"github.com/spf13/cobra"
+)
+
+func showCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:       "show [interfaces|tenants|routes|sids]",
+		Short:     "Show the running state (everything, or one kind of object)",
+		ValidArgs: []string{"interfaces", "tenants", "routes", "sids"},
+		Args:      cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			what := "all"
+			if len(args) == 1 {
+				what = args[0]
+			}
+			return show(what)
+		},
+	}
+}
+
+func show(what string) error {
+	switch what {
+	case "all", "interfaces", "tenants", "routes", "sids":
+	default:
+		return fmt.Errorf("show %q: want interfaces, tenants, routes or sids", what)
+	}
+	st, err := state.Open(g.dir, state.HostEnv{})
+	if err != nil {
+		return err
+	}
+	cur := st.Current()
+	st.Close()
+	if g.jsonOut {
+		switch what {
+		case "interfaces":
+			return printJSON(cur.Interfaces)
+		case "tenants":
+			return printJSON(cur.Tenants)
+		case "routes":
+			return printJSON(cur.Routes)
+		case "sids":
+			return printJSON(cur.SIDs)
+		}
+		return printJSON(cur)
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	defer w.Flush()
+	if what == "all" || what == "interfaces" {
+		fmt.Fprintln(w, "INTERFACE\tIFINDEX\tMODE")
+		for _, it := range cur.Interfaces {
+			fmt.Fprintf(w, "%s\t%d\t%s\n", it.Name, it.Ifindex, it.Mode)
+		}
+		fmt.Fprintln(w)
+	}
+	if what == "all" || what == "tenants" {
+		fmt.Fprintln(w, "TENANT\tTABLE\tPORTS")
+		for _, t := range cur.Tenants {
+			var ports []string
+			for _, p := range t.Ports {
+				if p.VLAN == 0 {
+					ports = append(ports, p.Dev+" untagged")
+				} else {
+					ports = append(ports, fmt.Sprintf("%s vlan %d", p.Dev, p.VLAN))
+				}
+			}
+			fmt.Fprintf(w, "%s\t%d\t%s\n", t.Name, t.Table, strings.Join(ports, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	if what == "all" || what == "routes" {
+		fmt.Fprintln(w, "TENANT\tPREFIX\tMODE\tSEGS\tSRC\tHOPLIMIT")
+		for _, r := range cur.Routes {
+			segs := make([]string, len(r.Segs))
+			for i, s := range r.Segs {
+				segs[i] = s.String()
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\n", r.Tenant, r.Prefix, r.Mode, strings.Join(segs, ","), r.UsedSrc, r.HopLimit)
+		}
+		fmt.Fprintln(w)
+	}
+	if what == "all" || what == "sids" {
+		fmt.Fprintln(w, "SID\tACTION\tPARAMETERS")
+		for _, s := range cur.SIDs {
+			fmt.Fprintf(w, "%s\t%s\t%s\n", s.SID, s.Action, sidParams(&s))
+		}
+	}
+	return nil
+}
+
+func sidParams(s *state.SID) string {
+	var p []string
+	if s.NH4.IsValid() {
+		p = append(p, "nh4 "+s.NH4.String())
+	}
+	if s.NH6.IsValid() {
+		p = append(p, "nh6 "+s.NH6.String())
+	}
+	if s.Table != 0 {
+		p = append(p, fmt.Sprintf("table %d", s.Table))
+	}
+	if s.Tenant != "" {
+		p = append(p, "tenant "+s.Tenant)
+	}
+	if s.VLAN != 0 {
+		p = append(p, fmt.Sprintf("vlan %d", s.VLAN))
+	}
+	return strings.Join(p, " ")
+}

@@ -1,0 +1,114 @@
+package cli
+
+// sid.go: `seg6x sid add|replace|del|show`: local SIDs and their endpoint behaviors.
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/seg6x/seg6x/internal/state"
+	"github.com/spf13/cobra"
+)
+
+func sidCmd() *cobra.Command {
+	c := &cobra.Command{Use: "sid", Short: "Local SIDs: End, End.X, End.T, End.DX4, End.DX6, End.DT4, End.DT6, End.DT46"}
+	add := func(replace bool) *cobra.Command {
+		verb := map[bool]string{false: "add", true: "replace"}[replace]
+		return &cobra.Command{
+			Use:   verb + " SID action ACTION [nh4 ADDR | nh6 ADDR | table ID | tenant NAME] [vlan VID]",
+			Short: verb + " a local SID",
+			Long: `Bind an endpoint behavior to SID (an IPv6 address, matched exactly).
+  End                      next segment
+  End.X     nh6 ADDR       next segment, forwarded to an IPv6 next hop
+  End.T     table ID       next segment, looked up in routing table ID
+  End.DX4   nh4 ADDR       decapsulate, forward the IPv4 packet to ADDR
+  End.DX6   nh6 ADDR       decapsulate, forward the IPv6 packet to ADDR
+  End.DT4   table ID       decapsulate, look the IPv4 packet up in table ID
+  End.DT6   table ID       decapsulate, look the IPv6 packet up in table ID
+  End.DT46  table ID       decapsulate either family, look it up in table ID
+"tenant NAME" may replace "table" for End.DT*; decap behaviors may push "vlan VID" on egress.
+Example:
+  seg6x sid ` + verb + ` fc00:1::64 action End.DT4 tenant blue vlan 100`,
+			Args: cobra.MinimumNArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				sd, err := parseSID(args[0], args[1:])
+				if err != nil {
+					return err
+				}
+				return change(func(s *state.State) error {
+					i := slices.IndexFunc(s.SIDs, func(x state.SID) bool { return x.SID == sd.SID })
+					switch {
+					case i >= 0 && !replace:
+						return fmt.Errorf("sid %s exists (%s); use sid replace", sd.SID, s.SIDs[i].Action)
+					case i >= 0:
+						s.SIDs[i] = sd
+					case replace:
+						return fmt.Errorf("sid %s does not exist; use sid add", sd.SID)
+					default:
+						s.SIDs = append(s.SIDs, sd)
+					}
+					return nil
+				})
+			},
+		}
+	}
+	del := &cobra.Command{
+		Use:   "del SID",
+		Short: "delete a local SID",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := parseAddr("sid", args[0])
+			if err != nil {
+				return err
+			}
+			return change(func(s *state.State) error {
+				i := slices.IndexFunc(s.SIDs, func(x state.SID) bool { return x.SID == a })
+				if i < 0 {
+					return fmt.Errorf("sid %s does not exist", a)
+				}
+				s.SIDs = slices.Delete(s.SIDs, i, i+1)
+				return nil
+			})
+		},
+	}
+	show := &cobra.Command{Use: "show", Short: "list local SIDs", RunE: func(*cobra.Command, []string) error { return show("sids") }}
+	c.AddCommand(add(false), add(true), del, show)
+	return c
+}
+
+func parseSID(sid string, args []string) (state.SID, error) {
+	var sd state.SID
+	var err error
+	if sd.SID, err = parseAddr("sid", sid); err != nil {
+		return sd, err
+	}
+	m, err := kv(args, []string{"action", "nh4", "nh6", "table", "tenant", "vlan"})
+	if err != nil {
+		return sd, err
+	}
+	if sd.Action = one(m, "action"); sd.Action == "" {
+		return sd, fmt.Errorf("action: missing (one of %v)", state.Actions)
+	}
+	if v := one(m, "nh4"); v != "" {
+		if sd.NH4, err = parseAddr("nh4", v); err != nil {
+			return sd, err
+		}
+	}
+	if v := one(m, "nh6"); v != "" {
+		if sd.NH6, err = parseAddr("nh6", v); err != nil {
+			return sd, err
+		}
+	}
+	if v := one(m, "table"); v != "" {
+		if sd.Table, err = parseU32("table", v); err != nil {
+			return sd, err
+		}
+	}
+	sd.Tenant = one(m, "tenant")
+	if v := one(m, "vlan"); v != "" {
+		if sd.VLAN, err = parseVLAN(v); err != nil {
+			return sd, err
+		}
+	}
+	return sd, nil
+}

@@ -1,0 +1,100 @@
+package cli
+
+// tenant.go: `seg6x tenant add|replace|del|show`.
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/seg6x/seg6x/internal/state"
+	"github.com/spf13/cobra"
+)
+
+func tenantCmd() *cobra.Command {
+	c := &cobra.Command{Use: "tenant", Short: "Tenants (VRFs): a routing table and the (interface, VLAN) ports of their traffic"}
+	add := func(replace bool) *cobra.Command {
+		verb := "add"
+		if replace {
+			verb = "replace"
+		}
+		return &cobra.Command{
+			Use:   verb + " NAME [table ID] [dev DEV [vlan VID]]...",
+			Short: verb + " a tenant",
+			Long: `Define tenant NAME. "table" is the kernel routing table holding its routes (used by End.DT4/6/46
+SIDs that name the tenant). Each "dev" adds a port where its traffic arrives; a "vlan" pairs with
+the dev in the same position (no vlan = untagged). Example:
+  seg6x tenant ` + verb + ` blue table 100 vlan 100 dev eth1
+  seg6x tenant ` + verb + ` red table 200 dev eth1 vlan 200 dev eth2 vlan 200`,
+			Args: cobra.MinimumNArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				t, err := parseTenant(args[0], args[1:])
+				if err != nil {
+					return err
+				}
+				return change(func(s *state.State) error {
+					i := slices.IndexFunc(s.Tenants, func(x state.Tenant) bool { return x.Name == t.Name })
+					switch {
+					case i >= 0 && !replace:
+						return fmt.Errorf("tenant %q exists; use tenant replace", t.Name)
+					case i >= 0:
+						s.Tenants[i] = t
+					case replace:
+						return fmt.Errorf("tenant %q does not exist; use tenant add", t.Name)
+					default:
+						s.Tenants = append(s.Tenants, t)
+					}
+					return nil
+				})
+			},
+		}
+	}
+	del := &cobra.Command{
+		Use:   "del NAME",
+		Short: "delete a tenant (its routes must be deleted first)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return change(func(s *state.State) error {
+				i := slices.IndexFunc(s.Tenants, func(x state.Tenant) bool { return x.Name == args[0] })
+				if i < 0 {
+					return fmt.Errorf("tenant %q does not exist", args[0])
+				}
+				for _, r := range s.Routes {
+					if r.Tenant == args[0] {
+						return fmt.Errorf("tenant %q still has route %s; delete its routes first", args[0], r.Prefix)
+					}
+				}
+				s.Tenants = slices.Delete(s.Tenants, i, i+1)
+				return nil
+			})
+		},
+	}
+	show := &cobra.Command{Use: "show", Short: "list tenants", RunE: func(*cobra.Command, []string) error { return show("tenants") }}
+	c.AddCommand(add(false), add(true), del, show)
+	return c
+}
+
+func parseTenant(name string, args []string) (state.Tenant, error) {
+	t := state.Tenant{Name: name}
+	m, err := kv(args, []string{"table", "dev", "vlan"}, "dev", "vlan")
+	if err != nil {
+		return t, err
+	}
+	if v := one(m, "table"); v != "" {
+		if t.Table, err = parseU32("table", v); err != nil {
+			return t, err
+		}
+	}
+	if len(m["vlan"]) > len(m["dev"]) {
+		return t, fmt.Errorf("vlan: %d vlans for %d devs; each vlan pairs with a dev", len(m["vlan"]), len(m["dev"]))
+	}
+	for i, dev := range m["dev"] {
+		p := state.Port{Dev: dev}
+		if i < len(m["vlan"]) {
+			if p.VLAN, err = parseVLAN(m["vlan"][i]); err != nil {
+				return t, err
+			}
+		}
+		t.Ports = append(t.Ports, p)
+	}
+	return t, nil
+}
