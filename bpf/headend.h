@@ -120,7 +120,7 @@ static __always_inline int headend(struct xdp_md *ctx, struct pkt *p)
 	struct inner in = {};
 	struct ipv6hdr *o6;
 	__u32 hdr_len;
-	int rc;
+	int rc, to_kernel = REASON_NONE;
 
 	tv = bpf_map_lookup_elem(&tenant_ports, &tk);
 	if (!tv)
@@ -150,10 +150,21 @@ static __always_inline int headend(struct xdp_md *ctx, struct pkt *p)
 	__builtin_memcpy(fib.ipv6_src, pol->hdr + 8, 16);
 	__builtin_memcpy(fib.ipv6_dst, pol->hdr + 24, 16);
 	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), fib_flags(0));
-	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
+		to_kernel = PASS_FIB_NO_NEIGH;
+	else if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return verdict(fib_reason(rc), p->len);
-	if (!tx_ok(fib.ifindex))
-		return verdict(PASS_TX_NOT_ATTACHED, p->len);
+	else if (!tx_ok(fib.ifindex))
+		to_kernel = PASS_TX_NOT_ATTACHED;
+	if (to_kernel) {
+		/* The kernel forwards the encapsulated packet (resolving the neighbor on the way): keep the
+		 * frame addressed to this node as it arrived. */
+		struct ethhdr *eth = data;
+		if ((void *)(eth + 1) > data_end)
+			return verdict(DROP_TRUNC_IP, p->len);
+		__builtin_memcpy(fib.dmac, eth->h_dest, ETH_ALEN);
+		__builtin_memcpy(fib.smac, eth->h_source, ETH_ALEN);
+	}
 
 	/* Committed: forward the inner packet (TTL / hop limit) and drop any Ethernet padding. */
 	if (p->proto == ETH_P_IP_BE) {
@@ -186,5 +197,7 @@ static __always_inline int headend(struct xdp_md *ctx, struct pkt *p)
 		return verdict(DROP_NO_ROOM, p->len);
 	*(__be32 *)o6 = bpf_htonl((6U << 28) | ((__u32)in.tclass << 20) | in.label);
 	o6->payload_len = bpf_htons(in.len + hdr_len - IPV6_HLEN);
+	if (to_kernel)
+		return verdict(to_kernel, p->len);
 	return finish(bpf_redirect_map(&tx_ports, fib.ifindex, 0), p->len);
 }
