@@ -1,5 +1,235 @@
 package cli
 
-import "github.com/spf13/cobra"
+// lab.go: `seg6x lab demo|up|down` and the helpers the lab runs inside its namespaces.
 
-func labCmd() *cobra.Command { return &cobra.Command{Use: "lab", Hidden: true} }
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/seg6x/seg6x/internal/lab"
+	"github.com/spf13/cobra"
+)
+
+func labCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "lab",
+		Short: "Namespace lab: two overlapping tenants, encap/decap PEs, a transit End node",
+		Long: `The lab builds network namespaces on this machine (hosts hA1 hB1 | pe1 | p | pe2 | hA2 hB2):
+tenants A and B both use 198.18.1.0/24 on site 1 and 198.18.2.0/24 on site 2, behind 802.1Q access
+ports (VLAN 100 and 200, tags written as real bytes by a tc program on each host). pe1 and pe2
+encapsulate (A: H.Encaps, B: H.Encaps.Red over 2 SIDs), p does End, and the far PE decapsulates
+with End.DT4 (tenant A, table 100) or End.DX4 (tenant B), pushing the tenant's VLAN.`,
+	}
+	var count int
+	var prefix string
+	demo := &cobra.Command{
+		Use:   "demo",
+		Short: "Build the lab, send traffic both ways for both tenants, print what happened, clean up",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := newLab(prefix)
+			if err != nil {
+				return err
+			}
+			stop := cleanupOnSignal(l)
+			defer stop()
+			defer l.Down()
+			if err := l.Up(); err != nil {
+				return err
+			}
+			rep, err := l.Traffic(count)
+			if err != nil {
+				return err
+			}
+			if g.jsonOut {
+				_ = printJSON(rep)
+			} else {
+				printReport(rep)
+			}
+			if p := rep.Problems(); len(p) > 0 {
+				for _, s := range p {
+					fmt.Fprintln(os.Stderr, "PROBLEM:", s)
+				}
+				return fmt.Errorf("lab demo: %d problems", len(p))
+			}
+			fmt.Println("\nall flows delivered within their own tenant; lab removed.")
+			return nil
+		},
+	}
+	demo.Flags().IntVar(&count, "count", 5, "pings, UDP and TCP messages per flow")
+	up := &cobra.Command{
+		Use:   "up",
+		Short: "Build the lab and leave it running (inspect with ip netns exec <prefix>-pe1 ...)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := newLab(prefix)
+			if err != nil {
+				return err
+			}
+			if err := l.Up(); err != nil {
+				l.Down()
+				return err
+			}
+			fmt.Printf("lab up: namespaces %s-{pe1,p,pe2,hA1,hB1,hA2,hB2}; seg6x --dir %s/<node>\n", prefix, l.Dir)
+			return nil
+		},
+	}
+	down := &cobra.Command{
+		Use:   "down",
+		Short: "Remove the lab",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := newLab(prefix)
+			if err != nil {
+				return err
+			}
+			l.Down()
+			return nil
+		},
+	}
+	for _, x := range []*cobra.Command{demo, up, down} {
+		x.Flags().StringVar(&prefix, "prefix", "s6x", "namespace name prefix")
+	}
+	c.AddCommand(demo, up, down, labPortCmd(), labPortStatsCmd(), labEchoCmd(), labProbeCmd())
+	return c
+}
+
+func newLab(prefix string) (*lab.Lab, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return lab.New(prefix, bin, os.Stdout), nil
+}
+
+// cleanupOnSignal removes the lab when the demo is interrupted.
+func cleanupOnSignal(l *lab.Lab) func() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		if _, ok := <-ch; ok {
+			fmt.Fprintln(os.Stderr, "\ninterrupted: removing the lab")
+			l.Down()
+			os.Exit(130)
+		}
+	}()
+	return func() { signal.Stop(ch); close(ch) }
+}
+
+func printReport(rep *lab.Report) {
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "\nTENANT\tFROM\tTO\tPING\tUDP OK/SENT\tTCP OK/SENT\tWRONG TENANT")
+	for _, f := range rep.Flows {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%d/%d\t%d/%d\t%d\n", f.Tenant, f.From, f.To, f.PingRx, f.PingTx,
+			f.UDP.OK, f.UDP.Sent, f.TCP.OK, f.TCP.Sent, f.UDP.WrongTenant+f.TCP.WrongTenant)
+	}
+	w.Flush()
+	hosts := make([]string, 0, len(rep.Ports))
+	for h := range rep.Ports {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+	fmt.Fprintln(w, "\nACCESS PORT\tTAGGED SENT\tTAGGED RECEIVED\tUNTAGGED\tOTHER VLAN")
+	for _, h := range hosts {
+		pc := rep.Ports[h]
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\n", h, pc.TxTagged, pc.RxOK, pc.RxUntagged, pc.RxWrongVLAN)
+	}
+	w.Flush()
+	for _, r := range []string{"pe1", "p", "pe2"} {
+		var s Stats
+		if err := json.Unmarshal(rep.Stats[r], &s); err != nil {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s\tPACKETS\tBYTES\n", r)
+		for _, x := range s.Routes {
+			fmt.Fprintf(w, "  route tenant %s %s\t%d\t%d\n", x.Tenant, x.Prefix, x.Packets, x.Bytes)
+		}
+		for _, x := range s.SIDs {
+			fmt.Fprintf(w, "  sid %s %s\t%d\t%d\n", x.SID, x.Action, x.Packets, x.Bytes)
+		}
+		for _, a := range []string{"XDP_REDIRECT", "XDP_PASS", "XDP_DROP"} {
+			fmt.Fprintf(w, "  %s\t%d\t%d\n", a, s.Actions[a].Packets, s.Actions[a].Bytes)
+		}
+		for name, c := range s.Reasons {
+			fmt.Fprintf(w, "  reason %s\t%d\t%d\n", name, c.Packets, c.Bytes)
+		}
+		w.Flush()
+	}
+}
+
+func labPortCmd() *cobra.Command {
+	var dev, pin string
+	var vlan uint16
+	c := &cobra.Command{
+		Use: "port --dev DEV --vlan VID --pin DIR", Hidden: true,
+		Short: "make DEV an 802.1Q access port (lab helper)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return lab.AttachAccessPort(dev, vlan, pin)
+		},
+	}
+	c.Flags().StringVar(&dev, "dev", "", "interface")
+	c.Flags().Uint16Var(&vlan, "vlan", 0, "VLAN ID")
+	c.Flags().StringVar(&pin, "pin", "", "bpffs directory for the pins")
+	return c
+}
+
+func labPortStatsCmd() *cobra.Command {
+	var pin string
+	c := &cobra.Command{
+		Use: "port-stats --pin DIR", Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pc, err := lab.ReadAccessPort(pin)
+			if err != nil {
+				return err
+			}
+			return printJSON(pc)
+		},
+	}
+	c.Flags().StringVar(&pin, "pin", "", "bpffs directory of the port")
+	return c
+}
+
+func labEchoCmd() *cobra.Command {
+	var tenant, foreign string
+	var port int
+	var dur time.Duration
+	c := &cobra.Command{
+		Use: "echo", Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return lab.EchoServer(tenant, port, dur, foreign)
+		},
+	}
+	c.Flags().StringVar(&tenant, "tenant", "", "this host's tenant")
+	c.Flags().IntVar(&port, "port", lab.EchoPort, "UDP and TCP port")
+	c.Flags().DurationVar(&dur, "duration", time.Minute, "how long to serve")
+	c.Flags().StringVar(&foreign, "foreign-log", "", "file collecting messages of other tenants")
+	return c
+}
+
+func labProbeCmd() *cobra.Command {
+	var tenant, proto, dst string
+	var count int
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use: "probe", Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := lab.Probe(tenant, proto, dst, count, timeout)
+			if err != nil {
+				return err
+			}
+			return printJSON(r)
+		},
+	}
+	c.Flags().StringVar(&tenant, "tenant", "", "this host's tenant")
+	c.Flags().StringVar(&proto, "proto", "udp", "udp or tcp")
+	c.Flags().StringVar(&dst, "dst", "", "address:port")
+	c.Flags().IntVar(&count, "count", 5, "messages")
+	c.Flags().DurationVar(&timeout, "timeout", 2*time.Second, "per-message timeout")
+	return c
+}

@@ -1,0 +1,194 @@
+package lab
+
+// lab.go: bringing the lab up and down. Every namespace is named <prefix>-<node>, every state
+// directory lives under Dir, and Down removes all of it (also after a partial Up).
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"golang.org/x/sys/unix"
+)
+
+// Lab is one instance of the lab.
+type Lab struct {
+	Prefix string    // namespace name prefix
+	Dir    string    // state root: <Dir>/<node> per router and per host
+	Bin    string    // the seg6x binary run inside the namespaces
+	Log    io.Writer // progress output
+}
+
+// New returns a lab whose namespaces start with prefix, using the seg6x binary bin.
+func New(prefix, bin string, log io.Writer) *Lab {
+	if log == nil {
+		log = io.Discard
+	}
+	return &Lab{Prefix: prefix, Dir: filepath.Join("/run/seg6x-lab", prefix), Bin: bin, Log: log}
+}
+
+// NS is the namespace name of a node.
+func (l *Lab) NS(node string) string { return l.Prefix + "-" + node }
+
+// NodeDir is the seg6x instance directory of a node.
+func (l *Lab) NodeDir(node string) string { return filepath.Join(l.Dir, node) }
+
+func allNodes() []string {
+	n := append([]string(nil), routers...)
+	for _, h := range hosts {
+		n = append(n, h.Name)
+	}
+	return n
+}
+
+// run runs a command and returns its combined output, with the command in the error.
+func run(name string, args ...string) (string, error) {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
+
+// IP runs `ip -n <ns of node> args...`.
+func (l *Lab) IP(node string, args ...string) (string, error) {
+	return run("ip", append([]string{"-n", l.NS(node)}, args...)...)
+}
+
+// Exec runs a command inside a node's namespace.
+func (l *Lab) Exec(node string, args ...string) (string, error) {
+	return run("ip", append([]string{"netns", "exec", l.NS(node)}, args...)...)
+}
+
+// Seg6x runs the seg6x CLI inside a router's namespace on that router's instance.
+func (l *Lab) Seg6x(node string, args ...string) (string, error) {
+	return l.Exec(node, append([]string{l.Bin, "--dir", l.NodeDir(node)}, args...)...)
+}
+
+func (l *Lab) logf(format string, args ...any) { fmt.Fprintf(l.Log, format+"\n", args...) }
+
+// Up builds the whole lab and configures seg6x on every router. On error the caller runs Down.
+func (l *Lab) Up() error {
+	l.logf("lab %s: creating namespaces", l.Prefix)
+	for _, n := range allNodes() {
+		if _, err := run("ip", "netns", "add", l.NS(n)); err != nil {
+			return err
+		}
+		// The bpffs is mounted here, in this mount namespace: one mounted by seg6x inside
+		// `ip netns exec` would vanish (with every pin) when that command's mount namespace does.
+		if err := dataplane.EnsureBPFFS(filepath.Join(l.NodeDir(n), "bpf")); err != nil {
+			return err
+		}
+	}
+	for _, lk := range links {
+		if _, err := run("ip", "link", "add", "s6xtmp0", "address", lk[4], "netns", l.NS(lk[0]), "type", "veth",
+			"peer", "name", "s6xtmp1", "netns", l.NS(lk[2])); err != nil {
+			return err
+		}
+		if _, err := l.IP(lk[0], "link", "set", "s6xtmp0", "name", lk[1]); err != nil {
+			return err
+		}
+		if _, err := l.IP(lk[2], "link", "set", "s6xtmp1", "name", lk[3]); err != nil {
+			return err
+		}
+	}
+	for _, r := range routers {
+		for _, s := range []string{"net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1"} {
+			if _, err := l.Exec(r, "sysctl", "-qw", s); err != nil {
+				return err
+			}
+		}
+		// Tenant-facing ports carry only the tenants' tagged traffic: no IPv6 of the PE's own on them.
+		for _, dev := range []string{"ta", "tb"} {
+			if r != "p" {
+				if _, err := l.Exec(r, "sysctl", "-qw", "net.ipv6.conf."+dev+".disable_ipv6=1"); err != nil {
+					return err
+				}
+			}
+		}
+		for _, line := range setupLines()[r] {
+			if _, err := l.IP(r, strings.Fields(line)...); err != nil {
+				return err
+			}
+		}
+	}
+	for _, h := range hosts {
+		if err := l.setupHost(h); err != nil {
+			return err
+		}
+	}
+	// Resolve the fabric neighbors before traffic (the fast path hands the first packets to the
+	// kernel otherwise; that fallback has its own packet tests).
+	for _, p := range [][2]string{{"pe1", "fc00:a::2"}, {"p", "fc00:b::2"}, {"pe2", "fc00:b::1"}, {"p", "fc00:a::1"}} {
+		if _, err := l.Exec(p[0], "ping", "-6", "-c", "1", "-W", "2", p[1]); err != nil {
+			return err
+		}
+	}
+	return l.configure()
+}
+
+func (l *Lab) setupHost(h Host) error {
+	// IPv4-only tenant hosts: no IPv6 router/neighbor solicitations on the access port.
+	if _, err := l.Exec(h.Name, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"); err != nil {
+		return err
+	}
+	lines := []string{
+		"link set lo up",
+		"link set eth0 address " + h.MAC,
+		"link set eth0 up",
+		"addr add " + h.Addr + " dev eth0",
+		"route add default via " + h.GW + " dev eth0",
+		"neigh add " + h.GW + " lladdr " + h.PEMAC + " dev eth0 nud permanent",
+	}
+	for _, line := range lines {
+		if _, err := l.IP(h.Name, strings.Fields(line)...); err != nil {
+			return err
+		}
+	}
+	// GRO gives the veth NAPI, which frames XDP-redirected into it need. Checksum offload off: a
+	// veth would otherwise hand the PE frames with CHECKSUM_PARTIAL (checksum not yet written),
+	// which no wire ever carries. No TSO/GSO, so frames are MTU-sized as on a wire.
+	if _, err := l.Exec(h.Name, "ethtool", "-K", "eth0", "gro", "on", "tx", "off", "tso", "off", "gso", "off"); err != nil {
+		return err
+	}
+	if _, err := l.Exec(h.Name, l.Bin, "lab", "port", "--dev", "eth0", "--vlan", fmt.Sprint(h.VLAN),
+		"--pin", filepath.Join(l.NodeDir(h.Name), "bpf")); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (l *Lab) configure() error {
+	l.logf("lab %s: pe1 configured with CLI commands:", l.Prefix)
+	for _, c := range pe1Commands {
+		l.logf("  seg6x %s", strings.Join(c, " "))
+		if _, err := l.Seg6x("pe1", c...); err != nil {
+			return err
+		}
+	}
+	for node, y := range map[string]string{"p": pYAML, "pe2": pe2YAML} {
+		f := filepath.Join(l.Dir, node+".yaml")
+		if err := os.WriteFile(f, []byte(y), 0o600); err != nil {
+			return err
+		}
+		l.logf("lab %s: %s configured with seg6x apply -f %s", l.Prefix, node, f)
+		if _, err := l.Seg6x(node, "apply", "-f", f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Down removes every namespace and state directory of the lab; it is safe to call more than once
+// and after a partial Up.
+func (l *Lab) Down() {
+	for _, n := range allNodes() {
+		_ = exec.Command("ip", "netns", "del", l.NS(n)).Run()
+		_ = unix.Unmount(filepath.Join(l.NodeDir(n), "bpf"), unix.MNT_DETACH)
+	}
+	_ = os.RemoveAll(l.Dir)
+}

@@ -1,0 +1,148 @@
+package lab
+
+// run.go: sending the lab's traffic (ping, UDP and TCP in both directions for both tenants) and
+// collecting what happened: probe results, access-port VLAN counters, foreign-tenant messages and
+// every router's seg6x counters.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// EchoPort is where every lab host's echo server listens.
+const EchoPort = 7000
+
+// Flow is traffic from one tenant host to the same tenant's host on the other site.
+type Flow struct {
+	Tenant string      `json:"tenant"`
+	From   string      `json:"from"`
+	To     string      `json:"to"` // IPv4 address, which both tenants use
+	PingTx int         `json:"ping_sent"`
+	PingRx int         `json:"ping_received"`
+	UDP    ProbeResult `json:"udp"`
+	TCP    ProbeResult `json:"tcp"`
+}
+
+// Report is everything one traffic run observed.
+type Report struct {
+	Flows   []Flow                     `json:"flows"`
+	Ports   map[string]PortCounters    `json:"access_ports"`
+	Foreign map[string][]string        `json:"foreign_messages"` // per host: messages of the other tenant
+	Stats   map[string]json.RawMessage `json:"seg6x_stats"`      // per router: seg6x stats --json
+}
+
+var pingRx = regexp.MustCompile(`(\d+) received`)
+
+// Traffic runs count pings, UDP and TCP messages over every flow. Every loop is bounded by count
+// and by per-message timeouts.
+func (l *Lab) Traffic(count int) (*Report, error) {
+	var servers []*exec.Cmd
+	defer func() {
+		for _, s := range servers {
+			_ = s.Process.Kill()
+			_ = s.Wait()
+		}
+	}()
+	for _, h := range hosts {
+		cmd := exec.Command("ip", "netns", "exec", l.NS(h.Name), l.Bin, "lab", "echo", "--tenant", h.Tenant,
+			"--port", strconv.Itoa(EchoPort), "--duration", "120s", "--foreign-log", l.foreignLog(h.Name))
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		servers = append(servers, cmd)
+	}
+	time.Sleep(500 * time.Millisecond) // let the servers bind
+
+	rep := &Report{Ports: map[string]PortCounters{}, Foreign: map[string][]string{}, Stats: map[string]json.RawMessage{}}
+	for _, h := range hosts {
+		var peer Host
+		for _, o := range hosts {
+			if o.Tenant == h.Tenant && o.Site != h.Site {
+				peer = o
+			}
+		}
+		dst := strings.Split(peer.Addr, "/")[0]
+		f := Flow{Tenant: h.Tenant, From: h.Name, To: dst, PingTx: count}
+		l.logf("tenant %s: %s -> %s (%s): ping, UDP, TCP", h.Tenant, h.Name, dst, peer.Name)
+		out, _ := l.Exec(h.Name, "ping", "-c", strconv.Itoa(count), "-i", "0.2", "-W", "1", dst)
+		if m := pingRx.FindStringSubmatch(out); m != nil {
+			f.PingRx, _ = strconv.Atoi(m[1])
+		}
+		for _, proto := range []string{"udp", "tcp"} {
+			out, err := l.Exec(h.Name, l.Bin, "lab", "probe", "--tenant", h.Tenant, "--proto", proto,
+				"--dst", fmt.Sprintf("%s:%d", dst, EchoPort), "--count", strconv.Itoa(count), "--timeout", "2s")
+			var pr ProbeResult
+			if jerr := json.Unmarshal([]byte(out), &pr); jerr != nil {
+				pr = ProbeResult{Proto: proto, Sent: count, Lost: count}
+				l.logf("  %s probe failed: %v", proto, err)
+			}
+			if proto == "udp" {
+				f.UDP = pr
+			} else {
+				f.TCP = pr
+			}
+		}
+		rep.Flows = append(rep.Flows, f)
+	}
+	for _, h := range hosts {
+		out, err := l.Exec(h.Name, l.Bin, "lab", "port-stats", "--pin", filepath.Join(l.NodeDir(h.Name), "bpf"))
+		if err != nil {
+			return nil, err
+		}
+		var pc PortCounters
+		if err := json.Unmarshal([]byte(out), &pc); err != nil {
+			return nil, fmt.Errorf("port-stats %s: %w", h.Name, err)
+		}
+		rep.Ports[h.Name] = pc
+		if b, err := os.ReadFile(l.foreignLog(h.Name)); err == nil {
+			rep.Foreign[h.Name] = strings.Fields(string(b))
+		}
+	}
+	for _, r := range routers {
+		out, err := l.Seg6x(r, "stats", "--json")
+		if err != nil {
+			return nil, err
+		}
+		rep.Stats[r] = json.RawMessage(out)
+	}
+	return rep, nil
+}
+
+func (l *Lab) foreignLog(host string) string { return filepath.Join(l.NodeDir(host), "foreign.log") }
+
+// Problems lists every way the report falls short of a working, isolated overlay.
+func (r *Report) Problems() []string {
+	var p []string
+	for _, f := range r.Flows {
+		if f.PingRx != f.PingTx {
+			p = append(p, fmt.Sprintf("tenant %s %s->%s: %d/%d pings answered", f.Tenant, f.From, f.To, f.PingRx, f.PingTx))
+		}
+		for _, pr := range []ProbeResult{f.UDP, f.TCP} {
+			if pr.OK != pr.Sent || pr.Sent == 0 {
+				p = append(p, fmt.Sprintf("tenant %s %s->%s %s: %d/%d answered by own tenant, %d wrong tenant, %d lost",
+					f.Tenant, f.From, f.To, pr.Proto, pr.OK, pr.Sent, pr.WrongTenant, pr.Lost))
+			}
+		}
+	}
+	for h, pc := range r.Ports {
+		if pc.RxWrongVLAN != 0 || pc.RxUntagged != 0 {
+			p = append(p, fmt.Sprintf("%s: %d frames with another tenant's VLAN, %d untagged", h, pc.RxWrongVLAN, pc.RxUntagged))
+		}
+		if pc.TxTagged == 0 || pc.RxOK == 0 {
+			p = append(p, fmt.Sprintf("%s: no tagged frames sent (%d) or received (%d)", h, pc.TxTagged, pc.RxOK))
+		}
+	}
+	for h, msgs := range r.Foreign {
+		if len(msgs) > 0 {
+			p = append(p, fmt.Sprintf("%s received %d messages of another tenant, e.g. %s", h, len(msgs), msgs[0]))
+		}
+	}
+	return p
+}
