@@ -1,0 +1,222 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"golang.org/x/sys/unix"
+)
+
+// fakeEnv resolves names without touching the host's interfaces.
+type fakeEnv map[string]int
+
+func (f fakeEnv) Ifindex(dev string) (int, error) {
+	if i, ok := f[dev]; ok {
+		return i, nil
+	}
+	return 0, fmt.Errorf("no such interface %q", dev)
+}
+
+func (f fakeEnv) SourceFor(dst netip.Addr) (netip.Addr, error) {
+	return netip.MustParseAddr("fc00:1::1"), nil
+}
+
+func openTemp(t *testing.T) *Store {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (bpffs, BPF maps)")
+	}
+	dir := t.TempDir()
+	st, err := Open(dir, fakeEnv{"eth1": 7, "eth2": 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		st.Close()
+		_ = unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
+	})
+	return st
+}
+
+func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
+func mustAddr(s string) netip.Addr     { return netip.MustParseAddr(s) }
+
+func baseState() State {
+	return State{
+		Tenants: []Tenant{{Name: "blue", Table: 100, Ports: []Port{{Dev: "eth1", VLAN: 100}}}},
+		Routes: []Route{{Tenant: "blue", Prefix: mustPrefix("198.18.2.0/24"),
+			Segs: []netip.Addr{mustAddr("fc00:2::1"), mustAddr("fc00:3::64")}}},
+		SIDs: []SID{
+			{SID: mustAddr("fc00:1::64"), Action: "End.DT4", Tenant: "blue", VLAN: 100},
+			{SID: mustAddr("fc00:1::65"), Action: "End.DX4", NH4: mustAddr("198.18.9.2")},
+		},
+	}
+}
+
+func countEntries(t *testing.T, m *ebpf.Map) int {
+	t.Helper()
+	n := 0
+	it := m.Iterate()
+	var k, v []byte
+	for it.Next(&k, &v) {
+		n++
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestApplyIdempotentAndRemoves(t *testing.T) {
+	st := openTemp(t)
+	d, err := st.Apply(baseState())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Added) != 4 {
+		t.Fatalf("first apply added %v", d.Added)
+	}
+	if n := countEntries(t, st.Maps.Sids); n != 2 {
+		t.Fatalf("sids map has %d entries, want 2", n)
+	}
+	if n := countEntries(t, st.Maps.Encap4); n != 1 {
+		t.Fatalf("encap4 has %d entries, want 1", n)
+	}
+	d, err = st.Apply(baseState())
+	if err != nil || !d.Empty() {
+		t.Fatalf("second apply of the same state: diff %v err %v", d, err)
+	}
+	next := baseState()
+	next.SIDs = next.SIDs[:1]
+	next.Routes = nil
+	if d, err = st.Apply(next); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Removed) != 2 {
+		t.Fatalf("removed %v", d.Removed)
+	}
+	if n := countEntries(t, st.Maps.Sids); n != 1 {
+		t.Fatalf("sids map has %d entries after removal, want 1", n)
+	}
+	if n := countEntries(t, st.Maps.Encap4); n != 0 {
+		t.Fatalf("encap4 has %d entries after removal, want 0", n)
+	}
+}
+
+func TestInvalidInputChangesNothing(t *testing.T) {
+	st := openTemp(t)
+	if _, err := st.Apply(baseState()); err != nil {
+		t.Fatal(err)
+	}
+	before := st.Current()
+	seventeen := make([]netip.Addr, 17)
+	for i := range seventeen {
+		seventeen[i] = mustAddr(fmt.Sprintf("fc00:2::%x", i+1))
+	}
+	cases := []struct {
+		name string
+		edit func(s *State)
+		want string
+	}{
+		{"17 SIDs", func(s *State) { s.Routes[0].Segs = seventeen }, "segs: 17 SIDs, at most 16"},
+		{"unknown tenant", func(s *State) { s.Routes[0].Tenant = "red" }, `tenant: unknown tenant "red"`},
+		{"duplicate SID", func(s *State) { s.SIDs = append(s.SIDs, s.SIDs[0]) }, "duplicate SID"},
+		{"DX4 without nh4", func(s *State) { s.SIDs[1].NH4 = netip.Addr{} }, "nh4: End.DX4 needs an IPv4 next hop"},
+		{"End with table", func(s *State) { s.SIDs[1] = SID{SID: mustAddr("fc00:1::9"), Action: "End", Table: 5} }, "table: End takes no table"},
+		{"bad action", func(s *State) { s.SIDs[1].Action = "End.DX9" }, `action: "End.DX9" is not one of`},
+		{"host bits", func(s *State) { s.Routes[0].Prefix = mustPrefix("198.18.2.1/24") }, "did you mean 198.18.2.0/24"},
+		{"vlan on End", func(s *State) { s.SIDs[1] = SID{SID: mustAddr("fc00:1::9"), Action: "End", VLAN: 5} }, "vlan: End does not decapsulate"},
+		{"unknown device", func(s *State) { s.Tenants[0].Ports[0].Dev = "eth9" }, `no such interface "eth9"`},
+		{"port twice", func(s *State) {
+			s.Tenants = append(s.Tenants, Tenant{Name: "red", Ports: []Port{{Dev: "eth1", VLAN: 100}}})
+		}, `already belongs to tenant "blue"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			next := st.Current()
+			tc.edit(&next)
+			_, err := st.Apply(next)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tc.want)
+			}
+			if !same(before, st.Current()) {
+				t.Fatal("running state changed after a rejected apply")
+			}
+			if n := countEntries(t, st.Maps.Sids); n != 2 {
+				t.Fatalf("sids map has %d entries, want 2", n)
+			}
+		})
+	}
+}
+
+// A failure half way through the map writes (here: attaching native XDP to loopback, which has none,
+// after tx_ports was written) must undo what was already written.
+func TestFailedApplyRollsBack(t *testing.T) {
+	st := openTemp(t)
+	st.Env = fakeEnv{"eth1": 7, "eth2": 8, "lo": 1}
+	next := baseState()
+	next.Interfaces = []Interface{{Name: "lo", Mode: "native"}} // loopback has no native XDP
+	_, err := st.Apply(next)
+	if err == nil || !strings.Contains(err.Error(), "attach lo") {
+		t.Fatalf("error %v, want an attach failure", err)
+	}
+	for name, m := range map[string]*ebpf.Map{"tx_ports": st.Maps.TxPorts, "sids": st.Maps.Sids, "encap4": st.Maps.Encap4, "tenant_ports": st.Maps.TenantPorts} {
+		if n := countEntries(t, m); n != 0 {
+			t.Errorf("%s has %d entries after a failed apply", name, n)
+		}
+	}
+	if len(st.Current().SIDs) != 0 {
+		t.Error("state recorded objects of a failed apply")
+	}
+	var zero Errors
+	if errors.As(err, &zero) {
+		t.Error("an attach failure is not a validation error")
+	}
+}
+
+func TestOuterHeaderLayouts(t *testing.T) {
+	r := Route{Prefix: mustPrefix("198.18.0.0/15"), Src: mustAddr("fc00:1::1"), HopLimit: 64,
+		Segs: []netip.Addr{mustAddr("fc00:2::1"), mustAddr("fc00:3::1"), mustAddr("fc00:4::1")}}
+	for _, tc := range []struct {
+		mode              string
+		segs              int
+		wantLen           int
+		wantNH, wantSL    byte
+		wantLast, wantExt byte
+	}{
+		{ModeEncap, 3, 40 + 8 + 48, 43, 2, 2, 6},
+		{ModeEncapRed, 3, 40 + 8 + 32, 43, 2, 1, 4},
+		{ModeEncapRed, 1, 40, 4, 0, 0, 0},
+		{ModeEncap, 1, 40 + 8 + 16, 43, 0, 0, 2},
+	} {
+		rr := r
+		rr.Mode = tc.mode
+		rr.Segs = r.Segs[:tc.segs]
+		pol, err := OuterHeader(&rr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := pol.Hdr[:pol.HdrLen]
+		if int(pol.HdrLen) != tc.wantLen || h[6] != tc.wantNH {
+			t.Fatalf("%s/%d: len %d nh %d", tc.mode, tc.segs, pol.HdrLen, h[6])
+		}
+		if netip.AddrFrom16([16]byte(h[24:40])) != r.Segs[0] {
+			t.Fatalf("%s/%d: destination is not the first SID", tc.mode, tc.segs)
+		}
+		if tc.wantNH == 43 {
+			if h[40] != 4 || h[41] != tc.wantExt || h[42] != 4 || h[43] != tc.wantSL || h[44] != tc.wantLast {
+				t.Fatalf("%s/%d: SRH %x", tc.mode, tc.segs, h[40:48])
+			}
+			// Segment List[0] is the last SID.
+			if netip.AddrFrom16([16]byte(h[48:64])) != rr.Segs[len(rr.Segs)-1] {
+				t.Fatalf("%s/%d: Segment List[0] is not the last SID", tc.mode, tc.segs)
+			}
+		}
+	}
+}
