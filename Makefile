@@ -1,0 +1,43 @@
+# seg6x: `make demo` runs the lab demo, `make test` runs every test. Both install what they need.
+export PATH := /usr/local/go/bin:$(PATH)
+GO ?= go
+BIN := bin/seg6x
+BPF_SRC := $(wildcard bpf/*.c bpf/*.h)
+
+.PHONY: all deps generate build test demo bench-micro fixtures lint clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+# bpf2go: compiles bpf/*.c with clang and writes Go bindings (types generated from the C structs).
+generate: deps
+	cd internal/dataplane && $(GO) generate ./...
+
+build: generate
+	$(GO) build -o $(BIN) ./cmd/seg6x
+
+# Unit, packet (BPF_PROG_TEST_RUN), verifier and namespace-lab integration tests. Needs root.
+test: build
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 15m ./...
+
+demo: build
+	./$(BIN) lab demo
+
+bench-micro: build
+	./$(BIN) bench micro
+
+# Rebuild the scapy packet fixtures (internal/fixtures/packets.json).
+fixtures:
+	@scripts/deps.sh fixtures
+	/usr/bin/python3 internal/fixtures/make_fixtures.py > internal/fixtures/packets.json.tmp
+	mv internal/fixtures/packets.json.tmp internal/fixtures/packets.json
+
+lint:
+	gofmt -l . | (! grep .) || (echo "gofmt needed"; exit 1)
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# deps.sh: installs what building and testing seg6x needs, only when something is missing.
+# Usage: scripts/deps.sh [fixtures]   ("fixtures" also installs scapy to regenerate packet fixtures)
+set -euo pipefail
+
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have clang || need+=(clang)
+have llvm-strip || need+=(llvm)
+[ -f /usr/include/bpf/bpf_helpers.h ] || need+=(libbpf-dev)
+[ -f /usr/include/linux/bpf.h ] || need+=(linux-libc-dev)
+[ -d /usr/include/x86_64-linux-gnu/asm ] || [ "$(uname -m)" != x86_64 ] || need+=(linux-libc-dev)
+have ip || need+=(iproute2)
+have ethtool || need+=(ethtool)
+have ping || need+=(iputils-ping)
+have sysctl || need+=(procps)
+if [ "${1:-}" = fixtures ]; then
+	/usr/bin/python3 -c 'import scapy' 2>/dev/null || need+=(python3-scapy)
+fi
+
+if [ ${#need[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps.sh: missing ${need[*]}; run as root (or: sudo apt-get install ${need[*]})" >&2
+		exit 1
+	fi
+	echo "deps.sh: installing ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
+	echo "deps.sh: Go is not installed (need Go >= 1.24 on PATH or in /usr/local/go)" >&2
+	exit 1
+fi
