@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseRoute(t *testing.T) {
+	r, err := parseRoute("198.18.2.0/24", strings.Fields("tenant blue encap seg6 mode encap.red segs fc00:2::1,fc00:3::64 src fc00:1::1 hoplimit 9"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Tenant != "blue" || r.Mode != "encap.red" || len(r.Segs) != 2 || r.Segs[1].String() != "fc00:3::64" ||
+		r.Src.String() != "fc00:1::1" || r.HopLimit != 9 || r.Prefix.String() != "198.18.2.0/24" {
+		t.Fatalf("parsed %+v", r)
+	}
+	for _, tc := range []struct{ prefix, args, want string }{
+		{"198.18.2.0/24", "segs fc00::1", "tenant: missing"},
+		{"198.18.2.0/24", "tenant b", "segs: missing"},
+		{"198.18.2.0/24", "tenant b encap mpls segs fc00::1", `encap: "mpls" is not seg6`},
+		{"198.18.2.0/24", "tenant b segs fc00::1,zz", `segs[1]: "zz" is not an IP address`},
+		{"198.18.2.0/33", "tenant b segs fc00::1", "prefix"},
+		{"198.18.2.0/24", "tenant b segs fc00::1 hoplimit 0", "hoplimit"},
+		{"198.18.2.0/24", "tenant b segs fc00::1 colour red", `unknown keyword "colour"`},
+		{"198.18.2.0/24", "tenant b tenant c segs fc00::1", "tenant given twice"},
+		{"198.18.2.0/24", "tenant", "tenant: missing value"},
+	} {
+		_, err := parseRoute(tc.prefix, strings.Fields(tc.args))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("parseRoute(%s %s) = %v, want %q", tc.prefix, tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestParseSIDAndTenant(t *testing.T) {
+	s, err := parseSID("fc00:1::65", strings.Fields("action End.DX4 nh4 198.18.9.2 vlan 200"))
+	if err != nil || s.Action != "End.DX4" || s.NH4.String() != "198.18.9.2" || s.VLAN != 200 {
+		t.Fatalf("parseSID: %+v %v", s, err)
+	}
+	if _, err := parseSID("fc00:1::65", strings.Fields("nh4 198.18.9.2")); err == nil || !strings.Contains(err.Error(), "action: missing") {
+		t.Errorf("missing action: %v", err)
+	}
+	if _, err := parseSID("fc00:1::65", strings.Fields("action End vlan 5000")); err == nil || !strings.Contains(err.Error(), "vlan") {
+		t.Errorf("vlan 5000: %v", err)
+	}
+	tn, err := parseTenant("red", strings.Fields("table 200 dev eth1 vlan 200 dev eth2"))
+	if err != nil || tn.Table != 200 || len(tn.Ports) != 2 || tn.Ports[0].VLAN != 200 || tn.Ports[1].VLAN != 0 {
+		t.Fatalf("parseTenant: %+v %v", tn, err)
+	}
+	if _, err := parseTenant("red", strings.Fields("vlan 1 vlan 2 dev eth1")); err == nil {
+		t.Error("two vlans for one dev accepted")
+	}
+}
