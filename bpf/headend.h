@@ -69,6 +69,8 @@ static __always_inline int headend_v6(void *data, void *data_end, struct pkt *p,
 	ev = bpf_map_lookup_elem(&encap6, &key);
 	if (!ev)
 		return PASS_NO_MATCH;
+	if (!ip6->payload_len)
+		return PASS_NO_MATCH; /* jumbogram (RFC 2675): left to the kernel */
 	in->len = IPV6_HLEN + bpf_ntohs(ip6->payload_len);
 	if (data + p->l3off + in->len > data_end)
 		return DROP_TRUNC_IP;
