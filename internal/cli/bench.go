@@ -4,13 +4,18 @@ package cli
 // bare MAC-swap redirect, in a namespace of its own.
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/seg6x/seg6x/internal/bench"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/spf13/cobra"
@@ -33,7 +38,7 @@ type MicroResult struct {
 }
 
 func benchCmd() *cobra.Command {
-	c := &cobra.Command{Use: "bench", Short: "Benchmarks (micro: per-behavior ns/packet)"}
+	c := &cobra.Command{Use: "bench", Short: "Benchmarks: run (throughput on a namespace rig), micro (ns/packet per behavior)"}
 	var runs int
 	micro := &cobra.Command{
 		Use:   "micro [--runs N]",
@@ -75,7 +80,7 @@ network namespace and removes it.`,
 		},
 	}
 	micro.Flags().IntVar(&runs, "runs", 20000, "test runs per case")
-	c.AddCommand(micro)
+	c.AddCommand(micro, benchRunCmd())
 	return c
 }
 
@@ -154,4 +159,90 @@ func loadBare(dev, dmac string) (*dataplane.BaselineObjects, error) {
 		return nil, err
 	}
 	return &o, nil
+}
+
+func benchRunCmd() *cobra.Command {
+	var o bench.Options
+	var sizes, flows, scenarios, out string
+	var quick bool
+	c := &cobra.Command{
+		Use:   "run [--quick] [--scenarios a,b] [--sizes 64,1518] [--flows single,many] [--trial 1s] [--repeat 3]",
+		Short: "RFC 2544-style throughput of seg6x, the kernel and bare XDP redirect on a namespace rig",
+		Long: `Builds generator -> DUT -> sink namespaces for each scenario, offers frames from an XDP live-frames
+generator, and counts at the sink only frames that are exactly what the scenario must produce.
+For every scenario x frame size x flow mode: NDR (highest zero-loss rate, binary search), PDR
+(loss <= 0.5%) and the delivered rate at overload, each repeated (--repeat) and reported as the
+median and spread. Ratios to bare redirect and to the kernel come from the same run.
+See docs/benchmarks.md for the method and its limits.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if quick {
+				sizes, flows, o.Repeat, o.Steps, o.Trial = "64,1518", "single", 1, 6, 500*time.Millisecond
+			}
+			for _, s := range strings.Split(sizes, ",") {
+				n, err := strconv.Atoi(s)
+				if err != nil || n < 64 || n > 1518 {
+					return fmt.Errorf("--sizes: %q is not a frame size 64-1518", s)
+				}
+				o.Sizes = append(o.Sizes, n)
+			}
+			for _, f := range strings.Split(flows, ",") {
+				if f != "single" && f != "many" {
+					return fmt.Errorf("--flows: %q is not single or many", f)
+				}
+				o.Flows = append(o.Flows, f)
+			}
+			if scenarios != "" {
+				o.Scenarios = strings.Split(scenarios, ",")
+			}
+			bin, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			o.Bin, o.Prefix, o.Log = bin, "s6b", os.Stderr
+			res, err := bench.Run(o)
+			if err != nil {
+				return err
+			}
+			if err := writeResults(out, res); err != nil {
+				return err
+			}
+			if g.jsonOut {
+				return printJSON(res)
+			}
+			printBench(res)
+			fmt.Printf("\nresults: %s\n", out)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&quick, "quick", false, "quick subset: 64 and 1518 bytes, single flow, 0.5 s trials, 1 repetition")
+	c.Flags().StringVar(&scenarios, "scenarios", "", "comma-separated scenario names (default: all)")
+	c.Flags().StringVar(&sizes, "sizes", "64,128,256,512,1024,1280,1518", "frame sizes (bytes incl. FCS)")
+	c.Flags().StringVar(&flows, "flows", "single,many", "flow modes: single, many (256 destinations in a /24, varied ports)")
+	c.Flags().DurationVar(&o.Trial, "trial", time.Second, "length of one trial")
+	c.Flags().IntVar(&o.Steps, "steps", 8, "binary search steps for NDR and PDR")
+	c.Flags().IntVar(&o.Repeat, "repeat", 3, "repetitions of each point")
+	c.Flags().StringVar(&out, "out", "bench/results/latest.json", "where to write the JSON results")
+	return c
+}
+
+func writeResults(path string, res []bench.Point) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func printBench(res []bench.Point) {
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "SCENARIO\tSIZE\tFLOWS\tNDR Mpps\t±\tPDR Mpps\tOVERLOAD Mpps\tGbps@NDR\tvs BARE\tvs KERNEL (ref)")
+	for _, p := range res {
+		fmt.Fprintf(w, "%s\t%d\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f (%s)\n", p.Scenario, p.FrameSize, p.Flows,
+			p.NDRMpps, p.NDRSpread, p.PDRMpps, p.OverloadMpps, p.NDRGbps, p.VsBare, p.VsKernel, p.KernelRef)
+	}
+	w.Flush()
 }

@@ -18,6 +18,7 @@ func TestVerifierLoadsEveryVariant(t *testing.T) {
 		"seg6x_fib_direct": LoadSeg6xFibDirect,
 		"baseline":         LoadBaseline,
 		"access":           LoadAccess,
+		"bench":            LoadBench,
 	}
 	for name, load := range variants {
 		t.Run(name, func(t *testing.T) {

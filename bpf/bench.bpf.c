@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bench.bpf.c: the benchmark rig's traffic generator (run with BPF_F_TEST_XDP_LIVE_FRAMES) and its
+ * sink (counts only frames that match what the scenario must produce). */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#define TPL_MAX 1536 /* largest frame template */
+#define TPL_FLOWS 256 /* templates: one per flow */
+#define PAT_LEN 128   /* bytes of each received frame the sink checks */
+
+struct frame_tpl {
+	__u8 data[TPL_MAX];
+};
+
+/* Frame templates; every generated frame is written whole from one of them (live-frame pages are
+ * recycled without being re-initialised). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TPL_FLOWS);
+	__type(key, __u32);
+	__type(value, struct frame_tpl);
+} gen_tpl SEC(".maps");
+
+/* gen_cfg: [0] frame length, [1] number of flows (1 = single flow), [2] ns between frames (0 = as
+ * fast as possible). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 3);
+	__type(key, __u32);
+	__type(value, __u32);
+} gen_cfg SEC(".maps");
+
+/* What the generator did in the current trial (reset by the control plane before each). */
+struct gen_state {
+	__u64 next_ns;
+	__u64 first_ns;
+	__u64 last_ns;
+	__u64 count;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gen_state);
+} gen_stats SEC(".maps");
+
+static long spin_until(__u64 idx, void *deadline)
+{
+	return bpf_ktime_get_ns() >= *(__u64 *)deadline;
+}
+
+SEC("xdp")
+int bench_gen(struct xdp_md *ctx)
+{
+	__u32 k_len = 0, k_flows = 1, k_gap = 2, zero = 0, idx = 0;
+	__u32 *len = bpf_map_lookup_elem(&gen_cfg, &k_len);
+	__u32 *flows = bpf_map_lookup_elem(&gen_cfg, &k_flows);
+	__u32 *gap = bpf_map_lookup_elem(&gen_cfg, &k_gap);
+	struct gen_state *st = bpf_map_lookup_elem(&gen_stats, &zero);
+	struct frame_tpl *t;
+	__u64 now;
+	__u32 n;
+
+	if (!len || !flows || !gap || !st)
+		return XDP_ABORTED;
+	now = bpf_ktime_get_ns();
+	if (*gap) {
+		/* Rate control: wait for this frame's slot (never catching up more than 1 ms late). */
+		if (st->next_ns + 1000000 < now)
+			st->next_ns = now;
+		if (now < st->next_ns) {
+			__u64 deadline = st->next_ns;
+			bpf_loop(1 << 20, spin_until, &deadline, 0);
+			now = bpf_ktime_get_ns();
+		}
+		st->next_ns += *gap;
+	}
+	if (!st->first_ns)
+		st->first_ns = now;
+	st->last_ns = now;
+	st->count++;
+	if (*flows > 1)
+		idx = bpf_get_prandom_u32() % (*flows & (TPL_FLOWS - 1) ? *flows & (TPL_FLOWS - 1) : TPL_FLOWS);
+	t = bpf_map_lookup_elem(&gen_tpl, &idx);
+	if (!t)
+		return XDP_ABORTED;
+	n = *len;
+	if (n < 14 || n > TPL_MAX)
+		return XDP_ABORTED;
+	if (bpf_xdp_store_bytes(ctx, 0, t->data, n))
+		return XDP_ABORTED;
+	return XDP_TX;
+}
+
+/* What a correct frame looks like: (frame[i] & mask[i]) == value[i] for i < PAT_LEN. */
+struct sink_pattern {
+	__u8 value[PAT_LEN];
+	__u8 mask[PAT_LEN];
+	__u32 min_len;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sink_pattern);
+} sink_pat SEC(".maps");
+
+/* sink_stats: [0] good frames, [1] good bytes, [2] bad frames. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 3);
+	__type(key, __u32);
+	__type(value, __u64);
+} sink_stats SEC(".maps");
+
+/* The first PAT_LEN bytes of the last wrong frame, to show what the DUT did. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct frame_tpl);
+} sink_last_bad SEC(".maps");
+
+static __always_inline int bad(struct xdp_md *ctx)
+{
+	__u32 zero = 0, n = ctx->data_end - ctx->data;
+	struct frame_tpl *t = bpf_map_lookup_elem(&sink_last_bad, &zero);
+
+	if (t) {
+		if (n > PAT_LEN)
+			n = PAT_LEN;
+		if (n >= 1)
+			bpf_xdp_load_bytes(ctx, 0, t->data, n & (PAT_LEN - 1) ? n & (PAT_LEN - 1) : PAT_LEN);
+	}
+	return XDP_DROP;
+}
+
+static __always_inline void bump(__u32 idx, __u64 v)
+{
+	__u64 *c = bpf_map_lookup_elem(&sink_stats, &idx);
+
+	if (c)
+		*c += v;
+}
+
+SEC("xdp")
+int bench_sink(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 zero = 0, len = data_end - data;
+	struct sink_pattern *p = bpf_map_lookup_elem(&sink_pat, &zero);
+	__u64 *w = data, *v, *m;
+
+	if (!p)
+		return XDP_DROP;
+	if (len < p->min_len) {
+		bump(2, 1);
+		return XDP_DROP;
+	}
+	v = (__u64 *)p->value;
+	m = (__u64 *)p->mask;
+#pragma unroll
+	for (int i = 0; i < PAT_LEN / 8; i++) {
+		if ((void *)(w + i + 1) > data_end) {
+			if (m[i]) { /* a checked byte lies beyond the frame */
+				bump(2, 1);
+				return XDP_DROP;
+			}
+			continue;
+		}
+		if ((w[i] & m[i]) != v[i]) {
+			bump(2, 1);
+			return bad(ctx);
+		}
+	}
+	bump(0, 1);
+	bump(1, len);
+	return XDP_DROP;
+}
+
+char _license[] SEC("license") = "GPL";

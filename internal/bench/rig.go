@@ -1,0 +1,302 @@
+package bench
+
+// rig.go: the namespaces of one benchmark rig (generator -> DUT -> sink over veth), the generator
+// and sink programs, and CPU placement (DUT receive work alone on one CPU).
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// Interface names are global enough to find their NAPI threads (napi/<dev>-<id>).
+const (
+	devGen   = "s6bg0" // generator, in <prefix>-gen
+	devDutIn = "s6bd0" // DUT ingress, in <prefix>-dut
+	devDutEg = "s6bd1" // DUT egress
+	devSink  = "s6bs0" // sink, in <prefix>-sink
+)
+
+var (
+	macGen   = [6]byte{0x02, 0xb0, 0, 0, 0, 0x01}
+	macDutIn = [6]byte{0x02, 0xb0, 0, 0, 0, 0x02}
+	macDutEg = [6]byte{0x02, 0xb0, 0, 0, 0, 0x03}
+	macSink  = [6]byte{0x02, 0xb0, 0, 0, 0, 0x04}
+)
+
+// CPUs: the generator runs alone on genCPU; the DUT's receive NAPI on dutCPU, where the sink's
+// NAPI runs too (SINK_CPU overrides, for experiments).
+const (
+	genCPU = 0
+	dutCPU = 1
+)
+
+var sinkCPU = func() int {
+	if v := os.Getenv("SEG6X_BENCH_SINK_CPU"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return dutCPU
+}()
+
+// Rig is one generator -> DUT -> sink set of namespaces.
+type Rig struct {
+	Prefix string
+	Bin    string // seg6x binary, run in the DUT namespace for seg6x scenarios
+	Dir    string
+	objs   dataplane.BenchObjects
+	base   dataplane.BaselineObjects
+	links  []link.Link
+	genIdx int
+}
+
+func macStr(m [6]byte) string { return net.HardwareAddr(m[:]).String() }
+
+func (r *Rig) ns(role string) string { return r.Prefix + "-" + role }
+
+func sh(name string, args ...string) error {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// DutIP runs `ip -n <dut> args`.
+func (r *Rig) DutIP(args ...string) error {
+	return sh("ip", append([]string{"-n", r.ns("dut")}, args...)...)
+}
+
+// DutExec runs a command in the DUT namespace.
+func (r *Rig) DutExec(args ...string) error {
+	return sh("ip", append([]string{"netns", "exec", r.ns("dut")}, args...)...)
+}
+
+// Seg6x runs the seg6x CLI on the DUT's instance.
+func (r *Rig) Seg6x(args ...string) error {
+	return r.DutExec(append([]string{r.Bin, "--dir", filepath.Join(r.Dir, "dut")}, args...)...)
+}
+
+// inNS runs fn on an OS thread switched into namespace name.
+func inNS(name string, fn func() error) error {
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	defer orig.Close()
+	target, err := netns.GetFromName(name)
+	if err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	defer target.Close()
+	if err := netns.Set(target); err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	ferr := fn()
+	if err := netns.Set(orig); err != nil {
+		return fmt.Errorf("restore netns: %w", err) // thread stays locked and dies with its goroutine
+	}
+	runtime.UnlockOSThread()
+	return ferr
+}
+
+// Up builds the rig: namespaces, links, DUT addressing, generator and sink programs, CPU placement.
+func Up(prefix, bin string) (*Rig, error) {
+	r := &Rig{Prefix: prefix, Bin: bin, Dir: filepath.Join("/run/seg6x-bench", prefix)}
+	if err := r.up(); err != nil {
+		r.Down()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Rig) up() error {
+	for _, role := range []string{"gen", "dut", "sink"} {
+		if err := sh("ip", "netns", "add", r.ns(role)); err != nil {
+			return err
+		}
+	}
+	if err := dataplane.EnsureBPFFS(filepath.Join(r.Dir, "dut", "bpf")); err != nil {
+		return err
+	}
+	steps := [][]string{
+		{"link", "add", devGen, "address", macStr(macGen), "netns", r.ns("gen"), "type", "veth", "peer", "name", devDutIn, "address", macStr(macDutIn), "netns", r.ns("dut")},
+		{"link", "add", devDutEg, "address", macStr(macDutEg), "mtu", "3000", "netns", r.ns("dut"), "type", "veth", "peer", "name", devSink, "address", macStr(macSink), "mtu", "3000", "netns", r.ns("sink")},
+		{"-n", r.ns("gen"), "link", "set", devGen, "up"},
+		{"-n", r.ns("sink"), "link", "set", devSink, "up"},
+	}
+	for _, s := range steps {
+		if err := sh("ip", s...); err != nil {
+			return err
+		}
+	}
+	for _, s := range []string{"net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1",
+		"net.ipv6.conf.all.seg6_enabled=1", "net.ipv6.conf.default.seg6_enabled=1"} {
+		if err := r.DutExec("sysctl", "-qw", s); err != nil {
+			return err
+		}
+	}
+	dut := []string{
+		"link set lo up", "link set " + devDutIn + " up", "link set " + devDutEg + " up",
+		"addr add 198.18.0.1/24 dev " + devDutIn,
+		"addr add 198.19.0.1/24 dev " + devDutEg,
+		"-6 addr add fc00:b0::1/64 dev " + devDutIn + " nodad",
+		"-6 addr add fc00:b1::1/64 dev " + devDutEg + " nodad",
+		"neigh add 198.19.0.2 lladdr " + macStr(macSink) + " dev " + devDutEg + " nud permanent",
+		"-6 neigh add fc00:b1::2 lladdr " + macStr(macSink) + " dev " + devDutEg + " nud permanent",
+		"route add 198.19.1.0/24 via 198.19.0.2 dev " + devDutEg,
+		// End.DX4's next hop sits behind a gateway: the kernel's End.DX4 resolves the neighbor of the
+		// route's gateway, or of the inner destination when the next hop is directly connected.
+		"route add 198.19.0.3/32 via 198.19.0.2 dev " + devDutEg,
+		"route add 198.19.1.0/24 via 198.19.0.2 dev " + devDutEg + " table 100",
+		"-6 route add fc00:e::/48 via fc00:b1::2 dev " + devDutEg,
+	}
+	for _, line := range dut {
+		if err := r.DutIP(strings.Fields(line)...); err != nil {
+			return err
+		}
+	}
+	for _, dev := range []string{devDutIn, devDutEg} {
+		for _, s := range []string{"net.ipv4.conf." + dev + ".forwarding=1", "net.ipv6.conf." + dev + ".forwarding=1", "net.ipv6.conf." + dev + ".seg6_enabled=1"} {
+			if err := r.DutExec("sysctl", "-qw", s); err != nil {
+				return err
+			}
+		}
+	}
+	if err := dataplane.LoadBenchObjects(&r.objs, nil); err != nil {
+		return err
+	}
+	if err := dataplane.LoadBaselineObjects(&r.base, nil); err != nil {
+		return err
+	}
+	// XDP_TX from live frames needs a program on the generator's device; the sink counts.
+	if err := r.attachIn("gen", devGen, r.base.XdpPass, &r.genIdx); err != nil {
+		return err
+	}
+	return r.attachIn("sink", devSink, r.objs.BenchSink, nil)
+}
+
+// attachIn attaches prog to dev in namespace role; the link lives as long as the rig.
+func (r *Rig) attachIn(role, dev string, prog *ebpf.Program, ifindex *int) error {
+	return inNS(r.ns(role), func() error {
+		it, err := net.InterfaceByName(dev)
+		if err != nil {
+			return err
+		}
+		l, err := link.AttachXDP(link.XDPOptions{Program: prog, Interface: it.Index, Flags: link.XDPDriverMode})
+		if err != nil {
+			return fmt.Errorf("attach %s to %s: %w", prog, dev, err)
+		}
+		r.links = append(r.links, l)
+		if ifindex != nil {
+			*ifindex = it.Index
+		}
+		return nil
+	})
+}
+
+// AttachDutBare attaches the bare redirect program to the DUT's ingress (the rig's forwarding limit).
+func (r *Rig) AttachDutBare() error {
+	var eg int
+	if err := inNS(r.ns("dut"), func() error {
+		it, err := net.InterfaceByName(devDutEg)
+		if err != nil {
+			return err
+		}
+		eg = it.Index
+		return nil
+	}); err != nil {
+		return err
+	}
+	route := dataplane.BaselineBareRoute{Ifindex: uint32(eg), Dmac: macSink, Smac: macDutEg}
+	if err := r.base.BareCfg.Update(uint32(0), route, ebpf.UpdateAny); err != nil {
+		return err
+	}
+	// A devmap resolves the ifindex in the writer's namespace: write it from the DUT's.
+	if err := inNS(r.ns("dut"), func() error { return r.base.BareTx.Update(uint32(eg), uint32(eg), ebpf.UpdateAny) }); err != nil {
+		return err
+	}
+	if err := r.attachIn("dut", devDutIn, r.base.BareRedirect, nil); err != nil {
+		return err
+	}
+	return r.attachIn("dut", devDutEg, r.base.XdpPass, nil)
+}
+
+// AttachDutPass gives the DUT's devices a plain XDP_PASS program (kernel scenarios: frames sent with
+// XDP_TX into a veth need a program on the receiving end; everything then goes to the kernel).
+func (r *Rig) AttachDutPass() error {
+	if err := r.attachIn("dut", devDutIn, r.base.XdpPass, nil); err != nil {
+		return err
+	}
+	return r.attachIn("dut", devDutEg, r.base.XdpPass, nil)
+}
+
+// PinNAPI makes the DUT's and the sink's veth NAPI threaded and pins the threads; call it once the
+// scenario attached the DUT (veth has NAPI only while an XDP program is attached).
+func (r *Rig) PinNAPI() error {
+	for _, x := range []struct{ role, dev string }{{"dut", devDutIn}, {"sink", devSink}} {
+		if err := sh("ip", "netns", "exec", r.ns(x.role), "sh", "-c", "echo 1 > /sys/class/net/"+x.dev+"/threaded"); err != nil {
+			return err
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	pinned := map[string]bool{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if err != nil {
+			continue
+		}
+		name := strings.TrimSpace(string(comm))
+		for dev, cpu := range map[string]int{devDutIn: dutCPU, devSink: sinkCPU} {
+			if strings.HasPrefix(name, "napi/"+dev+"-") {
+				var set unix.CPUSet
+				set.Set(cpu)
+				if err := unix.SchedSetaffinity(pid, &set); err != nil {
+					return fmt.Errorf("pin %s: %w", name, err)
+				}
+				pinned[dev] = true
+			}
+		}
+	}
+	if !pinned[devDutIn] || !pinned[devSink] {
+		return fmt.Errorf("threaded NAPI kthreads not found (pinned %v)", pinned)
+	}
+	return nil
+}
+
+// Down removes the rig; safe after a partial Up.
+func (r *Rig) Down() {
+	for _, l := range r.links {
+		l.Close()
+	}
+	r.links = nil
+	r.objs.Close()
+	r.base.Close()
+	for _, role := range []string{"gen", "dut", "sink"} {
+		_ = exec.Command("ip", "netns", "del", r.ns(role)).Run()
+	}
+	_ = unix.Unmount(filepath.Join(r.Dir, "dut", "bpf"), unix.MNT_DETACH)
+	_ = os.RemoveAll(r.Dir)
+}

@@ -1,0 +1,202 @@
+package bench
+
+// runner.go: runs scenarios over frame sizes and flow modes, repeats each point, and summarises.
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"time"
+)
+
+// Options says what to run.
+type Options struct {
+	Scenarios []string // names; empty = all
+	Sizes     []int    // frame sizes in bytes including the 4-byte FCS (64 = 60 bytes sent)
+	Flows     []string // "single" and/or "many"
+	Trial     time.Duration
+	Steps     int // binary search steps for NDR and PDR
+	Repeat    int
+	Bin       string // seg6x binary for the DUT
+	Prefix    string
+	Log       io.Writer
+}
+
+// Point is one scenario x frame size x flow mode, over Repeat repetitions.
+type Point struct {
+	Scenario      string    `json:"scenario"`
+	Description   string    `json:"description"`
+	FrameSize     int       `json:"frame_size"`
+	Flows         string    `json:"flows"`
+	NDRMpps       float64   `json:"ndr_mpps"`        // median of the repetitions
+	NDRSpread     float64   `json:"ndr_spread_mpps"` // max - min over the repetitions
+	PDRMpps       float64   `json:"pdr_mpps"`        // loss <= 0.5%
+	OverloadMpps  float64   `json:"overload_mpps"`   // correct frames delivered at the generator's full rate
+	OverloadLoss  float64   `json:"overload_loss"`
+	OfferedMpps   float64   `json:"overload_offered_mpps"`
+	NDRGbps       float64   `json:"ndr_gbps"`
+	BadFrames     uint64    `json:"bad_frames"` // frames that reached the sink but were wrong (all trials)
+	NDRRuns       []float64 `json:"ndr_runs_mpps"`
+	VsBare        float64   `json:"ratio_to_bare_redirect"`
+	VsKernel      float64   `json:"ratio_to_kernel"`
+	KernelRef     string    `json:"kernel_reference"`
+	TrialSeconds  float64   `json:"trial_seconds"`
+	SearchSteps   int       `json:"search_steps"`
+	MeasuredAtUTC string    `json:"measured_at"`
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func spread(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	lo, hi := xs[0], xs[0]
+	for _, x := range xs {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return hi - lo
+}
+
+// Run runs every selected point and returns the results, ratios filled in.
+func Run(o Options) ([]Point, error) {
+	want := map[string]bool{}
+	for _, s := range o.Scenarios {
+		want[s] = true
+	}
+	var points []Point
+	for _, sc := range Scenarios() {
+		if len(want) > 0 && !want[sc.Name] {
+			continue
+		}
+		ps, err := runScenario(sc, o)
+		if err != nil {
+			return points, fmt.Errorf("%s: %w", sc.Name, err)
+		}
+		points = append(points, ps...)
+	}
+	fillRatios(points)
+	return points, nil
+}
+
+func runScenario(sc *Scenario, o Options) ([]Point, error) {
+	fmt.Fprintf(o.Log, "== %s: %s\n", sc.Name, sc.Desc)
+	r, err := Up(o.Prefix, o.Bin)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Down()
+	if err := sc.Setup(r); err != nil {
+		return nil, err
+	}
+	if err := r.PinNAPI(); err != nil {
+		return nil, err
+	}
+	var out []Point
+	for _, size := range o.Sizes {
+		n := len(sc.Frame(size-4, 0)) // the scenario's smallest frame when size is below it
+		size := n + 4
+		for _, fm := range o.Flows {
+			flows := 1
+			if fm == "many" {
+				flows = tplFlows
+			}
+			frames := make([][]byte, flows)
+			for f := range frames {
+				frames[f] = sc.Frame(n, f)
+				if len(frames[f]) != n { // every flow's frame has the same length
+					return nil, fmt.Errorf("frame of %d bytes, want %d", len(frames[f]), n)
+				}
+			}
+			if err := r.Load(frames, sc.Expect(n)); err != nil {
+				return nil, err
+			}
+			p := Point{Scenario: sc.Name, Description: sc.Desc, FrameSize: size, Flows: fm, TrialSeconds: o.Trial.Seconds(),
+				SearchSteps: o.Steps, MeasuredAtUTC: time.Now().UTC().Format(time.RFC3339)}
+			var over, pdrs []float64
+			for rep := 0; rep < o.Repeat; rep++ {
+				ov, err := r.Run(n, 0, o.Trial)
+				if err != nil {
+					return nil, err
+				}
+				p.BadFrames += ov.Bad
+				over = append(over, ov.GoodPPS/1e6)
+				p.OverloadLoss, p.OfferedMpps = ov.Loss, ov.OfferedPPS/1e6
+				hi := ov.OfferedPPS * 1.05
+				ndr, err := r.Search(n, hi, 0, o.Steps, o.Trial)
+				if err != nil {
+					return nil, err
+				}
+				pdr, err := r.Search(n, hi, 0.005, o.Steps, o.Trial)
+				if err != nil {
+					return nil, err
+				}
+				p.BadFrames += ndr.Bad + pdr.Bad
+				p.NDRRuns = append(p.NDRRuns, ndr.OfferedPPS/1e6)
+				pdrs = append(pdrs, pdr.OfferedPPS/1e6)
+			}
+			p.NDRMpps, p.NDRSpread = median(p.NDRRuns), spread(p.NDRRuns)
+			p.PDRMpps, p.OverloadMpps = median(pdrs), median(over)
+			p.NDRGbps = p.NDRMpps * 1e6 * float64(size) * 8 / 1e9
+			if p.BadFrames > 0 {
+				fmt.Fprintf(o.Log, "   last wrong frame at the sink: %x\n", r.LastBad())
+			}
+			fmt.Fprintf(o.Log, "   %4dB %-6s NDR %.3f Mpps (spread %.3f)  PDR %.3f  overload %.3f of %.3f offered  bad %d\n",
+				size, fm, p.NDRMpps, p.NDRSpread, p.PDRMpps, p.OverloadMpps, p.OfferedMpps, p.BadFrames)
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// kernelRef names the kernel scenario each scenario is compared with.
+func kernelRef(s string) string {
+	switch {
+	case len(s) > 11 && s[:11] == "seg6x_encap":
+		return "kernel_encap_1sid"
+	case s == "seg6x_end_dx4_vlan" || s == "seg6x_end_dt4_vlan":
+		return "kernel_end_dx4"
+	case s == "seg6x_end":
+		return "kernel_end_then_dx4"
+	}
+	return "kernel_ipv4"
+}
+
+// fillRatios compares each point with bare redirect and its kernel reference at the same frame size
+// and flow mode, from the same run. Ratios use the overload delivered rate when NDR is zero.
+func fillRatios(ps []Point) {
+	rate := func(p Point) float64 {
+		if p.NDRMpps > 0 {
+			return p.NDRMpps
+		}
+		return p.OverloadMpps
+	}
+	find := func(name string, size int, flows string) *Point {
+		for i := range ps {
+			if ps[i].Scenario == name && ps[i].FrameSize == size && ps[i].Flows == flows {
+				return &ps[i]
+			}
+		}
+		return nil
+	}
+	for i := range ps {
+		p := &ps[i]
+		if b := find("bare_redirect", p.FrameSize, p.Flows); b != nil && rate(*b) > 0 {
+			p.VsBare = rate(*p) / rate(*b)
+		}
+		p.KernelRef = kernelRef(p.Scenario)
+		if k := find(p.KernelRef, p.FrameSize, p.Flows); k != nil && rate(*k) > 0 {
+			p.VsKernel = rate(*p) / rate(*k)
+		}
+	}
+}

@@ -1,0 +1,165 @@
+package bench
+
+// trial.go: one trial (generate at a rate for a duration, count what the sink accepted) and the
+// RFC 2544-style searches built on it.
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"golang.org/x/sys/unix"
+)
+
+const tplFlows = 256
+
+type xdpMd struct {
+	Data, DataEnd, DataMeta, IngressIfindex, RxQueueIndex, EgressIfindex uint32
+}
+
+// Load writes the generator templates (one per flow; flows == 1 is single flow) and the pattern.
+func (r *Rig) Load(frames [][]byte, p pattern) error {
+	n := len(frames[0])
+	for i := 0; i < tplFlows; i++ {
+		var t dataplane.BenchFrameTpl
+		copy(t.Data[:], frames[i%len(frames)])
+		if err := r.objs.GenTpl.Update(uint32(i), &t, ebpf.UpdateAny); err != nil {
+			return err
+		}
+	}
+	if err := r.objs.GenCfg.Update(uint32(0), uint32(n), ebpf.UpdateAny); err != nil {
+		return err
+	}
+	if err := r.objs.GenCfg.Update(uint32(1), uint32(len(frames)), ebpf.UpdateAny); err != nil {
+		return err
+	}
+	sp := dataplane.BenchSinkPattern{Value: p.value, Mask: p.mask, MinLen: uint32(p.minLen)}
+	return r.objs.SinkPat.Update(uint32(0), &sp, ebpf.UpdateAny)
+}
+
+// sinkCounts returns good frames, good bytes and bad frames so far.
+func (r *Rig) sinkCounts() (good, bytes, bad uint64, err error) {
+	vals := [3]uint64{}
+	for i := range vals {
+		var per []uint64
+		if err := r.objs.SinkStats.Lookup(uint32(i), &per); err != nil {
+			return 0, 0, 0, err
+		}
+		for _, v := range per {
+			vals[i] += v
+		}
+	}
+	return vals[0], vals[1], vals[2], nil
+}
+
+// Trial is the outcome of generating at one rate for one duration.
+type Trial struct {
+	OfferedPPS float64 // frames the generator sent per second
+	GoodPPS    float64 // correct frames the sink counted per second
+	Sent, Good uint64
+	Bad        uint64 // frames that reached the sink but were wrong
+	Loss       float64
+}
+
+// maxGenPPS bounds how many frames an unpaced trial asks for (above what the generator reaches).
+const maxGenPPS = 8e6
+
+// Run generates frameLen-byte frames at rate frames/s (0 = as fast as the generator goes) for about
+// d. Pacing happens inside the generator program (it waits for each frame's slot), because every
+// live-frames syscall costs tens of milliseconds of set-up; one syscall is one trial. The offered
+// rate is what the generator measured between its first and last frame.
+func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
+	g0, _, b0, err := r.sinkCounts()
+	if err != nil {
+		return Trial{}, err
+	}
+	gap, frames := uint32(0), uint64(maxGenPPS*d.Seconds())
+	if rate > 0 {
+		gap, frames = uint32(1e9/rate), uint64(rate*d.Seconds())
+	}
+	if frames < 1000 {
+		frames = 1000
+	}
+	if err := r.objs.GenCfg.Update(uint32(2), gap, ebpf.UpdateAny); err != nil {
+		return Trial{}, err
+	}
+	if err := r.objs.GenStats.Update(uint32(0), dataplane.BenchGenState{}, ebpf.UpdateAny); err != nil {
+		return Trial{}, err
+	}
+	err = inNS(r.ns("gen"), func() error {
+		var set unix.CPUSet
+		set.Set(genCPU)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return err
+		}
+		defer func() {
+			var all unix.CPUSet
+			for i := 0; i < runtime.NumCPU(); i++ {
+				all.Set(i)
+			}
+			_ = unix.SchedSetaffinity(0, &all)
+		}()
+		ctx := xdpMd{DataEnd: uint32(frameLen), IngressIfindex: uint32(r.genIdx)}
+		// Live-frame mode reports no per-frame verdicts; what left is counted by gen_stats and the sink.
+		_, err := r.objs.BenchGen.Run(&ebpf.RunOptions{Data: make([]byte, frameLen), Repeat: uint32(frames),
+			Flags: unix.BPF_F_TEST_XDP_LIVE_FRAMES, Context: ctx, BatchSize: 16})
+		if err != nil {
+			return fmt.Errorf("generator: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Trial{}, err
+	}
+	time.Sleep(50 * time.Millisecond) // drain
+	g1, _, b1, err := r.sinkCounts()
+	if err != nil {
+		return Trial{}, err
+	}
+	var gs dataplane.BenchGenState
+	if err := r.objs.GenStats.Lookup(uint32(0), &gs); err != nil {
+		return Trial{}, err
+	}
+	t := Trial{Sent: gs.Count, Good: g1 - g0, Bad: b1 - b0}
+	secs := float64(gs.LastNs-gs.FirstNs) / 1e9
+	if secs <= 0 {
+		return t, fmt.Errorf("generator sent %d frames", gs.Count)
+	}
+	t.OfferedPPS = float64(t.Sent) / secs
+	t.GoodPPS = float64(t.Good) / secs
+	if t.Sent > 0 && t.Good < t.Sent {
+		t.Loss = float64(t.Sent-t.Good) / float64(t.Sent)
+	}
+	return t, nil
+}
+
+// Search finds the highest offered rate whose loss is at most maxLoss (0 for NDR), by binary search
+// between 0 and hi over steps trials of length d. It returns the best passing trial.
+func (r *Rig) Search(frameLen int, hi float64, maxLoss float64, steps int, d time.Duration) (Trial, error) {
+	lo := 0.0
+	var best Trial
+	for i := 0; i < steps; i++ {
+		mid := (lo + hi) / 2
+		t, err := r.Run(frameLen, mid, d)
+		if err != nil {
+			return best, err
+		}
+		if t.Loss <= maxLoss {
+			lo, best = mid, t
+		} else {
+			hi = mid
+		}
+	}
+	return best, nil
+}
+
+// LastBad returns the first bytes of the last frame the sink rejected.
+func (r *Rig) LastBad() []byte {
+	var t dataplane.BenchFrameTpl
+	if err := r.objs.SinkLastBad.Lookup(uint32(0), &t); err != nil {
+		return nil
+	}
+	return t.Data[:128]
+}
