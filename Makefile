@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/seg6x
 BPF_SRC := $(wildcard bpf/*.c bpf/*.h)
 
-.PHONY: all deps generate build test demo bench-micro fixtures lint clean
+.PHONY: all deps generate build test demo bench bench-micro fixtures lint clean
 
 all: build
 
@@ -28,6 +28,14 @@ demo: build
 
 bench-micro: build
 	./$(BIN) bench micro
+
+# Quick throughput subset (< 10 min): bench/results/latest.json and PNG plots. BENCH_ARGS= for the
+# full matrix (all sizes, single and many flows, 3 repetitions of 1 s trials).
+BENCH_ARGS ?= --quick
+bench: build
+	@scripts/deps.sh bench
+	./$(BIN) bench run $(BENCH_ARGS) --out bench/results/latest.json
+	/usr/bin/python3 bench/plot.py bench/results/latest.json
 
 # Rebuild the scapy packet fixtures (internal/fixtures/packets.json).
 fixtures:

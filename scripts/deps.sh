@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh: installs what building and testing seg6x needs, only when something is missing.
-# Usage: scripts/deps.sh [fixtures]   ("fixtures" also installs scapy to regenerate packet fixtures)
+# Usage: scripts/deps.sh [fixtures|bench]   (fixtures: + scapy to regenerate packet fixtures;
+#                                          bench: + matplotlib for the benchmark plots)
 set -euo pipefail
 
 need=()
@@ -16,6 +17,9 @@ have ping || need+=(iputils-ping)
 have sysctl || need+=(procps)
 if [ "${1:-}" = fixtures ]; then
 	/usr/bin/python3 -c 'import scapy' 2>/dev/null || need+=(python3-scapy)
+fi
+if [ "${1:-}" = bench ]; then
+	/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || need+=(python3-matplotlib)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

@@ -120,6 +120,7 @@ func inNS(name string, fn func() error) error {
 // Up builds the rig: namespaces, links, DUT addressing, generator and sink programs, CPU placement.
 func Up(prefix, bin string) (*Rig, error) {
 	r := &Rig{Prefix: prefix, Bin: bin, Dir: filepath.Join("/run/seg6x-bench", prefix)}
+	r.Down() // what an interrupted earlier run may have left
 	if err := r.up(); err != nil {
 		r.Down()
 		return nil, err
