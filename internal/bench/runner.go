@@ -173,14 +173,10 @@ func kernelRef(s string) string {
 }
 
 // fillRatios compares each point with bare redirect and its kernel reference at the same frame size
-// and flow mode, from the same run. Ratios use the overload delivered rate when NDR is zero.
+// and flow mode, from the same run. Ratios use PDR: on veth, zero-loss NDR is dominated by sporadic
+// scheduling drops of the rig itself (see docs/benchmarks.md).
 func fillRatios(ps []Point) {
-	rate := func(p Point) float64 {
-		if p.NDRMpps > 0 {
-			return p.NDRMpps
-		}
-		return p.OverloadMpps
-	}
+	rate := func(p Point) float64 { return p.PDRMpps }
 	find := func(name string, size int, flows string) *Point {
 		for i := range ps {
 			if ps[i].Scenario == name && ps[i].FrameSize == size && ps[i].Flows == flows {

@@ -136,7 +136,8 @@ func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
 }
 
 // Search finds the highest offered rate whose loss is at most maxLoss (0 for NDR), by binary search
-// between 0 and hi over steps trials of length d. It returns the best passing trial.
+// between 0 and hi over steps rates, each tried once (twice if the first trial fails) for d. It
+// returns the best passing trial.
 func (r *Rig) Search(frameLen int, hi float64, maxLoss float64, steps int, d time.Duration) (Trial, error) {
 	lo := 0.0
 	var best Trial
@@ -145,6 +146,13 @@ func (r *Rig) Search(frameLen int, hi float64, maxLoss float64, steps int, d tim
 		t, err := r.Run(frameLen, mid, d)
 		if err != nil {
 			return best, err
+		}
+		if t.Loss > maxLoss {
+			// One retry: on a shared VM a single scheduling hiccup of the veth NAPI threads loses
+			// frames at any rate; a rate fails only when two trials in a row fail.
+			if t, err = r.Run(frameLen, mid, d); err != nil {
+				return best, err
+			}
 		}
 		if t.Loss <= maxLoss {
 			lo, best = mid, t

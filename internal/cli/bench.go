@@ -239,7 +239,7 @@ func writeResults(path string, res []bench.Point) error {
 
 func printBench(res []bench.Point) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SCENARIO\tSIZE\tFLOWS\tNDR Mpps\t±\tPDR Mpps\tOVERLOAD Mpps\tGbps@NDR\tvs BARE\tvs KERNEL (ref)")
+	fmt.Fprintln(w, "SCENARIO\tSIZE\tFLOWS\tNDR Mpps\t±\tPDR Mpps\tOVERLOAD Mpps\tGbps@NDR\tPDR vs BARE\tPDR vs KERNEL (ref)")
 	for _, p := range res {
 		fmt.Fprintf(w, "%s\t%d\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f (%s)\n", p.Scenario, p.FrameSize, p.Flows,
 			p.NDRMpps, p.NDRSpread, p.PDRMpps, p.OverloadMpps, p.NDRGbps, p.VsBare, p.VsKernel, p.KernelRef)
