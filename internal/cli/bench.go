@@ -35,6 +35,8 @@ type MicroResult struct {
 	Action      string  `json:"action"`
 	NsPerPkt    float64 `json:"ns_per_pkt"`
 	VsBare      float64 `json:"ratio_to_bare_redirect"`
+	// The FIB_MAIN_DIRECT build variant (main-table lookups skip the policy rules).
+	DirectNsPerPkt float64 `json:"fib_direct_ns_per_pkt"`
 }
 
 func benchCmd() *cobra.Command {
@@ -70,9 +72,9 @@ network namespace and removes it.`,
 				return printJSON(res)
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintf(w, "CASE\tACTION\tNS/PKT\tVS BARE\tWHAT\n")
+			fmt.Fprintf(w, "CASE\tACTION\tNS/PKT\tVS BARE\tFIB-DIRECT NS/PKT\tWHAT\n")
 			for _, r := range res {
-				fmt.Fprintf(w, "%s\t%s\t%.1f\t%.2fx\t%s\n", r.Case, r.Action, r.NsPerPkt, r.VsBare, r.Description)
+				fmt.Fprintf(w, "%s\t%s\t%.1f\t%.2fx\t%.1f\t%s\n", r.Case, r.Action, r.NsPerPkt, r.VsBare, r.DirectNsPerPkt, r.Description)
 			}
 			w.Flush()
 			fmt.Printf("\n%d runs per case, each on a fresh frame; kernel-measured run time per packet.\n", runs)
@@ -115,7 +117,12 @@ func RunMicro(runs int) ([]MicroResult, error) {
 		return nil, fmt.Errorf("bare redirect returned %s", dataplane.Actions[bareRes.Action])
 	}
 	bareNs := float64(bareRes.PerRun) / float64(time.Nanosecond)
-	out := []MicroResult{{Case: ref.Name, Description: ref.Description, Action: "XDP_REDIRECT", NsPerPkt: bareNs, VsBare: 1}}
+	out := []MicroResult{{Case: ref.Name, Description: ref.Description, Action: "XDP_REDIRECT", NsPerPkt: bareNs, VsBare: 1, DirectNsPerPkt: bareNs}}
+	direct, err := dataplane.LoadFibDirectObjects(rig.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer direct.Close()
 	for _, name := range microCases {
 		f := byName[name]
 		if f == nil {
@@ -128,8 +135,16 @@ func RunMicro(runs int) ([]MicroResult, error) {
 		if want := dataplane.ActionIndex(f.Action); int(r.Action) != want {
 			return nil, fmt.Errorf("%s returned %s, fixture expects %s", name, dataplane.Actions[r.Action], f.Action)
 		}
+		rd, err := rig.Run(direct.Seg6xXdp, f, runs)
+		if err != nil {
+			return nil, err
+		}
+		if rd.Action != r.Action {
+			return nil, fmt.Errorf("%s: FIB_MAIN_DIRECT variant returned %s", name, dataplane.Actions[rd.Action])
+		}
 		ns := float64(r.PerRun)
-		out = append(out, MicroResult{Case: name, Description: f.Description, Action: f.Action, NsPerPkt: ns, VsBare: ns / bareNs})
+		out = append(out, MicroResult{Case: name, Description: f.Description, Action: f.Action, NsPerPkt: ns, VsBare: ns / bareNs,
+			DirectNsPerPkt: float64(rd.PerRun)})
 	}
 	return out, nil
 }
