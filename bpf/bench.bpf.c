@@ -7,6 +7,7 @@
 #define TPL_MAX 1536 /* largest frame template */
 #define TPL_FLOWS 256 /* templates: one per flow */
 #define PAT_LEN 128   /* bytes of each received frame the sink checks */
+#define GEN_BURST 16  /* frames per paced burst; the control plane uses it as live-frames batch size */
 
 struct frame_tpl {
 	__u8 data[TPL_MAX];
@@ -64,9 +65,11 @@ int bench_gen(struct xdp_md *ctx)
 
 	if (!len || !flows || !gap || !st)
 		return XDP_ABORTED;
-	now = bpf_ktime_get_ns();
-	if (*gap) {
-		/* Rate control: wait for this frame's slot (never catching up more than 1 ms late). */
+	now = 0;
+	if (*gap && (st->count & (GEN_BURST - 1)) == 0) {
+		/* Rate control, once per burst of GEN_BURST frames (the live-frames batch size): wait for
+		 * the burst's slot, never catching up more than 1 ms late. */
+		now = bpf_ktime_get_ns();
 		if (st->next_ns + 1000000 < now)
 			st->next_ns = now;
 		if (now < st->next_ns) {
@@ -74,11 +77,14 @@ int bench_gen(struct xdp_md *ctx)
 			bpf_loop(1 << 20, spin_until, &deadline, 0);
 			now = bpf_ktime_get_ns();
 		}
-		st->next_ns += *gap;
+		st->next_ns += (__u64)*gap * GEN_BURST;
 	}
+	if (!now && (!st->first_ns || (st->count & (GEN_BURST - 1)) == 0))
+		now = bpf_ktime_get_ns();
 	if (!st->first_ns)
 		st->first_ns = now;
-	st->last_ns = now;
+	if (now)
+		st->last_ns = now; /* time of the last burst start: the rate is computed over whole bursts */
 	st->count++;
 	if (*flows > 1)
 		idx = bpf_get_prandom_u32() % (*flows & (TPL_FLOWS - 1) ? *flows & (TPL_FLOWS - 1) : TPL_FLOWS);

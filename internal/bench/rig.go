@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -36,11 +37,13 @@ var (
 	macSink  = [6]byte{0x02, 0xb0, 0, 0, 0, 0x04}
 )
 
-// CPUs: the generator runs alone on genCPU; the DUT's receive NAPI on dutCPU, where the sink's
-// NAPI runs too (SINK_CPU overrides, for experiments).
+// CPUs: the DUT's receive NAPI thread runs alone on dutCPU at real-time priority; the generator,
+// the sink's NAPI thread (real-time, so it preempts the generator between its batches) and every
+// thread of this process share genCPU. SEG6X_BENCH_SINK_CPU moves the sink, for experiments.
 const (
 	genCPU = 0
 	dutCPU = 1
+	rtPrio = 50
 )
 
 var sinkCPU = func() int {
@@ -49,8 +52,38 @@ var sinkCPU = func() int {
 			return n
 		}
 	}
-	return dutCPU
+	return genCPU
 }()
+
+// keepOffDutCPU pins every thread of this process to genCPU, so only the DUT runs on dutCPU.
+func keepOffDutCPU() error {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	var set unix.CPUSet
+	set.Set(genCPU)
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		_ = unix.SchedSetaffinity(tid, &set)
+	}
+	return nil
+}
+
+type schedParam struct{ prio int32 }
+
+// setFIFO gives a thread SCHED_FIFO priority prio.
+func setFIFO(pid, prio int) error {
+	p := schedParam{prio: int32(prio)}
+	_, _, errno := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(pid), 1 /* SCHED_FIFO */, uintptr(unsafe.Pointer(&p)))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
 
 // Rig is one generator -> DUT -> sink set of namespaces.
 type Rig struct {
@@ -277,6 +310,9 @@ func (r *Rig) PinNAPI() error {
 				if err := unix.SchedSetaffinity(pid, &set); err != nil {
 					return fmt.Errorf("pin %s: %w", name, err)
 				}
+				if err := setFIFO(pid, rtPrio); err != nil {
+					return fmt.Errorf("real-time priority for %s: %w", name, err)
+				}
 				pinned[dev] = true
 			}
 		}
@@ -284,7 +320,7 @@ func (r *Rig) PinNAPI() error {
 	if !pinned[devDutIn] || !pinned[devSink] {
 		return fmt.Errorf("threaded NAPI kthreads not found (pinned %v)", pinned)
 	}
-	return nil
+	return keepOffDutCPU()
 }
 
 // Down removes the rig; safe after a partial Up.

@@ -33,6 +33,9 @@ type Point struct {
 	PDRMpps       float64   `json:"pdr_mpps"`        // loss <= 0.5%
 	OverloadMpps  float64   `json:"overload_mpps"`   // correct frames delivered at the generator's full rate
 	OverloadLoss  float64   `json:"overload_loss"`
+	// The DUT lost (almost) nothing at the generator's full rate: every rate of this point is the
+	// generator's limit, a lower bound of the DUT's.
+	GeneratorLimited bool `json:"generator_limited"`
 	OfferedMpps   float64   `json:"overload_offered_mpps"`
 	NDRGbps       float64   `json:"ndr_gbps"`
 	BadFrames     uint64    `json:"bad_frames"` // frames that reached the sink but were wrong (all trials)
@@ -146,6 +149,7 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 				pdrs = append(pdrs, pdr.OfferedPPS/1e6)
 			}
 			p.NDRMpps, p.NDRSpread = median(p.NDRRuns), spread(p.NDRRuns)
+			p.GeneratorLimited = p.OverloadLoss < 0.005
 			p.PDRMpps, p.OverloadMpps = median(pdrs), median(over)
 			p.NDRGbps = p.NDRMpps * 1e6 * float64(size) * 8 / 1e9
 			if p.BadFrames > 0 {
