@@ -24,28 +24,28 @@ type Options struct {
 
 // Point is one scenario x frame size x flow mode, over Repeat repetitions.
 type Point struct {
-	Scenario      string    `json:"scenario"`
-	Description   string    `json:"description"`
-	FrameSize     int       `json:"frame_size"`
-	Flows         string    `json:"flows"`
-	NDRMpps       float64   `json:"ndr_mpps"`        // median of the repetitions
-	NDRSpread     float64   `json:"ndr_spread_mpps"` // max - min over the repetitions
-	PDRMpps       float64   `json:"pdr_mpps"`        // loss <= 0.5%
-	OverloadMpps  float64   `json:"overload_mpps"`   // correct frames delivered at the generator's full rate
-	OverloadLoss  float64   `json:"overload_loss"`
+	Scenario     string  `json:"scenario"`
+	Description  string  `json:"description"`
+	FrameSize    int     `json:"frame_size"`
+	Flows        string  `json:"flows"`
+	NDRMpps      float64 `json:"ndr_mpps"`        // median of the repetitions
+	NDRSpread    float64 `json:"ndr_spread_mpps"` // max - min over the repetitions
+	PDRMpps      float64 `json:"pdr_mpps"`        // loss <= 0.5%
+	OverloadMpps float64 `json:"overload_mpps"`   // correct frames delivered at the generator's full rate
+	OverloadLoss float64 `json:"overload_loss"`
 	// The DUT lost (almost) nothing at the generator's full rate: every rate of this point is the
 	// generator's limit, a lower bound of the DUT's.
-	GeneratorLimited bool `json:"generator_limited"`
-	OfferedMpps   float64   `json:"overload_offered_mpps"`
-	NDRGbps       float64   `json:"ndr_gbps"`
-	BadFrames     uint64    `json:"bad_frames"` // frames that reached the sink but were wrong (all trials)
-	NDRRuns       []float64 `json:"ndr_runs_mpps"`
-	VsBare        float64   `json:"ratio_to_bare_redirect"`
-	VsKernel      float64   `json:"ratio_to_kernel"`
-	KernelRef     string    `json:"kernel_reference"`
-	TrialSeconds  float64   `json:"trial_seconds"`
-	SearchSteps   int       `json:"search_steps"`
-	MeasuredAtUTC string    `json:"measured_at"`
+	GeneratorLimited bool      `json:"generator_limited"`
+	OfferedMpps      float64   `json:"overload_offered_mpps"`
+	NDRGbps          float64   `json:"ndr_gbps"`
+	BadFrames        uint64    `json:"bad_frames"` // frames that reached the sink but were wrong (all trials)
+	NDRRuns          []float64 `json:"ndr_runs_mpps"`
+	VsBare           float64   `json:"ratio_to_bare_redirect"`
+	VsKernel         float64   `json:"ratio_to_kernel"`
+	KernelRef        string    `json:"kernel_reference"`
+	TrialSeconds     float64   `json:"trial_seconds"`
+	SearchSteps      int       `json:"search_steps"`
+	MeasuredAtUTC    string    `json:"measured_at"`
 }
 
 func median(xs []float64) float64 {
