@@ -82,7 +82,7 @@ network namespace and removes it.`,
 		},
 	}
 	micro.Flags().IntVar(&runs, "runs", 20000, "test runs per case")
-	c.AddCommand(micro, benchRunCmd())
+	c.AddCommand(micro, benchRunCmd(), benchControlCmd())
 	return c
 }
 
@@ -265,4 +265,71 @@ func printBench(res []bench.Point) {
 	}
 	w.Flush()
 	fmt.Println(">= : the DUT lost nothing at the generator's full rate: the figure is the generator's limit, a lower bound.")
+}
+
+func benchControlCmd() *cobra.Command {
+	var routes, sids string
+	c := &cobra.Command{
+		Use:   "control [--routes 10000,60000] [--sids 10000]",
+		Short: "Control-plane rates: time to load N encap routes / local SIDs, and one more update on top",
+		Long: `Loads N encap routes (IPv4 /32s of one tenant, 1 SID each) or N End SIDs through the same Apply the
+CLI and YAML use, into a scratch instance inside a namespace of its own, and times it; then times
+adding one more object to the loaded state (the latency of a single update). Counts above what the
+maps hold today (65535 routes, 16383 SIDs) are reported as not supported.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			code, done, err := fixtures.ReexecInNetns("seg6x-cp")
+			if err != nil {
+				return err
+			}
+			if done {
+				if code != 0 {
+					os.Exit(code)
+				}
+				return nil
+			}
+			parse := func(s string) ([]int, error) {
+				var out []int
+				for _, f := range strings.Split(s, ",") {
+					if f == "" {
+						continue
+					}
+					n, err := strconv.Atoi(f)
+					if err != nil || n < 1 {
+						return nil, fmt.Errorf("%q is not a count", f)
+					}
+					out = append(out, n)
+				}
+				return out, nil
+			}
+			rc, err := parse(routes)
+			if err != nil {
+				return fmt.Errorf("--routes: %w", err)
+			}
+			sc, err := parse(sids)
+			if err != nil {
+				return fmt.Errorf("--sids: %w", err)
+			}
+			res, err := bench.RunControl(rc, sc)
+			if err != nil {
+				return err
+			}
+			if g.jsonOut {
+				return printJSON(res)
+			}
+			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "OBJECTS\tCOUNT\tLOAD s\tPER s\tONE MORE (ms)")
+			for _, r := range res {
+				if r.NotSupported != "" {
+					fmt.Fprintf(w, "%s\t%d\t-\t-\t-\tnot supported: %s\n", r.Object, r.Count, r.NotSupported)
+					continue
+				}
+				fmt.Fprintf(w, "%s\t%d\t%.3f\t%.0f\t%.1f\n", r.Object, r.Count, r.LoadSeconds, r.PerSecond, r.UpdateMillis)
+			}
+			return w.Flush()
+		},
+	}
+	c.Flags().StringVar(&routes, "routes", "10000,60000,100000,1000000", "route counts to load")
+	c.Flags().StringVar(&sids, "sids", "10000,100000", "SID counts to load")
+	return c
 }
