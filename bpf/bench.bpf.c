@@ -10,6 +10,7 @@
 #define GEN_BURST 16  /* frames per paced burst; the control plane uses it as live-frames batch size */
 
 struct frame_tpl {
+	__u32 len; /* frame length (templates of different lengths make IMIX) */
 	__u8 data[TPL_MAX];
 };
 
@@ -22,8 +23,8 @@ struct {
 	__type(value, struct frame_tpl);
 } gen_tpl SEC(".maps");
 
-/* gen_cfg: [0] frame length, [1] number of flows (1 = single flow), [2] ns between frames (0 = as
- * fast as possible). */
+/* gen_cfg: [0] unused, [1] number of templates to pick from at random (1 = one flow), [2] ns between
+ * frames (0 = as fast as possible). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 3);
@@ -54,16 +55,16 @@ static long spin_until(__u64 idx, void *deadline)
 SEC("xdp")
 int bench_gen(struct xdp_md *ctx)
 {
-	__u32 k_len = 0, k_flows = 1, k_gap = 2, zero = 0, idx = 0;
-	__u32 *len = bpf_map_lookup_elem(&gen_cfg, &k_len);
+	__u32 k_flows = 1, k_gap = 2, zero = 0, idx = 0;
 	__u32 *flows = bpf_map_lookup_elem(&gen_cfg, &k_flows);
 	__u32 *gap = bpf_map_lookup_elem(&gen_cfg, &k_gap);
 	struct gen_state *st = bpf_map_lookup_elem(&gen_stats, &zero);
 	struct frame_tpl *t;
 	__u64 now;
 	__u32 n;
+	long cur;
 
-	if (!len || !flows || !gap || !st)
+	if (!flows || !gap || !st)
 		return XDP_ABORTED;
 	now = 0;
 	if (*gap && (st->count & (GEN_BURST - 1)) == 0) {
@@ -91,8 +92,12 @@ int bench_gen(struct xdp_md *ctx)
 	t = bpf_map_lookup_elem(&gen_tpl, &idx);
 	if (!t)
 		return XDP_ABORTED;
-	n = *len;
+	n = t->len;
 	if (n < 14 || n > TPL_MAX)
+		return XDP_ABORTED;
+	cur = (long)ctx->data_end - (long)ctx->data;
+	asm volatile("" : "+r"(cur)); /* keep it a scalar: no arithmetic on pkt_end in the next line */
+	if (bpf_xdp_adjust_tail(ctx, (int)n - (int)cur))
 		return XDP_ABORTED;
 	if (bpf_xdp_store_bytes(ctx, 0, t->data, n))
 		return XDP_ABORTED;

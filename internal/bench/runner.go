@@ -22,11 +22,17 @@ type Options struct {
 	Log       io.Writer
 }
 
+// IMIX is the frame size value that stands for the 7:4:1 mix of 64, 594 and 1518-byte frames.
+const IMIX = 0
+
+var imixSizes = []int{64, 64, 64, 64, 64, 64, 64, 594, 594, 594, 594, 1518}
+
 // Point is one scenario x frame size x flow mode, over Repeat repetitions.
 type Point struct {
 	Scenario     string  `json:"scenario"`
 	Description  string  `json:"description"`
-	FrameSize    int     `json:"frame_size"`
+	FrameSize    int     `json:"frame_size"` // 0 = IMIX
+	AvgFrame     float64 `json:"avg_frame_bytes"`
 	Flows        string  `json:"flows"`
 	NDRMpps      float64 `json:"ndr_mpps"`        // median of the repetitions
 	NDRSpread    float64 `json:"ndr_spread_mpps"` // max - min over the repetitions
@@ -107,28 +113,41 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 	}
 	var out []Point
 	for _, size := range o.Sizes {
-		n := len(sc.Frame(size-4, 0)) // the scenario's smallest frame when size is below it
-		size := n + 4
+		var sizes []int // frame sizes (with FCS) of the templates, cycled over
+		if size == IMIX {
+			sizes = imixSizes
+		} else {
+			sizes = []int{len(sc.Frame(size-4, 0)) + 4} // the scenario's smallest frame when size is below it
+			size = sizes[0]
+		}
 		for _, fm := range o.Flows {
 			flows := 1
 			if fm == "many" {
-				flows = tplFlows
+				flows = tplFlows / len(sizes)
 			}
-			frames := make([][]byte, flows)
-			for f := range frames {
-				frames[f] = sc.Frame(n, f)
-				if len(frames[f]) != n { // every flow's frame has the same length
-					return nil, fmt.Errorf("frame of %d bytes, want %d", len(frames[f]), n)
+			var frames [][]byte
+			total := 0
+			for f := 0; f < flows; f++ {
+				for _, sz := range sizes {
+					fr := sc.Frame(sz-4, f)
+					frames = append(frames, fr)
+					total += len(fr) + 4
 				}
 			}
-			if err := r.Load(frames, sc.Expect(n)); err != nil {
+			n := len(frames[0]) // the pattern checks lengths only when every frame has the same one
+			if size == IMIX {
+				n = 0
+			}
+			longest, err := r.Load(frames, sc.Expect(n))
+			if err != nil {
 				return nil, err
 			}
+			avg := float64(total) / float64(len(frames))
 			p := Point{Scenario: sc.Name, Description: sc.Desc, FrameSize: size, Flows: fm, TrialSeconds: o.Trial.Seconds(),
 				SearchSteps: o.Steps, MeasuredAtUTC: time.Now().UTC().Format(time.RFC3339)}
 			var over, pdrs []float64
 			for rep := 0; rep < o.Repeat; rep++ {
-				ov, err := r.Run(n, 0, o.Trial)
+				ov, err := r.Run(longest, 0, o.Trial)
 				if err != nil {
 					return nil, err
 				}
@@ -136,11 +155,11 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 				over = append(over, ov.GoodPPS/1e6)
 				p.OverloadLoss, p.OfferedMpps = ov.Loss, ov.OfferedPPS/1e6
 				hi := ov.OfferedPPS * 1.05
-				ndr, err := r.Search(n, hi, 0, o.Steps, o.Trial)
+				ndr, err := r.Search(longest, hi, 0, o.Steps, o.Trial)
 				if err != nil {
 					return nil, err
 				}
-				pdr, err := r.Search(n, hi, 0.005, o.Steps, o.Trial)
+				pdr, err := r.Search(longest, hi, 0.005, o.Steps, o.Trial)
 				if err != nil {
 					return nil, err
 				}
@@ -151,12 +170,13 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 			p.NDRMpps, p.NDRSpread = median(p.NDRRuns), spread(p.NDRRuns)
 			p.GeneratorLimited = p.OverloadLoss < 0.005
 			p.PDRMpps, p.OverloadMpps = median(pdrs), median(over)
-			p.NDRGbps = p.NDRMpps * 1e6 * float64(size) * 8 / 1e9
+			p.AvgFrame = avg
+			p.NDRGbps = p.NDRMpps * 1e6 * avg * 8 / 1e9
 			if p.BadFrames > 0 {
 				fmt.Fprintf(o.Log, "   last wrong frame at the sink: %x\n", r.LastBad())
 			}
-			fmt.Fprintf(o.Log, "   %4dB %-6s NDR %.3f Mpps (spread %.3f)  PDR %.3f  overload %.3f of %.3f offered  bad %d\n",
-				size, fm, p.NDRMpps, p.NDRSpread, p.PDRMpps, p.OverloadMpps, p.OfferedMpps, p.BadFrames)
+			fmt.Fprintf(o.Log, "   %4dB(avg %.0f) %-6s NDR %.3f Mpps (spread %.3f)  PDR %.3f  overload %.3f of %.3f offered  bad %d\n",
+				size, avg, fm, p.NDRMpps, p.NDRSpread, p.PDRMpps, p.OverloadMpps, p.OfferedMpps, p.BadFrames)
 			out = append(out, p)
 		}
 	}

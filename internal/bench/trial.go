@@ -21,24 +21,28 @@ type xdpMd struct {
 	Data, DataEnd, DataMeta, IngressIfindex, RxQueueIndex, EgressIfindex uint32
 }
 
-// Load writes the generator templates (one per flow; flows == 1 is single flow) and the pattern.
-func (r *Rig) Load(frames [][]byte, p pattern) error {
-	n := len(frames[0])
-	for i := 0; i < tplFlows; i++ {
-		var t dataplane.BenchFrameTpl
-		copy(t.Data[:], frames[i%len(frames)])
-		if err := r.objs.GenTpl.Update(uint32(i), &t, ebpf.UpdateAny); err != nil {
-			return err
-		}
+// Load writes the generator templates (picked at random among len(frames); one frame = one flow)
+// and the sink's pattern. It returns the largest frame length (the live-frames buffer size).
+func (r *Rig) Load(frames [][]byte, p pattern) (int, error) {
+	if len(frames) > tplFlows {
+		return 0, fmt.Errorf("%d templates, at most %d", len(frames), tplFlows)
 	}
-	if err := r.objs.GenCfg.Update(uint32(0), uint32(n), ebpf.UpdateAny); err != nil {
-		return err
+	longest := 0
+	for i := 0; i < tplFlows; i++ {
+		f := frames[i%len(frames)]
+		var t dataplane.BenchFrameTpl
+		t.Len = uint32(len(f))
+		copy(t.Data[:], f)
+		if err := r.objs.GenTpl.Update(uint32(i), &t, ebpf.UpdateAny); err != nil {
+			return 0, err
+		}
+		longest = max(longest, len(f))
 	}
 	if err := r.objs.GenCfg.Update(uint32(1), uint32(len(frames)), ebpf.UpdateAny); err != nil {
-		return err
+		return 0, err
 	}
 	sp := dataplane.BenchSinkPattern{Value: p.value, Mask: p.mask, MinLen: uint32(p.minLen)}
-	return r.objs.SinkPat.Update(uint32(0), &sp, ebpf.UpdateAny)
+	return longest, r.objs.SinkPat.Update(uint32(0), &sp, ebpf.UpdateAny)
 }
 
 // sinkCounts returns good frames, good bytes and bad frames so far.
@@ -68,7 +72,7 @@ type Trial struct {
 // maxGenPPS bounds how many frames an unpaced trial asks for (above what the generator reaches).
 const maxGenPPS = 8e6
 
-// Run generates frameLen-byte frames at rate frames/s (0 = as fast as the generator goes) for about
+// Run generates frames (the templates; frameLen is the longest) at rate frames/s (0 = as fast as the generator goes) for about
 // d. Pacing happens inside the generator program (it waits for each frame's slot), because every
 // live-frames syscall costs tens of milliseconds of set-up; one syscall is one trial. The offered
 // rate is what the generator measured between its first and last frame.

@@ -192,12 +192,16 @@ See docs/benchmarks.md for the method and its limits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if quick {
-				sizes, flows, o.Repeat, o.Steps, o.Trial = "64,1518", "single", 1, 6, 500*time.Millisecond
+				sizes, flows, o.Repeat, o.Steps, o.Trial = "64,1518,imix", "single", 1, 6, 500*time.Millisecond
 			}
 			for _, s := range strings.Split(sizes, ",") {
+				if s == "imix" {
+					o.Sizes = append(o.Sizes, bench.IMIX)
+					continue
+				}
 				n, err := strconv.Atoi(s)
 				if err != nil || n < 64 || n > 1518 {
-					return fmt.Errorf("--sizes: %q is not a frame size 64-1518", s)
+					return fmt.Errorf("--sizes: %q is not a frame size 64-1518 or imix", s)
 				}
 				o.Sizes = append(o.Sizes, n)
 			}
@@ -230,9 +234,9 @@ See docs/benchmarks.md for the method and its limits.`,
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&quick, "quick", false, "quick subset: 64 and 1518 bytes, single flow, 0.5 s trials, 1 repetition")
+	c.Flags().BoolVar(&quick, "quick", false, "quick subset: 64, 1518 bytes and IMIX, single flow, 0.5 s trials, 1 repetition")
 	c.Flags().StringVar(&scenarios, "scenarios", "", "comma-separated scenario names (default: all)")
-	c.Flags().StringVar(&sizes, "sizes", "64,128,256,512,1024,1280,1518", "frame sizes (bytes incl. FCS)")
+	c.Flags().StringVar(&sizes, "sizes", "64,128,256,512,1024,1280,1518,imix", "frame sizes (bytes incl. FCS); imix = 7:4:1 of 64/594/1518")
 	c.Flags().StringVar(&flows, "flows", "single,many", "flow modes: single, many (256 destinations in a /24, varied ports)")
 	c.Flags().DurationVar(&o.Trial, "trial", time.Second, "length of one trial")
 	c.Flags().IntVar(&o.Steps, "steps", 8, "binary search steps for NDR and PDR")
@@ -260,7 +264,11 @@ func printBench(res []bench.Point) {
 		if p.GeneratorLimited {
 			lim = ">=" // the DUT kept up with the generator: a lower bound
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s%.3f\t%.3f\t%s%.3f\t%s%.3f\t%.2f\t%.2f\t%.2f (%s)\n", p.Scenario, p.FrameSize, p.Flows,
+		size := strconv.Itoa(p.FrameSize)
+		if p.FrameSize == bench.IMIX {
+			size = "imix"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s%.3f\t%.3f\t%s%.3f\t%s%.3f\t%.2f\t%.2f\t%.2f (%s)\n", p.Scenario, size, p.Flows,
 			lim, p.NDRMpps, p.NDRSpread, lim, p.PDRMpps, lim, p.OverloadMpps, p.NDRGbps, p.VsBare, p.VsKernel, p.KernelRef)
 	}
 	w.Flush()

@@ -15,6 +15,7 @@ import (
 
 type BenchFrameTpl struct {
 	_    structs.HostLayout
+	Len  uint32
 	Data [1536]uint8
 }
 
