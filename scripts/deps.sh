@@ -14,6 +14,7 @@ have llvm-strip || need+=(llvm)
 have ip || need+=(iproute2)
 have ethtool || need+=(ethtool)
 have ping || need+=(iputils-ping)
+have iperf3 || need+=(iperf3)
 have sysctl || need+=(procps)
 if [ "${1:-}" = fixtures ]; then
 	/usr/bin/python3 -c 'import scapy' 2>/dev/null || need+=(python3-scapy)

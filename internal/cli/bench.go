@@ -82,7 +82,7 @@ network namespace and removes it.`,
 		},
 	}
 	micro.Flags().IntVar(&runs, "runs", 20000, "test runs per case")
-	c.AddCommand(micro, benchRunCmd(), benchControlCmd())
+	c.AddCommand(micro, benchRunCmd(), benchControlCmd(), benchTCPCmd())
 	return c
 }
 
@@ -339,5 +339,39 @@ maps hold today (65535 routes, 16383 SIDs) are reported as not supported.`,
 	}
 	c.Flags().StringVar(&routes, "routes", "10000,60000,100000,1000000", "route counts to load")
 	c.Flags().StringVar(&sids, "sids", "10000,100000", "SID counts to load")
+	return c
+}
+
+func benchTCPCmd() *cobra.Command {
+	var d time.Duration
+	c := &cobra.Command{
+		Use:   "tcp [--time 5s]",
+		Short: "Single-flow TCP (iperf3) through encap, transit and decap nodes: seg6x vs kernel seg6 vs no overlay",
+		Long: `Builds h1 - pe1 - p - pe2 - h2 in namespaces three times: with plain IPv4 routing (no overlay), with
+the kernel's seg6 (H.Encaps at pe1/pe2, End at p, End.DX4 at the far PE) and with seg6x doing the
+same, and runs one iperf3 TCP flow from h1 to h2 for each. Hosts have checksum and segmentation
+offloads off (frames are MTU-sized as on a wire) in every mode.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bin, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			res, err := bench.RunTCP(bin, d, os.Stderr)
+			if err != nil {
+				return err
+			}
+			if g.jsonOut {
+				return printJSON(res)
+			}
+			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "MODE\tGbps\tRETRANSMITS\tVS NO OVERLAY")
+			for _, r := range res {
+				fmt.Fprintf(w, "%s\t%.2f\t%d\t%.2f\n", r.Mode, r.Gbps, r.Retransmit, r.VsPlain)
+			}
+			return w.Flush()
+		},
+	}
+	c.Flags().DurationVar(&d, "time", 5*time.Second, "iperf3 run time per mode")
 	return c
 }
