@@ -90,3 +90,18 @@ func (p *pattern) expect(off int, b []byte) {
 		p.minLen = off + len(b)
 	}
 }
+
+// Corrupt returns p with the last checked byte expected to be different: for tests that the sink
+// rejects frames that do not match.
+func Corrupt(p pattern) pattern {
+	for i := len(p.mask) - 1; i >= 0; i-- {
+		if p.mask[i] != 0 {
+			p.value[i] ^= 0x01 & p.mask[i]
+			if p.mask[i]&0x01 == 0 {
+				p.value[i] ^= p.mask[i] & -p.mask[i]
+			}
+			return p
+		}
+	}
+	return p
+}
