@@ -54,15 +54,8 @@ forwarder pays. The kernel's timer is read around each run, so every figure incl
 network namespace and removes it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			code, done, err := fixtures.ReexecInNetns("seg6x-bench")
-			if err != nil {
+			if done, err := reexecInOwnNetns("seg6x-bench"); done || err != nil {
 				return err
-			}
-			if done {
-				if code != 0 {
-					os.Exit(code)
-				}
-				return nil
 			}
 			res, err := RunMicro(runs)
 			if err != nil {
@@ -286,15 +279,8 @@ adding one more object to the loaded state (the latency of a single update). Cou
 maps hold today (65535 routes, 16383 SIDs) are reported as not supported.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			code, done, err := fixtures.ReexecInNetns("seg6x-cp")
-			if err != nil {
+			if done, err := reexecInOwnNetns("seg6x-cp"); done || err != nil {
 				return err
-			}
-			if done {
-				if code != 0 {
-					os.Exit(code)
-				}
-				return nil
 			}
 			parse := func(s string) ([]int, error) {
 				var out []int
@@ -374,4 +360,17 @@ offloads off (frames are MTU-sized as on a wire) in every mode.`,
 	}
 	c.Flags().DurationVar(&d, "time", 5*time.Second, "iperf3 run time per mode")
 	return c
+}
+
+// reexecInOwnNetns runs this command again inside a network namespace of its own (removed
+// afterwards). done is true in the parent, which exits with the child's status.
+func reexecInOwnNetns(prefix string) (done bool, err error) {
+	code, done, err := fixtures.ReexecInNetns(prefix)
+	if err != nil || !done {
+		return done, err
+	}
+	if code != 0 {
+		os.Exit(code)
+	}
+	return true, nil
 }
