@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -41,17 +42,20 @@ type Point struct {
 	OverloadLoss float64 `json:"overload_loss"`
 	// The DUT lost (almost) nothing at the generator's full rate: every rate of this point is the
 	// generator's limit, a lower bound of the DUT's.
-	GeneratorLimited bool      `json:"generator_limited"`
-	OfferedMpps      float64   `json:"overload_offered_mpps"`
-	NDRGbps          float64   `json:"ndr_gbps"`
-	BadFrames        uint64    `json:"bad_frames"` // frames that reached the sink but were wrong (all trials)
-	NDRRuns          []float64 `json:"ndr_runs_mpps"`
-	VsBare           float64   `json:"ratio_to_bare_redirect"`
-	VsKernel         float64   `json:"ratio_to_kernel"`
-	KernelRef        string    `json:"kernel_reference"`
-	TrialSeconds     float64   `json:"trial_seconds"`
-	SearchSteps      int       `json:"search_steps"`
-	MeasuredAtUTC    string    `json:"measured_at"`
+	GeneratorLimited bool    `json:"generator_limited"`
+	OfferedMpps      float64 `json:"overload_offered_mpps"`
+	NDRGbps          float64 `json:"ndr_gbps"`
+	BadFrames        uint64  `json:"bad_frames"` // frames that reached the sink but were wrong (all trials)
+	// Kernel scenarios: packets the DUT's kernel stack received at overload over frames the generator
+	// sent (frames meant for the kernel must reach it; below 1 only when the receive ring overflowed).
+	KernelInRatio float64   `json:"kernel_received_ratio,omitempty"`
+	NDRRuns       []float64 `json:"ndr_runs_mpps"`
+	VsBare        float64   `json:"ratio_to_bare_redirect"`
+	VsKernel      float64   `json:"ratio_to_kernel"`
+	KernelRef     string    `json:"kernel_reference"`
+	TrialSeconds  float64   `json:"trial_seconds"`
+	SearchSteps   int       `json:"search_steps"`
+	MeasuredAtUTC string    `json:"measured_at"`
 }
 
 func median(xs []float64) float64 {
@@ -154,6 +158,9 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 				p.BadFrames += ov.Bad
 				over = append(over, ov.GoodPPS/1e6)
 				p.OverloadLoss, p.OfferedMpps = ov.Loss, ov.OfferedPPS/1e6
+				if strings.HasPrefix(sc.Name, "kernel") && ov.Sent > 0 {
+					p.KernelInRatio = float64(ov.KernelIn) / float64(ov.Sent)
+				}
 				hi := ov.OfferedPPS * 1.05
 				ndr, err := r.Search(longest, hi, 0, o.Steps, o.Trial)
 				if err != nil {
@@ -174,6 +181,9 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 			p.NDRGbps = p.NDRMpps * 1e6 * avg * 8 / 1e9
 			if p.BadFrames > 0 {
 				fmt.Fprintf(o.Log, "   last wrong frame at the sink: %x\n", r.LastBad())
+			}
+			if p.KernelInRatio > 0 {
+				fmt.Fprintf(o.Log, "   kernel stack received %.1f%% of the frames sent at overload\n", 100*p.KernelInRatio)
 			}
 			fmt.Fprintf(o.Log, "   %4dB(avg %.0f) %-6s NDR %.3f Mpps (spread %.3f)  PDR %.3f  overload %.3f of %.3f offered  bad %d\n",
 				size, avg, fm, p.NDRMpps, p.NDRSpread, p.PDRMpps, p.OverloadMpps, p.OfferedMpps, p.BadFrames)

@@ -5,6 +5,9 @@ package bench
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -67,6 +70,40 @@ type Trial struct {
 	Sent, Good uint64
 	Bad        uint64 // frames that reached the sink but were wrong
 	Loss       float64
+	KernelIn   uint64 // IPv4 + IPv6 packets the DUT's kernel stack received during the trial
+}
+
+// kernelReceived reads IpInReceives + Ip6InReceives of the DUT's network namespace.
+func (r *Rig) kernelReceived() (uint64, error) {
+	var total uint64
+	err := inNS(r.ns("dut"), func() error {
+		for _, f := range []struct{ file, key string }{{"snmp", "Ip:"}, {"snmp6", "Ip6InReceives"}} {
+			b, err := os.ReadFile("/proc/thread-self/net/" + f.file)
+			if err != nil {
+				return err
+			}
+			lines := strings.Split(string(b), "\n")
+			for i, l := range lines {
+				switch {
+				case f.key == "Ip:" && strings.HasPrefix(l, "Ip: ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "Ip: "):
+					names, vals := strings.Fields(l), strings.Fields(lines[i+1])
+					for j := range names {
+						if names[j] == "InReceives" && j < len(vals) {
+							n, _ := strconv.ParseUint(vals[j], 10, 64)
+							total += n
+						}
+					}
+				case f.key == "Ip6InReceives" && strings.HasPrefix(l, "Ip6InReceives"):
+					if fs := strings.Fields(l); len(fs) == 2 {
+						n, _ := strconv.ParseUint(fs[1], 10, 64)
+						total += n
+					}
+				}
+			}
+		}
+		return nil
+	})
+	return total, err
 }
 
 // maxGenPPS bounds how many frames an unpaced trial asks for (above what the generator reaches).
@@ -78,6 +115,10 @@ const maxGenPPS = 8e6
 // rate is what the generator measured between its first and last frame.
 func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
 	g0, _, b0, err := r.sinkCounts()
+	if err != nil {
+		return Trial{}, err
+	}
+	k0, err := r.kernelReceived()
 	if err != nil {
 		return Trial{}, err
 	}
@@ -121,7 +162,11 @@ func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
 	if err := r.objs.GenStats.Lookup(uint32(0), &gs); err != nil {
 		return Trial{}, err
 	}
-	t := Trial{Sent: gs.Count, Good: g1 - g0, Bad: b1 - b0}
+	k1, err := r.kernelReceived()
+	if err != nil {
+		return Trial{}, err
+	}
+	t := Trial{Sent: gs.Count, Good: g1 - g0, Bad: b1 - b0, KernelIn: k1 - k0}
 	// first_ns and last_ns are the starts of the first and the last burst of genBurst frames.
 	secs := float64(gs.LastNs-gs.FirstNs) / 1e9
 	if secs <= 0 || gs.Count <= genBurst {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,10 @@ func TestRigAcceptsCorrectFramesOnly(t *testing.T) {
 			}
 			if tr.Sent < 1000 || tr.Good != tr.Sent {
 				t.Fatalf("at 20 kpps: sent %d, sink accepted %d, rejected %d (last rejected: %x)", tr.Sent, tr.Good, tr.Bad, r.LastBad())
+			}
+			// Kernel scenarios: every frame reached the DUT's kernel stack (its IP counters).
+			if strings.HasPrefix(sc.Name, "kernel") && tr.KernelIn < tr.Sent {
+				t.Fatalf("the DUT's kernel received %d of %d frames", tr.KernelIn, tr.Sent)
 			}
 			// The same traffic against an expectation with one byte wrong: nothing may count.
 			if _, err := r.Load(frames, bench.Corrupt(sc.Expect(n))); err != nil {
