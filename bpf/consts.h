@@ -25,6 +25,9 @@
 #ifndef MAX_TX_PORTS
 #define MAX_TX_PORTS 1024 /* interfaces the fast path may redirect to */
 #endif
+#ifndef NH_CACHE_ENTRIES
+#define NH_CACHE_ENTRIES 4096 /* outer destinations in the headend's next-hop cache, per CPU */
+#endif
 #ifndef SCRATCH_SIZE
 #define SCRATCH_SIZE 4096 /* per-CPU buffer for encaps that do not fit the headroom */
 #endif

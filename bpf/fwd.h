@@ -38,6 +38,11 @@ static __always_inline __u32 fib_flags(__u32 table)
 	return table ? (BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID) : FIB_MAIN_FLAGS;
 }
 
+/* How long the headend may reuse a FIB result for the same outer destination, in ns (0: never).
+ * Set when the program is loaded (the instance's nexthop_cache_ms option). A cached result skips
+ * the kernel's FIB for up to this long after a route or neighbor change. */
+const volatile __u64 nh_cache_ns = 0;
+
 /* Is the egress interface one the fast path may redirect to? */
 static __always_inline int tx_ok(__u32 ifindex)
 {

@@ -90,6 +90,16 @@ struct sid_entry {
 	__u8 nh[16];  /* End.X / End.DX6 IPv6 next hop; End.DX4 IPv4 next hop in nh[0..3] */
 };
 
+/* A cached FIB result for an outer destination (the headend's first SID), per CPU. */
+struct nh_entry {
+	__u64 expires_ns; /* bpf_ktime_get_ns() after which the FIB is asked again */
+	__u32 ifindex;
+	__u16 ok_len;     /* longest packet the FIB accepted for this entry (MTU check) */
+	__u8 dmac[6];
+	__u8 smac[6];
+	__u8 pad[2];
+};
+
 struct counter {
 	__u64 packets;
 	__u64 bytes;

@@ -226,6 +226,16 @@ func Scenarios() []*Scenario {
 		out = append(out, seg6xEncap(n, "encap"))
 	}
 	out = append(out, seg6xEncap(2, "encap.red"))
+	cached := seg6xEncap(1, "encap")
+	cached.Name, cached.Desc = "seg6x_encap_1sid_nhcache", "seg6x H.Encaps, 1 SID, next-hop cache on (nexthop_cache_ms 1000)"
+	plainSetup := cached.Setup
+	cached.Setup = func(r *Rig) error {
+		if err := plainSetup(r); err != nil {
+			return err
+		}
+		return r.Seg6x("set", "nexthop-cache-ms", "1000")
+	}
+	out = append(out, cached)
 	out = append(out,
 		&Scenario{
 			Name: "seg6x_end", Desc: "seg6x End",

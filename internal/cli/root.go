@@ -45,7 +45,7 @@ Typical use:
 	root.PersistentFlags().StringVar(&g.dir, "dir", state.DefaultDir, "instance directory (state.json and the bpffs with pinned maps and links)")
 	root.PersistentFlags().BoolVarP(&g.jsonOut, "json", "j", false, "machine-readable JSON output")
 	root.AddCommand(attachCmd(), detachCmd(), tenantCmd(), routeCmd(), sidCmd(), applyCmd(), showCmd(),
-		statsCmd(), benchCmd(), labCmd())
+		statsCmd(), setCmd(), benchCmd(), labCmd())
 	return root
 }
 

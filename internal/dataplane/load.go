@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
@@ -59,14 +60,22 @@ func OpenMaps(dir string) (*Seg6xMaps, error) {
 	return &m, nil
 }
 
+// ProgramOptions are the load-time settings of the XDP program (constants the verifier sees).
+type ProgramOptions struct {
+	NextHopCache time.Duration // how long the headend may reuse a FIB result (0: never)
+}
+
 // LoadObjects loads the XDP program of instance dir, bound to its pinned maps.
-func LoadObjects(dir string) (*Seg6xObjects, error) {
+func LoadObjects(dir string, po ProgramOptions) (*Seg6xObjects, error) {
 	if err := EnsureBPFFS(PinDir(dir)); err != nil {
 		return nil, err
 	}
 	spec, err := LoadSeg6x()
 	if err != nil {
 		return nil, err
+	}
+	if err := spec.Variables["nh_cache_ns"].Set(uint64(po.NextHopCache.Nanoseconds())); err != nil {
+		return nil, fmt.Errorf("set nh_cache_ns: %w", err)
 	}
 	var o Seg6xObjects
 	if err := spec.LoadAndAssign(&o, collectionOptions(dir)); err != nil {

@@ -53,6 +53,17 @@ type Seg6xIn6Addr struct {
 	}
 }
 
+type Seg6xNhEntry struct {
+	_         structs.HostLayout
+	ExpiresNs uint64
+	Ifindex   uint32
+	OkLen     uint16
+	Dmac      [6]uint8
+	Smac      [6]uint8
+	Pad       [2]uint8
+	_         [4]byte
+}
+
 type Seg6xScratch struct {
 	_   structs.HostLayout
 	Buf [4096]uint8
@@ -88,6 +99,7 @@ const (
 	Seg6xMapActionStats = "action_stats"
 	Seg6xMapEncap4      = "encap4"
 	Seg6xMapEncap6      = "encap6"
+	Seg6xMapNhCache     = "nh_cache"
 	Seg6xMapPolicies    = "policies"
 	Seg6xMapPolicyStats = "policy_stats"
 	Seg6xMapReasonStats = "reason_stats"
@@ -97,6 +109,7 @@ const (
 	Seg6xMapTenantPorts = "tenant_ports"
 	Seg6xMapTxPorts     = "tx_ports"
 	Seg6xProgSeg6xXdp   = "seg6x_xdp"
+	Seg6xVarNhCacheNs   = "nh_cache_ns"
 )
 
 // LoadSeg6x returns the embedded CollectionSpec for Seg6x.
@@ -151,6 +164,7 @@ type Seg6xMapSpecs struct {
 	ActionStats *ebpf.MapSpec `ebpf:"action_stats"`
 	Encap4      *ebpf.MapSpec `ebpf:"encap4"`
 	Encap6      *ebpf.MapSpec `ebpf:"encap6"`
+	NhCache     *ebpf.MapSpec `ebpf:"nh_cache"`
 	Policies    *ebpf.MapSpec `ebpf:"policies"`
 	PolicyStats *ebpf.MapSpec `ebpf:"policy_stats"`
 	ReasonStats *ebpf.MapSpec `ebpf:"reason_stats"`
@@ -165,6 +179,7 @@ type Seg6xMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xVariableSpecs struct {
+	NhCacheNs *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
 }
 
 // Seg6xObjects contains all objects after they have been loaded into the kernel.
@@ -190,6 +205,7 @@ type Seg6xMaps struct {
 	ActionStats *ebpf.Map `ebpf:"action_stats"`
 	Encap4      *ebpf.Map `ebpf:"encap4"`
 	Encap6      *ebpf.Map `ebpf:"encap6"`
+	NhCache     *ebpf.Map `ebpf:"nh_cache"`
 	Policies    *ebpf.Map `ebpf:"policies"`
 	PolicyStats *ebpf.Map `ebpf:"policy_stats"`
 	ReasonStats *ebpf.Map `ebpf:"reason_stats"`
@@ -205,6 +221,7 @@ func (m *Seg6xMaps) Close() error {
 		m.ActionStats,
 		m.Encap4,
 		m.Encap6,
+		m.NhCache,
 		m.Policies,
 		m.PolicyStats,
 		m.ReasonStats,
@@ -220,6 +237,7 @@ func (m *Seg6xMaps) Close() error {
 //
 // It can be passed to LoadSeg6xObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xVariables struct {
+	NhCacheNs *ebpf.Variable `ebpf:"nh_cache_ns"`
 }
 
 // Seg6xPrograms contains all programs after they have been loaded into the kernel.

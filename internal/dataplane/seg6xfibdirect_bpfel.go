@@ -53,6 +53,17 @@ type Seg6xFibDirectIn6Addr struct {
 	}
 }
 
+type Seg6xFibDirectNhEntry struct {
+	_         structs.HostLayout
+	ExpiresNs uint64
+	Ifindex   uint32
+	OkLen     uint16
+	Dmac      [6]uint8
+	Smac      [6]uint8
+	Pad       [2]uint8
+	_         [4]byte
+}
+
 type Seg6xFibDirectScratch struct {
 	_   structs.HostLayout
 	Buf [4096]uint8
@@ -88,6 +99,7 @@ const (
 	Seg6xFibDirectMapActionStats = "action_stats"
 	Seg6xFibDirectMapEncap4      = "encap4"
 	Seg6xFibDirectMapEncap6      = "encap6"
+	Seg6xFibDirectMapNhCache     = "nh_cache"
 	Seg6xFibDirectMapPolicies    = "policies"
 	Seg6xFibDirectMapPolicyStats = "policy_stats"
 	Seg6xFibDirectMapReasonStats = "reason_stats"
@@ -97,6 +109,7 @@ const (
 	Seg6xFibDirectMapTenantPorts = "tenant_ports"
 	Seg6xFibDirectMapTxPorts     = "tx_ports"
 	Seg6xFibDirectProgSeg6xXdp   = "seg6x_xdp"
+	Seg6xFibDirectVarNhCacheNs   = "nh_cache_ns"
 )
 
 // LoadSeg6xFibDirect returns the embedded CollectionSpec for Seg6xFibDirect.
@@ -151,6 +164,7 @@ type Seg6xFibDirectMapSpecs struct {
 	ActionStats *ebpf.MapSpec `ebpf:"action_stats"`
 	Encap4      *ebpf.MapSpec `ebpf:"encap4"`
 	Encap6      *ebpf.MapSpec `ebpf:"encap6"`
+	NhCache     *ebpf.MapSpec `ebpf:"nh_cache"`
 	Policies    *ebpf.MapSpec `ebpf:"policies"`
 	PolicyStats *ebpf.MapSpec `ebpf:"policy_stats"`
 	ReasonStats *ebpf.MapSpec `ebpf:"reason_stats"`
@@ -165,6 +179,7 @@ type Seg6xFibDirectMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xFibDirectVariableSpecs struct {
+	NhCacheNs *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
 }
 
 // Seg6xFibDirectObjects contains all objects after they have been loaded into the kernel.
@@ -190,6 +205,7 @@ type Seg6xFibDirectMaps struct {
 	ActionStats *ebpf.Map `ebpf:"action_stats"`
 	Encap4      *ebpf.Map `ebpf:"encap4"`
 	Encap6      *ebpf.Map `ebpf:"encap6"`
+	NhCache     *ebpf.Map `ebpf:"nh_cache"`
 	Policies    *ebpf.Map `ebpf:"policies"`
 	PolicyStats *ebpf.Map `ebpf:"policy_stats"`
 	ReasonStats *ebpf.Map `ebpf:"reason_stats"`
@@ -205,6 +221,7 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.ActionStats,
 		m.Encap4,
 		m.Encap6,
+		m.NhCache,
 		m.Policies,
 		m.PolicyStats,
 		m.ReasonStats,
@@ -220,6 +237,7 @@ func (m *Seg6xFibDirectMaps) Close() error {
 //
 // It can be passed to LoadSeg6xFibDirectObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xFibDirectVariables struct {
+	NhCacheNs *ebpf.Variable `ebpf:"nh_cache_ns"`
 }
 
 // Seg6xFibDirectPrograms contains all programs after they have been loaded into the kernel.

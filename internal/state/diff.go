@@ -66,6 +66,9 @@ func diffSet[T any](d *Diff, kind string, cur, next []T, key func(T) string) {
 
 func diffObjects(cur, next *State) *Diff {
 	d := &Diff{Added: []string{}, Changed: []string{}, Removed: []string{}}
+	if cur.Options != next.Options {
+		d.Changed = append(d.Changed, fmt.Sprintf("options (nexthop_cache_ms %d -> %d)", cur.Options.NextHopCacheMs, next.Options.NextHopCacheMs))
+	}
 	diffSet(d, "interface", cur.Interfaces, next.Interfaces, func(i Interface) string { return i.Name })
 	diffSet(d, "tenant", cur.Tenants, next.Tenants, func(t Tenant) string { return t.Name })
 	diffSet(d, "route", cur.Routes, next.Routes, func(r Route) string { return r.Prefix.String() + " tenant " + r.Tenant })

@@ -9,11 +9,23 @@ import "net/netip"
 
 // State is the whole desired (or running) configuration of one seg6x instance.
 type State struct {
+	Options    Options     `yaml:"options,omitempty" json:"options"`
 	Interfaces []Interface `yaml:"interfaces,omitempty" json:"interfaces"`
 	Tenants    []Tenant    `yaml:"tenants,omitempty" json:"tenants"`
 	Routes     []Route     `yaml:"routes,omitempty" json:"routes"`
 	SIDs       []SID       `yaml:"sids,omitempty" json:"sids"`
 }
+
+// Options are instance-wide settings of the data plane program.
+type Options struct {
+	// NextHopCacheMs lets the headend reuse a FIB result for the same first SID for this long
+	// (per CPU), skipping most per-packet FIB lookups. A route or neighbor change then takes up to
+	// this long to reach the fast path. 0 (default): every packet asks the kernel's FIB.
+	NextHopCacheMs uint32 `yaml:"nexthop_cache_ms,omitempty" json:"nexthop_cache_ms,omitempty"`
+}
+
+// MaxNextHopCacheMs bounds Options.NextHopCacheMs.
+const MaxNextHopCacheMs = 10000
 
 // Interface is a netdev with the seg6x XDP program attached.
 type Interface struct {

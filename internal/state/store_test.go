@@ -132,6 +132,7 @@ func TestInvalidInputChangesNothing(t *testing.T) {
 		{"bad action", func(s *State) { s.SIDs[1].Action = "End.DX9" }, `action: "End.DX9" is not one of`},
 		{"host bits", func(s *State) { s.Routes[0].Prefix = mustPrefix("198.18.2.1/24") }, "did you mean 198.18.2.0/24"},
 		{"vlan on End", func(s *State) { s.SIDs[1] = SID{SID: mustAddr("fc00:1::9"), Action: "End", VLAN: 5} }, "vlan: End does not decapsulate"},
+		{"cache too long", func(s *State) { s.Options.NextHopCacheMs = 20000 }, "nexthop_cache_ms: 20000 is more than 10000"},
 		{"unknown device", func(s *State) { s.Tenants[0].Ports[0].Dev = "eth9" }, `no such interface "eth9"`},
 		{"port twice", func(s *State) {
 			s.Tenants = append(s.Tenants, Tenant{Name: "red", Ports: []Port{{Dev: "eth1", VLAN: 100}}})

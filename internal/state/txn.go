@@ -5,6 +5,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/seg6x/seg6x/internal/dataplane"
@@ -148,14 +149,15 @@ func (s *Store) attachNew(t *txn, next *State) error {
 			objs.Close()
 		}
 	}()
+	reload := s.cur.Options != next.Options // a new program (its constants changed) on every interface
 	for _, it := range next.Interfaces {
-		if old, ok := prev[it.Name]; ok && old.Ifindex == it.Ifindex && old.Mode == it.Mode &&
+		if old, ok := prev[it.Name]; ok && !reload && old.Ifindex == it.Ifindex && old.Mode == it.Mode &&
 			dataplane.Attached(s.Dir, it.Ifindex) {
 			continue
 		}
 		if objs == nil {
 			var err error
-			if objs, err = dataplane.LoadObjects(s.Dir); err != nil {
+			if objs, err = dataplane.LoadObjects(s.Dir, programOptions(next.Options)); err != nil {
 				return err
 			}
 		}
@@ -189,4 +191,8 @@ func (s *Store) detachOld(t *txn, next *State) error {
 		}
 	}
 	return nil
+}
+
+func programOptions(o Options) dataplane.ProgramOptions {
+	return dataplane.ProgramOptions{NextHopCache: time.Duration(o.NextHopCacheMs) * time.Millisecond}
 }

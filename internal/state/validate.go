@@ -29,6 +29,9 @@ func Validate(s *State) error {
 	var errs Errors
 	add := func(err error) { errs = append(errs, err) }
 
+	if s.Options.NextHopCacheMs > MaxNextHopCacheMs {
+		add(fieldErr("options", "nexthop_cache_ms", "%d is more than %d", s.Options.NextHopCacheMs, MaxNextHopCacheMs))
+	}
 	ifaces := map[string]bool{}
 	for i := range s.Interfaces {
 		it := &s.Interfaces[i]

@@ -1,0 +1,36 @@
+package cli
+
+// options.go: `seg6x set`: instance-wide data plane options.
+
+import (
+	"fmt"
+
+	"github.com/seg6x/seg6x/internal/state"
+	"github.com/spf13/cobra"
+)
+
+func setCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "set nexthop-cache-ms N",
+		Short: "Set an instance-wide option (reloads the program on every attached interface)",
+		Long: `Options:
+  nexthop-cache-ms N   let the headend reuse a FIB result for the same first SID for N ms (per CPU),
+                       skipping most per-packet FIB lookups; a route or neighbor change then reaches
+                       the fast path up to N ms late. 0 (default) asks the kernel's FIB every packet.
+                       At most 10000. The same as "options: {nexthop_cache_ms: N}" in a YAML file.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] != "nexthop-cache-ms" {
+				return fmt.Errorf("unknown option %q; options: nexthop-cache-ms", args[0])
+			}
+			n, err := parseU32("nexthop-cache-ms", args[1])
+			if err != nil {
+				return err
+			}
+			return change(func(s *state.State) error {
+				s.Options.NextHopCacheMs = n
+				return nil
+			})
+		},
+	}
+}

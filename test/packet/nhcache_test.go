@@ -1,0 +1,109 @@
+package packet
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/fixtures"
+	"golang.org/x/sys/unix"
+)
+
+// TestNextHopCache runs the headend with the next-hop cache on: cached results give the same bytes,
+// a neighbor change shows after the cache time, and a packet longer than any the FIB accepted for
+// the entry is looked up again (so the MTU check still happens).
+func TestNextHopCache(t *testing.T) {
+	const ttl = 150 * time.Millisecond
+	// The cache is per CPU: stay on one so consecutive runs see the same entries.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var one, all unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil {
+		t.Fatal(err)
+	}
+	one.Set(0)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.SchedSetaffinity(0, &all)
+	objs, err := dataplane.LoadObjects(rig.Dir, dataplane.ProgramOptions{NextHopCache: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer objs.Close()
+	fs, err := fixtures.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f *fixtures.Fixture
+	for i := range fs {
+		if fs[i].Name == "encap1_v4_udp" {
+			f = &fs[i]
+		}
+	}
+	for i := 0; i < 3; i++ { // miss, then hits
+		res, err := rig.Run(objs.Seg6xXdp, f, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Action != 4 || !bytes.Equal(res.Output, f.Output) {
+			t.Fatalf("run %d with the cache: action %d, output differs: %v", i, res.Action, !bytes.Equal(res.Output, f.Output))
+		}
+	}
+
+	// The neighbor's MAC changes: within the cache time the old one is used, after it the new one.
+	newMAC := []byte{0x02, 0, 0, 0, 0x01, 0x99}
+	neigh := func(mac string) {
+		if out, err := exec.Command("ip", "-6", "neigh", "replace", "fc00:12::2", "lladdr", mac, "dev", "fab0", "nud", "permanent").CombinedOutput(); err != nil {
+			t.Fatalf("ip neigh: %v %s", err, out)
+		}
+	}
+	neigh("02:00:00:00:01:99")
+	defer neigh("02:00:00:00:01:02")
+	res, err := rig.Run(objs.Seg6xXdp, f, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(res.Output[:6], f.Output[:6]) {
+		t.Fatalf("within the cache time the cached MAC should still be used, got %x", res.Output[:6])
+	}
+	time.Sleep(ttl + 50*time.Millisecond)
+	res, err = rig.Run(objs.Seg6xXdp, f, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(res.Output[:6], newMAC) || !bytes.Equal(res.Output[6:], f.Output[6:]) {
+		t.Fatalf("after the cache time: destination MAC %x, want %x (rest unchanged)", res.Output[:6], newMAC)
+	}
+
+	// A packet to the same policy, too long for fab0's MTU (3500): the cache must not answer for it.
+	big := append([]byte(nil), f.Input...)
+	big = append(big, make([]byte, 3470-len(big))...)
+	ipLen := len(big) - 18
+	binary.BigEndian.PutUint16(big[18+2:], uint16(ipLen))
+	big[18+10], big[18+11] = 0, 0
+	var sum uint32
+	for i := 0; i < 20; i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(big[18+i:]))
+	}
+	for sum>>16 != 0 {
+		sum = sum&0xFFFF + sum>>16
+	}
+	binary.BigEndian.PutUint16(big[18+10:], ^uint16(sum))
+	binary.BigEndian.PutUint16(big[18+20+4:], uint16(ipLen-20)) // UDP length
+	bf := *f
+	bf.Input = big
+	before, _ := rig.ReasonCount("PASS_FIB_FRAG_NEEDED")
+	res, err = rig.Run(objs.Seg6xXdp, &bf, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := rig.ReasonCount("PASS_FIB_FRAG_NEEDED")
+	if dataplane.Actions[res.Action] != "XDP_PASS" || after != before+1 {
+		t.Fatalf("3470-byte frame with a cached next hop: %s, frag-needed counted %d times", dataplane.Actions[res.Action], after-before)
+	}
+}
