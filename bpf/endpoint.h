@@ -50,7 +50,7 @@ static __always_inline int end_transit(struct xdp_md *ctx, struct pkt *p, struct
 		__builtin_memcpy(fib.ipv6_dst, &ip6->daddr, 16);
 	if (sid->action == SID_END_T)
 		fib.tbid = sid->table;
-	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), fib_flags(sid->action == SID_END_T ? sid->table : 0));
+	rc = fib_lookup(ctx, &fib, sid->action == SID_END_T ? sid->table : 0);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return verdict(fib_reason(rc), p->len);
 	if (!tx_ok(fib.ifindex))
@@ -130,7 +130,7 @@ static __always_inline int end_decap(struct xdp_md *ctx, struct pkt *p, struct s
 	fib.tot_len = inner_len;
 	fib.tbid = table;
 	if (reason == REASON_NONE) {
-		rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), fib_flags(table));
+		rc = fib_lookup(ctx, &fib, table);
 		if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 			reason = fib_reason(rc);
 		else if (!tx_ok(fib.ifindex))

@@ -38,7 +38,7 @@ static __always_inline __u32 fib_flags(__u32 table)
 	return table ? (BPF_FIB_LOOKUP_DIRECT | BPF_FIB_LOOKUP_TBID) : FIB_MAIN_FLAGS;
 }
 
-/* How long the headend may reuse a FIB result for the same outer destination, in ns (0: never).
+/* How long a FIB result may be reused for the same destination and table, in ns (0: never).
  * Set when the program is loaded (the instance's nexthop_cache_ms option). A cached result skips
  * the kernel's FIB for up to this long after a route or neighbor change. */
 const volatile __u64 nh_cache_ns = 0;
@@ -47,6 +47,45 @@ const volatile __u64 nh_cache_ns = 0;
 static __always_inline int tx_ok(__u32 ifindex)
 {
 	return bpf_map_lookup_elem(&tx_ports, &ifindex) != NULL;
+}
+
+/* bpf_fib_lookup for fib (family, destination, tot_len and ifindex filled in) in routing table
+ * `table`, answered from the per-CPU cache when nh_cache_ns is set and an entry for the same
+ * destination and table is fresh and has already been checked for a packet at least as long.
+ * Successful lookups towards attached interfaces are cached. The cache assumes the route to a
+ * destination depends neither on the packet's source (no source-based policy rules) nor on the
+ * interface it came in on. */
+static __always_inline int fib_lookup(struct xdp_md *ctx, struct bpf_fib_lookup *fib, __u32 table)
+{
+	struct nh_key key = { .table = table, .family = fib->family };
+	__u32 len = fib->tot_len;
+	struct nh_entry *e, ne = {};
+	int rc;
+
+	if (nh_cache_ns) {
+		if (fib->family == AF_INET)
+			__builtin_memcpy(key.dst, &fib->ipv4_dst, 4);
+		else
+			__builtin_memcpy(key.dst, fib->ipv6_dst, 16);
+		e = bpf_map_lookup_elem(&nh_cache, &key);
+		if (e && len <= e->ok_len && bpf_ktime_get_ns() <= e->expires_ns) {
+			fib->ifindex = e->ifindex;
+			__builtin_memcpy(fib->dmac, e->dmac, ETH_ALEN);
+			__builtin_memcpy(fib->smac, e->smac, ETH_ALEN);
+			return BPF_FIB_LKUP_RET_SUCCESS;
+		}
+	}
+	fib->tbid = table;
+	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), fib_flags(table));
+	if (nh_cache_ns && rc == BPF_FIB_LKUP_RET_SUCCESS && tx_ok(fib->ifindex)) {
+		ne.expires_ns = bpf_ktime_get_ns() + nh_cache_ns;
+		ne.ifindex = fib->ifindex;
+		ne.ok_len = len;
+		__builtin_memcpy(ne.dmac, fib->dmac, ETH_ALEN);
+		__builtin_memcpy(ne.smac, fib->smac, ETH_ALEN);
+		bpf_map_update_elem(&nh_cache, &key, &ne, BPF_ANY);
+	}
+	return rc;
 }
 
 /* Moves the frame start by `shift` bytes (positive: drop bytes in front, negative: grow) and writes a

@@ -109,39 +109,6 @@ static __always_inline int grow_by_tail(struct xdp_md *ctx, __u32 l3off, __u32 i
 	return 0;
 }
 
-/* A cached next hop for outer destination dst, valid for a packet of fib->tot_len bytes: fills
- * fib->ifindex and the MACs and returns 1, or returns 0 (ask the FIB). */
-static __always_inline int nh_cache_lookup(const __u8 *dst, struct bpf_fib_lookup *fib)
-{
-	struct nh_entry *e;
-
-	if (!nh_cache_ns)
-		return 0;
-	e = bpf_map_lookup_elem(&nh_cache, dst);
-	if (!e || fib->tot_len > e->ok_len || bpf_ktime_get_ns() > e->expires_ns)
-		return 0;
-	fib->ifindex = e->ifindex;
-	__builtin_memcpy(fib->dmac, e->dmac, ETH_ALEN);
-	__builtin_memcpy(fib->smac, e->smac, ETH_ALEN);
-	return 1;
-}
-
-/* Remembers a successful FIB result for packets up to len bytes (the length the lookup checked
- * against the MTU; the lookup may overwrite tot_len with an MTU, so it is passed separately). */
-static __always_inline void nh_cache_store(const __u8 *dst, struct bpf_fib_lookup *fib, __u32 len)
-{
-	struct nh_entry e = {};
-
-	if (!nh_cache_ns)
-		return;
-	e.expires_ns = bpf_ktime_get_ns() + nh_cache_ns;
-	e.ifindex = fib->ifindex;
-	e.ok_len = len;
-	__builtin_memcpy(e.dmac, fib->dmac, ETH_ALEN);
-	__builtin_memcpy(e.smac, fib->smac, ETH_ALEN);
-	bpf_map_update_elem(&nh_cache, dst, &e, BPF_ANY);
-}
-
 /* Tenant traffic: classify by (ingress ifindex, VLAN), match the inner destination in the tenant's
  * routes, and encapsulate into the policy's prebuilt IPv6 + SRH header. */
 static __always_inline int headend(struct xdp_md *ctx, struct pkt *p)
@@ -184,17 +151,13 @@ static __always_inline int headend(struct xdp_md *ctx, struct pkt *p)
 	fib.tot_len = in.len + hdr_len;
 	__builtin_memcpy(fib.ipv6_src, pol->hdr + 8, 16);
 	__builtin_memcpy(fib.ipv6_dst, pol->hdr + 24, 16);
-	if (!nh_cache_lookup(pol->hdr + 24, &fib)) {
-		rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), fib_flags(0));
-		if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
-			to_kernel = PASS_FIB_NO_NEIGH;
-		else if (rc != BPF_FIB_LKUP_RET_SUCCESS)
-			return verdict(fib_reason(rc), p->len);
-		else if (!tx_ok(fib.ifindex))
-			to_kernel = PASS_TX_NOT_ATTACHED;
-		else
-			nh_cache_store(pol->hdr + 24, &fib, in.len + hdr_len);
-	}
+	rc = fib_lookup(ctx, &fib, 0);
+	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
+		to_kernel = PASS_FIB_NO_NEIGH;
+	else if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+		return verdict(fib_reason(rc), p->len);
+	else if (!tx_ok(fib.ifindex))
+		to_kernel = PASS_TX_NOT_ATTACHED;
 	if (to_kernel) {
 		/* The kernel forwards the encapsulated packet (resolving the neighbor on the way): keep the
 		 * frame addressed to this node as it arrived. */

@@ -95,12 +95,12 @@ struct {
 	__type(value, struct counter);
 } reason_stats SEC(".maps");
 
-/* Per-CPU next-hop cache of the headend (used only when nh_cache_ns is set at load time). Not
- * pinned: a cache belongs to the program instance that fills it. */
+/* Per-CPU cache of FIB results (used only when nh_cache_ns is set at load time). Not pinned: a
+ * cache belongs to the program instance that fills it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
 	__uint(max_entries, NH_CACHE_ENTRIES);
-	__type(key, struct in6_addr);
+	__type(key, struct nh_key);
 	__type(value, struct nh_entry);
 } nh_cache SEC(".maps");
 

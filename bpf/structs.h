@@ -90,7 +90,15 @@ struct sid_entry {
 	__u8 nh[16];  /* End.X / End.DX6 IPv6 next hop; End.DX4 IPv4 next hop in nh[0..3] */
 };
 
-/* A cached FIB result for an outer destination (the headend's first SID), per CPU. */
+/* What a cached FIB result answers for: a destination (IPv4 in dst[0..3]) in a table (0 = main). */
+struct nh_key {
+	__u32 table;
+	__u8 family;
+	__u8 pad[3];
+	__u8 dst[16];
+};
+
+/* A cached FIB result, per CPU. */
 struct nh_entry {
 	__u64 expires_ns; /* bpf_ktime_get_ns() after which the FIB is asked again */
 	__u32 ifindex;

@@ -14,9 +14,9 @@ func setCmd() *cobra.Command {
 		Use:   "set nexthop-cache-ms N",
 		Short: "Set an instance-wide option (reloads the program on every attached interface)",
 		Long: `Options:
-  nexthop-cache-ms N   let the headend reuse a FIB result for the same first SID for N ms (per CPU),
+  nexthop-cache-ms N   reuse a FIB result for the same destination and table for N ms (per CPU),
                        skipping most per-packet FIB lookups; a route or neighbor change then reaches
-                       the fast path up to N ms late. 0 (default) asks the kernel's FIB every packet.
+                       the fast path up to N ms late. Assumes no source-based policy rules. 0 (default) asks the kernel's FIB every packet.
                        At most 10000. The same as "options: {nexthop_cache_ms: N}" in a YAML file.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -64,6 +64,14 @@ type Seg6xNhEntry struct {
 	_         [4]byte
 }
 
+type Seg6xNhKey struct {
+	_      structs.HostLayout
+	Table  uint32
+	Family uint8
+	Pad    [3]uint8
+	Dst    [16]uint8
+}
+
 type Seg6xScratch struct {
 	_   structs.HostLayout
 	Buf [4096]uint8

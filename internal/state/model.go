@@ -18,8 +18,8 @@ type State struct {
 
 // Options are instance-wide settings of the data plane program.
 type Options struct {
-	// NextHopCacheMs lets the headend reuse a FIB result for the same first SID for this long
-	// (per CPU), skipping most per-packet FIB lookups. A route or neighbor change then takes up to
+	// NextHopCacheMs lets the data plane reuse a FIB result for the same destination and table for
+	// this long (per CPU), skipping most per-packet FIB lookups. A route or neighbor change then takes up to
 	// this long to reach the fast path. 0 (default): every packet asks the kernel's FIB.
 	NextHopCacheMs uint32 `yaml:"nexthop_cache_ms,omitempty" json:"nexthop_cache_ms,omitempty"`
 }
