@@ -28,6 +28,9 @@
 #ifndef NH_CACHE_ENTRIES
 #define NH_CACHE_ENTRIES 4096 /* outer destinations in the headend's next-hop cache, per CPU */
 #endif
+#ifndef MAX_SID_CHAIN
+#define MAX_SID_CHAIN 4 /* local SIDs processed in one pass (End whose next SID is also local) */
+#endif
 #ifndef SCRATCH_SIZE
 #define SCRATCH_SIZE 4096 /* per-CPU buffer for encaps that do not fit the headroom */
 #endif

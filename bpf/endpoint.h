@@ -11,6 +11,9 @@
 #include "stats.h"
 #include "fwd.h"
 
+/* Returned by end_transit when the new destination is another local SID (no verdict yet). */
+#define SID_CHAIN -1
+
 /* End, End.X, End.T: SL--, DA = Segment List[SL], hop limit--, forward. */
 static __always_inline int end_transit(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid,
 				       struct srh_info *s)
@@ -39,6 +42,9 @@ static __always_inline int end_transit(struct xdp_md *ctx, struct pkt *p, struct
 	srh[3] = sl;
 	__builtin_memcpy(&ip6->daddr, seg, 16);
 	ip6->hop_limit--;
+	/* The next SID is this node's too (End then End.DX4 on one node): process it in the same pass. */
+	if (sid->action != SID_END_X && bpf_map_lookup_elem(&sids, &ip6->daddr))
+		return SID_CHAIN;
 
 	fib.family = AF_INET6;
 	fib.ifindex = ctx->ingress_ifindex;

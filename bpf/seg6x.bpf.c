@@ -23,15 +23,24 @@ int seg6x_xdp(struct xdp_md *ctx)
 		return verdict(rc, p.len);
 
 	if (p.proto == ETH_P_IPV6_BE) {
-		struct ipv6hdr *ip6 = data + p.l3off;
-		struct sid_entry *sid;
+		for (int i = 0; i < MAX_SID_CHAIN; i++) {
+			struct ipv6hdr *ip6;
+			struct sid_entry *sid;
 
-		if ((void *)(ip6 + 1) > data_end)
-			return finish(XDP_PASS, p.len);
-		sid = bpf_map_lookup_elem(&sids, &ip6->daddr);
-		if (sid)
-			return endpoint(ctx, &p, sid);
-		return headend(ctx, &p);
+			data = (void *)(long)ctx->data;
+			data_end = (void *)(long)ctx->data_end;
+			ip6 = data + p.l3off;
+			if ((void *)(ip6 + 1) > data_end)
+				return finish(XDP_PASS, p.len);
+			sid = bpf_map_lookup_elem(&sids, &ip6->daddr);
+			if (!sid)
+				return i == 0 ? headend(ctx, &p) : finish(XDP_PASS, p.len);
+			rc = endpoint(ctx, &p, sid);
+			if (rc != SID_CHAIN)
+				return rc;
+		}
+		/* A longer chain of local SIDs than the fast path follows: the kernel takes it from here. */
+		return verdict(PASS_LOCAL, p.len);
 	}
 	if (p.proto == ETH_P_IP_BE)
 		return headend(ctx, &p);

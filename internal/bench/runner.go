@@ -200,9 +200,10 @@ func kernelRef(s string) string {
 		return "kernel_encap_1sid"
 	case s == "seg6x_end_dx4_vlan" || s == "seg6x_end_dt4_vlan":
 		return "kernel_end_dx4"
-	case s == "seg6x_end":
+	case s == "seg6x_end_then_dx4":
 		return "kernel_end_then_dx4"
 	}
+	// seg6x_end has no kernel scenario doing exactly its work; kernel IPv4 forwarding is the floor.
 	return "kernel_ipv4"
 }
 

@@ -258,6 +258,15 @@ func Scenarios() []*Scenario {
 			},
 		},
 		&Scenario{
+			Name: "seg6x_end_then_dx4", Desc: "seg6x End then End.DX4 on the same node (one pass)",
+			Setup: func(r *Rig) error {
+				return seg6xApply(r, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End}, {sid: \"%s\", action: End.DX4, nh4: 198.19.0.3}]\n",
+					devDutIn, devDutEg, sidEnd, sidDX4))
+			},
+			Frame:  func(n, f int) []byte { return srv6Frame(n, f, sidEnd, []netip.Addr{sidDX4, sidEnd}, 1) },
+			Expect: expectIPv4(14, 63, 0),
+		},
+		&Scenario{
 			Name: "seg6x_end_dx4_vlan", Desc: "seg6x End.DX4, VLAN pushed",
 			Setup: func(r *Rig) error {
 				return seg6xApply(r, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End.DX4, nh4: 198.19.0.3, vlan: %d}]\n", devDutIn, devDutEg, sidDX4, vlanOut))
