@@ -54,13 +54,9 @@ static __always_inline int end_transit(struct xdp_md *ctx, struct pkt *p, struct
 		__builtin_memcpy(fib.ipv6_dst, sid->nh, 16);
 	else
 		__builtin_memcpy(fib.ipv6_dst, &ip6->daddr, 16);
-	if (sid->action == SID_END_T)
-		fib.tbid = sid->table;
 	rc = fib_lookup(ctx, &fib, sid->action == SID_END_T ? sid->table : 0);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return verdict(fib_reason(rc), p->len);
-	if (!tx_ok(fib.ifindex))
-		return verdict(PASS_TX_NOT_ATTACHED, p->len);
 	if (write_l2(ctx, (int)p->l3off - ETH_HLEN, fib.dmac, fib.smac, 0, ETH_P_IPV6_BE))
 		return verdict(DROP_NO_ROOM, p->len);
 	return finish(bpf_redirect_map(&tx_ports, fib.ifindex, 0), p->len);
@@ -134,13 +130,10 @@ static __always_inline int end_decap(struct xdp_md *ctx, struct pkt *p, struct s
 
 	fib.ifindex = ctx->ingress_ifindex;
 	fib.tot_len = inner_len;
-	fib.tbid = table;
 	if (reason == REASON_NONE) {
 		rc = fib_lookup(ctx, &fib, table);
 		if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 			reason = fib_reason(rc);
-		else if (!tx_ok(fib.ifindex))
-			reason = PASS_TX_NOT_ATTACHED;
 	}
 
 	if (reason == REASON_NONE) {

@@ -7,10 +7,16 @@
 #include "maps.h"
 #include "structs.h"
 
-/* Maps a bpf_fib_lookup result that is not success to the reason the kernel gets the packet. */
+/* fib_lookup's result when the FIB found a next hop on an interface without seg6x (not a
+ * bpf_fib_lookup code: those are 0..9). */
+#define FIB_TX_NOT_ATTACHED 100
+
+/* Maps a fib_lookup result that is not success to the reason the kernel gets the packet. */
 static __always_inline int fib_reason(int rc)
 {
 	switch (rc) {
+	case FIB_TX_NOT_ATTACHED:
+		return PASS_TX_NOT_ATTACHED;
 	case BPF_FIB_LKUP_RET_NO_NEIGH:
 		return PASS_FIB_NO_NEIGH;
 	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
@@ -52,7 +58,8 @@ static __always_inline int tx_ok(__u32 ifindex)
 /* bpf_fib_lookup for fib (family, destination, tot_len and ifindex filled in) in routing table
  * `table`, answered from the per-CPU cache when nh_cache_ns is set and an entry for the same
  * destination and table is fresh and has already been checked for a packet at least as long.
- * Successful lookups towards attached interfaces are cached. The cache assumes the route to a
+ * Success means a next hop on an interface the fast path redirects to (FIB_TX_NOT_ATTACHED
+ * otherwise); only such results are cached, so a cache hit needs no tx_ports check. The cache assumes the route to a
  * destination depends neither on the packet's source (no source-based policy rules) nor on the
  * interface it came in on. */
 static __always_inline int fib_lookup(struct xdp_md *ctx, struct bpf_fib_lookup *fib, __u32 table)
@@ -77,7 +84,11 @@ static __always_inline int fib_lookup(struct xdp_md *ctx, struct bpf_fib_lookup 
 	}
 	fib->tbid = table;
 	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), fib_flags(table));
-	if (nh_cache_ns && rc == BPF_FIB_LKUP_RET_SUCCESS && tx_ok(fib->ifindex)) {
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+		return rc;
+	if (!tx_ok(fib->ifindex))
+		return FIB_TX_NOT_ATTACHED;
+	if (nh_cache_ns) {
 		ne.expires_ns = bpf_ktime_get_ns() + nh_cache_ns;
 		ne.ifindex = fib->ifindex;
 		ne.ok_len = len;

@@ -152,12 +152,10 @@ static __always_inline int headend(struct xdp_md *ctx, struct pkt *p)
 	__builtin_memcpy(fib.ipv6_src, pol->hdr + 8, 16);
 	__builtin_memcpy(fib.ipv6_dst, pol->hdr + 24, 16);
 	rc = fib_lookup(ctx, &fib, 0);
-	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
-		to_kernel = PASS_FIB_NO_NEIGH;
+	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH || rc == FIB_TX_NOT_ATTACHED)
+		to_kernel = fib_reason(rc);
 	else if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return verdict(fib_reason(rc), p->len);
-	else if (!tx_ok(fib.ifindex))
-		to_kernel = PASS_TX_NOT_ATTACHED;
 	if (to_kernel) {
 		/* The kernel forwards the encapsulated packet (resolving the neighbor on the way): keep the
 		 * frame addressed to this node as it arrived. */
