@@ -55,92 +55,52 @@ func resolve(s *State, env Env) error {
 	return errs
 }
 
-// allocator hands out the smallest free id in [1, max).
-type allocator struct {
-	used map[uint32]bool
-	max  uint32
-	next uint32
-}
-
-func newAllocator(max uint32) *allocator {
-	return &allocator{used: map[uint32]bool{}, max: max, next: 1}
-}
-
-func (a *allocator) take(id uint32) { a.used[id] = true }
-
-func (a *allocator) get() (uint32, bool) {
-	for ; a.next < a.max; a.next++ {
-		if !a.used[a.next] {
-			a.used[a.next] = true
-			return a.next, true
+// carryIDs gives each object of next the id the object with the same key had in cur, then the
+// smallest free id in [1, limit) to the others. what names the objects in the error when the ids
+// run out.
+func carryIDs[T any](cur, next []T, key func(*T) string, id func(*T) *uint32, limit uint32, what string, obj func(*T) string) error {
+	old := map[string]uint32{}
+	for i := range cur {
+		old[key(&cur[i])] = *id(&cur[i])
+	}
+	used := map[uint32]bool{}
+	for i := range next {
+		v, ok := old[key(&next[i])]
+		*id(&next[i]) = v // 0 for a new object, whatever id it carried in
+		if ok {
+			used[v] = true
 		}
 	}
-	return 0, false
+	free := uint32(1)
+	for i := range next {
+		if *id(&next[i]) != 0 {
+			continue
+		}
+		for free < limit && used[free] {
+			free++
+		}
+		if free >= limit {
+			return fieldErr(obj(&next[i]), "", "more than %d %s", limit-1, what)
+		}
+		*id(&next[i]) = free
+		used[free] = true
+	}
+	return nil
 }
 
 // assignIDs gives next's objects the ids they had in cur, and fresh ones to new objects.
 func assignIDs(cur, next *State) error {
-	tenantIDs := map[string]uint32{}
-	for _, t := range cur.Tenants {
-		tenantIDs[t.Name] = t.ID
+	if err := carryIDs(cur.Tenants, next.Tenants, func(t *Tenant) string { return t.Name },
+		func(t *Tenant) *uint32 { return &t.ID }, 1<<31, "tenants", tenantObj); err != nil {
+		return err
 	}
-	routeIDs := map[string]uint32{}
-	for _, r := range cur.Routes {
-		routeIDs[r.Tenant+" "+r.Prefix.String()] = r.ID
+	if err := carryIDs(cur.Routes, next.Routes, func(r *Route) string { return r.Tenant + " " + r.Prefix.String() },
+		func(r *Route) *uint32 { return &r.ID }, MaxPolicies, "routes", routeObj); err != nil {
+		return err
 	}
-	sidIDs := map[string]uint32{}
-	for _, sd := range cur.SIDs {
-		sidIDs[sd.SID.String()] = sd.ID
-	}
-
-	ta := newAllocator(1 << 31)
-	for i := range next.Tenants {
-		if id, ok := tenantIDs[next.Tenants[i].Name]; ok {
-			next.Tenants[i].ID = id
-			ta.take(id)
-		}
-	}
-	for i := range next.Tenants {
-		if next.Tenants[i].ID == 0 {
-			next.Tenants[i].ID, _ = ta.get()
-		}
-	}
-
-	ra := newAllocator(MaxPolicies)
-	for i := range next.Routes {
-		r := &next.Routes[i]
-		if id, ok := routeIDs[r.Tenant+" "+r.Prefix.String()]; ok {
-			r.ID = id
-			ra.take(id)
-		}
-	}
-	for i := range next.Routes {
-		r := &next.Routes[i]
-		if r.ID == 0 {
-			id, ok := ra.get()
-			if !ok {
-				return fieldErr(routeObj(r), "", "more than %d routes", MaxPolicies-1)
-			}
-			r.ID = id
-		}
-	}
-
-	sa := newAllocator(MaxSIDs)
-	for i := range next.SIDs {
-		if id, ok := sidIDs[next.SIDs[i].SID.String()]; ok {
-			next.SIDs[i].ID = id
-			sa.take(id)
-		}
-	}
-	for i := range next.SIDs {
-		sd := &next.SIDs[i]
-		if sd.ID == 0 {
-			id, ok := sa.get()
-			if !ok {
-				return fieldErr(sidObj(sd), "", "more than %d SIDs", MaxSIDs-1)
-			}
-			sd.ID = id
-		}
+	if err := carryIDs(cur.SIDs, next.SIDs, func(s *SID) string { return s.SID.String() },
+		func(s *SID) *uint32 { return &s.ID }, MaxSIDs, "SIDs", sidObj); err != nil {
+		return err
 	}
 	sortState(next)
 	return nil
