@@ -14,10 +14,16 @@
 #define MAX_VLAN_TAGS 2 /* 802.1Q / 802.1ad tags parsed on ingress */
 #endif
 #ifndef MAX_POLICIES
-#define MAX_POLICIES 65536 /* encap routes (each has its own policy and counters) */
+#define MAX_POLICIES 65536 /* distinct SR policies (routes with the same segment list share one) */
+#endif
+#ifndef MAX_ROUTES4
+#define MAX_ROUTES4 4194304 /* IPv4 encap routes, all tenants (a table swap holds old + new) */
+#endif
+#ifndef MAX_ROUTES6
+#define MAX_ROUTES6 1048576 /* IPv6 encap routes, all tenants */
 #endif
 #ifndef MAX_SIDS
-#define MAX_SIDS 16384 /* local SIDs */
+#define MAX_SIDS 131072 /* local SIDs */
 #endif
 #ifndef MAX_TENANT_PORTS
 #define MAX_TENANT_PORTS 4096 /* (ifindex, VLAN) -> tenant entries */

@@ -10,6 +10,7 @@
 #include "stats.h"
 #include "fwd.h"
 #include "flowlabel.h"
+#include "routes.h"
 
 /* What the headend learned about the inner packet before rewriting anything. */
 struct inner {
@@ -22,12 +23,11 @@ struct inner {
 
 /* Parses the inner IPv4 packet and finds its policy. Returns REASON_NONE, a DROP_* reason, or
  * PASS_NO_MATCH when no route of the tenant covers the destination. */
-static __always_inline int headend_v4(void *data, void *data_end, struct pkt *p, __u32 tenant,
-				      struct inner *in)
+static __always_inline int headend_v4(void *data, void *data_end, struct pkt *p,
+				      const struct tenant_val *tv, struct inner *in)
 {
 	struct iphdr *iph = data + p->l3off;
-	struct encap4_key key = { .prefixlen = 64, .tenant_id = tenant };
-	struct encap_val *ev;
+	__u32 policy_id;
 	__u32 *ports = NULL;
 	__u32 ihl;
 
@@ -36,9 +36,8 @@ static __always_inline int headend_v4(void *data, void *data_end, struct pkt *p,
 	ihl = iph->ihl * 4;
 	if (ihl < sizeof(*iph))
 		return DROP_BAD_IPV4_IHL;
-	__builtin_memcpy(key.addr, &iph->daddr, 4);
-	ev = bpf_map_lookup_elem(&encap4, &key);
-	if (!ev)
+	policy_id = route4_lookup(tv, iph->daddr);
+	if (!policy_id)
 		return PASS_NO_MATCH;
 	in->len = bpf_ntohs(iph->tot_len);
 	if (in->len < ihl || data + p->l3off + in->len > data_end)
@@ -48,26 +47,27 @@ static __always_inline int headend_v4(void *data, void *data_end, struct pkt *p,
 		if ((void *)(l4 + 1) <= data_end)
 			ports = l4;
 	}
-	in->policy_id = ev->policy_id;
+	in->policy_id = policy_id;
 	in->label = flow_label4(iph, ports);
 	in->tclass = iph->tos;
 	in->ttl = iph->ttl;
 	return REASON_NONE;
 }
 
-static __always_inline int headend_v6(void *data, void *data_end, struct pkt *p, __u32 tenant,
-				      struct inner *in)
+static __always_inline int headend_v6(void *data, void *data_end, struct pkt *p,
+				      const struct tenant_val *tv, struct inner *in)
 {
 	struct ipv6hdr *ip6 = data + p->l3off;
-	struct encap6_key key = { .prefixlen = 160, .tenant_id = tenant };
-	struct encap_val *ev;
+	__u64 hi, lo;
+	__u32 policy_id;
 	__u32 *ports = NULL;
 
 	if ((void *)(ip6 + 1) > data_end)
 		return DROP_TRUNC_IP;
-	__builtin_memcpy(key.addr, &ip6->daddr, 16);
-	ev = bpf_map_lookup_elem(&encap6, &key);
-	if (!ev)
+	__builtin_memcpy(&hi, &ip6->daddr, 8);
+	__builtin_memcpy(&lo, (__u8 *)&ip6->daddr + 8, 8);
+	policy_id = route6_lookup(tv, hi, lo);
+	if (!policy_id)
 		return PASS_NO_MATCH;
 	if (!ip6->payload_len)
 		return PASS_NO_MATCH; /* jumbogram (RFC 2675): left to the kernel */
@@ -79,7 +79,7 @@ static __always_inline int headend_v6(void *data, void *data_end, struct pkt *p,
 		if ((void *)(l4 + 1) <= data_end)
 			ports = l4;
 	}
-	in->policy_id = ev->policy_id;
+	in->policy_id = policy_id;
 	in->label = flow_label6(ip6, ports);
 	in->tclass = (ip6->priority << 4) | (ip6->flow_lbl[0] >> 4);
 	in->ttl = ip6->hop_limit;
@@ -128,9 +128,9 @@ static __always_inline int headend(struct xdp_md *ctx, struct pkt *p)
 	if (!tv)
 		return finish(XDP_PASS, p->len);
 	if (p->proto == ETH_P_IP_BE)
-		rc = headend_v4(data, data_end, p, tv->tenant_id, &in);
+		rc = headend_v4(data, data_end, p, tv, &in);
 	else
-		rc = headend_v6(data, data_end, p, tv->tenant_id, &in);
+		rc = headend_v6(data, data_end, p, tv, &in);
 	if (rc == PASS_NO_MATCH)
 		return finish(XDP_PASS, p->len);
 	if (rc != REASON_NONE)

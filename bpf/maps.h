@@ -15,25 +15,25 @@ struct {
 	__type(value, struct tenant_val);
 } tenant_ports SEC(".maps");
 
-/* (tenant, inner IPv4 destination) longest-prefix match -> policy. */
+/* (route table, prefix length, masked inner IPv4 destination) -> policy. Allocated on demand. */
 struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, MAX_POLICIES);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_ROUTES4);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct encap4_key);
+	__type(key, struct route4_key);
 	__type(value, struct encap_val);
-} encap4 SEC(".maps");
+} routes4 SEC(".maps");
 
-/* (tenant, inner IPv6 destination) longest-prefix match -> policy. */
+/* (route table, prefix length, masked inner IPv6 destination) -> policy. */
 struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, MAX_POLICIES);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_ROUTES6);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct encap6_key);
+	__type(key, struct route6_key);
 	__type(value, struct encap_val);
-} encap6 SEC(".maps");
+} routes6 SEC(".maps");
 
 /* policy id -> prebuilt outer header. */
 struct {

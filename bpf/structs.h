@@ -49,24 +49,33 @@ struct tenant_key {
 	__u16 pad;
 };
 
+/* A tenant port leads to one version of the tenant's route table. Replacing the whole table writes a
+ * new table_id and then flips this entry, so a packet sees the old table or the new one, never a mix.
+ * The prefix-length bitmaps say which exact-match lookups a destination needs (longest first). */
 struct tenant_val {
-	__u32 tenant_id;
+	__u32 table_id;
+	__u32 pad;
+	__u64 plens4;    /* bit n: the table has IPv4 routes of prefix length n (0..32) */
+	__u64 plens6[3]; /* bit n of 192: IPv6 routes of prefix length n (0..128) */
 };
 
-/* LPM keys of encap routes: prefixlen counts the 32 bits of tenant_id first. */
-struct encap4_key {
-	__u32 prefixlen;
-	__u32 tenant_id;
+/* Encap routes: exact match on (table, prefix length, destination masked to that length). */
+struct route4_key {
+	__u32 table_id;
+	__u8 plen;
+	__u8 pad[3];
 	__u8 addr[4];
 };
 
-struct encap6_key {
-	__u32 prefixlen;
-	__u32 tenant_id;
+struct route6_key {
+	__u32 table_id;
+	__u8 plen;
+	__u8 pad[3];
 	__u8 addr[16];
 };
 
-/* Index of the policy (and its counters) an encap route points to. */
+/* Index of the policy (and its counters) an encap route points to. A policy slot is written before
+ * any route points at it and is not reused until well after the last route left it. */
 struct encap_val {
 	__u32 policy_id;
 };

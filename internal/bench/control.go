@@ -95,14 +95,14 @@ func controlOnce(kind string, n int) (ControlResult, error) {
 	}
 	full := build(n)
 	start := time.Now()
-	if _, err := st.Apply(full); err != nil {
+	if _, err := st.Apply(full, false); err != nil {
 		return r, err
 	}
 	r.LoadSeconds = time.Since(start).Seconds()
 	r.PerSecond = float64(n) / r.LoadSeconds
 	more := build(n + 1)
 	start = time.Now()
-	if _, err := st.Apply(more); err != nil {
+	if _, err := st.Apply(more, false); err != nil {
 		return r, err
 	}
 	r.UpdateMillis = float64(time.Since(start).Microseconds()) / 1000

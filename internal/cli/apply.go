@@ -43,14 +43,7 @@ File format (every key optional except where an object needs it):
 				return err
 			}
 			defer st.Close()
-			if dryRun {
-				d, _, err := st.Plan(desired)
-				if err != nil {
-					return err
-				}
-				return printDiff(d)
-			}
-			d, err := st.Apply(desired)
+			d, err := st.Apply(desired, dryRun)
 			if err != nil {
 				return err
 			}

@@ -69,7 +69,7 @@ func change(edit func(s *state.State) error) error {
 	if err := edit(&next); err != nil {
 		return err
 	}
-	d, err := st.Apply(next)
+	d, err := st.Apply(next, false)
 	if err != nil {
 		return err
 	}

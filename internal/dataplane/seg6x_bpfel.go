@@ -19,20 +19,6 @@ type Seg6xCounter struct {
 	Bytes   uint64
 }
 
-type Seg6xEncap4Key struct {
-	_         structs.HostLayout
-	Prefixlen uint32
-	TenantId  uint32
-	Addr      [4]uint8
-}
-
-type Seg6xEncap6Key struct {
-	_         structs.HostLayout
-	Prefixlen uint32
-	TenantId  uint32
-	Addr      [16]uint8
-}
-
 type Seg6xEncapPolicy struct {
 	_      structs.HostLayout
 	HdrLen uint16
@@ -72,6 +58,22 @@ type Seg6xNhKey struct {
 	Dst    [16]uint8
 }
 
+type Seg6xRoute4Key struct {
+	_       structs.HostLayout
+	TableId uint32
+	Plen    uint8
+	Pad     [3]uint8
+	Addr    [4]uint8
+}
+
+type Seg6xRoute6Key struct {
+	_       structs.HostLayout
+	TableId uint32
+	Plen    uint8
+	Pad     [3]uint8
+	Addr    [16]uint8
+}
+
 type Seg6xScratch struct {
 	_   structs.HostLayout
 	Buf [4096]uint8
@@ -96,8 +98,11 @@ type Seg6xTenantKey struct {
 }
 
 type Seg6xTenantVal struct {
-	_        structs.HostLayout
-	TenantId uint32
+	_       structs.HostLayout
+	TableId uint32
+	Pad     uint32
+	Plens4  uint64
+	Plens6  [3]uint64
 }
 
 // Names of all BPF objects in the ELF.
@@ -105,12 +110,12 @@ type Seg6xTenantVal struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	Seg6xMapActionStats = "action_stats"
-	Seg6xMapEncap4      = "encap4"
-	Seg6xMapEncap6      = "encap6"
 	Seg6xMapNhCache     = "nh_cache"
 	Seg6xMapPolicies    = "policies"
 	Seg6xMapPolicyStats = "policy_stats"
 	Seg6xMapReasonStats = "reason_stats"
+	Seg6xMapRoutes4     = "routes4"
+	Seg6xMapRoutes6     = "routes6"
 	Seg6xMapScratch     = "scratch"
 	Seg6xMapSidStats    = "sid_stats"
 	Seg6xMapSids        = "sids"
@@ -170,12 +175,12 @@ type Seg6xProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xMapSpecs struct {
 	ActionStats *ebpf.MapSpec `ebpf:"action_stats"`
-	Encap4      *ebpf.MapSpec `ebpf:"encap4"`
-	Encap6      *ebpf.MapSpec `ebpf:"encap6"`
 	NhCache     *ebpf.MapSpec `ebpf:"nh_cache"`
 	Policies    *ebpf.MapSpec `ebpf:"policies"`
 	PolicyStats *ebpf.MapSpec `ebpf:"policy_stats"`
 	ReasonStats *ebpf.MapSpec `ebpf:"reason_stats"`
+	Routes4     *ebpf.MapSpec `ebpf:"routes4"`
+	Routes6     *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch     *ebpf.MapSpec `ebpf:"scratch"`
 	SidStats    *ebpf.MapSpec `ebpf:"sid_stats"`
 	Sids        *ebpf.MapSpec `ebpf:"sids"`
@@ -211,12 +216,12 @@ func (o *Seg6xObjects) Close() error {
 // It can be passed to LoadSeg6xObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xMaps struct {
 	ActionStats *ebpf.Map `ebpf:"action_stats"`
-	Encap4      *ebpf.Map `ebpf:"encap4"`
-	Encap6      *ebpf.Map `ebpf:"encap6"`
 	NhCache     *ebpf.Map `ebpf:"nh_cache"`
 	Policies    *ebpf.Map `ebpf:"policies"`
 	PolicyStats *ebpf.Map `ebpf:"policy_stats"`
 	ReasonStats *ebpf.Map `ebpf:"reason_stats"`
+	Routes4     *ebpf.Map `ebpf:"routes4"`
+	Routes6     *ebpf.Map `ebpf:"routes6"`
 	Scratch     *ebpf.Map `ebpf:"scratch"`
 	SidStats    *ebpf.Map `ebpf:"sid_stats"`
 	Sids        *ebpf.Map `ebpf:"sids"`
@@ -227,12 +232,12 @@ type Seg6xMaps struct {
 func (m *Seg6xMaps) Close() error {
 	return _Seg6xClose(
 		m.ActionStats,
-		m.Encap4,
-		m.Encap6,
 		m.NhCache,
 		m.Policies,
 		m.PolicyStats,
 		m.ReasonStats,
+		m.Routes4,
+		m.Routes6,
 		m.Scratch,
 		m.SidStats,
 		m.Sids,

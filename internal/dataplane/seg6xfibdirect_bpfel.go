@@ -19,20 +19,6 @@ type Seg6xFibDirectCounter struct {
 	Bytes   uint64
 }
 
-type Seg6xFibDirectEncap4Key struct {
-	_         structs.HostLayout
-	Prefixlen uint32
-	TenantId  uint32
-	Addr      [4]uint8
-}
-
-type Seg6xFibDirectEncap6Key struct {
-	_         structs.HostLayout
-	Prefixlen uint32
-	TenantId  uint32
-	Addr      [16]uint8
-}
-
 type Seg6xFibDirectEncapPolicy struct {
 	_      structs.HostLayout
 	HdrLen uint16
@@ -72,6 +58,22 @@ type Seg6xFibDirectNhKey struct {
 	Dst    [16]uint8
 }
 
+type Seg6xFibDirectRoute4Key struct {
+	_       structs.HostLayout
+	TableId uint32
+	Plen    uint8
+	Pad     [3]uint8
+	Addr    [4]uint8
+}
+
+type Seg6xFibDirectRoute6Key struct {
+	_       structs.HostLayout
+	TableId uint32
+	Plen    uint8
+	Pad     [3]uint8
+	Addr    [16]uint8
+}
+
 type Seg6xFibDirectScratch struct {
 	_   structs.HostLayout
 	Buf [4096]uint8
@@ -96,8 +98,11 @@ type Seg6xFibDirectTenantKey struct {
 }
 
 type Seg6xFibDirectTenantVal struct {
-	_        structs.HostLayout
-	TenantId uint32
+	_       structs.HostLayout
+	TableId uint32
+	Pad     uint32
+	Plens4  uint64
+	Plens6  [3]uint64
 }
 
 // Names of all BPF objects in the ELF.
@@ -105,12 +110,12 @@ type Seg6xFibDirectTenantVal struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	Seg6xFibDirectMapActionStats = "action_stats"
-	Seg6xFibDirectMapEncap4      = "encap4"
-	Seg6xFibDirectMapEncap6      = "encap6"
 	Seg6xFibDirectMapNhCache     = "nh_cache"
 	Seg6xFibDirectMapPolicies    = "policies"
 	Seg6xFibDirectMapPolicyStats = "policy_stats"
 	Seg6xFibDirectMapReasonStats = "reason_stats"
+	Seg6xFibDirectMapRoutes4     = "routes4"
+	Seg6xFibDirectMapRoutes6     = "routes6"
 	Seg6xFibDirectMapScratch     = "scratch"
 	Seg6xFibDirectMapSidStats    = "sid_stats"
 	Seg6xFibDirectMapSids        = "sids"
@@ -170,12 +175,12 @@ type Seg6xFibDirectProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xFibDirectMapSpecs struct {
 	ActionStats *ebpf.MapSpec `ebpf:"action_stats"`
-	Encap4      *ebpf.MapSpec `ebpf:"encap4"`
-	Encap6      *ebpf.MapSpec `ebpf:"encap6"`
 	NhCache     *ebpf.MapSpec `ebpf:"nh_cache"`
 	Policies    *ebpf.MapSpec `ebpf:"policies"`
 	PolicyStats *ebpf.MapSpec `ebpf:"policy_stats"`
 	ReasonStats *ebpf.MapSpec `ebpf:"reason_stats"`
+	Routes4     *ebpf.MapSpec `ebpf:"routes4"`
+	Routes6     *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch     *ebpf.MapSpec `ebpf:"scratch"`
 	SidStats    *ebpf.MapSpec `ebpf:"sid_stats"`
 	Sids        *ebpf.MapSpec `ebpf:"sids"`
@@ -211,12 +216,12 @@ func (o *Seg6xFibDirectObjects) Close() error {
 // It can be passed to LoadSeg6xFibDirectObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xFibDirectMaps struct {
 	ActionStats *ebpf.Map `ebpf:"action_stats"`
-	Encap4      *ebpf.Map `ebpf:"encap4"`
-	Encap6      *ebpf.Map `ebpf:"encap6"`
 	NhCache     *ebpf.Map `ebpf:"nh_cache"`
 	Policies    *ebpf.Map `ebpf:"policies"`
 	PolicyStats *ebpf.Map `ebpf:"policy_stats"`
 	ReasonStats *ebpf.Map `ebpf:"reason_stats"`
+	Routes4     *ebpf.Map `ebpf:"routes4"`
+	Routes6     *ebpf.Map `ebpf:"routes6"`
 	Scratch     *ebpf.Map `ebpf:"scratch"`
 	SidStats    *ebpf.Map `ebpf:"sid_stats"`
 	Sids        *ebpf.Map `ebpf:"sids"`
@@ -227,12 +232,12 @@ type Seg6xFibDirectMaps struct {
 func (m *Seg6xFibDirectMaps) Close() error {
 	return _Seg6xFibDirectClose(
 		m.ActionStats,
-		m.Encap4,
-		m.Encap6,
 		m.NhCache,
 		m.Policies,
 		m.PolicyStats,
 		m.ReasonStats,
+		m.Routes4,
+		m.Routes6,
 		m.Scratch,
 		m.SidStats,
 		m.Sids,

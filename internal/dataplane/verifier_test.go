@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"errors"
 	"os"
 	"testing"
 
@@ -33,6 +34,10 @@ func TestVerifierLoadsEveryVariant(t *testing.T) {
 				Programs: ebpf.ProgramOptions{LogLevel: ebpf.LogLevelStats},
 			})
 			if err != nil {
+				var ve *ebpf.VerifierError
+				if errors.As(err, &ve) && len(ve.Log) > 0 {
+					t.Logf("log tail: %v", ve.Log)
+				}
 				t.Fatalf("verifier: %+v", err)
 			}
 			defer coll.Close()

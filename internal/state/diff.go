@@ -1,11 +1,9 @@
 package state
 
-// diff.go: the object-level difference between two states, as shown by `apply --dry-run`.
+// diff.go: what a commit changed (or would change), one line per object, as `apply --dry-run` and
+// every change command report it.
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // Diff lists objects added, changed and removed, each as a one-line description.
 type Diff struct {
@@ -40,38 +38,3 @@ func same(a, b any) bool {
 	return string(ja) == string(jb)
 }
 
-func diffSet[T any](d *Diff, kind string, cur, next []T, key func(T) string) {
-	old := map[string]T{}
-	for _, o := range cur {
-		old[key(o)] = o
-	}
-	seen := map[string]bool{}
-	for _, n := range next {
-		k := key(n)
-		seen[k] = true
-		o, ok := old[k]
-		switch {
-		case !ok:
-			d.Added = append(d.Added, fmt.Sprintf("%s %s", kind, k))
-		case !same(o, n):
-			d.Changed = append(d.Changed, fmt.Sprintf("%s %s", kind, k))
-		}
-	}
-	for _, o := range cur {
-		if k := key(o); !seen[k] {
-			d.Removed = append(d.Removed, fmt.Sprintf("%s %s", kind, k))
-		}
-	}
-}
-
-func diffObjects(cur, next *State) *Diff {
-	d := &Diff{Added: []string{}, Changed: []string{}, Removed: []string{}}
-	if cur.Options != next.Options {
-		d.Changed = append(d.Changed, fmt.Sprintf("options (nexthop_cache_ms %d -> %d)", cur.Options.NextHopCacheMs, next.Options.NextHopCacheMs))
-	}
-	diffSet(d, "interface", cur.Interfaces, next.Interfaces, func(i Interface) string { return i.Name })
-	diffSet(d, "tenant", cur.Tenants, next.Tenants, func(t Tenant) string { return t.Name })
-	diffSet(d, "route", cur.Routes, next.Routes, func(r Route) string { return r.Prefix.String() + " tenant " + r.Tenant })
-	diffSet(d, "sid", cur.SIDs, next.SIDs, func(s SID) string { return s.SID.String() })
-	return d
-}

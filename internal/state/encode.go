@@ -1,23 +1,15 @@
 package state
 
-// encode.go: turns a validated, resolved state into the exact contents of the BPF maps (its "image"),
-// including the prebuilt outer IPv6 + SRH header of each policy.
+// encode.go: the exact contents of the BPF map entries for the objects of the running state: tenant
+// port entries (route table version + prefix-length bitmaps), route keys, the prebuilt outer IPv6 +
+// SRH header of each policy, SID entries; and the whole image used to reconcile pinned maps.
 
 import (
 	"fmt"
+	"net/netip"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
 )
-
-// Image is what the maps of a data plane hold for one state.
-type Image struct {
-	TenantPorts map[dataplane.Seg6xTenantKey]dataplane.Seg6xTenantVal
-	Encap4      map[dataplane.Seg6xEncap4Key]dataplane.Seg6xEncapVal
-	Encap6      map[dataplane.Seg6xEncap6Key]dataplane.Seg6xEncapVal
-	Policies    map[uint32]dataplane.Seg6xEncapPolicy
-	SIDs        map[[16]byte]dataplane.Seg6xSidEntry
-	TxPorts     map[uint32]uint32
-}
 
 // sid_action values (enum sid_action in bpf/structs.h).
 var actionCode = map[string]uint8{
@@ -26,72 +18,55 @@ var actionCode = map[string]uint8{
 
 const sidFlagVLAN = 1 // SID_F_VLAN
 
-// BuildImage computes the map contents of a state whose IDs and resolved fields are filled in.
-func BuildImage(s *State) (*Image, error) {
-	im := &Image{
-		TenantPorts: map[dataplane.Seg6xTenantKey]dataplane.Seg6xTenantVal{},
-		Encap4:      map[dataplane.Seg6xEncap4Key]dataplane.Seg6xEncapVal{},
-		Encap6:      map[dataplane.Seg6xEncap6Key]dataplane.Seg6xEncapVal{},
-		Policies:    map[uint32]dataplane.Seg6xEncapPolicy{},
-		SIDs:        map[[16]byte]dataplane.Seg6xSidEntry{},
-		TxPorts:     map[uint32]uint32{},
-	}
-	for _, it := range s.Interfaces {
-		im.TxPorts[uint32(it.Ifindex)] = uint32(it.Ifindex)
-	}
-	tenantID := map[string]*Tenant{}
-	for i := range s.Tenants {
-		t := &s.Tenants[i]
-		tenantID[t.Name] = t
-		for _, p := range t.Ports {
-			im.TenantPorts[dataplane.Seg6xTenantKey{Ifindex: uint32(p.Ifindex), Vlan: p.VLAN}] =
-				dataplane.Seg6xTenantVal{TenantId: t.ID}
+// plensVal sets the prefix-length bitmaps of v from route counts per length.
+func plensVal(v *dataplane.Seg6xTenantVal, plens *[2][129]uint32) {
+	for n := 0; n <= 32; n++ {
+		if plens[0][n] > 0 {
+			v.Plens4 |= 1 << n
 		}
 	}
-	for i := range s.Routes {
-		r := &s.Routes[i]
-		t := tenantID[r.Tenant]
-		if t == nil {
-			return nil, fmt.Errorf("%s: unknown tenant", routeObj(r))
-		}
-		pol, err := OuterHeader(r)
-		if err != nil {
-			return nil, err
-		}
-		im.Policies[r.ID] = pol
-		val := dataplane.Seg6xEncapVal{PolicyId: r.ID}
-		if r.Prefix.Addr().Is4() {
-			k := dataplane.Seg6xEncap4Key{Prefixlen: 32 + uint32(r.Prefix.Bits()), TenantId: t.ID}
-			k.Addr = r.Prefix.Addr().As4()
-			im.Encap4[k] = val
-		} else {
-			k := dataplane.Seg6xEncap6Key{Prefixlen: 32 + uint32(r.Prefix.Bits()), TenantId: t.ID}
-			k.Addr = r.Prefix.Addr().As16()
-			im.Encap6[k] = val
+	for n := 0; n <= 128; n++ {
+		if plens[1][n] > 0 {
+			v.Plens6[n/64] |= 1 << (n % 64)
 		}
 	}
-	for i := range s.SIDs {
-		sd := &s.SIDs[i]
-		e := dataplane.Seg6xSidEntry{Id: sd.ID, Action: actionCode[sd.Action], Table: sd.Table}
-		if sd.Tenant != "" {
-			if t := tenantID[sd.Tenant]; t != nil {
-				e.Table = t.Table
-			}
-		}
-		if sd.VLAN != 0 {
-			e.Flags |= sidFlagVLAN
-			e.Vlan = sd.VLAN
-		}
-		switch {
-		case sd.NH4.IsValid():
-			a := sd.NH4.As4()
-			copy(e.Nh[:], a[:])
-		case sd.NH6.IsValid():
-			e.Nh = sd.NH6.As16()
-		}
-		im.SIDs[sd.SID.As16()] = e
+}
+
+func tenantVal(tableID uint32, plens *[2][129]uint32) dataplane.Seg6xTenantVal {
+	v := dataplane.Seg6xTenantVal{TableId: tableID}
+	plensVal(&v, plens)
+	return v
+}
+
+func portKey(p Port) dataplane.Seg6xTenantKey {
+	return dataplane.Seg6xTenantKey{Ifindex: uint32(p.Ifindex), Vlan: p.VLAN}
+}
+
+func route4Key(table uint32, p netip.Prefix) dataplane.Seg6xRoute4Key {
+	return dataplane.Seg6xRoute4Key{TableId: table, Plen: uint8(p.Bits()), Addr: p.Addr().As4()}
+}
+
+func route6Key(table uint32, p netip.Prefix) dataplane.Seg6xRoute6Key {
+	return dataplane.Seg6xRoute6Key{TableId: table, Plen: uint8(p.Bits()), Addr: p.Addr().As16()}
+}
+
+func sidEntry(sd SID, tenantTable func(string) uint32) dataplane.Seg6xSidEntry {
+	e := dataplane.Seg6xSidEntry{Id: sd.ID, Action: actionCode[sd.Action], Table: sd.Table}
+	if sd.Tenant != "" {
+		e.Table = tenantTable(sd.Tenant)
 	}
-	return im, nil
+	if sd.VLAN != 0 {
+		e.Flags |= sidFlagVLAN
+		e.Vlan = sd.VLAN
+	}
+	switch {
+	case sd.NH4.IsValid():
+		a := sd.NH4.As4()
+		copy(e.Nh[:], a[:])
+	case sd.NH6.IsValid():
+		e.Nh = sd.NH6.As16()
+	}
+	return e
 }
 
 // OuterHeader builds the IPv6 header and SRH a policy prepends. Per packet the data plane only
@@ -100,36 +75,32 @@ func BuildImage(s *State) (*Image, error) {
 // H.Encaps: SRH with all n SIDs, Segment List[0] = last SID, segments left = last entry = n-1, and
 // the destination is the first SID. H.Encaps.Red: the first SID is only in the destination; the SRH
 // holds the other n-1 (segments left stays n-1) and is left out entirely when n = 1.
-func OuterHeader(r *Route) (dataplane.Seg6xEncapPolicy, error) {
+func outerHeader(p *policy) (dataplane.Seg6xEncapPolicy, error) {
 	var pol dataplane.Seg6xEncapPolicy
-	n := len(r.Segs)
+	n := len(p.segs)
 	if n == 0 || n > MaxSegments {
-		return pol, fmt.Errorf("%s: %d SIDs", routeObj(r), n)
+		return pol, fmt.Errorf("policy %d: %d SIDs", p.id, n)
 	}
-	src := r.UsedSrc
-	if !src.IsValid() {
-		src = r.Src
-	}
-	if !src.IsValid() {
-		return pol, fmt.Errorf("%s: no source address", routeObj(r))
+	if !p.usedSrc.IsValid() {
+		return pol, fmt.Errorf("policy %d: no source address", p.id)
 	}
 	inner := uint8(4) // IPPROTO_IPIP
-	if r.Prefix.Addr().Is6() {
+	if p.inner6 {
 		inner = 41 // IPPROTO_IPV6
 	}
-	listed := r.Segs // in SRH order reversed below
-	if r.Mode == ModeEncapRed {
-		listed = r.Segs[1:]
+	listed := p.segs // in SRH order reversed below
+	if p.mode == ModeEncapRed {
+		listed = p.segs[1:]
 	}
 	h := pol.Hdr[:0]
 	h = append(h, 0x60, 0, 0, 0, 0, 0, 0, 0)
-	hopLimit := r.HopLimit
+	hopLimit := p.hopLimit
 	if hopLimit == 0 {
 		hopLimit = DefaultHopLimit
 	}
 	h[7] = hopLimit
-	s16 := src.As16()
-	d16 := r.Segs[0].As16()
+	s16 := p.usedSrc.As16()
+	d16 := p.segs[0].As16()
 	h = append(h, s16[:]...)
 	h = append(h, d16[:]...)
 	if len(listed) == 0 {
@@ -145,4 +116,60 @@ func OuterHeader(r *Route) (dataplane.Seg6xEncapPolicy, error) {
 	}
 	pol.HdrLen = uint16(len(h))
 	return pol, nil
+}
+
+// Image is what the maps of a data plane hold for one running state.
+type Image struct {
+	TenantPorts map[dataplane.Seg6xTenantKey]dataplane.Seg6xTenantVal
+	Routes4     map[dataplane.Seg6xRoute4Key]dataplane.Seg6xEncapVal
+	Routes6     map[dataplane.Seg6xRoute6Key]dataplane.Seg6xEncapVal
+	Policies    map[uint32]dataplane.Seg6xEncapPolicy
+	SIDs        map[[16]byte]dataplane.Seg6xSidEntry
+	TxPorts     map[uint32]uint32
+}
+
+func (r *runtime) tenantTable(name string) uint32 {
+	if t := r.tenants[name]; t != nil {
+		return t.Table
+	}
+	return 0
+}
+
+// image computes every map entry of the running state.
+func (r *runtime) image() (*Image, error) {
+	im := &Image{
+		TenantPorts: map[dataplane.Seg6xTenantKey]dataplane.Seg6xTenantVal{},
+		Routes4:     make(map[dataplane.Seg6xRoute4Key]dataplane.Seg6xEncapVal, r.nroutes[0]),
+		Routes6:     make(map[dataplane.Seg6xRoute6Key]dataplane.Seg6xEncapVal, r.nroutes[1]),
+		Policies:    map[uint32]dataplane.Seg6xEncapPolicy{},
+		SIDs:        map[[16]byte]dataplane.Seg6xSidEntry{},
+		TxPorts:     map[uint32]uint32{},
+	}
+	for _, it := range r.ifaces {
+		im.TxPorts[uint32(it.Ifindex)] = uint32(it.Ifindex)
+	}
+	for id, p := range r.polByID {
+		h, err := outerHeader(p)
+		if err != nil {
+			return nil, err
+		}
+		im.Policies[id] = h
+	}
+	for _, t := range r.tenants {
+		v := tenantVal(t.tableID, &t.plens)
+		for _, p := range t.Ports {
+			im.TenantPorts[portKey(p)] = v
+		}
+		for pfx, pol := range t.routes {
+			if pfx.Addr().Is4() {
+				im.Routes4[route4Key(t.tableID, pfx)] = dataplane.Seg6xEncapVal{PolicyId: pol.id}
+			} else {
+				im.Routes6[route6Key(t.tableID, pfx)] = dataplane.Seg6xEncapVal{PolicyId: pol.id}
+			}
+		}
+	}
+	for addr, sd := range r.sids {
+		im.SIDs[addr.As16()] = sidEntry(sd, r.tenantTable)
+	}
+	return im, nil
 }

@@ -1,11 +1,10 @@
 package state
 
-// store.go: the running state of one seg6x instance (a directory holding state.json, a lock and a
-// bpffs with the pinned maps and links) and Apply, the only function that changes it.
+// store.go: one seg6x instance (a directory holding the saved state, a lock and a bpffs with the
+// pinned maps and links) and the two ways to change it: Commit (a batch of operations, applied
+// whole or not at all) and Apply (a whole desired state, turned into operations by plan.go).
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,11 +22,25 @@ type Store struct {
 	Env  Env
 	Maps *dataplane.Seg6xMaps
 	lock *os.File
-	cur  State
+	rt   *runtime
+	gen  uint64
+
+	snapshotBytes, journalBytes int64
+}
+
+// ErrLocked is returned by Open with NoWait when another process holds the instance.
+var ErrLocked = fmt.Errorf("the instance is in use by another seg6x process")
+
+// OpenOptions change how Open behaves.
+type OpenOptions struct {
+	NoWait bool // fail with ErrLocked instead of waiting for the lock
 }
 
 // Open locks instance dir (waiting for other seg6x commands), loads its state and opens its maps.
-func Open(dir string, env Env) (*Store, error) {
+func Open(dir string, env Env) (*Store, error) { return OpenWith(dir, env, OpenOptions{}) }
+
+// OpenWith is Open with options.
+func OpenWith(dir string, env Env, o OpenOptions) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -35,14 +48,27 @@ func Open(dir string, env Env) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(lf.Fd()), unix.LOCK_EX); err != nil {
+	how := unix.LOCK_EX
+	if o.NoWait {
+		how |= unix.LOCK_NB
+	}
+	if err := unix.Flock(int(lf.Fd()), how); err != nil {
 		lf.Close()
+		if err == unix.EWOULDBLOCK {
+			return nil, ErrLocked
+		}
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
 	st := &Store{Dir: dir, Env: env, lock: lf}
-	if err := st.loadState(); err != nil {
+	if err := st.load(); err != nil {
 		st.Close()
 		return nil, err
+	}
+	if fi, err := os.Stat(st.snapshotPath()); err == nil {
+		st.snapshotBytes = fi.Size()
+	}
+	if fi, err := os.Stat(st.journalPath()); err == nil {
+		st.journalBytes = fi.Size()
 	}
 	m, err := dataplane.OpenMaps(dir)
 	if err != nil {
@@ -57,108 +83,109 @@ func Open(dir string, env Env) (*Store, error) {
 func (s *Store) Close() {
 	if s.Maps != nil {
 		s.Maps.Close()
+		s.Maps = nil
 	}
 	if s.lock != nil {
 		s.lock.Close()
+		s.lock = nil
 	}
 }
 
-func (s *Store) statePath() string { return filepath.Join(s.Dir, "state.json") }
+// Gen counts the commits made to this instance; a commit can require it unchanged (optimistic locking).
+func (s *Store) Gen() uint64 { return s.gen }
 
-func (s *Store) loadState() error {
-	b, err := os.ReadFile(s.statePath())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, &s.cur); err != nil {
-		return fmt.Errorf("%s is corrupt: %w", s.statePath(), err)
-	}
-	return nil
+// Counts returns the number of objects of each kind.
+func (s *Store) Counts() Counts { return s.rt.counts() }
+
+// Current returns the running state (O(objects); sorted).
+func (s *Store) Current() State { return s.rt.state() }
+
+// OpError says which operation of a batch failed.
+type OpError struct {
+	Index int // 0-based position in the batch
+	Op    Op
+	Err   error
 }
 
-func (s *Store) saveState(st *State) error {
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
+func (e *OpError) Error() string { return fmt.Sprintf("operation %d (%s): %v", e.Index+1, e.Op.Kind, e.Err) }
+func (e *OpError) Unwrap() error { return e.Err }
+
+// Commit applies ops as one unit: every operation is checked against the state the ones before it
+// leave, then the maps are written in a safe order. On any error nothing is changed (written map
+// entries are restored). With dryRun nothing is written; the returned Diff says what would change.
+func (s *Store) Commit(ops []Op, dryRun bool) (*Diff, error) {
+	c := newChange()
+	for i, op := range ops {
+		if err := s.apply(c, op); err != nil {
+			c.rollback()
+			return nil, &OpError{Index: i, Op: op, Err: err}
+		}
 	}
-	tmp := s.statePath() + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
+	if err := s.finish(c); err != nil {
+		c.rollback()
+		return nil, err
 	}
-	return os.Rename(tmp, s.statePath())
+	if dryRun || c.diff.Empty() {
+		c.rollback()
+		return c.diff, nil
+	}
+	t := &txn{}
+	fail := func(err error) (*Diff, error) {
+		if uerr := t.rollback(); uerr != nil {
+			err = fmt.Errorf("%w (and restoring the maps failed: %v)", err, uerr)
+		}
+		c.rollback()
+		return nil, err
+	}
+	if err := s.write(t, c); err != nil {
+		return fail(err)
+	}
+	if err := s.appendJournal(s.rt.changeRecords(c)); err != nil {
+		return fail(fmt.Errorf("saving state: %w", err))
+	}
+	s.gen++
+	s.releaseIDs(c)
+	if err := s.compactIfLarge(); err != nil {
+		return c.diff, fmt.Errorf("applied, but writing the state snapshot failed: %w", err)
+	}
+	return c.diff, nil
 }
 
-// Current returns a copy of the running state.
-func (s *Store) Current() State { return clone(&s.cur) }
-
-func clone(st *State) State {
-	var c State
-	b, _ := json.Marshal(st)
-	_ = json.Unmarshal(b, &c)
-	if c.Interfaces == nil {
-		c.Interfaces = []Interface{}
+// releaseIDs returns the ids a successful commit stopped using (after their quarantine).
+func (s *Store) releaseIDs(c *change) {
+	rt := s.rt
+	for p := range c.pols {
+		if p.refs == 0 && rt.polByID[p.id] == p {
+			delete(rt.policies, p.key)
+			delete(rt.polByID, p.id)
+			rt.polIDs.release(p.id, true)
+		}
 	}
-	if c.Tenants == nil {
-		c.Tenants = []Tenant{}
+	for name, sb := range c.swapped {
+		if t := rt.tenants[name]; t == nil || t.tableID != sb.tableID {
+			rt.tableIDs.release(sb.tableID, true)
+		}
 	}
-	if c.Routes == nil {
-		c.Routes = []Route{}
+	for name, b := range c.tenants {
+		if b.had && rt.tenants[name] == nil && c.swapped[name] == nil {
+			rt.tableIDs.release(b.tableID, true)
+		}
 	}
-	if c.SIDs == nil {
-		c.SIDs = []SID{}
+	for addr, b := range c.sids {
+		if b.had {
+			if sd, ok := rt.sids[addr]; !ok || sd.ID != b.sid.ID {
+				rt.sidIDs.release(b.sid.ID, true)
+			}
+		}
 	}
-	return c
 }
 
-// Plan validates and resolves desired against the running state and returns what Apply would change.
-func (s *Store) Plan(desired State) (*Diff, State, error) {
+// Apply makes desired the running state: the file-level checks, then the difference as operations
+// (a tenant whose routes differ gets its whole table swapped, so the change is atomic), committed.
+func (s *Store) Apply(desired State, dryRun bool) (*Diff, error) {
 	next := clone(&desired)
 	if err := Validate(&next); err != nil {
-		return nil, next, err
-	}
-	if err := resolve(&next, s.Env); err != nil {
-		return nil, next, err
-	}
-	if err := assignIDs(&s.cur, &next); err != nil {
-		return nil, next, err
-	}
-	return diffObjects(&s.cur, &next), next, nil
-}
-
-// Apply makes desired the running state: validate everything, write the map differences, and on any
-// failure undo what was written, so the data plane is either fully old or fully new.
-func (s *Store) Apply(desired State) (*Diff, error) {
-	d, next, err := s.Plan(desired)
-	if err != nil {
 		return nil, err
 	}
-	if d.Empty() {
-		return d, nil
-	}
-	oldIm, err := BuildImage(&s.cur)
-	if err != nil {
-		return nil, fmt.Errorf("running state: %w", err)
-	}
-	newIm, err := BuildImage(&next)
-	if err != nil {
-		return nil, err
-	}
-	tx := &txn{}
-	if err := s.writeImage(tx, &next, oldIm, newIm); err != nil {
-		if uerr := tx.rollback(); uerr != nil {
-			return nil, fmt.Errorf("%w (and rolling back failed: %v)", err, uerr)
-		}
-		return nil, err
-	}
-	if err := s.saveState(&next); err != nil {
-		if uerr := tx.rollback(); uerr != nil {
-			return nil, fmt.Errorf("saving state: %w (and rolling back failed: %v)", err, uerr)
-		}
-		return nil, fmt.Errorf("saving state: %w", err)
-	}
-	s.cur = next
-	return d, nil
+	return s.Commit(s.Plan(&next), dryRun)
 }

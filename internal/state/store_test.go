@@ -75,7 +75,7 @@ func countEntries(t *testing.T, m *ebpf.Map) int {
 
 func TestApplyIdempotentAndRemoves(t *testing.T) {
 	st := openTemp(t)
-	d, err := st.Apply(baseState())
+	d, err := st.Apply(baseState(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,17 +85,17 @@ func TestApplyIdempotentAndRemoves(t *testing.T) {
 	if n := countEntries(t, st.Maps.Sids); n != 2 {
 		t.Fatalf("sids map has %d entries, want 2", n)
 	}
-	if n := countEntries(t, st.Maps.Encap4); n != 1 {
-		t.Fatalf("encap4 has %d entries, want 1", n)
+	if n := countEntries(t, st.Maps.Routes4); n != 1 {
+		t.Fatalf("routes4 has %d entries, want 1", n)
 	}
-	d, err = st.Apply(baseState())
+	d, err = st.Apply(baseState(), false)
 	if err != nil || !d.Empty() {
 		t.Fatalf("second apply of the same state: diff %v err %v", d, err)
 	}
 	next := baseState()
 	next.SIDs = next.SIDs[:1]
 	next.Routes = nil
-	if d, err = st.Apply(next); err != nil {
+	if d, err = st.Apply(next, false); err != nil {
 		t.Fatal(err)
 	}
 	if len(d.Removed) != 2 {
@@ -104,14 +104,14 @@ func TestApplyIdempotentAndRemoves(t *testing.T) {
 	if n := countEntries(t, st.Maps.Sids); n != 1 {
 		t.Fatalf("sids map has %d entries after removal, want 1", n)
 	}
-	if n := countEntries(t, st.Maps.Encap4); n != 0 {
-		t.Fatalf("encap4 has %d entries after removal, want 0", n)
+	if n := countEntries(t, st.Maps.Routes4); n != 0 {
+		t.Fatalf("routes4 has %d entries after removal, want 0", n)
 	}
 }
 
 func TestInvalidInputChangesNothing(t *testing.T) {
 	st := openTemp(t)
-	if _, err := st.Apply(baseState()); err != nil {
+	if _, err := st.Apply(baseState(), false); err != nil {
 		t.Fatal(err)
 	}
 	before := st.Current()
@@ -142,7 +142,7 @@ func TestInvalidInputChangesNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			next := st.Current()
 			tc.edit(&next)
-			_, err := st.Apply(next)
+			_, err := st.Apply(next, false)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want it to contain %q", err, tc.want)
 			}
@@ -163,11 +163,11 @@ func TestFailedApplyRollsBack(t *testing.T) {
 	st.Env = fakeEnv{"eth1": 7, "eth2": 8, "lo": 1}
 	next := baseState()
 	next.Interfaces = []Interface{{Name: "lo", Mode: "native"}} // loopback has no native XDP
-	_, err := st.Apply(next)
+	_, err := st.Apply(next, false)
 	if err == nil || !strings.Contains(err.Error(), "attach lo") {
 		t.Fatalf("error %v, want an attach failure", err)
 	}
-	for name, m := range map[string]*ebpf.Map{"tx_ports": st.Maps.TxPorts, "sids": st.Maps.Sids, "encap4": st.Maps.Encap4, "tenant_ports": st.Maps.TenantPorts} {
+	for name, m := range map[string]*ebpf.Map{"tx_ports": st.Maps.TxPorts, "sids": st.Maps.Sids, "routes4": st.Maps.Routes4, "tenant_ports": st.Maps.TenantPorts} {
 		if n := countEntries(t, m); n != 0 {
 			t.Errorf("%s has %d entries after a failed apply", name, n)
 		}
@@ -199,7 +199,7 @@ func TestOuterHeaderLayouts(t *testing.T) {
 		rr := r
 		rr.Mode = tc.mode
 		rr.Segs = r.Segs[:tc.segs]
-		pol, err := OuterHeader(&rr)
+		pol, err := outerHeader(&policy{mode: rr.Mode, segs: rr.Segs, usedSrc: rr.Src, hopLimit: rr.HopLimit})
 		if err != nil {
 			t.Fatal(err)
 		}

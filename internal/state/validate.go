@@ -1,7 +1,7 @@
 package state
 
-// validate.go: checks a whole desired state before anything is written, so a bad entry never
-// leaves the data plane half changed.
+// validate.go: checks of each object on its own and of a whole desired state, run before anything
+// is written, so a bad entry never leaves the data plane half changed.
 
 import (
 	"fmt"
@@ -24,57 +24,39 @@ func IsDecap(action string) bool {
 	return false
 }
 
-// Validate returns every problem in s (nil when there is none). It also fills defaults in place.
+// Validate returns every problem in a whole desired state (a config file): each object on its own,
+// duplicates, and references between objects. It also fills defaults in place.
 func Validate(s *State) error {
 	var errs Errors
 	add := func(err error) { errs = append(errs, err) }
 
-	if s.Options.NextHopCacheMs > MaxNextHopCacheMs {
-		add(fieldErr("options", "nexthop_cache_ms", "%d is more than %d", s.Options.NextHopCacheMs, MaxNextHopCacheMs))
-	}
+	validateOptions(&s.Options, add)
 	ifaces := map[string]bool{}
 	for i := range s.Interfaces {
 		it := &s.Interfaces[i]
-		obj := fmt.Sprintf("interface %q", it.Name)
-		if it.Name == "" {
-			add(fieldErr("interface", "name", "missing"))
-		}
+		validateInterface(it, add)
 		if ifaces[it.Name] {
-			add(fieldErr(obj, "", "listed twice"))
+			add(fieldErr(fmt.Sprintf("interface %q", it.Name), "", "listed twice"))
 		}
 		ifaces[it.Name] = true
-		if it.Mode != "" && it.Mode != "native" && it.Mode != "generic" {
-			add(fieldErr(obj, "mode", "%q is not native or generic", it.Mode))
-		}
 	}
-
 	tenants := map[string]*Tenant{}
 	ports := map[Port]string{}
 	for i := range s.Tenants {
 		t := &s.Tenants[i]
-		obj := tenantObj(t)
-		if !nameRE.MatchString(t.Name) {
-			add(fieldErr(obj, "name", "want 1-32 of A-Z a-z 0-9 _ . -"))
-		}
+		validateTenant(t, add)
 		if tenants[t.Name] != nil {
-			add(fieldErr(obj, "", "defined twice"))
+			add(fieldErr(tenantObj(t), "", "defined twice"))
 		}
 		tenants[t.Name] = t
 		for _, p := range t.Ports {
-			if p.Dev == "" {
-				add(fieldErr(obj, "dev", "missing"))
-			}
-			if p.VLAN > 4094 {
-				add(fieldErr(obj, "vlan", "%d is not a VLAN ID (0 = untagged, 1-4094)", p.VLAN))
-			}
 			k := Port{Dev: p.Dev, VLAN: p.VLAN}
-			if other, ok := ports[k]; ok {
-				add(fieldErr(obj, "port", "dev %s vlan %d already belongs to tenant %q", p.Dev, p.VLAN, other))
+			if other, ok := ports[k]; ok && other != t.Name {
+				add(fieldErr(tenantObj(t), "port", "dev %s vlan %d already belongs to tenant %q", p.Dev, p.VLAN, other))
 			}
 			ports[k] = t.Name
 		}
 	}
-
 	type rkey struct {
 		tenant string
 		prefix string
@@ -82,57 +64,24 @@ func Validate(s *State) error {
 	routes := map[rkey]bool{}
 	for i := range s.Routes {
 		r := &s.Routes[i]
-		obj := routeObj(r)
+		validateRoute(r, add)
 		if tenants[r.Tenant] == nil {
-			add(fieldErr(obj, "tenant", "unknown tenant %q", r.Tenant))
-		}
-		if !r.Prefix.IsValid() {
-			add(fieldErr(obj, "prefix", "missing or not a prefix"))
-		} else if r.Prefix != r.Prefix.Masked() {
-			add(fieldErr(obj, "prefix", "host bits set; did you mean %s", r.Prefix.Masked()))
+			add(fieldErr(routeObj(r), "tenant", "unknown tenant %q", r.Tenant))
 		}
 		k := rkey{r.Tenant, r.Prefix.String()}
 		if routes[k] {
-			add(fieldErr(obj, "", "defined twice"))
+			add(fieldErr(routeObj(r), "", "defined twice"))
 		}
 		routes[k] = true
-		if r.Mode == "" {
-			r.Mode = ModeEncap
-		}
-		if r.Mode != ModeEncap && r.Mode != ModeEncapRed {
-			add(fieldErr(obj, "mode", "%q is not encap or encap.red", r.Mode))
-		}
-		switch {
-		case len(r.Segs) == 0:
-			add(fieldErr(obj, "segs", "no SIDs; give 1 to %d", MaxSegments))
-		case len(r.Segs) > MaxSegments:
-			add(fieldErr(obj, "segs", "%d SIDs, at most %d", len(r.Segs), MaxSegments))
-		}
-		for j, sid := range r.Segs {
-			if !sid.Is6() || sid.Is4In6() || sid.IsUnspecified() || sid.IsMulticast() || sid.IsLoopback() {
-				add(fieldErr(obj, fmt.Sprintf("segs[%d]", j), "%v is not a unicast IPv6 address", sid))
-			}
-		}
-		if r.Src.IsValid() && (!r.Src.Is6() || r.Src.Is4In6() || r.Src.IsUnspecified() || r.Src.IsMulticast()) {
-			add(fieldErr(obj, "src", "%v is not a unicast IPv6 address", r.Src))
-		}
-		if r.HopLimit == 0 {
-			r.HopLimit = DefaultHopLimit
-		}
 	}
-
 	sids := map[string]bool{}
 	for i := range s.SIDs {
 		sd := &s.SIDs[i]
-		obj := sidObj(sd)
-		if !sd.SID.Is6() || sd.SID.Is4In6() || sd.SID.IsUnspecified() || sd.SID.IsMulticast() {
-			add(fieldErr(obj, "sid", "not a unicast IPv6 address"))
-		}
 		if sids[sd.SID.String()] {
-			add(fieldErr(obj, "", "duplicate SID"))
+			add(fieldErr(sidObj(sd), "", "duplicate SID"))
 		}
 		sids[sd.SID.String()] = true
-		validateSIDParams(sd, tenants, add)
+		validateSID(sd, func(name string) *Tenant { return tenants[name] }, add)
 	}
 	if len(errs) == 0 {
 		return nil
@@ -140,8 +89,92 @@ func Validate(s *State) error {
 	return errs
 }
 
-// validateSIDParams checks that a SID has exactly the parameters its action takes.
-func validateSIDParams(sd *SID, tenants map[string]*Tenant, add func(error)) {
+func validateOptions(o *Options, add func(error)) {
+	if o.NextHopCacheMs > MaxNextHopCacheMs {
+		add(fieldErr("options", "nexthop_cache_ms", "%d is more than %d", o.NextHopCacheMs, MaxNextHopCacheMs))
+	}
+}
+
+func validateInterface(it *Interface, add func(error)) {
+	obj := fmt.Sprintf("interface %q", it.Name)
+	if it.Name == "" {
+		add(fieldErr("interface", "name", "missing"))
+	}
+	if it.Mode == "" {
+		it.Mode = "native"
+	}
+	if it.Mode != "native" && it.Mode != "generic" {
+		add(fieldErr(obj, "mode", "%q is not native or generic", it.Mode))
+	}
+}
+
+func validateTenant(t *Tenant, add func(error)) {
+	obj := tenantObj(t)
+	if !nameRE.MatchString(t.Name) {
+		add(fieldErr(obj, "name", "want 1-32 of A-Z a-z 0-9 _ . -"))
+	}
+	seen := map[Port]bool{}
+	for _, p := range t.Ports {
+		if p.Dev == "" {
+			add(fieldErr(obj, "dev", "missing"))
+		}
+		if p.VLAN > 4094 {
+			add(fieldErr(obj, "vlan", "%d is not a VLAN ID (0 = untagged, 1-4094)", p.VLAN))
+		}
+		k := Port{Dev: p.Dev, VLAN: p.VLAN}
+		if seen[k] {
+			add(fieldErr(obj, "port", "dev %s vlan %d listed twice", p.Dev, p.VLAN))
+		}
+		seen[k] = true
+	}
+}
+
+func validateRoute(r *Route, add func(error)) {
+	obj := routeObj(r)
+	if r.Tenant == "" {
+		add(fieldErr(obj, "tenant", "missing"))
+	}
+	if !r.Prefix.IsValid() {
+		add(fieldErr(obj, "prefix", "missing or not a prefix"))
+	} else if r.Prefix != r.Prefix.Masked() {
+		add(fieldErr(obj, "prefix", "host bits set; did you mean %s", r.Prefix.Masked()))
+	}
+	if r.Mode == "" {
+		r.Mode = ModeEncap
+	}
+	if r.Mode != ModeEncap && r.Mode != ModeEncapRed {
+		add(fieldErr(obj, "mode", "%q is not encap or encap.red", r.Mode))
+	}
+	switch {
+	case len(r.Segs) == 0:
+		add(fieldErr(obj, "segs", "no SIDs; give 1 to %d", MaxSegments))
+	case len(r.Segs) > MaxSegments:
+		add(fieldErr(obj, "segs", "%d SIDs, at most %d", len(r.Segs), MaxSegments))
+	}
+	for j, sid := range r.Segs {
+		if !sid.Is6() || sid.Is4In6() || sid.IsUnspecified() || sid.IsMulticast() || sid.IsLoopback() {
+			add(fieldErr(obj, fmt.Sprintf("segs[%d]", j), "%v is not a unicast IPv6 address", sid))
+		}
+	}
+	if r.Src.IsValid() && (!r.Src.Is6() || r.Src.Is4In6() || r.Src.IsUnspecified() || r.Src.IsMulticast()) {
+		add(fieldErr(obj, "src", "%v is not a unicast IPv6 address", r.Src))
+	}
+	if r.HopLimit == 0 {
+		r.HopLimit = DefaultHopLimit
+	}
+}
+
+// validateSID checks a SID on its own and its tenant reference (tenant looks a tenant up by name).
+func validateSID(sd *SID, tenant func(string) *Tenant, add func(error)) {
+	if !sd.SID.Is6() || sd.SID.Is4In6() || sd.SID.IsUnspecified() || sd.SID.IsMulticast() {
+		add(fieldErr(sidObj(sd), "sid", "not a unicast IPv6 address"))
+	}
+	validateSIDParams(sd, tenant, add)
+}
+
+// validateSIDParams checks that a SID has exactly the parameters its action takes (tenant: looks a
+// tenant up by name; nil leaves the tenant reference unchecked).
+func validateSIDParams(sd *SID, tenant func(string) *Tenant, add func(error)) {
 	obj := sidObj(sd)
 	if !slices.Contains(Actions, sd.Action) {
 		add(fieldErr(obj, "action", "%q is not one of %v", sd.Action, Actions))
@@ -151,16 +184,18 @@ func validateSIDParams(sd *SID, tenants map[string]*Tenant, add func(error)) {
 	needNH6 := sd.Action == "End.X" || sd.Action == "End.DX6"
 	needTable := sd.Action == "End.T" || sd.Action == "End.DT4" || sd.Action == "End.DT6" || sd.Action == "End.DT46"
 	if sd.Tenant != "" {
-		t := tenants[sd.Tenant]
-		switch {
-		case !IsDecap(sd.Action) || !needTable:
+		if !IsDecap(sd.Action) || !needTable {
 			add(fieldErr(obj, "tenant", "only End.DT4/End.DT6/End.DT46 take a tenant"))
-		case t == nil:
-			add(fieldErr(obj, "tenant", "unknown tenant %q", sd.Tenant))
-		case t.Table == 0:
-			add(fieldErr(obj, "tenant", "tenant %q has no table", sd.Tenant))
-		case sd.Table != 0 && sd.Table != t.Table:
-			add(fieldErr(obj, "table", "%d differs from tenant %q's table %d", sd.Table, sd.Tenant, t.Table))
+		} else if tenant != nil { // nil: the reference is checked later
+			t := tenant(sd.Tenant)
+			switch {
+			case t == nil:
+				add(fieldErr(obj, "tenant", "unknown tenant %q", sd.Tenant))
+			case t.Table == 0:
+				add(fieldErr(obj, "tenant", "tenant %q has no table", sd.Tenant))
+			case sd.Table != 0 && sd.Table != t.Table:
+				add(fieldErr(obj, "table", "%d differs from tenant %q's table %d", sd.Table, sd.Tenant, t.Table))
+			}
 		}
 	}
 	switch {

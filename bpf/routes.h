@@ -1,0 +1,90 @@
+/* routes.h: longest-prefix match of an inner destination in a tenant's route table, as a few
+ * exact-match hash lookups: one per prefix length the table uses, longest first. The cost grows with
+ * the number of distinct prefix lengths, not with the number of routes (an LPM trie costs hundreds
+ * of ns at a million entries). The two lookups are global functions: the verifier checks each once,
+ * on its own, instead of once per path through the program that calls it. They return the policy
+ * id, 0 for no route. */
+#pragma once
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "maps.h"
+
+#define READ_ONCE_U64(x) (*(volatile __u64 *)&(x))
+
+/* The top n bits of a 64-bit word (n in 0..64). */
+static __always_inline __u64 top_bits(__u32 n)
+{
+	return n ? ~0ULL << (64 - n) : 0;
+}
+
+__noinline __u32 route4_lookup(const struct tenant_val *tv, __be32 daddr)
+{
+	struct route4_key k = {};
+	struct encap_val *ev;
+	__u64 dst;
+
+	if (!tv)
+		return 0;
+	k.table_id = tv->table_id;
+	dst = (__u64)bpf_ntohl(daddr) << 32;
+	/* The bitmap is read again in every round on purpose: a copy kept in a register would let the
+	 * verifier track which bits each path has seen and explore 2^33 paths. */
+#pragma clang loop unroll(disable)
+	for (int n = 32; n >= 0; n--) {
+		__u64 lens = READ_ONCE_U64(tv->plens4);
+		__be32 masked;
+
+		if (!(lens & ((2ULL << n) - 1)))
+			break; /* no shorter prefixes */
+		if (!(lens & (1ULL << n)))
+			continue;
+		masked = bpf_htonl((__u32)((dst & top_bits(n)) >> 32));
+		k.plen = n;
+		__builtin_memcpy(k.addr, &masked, 4);
+		ev = bpf_map_lookup_elem(&routes4, &k);
+		if (ev)
+			return ev->policy_id;
+	}
+	return 0;
+}
+
+/* hi, lo: the destination as its two 64-bit halves, as they are in the packet (big-endian). */
+__noinline __u32 route6_lookup(const struct tenant_val *tv, __u64 hi, __u64 lo)
+{
+	struct route6_key k = {};
+	struct encap_val *ev;
+	__u64 lens;
+
+	if (!tv)
+		return 0;
+	k.table_id = tv->table_id;
+	hi = bpf_be64_to_cpu(hi);
+	lo = bpf_be64_to_cpu(lo);
+	/* Lengths 128..0: bit 0 of word 2 is /128, word 1 holds 64..127, word 0 holds 0..63. */
+#pragma clang loop unroll(disable)
+	for (int plen = 128; plen >= 0; plen--) {
+		__u32 w = plen >> 6, b = plen & 63;
+		__u64 mh, ml;
+
+		lens = w == 2 ? READ_ONCE_U64(tv->plens6[2]) : w == 1 ? READ_ONCE_U64(tv->plens6[1]) :
+		       READ_ONCE_U64(tv->plens6[0]);
+		if (!(lens & (1ULL << b))) {
+			if (!(lens & ((2ULL << b) - 1)))
+				plen -= b; /* nothing below in this word: jump to its lowest length */
+			continue;
+		}
+		mh = plen >= 64 ? hi : hi & top_bits(plen);
+		ml = plen >= 64 ? lo & top_bits(plen - 64) : 0;
+		mh = bpf_cpu_to_be64(mh);
+		ml = bpf_cpu_to_be64(ml);
+		k.plen = plen;
+		__builtin_memcpy(k.addr, &mh, 8);
+		__builtin_memcpy(k.addr + 8, &ml, 8);
+		ev = bpf_map_lookup_elem(&routes6, &k);
+		if (ev)
+			return ev->policy_id;
+	}
+	return 0;
+}

@@ -1,0 +1,623 @@
+package state
+
+// ops.go: the operations a commit is made of (add, replace or delete one object, or replace a
+// tenant's whole route table), applied to the in-memory state with an undo log and a record of what
+// each touched object was before, from which the map writes are computed.
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+)
+
+// OpKind says what an operation does with its object.
+type OpKind int
+
+const (
+	OpAdd     OpKind = iota + 1 // create; an error if it exists
+	OpReplace                   // create or replace
+	OpDelete                    // remove; an error if it does not exist
+)
+
+func (k OpKind) String() string {
+	switch k {
+	case OpAdd:
+		return "add"
+	case OpReplace:
+		return "replace"
+	case OpDelete:
+		return "delete"
+	}
+	return fmt.Sprintf("op(%d)", int(k))
+}
+
+// Op is one change. Exactly one object field is set; for OpDelete only its key fields matter.
+type Op struct {
+	Kind         OpKind
+	Options      *Options
+	Interface    *Interface
+	Tenant       *Tenant
+	Route        *Route
+	SID          *SID
+	TenantRoutes *TenantRoutes
+}
+
+// TenantRoutes replaces every route of a tenant in one step: traffic sees the old table or the new
+// one, never a mix (the data plane switches table versions with one write per tenant port).
+type TenantRoutes struct {
+	Tenant string
+	Routes []Route
+}
+
+type routeKey struct {
+	tenant string
+	prefix netip.Prefix
+}
+
+type tenantBefore struct {
+	had     bool
+	t       Tenant
+	tableID uint32
+	plens   [2][129]uint32
+}
+
+type swapBefore struct {
+	tableID uint32
+	routes  map[netip.Prefix]*policy
+}
+
+type sidBefore struct {
+	had bool
+	sid SID
+}
+
+type ifaceBefore struct {
+	had bool
+	it  Interface
+}
+
+// change is what one commit did to the in-memory state, and how to undo it.
+type change struct {
+	optsBefore *Options
+	ifaces     map[string]ifaceBefore
+	tenants    map[string]*tenantBefore
+	routes     map[routeKey]*policy // before (nil: absent)
+	swapped    map[string]*swapBefore
+	sids       map[netip.Addr]sidBefore
+	newPols    []*policy
+	pols       map[*policy]bool // policies whose refcount changed
+	undo       []func()
+	diff       *Diff
+}
+
+func newChange() *change {
+	return &change{ifaces: map[string]ifaceBefore{}, tenants: map[string]*tenantBefore{},
+		routes: map[routeKey]*policy{}, swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
+		pols: map[*policy]bool{}, diff: &Diff{Added: []string{}, Changed: []string{}, Removed: []string{}}}
+}
+
+func (c *change) onUndo(f func()) { c.undo = append(c.undo, f) }
+
+func (c *change) rollback() {
+	for i := len(c.undo) - 1; i >= 0; i-- {
+		c.undo[i]()
+	}
+	c.undo = nil
+}
+
+func (c *change) note(kind OpKind, existed bool, what string) {
+	switch {
+	case kind == OpDelete:
+		c.diff.Removed = append(c.diff.Removed, what)
+	case existed:
+		c.diff.Changed = append(c.diff.Changed, what)
+	default:
+		c.diff.Added = append(c.diff.Added, what)
+	}
+}
+
+func (c *change) touchTenant(r *runtime, name string) {
+	if _, ok := c.tenants[name]; ok {
+		return
+	}
+	b := &tenantBefore{}
+	if t := r.tenants[name]; t != nil {
+		b.had, b.tableID, b.plens = true, t.tableID, t.plens
+		b.t = t.Tenant
+		b.t.Ports = slices.Clone(t.Ports)
+	}
+	c.tenants[name] = b
+}
+
+// apply performs one operation on the in-memory state (s.rt), recording it in c.
+func (s *Store) apply(c *change, op Op) error {
+	n := 0
+	for _, set := range []bool{op.Options != nil, op.Interface != nil, op.Tenant != nil, op.Route != nil,
+		op.SID != nil, op.TenantRoutes != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("an operation carries exactly one object, this one has %d", n)
+	}
+	if op.Kind < OpAdd || op.Kind > OpDelete {
+		return fmt.Errorf("unknown operation kind %d", int(op.Kind))
+	}
+	switch {
+	case op.Options != nil:
+		return s.applyOptions(c, op)
+	case op.Interface != nil:
+		return s.applyInterface(c, op)
+	case op.Tenant != nil:
+		return s.applyTenant(c, op)
+	case op.Route != nil:
+		return s.applyRoute(c, op)
+	case op.SID != nil:
+		return s.applySID(c, op)
+	default:
+		return s.applyTenantRoutes(c, op)
+	}
+}
+
+func collect(f func(add func(error))) error {
+	var errs Errors
+	f(func(err error) { errs = append(errs, err) })
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+func exists(kind OpKind, had bool, obj string) error {
+	if kind == OpAdd && had {
+		return fieldErr(obj, "", "already exists (use replace to change it)")
+	}
+	if kind == OpDelete && !had {
+		return fieldErr(obj, "", "does not exist")
+	}
+	return nil
+}
+
+func (s *Store) applyOptions(c *change, op Op) error {
+	if op.Kind != OpReplace {
+		return fieldErr("options", "", "options can only be replaced")
+	}
+	o := *op.Options
+	if err := collect(func(add func(error)) { validateOptions(&o, add) }); err != nil {
+		return err
+	}
+	old := s.rt.opts
+	if c.optsBefore == nil {
+		c.optsBefore = &old
+	}
+	if o != old {
+		c.note(OpReplace, true, fmt.Sprintf("options (nexthop_cache_ms %d -> %d)", old.NextHopCacheMs, o.NextHopCacheMs))
+	}
+	s.rt.opts = o
+	c.onUndo(func() { s.rt.opts = old })
+	return nil
+}
+
+func (s *Store) applyInterface(c *change, op Op) error {
+	it := *op.Interface
+	obj := fmt.Sprintf("interface %q", it.Name)
+	old, had := s.rt.ifaces[it.Name]
+	if err := exists(op.Kind, had, obj); err != nil {
+		return err
+	}
+	if _, ok := c.ifaces[it.Name]; !ok {
+		c.ifaces[it.Name] = ifaceBefore{had: had, it: old}
+	}
+	restore := func() {
+		if had {
+			s.rt.ifaces[it.Name] = old
+		} else {
+			delete(s.rt.ifaces, it.Name)
+		}
+	}
+	if op.Kind == OpDelete {
+		delete(s.rt.ifaces, it.Name)
+		c.onUndo(restore)
+		c.note(op.Kind, had, obj)
+		return nil
+	}
+	if err := collect(func(add func(error)) { validateInterface(&it, add) }); err != nil {
+		return err
+	}
+	idx, err := s.Env.Ifindex(it.Name)
+	if err != nil {
+		return fieldErr(obj, "name", "%v", err)
+	}
+	it.Ifindex = idx
+	if had && old == it {
+		return nil
+	}
+	s.rt.ifaces[it.Name] = it
+	c.onUndo(restore)
+	c.note(op.Kind, had, obj)
+	return nil
+}
+
+func (s *Store) applyTenant(c *change, op Op) error {
+	nt := *op.Tenant
+	nt.Ports = slices.Clone(nt.Ports)
+	obj := tenantObj(&nt)
+	cur := s.rt.tenants[nt.Name]
+	if err := exists(op.Kind, cur != nil, obj); err != nil {
+		return err
+	}
+	c.touchTenant(s.rt, nt.Name)
+	if op.Kind == OpDelete {
+		if n := len(cur.routes); n > 0 {
+			return fieldErr(obj, "", "still has %d routes; delete them first (or replace its routes with none)", n)
+		}
+		s.setPorts(c, cur.Name, cur.Ports, nil)
+		delete(s.rt.tenants, nt.Name)
+		c.onUndo(func() { s.rt.tenants[cur.Name] = cur })
+		c.note(op.Kind, true, obj)
+		return nil
+	}
+	if err := collect(func(add func(error)) { validateTenant(&nt, add) }); err != nil {
+		return err
+	}
+	for i := range nt.Ports {
+		idx, err := s.Env.Ifindex(nt.Ports[i].Dev)
+		if err != nil {
+			return fieldErr(obj, "dev", "%v", err)
+		}
+		nt.Ports[i].Ifindex = idx
+	}
+	for _, p := range nt.Ports {
+		if owner, ok := s.rt.ports[Port{Dev: p.Dev, VLAN: p.VLAN}]; ok && owner != nt.Name {
+			return fieldErr(obj, "port", "dev %s vlan %d already belongs to tenant %q", p.Dev, p.VLAN, owner)
+		}
+	}
+	nt.ID = 0
+	if cur == nil {
+		id, err := s.rt.tableIDs.alloc()
+		if err != nil {
+			return fieldErr(obj, "", "%v", err)
+		}
+		t := &tenantRT{Tenant: nt, tableID: id, routes: map[netip.Prefix]*policy{}}
+		s.rt.tenants[nt.Name] = t
+		s.setPorts(c, nt.Name, nil, nt.Ports)
+		c.onUndo(func() { delete(s.rt.tenants, nt.Name); s.rt.tableIDs.release(id, false) })
+		c.note(op.Kind, false, obj)
+		return nil
+	}
+	if same(cur.Tenant, nt) {
+		return nil
+	}
+	old := cur.Tenant
+	s.setPorts(c, nt.Name, cur.Ports, nt.Ports)
+	cur.Tenant = nt
+	c.onUndo(func() { cur.Tenant = old })
+	c.note(op.Kind, true, obj)
+	return nil
+}
+
+// setPorts moves the port index of tenant from ports old to ports new.
+func (s *Store) setPorts(c *change, tenant string, old, new []Port) {
+	for _, p := range old {
+		k := Port{Dev: p.Dev, VLAN: p.VLAN}
+		delete(s.rt.ports, k)
+		c.onUndo(func() { s.rt.ports[k] = tenant })
+	}
+	for _, p := range new {
+		k := Port{Dev: p.Dev, VLAN: p.VLAN}
+		s.rt.ports[k] = tenant
+		c.onUndo(func() { delete(s.rt.ports, k) })
+	}
+}
+
+// acquire finds or creates the policy route r needs and takes a reference on it.
+func (s *Store) acquire(c *change, r *Route) (*policy, error) {
+	key := policyKey(r.Prefix.Addr().Is6(), r.Mode, r.Segs, r.Src, r.HopLimit)
+	p := s.rt.policies[key]
+	if p == nil {
+		used := r.Src
+		if !used.IsValid() {
+			src, err := s.Env.SourceFor(r.Segs[0])
+			if err != nil {
+				return nil, fieldErr(routeObj(r), "src", "%v", err)
+			}
+			used = src
+		}
+		id, err := s.rt.polIDs.alloc()
+		if err != nil {
+			return nil, fieldErr(routeObj(r), "", "%v", err)
+		}
+		p = &policy{id: id, key: key, inner6: r.Prefix.Addr().Is6(), mode: r.Mode, segs: slices.Clone(r.Segs),
+			src: r.Src, usedSrc: used, hopLimit: r.HopLimit}
+		s.rt.policies[key] = p
+		s.rt.polByID[id] = p
+		c.newPols = append(c.newPols, p)
+		c.onUndo(func() {
+			delete(s.rt.policies, key)
+			delete(s.rt.polByID, id)
+			s.rt.polIDs.release(id, false)
+		})
+	}
+	p.refs++
+	c.pols[p] = true
+	c.onUndo(func() { p.refs-- })
+	return p, nil
+}
+
+func (s *Store) unref(c *change, p *policy) {
+	p.refs--
+	c.pols[p] = true
+	c.onUndo(func() { p.refs++ })
+}
+
+// setRoute points prefix of tenant t at pol (nil: removes it), keeping counts and the undo log.
+func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, pol *policy) {
+	old := t.routes[prefix]
+	fam := 0
+	if prefix.Addr().Is6() {
+		fam = 1
+	}
+	if old != nil {
+		s.unref(c, old)
+		t.countRoute(prefix, -1)
+		s.rt.nroutes[fam]--
+	}
+	if pol != nil {
+		t.routes[prefix] = pol
+		t.countRoute(prefix, 1)
+		s.rt.nroutes[fam]++
+	} else {
+		delete(t.routes, prefix)
+	}
+	c.onUndo(func() {
+		if pol != nil {
+			t.countRoute(prefix, -1)
+			s.rt.nroutes[fam]--
+		}
+		if old != nil {
+			t.routes[prefix] = old
+			t.countRoute(prefix, 1)
+			s.rt.nroutes[fam]++
+		} else {
+			delete(t.routes, prefix)
+		}
+	})
+}
+
+func (s *Store) applyRoute(c *change, op Op) error {
+	r := *op.Route
+	r.Segs = slices.Clone(r.Segs)
+	obj := routeObj(&r)
+	if op.Kind != OpDelete {
+		if err := collect(func(add func(error)) { validateRoute(&r, add) }); err != nil {
+			return err
+		}
+	} else if !r.Prefix.IsValid() {
+		return fieldErr(obj, "prefix", "missing or not a prefix")
+	}
+	t := s.rt.tenants[r.Tenant]
+	if t == nil {
+		return fieldErr(obj, "tenant", "unknown tenant %q", r.Tenant)
+	}
+	if err := s.checkRouteCapacity(op.Kind, r.Prefix); err != nil {
+		return fieldErr(obj, "", "%v", err)
+	}
+	old := t.routes[r.Prefix]
+	if err := exists(op.Kind, old != nil, obj); err != nil {
+		return err
+	}
+	c.touchTenant(s.rt, t.Name)
+	k := routeKey{t.Name, r.Prefix}
+	if _, ok := c.routes[k]; !ok {
+		c.routes[k] = old
+	}
+	if op.Kind == OpDelete {
+		s.setRoute(c, t, r.Prefix, nil)
+		c.note(op.Kind, true, obj)
+		return nil
+	}
+	pol, err := s.acquire(c, &r)
+	if err != nil {
+		return err
+	}
+	if pol == old {
+		s.unref(c, pol) // unchanged
+		return nil
+	}
+	s.setRoute(c, t, r.Prefix, pol) // the route keeps the reference acquire took
+	c.note(op.Kind, old != nil, obj)
+	return nil
+}
+
+func (s *Store) checkRouteCapacity(kind OpKind, p netip.Prefix) error {
+	if kind == OpDelete {
+		return nil
+	}
+	if p.Addr().Is4() && s.rt.nroutes[0] >= MaxRoutes4/2 {
+		return fmt.Errorf("the data plane holds at most %d IPv4 routes (half of its table, to leave room for a table swap)", MaxRoutes4/2)
+	}
+	if p.Addr().Is6() && s.rt.nroutes[1] >= MaxRoutes6/2 {
+		return fmt.Errorf("the data plane holds at most %d IPv6 routes", MaxRoutes6/2)
+	}
+	return nil
+}
+
+func (s *Store) applyTenantRoutes(c *change, op Op) error {
+	tr := op.TenantRoutes
+	obj := fmt.Sprintf("routes of tenant %q", tr.Tenant)
+	if op.Kind != OpReplace {
+		return fieldErr(obj, "", "a route table can only be replaced")
+	}
+	t := s.rt.tenants[tr.Tenant]
+	if t == nil {
+		return fieldErr(obj, "tenant", "unknown tenant %q", tr.Tenant)
+	}
+	seen := make(map[netip.Prefix]bool, len(tr.Routes))
+	rs := make([]Route, len(tr.Routes))
+	var errs Errors
+	n4, n6 := 0, 0
+	for i := range tr.Routes {
+		r := tr.Routes[i]
+		if r.Tenant == "" {
+			r.Tenant = tr.Tenant
+		}
+		validateRoute(&r, func(err error) { errs = append(errs, err) })
+		if r.Tenant != tr.Tenant {
+			errs = append(errs, fieldErr(routeObj(&r), "tenant", "not %q, the tenant whose routes are replaced", tr.Tenant))
+		}
+		if seen[r.Prefix] {
+			errs = append(errs, fieldErr(routeObj(&r), "", "defined twice"))
+		}
+		seen[r.Prefix] = true
+		if r.Prefix.Addr().Is4() {
+			n4++
+		} else {
+			n6++
+		}
+		rs[i] = r
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	c4 := 0
+	c6 := 0
+	for p := range t.routes {
+		if p.Addr().Is4() {
+			c4++
+		} else {
+			c6++
+		}
+	}
+	// During the swap the maps hold the old and the new table; afterwards the usual limit applies.
+	if s.rt.nroutes[0]+n4 > MaxRoutes4 || s.rt.nroutes[1]+n6 > MaxRoutes6 ||
+		s.rt.nroutes[0]-c4+n4 > MaxRoutes4/2 || s.rt.nroutes[1]-c6+n6 > MaxRoutes6/2 {
+		return fieldErr(obj, "", "too many routes for the data plane (IPv4 %d, IPv6 %d)", MaxRoutes4/2, MaxRoutes6/2)
+	}
+	c.touchTenant(s.rt, t.Name)
+	if _, ok := c.swapped[t.Name]; !ok {
+		c.swapped[t.Name] = &swapBefore{tableID: t.tableID, routes: t.routes}
+	}
+	newID, err := s.rt.tableIDs.alloc()
+	if err != nil {
+		return fieldErr(obj, "", "%v", err)
+	}
+	oldID, oldRoutes, oldPlens, oldN := t.tableID, t.routes, t.plens, s.rt.nroutes
+	for _, p := range oldRoutes {
+		s.unref(c, p)
+	}
+	t.tableID, t.routes, t.plens = newID, make(map[netip.Prefix]*policy, len(rs)), [2][129]uint32{}
+	s.rt.nroutes[0] -= c4
+	s.rt.nroutes[1] -= c6
+	c.onUndo(func() {
+		t.tableID, t.routes, t.plens, s.rt.nroutes = oldID, oldRoutes, oldPlens, oldN
+		s.rt.tableIDs.release(newID, false)
+	})
+	for i := range rs {
+		pol, err := s.acquire(c, &rs[i])
+		if err != nil {
+			return err
+		}
+		t.routes[rs[i].Prefix] = pol
+		t.countRoute(rs[i].Prefix, 1)
+		if old, had := oldRoutes[rs[i].Prefix]; !had || old != pol {
+			c.note(OpReplace, had, routeObj(&rs[i]))
+		}
+	}
+	for p := range oldRoutes {
+		if t.routes[p] == nil {
+			c.note(OpDelete, true, routeObj(&Route{Tenant: t.Name, Prefix: p}))
+		}
+	}
+	s.rt.nroutes[0] += n4
+	s.rt.nroutes[1] += n6
+	return nil
+}
+
+func (s *Store) applySID(c *change, op Op) error {
+	sd := *op.SID
+	obj := sidObj(&sd)
+	old, had := s.rt.sids[sd.SID]
+	if err := exists(op.Kind, had, obj); err != nil {
+		return err
+	}
+	if _, ok := c.sids[sd.SID]; !ok {
+		c.sids[sd.SID] = sidBefore{had: had, sid: old}
+	}
+	restore := func() {
+		if had {
+			s.rt.sids[sd.SID] = old
+		} else {
+			delete(s.rt.sids, sd.SID)
+		}
+	}
+	if op.Kind == OpDelete {
+		delete(s.rt.sids, sd.SID)
+		c.onUndo(restore)
+		c.note(op.Kind, true, obj)
+		return nil
+	}
+	// The tenant reference is checked at the end of the commit (the tenant may come later in it).
+	if err := collect(func(add func(error)) { validateSID(&sd, nil, add) }); err != nil {
+		return err
+	}
+	sd.ID = old.ID
+	if !had {
+		id, err := s.rt.sidIDs.alloc()
+		if err != nil {
+			return fieldErr(obj, "", "%v", err)
+		}
+		sd.ID = id
+		c.onUndo(func() { s.rt.sidIDs.release(id, false) })
+	}
+	if had && same(old, sd) {
+		return nil
+	}
+	s.rt.sids[sd.SID] = sd
+	c.onUndo(restore)
+	c.note(op.Kind, had, obj)
+	return nil
+}
+
+// finish checks what can only be checked once every operation of a commit is in: references from
+// SIDs to tenants, and that no deleted tenant is still referenced. It also marks for rewriting the
+// SIDs whose tenant's table changed.
+func (s *Store) finish(c *change) error {
+	var errs Errors
+	add := func(err error) { errs = append(errs, err) }
+	tenant := func(name string) *Tenant {
+		if t := s.rt.tenants[name]; t != nil {
+			return &t.Tenant
+		}
+		return nil
+	}
+	for name, b := range c.tenants {
+		t := s.rt.tenants[name]
+		gone := b.had && t == nil
+		tableChanged := b.had && t != nil && t.Table != b.t.Table
+		if !gone && !tableChanged {
+			continue
+		}
+		for addr, sd := range s.rt.sids {
+			if sd.Tenant != name {
+				continue
+			}
+			if gone {
+				add(fieldErr(fmt.Sprintf("tenant %q", name), "", "SID %s still uses it", addr))
+			} else if _, ok := c.sids[addr]; !ok {
+				c.sids[addr] = sidBefore{had: true, sid: sd}
+			}
+		}
+	}
+	for addr := range c.sids {
+		sd, ok := s.rt.sids[addr]
+		if !ok {
+			continue
+		}
+		validateSIDParams(&sd, tenant, add)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}

@@ -1,0 +1,437 @@
+package state
+
+// persist.go: the running state on disk, so a restarted seg6x knows what the pinned maps hold. A
+// snapshot (every object as one record per line) plus a journal (one line of records per commit,
+// appended after the maps were written). Loading replays both; a torn last journal line (a crash
+// while writing it) is ignored, and Reconcile then removes whatever that commit had written.
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+type savedTenant struct {
+	Tenant
+	TableID uint32 `json:"table_id"`
+}
+
+type savedPolicy struct {
+	ID       uint32       `json:"id"`
+	Inner6   bool         `json:"inner6,omitempty"`
+	Mode     string       `json:"mode"`
+	Segs     []netip.Addr `json:"segs"`
+	Src      netip.Addr   `json:"src,omitempty"`
+	UsedSrc  netip.Addr   `json:"used_src"`
+	HopLimit uint8        `json:"hoplimit"`
+}
+
+type savedRoute struct {
+	T   string       `json:"t"`
+	P   netip.Prefix `json:"p"`
+	Pol uint32       `json:"pol,omitempty"`
+}
+
+type savedTable struct {
+	T  string `json:"t"`
+	ID uint32 `json:"id"`
+}
+
+// record is one change to the running state as it is saved.
+type record struct {
+	Gen       uint64       `json:"gen,omitempty"` // snapshot header: the commit it includes
+	Opts      *Options     `json:"opts,omitempty"`
+	Iface     *Interface   `json:"iface,omitempty"`
+	IfaceDel  string       `json:"iface_del,omitempty"`
+	Tenant    *savedTenant `json:"tenant,omitempty"`
+	TenantDel string       `json:"tenant_del,omitempty"`
+	Policy    *savedPolicy `json:"policy,omitempty"`
+	PolicyDel uint32       `json:"policy_del,omitempty"`
+	Table     *savedTable  `json:"table,omitempty"` // a tenant's routes start over in a new table version
+	Route     *savedRoute  `json:"r,omitempty"`
+	RouteDel  *savedRoute  `json:"r_del,omitempty"`
+	SID       *SID         `json:"sid,omitempty"`
+	SIDDel    *netip.Addr  `json:"sid_del,omitempty"`
+}
+
+type journalLine struct {
+	Gen  uint64   `json:"gen"`
+	Recs []record `json:"recs"`
+}
+
+func polRecord(p *policy) record {
+	return record{Policy: &savedPolicy{ID: p.id, Inner6: p.inner6, Mode: p.mode, Segs: p.segs, Src: p.src,
+		UsedSrc: p.usedSrc, HopLimit: p.hopLimit}}
+}
+
+func tenantRecord(t *tenantRT) record {
+	return record{Tenant: &savedTenant{Tenant: t.Tenant, TableID: t.tableID}}
+}
+
+// replay applies one saved record to r.
+func (r *runtime) replay(rec record) error {
+	switch {
+	case rec.Gen != 0:
+	case rec.Opts != nil:
+		r.opts = *rec.Opts
+	case rec.Iface != nil:
+		r.ifaces[rec.Iface.Name] = *rec.Iface
+	case rec.IfaceDel != "":
+		delete(r.ifaces, rec.IfaceDel)
+	case rec.Policy != nil:
+		sp := rec.Policy
+		p := &policy{id: sp.ID, inner6: sp.Inner6, mode: sp.Mode, segs: sp.Segs, src: sp.Src, usedSrc: sp.UsedSrc,
+			hopLimit: sp.HopLimit}
+		p.key = policyKey(p.inner6, p.mode, p.segs, p.src, p.hopLimit)
+		if old := r.polByID[sp.ID]; old != nil {
+			p.refs = old.refs
+			delete(r.policies, old.key)
+		}
+		r.policies[p.key] = p
+		r.polByID[p.id] = p
+	case rec.PolicyDel != 0:
+		if p := r.polByID[rec.PolicyDel]; p != nil {
+			delete(r.policies, p.key)
+			delete(r.polByID, p.id)
+		}
+	case rec.Tenant != nil:
+		t := r.tenants[rec.Tenant.Name]
+		if t == nil {
+			t = &tenantRT{routes: map[netip.Prefix]*policy{}}
+			r.tenants[rec.Tenant.Name] = t
+		}
+		for _, p := range t.Ports {
+			delete(r.ports, Port{Dev: p.Dev, VLAN: p.VLAN})
+		}
+		t.Tenant = rec.Tenant.Tenant
+		t.tableID = rec.Tenant.TableID
+		for _, p := range t.Ports {
+			r.ports[Port{Dev: p.Dev, VLAN: p.VLAN}] = t.Name
+		}
+	case rec.TenantDel != "":
+		if t := r.tenants[rec.TenantDel]; t != nil {
+			for _, p := range t.Ports {
+				delete(r.ports, Port{Dev: p.Dev, VLAN: p.VLAN})
+			}
+			delete(r.tenants, rec.TenantDel)
+		}
+	case rec.Table != nil:
+		t := r.tenants[rec.Table.T]
+		if t == nil {
+			return fmt.Errorf("table of unknown tenant %q", rec.Table.T)
+		}
+		for p, pol := range t.routes {
+			pol.refs--
+			r.nroutes[famOf(p)]--
+		}
+		t.tableID, t.routes, t.plens = rec.Table.ID, map[netip.Prefix]*policy{}, [2][129]uint32{}
+	case rec.Route != nil:
+		t, pol := r.tenants[rec.Route.T], r.polByID[rec.Route.Pol]
+		if t == nil || pol == nil {
+			return fmt.Errorf("route %s of tenant %q: unknown tenant or policy %d", rec.Route.P, rec.Route.T, rec.Route.Pol)
+		}
+		if old := t.routes[rec.Route.P]; old != nil {
+			old.refs--
+		} else {
+			t.countRoute(rec.Route.P, 1)
+			r.nroutes[famOf(rec.Route.P)]++
+		}
+		t.routes[rec.Route.P] = pol
+		pol.refs++
+	case rec.RouteDel != nil:
+		if t := r.tenants[rec.RouteDel.T]; t != nil {
+			if old := t.routes[rec.RouteDel.P]; old != nil {
+				old.refs--
+				delete(t.routes, rec.RouteDel.P)
+				t.countRoute(rec.RouteDel.P, -1)
+				r.nroutes[famOf(rec.RouteDel.P)]--
+			}
+		}
+	case rec.SID != nil:
+		r.sids[rec.SID.SID] = *rec.SID
+	case rec.SIDDel != nil:
+		delete(r.sids, *rec.SIDDel)
+	default:
+		return errors.New("empty record")
+	}
+	return nil
+}
+
+func famOf(p netip.Prefix) int {
+	if p.Addr().Is6() {
+		return 1
+	}
+	return 0
+}
+
+// records describes the whole running state.
+func (r *runtime) records(emit func(record) error) error {
+	o := r.opts
+	if err := emit(record{Opts: &o}); err != nil {
+		return err
+	}
+	for _, it := range r.ifaces {
+		it := it
+		if err := emit(record{Iface: &it}); err != nil {
+			return err
+		}
+	}
+	for _, p := range r.polByID {
+		if err := emit(polRecord(p)); err != nil {
+			return err
+		}
+	}
+	for _, t := range r.tenants {
+		if err := emit(tenantRecord(t)); err != nil {
+			return err
+		}
+		for p, pol := range t.routes {
+			if err := emit(record{Route: &savedRoute{T: t.Name, P: p, Pol: pol.id}}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, sd := range r.sids {
+		sd := sd
+		if err := emit(record{SID: &sd}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// changeRecords describes what commit c changed (after it was applied in memory).
+func (r *runtime) changeRecords(c *change) []record {
+	var recs []record
+	if c.optsBefore != nil && *c.optsBefore != r.opts {
+		o := r.opts
+		recs = append(recs, record{Opts: &o})
+	}
+	for name := range c.ifaces {
+		if it, ok := r.ifaces[name]; ok {
+			recs = append(recs, record{Iface: &it})
+		} else {
+			recs = append(recs, record{IfaceDel: name})
+		}
+	}
+	for _, p := range c.newPols {
+		if p.refs > 0 {
+			recs = append(recs, polRecord(p))
+		}
+	}
+	for name := range c.tenants {
+		if t := r.tenants[name]; t != nil {
+			recs = append(recs, tenantRecord(t))
+		}
+	}
+	for name := range c.swapped {
+		t := r.tenants[name]
+		if t == nil {
+			continue
+		}
+		recs = append(recs, record{Table: &savedTable{T: name, ID: t.tableID}})
+		for p, pol := range t.routes {
+			recs = append(recs, record{Route: &savedRoute{T: name, P: p, Pol: pol.id}})
+		}
+	}
+	for k := range c.routes {
+		if c.swapped[k.tenant] != nil {
+			continue
+		}
+		if t := r.tenants[k.tenant]; t != nil && t.routes[k.prefix] != nil {
+			recs = append(recs, record{Route: &savedRoute{T: k.tenant, P: k.prefix, Pol: t.routes[k.prefix].id}})
+		} else {
+			recs = append(recs, record{RouteDel: &savedRoute{T: k.tenant, P: k.prefix}})
+		}
+	}
+	for addr := range c.sids {
+		if sd, ok := r.sids[addr]; ok {
+			recs = append(recs, record{SID: &sd})
+		} else {
+			addr := addr
+			recs = append(recs, record{SIDDel: &addr})
+		}
+	}
+	for name, b := range c.tenants {
+		if b.had && r.tenants[name] == nil {
+			recs = append(recs, record{TenantDel: name})
+		}
+	}
+	for p := range c.pols {
+		if p.refs == 0 && !slices.Contains(c.newPols, p) {
+			recs = append(recs, record{PolicyDel: p.id})
+		}
+	}
+	return recs
+}
+
+func (s *Store) snapshotPath() string { return filepath.Join(s.Dir, "state.snapshot") }
+func (s *Store) journalPath() string  { return filepath.Join(s.Dir, "state.journal") }
+
+// load reads the snapshot and the journal into a fresh runtime.
+func (s *Store) load() error {
+	rt := newRuntime()
+	if f, err := os.Open(s.snapshotPath()); err == nil {
+		err = readLines(f, func(line []byte) error {
+			var rec record
+			if err := json.Unmarshal(line, &rec); err != nil {
+				return err
+			}
+			if rec.Gen != 0 {
+				s.gen = rec.Gen // header line
+				return nil
+			}
+			return rt.replay(rec)
+		}, false)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s is corrupt: %w", s.snapshotPath(), err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if f, err := os.Open(s.journalPath()); err == nil {
+		err = readLines(f, func(line []byte) error {
+			var jl journalLine
+			if err := json.Unmarshal(line, &jl); err != nil {
+				return err
+			}
+			for _, rec := range jl.Recs {
+				if err := rt.replay(rec); err != nil {
+					return err
+				}
+			}
+			s.gen = jl.Gen
+			return nil
+		}, true)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s is corrupt: %w", s.journalPath(), err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	rt.rebuildPools()
+	s.rt = rt
+	return nil
+}
+
+// readLines calls f for every line; with tornTail a last line without its newline is skipped.
+func readLines(rd io.Reader, f func([]byte) error, tornTail bool) error {
+	br := bufio.NewReaderSize(rd, 1<<20)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err == io.EOF {
+			if len(line) > 0 && !tornTail {
+				return f(line)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if len(line) > 1 {
+			if err := f(line); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (r *runtime) rebuildPools() {
+	used := map[uint32]bool{}
+	for id := range r.polByID {
+		used[id] = true
+	}
+	r.polIDs.rebuild(used)
+	used = map[uint32]bool{}
+	for _, t := range r.tenants {
+		used[t.tableID] = true
+	}
+	r.tableIDs.rebuild(used)
+	used = map[uint32]bool{}
+	for _, sd := range r.sids {
+		used[sd.ID] = true
+	}
+	r.sidIDs.rebuild(used)
+}
+
+// appendJournal saves one commit; the journal is folded into a new snapshot once it outgrows it.
+func (s *Store) appendJournal(recs []record) error {
+	b, err := json.Marshal(journalLine{Gen: s.gen + 1, Recs: recs})
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(s.journalPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	s.journalBytes += int64(len(b) + 1)
+	return nil
+}
+
+// compactIfLarge writes a snapshot when the journal has grown past the last snapshot's size.
+func (s *Store) compactIfLarge() error {
+	if s.journalBytes < 1<<20 || s.journalBytes < s.snapshotBytes {
+		return nil
+	}
+	return s.Compact()
+}
+
+// Compact writes the whole running state as a new snapshot and empties the journal.
+func (s *Store) Compact() error {
+	tmp := s.snapshotPath() + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	enc := json.NewEncoder(bw)
+	err = enc.Encode(record{Gen: max(s.gen, 1)})
+	if err == nil {
+		err = s.rt.records(func(rec record) error { return enc.Encode(rec) })
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	var size int64
+	if st, serr := f.Stat(); serr == nil {
+		size = st.Size()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, s.snapshotPath()); err != nil {
+		return err
+	}
+	// The journal's commits are all in the snapshot now. A crash right here leaves them in both;
+	// replaying them again is harmless (records set, they do not add).
+	if err := os.Remove(s.journalPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	s.snapshotBytes, s.journalBytes = size, 0
+	return nil
+}

@@ -1,0 +1,122 @@
+package state
+
+// plan.go: turns a whole desired state (a config file) into the operations that make the running
+// state equal to it. Only differences become operations; a tenant whose routes differ gets its
+// whole route table replaced in one swap.
+
+import (
+	"encoding/json"
+	"net/netip"
+	"slices"
+)
+
+// Plan returns the operations that turn the running state into desired (validated, defaults filled).
+func (s *Store) Plan(desired *State) []Op {
+	rt := s.rt
+	var ops, dels []Op
+	if desired.Options != rt.opts {
+		o := desired.Options
+		ops = append(ops, Op{Kind: OpReplace, Options: &o})
+	}
+	want := map[string]bool{}
+	for i := range desired.Interfaces {
+		it := desired.Interfaces[i]
+		want[it.Name] = true
+		if cur, ok := rt.ifaces[it.Name]; ok && cur.Mode == it.Mode {
+			continue
+		}
+		ops = append(ops, Op{Kind: OpReplace, Interface: &it})
+	}
+	for name := range rt.ifaces {
+		if !want[name] {
+			dels = append(dels, Op{Kind: OpDelete, Interface: &Interface{Name: name}})
+		}
+	}
+	routes := map[string][]Route{}
+	for _, r := range desired.Routes {
+		routes[r.Tenant] = append(routes[r.Tenant], r)
+	}
+	want = map[string]bool{}
+	for i := range desired.Tenants {
+		t := desired.Tenants[i]
+		want[t.Name] = true
+		cur := rt.tenants[t.Name]
+		if cur == nil || !sameTenant(&cur.Tenant, &t) {
+			ops = append(ops, Op{Kind: OpReplace, Tenant: &t})
+		}
+		if cur == nil || !sameRoutes(cur, routes[t.Name]) {
+			ops = append(ops, Op{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: t.Name, Routes: routes[t.Name]}})
+		}
+	}
+	for name, t := range rt.tenants {
+		if want[name] {
+			continue
+		}
+		if len(t.routes) > 0 {
+			ops = append(ops, Op{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: name}})
+		}
+		dels = append(dels, Op{Kind: OpDelete, Tenant: &Tenant{Name: name}})
+	}
+	wantSID := map[netip.Addr]bool{}
+	for i := range desired.SIDs {
+		sd := desired.SIDs[i]
+		wantSID[sd.SID] = true
+		if cur, ok := rt.sids[sd.SID]; ok {
+			sd.ID = cur.ID
+			if same(cur, sd) {
+				continue
+			}
+		}
+		sd.ID = 0
+		ops = append(ops, Op{Kind: OpReplace, SID: &sd})
+	}
+	for addr := range rt.sids {
+		if !wantSID[addr] {
+			ops = append(ops, Op{Kind: OpDelete, SID: &SID{SID: addr}})
+		}
+	}
+	// Deletions of tenants and interfaces last: routes and SIDs that use them go first.
+	slices.SortFunc(dels, func(a, b Op) int { return boolInt(a.Interface != nil) - boolInt(b.Interface != nil) })
+	return append(ops, dels...)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func sameTenant(cur, want *Tenant) bool {
+	if cur.Table != want.Table || len(cur.Ports) != len(want.Ports) {
+		return false
+	}
+	for i := range cur.Ports {
+		if cur.Ports[i].Dev != want.Ports[i].Dev || cur.Ports[i].VLAN != want.Ports[i].VLAN {
+			return false
+		}
+	}
+	return true
+}
+
+func sameRoutes(cur *tenantRT, want []Route) bool {
+	if len(cur.routes) != len(want) {
+		return false
+	}
+	for i := range want {
+		r := &want[i]
+		p := cur.routes[r.Prefix]
+		if p == nil || p.key != policyKey(r.Prefix.Addr().Is6(), r.Mode, r.Segs, r.Src, r.HopLimit) {
+			return false
+		}
+	}
+	return true
+}
+
+// clone deep-copies a state (through JSON: it is only used on whole desired states).
+func clone(st *State) State {
+	var c State
+	b, _ := json.Marshal(st)
+	_ = json.Unmarshal(b, &c)
+	return c
+}

@@ -1,0 +1,211 @@
+package state
+
+// runtime.go: the running state held in memory, indexed so that one change costs O(1) whatever the
+// number of routes: tenants with their route tables, SR policies shared by the routes that use the
+// same segment list, local SIDs, and the id pools of the data plane.
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Limits of the data plane's id spaces and tables (bpf/consts.h); id 0 is never used.
+const (
+	MaxPolicies = 65536
+	MaxSIDs     = 131072
+	MaxRoutes4  = 4194304
+	MaxRoutes6  = 1048576
+	maxTables   = 1 << 31
+)
+
+// policy is one prebuilt outer header, shared by every route with the same segment list, source,
+// mode, hop limit and inner family. Its id indexes the policies and policy_stats maps.
+type policy struct {
+	id       uint32
+	key      string
+	inner6   bool
+	mode     string
+	segs     []netip.Addr
+	src      netip.Addr // as configured (invalid: the kernel's choice, usedSrc)
+	usedSrc  netip.Addr
+	hopLimit uint8
+	refs     int
+}
+
+func policyKey(inner6 bool, mode string, segs []netip.Addr, src netip.Addr, hop uint8) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%t|%s|%d|%s|", inner6, mode, hop, src)
+	for _, s := range segs {
+		b.WriteString(s.String())
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// tenantRT is a tenant with its route table. tableID names the table version in the data plane;
+// replacing the whole table moves it to a new tableID.
+type tenantRT struct {
+	Tenant
+	tableID uint32
+	routes  map[netip.Prefix]*policy
+	plens   [2][129]uint32 // routes per prefix length: [0] IPv4, [1] IPv6
+}
+
+func (t *tenantRT) countRoute(p netip.Prefix, delta int) {
+	fam := 0
+	if p.Addr().Is6() {
+		fam = 1
+	}
+	t.plens[fam][p.Bits()] = uint32(int(t.plens[fam][p.Bits()]) + delta)
+}
+
+// runtime is the whole running state.
+type runtime struct {
+	opts     Options
+	ifaces   map[string]Interface
+	tenants  map[string]*tenantRT
+	ports    map[Port]string // (dev, vlan) -> tenant name
+	sids     map[netip.Addr]SID
+	policies map[string]*policy
+	polByID  map[uint32]*policy
+	polIDs   *idPool
+	tableIDs *idPool
+	sidIDs   *idPool
+	nroutes  [2]int
+}
+
+func newRuntime() *runtime {
+	return &runtime{
+		ifaces:   map[string]Interface{},
+		tenants:  map[string]*tenantRT{},
+		ports:    map[Port]string{},
+		sids:     map[netip.Addr]SID{},
+		policies: map[string]*policy{},
+		polByID:  map[uint32]*policy{},
+		polIDs:   newIDPool(MaxPolicies, "SR policies (distinct segment lists)"),
+		tableIDs: newIDPool(maxTables, "route tables"),
+		sidIDs:   newIDPool(MaxSIDs, "local SIDs"),
+	}
+}
+
+// Counts are the object counts of a running state.
+type Counts struct {
+	Interfaces int `json:"interfaces"`
+	Tenants    int `json:"tenants"`
+	Routes4    int `json:"routes4"`
+	Routes6    int `json:"routes6"`
+	Policies   int `json:"policies"`
+	SIDs       int `json:"sids"`
+}
+
+func (r *runtime) counts() Counts {
+	return Counts{Interfaces: len(r.ifaces), Tenants: len(r.tenants), Routes4: r.nroutes[0], Routes6: r.nroutes[1],
+		Policies: len(r.polByID), SIDs: len(r.sids)}
+}
+
+// routeOf returns the API form of a route.
+func routeOf(tenant string, p netip.Prefix, pol *policy) Route {
+	return Route{Tenant: tenant, Prefix: p, Mode: pol.mode, Segs: slices.Clone(pol.segs), Src: pol.src,
+		HopLimit: pol.hopLimit, ID: pol.id, UsedSrc: pol.usedSrc}
+}
+
+// state returns the running state as a State (sorted), O(objects).
+func (r *runtime) state() State {
+	s := State{Options: r.opts, Interfaces: []Interface{}, Tenants: []Tenant{}, Routes: []Route{}, SIDs: []SID{}}
+	for _, it := range r.ifaces {
+		s.Interfaces = append(s.Interfaces, it)
+	}
+	for _, t := range r.tenants {
+		tt := t.Tenant
+		tt.Ports = slices.Clone(t.Ports)
+		tt.ID = t.tableID
+		s.Tenants = append(s.Tenants, tt)
+		for p, pol := range t.routes {
+			s.Routes = append(s.Routes, routeOf(t.Name, p, pol))
+		}
+	}
+	for _, sd := range r.sids {
+		s.SIDs = append(s.SIDs, sd)
+	}
+	sortState(&s)
+	return s
+}
+
+// sortState orders objects so show output and saved state are stable.
+func sortState(s *State) {
+	slices.SortFunc(s.Interfaces, func(a, b Interface) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.Tenants, func(a, b Tenant) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.Routes, func(a, b Route) int {
+		if c := strings.Compare(a.Tenant, b.Tenant); c != 0 {
+			return c
+		}
+		if c := a.Prefix.Addr().Compare(b.Prefix.Addr()); c != 0 {
+			return c
+		}
+		return a.Prefix.Bits() - b.Prefix.Bits()
+	})
+	slices.SortFunc(s.SIDs, func(a, b SID) int { return a.SID.Compare(b.SID) })
+}
+
+// quarantine is how long a released id stays unused: a packet that read the old id just before the
+// change must not find the slot already holding something else.
+const quarantine = 200 * time.Millisecond
+
+// idPool hands out ids 1..limit-1, reusing released ids only after the quarantine.
+type idPool struct {
+	limit uint32
+	next  uint32
+	freed []freedID
+	what  string
+}
+
+type freedID struct {
+	id uint32
+	at time.Time
+}
+
+func newIDPool(limit uint32, what string) *idPool { return &idPool{limit: limit, next: 1, what: what} }
+
+func (p *idPool) alloc() (uint32, error) {
+	if len(p.freed) > 0 && time.Since(p.freed[0].at) >= quarantine {
+		id := p.freed[0].id
+		p.freed = p.freed[1:]
+		return id, nil
+	}
+	if p.next < p.limit {
+		p.next++
+		return p.next - 1, nil
+	}
+	if len(p.freed) > 0 {
+		time.Sleep(quarantine - time.Since(p.freed[0].at))
+		return p.alloc()
+	}
+	return 0, fmt.Errorf("no free id: at most %d %s", p.limit-1, p.what)
+}
+
+// release returns id to the pool; now=false makes it reusable at once (it was never visible).
+func (p *idPool) release(id uint32, now bool) {
+	at := time.Now()
+	if !now {
+		at = time.Time{}
+	}
+	p.freed = append(p.freed, freedID{id: id, at: at})
+}
+
+// rebuild sets the pool after loading: used ids taken, every gap free.
+func (p *idPool) rebuild(used map[uint32]bool) {
+	p.next, p.freed = 1, nil
+	for id := range used {
+		if id >= p.next {
+			p.next = id + 1
+		}
+	}
+	for id := uint32(1); id < p.next; id++ {
+		if !used[id] {
+			p.freed = append(p.freed, freedID{id: id})
+		}
+	}
+}
