@@ -37,4 +37,3 @@ func same(a, b any) bool {
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
 }
-

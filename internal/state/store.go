@@ -107,7 +107,9 @@ type OpError struct {
 	Err   error
 }
 
-func (e *OpError) Error() string { return fmt.Sprintf("operation %d (%s): %v", e.Index+1, e.Op.Kind, e.Err) }
+func (e *OpError) Error() string {
+	return fmt.Sprintf("operation %d (%s): %v", e.Index+1, e.Op.Kind, e.Err)
+}
 func (e *OpError) Unwrap() error { return e.Err }
 
 // Commit applies ops as one unit: every operation is checked against the state the ones before it
