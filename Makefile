@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/seg6x
 BPF_SRC := $(wildcard bpf/*.c bpf/*.h)
 
-.PHONY: all deps generate build test demo bench bench-micro fixtures lint clean
+.PHONY: all deps generate build test demo bench bench-micro fixtures lint clean proto
 
 all: build
 
@@ -49,3 +49,13 @@ lint:
 
 clean:
 	rm -rf bin
+
+# Regenerate the gRPC/protobuf Go code from api/seg6xv1/seg6x.proto (generated files are committed).
+proto:
+	@command -v protoc >/dev/null || (apt-get update -qq && apt-get install -y -qq protobuf-compiler)
+	protoc -I api/seg6xv1 \
+		--plugin=protoc-gen-go=$$($(GO) tool -n protoc-gen-go) \
+		--plugin=protoc-gen-go-grpc=$$($(GO) tool -n protoc-gen-go-grpc) \
+		--go_out=api/seg6xv1 --go_opt=paths=source_relative \
+		--go-grpc_out=api/seg6xv1 --go-grpc_opt=paths=source_relative \
+		seg6x.proto

@@ -3,10 +3,12 @@ package cli
 // apply.go: `seg6x apply -f FILE`: the file is the whole desired state.
 
 import (
+	"context"
 	"fmt"
 
+	pb "github.com/seg6x/seg6x/api/seg6xv1"
+	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/config"
-	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
 
@@ -18,7 +20,9 @@ func applyCmd() *cobra.Command {
 		Short: "Make the data plane exactly what a YAML file describes (idempotent, all or nothing)",
 		Long: `Read FILE ("-" for stdin) and make it the whole running state: objects in the file are added or
 updated, objects not in it are removed. Applying the same file twice changes nothing. Nothing is
-written unless the whole file is valid. --dry-run validates and prints the diff only.
+written unless the whole file is valid. --dry-run validates and prints the diff only. A tenant whose
+routes differ gets its whole route table swapped in one step: traffic sees the old table or the new.
+With a daemon running this is the same API call the daemon makes for --config at start and SIGHUP.
 
 File format (every key optional except where an object needs it):
   interfaces: [{name: eth0}, {name: eth1, mode: generic}]
@@ -38,16 +42,16 @@ File format (every key optional except where an object needs it):
 			if err != nil {
 				return err
 			}
-			st, err := state.Open(g.dir, state.HostEnv{})
+			c, done, err := connect()
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			d, err := st.Apply(desired, dryRun)
+			defer done()
+			rep, err := c.ApplyState(context.Background(), &pb.ApplyStateRequest{State: api.StateToPB(&desired), DryRun: dryRun})
 			if err != nil {
-				return err
+				return apiErr(err)
 			}
-			return printDiff(d)
+			return printDiff(api.DiffFromPB(rep.GetDiff()))
 		},
 	}
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML file with the desired state (- for stdin)")

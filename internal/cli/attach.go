@@ -3,14 +3,11 @@ package cli
 // attach.go: `seg6x attach` and `seg6x detach`.
 
 import (
+	"errors"
 	"fmt"
-	"os"
-	"slices"
 
-	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 )
 
 func attachCmd() *cobra.Command {
@@ -26,17 +23,11 @@ program or GRO enabled to receive redirected frames (a kernel rule for veth).`,
 			if mode != "native" && mode != "generic" {
 				return fmt.Errorf("--mode: %q is not native or generic", mode)
 			}
-			return change(func(s *state.State) error {
-				for _, dev := range args {
-					i := slices.IndexFunc(s.Interfaces, func(it state.Interface) bool { return it.Name == dev })
-					if i >= 0 {
-						s.Interfaces[i].Mode = mode
-						continue
-					}
-					s.Interfaces = append(s.Interfaces, state.Interface{Name: dev, Mode: mode})
-				}
-				return nil
-			})
+			ops := make([]state.Op, len(args))
+			for i, dev := range args {
+				ops[i] = state.Op{Kind: state.OpReplace, Interface: &state.Interface{Name: dev, Mode: mode}}
+			}
+			return commit(ops...)
 		},
 	}
 	c.Flags().StringVar(&mode, "mode", "native", "XDP attach mode: native (driver) or generic (skb)")
@@ -50,7 +41,7 @@ func detachCmd() *cobra.Command {
 		Short: "Detach the XDP program from interfaces (--all: every one; --purge: also remove all state)",
 		Long: `Detach the seg6x program from each DEV; traffic on it goes back to the kernel's own stack.
 --all detaches every interface. --all --purge also removes every tenant, route and SID, the pinned
-maps and the state file: use it before installing a seg6x whose map layout changed.`,
+maps and the saved state (only when no daemon runs: a daemon is stopped with --cleanup instead).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if purge && !all {
 				return fmt.Errorf("--purge needs --all")
@@ -61,20 +52,20 @@ maps and the state file: use it before installing a seg6x whose map layout chang
 			if purge {
 				return purgeAll()
 			}
-			return change(func(s *state.State) error {
-				if all {
-					s.Interfaces = nil
-					return nil
+			if all {
+				cur, _, err := fetchState()
+				if err != nil {
+					return err
 				}
-				for _, dev := range args {
-					i := slices.IndexFunc(s.Interfaces, func(it state.Interface) bool { return it.Name == dev })
-					if i < 0 {
-						return fmt.Errorf("interface %q: not attached", dev)
-					}
-					s.Interfaces = slices.Delete(s.Interfaces, i, i+1)
+				for _, it := range cur.Interfaces {
+					args = append(args, it.Name)
 				}
-				return nil
-			})
+			}
+			ops := make([]state.Op, len(args))
+			for i, dev := range args {
+				ops[i] = state.Op{Kind: state.OpDelete, Interface: &state.Interface{Name: dev}}
+			}
+			return commit(ops...)
 		},
 	}
 	c.Flags().BoolVar(&all, "all", false, "detach every interface")
@@ -82,20 +73,17 @@ maps and the state file: use it before installing a seg6x whose map layout chang
 	return c
 }
 
-// purgeAll empties the state (which detaches everything), then removes the pins and the state file.
+// purgeAll removes the instance entirely. A running daemon owns it: stop that one with --cleanup.
 func purgeAll() error {
-	if err := change(func(s *state.State) error { *s = state.State{}; return nil }); err != nil {
-		// Maps from an incompatible version cannot be opened; removing the pins is still right.
-		fmt.Fprintln(os.Stderr, "seg6x: emptying state:", err, "(removing pins anyway)")
+	if st, err := state.OpenWith(g.dir, state.HostEnv{}, state.OpenOptions{NoWait: true}); err == nil {
+		st.Close()
+	} else if errors.Is(err, state.ErrLocked) {
+		return fmt.Errorf("%s is in use (a daemon?): stop the daemon with --cleanup, or stop it and purge then", g.dir)
 	}
-	pins := dataplane.PinDir(g.dir)
-	_ = os.RemoveAll(pins + "/links")
-	entries, _ := os.ReadDir(pins)
-	for _, e := range entries {
-		_ = os.RemoveAll(pins + "/" + e.Name())
+	// An instance whose maps have another layout cannot even be opened; purging it is still right.
+	if err := state.Purge(g.dir); err != nil {
+		return err
 	}
-	_ = unix.Unmount(pins, unix.MNT_DETACH)
-	_ = os.Remove(g.dir + "/state.json")
 	fmt.Println("purged", g.dir)
 	return nil
 }

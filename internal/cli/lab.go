@@ -3,17 +3,19 @@ package cli
 // lab.go: `seg6x lab demo|up|down` and the helpers the lab runs inside its namespaces.
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
 	"sort"
 	"syscall"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/lab"
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 func labCmd() *cobra.Command {
@@ -142,22 +144,22 @@ func printReport(rep *lab.Report) {
 	}
 	w.Flush()
 	for _, r := range []string{"pe1", "p", "pe2"} {
-		var s Stats
-		if err := json.Unmarshal(rep.Stats[r], &s); err != nil {
+		var s pb.StatsReply
+		if err := protojson.Unmarshal(rep.Stats[r], &s); err != nil {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s\tPACKETS\tBYTES\n", r)
-		for _, x := range s.Routes {
-			fmt.Fprintf(w, "  route tenant %s %s\t%d\t%d\n", x.Tenant, x.Prefix, x.Packets, x.Bytes)
+		for _, x := range s.Policies {
+			fmt.Fprintf(w, "  policy %d segs %s (%d routes)\t%d\t%d\n", x.Id, strings.Join(x.Segs, ","), x.Routes, x.Count.GetPackets(), x.Count.GetBytes())
 		}
-		for _, x := range s.SIDs {
-			fmt.Fprintf(w, "  sid %s %s\t%d\t%d\n", x.SID, x.Action, x.Packets, x.Bytes)
+		for _, x := range s.Sids {
+			fmt.Fprintf(w, "  sid %s %s\t%d\t%d\n", x.Sid, x.Action, x.Count.GetPackets(), x.Count.GetBytes())
 		}
 		for _, a := range []string{"XDP_REDIRECT", "XDP_PASS", "XDP_DROP"} {
-			fmt.Fprintf(w, "  %s\t%d\t%d\n", a, s.Actions[a].Packets, s.Actions[a].Bytes)
+			fmt.Fprintf(w, "  %s\t%d\t%d\n", a, s.Actions[a].GetPackets(), s.Actions[a].GetBytes())
 		}
 		for name, c := range s.Reasons {
-			fmt.Fprintf(w, "  reason %s\t%d\t%d\n", name, c.Packets, c.Bytes)
+			fmt.Fprintf(w, "  reason %s\t%d\t%d\n", name, c.GetPackets(), c.GetBytes())
 		}
 		w.Flush()
 	}

@@ -27,10 +27,7 @@ func setCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return change(func(s *state.State) error {
-				s.Options.NextHopCacheMs = n
-				return nil
-			})
+			return commit(state.Op{Kind: state.OpReplace, Options: &state.Options{NextHopCacheMs: n}})
 		},
 	}
 }

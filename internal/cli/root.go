@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
@@ -15,6 +16,9 @@ import (
 type globals struct {
 	dir     string
 	jsonOut bool
+	socket  string
+	server  string
+	tls     api.TLSFiles
 }
 
 var g globals
@@ -27,9 +31,11 @@ func NewRoot() *cobra.Command {
 		Long: `seg6x runs SRv6 (RFC 8754/8986) in XDP on Linux, reusing the kernel's FIB and neighbor tables
 and handing the kernel whatever the fast path cannot finish.
 
-State lives in an instance directory (--dir, default /run/seg6x): state.json, and a bpffs at
-<dir>/bpf holding the pinned maps and XDP links. The data plane keeps forwarding after seg6x exits;
-each command changes it through one validated, all-or-nothing apply.
+State lives in an instance directory (--dir, default /run/seg6x): the saved state, and a bpffs at
+<dir>/bpf holding the pinned maps and XDP links. The data plane keeps forwarding whether or not any
+seg6x process runs. Every command is a client of the control API (api/seg6xv1/seg6x.proto): of the
+daemon (seg6x daemon) through its socket <dir>/seg6x.sock when one runs, otherwise of the same API
+served inside the command itself. Each change is one validated, all-or-nothing commit.
 
 Typical use:
   seg6x attach eth0 eth1
@@ -38,14 +44,21 @@ Typical use:
   seg6x sid add fc00:1::64 action End.DT4 tenant blue vlan 100
   seg6x apply -f seg6x.yaml
   seg6x show
-  seg6x stats`,
+  seg6x stats
+  seg6x daemon --config seg6x.yaml --metrics 127.0.0.1:9469
+  seg6x status`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&g.dir, "dir", state.DefaultDir, "instance directory (state.json and the bpffs with pinned maps and links)")
 	root.PersistentFlags().BoolVarP(&g.jsonOut, "json", "j", false, "machine-readable JSON output")
+	root.PersistentFlags().StringVar(&g.socket, "socket", "", "daemon API socket (default <dir>/seg6x.sock)")
+	root.PersistentFlags().StringVar(&g.server, "server", "", "reach a daemon's TLS API at HOST:PORT instead of the socket")
+	root.PersistentFlags().StringVar(&g.tls.CA, "server-ca", "", "with --server: CA of the daemon's certificate")
+	root.PersistentFlags().StringVar(&g.tls.Cert, "client-cert", "", "with --server: client certificate")
+	root.PersistentFlags().StringVar(&g.tls.Key, "client-key", "", "with --server: client key")
 	root.AddCommand(attachCmd(), detachCmd(), tenantCmd(), routeCmd(), sidCmd(), applyCmd(), showCmd(),
-		statsCmd(), setCmd(), benchCmd(), labCmd())
+		statsCmd(), setCmd(), statusCmd(), daemonCmd(), benchCmd(), labCmd())
 	return root
 }
 
@@ -56,24 +69,6 @@ func Main() int {
 		return 1
 	}
 	return 0
-}
-
-// change opens the instance, lets edit turn the running state into the desired one, and applies it.
-func change(edit func(s *state.State) error) error {
-	st, err := state.Open(g.dir, state.HostEnv{})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	next := st.Current()
-	if err := edit(&next); err != nil {
-		return err
-	}
-	d, err := st.Apply(next, false)
-	if err != nil {
-		return err
-	}
-	return printDiff(d)
 }
 
 func printDiff(d *state.Diff) error {

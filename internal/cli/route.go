@@ -4,7 +4,6 @@ package cli
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -35,20 +34,7 @@ Example (the grammar of ip -6 route ... encap seg6):
 				if err != nil {
 					return err
 				}
-				return change(func(s *state.State) error {
-					i := slices.IndexFunc(s.Routes, func(x state.Route) bool { return x.Tenant == r.Tenant && x.Prefix == r.Prefix })
-					switch {
-					case i >= 0 && !replace:
-						return fmt.Errorf("route %s tenant %s exists; use route replace", r.Prefix, r.Tenant)
-					case i >= 0:
-						s.Routes[i] = r
-					case replace:
-						return fmt.Errorf("route %s tenant %s does not exist; use route add", r.Prefix, r.Tenant)
-					default:
-						s.Routes = append(s.Routes, r)
-					}
-					return nil
-				})
+				return commit(state.Op{Kind: addOrReplace(replace), Route: &r})
 			},
 		}
 	}
@@ -65,14 +51,7 @@ Example (the grammar of ip -6 route ... encap seg6):
 			if err != nil {
 				return err
 			}
-			return change(func(s *state.State) error {
-				i := slices.IndexFunc(s.Routes, func(x state.Route) bool { return x.Tenant == one(m, "tenant") && x.Prefix == p })
-				if i < 0 {
-					return fmt.Errorf("route %s tenant %s does not exist", p, one(m, "tenant"))
-				}
-				s.Routes = slices.Delete(s.Routes, i, i+1)
-				return nil
-			})
+			return commit(state.Op{Kind: state.OpDelete, Route: &state.Route{Tenant: one(m, "tenant"), Prefix: p}})
 		},
 	}
 	show := &cobra.Command{Use: "show", Short: "list encap routes", RunE: func(*cobra.Command, []string) error { return show("routes") }}

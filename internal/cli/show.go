@@ -34,12 +34,10 @@ func show(what string) error {
 	default:
 		return fmt.Errorf("show %q: want interfaces, tenants, routes or sids", what)
 	}
-	st, err := state.Open(g.dir, state.HostEnv{})
+	cur, _, err := fetchState()
 	if err != nil {
 		return err
 	}
-	cur := st.Current()
-	st.Close()
 	if g.jsonOut {
 		switch what {
 		case "interfaces":
@@ -78,13 +76,13 @@ func show(what string) error {
 		fmt.Fprintln(w)
 	}
 	if what == "all" || what == "routes" {
-		fmt.Fprintln(w, "TENANT\tPREFIX\tMODE\tSEGS\tSRC\tHOPLIMIT")
+		fmt.Fprintln(w, "TENANT\tPREFIX\tMODE\tSEGS\tSRC\tHOPLIMIT\tPOLICY")
 		for _, r := range cur.Routes {
 			segs := make([]string, len(r.Segs))
 			for i, s := range r.Segs {
 				segs[i] = s.String()
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\n", r.Tenant, r.Prefix, r.Mode, strings.Join(segs, ","), r.UsedSrc, r.HopLimit)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", r.Tenant, r.Prefix, r.Mode, strings.Join(segs, ","), r.UsedSrc, r.HopLimit, r.ID)
 		}
 		fmt.Fprintln(w)
 	}

@@ -4,7 +4,6 @@ package cli
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
@@ -35,20 +34,7 @@ Example:
 				if err != nil {
 					return err
 				}
-				return change(func(s *state.State) error {
-					i := slices.IndexFunc(s.SIDs, func(x state.SID) bool { return x.SID == sd.SID })
-					switch {
-					case i >= 0 && !replace:
-						return fmt.Errorf("sid %s exists (%s); use sid replace", sd.SID, s.SIDs[i].Action)
-					case i >= 0:
-						s.SIDs[i] = sd
-					case replace:
-						return fmt.Errorf("sid %s does not exist; use sid add", sd.SID)
-					default:
-						s.SIDs = append(s.SIDs, sd)
-					}
-					return nil
-				})
+				return commit(state.Op{Kind: addOrReplace(replace), SID: &sd})
 			},
 		}
 	}
@@ -61,14 +47,7 @@ Example:
 			if err != nil {
 				return err
 			}
-			return change(func(s *state.State) error {
-				i := slices.IndexFunc(s.SIDs, func(x state.SID) bool { return x.SID == a })
-				if i < 0 {
-					return fmt.Errorf("sid %s does not exist", a)
-				}
-				s.SIDs = slices.Delete(s.SIDs, i, i+1)
-				return nil
-			})
+			return commit(state.Op{Kind: state.OpDelete, SID: &state.SID{SID: a}})
 		},
 	}
 	show := &cobra.Command{Use: "show", Short: "list local SIDs", RunE: func(*cobra.Command, []string) error { return show("sids") }}

@@ -1,59 +1,43 @@
 package cli
 
-// stats.go: `seg6x stats`: per-route, per-SID, per-action and per-reason counters.
+// stats.go: `seg6x stats`: per-policy, per-SID, per-action and per-reason counters, and `seg6x status`.
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
+	"time"
 
-	"github.com/cilium/ebpf"
+	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 )
-
-// Count is a summed per-CPU counter.
-type Count struct {
-	Packets uint64 `json:"packets"`
-	Bytes   uint64 `json:"bytes"`
-}
-
-// Stats is the JSON shape of `seg6x stats --json`.
-type Stats struct {
-	Actions map[string]Count `json:"actions"`
-	Reasons map[string]Count `json:"reasons"`
-	Routes  []RouteStats     `json:"routes"`
-	SIDs    []SIDStats       `json:"sids"`
-}
-
-type RouteStats struct {
-	Tenant string `json:"tenant"`
-	Prefix string `json:"prefix"`
-	Count
-}
-
-type SIDStats struct {
-	SID    string `json:"sid"`
-	Action string `json:"action"`
-	Count
-}
 
 func statsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "stats",
-		Short: "Show packet and byte counters per route, SID, XDP action and drop/pass reason",
-		Long: `Counters are per CPU in the data plane and summed here. Route counters count tenant packets that
-matched the route; SID counters count packets the behavior processed; reasons say why a packet was
-dropped (DROP_*) or handed to the kernel (PASS_*). Bytes are frame bytes as received.`,
+		Short: "Show packet and byte counters per SR policy, SID, XDP action and drop/pass reason",
+		Long: `Counters are per CPU in the data plane and summed here. Routes with the same segment list, source,
+mode and hop limit share one SR policy and its counter ("routes" says how many); SID counters count
+packets the behavior processed; reasons say why a packet was dropped (DROP_*) or handed to the
+kernel (PASS_*). Bytes are frame bytes as received. --json prints the API's StatsReply.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := ReadStats(g.dir)
+			c, done, err := connect()
 			if err != nil {
 				return err
 			}
+			defer done()
+			s, err := c.Stats(context.Background(), &pb.StatsRequest{})
+			if err != nil {
+				return apiErr(err)
+			}
 			if g.jsonOut {
-				return printJSON(s)
+				return printProto(s)
 			}
 			printStats(s)
 			return nil
@@ -61,86 +45,97 @@ dropped (DROP_*) or handed to the kernel (PASS_*). Bytes are frame bytes as rece
 	}
 }
 
-func sum(m *ebpf.Map, idx uint32) (Count, error) {
-	var per []dataplane.Seg6xCounter
-	if err := m.Lookup(idx, &per); err != nil {
-		return Count{}, err
-	}
-	var c Count
-	for _, p := range per {
-		c.Packets += p.Packets
-		c.Bytes += p.Bytes
-	}
-	return c, nil
-}
-
-// ReadStats reads every counter of instance dir.
-func ReadStats(dir string) (*Stats, error) {
-	st, err := state.Open(dir, state.HostEnv{})
+// printProto prints an API message as JSON with the .proto field names (a stable format for scripts).
+func printProto(m proto.Message) error {
+	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true, Indent: "  "}.Marshal(m)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer st.Close()
-	cur := st.Current()
-	out := &Stats{Actions: map[string]Count{}, Reasons: map[string]Count{}, Routes: []RouteStats{}, SIDs: []SIDStats{}}
-	for i, name := range dataplane.Actions {
-		c, err := sum(st.Maps.ActionStats, uint32(i))
-		if err != nil {
-			return nil, err
-		}
-		out.Actions[name] = c
-	}
-	for i, name := range dataplane.Reasons {
-		if i == 0 {
-			continue
-		}
-		c, err := sum(st.Maps.ReasonStats, uint32(i))
-		if err != nil {
-			return nil, err
-		}
-		if c.Packets > 0 {
-			out.Reasons[name] = c
-		}
-	}
-	for _, r := range cur.Routes {
-		c, err := sum(st.Maps.PolicyStats, r.ID)
-		if err != nil {
-			return nil, err
-		}
-		out.Routes = append(out.Routes, RouteStats{Tenant: r.Tenant, Prefix: r.Prefix.String(), Count: c})
-	}
-	for _, s := range cur.SIDs {
-		c, err := sum(st.Maps.SidStats, s.ID)
-		if err != nil {
-			return nil, err
-		}
-		out.SIDs = append(out.SIDs, SIDStats{SID: s.SID.String(), Action: s.Action, Count: c})
-	}
-	return out, nil
+	fmt.Println(string(b))
+	return nil
 }
 
-func printStats(s *Stats) {
+func count(c *pb.Counter) (uint64, uint64) { return c.GetPackets(), c.GetBytes() }
+
+func printStats(s *pb.StatsReply) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	defer w.Flush()
 	fmt.Fprintln(w, "ACTION\tPACKETS\tBYTES\t")
 	for _, a := range dataplane.Actions {
-		fmt.Fprintf(w, "%s\t%d\t%d\t\n", a, s.Actions[a].Packets, s.Actions[a].Bytes)
+		p, b := count(s.Actions[a])
+		fmt.Fprintf(w, "%s\t%d\t%d\t\n", a, p, b)
 	}
 	fmt.Fprintln(w, "\t\t\t")
 	fmt.Fprintln(w, "REASON\tPACKETS\tBYTES\t")
 	for _, r := range dataplane.Reasons {
 		if c, ok := s.Reasons[r]; ok {
-			fmt.Fprintf(w, "%s\t%d\t%d\t\n", r, c.Packets, c.Bytes)
+			p, b := count(c)
+			fmt.Fprintf(w, "%s\t%d\t%d\t\n", r, p, b)
 		}
 	}
 	fmt.Fprintln(w, "\t\t\t")
-	fmt.Fprintln(w, "ROUTE (TENANT PREFIX)\tPACKETS\tBYTES\t")
-	for _, r := range s.Routes {
-		fmt.Fprintf(w, "%s %s\t%d\t%d\t\n", r.Tenant, r.Prefix, r.Packets, r.Bytes)
+	fmt.Fprintln(w, "POLICY (ID MODE SEGS, ROUTES)\tPACKETS\tBYTES\t")
+	for _, p := range s.Policies {
+		pk, b := count(p.Count)
+		fmt.Fprintf(w, "%d %s %s, %d routes\t%d\t%d\t\n", p.Id, p.Mode, strings.Join(p.Segs, ","), p.Routes, pk, b)
 	}
 	fmt.Fprintln(w, "\t\t\t")
 	fmt.Fprintln(w, "SID (ACTION)\tPACKETS\tBYTES\t")
-	for _, x := range s.SIDs {
-		fmt.Fprintf(w, "%s %s\t%d\t%d\t\n", x.SID, x.Action, x.Packets, x.Bytes)
+	for _, x := range s.Sids {
+		pk, b := count(x.Count)
+		fmt.Fprintf(w, "%s %s\t%d\t%d\t\n", x.Sid, x.Action, pk, b)
 	}
+}
+
+func statusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Summarise the instance: daemon, attached interfaces and program ids, object counts, last error",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, done, err := connect()
+			if err != nil {
+				return err
+			}
+			defer done()
+			s, err := c.Status(context.Background(), &pb.StatusRequest{})
+			if err != nil {
+				return apiErr(err)
+			}
+			if g.jsonOut {
+				return printProto(s)
+			}
+			printStatus(s)
+			return nil
+		},
+	}
+}
+
+func printStatus(s *pb.StatusReply) {
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	defer w.Flush()
+	if s.Daemon {
+		fmt.Fprintf(w, "daemon:\tseg6x %s, up since %s\n", s.Version, time.Unix(s.StartedUnix, 0).UTC().Format(time.RFC3339))
+	} else {
+		fmt.Fprintf(w, "daemon:\tnot running (answered by this command, seg6x %s)\n", s.Version)
+	}
+	fmt.Fprintf(w, "generation:\t%d commits\n", s.Generation)
+	fmt.Fprintf(w, "objects:\t%d tenants, %d IPv4 + %d IPv6 routes over %d policies, %d SIDs\n",
+		s.Tenants, s.Routes4, s.Routes6, s.Policies, s.Sids)
+	for _, it := range s.Interfaces {
+		prog := "NOT ATTACHED"
+		if it.ProgId != 0 {
+			prog = fmt.Sprintf("program id %d", it.ProgId)
+		}
+		fmt.Fprintf(w, "interface:\t%s (ifindex %d, %s): %s\n", it.Name, it.Ifindex, it.Mode, prog)
+	}
+	if s.BpfStats && s.ProgRunCount > 0 {
+		fmt.Fprintf(w, "run time:\t%d runs, %.1f ns per run (kernel.bpf_stats_enabled)\n", s.ProgRunCount,
+			float64(s.ProgRunNs)/float64(s.ProgRunCount))
+	}
+	last := s.LastError
+	if last == "" {
+		last = "none"
+	}
+	fmt.Fprintf(w, "api errors:\t%d (last: %s)\n", s.ApiErrors, last)
 }

@@ -4,7 +4,6 @@ package cli
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
@@ -31,20 +30,7 @@ the dev in the same position (no vlan = untagged). Example:
 				if err != nil {
 					return err
 				}
-				return change(func(s *state.State) error {
-					i := slices.IndexFunc(s.Tenants, func(x state.Tenant) bool { return x.Name == t.Name })
-					switch {
-					case i >= 0 && !replace:
-						return fmt.Errorf("tenant %q exists; use tenant replace", t.Name)
-					case i >= 0:
-						s.Tenants[i] = t
-					case replace:
-						return fmt.Errorf("tenant %q does not exist; use tenant add", t.Name)
-					default:
-						s.Tenants = append(s.Tenants, t)
-					}
-					return nil
-				})
+				return commit(state.Op{Kind: addOrReplace(replace), Tenant: &t})
 			},
 		}
 	}
@@ -53,19 +39,7 @@ the dev in the same position (no vlan = untagged). Example:
 		Short: "delete a tenant (its routes must be deleted first)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return change(func(s *state.State) error {
-				i := slices.IndexFunc(s.Tenants, func(x state.Tenant) bool { return x.Name == args[0] })
-				if i < 0 {
-					return fmt.Errorf("tenant %q does not exist", args[0])
-				}
-				for _, r := range s.Routes {
-					if r.Tenant == args[0] {
-						return fmt.Errorf("tenant %q still has route %s; delete its routes first", args[0], r.Prefix)
-					}
-				}
-				s.Tenants = slices.Delete(s.Tenants, i, i+1)
-				return nil
-			})
+			return commit(state.Op{Kind: state.OpDelete, Tenant: &state.Tenant{Name: args[0]}})
 		},
 	}
 	show := &cobra.Command{Use: "show", Short: "list tenants", RunE: func(*cobra.Command, []string) error { return show("tenants") }}

@@ -79,3 +79,20 @@ func Detach(dir string, ifindex int) error {
 	defer l.Close()
 	return l.Unpin()
 }
+
+// ProgramID returns the id of the program attached through ifindex's pinned link (0 if none).
+func ProgramID(dir string, ifindex int) (uint32, error) {
+	l, err := link.LoadPinnedLink(linkPath(dir, ifindex), nil)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	defer l.Close()
+	info, err := l.Info()
+	if err != nil {
+		return 0, err
+	}
+	return uint32(info.Program), nil
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"golang.org/x/sys/unix"
 )
 
 // ReconcileReport says what Reconcile found and did.
@@ -138,4 +139,32 @@ func (s *Store) reattach(rep *ReconcileReport) error {
 		rep.Detached++
 	}
 	return nil
+}
+
+// Purge removes every trace of instance dir from the kernel and the disk: links (detaching the
+// program), pinned maps, the bpffs mount and the saved state. Nothing may have the instance open.
+func Purge(dir string) error {
+	pins := dataplane.PinDir(dir)
+	ents, _ := os.ReadDir(filepath.Join(pins, "links"))
+	var errs []error
+	for _, e := range ents {
+		if idx, err := strconv.Atoi(e.Name()); err == nil {
+			if err := dataplane.Detach(dir, idx); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	entries, _ := os.ReadDir(pins)
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(pins, e.Name())); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	_ = unix.Unmount(pins, unix.MNT_DETACH)
+	for _, f := range []string{"state.snapshot", "state.journal", "state.json"} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -6,8 +6,11 @@ package state
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"golang.org/x/sys/unix"
@@ -190,4 +193,54 @@ func (s *Store) Apply(desired State, dryRun bool) (*Diff, error) {
 		return nil, err
 	}
 	return s.Commit(s.Plan(&next), dryRun)
+}
+
+// PolicyInfo describes one shared SR policy.
+type PolicyInfo struct {
+	ID      uint32
+	Mode    string
+	Segs    []netip.Addr
+	UsedSrc netip.Addr
+	Routes  int
+}
+
+// Policies lists the policies in use, by id.
+func (s *Store) Policies() []PolicyInfo {
+	out := make([]PolicyInfo, 0, len(s.rt.polByID))
+	for _, p := range s.rt.polByID {
+		out = append(out, PolicyInfo{ID: p.id, Mode: p.mode, Segs: p.segs, UsedSrc: p.usedSrc, Routes: p.refs})
+	}
+	slices.SortFunc(out, func(a, b PolicyInfo) int { return int(a.ID) - int(b.ID) })
+	return out
+}
+
+// SIDs lists the local SIDs, sorted.
+func (s *Store) SIDs() []SID {
+	out := make([]SID, 0, len(s.rt.sids))
+	for _, sd := range s.rt.sids {
+		out = append(out, sd)
+	}
+	slices.SortFunc(out, func(a, b SID) int { return a.SID.Compare(b.SID) })
+	return out
+}
+
+// Interfaces lists the attached interfaces, sorted.
+func (s *Store) Interfaces() []Interface {
+	out := make([]Interface, 0, len(s.rt.ifaces))
+	for _, it := range s.rt.ifaces {
+		out = append(out, it)
+	}
+	slices.SortFunc(out, func(a, b Interface) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// EachRoute calls f for every route (unsorted), O(routes) without building a State.
+func (s *Store) EachRoute(f func(r Route) bool) {
+	for _, t := range s.rt.tenants {
+		for p, pol := range t.routes {
+			if !f(routeOf(t.Name, p, pol)) {
+				return
+			}
+		}
+	}
 }

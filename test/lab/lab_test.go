@@ -3,30 +3,16 @@
 package labtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
+	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/lab"
+	"google.golang.org/protobuf/encoding/protojson"
 )
-
-type stats struct {
-	Routes []struct {
-		Tenant  string `json:"tenant"`
-		Packets uint64 `json:"packets"`
-	} `json:"routes"`
-	SIDs []struct {
-		SID     string `json:"sid"`
-		Action  string `json:"action"`
-		Packets uint64 `json:"packets"`
-	} `json:"sids"`
-	Reasons map[string]struct {
-		Packets uint64 `json:"packets"`
-	} `json:"reasons"`
-}
 
 func TestLab(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -58,32 +44,35 @@ func TestLab(t *testing.T) {
 	// Each behavior did the work: both PEs encapsulated for both tenants and decapsulated with
 	// End.DT4 (tenant A) and End.DX4 (tenant B); the transit node ran End on every packet.
 	for _, node := range []string{"pe1", "pe2"} {
-		var s stats
-		if err := json.Unmarshal(rep.Stats[node], &s); err != nil {
+		var s pb.StatsReply
+		if err := protojson.Unmarshal(rep.Stats[node], &s); err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range s.Routes {
-			if r.Packets < 3*count {
-				t.Errorf("%s: route of tenant %s counted %d packets, want >= %d", node, r.Tenant, r.Packets, 3*count)
+		if len(s.Policies) != 2 {
+			t.Errorf("%s: %d policies, want 2 (one per tenant)", node, len(s.Policies))
+		}
+		for _, p := range s.Policies {
+			if p.Count.GetPackets() < 3*count {
+				t.Errorf("%s: policy %d (%v) counted %d packets, want >= %d", node, p.Id, p.Segs, p.Count.GetPackets(), 3*count)
 			}
 		}
-		for _, sd := range s.SIDs {
-			if sd.Packets < 3*count {
-				t.Errorf("%s: SID %s (%s) counted %d packets, want >= %d", node, sd.SID, sd.Action, sd.Packets, 3*count)
+		for _, sd := range s.Sids {
+			if sd.Count.GetPackets() < 3*count {
+				t.Errorf("%s: SID %s (%s) counted %d packets, want >= %d", node, sd.Sid, sd.Action, sd.Count.GetPackets(), 3*count)
 			}
 		}
 		for name, c := range s.Reasons {
-			if name[:4] == "DROP" && c.Packets > 0 {
-				t.Errorf("%s: %d packets dropped with %s", node, c.Packets, name)
+			if name[:4] == "DROP" && c.GetPackets() > 0 {
+				t.Errorf("%s: %d packets dropped with %s", node, c.GetPackets(), name)
 			}
 		}
 	}
-	var p stats
-	if err := json.Unmarshal(rep.Stats["p"], &p); err != nil {
+	var p pb.StatsReply
+	if err := protojson.Unmarshal(rep.Stats["p"], &p); err != nil {
 		t.Fatal(err)
 	}
-	if len(p.SIDs) != 1 || p.SIDs[0].Packets < 12*count {
-		t.Errorf("transit End counted %+v, want >= %d packets", p.SIDs, 12*count)
+	if len(p.Sids) != 1 || p.Sids[0].Count.GetPackets() < 12*count {
+		t.Errorf("transit End counted %v, want >= %d packets", p.Sids, 12*count)
 	}
 }
 

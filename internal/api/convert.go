@@ -1,0 +1,315 @@
+// Package api serves the seg6x gRPC API (api/seg6xv1) on top of the state package, and gives the CLI
+// a client: the daemon's socket, or the same server run in-process when no daemon is running.
+package api
+
+// convert.go: between the API's messages and the state package's objects. Parsing errors name the
+// object and field like the state package's validation errors do.
+
+import (
+	"fmt"
+	"net/netip"
+
+	pb "github.com/seg6x/seg6x/api/seg6xv1"
+	"github.com/seg6x/seg6x/internal/state"
+)
+
+type parser struct {
+	obj  string
+	errs state.Errors
+}
+
+func (p *parser) fail(field, format string, args ...any) {
+	p.errs = append(p.errs, &state.FieldError{Object: p.obj, Field: field, Reason: fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) addr(field, s string, optional bool) netip.Addr {
+	if s == "" {
+		if !optional {
+			p.fail(field, "missing")
+		}
+		return netip.Addr{}
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		p.fail(field, "%q is not an IP address", s)
+	}
+	return a
+}
+
+func (p *parser) u16(field string, v uint32, max uint32) uint16 {
+	if v > max {
+		p.fail(field, "%d is more than %d", v, max)
+	}
+	return uint16(v)
+}
+
+func (p *parser) err() error {
+	if len(p.errs) == 0 {
+		return nil
+	}
+	return p.errs
+}
+
+func routeFromPB(r *pb.Route) (state.Route, error) {
+	p := &parser{obj: fmt.Sprintf("route %s tenant %s", r.GetPrefix(), r.GetTenant())}
+	out := state.Route{Tenant: r.GetTenant(), Mode: r.GetMode()}
+	if r.GetPrefix() == "" {
+		p.fail("prefix", "missing")
+	} else if pf, err := netip.ParsePrefix(r.GetPrefix()); err != nil {
+		p.fail("prefix", "%q is not a prefix (ADDR/LEN)", r.GetPrefix())
+	} else {
+		out.Prefix = pf
+	}
+	for i, s := range r.GetSegs() {
+		out.Segs = append(out.Segs, p.addr(fmt.Sprintf("segs[%d]", i), s, false))
+	}
+	out.Src = p.addr("src", r.GetSrc(), true)
+	if r.GetHoplimit() > 255 {
+		p.fail("hoplimit", "%d is more than 255", r.GetHoplimit())
+	}
+	out.HopLimit = uint8(r.GetHoplimit())
+	return out, p.err()
+}
+
+func routeToPB(r *state.Route) *pb.Route {
+	out := &pb.Route{Tenant: r.Tenant, Prefix: r.Prefix.String(), Mode: r.Mode, Hoplimit: uint32(r.HopLimit),
+		PolicyId: r.ID}
+	for _, s := range r.Segs {
+		out.Segs = append(out.Segs, s.String())
+	}
+	if r.Src.IsValid() {
+		out.Src = r.Src.String()
+	}
+	if r.UsedSrc.IsValid() {
+		out.UsedSrc = r.UsedSrc.String()
+	}
+	return out
+}
+
+func tenantFromPB(t *pb.Tenant) (state.Tenant, error) {
+	p := &parser{obj: fmt.Sprintf("tenant %q", t.GetName())}
+	out := state.Tenant{Name: t.GetName(), Table: t.GetTable(), Ports: []state.Port{}}
+	for _, pt := range t.GetPorts() {
+		out.Ports = append(out.Ports, state.Port{Dev: pt.GetDev(), VLAN: p.u16("vlan", pt.GetVlan(), 4094)})
+	}
+	return out, p.err()
+}
+
+func tenantToPB(t *state.Tenant) *pb.Tenant {
+	out := &pb.Tenant{Name: t.Name, Table: t.Table}
+	for _, pt := range t.Ports {
+		out.Ports = append(out.Ports, &pb.Port{Dev: pt.Dev, Vlan: uint32(pt.VLAN)})
+	}
+	return out
+}
+
+func sidFromPB(s *pb.Sid) (state.SID, error) {
+	p := &parser{obj: fmt.Sprintf("sid %s", s.GetSid())}
+	out := state.SID{Action: s.GetAction(), Table: s.GetTable(), Tenant: s.GetTenant()}
+	out.SID = p.addr("sid", s.GetSid(), false)
+	out.NH4 = p.addr("nh4", s.GetNh4(), true)
+	out.NH6 = p.addr("nh6", s.GetNh6(), true)
+	out.VLAN = p.u16("vlan", s.GetVlan(), 4094)
+	return out, p.err()
+}
+
+func sidToPB(s *state.SID) *pb.Sid {
+	out := &pb.Sid{Sid: s.SID.String(), Action: s.Action, Table: s.Table, Tenant: s.Tenant, Vlan: uint32(s.VLAN), Id: s.ID}
+	if s.NH4.IsValid() {
+		out.Nh4 = s.NH4.String()
+	}
+	if s.NH6.IsValid() {
+		out.Nh6 = s.NH6.String()
+	}
+	return out
+}
+
+func ifaceToPB(i *state.Interface) *pb.Interface {
+	return &pb.Interface{Name: i.Name, Mode: i.Mode, Ifindex: int32(i.Ifindex)}
+}
+
+// OpsFromPB converts a batch; an error names the operation it is in.
+func OpsFromPB(ops []*pb.Op) ([]state.Op, error) {
+	out := make([]state.Op, 0, len(ops))
+	for i, o := range ops {
+		op, err := opFromPB(o)
+		if err != nil {
+			return nil, &state.OpError{Index: i, Op: op, Err: err}
+		}
+		out = append(out, op)
+	}
+	return out, nil
+}
+
+func opFromPB(o *pb.Op) (state.Op, error) {
+	var op state.Op
+	switch o.GetKind() {
+	case pb.Op_ADD:
+		op.Kind = state.OpAdd
+	case pb.Op_REPLACE:
+		op.Kind = state.OpReplace
+	case pb.Op_DELETE:
+		op.Kind = state.OpDelete
+	default:
+		return op, fmt.Errorf("kind: want ADD, REPLACE or DELETE, got %v", o.GetKind())
+	}
+	switch obj := o.GetObject().(type) {
+	case *pb.Op_Options:
+		op.Options = &state.Options{NextHopCacheMs: obj.Options.GetNexthopCacheMs()}
+	case *pb.Op_Interface:
+		op.Interface = &state.Interface{Name: obj.Interface.GetName(), Mode: obj.Interface.GetMode()}
+	case *pb.Op_Tenant:
+		t, err := tenantFromPB(obj.Tenant)
+		if err != nil {
+			return op, err
+		}
+		op.Tenant = &t
+	case *pb.Op_Route:
+		r, err := routeFromPB(obj.Route)
+		if err != nil && op.Kind != state.OpDelete {
+			return op, err
+		}
+		op.Route = &r
+	case *pb.Op_Sid:
+		s, err := sidFromPB(obj.Sid)
+		if err != nil && !(op.Kind == state.OpDelete && s.SID.IsValid()) {
+			return op, err
+		}
+		op.SID = &s
+	case *pb.Op_TenantRoutes:
+		tr := &state.TenantRoutes{Tenant: obj.TenantRoutes.GetTenant()}
+		var errs state.Errors
+		for _, r := range obj.TenantRoutes.GetRoutes() {
+			rr, err := routeFromPB(r)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			tr.Routes = append(tr.Routes, rr)
+		}
+		if len(errs) > 0 {
+			return op, errs
+		}
+		op.TenantRoutes = tr
+	default:
+		return op, fmt.Errorf("no object: set one of options, interface, tenant, route, sid, tenant_routes")
+	}
+	return op, nil
+}
+
+// OpToPB converts one operation for a client to send.
+func OpToPB(op state.Op) *pb.Op {
+	out := &pb.Op{}
+	switch op.Kind {
+	case state.OpAdd:
+		out.Kind = pb.Op_ADD
+	case state.OpReplace:
+		out.Kind = pb.Op_REPLACE
+	case state.OpDelete:
+		out.Kind = pb.Op_DELETE
+	}
+	switch {
+	case op.Options != nil:
+		out.Object = &pb.Op_Options{Options: &pb.Options{NexthopCacheMs: op.Options.NextHopCacheMs}}
+	case op.Interface != nil:
+		out.Object = &pb.Op_Interface{Interface: ifaceToPB(op.Interface)}
+	case op.Tenant != nil:
+		out.Object = &pb.Op_Tenant{Tenant: tenantToPB(op.Tenant)}
+	case op.Route != nil:
+		out.Object = &pb.Op_Route{Route: routeToPB(op.Route)}
+	case op.SID != nil:
+		out.Object = &pb.Op_Sid{Sid: sidToPB(op.SID)}
+	case op.TenantRoutes != nil:
+		tr := &pb.TenantRoutes{Tenant: op.TenantRoutes.Tenant}
+		for i := range op.TenantRoutes.Routes {
+			tr.Routes = append(tr.Routes, routeToPB(&op.TenantRoutes.Routes[i]))
+		}
+		out.Object = &pb.Op_TenantRoutes{TenantRoutes: tr}
+	}
+	return out
+}
+
+// StateFromPB converts a whole desired state.
+func StateFromPB(s *pb.State) (state.State, error) {
+	out := state.State{Options: state.Options{NextHopCacheMs: s.GetOptions().GetNexthopCacheMs()}}
+	var errs state.Errors
+	for _, i := range s.GetInterfaces() {
+		out.Interfaces = append(out.Interfaces, state.Interface{Name: i.GetName(), Mode: i.GetMode()})
+	}
+	for _, t := range s.GetTenants() {
+		tt, err := tenantFromPB(t)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		out.Tenants = append(out.Tenants, tt)
+	}
+	for _, r := range s.GetRoutes() {
+		rr, err := routeFromPB(r)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		out.Routes = append(out.Routes, rr)
+	}
+	for _, sd := range s.GetSids() {
+		ss, err := sidFromPB(sd)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		out.SIDs = append(out.SIDs, ss)
+	}
+	if len(errs) > 0 {
+		return out, errs
+	}
+	return out, nil
+}
+
+// StateToPB converts a whole state.
+func StateToPB(s *state.State) *pb.State {
+	out := &pb.State{Options: &pb.Options{NexthopCacheMs: s.Options.NextHopCacheMs}}
+	for i := range s.Interfaces {
+		out.Interfaces = append(out.Interfaces, ifaceToPB(&s.Interfaces[i]))
+	}
+	for i := range s.Tenants {
+		out.Tenants = append(out.Tenants, tenantToPB(&s.Tenants[i]))
+	}
+	for i := range s.Routes {
+		out.Routes = append(out.Routes, routeToPB(&s.Routes[i]))
+	}
+	for i := range s.SIDs {
+		out.Sids = append(out.Sids, sidToPB(&s.SIDs[i]))
+	}
+	return out
+}
+
+// StateFromChunks reassembles a streamed Show.
+func StateFromChunks(chunks []*pb.StateChunk) (state.State, uint64, error) {
+	all := &pb.State{}
+	var gen uint64
+	for i, c := range chunks {
+		if i == 0 {
+			all.Options, gen = c.GetState().GetOptions(), c.GetGeneration()
+		}
+		all.Interfaces = append(all.Interfaces, c.GetState().GetInterfaces()...)
+		all.Tenants = append(all.Tenants, c.GetState().GetTenants()...)
+		all.Routes = append(all.Routes, c.GetState().GetRoutes()...)
+		all.Sids = append(all.Sids, c.GetState().GetSids()...)
+	}
+	s, err := StateFromPB(all)
+	if err != nil {
+		return s, gen, err
+	}
+	// Output-only fields.
+	for i, r := range all.Routes {
+		s.Routes[i].ID = r.GetPolicyId()
+		if a, err := netip.ParseAddr(r.GetUsedSrc()); err == nil {
+			s.Routes[i].UsedSrc = a
+		}
+	}
+	for i, sd := range all.Sids {
+		s.SIDs[i].ID = sd.GetId()
+	}
+	for i, it := range all.Interfaces {
+		s.Interfaces[i].Ifindex = int(it.GetIfindex())
+	}
+	return s, gen, nil
+}

@@ -1,0 +1,47 @@
+package cli
+
+// daemon.go: `seg6x daemon`.
+
+import (
+	"context"
+
+	"github.com/seg6x/seg6x/internal/daemon"
+	"github.com/spf13/cobra"
+)
+
+func daemonCmd() *cobra.Command {
+	var o daemon.Options
+	c := &cobra.Command{
+		Use:   "daemon [--config FILE] [--metrics ADDR] [--listen ADDR --tls-cert F --tls-key F --tls-client-ca F]",
+		Short: "Own the data plane and serve the control API (gRPC on <dir>/seg6x.sock)",
+		Long: `Run the seg6x daemon for instance --dir. At start it adopts what is pinned in bpffs (maps and XDP
+links left by an earlier daemon or CLI command, even one killed with -9) and reconciles it with its
+saved state without flushing: forwarding never stops. With --config the file is applied at start
+and again on SIGHUP, through the same API call as "seg6x apply -f".
+
+Stopping the daemon (SIGTERM, SIGINT, or kill -9) leaves the data plane forwarding; --cleanup
+makes a clean stop detach every interface and remove all state instead.
+
+Endpoints:
+  <dir>/seg6x.sock        gRPC API, mode 0600 (root only); every seg6x command uses it
+  --listen HOST:PORT      the same API over TCP with TLS; clients must present a certificate
+                          signed by --tls-client-ca
+  --metrics HOST:PORT     HTTP: Prometheus /metrics and /healthz
+
+Run it under systemd with deploy/seg6x.service (see docs/operations.md).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Dir = g.dir
+			o.Socket = g.socket
+			return daemon.Run(context.Background(), o)
+		},
+	}
+	c.Flags().StringVar(&o.Config, "config", "", "YAML file applied at start and on SIGHUP (the whole desired state)")
+	c.Flags().StringVar(&o.Metrics, "metrics", "", "serve /metrics and /healthz on this address (off by default)")
+	c.Flags().StringVar(&o.Listen, "listen", "", "also serve the API over TCP with TLS on this address")
+	c.Flags().StringVar(&o.TLS.Cert, "tls-cert", "", "with --listen: server certificate (PEM)")
+	c.Flags().StringVar(&o.TLS.Key, "tls-key", "", "with --listen: server key (PEM)")
+	c.Flags().StringVar(&o.TLS.CA, "tls-client-ca", "", "with --listen: CA that signs client certificates (PEM)")
+	c.Flags().BoolVar(&o.Cleanup, "cleanup", false, "on a clean stop, detach everything and remove all state")
+	return c
+}

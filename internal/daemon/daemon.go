@@ -1,0 +1,175 @@
+// Package daemon runs `seg6x daemon`: it owns one instance (its maps, links and saved state), adopts
+// whatever an earlier process left pinned, and serves the control API until told to stop. Forwarding
+// never depends on the daemon being up: the XDP programs and maps stay pinned in bpffs.
+package daemon
+
+// daemon.go: start-up (lock, reconcile, config), the listeners, and signal handling.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	pb "github.com/seg6x/seg6x/api/seg6xv1"
+	"github.com/seg6x/seg6x/internal/api"
+	"github.com/seg6x/seg6x/internal/config"
+	"github.com/seg6x/seg6x/internal/state"
+)
+
+// Options configure a daemon.
+type Options struct {
+	Dir     string       // instance directory
+	Socket  string       // Unix socket ("" = <dir>/seg6x.sock)
+	Config  string       // YAML file applied at start and on SIGHUP ("" = keep the saved state)
+	Listen  string       // optional TCP address for the API (TLS with client certificates)
+	TLS     api.TLSFiles // for Listen: our cert/key and the CA of client certificates
+	Metrics string       // optional address of the HTTP /metrics and /healthz endpoint
+	Cleanup bool         // at shutdown, detach everything and remove all state (otherwise forwarding continues)
+	Log     io.Writer
+}
+
+func (o *Options) logf(format string, args ...any) {
+	fmt.Fprintf(o.Log, time.Now().UTC().Format("2006-01-02T15:04:05.000Z ")+format+"\n", args...)
+}
+
+// Run serves until ctx ends or SIGTERM/SIGINT; SIGHUP re-applies the config file.
+func Run(ctx context.Context, o Options) error {
+	if o.Log == nil {
+		o.Log = os.Stderr
+	}
+	if o.Socket == "" {
+		o.Socket = api.SocketPath(o.Dir)
+	}
+	st, err := state.OpenWith(o.Dir, state.HostEnv{}, state.OpenOptions{NoWait: true})
+	if errors.Is(err, state.ErrLocked) {
+		return fmt.Errorf("%s is held by another seg6x daemon or command", o.Dir)
+	}
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	t0 := time.Now()
+	rep, err := st.Reconcile()
+	if err != nil {
+		return fmt.Errorf("adopting the pinned data plane: %w", err)
+	}
+	o.logf("adopted %s in %v: %d objects in state, %d map entries written, %d stale removed, %d interfaces (re)attached, %d stale links removed",
+		o.Dir, time.Since(t0).Round(time.Millisecond), total(st.Counts()), rep.Written, rep.Removed, rep.Attached, rep.Detached)
+
+	srv := api.NewServer(st, true)
+	local, stopLocal, err := api.Local(srv)
+	if err != nil {
+		return err
+	}
+	defer stopLocal()
+	if o.Config != "" {
+		if err := applyConfig(ctx, local, o.Config, &o); err != nil {
+			return err
+		}
+	}
+
+	_ = os.Remove(o.Socket) // a socket left by a daemon that was killed
+	lis, err := net.Listen("unix", o.Socket)
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(o.Socket, 0o600); err != nil {
+		return err
+	}
+	defer os.Remove(o.Socket)
+	gs := api.NewGRPCServer(srv)
+	go gs.Serve(lis)
+	defer gs.GracefulStop()
+	o.logf("API on unix:%s", o.Socket)
+
+	if o.Listen != "" {
+		creds, err := api.ServerTLS(o.TLS)
+		if err != nil {
+			return err
+		}
+		tl, err := net.Listen("tcp", o.Listen)
+		if err != nil {
+			return err
+		}
+		ts := api.NewGRPCServer(srv, creds)
+		go ts.Serve(tl)
+		defer ts.GracefulStop()
+		o.logf("API on tcp:%s (TLS, client certificates required)", tl.Addr())
+	}
+	if o.Metrics != "" {
+		ml, err := net.Listen("tcp", o.Metrics)
+		if err != nil {
+			return err
+		}
+		hs := &http.Server{Handler: srv.HTTPHandler(), ReadHeaderTimeout: 5 * time.Second}
+		go hs.Serve(ml)
+		defer hs.Close()
+		o.logf("metrics on http://%s/metrics, health on /healthz", ml.Addr())
+	}
+
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sig)
+	o.logf("ready (pid %d)", os.Getpid())
+	for {
+		select {
+		case <-ctx.Done():
+			return shutdown(srv, &o)
+		case s := <-sig:
+			if s != syscall.SIGHUP {
+				o.logf("%v: stopping", s)
+				return shutdown(srv, &o)
+			}
+			if o.Config == "" {
+				o.logf("SIGHUP: no --config file to re-apply")
+				continue
+			}
+			if err := applyConfig(ctx, local, o.Config, &o); err != nil {
+				o.logf("SIGHUP: %v (running state unchanged)", err)
+			}
+		}
+	}
+}
+
+func total(c state.Counts) int {
+	return c.Interfaces + c.Tenants + c.Routes4 + c.Routes6 + c.SIDs
+}
+
+// applyConfig makes the running state equal to the file, through the same API call as any client.
+func applyConfig(ctx context.Context, c pb.ControlClient, path string, o *Options) error {
+	desired, err := config.Load(path)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	rep, err := c.ApplyState(ctx, &pb.ApplyStateRequest{State: api.StateToPB(&desired)})
+	if err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	d := rep.GetDiff()
+	o.logf("applied %s: %d added, %d changed, %d removed (generation %d)", path, len(d.GetAdded()),
+		len(d.GetChanged()), len(d.GetRemoved()), rep.GetGeneration())
+	return nil
+}
+
+// shutdown saves a compact snapshot; with Cleanup it also removes everything (forwarding stops).
+func shutdown(srv *api.Server, o *Options) error {
+	var err error
+	srv.Locked(func(st *state.Store) {
+		if err = st.Compact(); err != nil {
+			return
+		}
+		if o.Cleanup {
+			st.Close()
+			err = state.Purge(o.Dir)
+			o.logf("cleanup: detached every interface and removed all state")
+		}
+	})
+	return err
+}
