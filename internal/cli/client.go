@@ -78,4 +78,3 @@ func fetchState() (state.State, uint64, error) {
 	}
 	return api.StateFromChunks(chunks)
 }
-

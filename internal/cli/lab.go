@@ -7,8 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"sort"
-	"syscall"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 

@@ -14,8 +14,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// PinDir is where the maps and links of the instance whose state directory is dir are pinned.
+// PinDir is the bpffs of the instance whose state directory is dir: links in PinDir/links, maps in
+// PinDir/<MapLayout>.
 func PinDir(dir string) string { return filepath.Join(dir, "bpf") }
+
+// MapLayout names the layout of the maps (their types, keys and values). A version that changes
+// the layout changes this name: it then creates fresh maps beside the old ones, fills them from the
+// saved state, and switches every link to its program in one atomic update per interface (see
+// state.Reconcile), so even such an upgrade does not stop forwarding.
+const MapLayout = "maps-v2"
+
+// MapPinDir is where the maps of the current layout are pinned.
+func MapPinDir(dir string) string { return filepath.Join(PinDir(dir), MapLayout) }
 
 // EnsureBPFFS makes path a bpffs mount (creating the directory and mounting one if needed).
 // A private mount under the state directory also works inside `ip netns exec`, which hides /sys/fs/bpf.
@@ -37,12 +47,15 @@ func EnsureBPFFS(path string) error {
 }
 
 func collectionOptions(dir string) *ebpf.CollectionOptions {
-	return &ebpf.CollectionOptions{Maps: ebpf.MapOptions{PinPath: PinDir(dir)}}
+	return &ebpf.CollectionOptions{Maps: ebpf.MapOptions{PinPath: MapPinDir(dir)}}
 }
 
 // OpenMaps opens (creating and pinning on first use) the data plane maps of instance dir.
 func OpenMaps(dir string) (*Seg6xMaps, error) {
 	if err := EnsureBPFFS(PinDir(dir)); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(MapPinDir(dir), 0o700); err != nil {
 		return nil, err
 	}
 	spec, err := LoadSeg6x()
@@ -52,8 +65,8 @@ func OpenMaps(dir string) (*Seg6xMaps, error) {
 	var m Seg6xMaps
 	if err := spec.LoadAndAssign(&m, collectionOptions(dir)); err != nil {
 		if errors.Is(err, ebpf.ErrMapIncompatible) {
-			return nil, fmt.Errorf("pinned maps in %s were made by a seg6x with another map layout: "+
-				"detach and remove them (seg6x detach --all --purge) before using this version: %w", PinDir(dir), err)
+			return nil, fmt.Errorf("pinned maps in %s were made by a seg6x with another map layout under the same name "+
+				"(%s): detach and remove them (seg6x detach --all --purge) before using this version: %w", MapPinDir(dir), MapLayout, err)
 		}
 		return nil, fmt.Errorf("loading maps: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/seg6x/seg6x/internal/dataplane"
@@ -24,6 +25,8 @@ type ReconcileReport struct {
 	Removed  int `json:"removed"`  // stale entries removed
 	Attached int `json:"attached"` // interfaces whose program was attached or updated
 	Detached int `json:"detached"` // links of interfaces no longer configured
+
+	OldLayouts []string `json:"old_layouts,omitempty"` // map directories of an older layout, removed
 }
 
 // syncMap makes hash map m hold exactly want: stale keys removed, missing or different ones written.
@@ -101,6 +104,16 @@ func (s *Store) Reconcile() (*ReconcileReport, error) {
 	if err := s.reattach(rep); err != nil {
 		return rep, err
 	}
+	// Maps of an older layout: no program uses them any more.
+	ents, _ := os.ReadDir(dataplane.PinDir(s.Dir))
+	for _, e := range ents {
+		if e.IsDir() && strings.HasPrefix(e.Name(), "maps-") && e.Name() != dataplane.MapLayout {
+			if err := os.RemoveAll(filepath.Join(dataplane.PinDir(s.Dir), e.Name())); err != nil {
+				return rep, err
+			}
+			rep.OldLayouts = append(rep.OldLayouts, e.Name())
+		}
+	}
 	return rep, nil
 }
 
@@ -156,6 +169,9 @@ func Purge(dir string) error {
 	}
 	entries, _ := os.ReadDir(pins)
 	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".debug") {
+			continue // the kernel's own bpffs iterators (maps.debug, progs.debug)
+		}
 		if err := os.RemoveAll(filepath.Join(pins, e.Name())); err != nil {
 			errs = append(errs, err)
 		}

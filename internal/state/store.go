@@ -73,12 +73,21 @@ func OpenWith(dir string, env Env, o OpenOptions) (*Store, error) {
 	if fi, err := os.Stat(st.journalPath()); err == nil {
 		st.journalBytes = fi.Size()
 	}
+	_, statErr := os.Stat(filepath.Join(dataplane.MapPinDir(dir), "sids"))
 	m, err := dataplane.OpenMaps(dir)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
 	st.Maps = m
+	// Maps just created for a saved state (this version's map layout is new, or bpffs was lost):
+	// fill them and move the links to this version's program before anything else happens.
+	if os.IsNotExist(statErr) && total(st.rt.counts()) > 0 {
+		if _, err := st.Reconcile(); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("filling new maps from the saved state: %w", err)
+		}
+	}
 	return st, nil
 }
 
@@ -93,6 +102,8 @@ func (s *Store) Close() {
 		s.lock = nil
 	}
 }
+
+func total(c Counts) int { return c.Interfaces + c.Tenants + c.Routes4 + c.Routes6 + c.SIDs }
 
 // Gen counts the commits made to this instance; a commit can require it unchanged (optimistic locking).
 func (s *Store) Gen() uint64 { return s.gen }
