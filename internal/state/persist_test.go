@@ -1,0 +1,160 @@
+package state
+
+import (
+	"net/netip"
+	"os"
+	"testing"
+
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"golang.org/x/sys/unix"
+)
+
+func reopen(t *testing.T, st *Store) *Store {
+	t.Helper()
+	dir, env := st.Dir, st.Env
+	st.Close()
+	n, err := Open(dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Close)
+	return n
+}
+
+// A state built by many commits (adds, a table swap, deletes, shared policies) reads back the same
+// from snapshot + journal, and the maps already match it (Reconcile finds nothing to do).
+func TestSavedStateReplays(t *testing.T) {
+	st := openTemp(t)
+	if _, err := st.Apply(baseState(), false); err != nil {
+		t.Fatal(err)
+	}
+	seg := []netip.Addr{mustAddr("fc00:2::1")}
+	var ops []Op
+	for i := 0; i < 50; i++ {
+		r := Route{Tenant: "blue", Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 19, byte(i), 0}), 24), Segs: seg}
+		ops = append(ops, Op{Kind: OpAdd, Route: &r})
+	}
+	if _, err := st.Commit(ops, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(st.Policies()); n != 2 {
+		t.Fatalf("%d policies for 51 routes over 2 segment lists, want 2", n)
+	}
+	if err := st.Compact(); err != nil { // some of it in the snapshot, the rest in the journal
+		t.Fatal(err)
+	}
+	swap := []Route{{Tenant: "blue", Prefix: mustPrefix("198.18.7.0/24"), Segs: seg},
+		{Tenant: "blue", Prefix: mustPrefix("2001:db8:7::/48"), Segs: seg}}
+	if _, err := st.Commit([]Op{{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: "blue", Routes: swap}}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Commit([]Op{{Kind: OpDelete, SID: &SID{SID: mustAddr("fc00:1::65")}}}, false); err != nil {
+		t.Fatal(err)
+	}
+	want, gen := st.Current(), st.Gen()
+	st = reopen(t, st)
+	if got := st.Current(); !same(got, want) || st.Gen() != gen {
+		t.Fatalf("replayed state differs:\n got %+v gen %d\nwant %+v gen %d", got, st.Gen(), want, gen)
+	}
+	// One policy per inner family for fc00:2::1; the two-SID one lost its last route and is gone.
+	if ps := st.Policies(); len(ps) != 2 || len(ps[0].Segs) != 1 || len(ps[1].Segs) != 1 || ps[0].Routes != 1 {
+		t.Fatalf("policies after the swap: %+v", ps)
+	}
+	rep, err := st.Reconcile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Written != 0 || rep.Removed != 0 {
+		t.Fatalf("maps did not match the saved state: %+v", rep)
+	}
+	if n := countEntries(t, st.Maps.Routes4) + countEntries(t, st.Maps.Routes6); n != 2 {
+		t.Fatalf("route maps hold %d entries after the swap, want 2", n)
+	}
+}
+
+// What a crashed commit left (map entries without a journal line, a torn last line) is removed by
+// Reconcile; what is missing is written back.
+func TestReconcileAfterCrash(t *testing.T) {
+	st := openTemp(t)
+	if _, err := st.Apply(baseState(), false); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(st.journalPath(), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"gen":2,"recs":[{"sid":{"sid":"fc00:1::99","act`)
+	f.Close()
+	stale := dataplane.Seg6xRoute4Key{TableId: 77, Plen: 24, Addr: [4]byte{198, 18, 99, 0}}
+	if err := st.Maps.Routes4.Put(stale, dataplane.Seg6xEncapVal{PolicyId: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var k [16]byte = mustAddr("fc00:1::64").As16()
+	if err := st.Maps.Sids.Delete(k); err != nil {
+		t.Fatal(err)
+	}
+	st = reopen(t, st)
+	if len(st.Current().SIDs) != 2 {
+		t.Fatalf("torn journal line: %d SIDs, want the 2 committed", len(st.Current().SIDs))
+	}
+	rep, err := st.Reconcile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Removed != 1 || rep.Written != 1 {
+		t.Fatalf("reconcile %+v, want 1 stale route removed and 1 SID written", rep)
+	}
+	var v dataplane.Seg6xEncapVal
+	if err := st.Maps.Routes4.Lookup(stale, &v); err == nil {
+		t.Fatal("stale route still in the map")
+	}
+}
+
+// Maps of a new layout (here: no maps at all, as after a layout change) are filled from the saved
+// state when the instance is opened.
+func TestNewMapsFilledFromSavedState(t *testing.T) {
+	st := openTemp(t)
+	if _, err := st.Apply(baseState(), false); err != nil {
+		t.Fatal(err)
+	}
+	dir, env := st.Dir, st.Env
+	st.Close()
+	if err := os.RemoveAll(dataplane.MapPinDir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Open(dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if c := countEntries(t, n.Maps.Sids); c != 2 {
+		t.Fatalf("new maps hold %d SIDs, want 2", c)
+	}
+	if c := countEntries(t, n.Maps.Routes4); c != 1 {
+		t.Fatalf("new maps hold %d routes, want 1", c)
+	}
+	_ = unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
+}
+
+// A released policy id is not handed out again within the quarantine (a packet that read it just
+// before must not find another policy there).
+func TestPolicyIDQuarantine(t *testing.T) {
+	p := newIDPool(10, "things")
+	a, _ := p.alloc()
+	p.release(a, true)
+	b, _ := p.alloc()
+	if a == b {
+		t.Fatalf("id %d reused at once", a)
+	}
+	for i := 0; i < 7; i++ {
+		if _, err := p.alloc(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.alloc(); err != nil { // only the quarantined one is left: waits it out
+		t.Fatal(err)
+	}
+	if _, err := p.alloc(); err == nil {
+		t.Fatal("allocated more ids than the pool has")
+	}
+}

@@ -1,0 +1,233 @@
+package packet
+
+// lpm_test.go: the headend's longest-prefix match (exact-match hashes per prefix length, bitmaps in
+// the tenant port entry) against a plain Go reference, for random overlapping IPv4 and IPv6 routes,
+// after incremental changes and after a whole-table swap.
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/internal/state"
+)
+
+const lpmVLAN = 7
+
+// frame builds a VLAN-tagged IPv4/UDP or IPv6/UDP frame for dst arriving on ta0.
+func lpmFrame(dst netip.Addr) []byte {
+	b := []byte{2, 0, 0, 0, 0x0a, 0, 2, 0, 0, 0, 0x0a, 2, 0x81, 0, 0, lpmVLAN}
+	if dst.Is4() {
+		b = append(b, 0x08, 0x00)
+		ip := []byte{0x45, 0, 0, 36, 0, 1, 0, 0, 64, 17, 0, 0, 198, 18, 1, 2}
+		d := dst.As4()
+		ip = append(ip, d[:]...)
+		b = append(b, ip...)
+	} else {
+		b = append(b, 0x86, 0xdd)
+		ip := []byte{0x60, 0, 0, 0, 0, 16, 17, 64}
+		src := netip.MustParseAddr("2001:db8:a::2").As16()
+		d := dst.As16()
+		ip = append(append(ip, src[:]...), d[:]...)
+		b = append(b, ip...)
+	}
+	udp := make([]byte, 16)
+	binary.BigEndian.PutUint16(udp[0:], 1000)
+	binary.BigEndian.PutUint16(udp[2:], 2000)
+	binary.BigEndian.PutUint16(udp[4:], 16)
+	return append(b, udp...)
+}
+
+type lpmRoute struct {
+	p   netip.Prefix
+	sid netip.Addr
+}
+
+func reference(routes []lpmRoute, dst netip.Addr) (netip.Addr, bool) {
+	best := -1
+	var sid netip.Addr
+	for _, r := range routes {
+		if r.p.Contains(dst) && r.p.Bits() > best {
+			best, sid = r.p.Bits(), r.sid
+		}
+	}
+	return sid, best >= 0
+}
+
+func randomRoutes(rng *rand.Rand, n int) []lpmRoute {
+	seen := map[netip.Prefix]bool{}
+	var out []lpmRoute
+	lens4 := []int{0, 8, 15, 16, 20, 23, 24, 25, 28, 31, 32}
+	lens6 := []int{0, 16, 32, 47, 48, 63, 64, 65, 96, 127, 128}
+	for len(out) < n {
+		var p netip.Prefix
+		if rng.IntN(2) == 0 {
+			a := [4]byte{198, 18, byte(rng.IntN(4)), byte(rng.IntN(256))}
+			p = netip.PrefixFrom(netip.AddrFrom4(a), lens4[rng.IntN(len(lens4))]).Masked()
+		} else {
+			var a [16]byte
+			copy(a[:], []byte{0x20, 0x01, 0x0d, 0xb8, 0, byte(rng.IntN(2))})
+			a[7], a[8], a[15] = byte(rng.IntN(4)), byte(rng.IntN(2)), byte(rng.IntN(256))
+			p = netip.PrefixFrom(netip.AddrFrom16(a), lens6[rng.IntN(len(lens6))]).Masked()
+		}
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		sid := netip.AddrFrom16([16]byte{0xfc, 0, 0, 2, 14: byte(len(out) >> 8), 15: byte(len(out) + 1)})
+		out = append(out, lpmRoute{p: p, sid: sid})
+	}
+	return out
+}
+
+func randomDsts(rng *rand.Rand, routes []lpmRoute, n int) []netip.Addr {
+	var out []netip.Addr
+	for _, r := range routes { // each route's own first and last address
+		out = append(out, r.p.Addr())
+		last := r.p.Addr().AsSlice()
+		for i := r.p.Bits(); i < len(last)*8; i++ {
+			last[i/8] |= 0x80 >> (i % 8)
+		}
+		a, _ := netip.AddrFromSlice(last)
+		out = append(out, a)
+	}
+	for len(out) < n {
+		if rng.IntN(2) == 0 {
+			out = append(out, netip.AddrFrom4([4]byte{198, 18, byte(rng.IntN(5)), byte(rng.IntN(256))}))
+		} else {
+			var a [16]byte
+			copy(a[:], []byte{0x20, 0x01, 0x0d, 0xb8, 0, byte(rng.IntN(2))})
+			a[7], a[8], a[15] = byte(rng.IntN(4)), byte(rng.IntN(2)), byte(rng.IntN(256))
+			out = append(out, netip.AddrFrom16(a))
+		}
+	}
+	return out
+}
+
+func toState(routes []lpmRoute) []state.Route {
+	out := make([]state.Route, len(routes))
+	for i, r := range routes {
+		out[i] = state.Route{Tenant: "lpm", Prefix: r.p, Segs: []netip.Addr{r.sid}, Src: netip.MustParseAddr("fc00:1::1")}
+	}
+	return out
+}
+
+func checkLPM(t *testing.T, routes []lpmRoute, dsts []netip.Addr, when string) {
+	t.Helper()
+	ta0, err := net.InterfaceByName("ta0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for _, dst := range dsts {
+		in := lpmFrame(dst)
+		f := &fixtures.Fixture{Name: "lpm " + dst.String(), Dev: ta0.Name, Input: in}
+		res, err := rig.Run(nil, f, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, ok := reference(routes, dst)
+		switch {
+		case !ok && (res.Action != uint32(dataplane.ActionIndex("XDP_PASS")) || string(res.Output) != string(in)):
+			t.Errorf("%s: %s matches no route, but got %s", when, dst, dataplane.Actions[res.Action])
+			bad++
+		case ok && res.Action != uint32(dataplane.ActionIndex("XDP_REDIRECT")):
+			t.Errorf("%s: %s should go to %s, got %s", when, dst, want, dataplane.Actions[res.Action])
+			bad++
+		case ok:
+			got := netip.AddrFrom16([16]byte(res.Output[14+24 : 14+40]))
+			if got != want {
+				t.Errorf("%s: %s encapsulated towards %s, want %s (longest match)", when, dst, got, want)
+				bad++
+			}
+		}
+		if bad > 10 {
+			t.Fatal("too many mismatches")
+		}
+	}
+}
+
+func TestLongestPrefixMatch(t *testing.T) {
+	st := rig.Store
+	rng := rand.New(rand.NewPCG(1, 2))
+	routes := randomRoutes(rng, 200)
+	ops := []state.Op{{Kind: state.OpAdd, Tenant: &state.Tenant{Name: "lpm", Ports: []state.Port{{Dev: "ta0", VLAN: lpmVLAN}}}}}
+	for _, r := range toState(routes) {
+		r := r
+		ops = append(ops, state.Op{Kind: state.OpAdd, Route: &r})
+	}
+	if _, err := st.Commit(ops, false); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_, err := st.Commit([]state.Op{{Kind: state.OpReplace, TenantRoutes: &state.TenantRoutes{Tenant: "lpm"}},
+			{Kind: state.OpDelete, Tenant: &state.Tenant{Name: "lpm"}}}, false)
+		if err != nil {
+			t.Error(err)
+		}
+	}()
+	dsts := randomDsts(rng, routes, 1200)
+	checkLPM(t, routes, dsts, "after adding routes one by one")
+
+	// Incremental deletes (some prefix lengths disappear entirely) and replacements.
+	var keep []lpmRoute
+	ops = nil
+	for i, r := range routes {
+		switch {
+		case i%3 == 0:
+			ops = append(ops, state.Op{Kind: state.OpDelete, Route: &state.Route{Tenant: "lpm", Prefix: r.p}})
+		case i%3 == 1:
+			r.sid = netip.AddrFrom16([16]byte{0xfc, 0, 0, 2, 13: 1, 14: byte(i >> 8), 15: byte(i)})
+			sr := toState([]lpmRoute{r})[0]
+			ops = append(ops, state.Op{Kind: state.OpReplace, Route: &sr})
+			keep = append(keep, r)
+		default:
+			keep = append(keep, r)
+		}
+	}
+	if _, err := st.Commit(ops, false); err != nil {
+		t.Fatal(err)
+	}
+	checkLPM(t, keep, dsts, "after deletes and replacements")
+
+	// A whole new table in one swap.
+	next := randomRoutes(rng, 150)
+	if _, err := st.Commit([]state.Op{{Kind: state.OpReplace, TenantRoutes: &state.TenantRoutes{Tenant: "lpm", Routes: toState(next)}}}, false); err != nil {
+		t.Fatal(err)
+	}
+	checkLPM(t, next, append(dsts, randomDsts(rng, next, 400)...), "after a table swap")
+	if n := countMap(t, st); n.routes4+n.routes6 != len(next)+fixtureRoutes(t) {
+		t.Errorf("route maps hold %d+%d entries, want %d: the old table was not removed", n.routes4, n.routes6, len(next)+fixtureRoutes(t))
+	}
+}
+
+type mapCounts struct{ routes4, routes6 int }
+
+func countMap(t *testing.T, st *state.Store) mapCounts {
+	var c mapCounts
+	var k4 dataplane.Seg6xRoute4Key
+	var k6 dataplane.Seg6xRoute6Key
+	var v dataplane.Seg6xEncapVal
+	it := st.Maps.Routes4.Iterate()
+	for it.Next(&k4, &v) {
+		c.routes4++
+	}
+	it = st.Maps.Routes6.Iterate()
+	for it.Next(&k6, &v) {
+		c.routes6++
+	}
+	return c
+}
+
+func fixtureRoutes(t *testing.T) int {
+	cfg, err := fixtures.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(cfg.Routes)
+}
+
