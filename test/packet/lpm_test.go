@@ -230,4 +230,3 @@ func fixtureRoutes(t *testing.T) int {
 	}
 	return len(cfg.Routes)
 }
-
