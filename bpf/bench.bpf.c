@@ -104,7 +104,9 @@ int bench_gen(struct xdp_md *ctx)
 	return XDP_TX;
 }
 
-/* What a correct frame looks like: (frame[i] & mask[i]) == value[i] for i < PAT_LEN. */
+/* What a correct frame looks like: (frame[i] & mask[i]) == value[i] for i < PAT_LEN. Entry 0 always
+ * applies; entry 1 (when its min_len is set) is a second correct form (a test that switches the DUT
+ * between two configurations accepts either, never a mix). */
 struct sink_pattern {
 	__u8 value[PAT_LEN];
 	__u8 mask[PAT_LEN];
@@ -113,15 +115,16 @@ struct sink_pattern {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct sink_pattern);
 } sink_pat SEC(".maps");
 
-/* sink_stats: [0] good frames, [1] good bytes, [2] bad frames. */
+/* sink_stats: [0] good frames, [1] good bytes, [2] bad frames, [3] / [4] frames that matched
+ * pattern 0 / pattern 1, [5] multicast frames ignored. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 3);
+	__uint(max_entries, 6);
 	__type(key, __u32);
 	__type(value, __u64);
 } sink_stats SEC(".maps");
@@ -156,36 +159,49 @@ static __always_inline void bump(__u32 idx, __u64 v)
 		*c += v;
 }
 
+/* Does the frame match pattern p? */
+static __always_inline int matches(struct sink_pattern *p, void *data, void *data_end)
+{
+	__u32 len = data_end - data;
+	__u64 *w = data, *v = (__u64 *)p->value, *m = (__u64 *)p->mask;
+
+	if (len < p->min_len)
+		return 0;
+#pragma unroll
+	for (int i = 0; i < PAT_LEN / 8; i++) {
+		if ((void *)(w + i + 1) > data_end) {
+			if (m[i]) /* a checked byte lies beyond the frame */
+				return 0;
+			continue;
+		}
+		if ((w[i] & m[i]) != v[i])
+			return 0;
+	}
+	return 1;
+}
+
 SEC("xdp")
 int bench_sink(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u32 zero = 0, len = data_end - data;
-	struct sink_pattern *p = bpf_map_lookup_elem(&sink_pat, &zero);
-	__u64 *w = data, *v, *m;
+	__u32 zero = 0, one = 1, len = data_end - data;
+	struct sink_pattern *p0 = bpf_map_lookup_elem(&sink_pat, &zero);
+	struct sink_pattern *p1 = bpf_map_lookup_elem(&sink_pat, &one);
 
-	if (!p)
+	if (!p0 || !p1)
 		return XDP_DROP;
-	if (len < p->min_len) {
-		bump(2, 1);
+	if (data + 1 <= data_end && (*(__u8 *)data & 1)) {
+		bump(5, 1); /* multicast (the DUT kernel's own ND/MLD): not output under test */
 		return XDP_DROP;
 	}
-	v = (__u64 *)p->value;
-	m = (__u64 *)p->mask;
-#pragma unroll
-	for (int i = 0; i < PAT_LEN / 8; i++) {
-		if ((void *)(w + i + 1) > data_end) {
-			if (m[i]) { /* a checked byte lies beyond the frame */
-				bump(2, 1);
-				return XDP_DROP;
-			}
-			continue;
-		}
-		if ((w[i] & m[i]) != v[i]) {
-			bump(2, 1);
-			return bad(ctx);
-		}
+	if (matches(p0, data, data_end)) {
+		bump(3, 1);
+	} else if (p1->min_len && matches(p1, data, data_end)) {
+		bump(4, 1);
+	} else {
+		bump(2, 1);
+		return bad(ctx);
 	}
 	bump(0, 1);
 	bump(1, len);

@@ -87,18 +87,9 @@ func Connect(t Target) (pb.ControlClient, func(), error) {
 		sock = SocketPath(t.Dir)
 	}
 	if _, err := os.Stat(sock); err == nil {
-		conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()), callOpts)
-		if err != nil {
-			return nil, nil, err
+		if c, done, err := DialSocket(sock); err == nil {
+			return c, done, nil
 		}
-		c := pb.NewControlClient(conn)
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		_, err = c.Status(ctx, &pb.StatusRequest{}, grpc.WaitForReady(false))
-		cancel()
-		if err == nil {
-			return c, func() { conn.Close() }, nil
-		}
-		conn.Close()
 		// A socket nobody answers on: a daemon that died (kill -9). Work in-process if the lock is free.
 	}
 	st, err := state.OpenWith(t.Dir, state.HostEnv{}, state.OpenOptions{NoWait: true})
@@ -117,6 +108,23 @@ func Connect(t Target) (pb.ControlClient, func(), error) {
 		return nil, nil, err
 	}
 	return c, func() { stop(); st.Close() }, nil
+}
+
+// DialSocket connects to a daemon's Unix socket and checks that it answers.
+func DialSocket(sock string) (pb.ControlClient, func(), error) {
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()), callOpts)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := pb.NewControlClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	_, err = c.Status(ctx, &pb.StatusRequest{}, grpc.WaitForReady(false))
+	cancel()
+	if err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return c, func() { conn.Close() }, nil
 }
 
 // Local serves srv in-process over an in-memory connection and returns a client of it.

@@ -44,23 +44,46 @@ func (r *Rig) Load(frames [][]byte, p pattern) (int, error) {
 	if err := r.objs.GenCfg.Update(uint32(1), uint32(len(frames)), ebpf.UpdateAny); err != nil {
 		return 0, err
 	}
-	sp := dataplane.BenchSinkPattern{Value: p.value, Mask: p.mask, MinLen: uint32(p.minLen)}
-	return longest, r.objs.SinkPat.Update(uint32(0), &sp, ebpf.UpdateAny)
+	return longest, r.setPatterns(p)
+}
+
+// setPatterns makes the sink accept frames matching any of ps (one or two).
+func (r *Rig) setPatterns(ps ...pattern) error {
+	if len(ps) < 1 || len(ps) > 2 {
+		return fmt.Errorf("the sink takes 1 or 2 patterns, not %d", len(ps))
+	}
+	for i := uint32(0); i < 2; i++ {
+		var sp dataplane.BenchSinkPattern // entry 1 unused: min_len 0
+		if int(i) < len(ps) {
+			p := ps[i]
+			sp = dataplane.BenchSinkPattern{Value: p.value, Mask: p.mask, MinLen: uint32(max(p.minLen, 1))}
+		}
+		if err := r.objs.SinkPat.Update(i, &sp, ebpf.UpdateAny); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sinkCounts returns good frames, good bytes and bad frames so far.
 func (r *Rig) sinkCounts() (good, bytes, bad uint64, err error) {
-	vals := [3]uint64{}
+	v, err := r.sinkStats()
+	return v[0], v[1], v[2], err
+}
+
+// sinkStats returns every sink counter: good frames, good bytes, bad frames, matches of pattern 0, 1.
+func (r *Rig) sinkStats() ([5]uint64, error) {
+	vals := [5]uint64{}
 	for i := range vals {
 		var per []uint64
 		if err := r.objs.SinkStats.Lookup(uint32(i), &per); err != nil {
-			return 0, 0, 0, err
+			return vals, err
 		}
 		for _, v := range per {
 			vals[i] += v
 		}
 	}
-	return vals[0], vals[1], vals[2], nil
+	return vals, nil
 }
 
 // Trial is the outcome of generating at one rate for one duration.
