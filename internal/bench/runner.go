@@ -53,6 +53,7 @@ type Point struct {
 	VsBare        float64   `json:"ratio_to_bare_redirect"`
 	VsKernel      float64   `json:"ratio_to_kernel"`
 	KernelRef     string    `json:"kernel_reference"`
+	VsTenRoutes   float64   `json:"ratio_to_10_routes,omitempty"` // seg6x_encap_1m_routes only (target >= 0.8)
 	TrialSeconds  float64   `json:"trial_seconds"`
 	SearchSteps   int       `json:"search_steps"`
 	MeasuredAtUTC string    `json:"measured_at"`
@@ -228,6 +229,11 @@ func fillRatios(ps []Point) {
 		p.KernelRef = kernelRef(p.Scenario)
 		if k := find(p.KernelRef, p.FrameSize, p.Flows); k != nil && rate(*k) > 0 {
 			p.VsKernel = rate(*p) / rate(*k)
+		}
+		if p.Scenario == "seg6x_encap_1m_routes" {
+			if t := find("seg6x_encap_10routes", p.FrameSize, p.Flows); t != nil && rate(*t) > 0 {
+				p.VsTenRoutes = rate(*p) / rate(*t)
+			}
 		}
 	}
 }

@@ -226,6 +226,7 @@ func Scenarios() []*Scenario {
 		out = append(out, seg6xEncap(n, "encap"))
 	}
 	out = append(out, seg6xEncap(2, "encap.red"))
+	out = append(out, scaleScenario("seg6x_encap_10routes", 10), scaleScenario("seg6x_encap_1m_routes", 1000000))
 	cached := seg6xEncap(1, "encap")
 	cached.Name, cached.Desc = "seg6x_encap_1sid_nhcache", "seg6x H.Encaps, 1 SID, next-hop cache on (nexthop_cache_ms 1000)"
 	plainSetup := cached.Setup
