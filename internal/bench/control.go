@@ -31,10 +31,10 @@ type ControlResult struct {
 	Policies     int     `json:"policies,omitempty"`
 	LoadSeconds  float64 `json:"load_seconds"`
 	PerSecond    float64 `json:"per_second"`
-	UpdateMillis float64 `json:"single_update_ms"`         // median of one more object, one commit each
+	UpdateMillis float64 `json:"single_update_ms"`        // median of one more object, one commit each
 	SwapMillis   float64 `json:"table_swap_ms,omitempty"` // replacing one tenant's whole table
 	SwapRoutes   int     `json:"table_swap_routes,omitempty"`
-	MapMiB       float64 `json:"map_mib"`    // kernel memory of the data plane's maps
+	MapMiB       float64 `json:"map_mib"`     // kernel memory of the data plane's maps
 	HeapMiB      float64 `json:"go_heap_mib"` // control plane's Go heap after the load
 	NotSupported string  `json:"not_supported,omitempty"`
 }
