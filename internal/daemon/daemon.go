@@ -20,6 +20,7 @@ import (
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/config"
+	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -62,6 +63,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	o.logf("adopted %s in %v: %d objects in state, %d map entries written, %d stale removed, %d interfaces (re)attached, %d stale links removed",
 		o.Dir, time.Since(t0).Round(time.Millisecond), total(st.Counts()), rep.Written, rep.Removed, rep.Attached, rep.Detached)
+	if len(rep.OldLayouts) > 0 {
+		o.logf("moved to map layout %s; removed the maps of %v", dataplane.MapLayout, rep.OldLayouts)
+	}
 
 	srv := api.NewServer(st, true)
 	local, stopLocal, err := api.Local(srv)
@@ -86,7 +90,14 @@ func Run(ctx context.Context, o Options) error {
 	defer os.Remove(o.Socket)
 	gs := api.NewGRPCServer(srv)
 	go gs.Serve(lis)
-	defer gs.GracefulStop()
+	stops := []func(){gs.GracefulStop}
+	defer func() { // API servers stop before the state is saved and closed (also on early returns)
+		for _, stop := range stops {
+			if stop != nil {
+				stop()
+			}
+		}
+	}()
 	o.logf("API on unix:%s", o.Socket)
 
 	if o.Listen != "" {
@@ -100,7 +111,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 		ts := api.NewGRPCServer(srv, creds)
 		go ts.Serve(tl)
-		defer ts.GracefulStop()
+		stops = append(stops, ts.GracefulStop)
 		o.logf("API on tcp:%s (TLS, client certificates required)", tl.Addr())
 	}
 	if o.Metrics != "" {
@@ -110,7 +121,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 		hs := &http.Server{Handler: srv.HTTPHandler(), ReadHeaderTimeout: 5 * time.Second}
 		go hs.Serve(ml)
-		defer hs.Close()
+		stops = append(stops, func() { hs.Close() })
 		o.logf("metrics on http://%s/metrics, health on /healthz", ml.Addr())
 	}
 
@@ -121,11 +132,11 @@ func Run(ctx context.Context, o Options) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return shutdown(srv, &o)
+			return shutdown(srv, &o, stops)
 		case s := <-sig:
 			if s != syscall.SIGHUP {
 				o.logf("%v: stopping", s)
-				return shutdown(srv, &o)
+				return shutdown(srv, &o, stops)
 			}
 			if o.Config == "" {
 				o.logf("SIGHUP: no --config file to re-apply")
@@ -158,8 +169,13 @@ func applyConfig(ctx context.Context, c pb.ControlClient, path string, o *Option
 	return nil
 }
 
-// shutdown saves a compact snapshot; with Cleanup it also removes everything (forwarding stops).
-func shutdown(srv *api.Server, o *Options) error {
+// shutdown stops the API, saves a compact snapshot and, with Cleanup, removes everything (forwarding
+// stops then).
+func shutdown(srv *api.Server, o *Options, stops []func()) error {
+	for _, stop := range stops {
+		stop()
+	}
+	clear(stops) // the deferred loop in Run finds nothing left to stop
 	var err error
 	srv.Locked(func(st *state.Store) {
 		if err = st.Compact(); err != nil {

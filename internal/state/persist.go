@@ -403,7 +403,9 @@ func (s *Store) Compact() error {
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	enc := json.NewEncoder(bw)
-	err = enc.Encode(record{Gen: max(s.gen, 1)})
+	if s.gen > 0 {
+		err = enc.Encode(record{Gen: s.gen})
+	}
 	if err == nil {
 		err = s.rt.records(func(rec record) error { return enc.Encode(rec) })
 	}

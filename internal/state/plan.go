@@ -44,7 +44,7 @@ func (s *Store) Plan(desired *State) []Op {
 		if cur == nil || !sameTenant(&cur.Tenant, &t) {
 			ops = append(ops, Op{Kind: OpReplace, Tenant: &t})
 		}
-		if cur == nil || !sameRoutes(cur, routes[t.Name]) {
+		if (cur == nil && len(routes[t.Name]) > 0) || (cur != nil && !sameRoutes(cur, routes[t.Name])) {
 			ops = append(ops, Op{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: t.Name, Routes: routes[t.Name]}})
 		}
 	}

@@ -97,6 +97,13 @@ func TestRestartLosesNothing(t *testing.T) {
 				sig = syscall.SIGTERM // a clean stop (without --cleanup) must not stop forwarding either
 			}
 			d.kill(sig)
+			if i == 3 {
+				// An upgrade to a new map layout: the pinned maps look like an older layout's.
+				pins := filepath.Join(r.DutDir(), "bpf")
+				if err := os.Rename(filepath.Join(pins, "maps-v2"), filepath.Join(pins, "maps-v1")); err != nil {
+					return err
+				}
+			}
 			time.Sleep(150 * time.Millisecond) // forwarding with no daemon at all
 			d.start()                          // adopts the pinned maps and links, updates the program
 			restarts++
@@ -110,6 +117,9 @@ func TestRestartLosesNothing(t *testing.T) {
 	t.Logf("%d restarts; sent %d, arrived correct %d, wrong %d", restarts, res.Sent, res.Good, res.Bad)
 	if restarts != 4 || strings.Count(d.logs.String(), "adopted") != 5 {
 		t.Fatalf("the daemon did not restart 4 times:\n%s", d.logs)
+	}
+	if !strings.Contains(d.logs.String(), "removed the maps of [maps-v1]") {
+		t.Fatalf("the layout change was not carried out:\n%s", d.logs)
 	}
 	if res.Sent < 100000 || res.Good != res.Sent || res.Bad != 0 {
 		t.Fatalf("sent %d, sink accepted %d, rejected %d (last rejected %x)\n%s", res.Sent, res.Good, res.Bad, res.LastBad, d.logs)
