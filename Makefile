@@ -29,13 +29,15 @@ demo: build
 bench-micro: build
 	./$(BIN) bench micro
 
-# Quick throughput subset (< 10 min): bench/results/latest.json and PNG plots. BENCH_ARGS= for the
+# Quick throughput subset (< 10 min): bench/results/latest.json and PNG plots, then the control-plane
+# benchmark (bench/results/control.json: 10k/100k/1M routes, 100k SIDs). BENCH_ARGS= for the
 # full matrix (all sizes, single and many flows, 3 repetitions of 1 s trials).
 BENCH_ARGS ?= --quick
 bench: build
 	@scripts/deps.sh bench
 	./$(BIN) bench run $(BENCH_ARGS) --out bench/results/latest.json
 	/usr/bin/python3 bench/plot.py bench/results/latest.json
+	./$(BIN) bench control --json | tee bench/results/control.json
 
 # Rebuild the scapy packet fixtures (internal/fixtures/packets.json).
 fixtures:
