@@ -56,6 +56,13 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer st.Close()
+	if nm := st.NewMaps; nm != nil {
+		o.logf("no maps of layout %s: created them and filled them from the saved state (%d entries), moved %d interfaces to this program",
+			dataplane.MapLayout, nm.Written, nm.Attached)
+		if len(nm.OldLayouts) > 0 {
+			o.logf("moved to map layout %s; removed the maps of %v", dataplane.MapLayout, nm.OldLayouts)
+		}
+	}
 	t0 := time.Now()
 	rep, err := st.Reconcile()
 	if err != nil {

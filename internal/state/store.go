@@ -28,6 +28,10 @@ type Store struct {
 	rt   *runtime
 	gen  uint64
 
+	// NewMaps is set when Open found no maps of this version's layout for a saved state and made
+	// and filled them (an upgrade that changed the layout, or a lost bpffs): what that did.
+	NewMaps *ReconcileReport
+
 	snapshotBytes, journalBytes int64
 }
 
@@ -83,10 +87,12 @@ func OpenWith(dir string, env Env, o OpenOptions) (*Store, error) {
 	// Maps just created for a saved state (this version's map layout is new, or bpffs was lost):
 	// fill them and move the links to this version's program before anything else happens.
 	if os.IsNotExist(statErr) && total(st.rt.counts()) > 0 {
-		if _, err := st.Reconcile(); err != nil {
+		rep, err := st.Reconcile()
+		if err != nil {
 			st.Close()
 			return nil, fmt.Errorf("filling new maps from the saved state: %w", err)
 		}
+		st.NewMaps = rep
 	}
 	return st, nil
 }
