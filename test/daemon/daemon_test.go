@@ -240,3 +240,43 @@ func TestSIGHUPReappliesConfig(t *testing.T) {
 		t.Fatalf("after SIGHUP the route has segs %q, want %q\n%s", got, want, d.logs)
 	}
 }
+
+// A clean stop with --cleanup detaches every interface and removes the pinned maps and the state.
+func TestCleanupRemovesEverything(t *testing.T) {
+	r, d := setup(t, "cl", bench.SIDs(0, 1))
+	links := filepath.Join(r.DutDir(), "bpf", "links")
+	if ents, _ := os.ReadDir(links); len(ents) != 2 {
+		t.Fatalf("%d pinned links before the stop, want 2", len(ents))
+	}
+	d.kill(syscall.SIGTERM)
+	d.cmd = exec.Command("ip", "netns", "exec", r.DutNS(), d.bin, "--dir", r.DutDir(), "daemon", "--cleanup")
+	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 250; i++ {
+		if _, err := os.Stat(api.SocketPath(r.DutDir())); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	d.kill(syscall.SIGTERM)
+	ents, _ := os.ReadDir(filepath.Join(r.DutDir(), "bpf"))
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".debug") {
+			t.Errorf("left in bpffs after --cleanup: %s", e.Name())
+		}
+	}
+	for _, f := range []string{"state.snapshot", "state.journal"} {
+		if _, err := os.Stat(filepath.Join(r.DutDir(), f)); err == nil {
+			t.Errorf("%s left after --cleanup", f)
+		}
+	}
+	out, _ := exec.Command("ip", "-n", r.DutNS(), "link", "show", "s6bd0").CombinedOutput()
+	if strings.Contains(string(out), "xdp") {
+		t.Errorf("XDP still attached after --cleanup: %s", out)
+	}
+	if !strings.Contains(d.logs.String(), "cleanup: detached every interface") {
+		t.Errorf("no cleanup in the log:\n%s", d.logs)
+	}
+}
