@@ -246,8 +246,9 @@ func (x *Port) GetVlan() uint32 {
 type Tenant struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Table         uint32                 `protobuf:"varint,2,opt,name=table,proto3" json:"table,omitempty"` // routing table for End.DT* of this tenant
-	Ports         []*Port                `protobuf:"bytes,3,rep,name=ports,proto3" json:"ports,omitempty"`  // where the tenant's traffic enters
+	Table         uint32                 `protobuf:"varint,2,opt,name=table,proto3" json:"table,omitempty"`  // routing table for End.DT* of this tenant
+	Ports         []*Port                `protobuf:"bytes,3,rep,name=ports,proto3" json:"ports,omitempty"`   // where the tenant's traffic enters
+	Origin        string                 `protobuf:"bytes,4,opt,name=origin,proto3" json:"origin,omitempty"` // output only: "" (API, config) or "kernel" (the kernel mirror owns it)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -303,11 +304,18 @@ func (x *Tenant) GetPorts() []*Port {
 	return nil
 }
 
+func (x *Tenant) GetOrigin() string {
+	if x != nil {
+		return x.Origin
+	}
+	return ""
+}
+
 type Route struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Tenant        string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	Prefix        string                 `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
-	Mode          string                 `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`                          // encap (default) | encap.red
+	Mode          string                 `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`                          // encap (default) | encap.red | pass (hand to the kernel, no segs)
 	Segs          []string               `protobuf:"bytes,4,rep,name=segs,proto3" json:"segs,omitempty"`                          // 1..16 SIDs, first = first hop
 	Src           string                 `protobuf:"bytes,5,opt,name=src,proto3" json:"src,omitempty"`                            // outer source; empty = the kernel's choice towards segs[0]
 	Hoplimit      uint32                 `protobuf:"varint,6,opt,name=hoplimit,proto3" json:"hoplimit,omitempty"`                 // outer hop limit; 0 = 64
@@ -413,6 +421,7 @@ type Sid struct {
 	Tenant        string                 `protobuf:"bytes,6,opt,name=tenant,proto3" json:"tenant,omitempty"` // End.DT*: the tenant's table
 	Vlan          uint32                 `protobuf:"varint,7,opt,name=vlan,proto3" json:"vlan,omitempty"`    // decap: 802.1Q VLAN pushed on egress
 	Id            uint32                 `protobuf:"varint,8,opt,name=id,proto3" json:"id,omitempty"`        // output only: counter index
+	Origin        string                 `protobuf:"bytes,9,opt,name=origin,proto3" json:"origin,omitempty"` // output only: "" (API, config) or "kernel" (the kernel mirror owns it)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -501,6 +510,13 @@ func (x *Sid) GetId() uint32 {
 		return x.Id
 	}
 	return 0
+}
+
+func (x *Sid) GetOrigin() string {
+	if x != nil {
+		return x.Origin
+	}
+	return ""
 }
 
 // TenantRoutes replaces all routes of a tenant at once (one table swap in the data plane).
@@ -1614,11 +1630,12 @@ const file_seg6x_proto_rawDesc = "" +
 	"\aprog_id\x18\x04 \x01(\rR\x06progId\",\n" +
 	"\x04Port\x12\x10\n" +
 	"\x03dev\x18\x01 \x01(\tR\x03dev\x12\x12\n" +
-	"\x04vlan\x18\x02 \x01(\rR\x04vlan\"X\n" +
+	"\x04vlan\x18\x02 \x01(\rR\x04vlan\"p\n" +
 	"\x06Tenant\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05table\x18\x02 \x01(\rR\x05table\x12$\n" +
-	"\x05ports\x18\x03 \x03(\v2\x0e.seg6x.v1.PortR\x05ports\"\xc5\x01\n" +
+	"\x05ports\x18\x03 \x03(\v2\x0e.seg6x.v1.PortR\x05ports\x12\x16\n" +
+	"\x06origin\x18\x04 \x01(\tR\x06origin\"\xc5\x01\n" +
 	"\x05Route\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x12\n" +
@@ -1627,7 +1644,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x03src\x18\x05 \x01(\tR\x03src\x12\x1a\n" +
 	"\bhoplimit\x18\x06 \x01(\rR\bhoplimit\x12\x1b\n" +
 	"\tpolicy_id\x18\a \x01(\rR\bpolicyId\x12\x19\n" +
-	"\bused_src\x18\b \x01(\tR\ausedSrc\"\xa5\x01\n" +
+	"\bused_src\x18\b \x01(\tR\ausedSrc\"\xbd\x01\n" +
 	"\x03Sid\x12\x10\n" +
 	"\x03sid\x18\x01 \x01(\tR\x03sid\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12\x10\n" +
@@ -1636,7 +1653,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x05table\x18\x05 \x01(\rR\x05table\x12\x16\n" +
 	"\x06tenant\x18\x06 \x01(\tR\x06tenant\x12\x12\n" +
 	"\x04vlan\x18\a \x01(\rR\x04vlan\x12\x0e\n" +
-	"\x02id\x18\b \x01(\rR\x02id\"O\n" +
+	"\x02id\x18\b \x01(\rR\x02id\x12\x16\n" +
+	"\x06origin\x18\t \x01(\tR\x06origin\"O\n" +
 	"\fTenantRoutes\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12'\n" +
 	"\x06routes\x18\x02 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\"\x90\x03\n" +

@@ -96,7 +96,7 @@ func tenantFromPB(t *pb.Tenant) (state.Tenant, error) {
 }
 
 func tenantToPB(t *state.Tenant) *pb.Tenant {
-	out := &pb.Tenant{Name: t.Name, Table: t.Table}
+	out := &pb.Tenant{Name: t.Name, Table: t.Table, Origin: t.Origin}
 	for _, pt := range t.Ports {
 		out.Ports = append(out.Ports, &pb.Port{Dev: pt.Dev, Vlan: uint32(pt.VLAN)})
 	}
@@ -114,7 +114,8 @@ func sidFromPB(s *pb.Sid) (state.SID, error) {
 }
 
 func sidToPB(s *state.SID) *pb.Sid {
-	out := &pb.Sid{Sid: s.SID.String(), Action: s.Action, Table: s.Table, Tenant: s.Tenant, Vlan: uint32(s.VLAN), Id: s.ID}
+	out := &pb.Sid{Sid: s.SID.String(), Action: s.Action, Table: s.Table, Tenant: s.Tenant, Vlan: uint32(s.VLAN), Id: s.ID,
+		Origin: s.Origin}
 	if s.NH4.IsValid() {
 		out.Nh4 = s.NH4.String()
 	}
@@ -306,7 +307,10 @@ func StateFromChunks(chunks []*pb.StateChunk) (state.State, uint64, error) {
 		}
 	}
 	for i, sd := range all.Sids {
-		s.SIDs[i].ID = sd.GetId()
+		s.SIDs[i].ID, s.SIDs[i].Origin = sd.GetId(), sd.GetOrigin()
+	}
+	for i, t := range all.Tenants {
+		s.Tenants[i].Origin = t.GetOrigin()
 	}
 	for i, it := range all.Interfaces {
 		s.Interfaces[i].Ifindex = int(it.GetIfindex())

@@ -38,8 +38,9 @@ type Interface struct {
 type Tenant struct {
 	Name  string `yaml:"name" json:"name"`
 	Table uint32 `yaml:"table,omitempty" json:"table,omitempty"`
-	Ports []Port `yaml:"ports,omitempty" json:"ports"`
-	ID    uint32 `yaml:"-" json:"id,omitempty"` // data plane tenant id, assigned when applied
+	Ports  []Port `yaml:"ports,omitempty" json:"ports"`
+	ID     uint32 `yaml:"-" json:"id,omitempty"`     // data plane route table id, assigned when applied
+	Origin string `yaml:"-" json:"origin,omitempty"` // "" (API, config) or OriginKernel
 }
 
 // Port is where a tenant's traffic enters: an interface and a VLAN ID (0 = untagged).
@@ -53,7 +54,7 @@ type Port struct {
 type Route struct {
 	Tenant   string       `yaml:"tenant" json:"tenant"`
 	Prefix   netip.Prefix `yaml:"prefix" json:"prefix"`
-	Mode     string       `yaml:"mode,omitempty" json:"mode"` // encap (default) | encap.red
+	Mode     string       `yaml:"mode,omitempty" json:"mode"` // encap (default) | encap.red | pass
 	Segs     []netip.Addr `yaml:"segs" json:"segs"`
 	Src      netip.Addr   `yaml:"src,omitempty" json:"src,omitempty"`
 	HopLimit uint8        `yaml:"hoplimit,omitempty" json:"hoplimit,omitempty"` // default 64
@@ -71,6 +72,7 @@ type SID struct {
 	Tenant string     `yaml:"tenant,omitempty" json:"tenant,omitempty"` // End.DT*: table (and VLAN) of a tenant
 	VLAN   uint16     `yaml:"vlan,omitempty" json:"vlan,omitempty"`     // decap: 802.1Q tag pushed on egress
 	ID     uint32     `yaml:"-" json:"id,omitempty"`
+	Origin string     `yaml:"-" json:"origin,omitempty"` // "" (API, config) or OriginKernel
 }
 
 // Actions lists the endpoint behaviors seg6x implements, by their RFC 8986 names.
@@ -80,7 +82,14 @@ var Actions = []string{"End", "End.X", "End.T", "End.DX4", "End.DX6", "End.DT4",
 const (
 	ModeEncap    = "encap"
 	ModeEncapRed = "encap.red"
+	// ModePass hands matching traffic to the kernel untouched: a more specific route that must not
+	// be encapsulated by a covering one (the kernel mirror installs one per non-seg6 kernel route).
+	ModePass = "pass"
 )
+
+// OriginKernel marks tenants and SIDs that the kernel mirror owns (made from the kernel's seg6
+// routes); the API and config files cannot change them, and the mirror changes nothing else.
+const OriginKernel = "kernel"
 
 // DefaultHopLimit is the outer hop limit when a route gives none.
 const DefaultHopLimit = 64

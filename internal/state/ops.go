@@ -34,6 +34,7 @@ func (k OpKind) String() string {
 // Op is one change. Exactly one object field is set; for OpDelete only its key fields matter.
 type Op struct {
 	Kind         OpKind
+	Origin       string // who asks: "" (API, config) or OriginKernel (the kernel mirror)
 	Options      *Options
 	Interface    *Interface
 	Tenant       *Tenant
@@ -169,6 +170,17 @@ func collect(f func(add func(error))) error {
 	return errs
 }
 
+// owned refuses an operation on an object another origin owns.
+func owned(op Op, have string, obj string) error {
+	if op.Origin == have {
+		return nil
+	}
+	if have == OriginKernel {
+		return fieldErr(obj, "", "owned by the kernel mirror (change it with ip route in the kernel)")
+	}
+	return fieldErr(obj, "", "conflicts with an object set through the seg6x API or config")
+}
+
 func exists(kind OpKind, had bool, obj string) error {
 	if kind == OpAdd && had {
 		return fieldErr(obj, "", "already exists (use replace to change it)")
@@ -247,6 +259,12 @@ func (s *Store) applyTenant(c *change, op Op) error {
 	if err := exists(op.Kind, cur != nil, obj); err != nil {
 		return err
 	}
+	if cur != nil {
+		if err := owned(op, cur.Origin, obj); err != nil {
+			return err
+		}
+	}
+	nt.Origin = op.Origin
 	c.touchTenant(s.rt, nt.Name)
 	if op.Kind == OpDelete {
 		if n := len(cur.routes); n > 0 {
@@ -313,6 +331,9 @@ func (s *Store) setPorts(c *change, tenant string, old, new []Port) {
 
 // acquire finds or creates the policy route r needs and takes a reference on it.
 func (s *Store) acquire(c *change, r *Route) (*policy, error) {
+	if r.Mode == ModePass {
+		return passPolicy, nil
+	}
 	key := policyKey(r.Prefix.Addr().Is6(), r.Mode, r.Segs, r.Src, r.HopLimit)
 	p := s.rt.policies[key]
 	if p == nil {
@@ -346,6 +367,9 @@ func (s *Store) acquire(c *change, r *Route) (*policy, error) {
 }
 
 func (s *Store) unref(c *change, p *policy) {
+	if p == passPolicy {
+		return
+	}
 	p.refs--
 	c.pols[p] = true
 	c.onUndo(func() { p.refs++ })
@@ -400,6 +424,9 @@ func (s *Store) applyRoute(c *change, op Op) error {
 	if t == nil {
 		return fieldErr(obj, "tenant", "unknown tenant %q", r.Tenant)
 	}
+	if err := owned(op, t.Origin, obj); err != nil {
+		return err
+	}
 	if err := s.checkRouteCapacity(op.Kind, r.Prefix); err != nil {
 		return fieldErr(obj, "", "%v", err)
 	}
@@ -452,6 +479,9 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	t := s.rt.tenants[tr.Tenant]
 	if t == nil {
 		return fieldErr(obj, "tenant", "unknown tenant %q", tr.Tenant)
+	}
+	if err := owned(op, t.Origin, obj); err != nil {
+		return err
 	}
 	seen := make(map[netip.Prefix]bool, len(tr.Routes))
 	rs := make([]Route, len(tr.Routes))
@@ -541,6 +571,12 @@ func (s *Store) applySID(c *change, op Op) error {
 	if err := exists(op.Kind, had, obj); err != nil {
 		return err
 	}
+	if had {
+		if err := owned(op, old.Origin, obj); err != nil {
+			return err
+		}
+	}
+	sd.Origin = op.Origin
 	if _, ok := c.sids[sd.SID]; !ok {
 		c.sids[sd.SID] = sidBefore{had: had, sid: old}
 	}

@@ -127,27 +127,38 @@ func (r *runtime) replay(rec record) error {
 			return fmt.Errorf("table of unknown tenant %q", rec.Table.T)
 		}
 		for p, pol := range t.routes {
-			pol.refs--
+			if pol != passPolicy {
+				pol.refs--
+			}
 			r.nroutes[famOf(p)]--
 		}
 		t.tableID, t.routes, t.plens = rec.Table.ID, map[netip.Prefix]*policy{}, [2][129]uint32{}
 	case rec.Route != nil:
 		t, pol := r.tenants[rec.Route.T], r.polByID[rec.Route.Pol]
+		if rec.Route.Pol == 0 {
+			pol = passPolicy
+		}
 		if t == nil || pol == nil {
 			return fmt.Errorf("route %s of tenant %q: unknown tenant or policy %d", rec.Route.P, rec.Route.T, rec.Route.Pol)
 		}
 		if old := t.routes[rec.Route.P]; old != nil {
-			old.refs--
+			if old != passPolicy {
+				old.refs--
+			}
 		} else {
 			t.countRoute(rec.Route.P, 1)
 			r.nroutes[famOf(rec.Route.P)]++
 		}
 		t.routes[rec.Route.P] = pol
-		pol.refs++
+		if pol != passPolicy {
+			pol.refs++
+		}
 	case rec.RouteDel != nil:
 		if t := r.tenants[rec.RouteDel.T]; t != nil {
 			if old := t.routes[rec.RouteDel.P]; old != nil {
-				old.refs--
+				if old != passPolicy {
+					old.refs--
+				}
 				delete(t.routes, rec.RouteDel.P)
 				t.countRoute(rec.RouteDel.P, -1)
 				r.nroutes[famOf(rec.RouteDel.P)]--

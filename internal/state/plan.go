@@ -11,6 +11,7 @@ import (
 )
 
 // Plan returns the operations that turn the running state into desired (validated, defaults filled).
+// Objects the kernel mirror owns are outside a file's scope: never removed by it.
 func (s *Store) Plan(desired *State) []Op {
 	rt := s.rt
 	var ops, dels []Op
@@ -49,7 +50,7 @@ func (s *Store) Plan(desired *State) []Op {
 		}
 	}
 	for name, t := range rt.tenants {
-		if want[name] {
+		if want[name] || t.Origin == OriginKernel { // the kernel mirror's objects are not the file's
 			continue
 		}
 		if len(t.routes) > 0 {
@@ -70,8 +71,8 @@ func (s *Store) Plan(desired *State) []Op {
 		sd.ID = 0
 		ops = append(ops, Op{Kind: OpReplace, SID: &sd})
 	}
-	for addr := range rt.sids {
-		if !wantSID[addr] {
+	for addr, sd := range rt.sids {
+		if !wantSID[addr] && sd.Origin != OriginKernel {
 			ops = append(ops, Op{Kind: OpDelete, SID: &SID{SID: addr}})
 		}
 	}
@@ -106,7 +107,8 @@ func sameRoutes(cur *tenantRT, want []Route) bool {
 	for i := range want {
 		r := &want[i]
 		p := cur.routes[r.Prefix]
-		if p == nil || p.key != policyKey(r.Prefix.Addr().Is6(), r.Mode, r.Segs, r.Src, r.HopLimit) {
+		if p == nil || (r.Mode == ModePass) != (p == passPolicy) ||
+			(p != passPolicy && p.key != policyKey(r.Prefix.Addr().Is6(), r.Mode, r.Segs, r.Src, r.HopLimit)) {
 			return false
 		}
 	}

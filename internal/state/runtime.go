@@ -35,6 +35,10 @@ type policy struct {
 	refs     int
 }
 
+// passPolicy is what a pass route points at: id 0, which the data plane treats as "no encap: hand
+// the packet to the kernel". It is not in the policy tables and holds no references.
+var passPolicy = &policy{id: 0, key: "pass", mode: ModePass}
+
 func policyKey(inner6 bool, mode string, segs []netip.Addr, src netip.Addr, hop uint8) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%t|%s|%d|%s|", inner6, mode, hop, src)

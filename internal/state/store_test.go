@@ -221,3 +221,49 @@ func TestOuterHeaderLayouts(t *testing.T) {
 		}
 	}
 }
+
+// Objects of the kernel mirror and of the API live side by side; neither changes the other's.
+func TestOriginsKeepApart(t *testing.T) {
+	st := openTemp(t)
+	if _, err := st.Apply(baseState(), false); err != nil {
+		t.Fatal(err)
+	}
+	kt := Tenant{Name: "kernel-main", Ports: []Port{{Dev: "eth2"}}}
+	kr := Route{Tenant: "kernel-main", Prefix: mustPrefix("198.18.0.0/16"), Segs: []netip.Addr{mustAddr("fc00:2::9")}}
+	kp := Route{Tenant: "kernel-main", Prefix: mustPrefix("198.18.5.0/24"), Mode: ModePass}
+	ks := SID{SID: mustAddr("fc00:1::70"), Action: "End"}
+	ops := []Op{{Kind: OpAdd, Origin: OriginKernel, Tenant: &kt}, {Kind: OpAdd, Origin: OriginKernel, Route: &kr},
+		{Kind: OpAdd, Origin: OriginKernel, Route: &kp}, {Kind: OpAdd, Origin: OriginKernel, SID: &ks}}
+	if _, err := st.Commit(ops, false); err != nil {
+		t.Fatal(err)
+	}
+	// The API cannot touch them ...
+	for _, op := range []Op{{Kind: OpDelete, SID: &SID{SID: ks.SID}}, {Kind: OpReplace, Route: &kr},
+		{Kind: OpDelete, Tenant: &Tenant{Name: "kernel-main"}}} {
+		if _, err := st.Commit([]Op{op}, false); err == nil || !strings.Contains(err.Error(), "owned by the kernel mirror") {
+			t.Fatalf("API op on a kernel object: %v", err)
+		}
+	}
+	// ... the mirror cannot touch the API's ...
+	if _, err := st.Commit([]Op{{Kind: OpDelete, Origin: OriginKernel, SID: &SID{SID: mustAddr("fc00:1::64")}}}, false); err == nil ||
+		!strings.Contains(err.Error(), "conflicts with an object set through the seg6x API") {
+		t.Fatalf("mirror op on an API object: %v", err)
+	}
+	// ... and re-applying the config file leaves the mirror's objects alone.
+	if d, err := st.Apply(baseState(), false); err != nil || !d.Empty() {
+		t.Fatalf("re-apply: %v %v", d, err)
+	}
+	cur := st.Current()
+	if len(cur.SIDs) != 3 || len(cur.Routes) != 3 {
+		t.Fatalf("after re-apply: %d SIDs, %d routes", len(cur.SIDs), len(cur.Routes))
+	}
+	for _, r := range cur.Routes {
+		if r.Prefix == kp.Prefix && (r.Mode != ModePass || r.ID != 0) {
+			t.Fatalf("pass route read back as %+v", r)
+		}
+	}
+	st = reopen(t, st)
+	if got := st.Current(); !same(got, cur) {
+		t.Fatalf("pass route or origins not saved:\n%+v\n%+v", got, cur)
+	}
+}

@@ -142,10 +142,16 @@ func validateRoute(r *Route, add func(error)) {
 	if r.Mode == "" {
 		r.Mode = ModeEncap
 	}
-	if r.Mode != ModeEncap && r.Mode != ModeEncapRed {
-		add(fieldErr(obj, "mode", "%q is not encap or encap.red", r.Mode))
+	if r.Mode != ModeEncap && r.Mode != ModeEncapRed && r.Mode != ModePass {
+		add(fieldErr(obj, "mode", "%q is not encap, encap.red or pass", r.Mode))
 	}
 	switch {
+	case r.Mode == ModePass:
+		if len(r.Segs) > 0 || r.Src.IsValid() {
+			add(fieldErr(obj, "segs", "a pass route takes no segs and no src"))
+		}
+		r.HopLimit = 0
+		return
 	case len(r.Segs) == 0:
 		add(fieldErr(obj, "segs", "no SIDs; give 1 to %d", MaxSegments))
 	case len(r.Segs) > MaxSegments:
