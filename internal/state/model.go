@@ -36,8 +36,8 @@ type Interface struct {
 
 // Tenant is a VRF: a routing table and the (interface, VLAN) ports its traffic arrives on.
 type Tenant struct {
-	Name  string `yaml:"name" json:"name"`
-	Table uint32 `yaml:"table,omitempty" json:"table,omitempty"`
+	Name   string `yaml:"name" json:"name"`
+	Table  uint32 `yaml:"table,omitempty" json:"table,omitempty"`
 	Ports  []Port `yaml:"ports,omitempty" json:"ports"`
 	ID     uint32 `yaml:"-" json:"id,omitempty"`     // data plane route table id, assigned when applied
 	Origin string `yaml:"-" json:"origin,omitempty"` // "" (API, config) or OriginKernel
