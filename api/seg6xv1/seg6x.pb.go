@@ -1616,6 +1616,242 @@ func (x *StatusReply) GetProgRunCount() uint64 {
 	return 0
 }
 
+type KernelRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KernelRequest) Reset() {
+	*x = KernelRequest{}
+	mi := &file_seg6x_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KernelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KernelRequest) ProtoMessage() {}
+
+func (x *KernelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KernelRequest.ProtoReflect.Descriptor instead.
+func (*KernelRequest) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{22}
+}
+
+type KernelRoute struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Route         string                 `protobuf:"bytes,1,opt,name=route,proto3" json:"route,omitempty"`    // the kernel route, as ip route would name it
+	Family        uint32                 `protobuf:"varint,2,opt,name=family,proto3" json:"family,omitempty"` // 2 = IPv4, 10 = IPv6
+	Table         uint32                 `protobuf:"varint,3,opt,name=table,proto3" json:"table,omitempty"`
+	Prefix        string                 `protobuf:"bytes,4,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	Accelerated   bool                   `protobuf:"varint,5,opt,name=accelerated,proto3" json:"accelerated,omitempty"`
+	Reason        string                 `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"` // why not
+	Object        string                 `protobuf:"bytes,7,opt,name=object,proto3" json:"object,omitempty"` // the seg6x object it became
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KernelRoute) Reset() {
+	*x = KernelRoute{}
+	mi := &file_seg6x_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KernelRoute) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KernelRoute) ProtoMessage() {}
+
+func (x *KernelRoute) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KernelRoute.ProtoReflect.Descriptor instead.
+func (*KernelRoute) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *KernelRoute) GetRoute() string {
+	if x != nil {
+		return x.Route
+	}
+	return ""
+}
+
+func (x *KernelRoute) GetFamily() uint32 {
+	if x != nil {
+		return x.Family
+	}
+	return 0
+}
+
+func (x *KernelRoute) GetTable() uint32 {
+	if x != nil {
+		return x.Table
+	}
+	return 0
+}
+
+func (x *KernelRoute) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *KernelRoute) GetAccelerated() bool {
+	if x != nil {
+		return x.Accelerated
+	}
+	return false
+}
+
+func (x *KernelRoute) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *KernelRoute) GetObject() string {
+	if x != nil {
+		return x.Object
+	}
+	return ""
+}
+
+type KernelReply struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Mirroring      bool                   `protobuf:"varint,1,opt,name=mirroring,proto3" json:"mirroring,omitempty"` // false: the daemon runs without --mirror-kernel
+	Routes         []*KernelRoute         `protobuf:"bytes,2,rep,name=routes,proto3" json:"routes,omitempty"`
+	Notes          []string               `protobuf:"bytes,3,rep,name=notes,proto3" json:"notes,omitempty"` // rules, ports and conflicts that limit what is accelerated
+	Events         uint64                 `protobuf:"varint,4,opt,name=events,proto3" json:"events,omitempty"`
+	Resyncs        uint64                 `protobuf:"varint,5,opt,name=resyncs,proto3" json:"resyncs,omitempty"`
+	Commits        uint64                 `protobuf:"varint,6,opt,name=commits,proto3" json:"commits,omitempty"`
+	FailedCommits  uint64                 `protobuf:"varint,7,opt,name=failed_commits,json=failedCommits,proto3" json:"failed_commits,omitempty"`
+	LastSyncUnixMs int64                  `protobuf:"varint,8,opt,name=last_sync_unix_ms,json=lastSyncUnixMs,proto3" json:"last_sync_unix_ms,omitempty"`
+	LastError      string                 `protobuf:"bytes,9,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *KernelReply) Reset() {
+	*x = KernelReply{}
+	mi := &file_seg6x_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KernelReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KernelReply) ProtoMessage() {}
+
+func (x *KernelReply) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KernelReply.ProtoReflect.Descriptor instead.
+func (*KernelReply) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *KernelReply) GetMirroring() bool {
+	if x != nil {
+		return x.Mirroring
+	}
+	return false
+}
+
+func (x *KernelReply) GetRoutes() []*KernelRoute {
+	if x != nil {
+		return x.Routes
+	}
+	return nil
+}
+
+func (x *KernelReply) GetNotes() []string {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
+}
+
+func (x *KernelReply) GetEvents() uint64 {
+	if x != nil {
+		return x.Events
+	}
+	return 0
+}
+
+func (x *KernelReply) GetResyncs() uint64 {
+	if x != nil {
+		return x.Resyncs
+	}
+	return 0
+}
+
+func (x *KernelReply) GetCommits() uint64 {
+	if x != nil {
+		return x.Commits
+	}
+	return 0
+}
+
+func (x *KernelReply) GetFailedCommits() uint64 {
+	if x != nil {
+		return x.FailedCommits
+	}
+	return 0
+}
+
+func (x *KernelReply) GetLastSyncUnixMs() int64 {
+	if x != nil {
+		return x.LastSyncUnixMs
+	}
+	return 0
+}
+
+func (x *KernelReply) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
 var File_seg6x_proto protoreflect.FileDescriptor
 
 const file_seg6x_proto_rawDesc = "" +
@@ -1755,14 +1991,35 @@ const file_seg6x_proto_rawDesc = "" +
 	"api_errors\x18\f \x01(\x04R\tapiErrors\x12\x1b\n" +
 	"\tbpf_stats\x18\r \x01(\bR\bbpfStats\x12\x1e\n" +
 	"\vprog_run_ns\x18\x0e \x01(\x04R\tprogRunNs\x12$\n" +
-	"\x0eprog_run_count\x18\x0f \x01(\x04R\fprogRunCount2\xad\x02\n" +
+	"\x0eprog_run_count\x18\x0f \x01(\x04R\fprogRunCount\"\x0f\n" +
+	"\rKernelRequest\"\xbb\x01\n" +
+	"\vKernelRoute\x12\x14\n" +
+	"\x05route\x18\x01 \x01(\tR\x05route\x12\x16\n" +
+	"\x06family\x18\x02 \x01(\rR\x06family\x12\x14\n" +
+	"\x05table\x18\x03 \x01(\rR\x05table\x12\x16\n" +
+	"\x06prefix\x18\x04 \x01(\tR\x06prefix\x12 \n" +
+	"\vaccelerated\x18\x05 \x01(\bR\vaccelerated\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x16\n" +
+	"\x06object\x18\a \x01(\tR\x06object\"\xad\x02\n" +
+	"\vKernelReply\x12\x1c\n" +
+	"\tmirroring\x18\x01 \x01(\bR\tmirroring\x12-\n" +
+	"\x06routes\x18\x02 \x03(\v2\x15.seg6x.v1.KernelRouteR\x06routes\x12\x14\n" +
+	"\x05notes\x18\x03 \x03(\tR\x05notes\x12\x16\n" +
+	"\x06events\x18\x04 \x01(\x04R\x06events\x12\x18\n" +
+	"\aresyncs\x18\x05 \x01(\x04R\aresyncs\x12\x18\n" +
+	"\acommits\x18\x06 \x01(\x04R\acommits\x12%\n" +
+	"\x0efailed_commits\x18\a \x01(\x04R\rfailedCommits\x12)\n" +
+	"\x11last_sync_unix_ms\x18\b \x01(\x03R\x0elastSyncUnixMs\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\t \x01(\tR\tlastError2\xe7\x02\n" +
 	"\aControl\x128\n" +
 	"\x06Commit\x12\x17.seg6x.v1.CommitRequest\x1a\x15.seg6x.v1.CommitReply\x12@\n" +
 	"\n" +
 	"ApplyState\x12\x1b.seg6x.v1.ApplyStateRequest\x1a\x15.seg6x.v1.CommitReply\x125\n" +
 	"\x04Show\x12\x15.seg6x.v1.ShowRequest\x1a\x14.seg6x.v1.StateChunk0\x01\x125\n" +
 	"\x05Stats\x12\x16.seg6x.v1.StatsRequest\x1a\x14.seg6x.v1.StatsReply\x128\n" +
-	"\x06Status\x12\x17.seg6x.v1.StatusRequest\x1a\x15.seg6x.v1.StatusReplyB,Z*github.com/seg6x/seg6x/api/seg6xv1;seg6xv1b\x06proto3"
+	"\x06Status\x12\x17.seg6x.v1.StatusRequest\x1a\x15.seg6x.v1.StatusReply\x128\n" +
+	"\x06Kernel\x12\x17.seg6x.v1.KernelRequest\x1a\x15.seg6x.v1.KernelReplyB,Z*github.com/seg6x/seg6x/api/seg6xv1;seg6xv1b\x06proto3"
 
 var (
 	file_seg6x_proto_rawDescOnce sync.Once
@@ -1777,7 +2034,7 @@ func file_seg6x_proto_rawDescGZIP() []byte {
 }
 
 var file_seg6x_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_seg6x_proto_goTypes = []any{
 	(Op_Kind)(0),              // 0: seg6x.v1.Op.Kind
 	(*Options)(nil),           // 1: seg6x.v1.Options
@@ -1802,8 +2059,11 @@ var file_seg6x_proto_goTypes = []any{
 	(*StatsReply)(nil),        // 20: seg6x.v1.StatsReply
 	(*StatusRequest)(nil),     // 21: seg6x.v1.StatusRequest
 	(*StatusReply)(nil),       // 22: seg6x.v1.StatusReply
-	nil,                       // 23: seg6x.v1.StatsReply.ActionsEntry
-	nil,                       // 24: seg6x.v1.StatsReply.ReasonsEntry
+	(*KernelRequest)(nil),     // 23: seg6x.v1.KernelRequest
+	(*KernelRoute)(nil),       // 24: seg6x.v1.KernelRoute
+	(*KernelReply)(nil),       // 25: seg6x.v1.KernelReply
+	nil,                       // 26: seg6x.v1.StatsReply.ActionsEntry
+	nil,                       // 27: seg6x.v1.StatsReply.ReasonsEntry
 }
 var file_seg6x_proto_depIdxs = []int32{
 	3,  // 0: seg6x.v1.Tenant.ports:type_name -> seg6x.v1.Port
@@ -1826,28 +2086,31 @@ var file_seg6x_proto_depIdxs = []int32{
 	12, // 17: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
 	17, // 18: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
 	17, // 19: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
-	23, // 20: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
-	24, // 21: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
+	26, // 20: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
+	27, // 21: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
 	18, // 22: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
 	19, // 23: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
 	2,  // 24: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
-	17, // 25: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
-	17, // 26: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
-	9,  // 27: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
-	13, // 28: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
-	14, // 29: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
-	16, // 30: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
-	21, // 31: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
-	11, // 32: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
-	11, // 33: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
-	15, // 34: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
-	20, // 35: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
-	22, // 36: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
-	32, // [32:37] is the sub-list for method output_type
-	27, // [27:32] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	24, // 25: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
+	17, // 26: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
+	17, // 27: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
+	9,  // 28: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
+	13, // 29: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
+	14, // 30: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
+	16, // 31: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
+	21, // 32: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
+	23, // 33: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
+	11, // 34: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
+	11, // 35: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
+	15, // 36: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
+	20, // 37: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
+	22, // 38: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
+	25, // 39: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
+	34, // [34:40] is the sub-list for method output_type
+	28, // [28:34] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_seg6x_proto_init() }
@@ -1869,7 +2132,7 @@ func file_seg6x_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seg6x_proto_rawDesc), len(file_seg6x_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   24,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

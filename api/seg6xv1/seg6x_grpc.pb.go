@@ -29,6 +29,7 @@ const (
 	Control_Show_FullMethodName       = "/seg6x.v1.Control/Show"
 	Control_Stats_FullMethodName      = "/seg6x.v1.Control/Stats"
 	Control_Status_FullMethodName     = "/seg6x.v1.Control/Status"
+	Control_Kernel_FullMethodName     = "/seg6x.v1.Control/Kernel"
 )
 
 // ControlClient is the client API for Control service.
@@ -50,6 +51,9 @@ type ControlClient interface {
 	Stats(ctx context.Context, in *StatsRequest, opts ...grpc.CallOption) (*StatsReply, error)
 	// Status summarises the instance: attached interfaces and programs, object counts, last error.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusReply, error)
+	// Kernel reports the kernel mirror (seg6x daemon --mirror-kernel): every kernel seg6 / seg6local
+	// route, whether the fast path runs it, and if not why.
+	Kernel(ctx context.Context, in *KernelRequest, opts ...grpc.CallOption) (*KernelReply, error)
 }
 
 type controlClient struct {
@@ -119,6 +123,16 @@ func (c *controlClient) Status(ctx context.Context, in *StatusRequest, opts ...g
 	return out, nil
 }
 
+func (c *controlClient) Kernel(ctx context.Context, in *KernelRequest, opts ...grpc.CallOption) (*KernelReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(KernelReply)
+	err := c.cc.Invoke(ctx, Control_Kernel_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -138,6 +152,9 @@ type ControlServer interface {
 	Stats(context.Context, *StatsRequest) (*StatsReply, error)
 	// Status summarises the instance: attached interfaces and programs, object counts, last error.
 	Status(context.Context, *StatusRequest) (*StatusReply, error)
+	// Kernel reports the kernel mirror (seg6x daemon --mirror-kernel): every kernel seg6 / seg6local
+	// route, whether the fast path runs it, and if not why.
+	Kernel(context.Context, *KernelRequest) (*KernelReply, error)
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -162,6 +179,9 @@ func (UnimplementedControlServer) Stats(context.Context, *StatsRequest) (*StatsR
 }
 func (UnimplementedControlServer) Status(context.Context, *StatusRequest) (*StatusReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedControlServer) Kernel(context.Context, *KernelRequest) (*KernelReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Kernel not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -267,6 +287,24 @@ func _Control_Status_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Control_Kernel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(KernelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).Kernel(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_Kernel_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).Kernel(ctx, req.(*KernelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -289,6 +327,10 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Status",
 			Handler:    _Control_Status_Handler,
+		},
+		{
+			MethodName: "Kernel",
+			Handler:    _Control_Kernel_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

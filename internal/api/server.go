@@ -35,6 +35,8 @@ type Server struct {
 	started   time.Time
 	lastErr   string
 	apiErrors uint64
+	kernel    KernelReporter
+	changed   func()
 }
 
 // NewServer serves st; daemon says whether a daemon (not a one-shot CLI) runs it.
@@ -106,6 +108,9 @@ func (s *Server) Commit(ctx context.Context, req *pb.CommitRequest) (*pb.CommitR
 	if err != nil {
 		return nil, s.fail(err)
 	}
+	if !req.GetDryRun() && !d.Empty() {
+		s.notify()
+	}
 	return &pb.CommitReply{Diff: diffToPB(d), Generation: s.st.Gen()}, nil
 }
 
@@ -123,6 +128,9 @@ func (s *Server) ApplyState(ctx context.Context, req *pb.ApplyStateRequest) (*pb
 	d, err := s.st.Apply(desired, req.GetDryRun())
 	if err != nil {
 		return nil, s.fail(err)
+	}
+	if !req.GetDryRun() && !d.Empty() {
+		s.notify()
 	}
 	return &pb.CommitReply{Diff: diffToPB(d), Generation: s.st.Gen()}, nil
 }

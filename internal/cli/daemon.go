@@ -28,6 +28,10 @@ Endpoints:
                           signed by --tls-client-ca
   --metrics HOST:PORT     HTTP: Prometheus /metrics and /healthz
 
+--mirror-kernel follows the kernel's own SRv6 configuration (ip -6 route ... encap seg6 / seg6local,
+FRR, agents) over netlink and runs it in the fast path; "seg6x show kernel" says what is
+accelerated and why not (docs/kernel-mirror.md).
+
 Run it under systemd with deploy/seg6x.service (see docs/operations.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -43,5 +47,6 @@ Run it under systemd with deploy/seg6x.service (see docs/operations.md).`,
 	c.Flags().StringVar(&o.TLS.Key, "tls-key", "", "with --listen: server key (PEM)")
 	c.Flags().StringVar(&o.TLS.CA, "tls-client-ca", "", "with --listen: CA that signs client certificates (PEM)")
 	c.Flags().BoolVar(&o.Cleanup, "cleanup", false, "on a clean stop, detach everything and remove all state")
+	c.Flags().BoolVar(&o.Mirror, "mirror-kernel", false, "accelerate the kernel's own seg6/seg6local routes (followed over netlink; see docs/kernel-mirror.md)")
 	return c
 }

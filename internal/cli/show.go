@@ -3,7 +3,10 @@ package cli
 // show.go: `seg6x show [interfaces|tenants|routes|sids]`.
 
 import (
+	"context"
+
 	"fmt"
+	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -14,9 +17,13 @@ import (
 
 func showCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:       "show [interfaces|tenants|routes|sids]",
-		Short:     "Show the running state (everything, or one kind of object)",
-		ValidArgs: []string{"interfaces", "tenants", "routes", "sids"},
+		Use:   "show [interfaces|tenants|routes|sids|kernel]",
+		Short: "Show the running state (everything, or one kind of object), or the kernel mirror",
+		Long: `Show the running state. Objects the kernel mirror made (seg6x daemon --mirror-kernel) are marked
+"kernel". "show kernel" lists every seg6 / seg6local route of the kernel, whether the fast path runs
+it (and as which seg6x object) or why not, and the notes that limit the mirror (policy rules,
+ports owned by API tenants, conflicts).`,
+		ValidArgs: []string{"interfaces", "tenants", "routes", "sids", "kernel"},
 		Args:      cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			what := "all"
@@ -29,6 +36,9 @@ func showCmd() *cobra.Command {
 }
 
 func show(what string) error {
+	if what == "kernel" {
+		return showKernel()
+	}
 	switch what {
 	case "all", "interfaces", "tenants", "routes", "sids":
 	default:
@@ -61,7 +71,7 @@ func show(what string) error {
 		fmt.Fprintln(w)
 	}
 	if what == "all" || what == "tenants" {
-		fmt.Fprintln(w, "TENANT\tTABLE\tPORTS")
+		fmt.Fprintln(w, "TENANT\tTABLE\tPORTS\tORIGIN")
 		for _, t := range cur.Tenants {
 			var ports []string
 			for _, p := range t.Ports {
@@ -71,7 +81,7 @@ func show(what string) error {
 					ports = append(ports, fmt.Sprintf("%s vlan %d", p.Dev, p.VLAN))
 				}
 			}
-			fmt.Fprintf(w, "%s\t%d\t%s\n", t.Name, t.Table, strings.Join(ports, ", "))
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", t.Name, t.Table, strings.Join(ports, ", "), origin(t.Origin))
 		}
 		fmt.Fprintln(w)
 	}
@@ -82,14 +92,18 @@ func show(what string) error {
 			for i, s := range r.Segs {
 				segs[i] = s.String()
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", r.Tenant, r.Prefix, r.Mode, strings.Join(segs, ","), r.UsedSrc, r.HopLimit, r.ID)
+			src := "-"
+			if r.UsedSrc.IsValid() {
+				src = r.UsedSrc.String()
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", r.Tenant, r.Prefix, r.Mode, strings.Join(segs, ","), src, r.HopLimit, r.ID)
 		}
 		fmt.Fprintln(w)
 	}
 	if what == "all" || what == "sids" {
-		fmt.Fprintln(w, "SID\tACTION\tPARAMETERS")
+		fmt.Fprintln(w, "SID\tACTION\tPARAMETERS\tORIGIN")
 		for _, s := range cur.SIDs {
-			fmt.Fprintf(w, "%s\t%s\t%s\n", s.SID, s.Action, sidParams(&s))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.SID, s.Action, sidParams(&s), origin(s.Origin))
 		}
 	}
 	return nil
@@ -113,4 +127,49 @@ func sidParams(s *state.SID) string {
 		p = append(p, fmt.Sprintf("vlan %d", s.VLAN))
 	}
 	return strings.Join(p, " ")
+}
+
+func origin(o string) string {
+	if o == "" {
+		return "api"
+	}
+	return o
+}
+
+func showKernel() error {
+	c, done, err := connect()
+	if err != nil {
+		return err
+	}
+	defer done()
+	k, err := c.Kernel(context.Background(), &pb.KernelRequest{})
+	if err != nil {
+		return apiErr(err)
+	}
+	if g.jsonOut {
+		return printProto(k)
+	}
+	if !k.Mirroring {
+		fmt.Println("the kernel mirror is off (run the daemon with --mirror-kernel)")
+		return nil
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "KERNEL ROUTE\tACCELERATED\tAS / WHY NOT")
+	for _, r := range k.Routes {
+		yes, what := "yes", r.Object
+		if !r.Accelerated {
+			yes, what = "no", r.Reason
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", r.Route, yes, what)
+	}
+	w.Flush()
+	for _, n := range k.Notes {
+		fmt.Println("note:", n)
+	}
+	fmt.Printf("%d netlink messages, %d resyncs, %d commits (%d refused)", k.Events, k.Resyncs, k.Commits, k.FailedCommits)
+	if k.LastError != "" {
+		fmt.Printf("; last error: %s", k.LastError)
+	}
+	fmt.Println()
+	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/config"
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/mirror"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -33,6 +34,7 @@ type Options struct {
 	TLS     api.TLSFiles // for Listen: our cert/key and the CA of client certificates
 	Metrics string       // optional address of the HTTP /metrics and /healthz endpoint
 	Cleanup bool         // at shutdown, detach everything and remove all state (otherwise forwarding continues)
+	Mirror  bool         // follow the kernel's seg6 / seg6local routes over netlink (--mirror-kernel)
 	Log     io.Writer
 }
 
@@ -132,6 +134,16 @@ func Run(ctx context.Context, o Options) error {
 		o.logf("metrics on http://%s/metrics, health on /healthz", ml.Addr())
 	}
 
+	if o.Mirror {
+		m := mirror.New(mirror.Locker(srv.Locked), o.logf)
+		srv.SetKernel(func() *pb.KernelReply { return kernelReply(m) }, m.Kick)
+		mctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); _ = m.Run(mctx) }()
+		stops = append([]func(){func() { cancel(); <-done }}, stops...)
+		o.logf("following the kernel's seg6 routes (--mirror-kernel)")
+	}
+
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sig)
@@ -195,4 +207,15 @@ func shutdown(srv *api.Server, o *Options, stops []func()) error {
 		}
 	})
 	return err
+}
+
+func kernelReply(m *mirror.Mirror) *pb.KernelReply {
+	st, notes, stats := m.Status()
+	out := &pb.KernelReply{Mirroring: true, Notes: notes, Events: stats.Events, Resyncs: stats.Resyncs,
+		Commits: stats.Commits, FailedCommits: stats.Failed, LastSyncUnixMs: stats.LastSync.UnixMilli(), LastError: stats.LastError}
+	for _, r := range st {
+		out.Routes = append(out.Routes, &pb.KernelRoute{Route: r.Route, Family: uint32(r.Family), Table: r.Table,
+			Prefix: r.Prefix, Accelerated: r.Accelerated, Reason: r.Reason, Object: r.Object})
+	}
+	return out
 }

@@ -261,3 +261,29 @@ func (s *Store) EachRoute(f func(r Route) bool) {
 		}
 	}
 }
+
+// Tenants lists the tenants without their routes, sorted.
+func (s *Store) Tenants() []Tenant {
+	out := make([]Tenant, 0, len(s.rt.tenants))
+	for _, t := range s.rt.tenants {
+		tt := t.Tenant
+		tt.Ports = slices.Clone(t.Ports)
+		tt.ID = t.tableID
+		out = append(out, tt)
+	}
+	slices.SortFunc(out, func(a, b Tenant) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// TenantRoutes returns the routes of one tenant by prefix (nil for an unknown tenant).
+func (s *Store) TenantRoutes(name string) map[netip.Prefix]Route {
+	t := s.rt.tenants[name]
+	if t == nil {
+		return nil
+	}
+	out := make(map[netip.Prefix]Route, len(t.routes))
+	for p, pol := range t.routes {
+		out[p] = routeOf(name, p, pol)
+	}
+	return out
+}

@@ -1,0 +1,370 @@
+package mirror
+
+// mirror.go: the mirror's loop. Subscribe to route, rule and link events first, then dump; apply
+// each event to the in-memory copy of the kernel's routes, translate, and commit the difference to
+// the kernel-owned seg6x objects (origin "kernel") through state.Store.Commit, the function behind
+// the API. A netlink overrun (ENOBUFS) or an interrupted dump starts a full resync.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/seg6x/seg6x/internal/state"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// Locker gives the mirror the store under the API's lock (api.Server.Locked).
+type Locker func(func(st *state.Store))
+
+// Mirror follows the kernel's SRv6 configuration.
+type Mirror struct {
+	lock Locker
+	logf func(string, ...any)
+	kick chan struct{}
+
+	routes map[string]*kernelRoute
+	rules  map[int][]netlink.Rule
+
+	mu     sync.Mutex
+	status []RouteStatus
+	notes  []string
+	stats  Stats
+}
+
+// Stats counts what the mirror did.
+type Stats struct {
+	Events     uint64    `json:"events"`
+	Resyncs    uint64    `json:"resyncs"`
+	Commits    uint64    `json:"commits"`
+	Failed     uint64    `json:"failed_commits"`
+	LastSync   time.Time `json:"last_sync"`
+	LastError  string    `json:"last_error,omitempty"`
+	LastCommit time.Time `json:"last_commit"`
+}
+
+// New makes a mirror that changes the store through lock.
+func New(lock Locker, logf func(string, ...any)) *Mirror {
+	return &Mirror{lock: lock, logf: logf, kick: make(chan struct{}, 1)}
+}
+
+// Kick makes the mirror re-translate (after the API changed interfaces or its own objects).
+func (m *Mirror) Kick() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Status returns the per-route status, notes and counters of the last translation.
+func (m *Mirror) Status() ([]RouteStatus, []string, Stats) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]RouteStatus(nil), m.status...), append([]string(nil), m.notes...), m.stats
+}
+
+type event struct {
+	msgs    []syscall.NetlinkMessage
+	overrun bool
+	err     error
+}
+
+// Run follows the kernel until ctx ends.
+func (m *Mirror) Run(ctx context.Context) error {
+	sub, err := nl.Subscribe(unix.NETLINK_ROUTE, unix.RTNLGRP_IPV4_ROUTE, unix.RTNLGRP_IPV6_ROUTE,
+		unix.RTNLGRP_IPV4_RULE, unix.RTNLGRP_IPV6_RULE, unix.RTNLGRP_LINK)
+	if err != nil {
+		return fmt.Errorf("netlink subscribe: %w", err)
+	}
+	events := make(chan event, 64)
+	go func() {
+		defer close(events)
+		for {
+			msgs, _, err := sub.Receive()
+			if err != nil {
+				if errors.Is(err, unix.ENOBUFS) {
+					events <- event{overrun: true}
+					continue
+				}
+				events <- event{err: err}
+				return
+			}
+			events <- event{msgs: msgs}
+		}
+	}()
+	go func() { <-ctx.Done(); sub.Close() }()
+
+	if err := m.resync("start"); err != nil {
+		m.logf("kernel mirror: %v", err)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-m.kick:
+			m.sync()
+		case ev, ok := <-events:
+			if !ok {
+				return nil
+			}
+			resync, dirty := m.handle(ev)
+			for more := true; more; { // take whatever else is queued before committing
+				select {
+				case ev2, ok2 := <-events:
+					if !ok2 {
+						more = false
+						break
+					}
+					r2, d2 := m.handle(ev2)
+					resync, dirty = resync || r2, dirty || d2
+				default:
+					more = false
+				}
+			}
+			switch {
+			case resync:
+				if err := m.resync("netlink overrun"); err != nil {
+					m.logf("kernel mirror: %v", err)
+				}
+			case dirty:
+				m.sync()
+			}
+		}
+	}
+}
+
+// handle applies one batch of messages; it reports whether a resync or a sync is needed.
+func (m *Mirror) handle(ev event) (resync, dirty bool) {
+	if ev.overrun || ev.err != nil {
+		return true, true
+	}
+	m.mu.Lock()
+	m.stats.Events += uint64(len(ev.msgs))
+	m.mu.Unlock()
+	for _, msg := range ev.msgs {
+		switch msg.Header.Type {
+		case unix.RTM_NEWROUTE, unix.RTM_DELROUTE:
+			r, err := parseRoute(msg.Data)
+			if err != nil {
+				m.logf("kernel mirror: %v (resync)", err)
+				return true, true
+			}
+			if r == nil {
+				continue
+			}
+			if msg.Header.Type == unix.RTM_NEWROUTE {
+				m.routes[r.key()] = r
+			} else {
+				delete(m.routes, r.key())
+			}
+			dirty = true
+		case unix.RTM_NEWRULE, unix.RTM_DELRULE, unix.RTM_NEWLINK, unix.RTM_DELLINK:
+			if err := m.readRules(); err != nil {
+				return true, true
+			}
+			dirty = true
+		}
+	}
+	return false, dirty
+}
+
+func (m *Mirror) readRules() error {
+	rules := map[int][]netlink.Rule{}
+	for _, fam := range []int{unix.AF_INET, unix.AF_INET6} {
+		rs, err := netlink.RuleListFiltered(fam, nil, 0)
+		if err != nil {
+			return fmt.Errorf("rule dump: %w", err)
+		}
+		rules[fam] = rs
+	}
+	m.rules = rules
+	return nil
+}
+
+// resync reads everything from the kernel again and makes the data plane match it.
+func (m *Mirror) resync(why string) error {
+	routes, err := dumpRoutes()
+	if err == nil {
+		err = m.readRules()
+	}
+	if err != nil {
+		m.setErr(err)
+		return err
+	}
+	m.routes = routes
+	m.mu.Lock()
+	m.stats.Resyncs++
+	m.mu.Unlock()
+	m.logf("kernel mirror: resync (%s): %d kernel routes", why, len(routes))
+	m.sync()
+	return nil
+}
+
+func (m *Mirror) setErr(err error) {
+	m.mu.Lock()
+	m.stats.LastError = time.Now().UTC().Format(time.RFC3339) + " " + err.Error()
+	m.mu.Unlock()
+}
+
+// sync translates the kernel's routes and commits the difference.
+func (m *Mirror) sync() {
+	tunsrc := tunnelSource()
+	var d *desired
+	var failed []string
+	m.lock(func(st *state.Store) {
+		in := &input{routes: m.routes, rules: m.rules, ifaces: st.Interfaces(), userPorts: map[state.Port]string{},
+			userSIDs: map[netip.Addr]bool{}, tunsrc: tunsrc}
+		cur := currentKernel(st)
+		for _, t := range st.Tenants() {
+			if t.Origin != state.OriginKernel {
+				for _, p := range t.Ports {
+					in.userPorts[state.Port{Dev: p.Dev, VLAN: p.VLAN}] = t.Name
+				}
+			}
+		}
+		for _, sd := range st.SIDs() {
+			if sd.Origin != state.OriginKernel {
+				in.userSIDs[sd.SID] = true
+			}
+		}
+		d = translate(in)
+		ops := diffOps(cur, d)
+		if len(ops) == 0 {
+			return
+		}
+		if _, err := st.Commit(ops, false); err == nil {
+			m.counted(nil)
+			return
+		}
+		// Something in the batch is refused (a conflict): commit what can be, report the rest.
+		for _, op := range ops {
+			if _, err := st.Commit([]state.Op{op}, false); err != nil {
+				failed = append(failed, err.Error())
+				m.counted(err)
+			} else {
+				m.counted(nil)
+			}
+		}
+	})
+	m.mu.Lock()
+	m.status, m.notes = d.status, append(d.notes, failed...)
+	m.stats.LastSync = time.Now()
+	m.mu.Unlock()
+}
+
+func (m *Mirror) counted(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err != nil {
+		m.stats.Failed++
+		m.stats.LastError = time.Now().UTC().Format(time.RFC3339) + " " + err.Error()
+		return
+	}
+	m.stats.Commits++
+	m.stats.LastCommit = time.Now()
+}
+
+// currentKernel is what the data plane holds of the mirror's objects now.
+func currentKernel(st *state.Store) *desired {
+	cur := &desired{tenants: map[string]state.Tenant{}, routes: map[string]map[netip.Prefix]state.Route{}, sids: map[netip.Addr]state.SID{}}
+	for _, t := range st.Tenants() {
+		if t.Origin == state.OriginKernel {
+			cur.tenants[t.Name] = t
+			cur.routes[t.Name] = st.TenantRoutes(t.Name)
+		}
+	}
+	for _, sd := range st.SIDs() {
+		if sd.Origin == state.OriginKernel {
+			cur.sids[sd.SID] = sd
+		}
+	}
+	return cur
+}
+
+// diffOps turns cur into want: tenants first, then routes (one table swap when many change), SIDs,
+// and the removals.
+func diffOps(cur, want *desired) []state.Op {
+	var ops, dels []state.Op
+	k := state.OriginKernel
+	// Tenants that go away first: a port moving to another kernel tenant must be free before it is
+	// claimed (the data plane switches each port entry in one write either way).
+	for name := range cur.tenants {
+		if _, ok := want.tenants[name]; !ok {
+			ops = append(ops, state.Op{Kind: state.OpReplace, Origin: k, TenantRoutes: &state.TenantRoutes{Tenant: name}},
+				state.Op{Kind: state.OpDelete, Origin: k, Tenant: &state.Tenant{Name: name}})
+		}
+	}
+	for name, t := range want.tenants {
+		t := t
+		if c, ok := cur.tenants[name]; !ok || !samePorts(c.Ports, t.Ports) || c.Table != t.Table {
+			ops = append(ops, state.Op{Kind: state.OpReplace, Origin: k, Tenant: &t})
+		}
+		var rops []state.Op
+		have := cur.routes[name]
+		for p, r := range want.routes[name] {
+			r := r
+			if h, ok := have[p]; !ok || !sameRoute(h, r) {
+				rops = append(rops, state.Op{Kind: state.OpReplace, Origin: k, Route: &r})
+			}
+		}
+		for p := range have {
+			if _, ok := want.routes[name][p]; !ok {
+				rops = append(rops, state.Op{Kind: state.OpDelete, Origin: k, Route: &state.Route{Tenant: name, Prefix: p}})
+			}
+		}
+		if len(rops) > 64 {
+			all := make([]state.Route, 0, len(want.routes[name]))
+			for _, r := range want.routes[name] {
+				all = append(all, r)
+			}
+			rops = []state.Op{{Kind: state.OpReplace, Origin: k, TenantRoutes: &state.TenantRoutes{Tenant: name, Routes: all}}}
+		}
+		ops = append(ops, rops...)
+	}
+	for addr, sd := range want.sids {
+		sd := sd
+		if c, ok := cur.sids[addr]; !ok || !sameSID(c, sd) {
+			ops = append(ops, state.Op{Kind: state.OpReplace, Origin: k, SID: &sd})
+		}
+	}
+	for addr := range cur.sids {
+		if _, ok := want.sids[addr]; !ok {
+			dels = append(dels, state.Op{Kind: state.OpDelete, Origin: k, SID: &state.SID{SID: addr}})
+		}
+	}
+	return append(ops, dels...)
+}
+
+func samePorts(a, b []state.Port) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Dev != b[i].Dev || a[i].VLAN != b[i].VLAN {
+			return false
+		}
+	}
+	return true
+}
+
+func sameRoute(have, want state.Route) bool {
+	if have.Mode != want.Mode || len(have.Segs) != len(want.Segs) || have.Src != want.Src {
+		return false
+	}
+	for i := range have.Segs {
+		if have.Segs[i] != want.Segs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func sameSID(a, b state.SID) bool {
+	return a.Action == b.Action && a.NH4 == b.NH4 && a.NH6 == b.NH6 && a.Table == b.Table && a.VLAN == b.VLAN && a.Tenant == b.Tenant
+}

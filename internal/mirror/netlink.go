@@ -1,0 +1,274 @@
+// Package mirror follows the kernel's own SRv6 configuration (routes with `encap seg6` and `encap
+// seg6local`, the routes and rules around them) over netlink and keeps an equivalent set of seg6x
+// objects in the data plane, through the same state commits as every other front end.
+package mirror
+
+// netlink.go: reading routes from the kernel (dumps and events) into kernelRoute, with the seg6 and
+// seg6local attributes parsed here so that anything seg6x does not understand (a flavor, a BPF
+// program, an unknown attribute) is seen and reported instead of silently dropped.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// Kernel constants (linux/lwtunnel.h, linux/seg6_iptunnel.h, linux/seg6_local.h).
+const (
+	encapSeg6      = 5
+	encapSeg6Local = 7
+
+	seg6ModeInline   = 0
+	seg6ModeEncap    = 1
+	seg6ModeL2Encap  = 2
+	seg6ModeEncapRed = 3
+	seg6ModeL2Red    = 4
+
+	localAction   = 1
+	localSRH      = 2
+	localTable    = 3
+	localNH4      = 4
+	localNH6      = 5
+	localIIF      = 6
+	localOIF      = 7
+	localBPF      = 8
+	localVRFTable = 9
+	localCounters = 10
+	localFlavors  = 11
+)
+
+var localActionNames = map[uint32]string{1: "End", 2: "End.X", 3: "End.T", 4: "End.DX2", 5: "End.DX6", 6: "End.DX4",
+	7: "End.DT6", 8: "End.DT4", 9: "End.B6", 10: "End.B6.Encaps", 11: "End.BM", 12: "End.S", 13: "End.AS",
+	14: "End.AM", 15: "End.BPF", 16: "End.DT46"}
+
+// seg6Local is a seg6local route's behavior.
+type seg6Local struct {
+	Action   uint32
+	Table    uint32
+	VRFTable uint32
+	NH4, NH6 netip.Addr
+	Attrs    []uint16 // attribute types present besides the action
+}
+
+// kernelRoute is one kernel route, reduced to what the mirror needs.
+type kernelRoute struct {
+	Family    int
+	Table     uint32
+	Dst       netip.Prefix
+	Src       bool // a source-specific (IPv6 "from") route
+	Type      uint8
+	Tos       uint8
+	Priority  uint32
+	Oif       uint32
+	Multipath bool
+	Encap     uint16
+	Seg6Mode  int
+	Segs      []netip.Addr
+	Local     *seg6Local
+}
+
+// key identifies a route the way the kernel does (a replace keeps it, a second metric adds one).
+func (r *kernelRoute) key() string {
+	return fmt.Sprintf("%d|%d|%s|%d|%d", r.Family, r.Table, r.Dst, r.Tos, r.Priority)
+}
+
+func (r *kernelRoute) String() string {
+	s := fmt.Sprintf("%s table %s", r.Dst, tableName(r.Table))
+	switch r.Encap {
+	case encapSeg6:
+		s += fmt.Sprintf(" encap seg6 mode %s segs %v", seg6ModeName(r.Seg6Mode), r.Segs)
+	case encapSeg6Local:
+		s += " encap seg6local action " + localActionName(r.Local.Action)
+	}
+	return s
+}
+
+func tableName(t uint32) string {
+	switch t {
+	case unix.RT_TABLE_MAIN:
+		return "main"
+	case unix.RT_TABLE_LOCAL:
+		return "local"
+	}
+	return fmt.Sprint(t)
+}
+
+func seg6ModeName(m int) string {
+	return map[int]string{seg6ModeInline: "inline", seg6ModeEncap: "encap", seg6ModeL2Encap: "l2encap",
+		seg6ModeEncapRed: "encap.red", seg6ModeL2Red: "l2encap.red"}[m]
+}
+
+func localActionName(a uint32) string {
+	if n, ok := localActionNames[a]; ok {
+		return n
+	}
+	return fmt.Sprintf("action %d", a)
+}
+
+// parseRoute decodes an RTM_NEWROUTE / RTM_DELROUTE payload (rtmsg + attributes).
+func parseRoute(b []byte) (*kernelRoute, error) {
+	if len(b) < unix.SizeofRtMsg {
+		return nil, errors.New("short rtmsg")
+	}
+	m := nl.DeserializeRtMsg(b)
+	r := &kernelRoute{Family: int(m.Family), Table: uint32(m.Table), Type: m.Type, Tos: m.Tos}
+	attrs, err := nl.ParseRouteAttr(b[unix.SizeofRtMsg:])
+	if err != nil {
+		return nil, err
+	}
+	var dst []byte
+	var encap []byte
+	for _, a := range attrs {
+		switch a.Attr.Type {
+		case unix.RTA_DST:
+			dst = a.Value
+		case unix.RTA_SRC:
+			r.Src = m.Src_len > 0
+		case unix.RTA_TABLE:
+			r.Table = binary.NativeEndian.Uint32(a.Value)
+		case unix.RTA_PRIORITY:
+			r.Priority = binary.NativeEndian.Uint32(a.Value)
+		case unix.RTA_OIF:
+			r.Oif = binary.NativeEndian.Uint32(a.Value)
+		case unix.RTA_MULTIPATH:
+			r.Multipath = true
+		case unix.RTA_ENCAP_TYPE:
+			r.Encap = binary.NativeEndian.Uint16(a.Value)
+		case unix.RTA_ENCAP:
+			encap = a.Value
+		}
+	}
+	bits := 32
+	zero := netip.IPv4Unspecified()
+	if r.Family == unix.AF_INET6 {
+		bits, zero = 128, netip.IPv6Unspecified()
+	} else if r.Family != unix.AF_INET {
+		return nil, nil // not IP
+	}
+	addr := zero
+	if dst != nil {
+		a, ok := netip.AddrFromSlice(dst)
+		if !ok {
+			return nil, fmt.Errorf("bad RTA_DST of %d bytes", len(dst))
+		}
+		addr = a.Unmap()
+	}
+	if int(m.Dst_len) > bits {
+		return nil, fmt.Errorf("prefix length %d", m.Dst_len)
+	}
+	r.Dst = netip.PrefixFrom(addr, int(m.Dst_len)).Masked()
+	switch r.Encap {
+	case encapSeg6:
+		var e netlink.SEG6Encap
+		if err := e.Decode(encap); err != nil {
+			return nil, fmt.Errorf("seg6 encap of %s: %w", r.Dst, err)
+		}
+		r.Seg6Mode = e.Mode
+		// The SRH lists segments last first (Segment List[0] is the last SID): the path order is
+		// the reverse, the order `ip route ... segs` was given in.
+		for i := len(e.Segments) - 1; i >= 0; i-- {
+			a, _ := netip.AddrFromSlice(e.Segments[i])
+			r.Segs = append(r.Segs, a.Unmap())
+		}
+	case encapSeg6Local:
+		l, err := parseLocal(encap)
+		if err != nil {
+			return nil, fmt.Errorf("seg6local of %s: %w", r.Dst, err)
+		}
+		r.Local = l
+	}
+	return r, nil
+}
+
+func parseLocal(b []byte) (*seg6Local, error) {
+	attrs, err := nl.ParseRouteAttr(b)
+	if err != nil {
+		return nil, err
+	}
+	l := &seg6Local{}
+	for _, a := range attrs {
+		t := a.Attr.Type & 0x3fff // without NLA_F_NESTED / NLA_F_NET_BYTEORDER
+		switch t {
+		case localAction:
+			l.Action = binary.NativeEndian.Uint32(a.Value)
+			continue
+		case localTable:
+			l.Table = binary.NativeEndian.Uint32(a.Value)
+		case localVRFTable:
+			l.VRFTable = binary.NativeEndian.Uint32(a.Value)
+		case localNH4:
+			l.NH4, _ = netip.AddrFromSlice(a.Value[:4])
+		case localNH6:
+			l.NH6, _ = netip.AddrFromSlice(a.Value[:16])
+		}
+		l.Attrs = append(l.Attrs, t)
+	}
+	sort.Slice(l.Attrs, func(i, j int) bool { return l.Attrs[i] < l.Attrs[j] })
+	return l, nil
+}
+
+// dumpRoutes reads every IPv4 and IPv6 route of every table. A dump the kernel marks interrupted (the
+// tables changed under it) is read again.
+func dumpRoutes() (map[string]*kernelRoute, error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		out := map[string]*kernelRoute{}
+		interrupted := false
+		for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
+			req := nl.NewNetlinkRequest(unix.RTM_GETROUTE, unix.NLM_F_DUMP)
+			msg := nl.NewRtMsg()
+			msg.Family = fam
+			req.AddData(msg)
+			msgs, err := req.Execute(unix.NETLINK_ROUTE, unix.RTM_NEWROUTE)
+			if errors.Is(err, nl.ErrDumpInterrupted) {
+				interrupted = true
+			} else if err != nil {
+				return nil, fmt.Errorf("route dump: %w", err)
+			}
+			for _, b := range msgs {
+				r, err := parseRoute(b)
+				if err != nil {
+					return nil, err
+				}
+				if r != nil {
+					out[r.key()] = r
+				}
+			}
+		}
+		if !interrupted {
+			return out, nil
+		}
+	}
+	return nil, errors.New("route dump interrupted 5 times in a row")
+}
+
+// tunnelSource returns `ip sr tunsrc` (the invalid address when unset or unknown).
+func tunnelSource() netip.Addr {
+	fam, err := netlink.GenlFamilyGet("SEG6")
+	if err != nil {
+		return netip.Addr{}
+	}
+	req := nl.NewNetlinkRequest(int(fam.ID), 0)
+	req.AddData(&nl.Genlmsg{Command: 4 /* SEG6_CMD_GET_TUNSRC */, Version: 1})
+	msgs, err := req.Execute(unix.NETLINK_GENERIC, 0)
+	if err != nil || len(msgs) == 0 || len(msgs[0]) < 4 {
+		return netip.Addr{}
+	}
+	attrs, err := nl.ParseRouteAttr(msgs[0][4:])
+	if err != nil {
+		return netip.Addr{}
+	}
+	for _, a := range attrs {
+		if a.Attr.Type == 1 /* SEG6_ATTR_DST */ && len(a.Value) == 16 {
+			if ad, ok := netip.AddrFromSlice(a.Value); ok && !ad.IsUnspecified() {
+				return ad
+			}
+		}
+	}
+	return netip.Addr{}
+}

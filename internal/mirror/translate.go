@@ -1,0 +1,355 @@
+package mirror
+
+// translate.go: what the kernel's configuration means as seg6x objects, and why a kernel route is
+// not accelerated when it is not.
+//
+//   - Headend: a kernel table with `encap seg6` routes becomes a tenant "kernel-<table>" whose ports
+//     are the attached interfaces (untagged) whose traffic the kernel's policy rules send to that
+//     table. Its routes are the seg6 routes (modes encap, encap.red) plus a pass route for every
+//     other route of the table and of the local table, so that a more specific plain route, a local
+//     address or a blackhole is left to the kernel exactly as the kernel would treat it.
+//   - Endpoints: a `seg6local` /128 route becomes a local SID, when every attached interface's
+//     IPv6 traffic is routed by the table the route is in.
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/seg6x/seg6x/internal/state"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// RouteStatus says whether one kernel seg6/seg6local route is accelerated, and if not why.
+type RouteStatus struct {
+	Route       string `json:"route"`
+	Family      int    `json:"family"`
+	Table       uint32 `json:"table"`
+	Prefix      string `json:"prefix"`
+	Accelerated bool   `json:"accelerated"`
+	Reason      string `json:"reason,omitempty"`
+	Object      string `json:"object,omitempty"` // the seg6x object it became
+}
+
+type input struct {
+	routes    map[string]*kernelRoute
+	rules     map[int][]netlink.Rule // by family
+	ifaces    []state.Interface
+	userPorts map[state.Port]string // (dev, vlan) -> API tenant
+	userSIDs  map[netip.Addr]bool
+	tunsrc    netip.Addr
+}
+
+type desired struct {
+	tenants map[string]state.Tenant
+	routes  map[string]map[netip.Prefix]state.Route
+	sids    map[netip.Addr]state.SID
+	status  []RouteStatus
+	notes   []string
+}
+
+// tableFor decides, from the policy rules, which table routes an interface's traffic of family fam;
+// 0 with a reason when a rule seg6x cannot evaluate decides it.
+func tableFor(rules []netlink.Rule, dev string) (uint32, string) {
+	rs := slices.Clone(rules)
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Priority < rs[j].Priority })
+	for _, r := range rs {
+		if r.Table == unix.RT_TABLE_LOCAL && r.IifName == "" {
+			continue // local addresses: handled with pass routes
+		}
+		if r.IifName != "" && r.IifName != dev {
+			continue
+		}
+		var sel []string
+		if r.Src != nil && r.Src.IP != nil {
+			sel = append(sel, "from "+r.Src.String())
+		}
+		if r.Dst != nil && r.Dst.IP != nil {
+			sel = append(sel, "to "+r.Dst.String())
+		}
+		if r.Mark != 0 {
+			sel = append(sel, "fwmark")
+		}
+		if r.Tos != 0 {
+			sel = append(sel, "tos")
+		}
+		if r.OifName != "" {
+			sel = append(sel, "oif")
+		}
+		if r.Invert {
+			sel = append(sel, "not")
+		}
+		if r.IPProto != 0 || r.Dport != nil || r.Sport != nil {
+			sel = append(sel, "ipproto/ports")
+		}
+		if r.UIDRange != nil {
+			sel = append(sel, "uidrange")
+		}
+		if r.SuppressPrefixlen > 0 || r.SuppressIfgroup > 0 {
+			sel = append(sel, "suppress")
+		}
+		if r.Goto > 0 || (r.Type != 0 && r.Type != 1 /* FR_ACT_TO_TBL */) {
+			sel = append(sel, "non-table action")
+		}
+		if len(sel) > 0 {
+			return 0, fmt.Sprintf("policy rule %d (%s) applies to %s: seg6x does not evaluate rule selectors", r.Priority, strings.Join(sel, ", "), dev)
+		}
+		return uint32(r.Table), ""
+	}
+	return 0, fmt.Sprintf("no policy rule selects a table for %s", dev)
+}
+
+func tenantName(t4, t6 uint32) string {
+	switch {
+	case t4 == t6:
+		return "kernel-" + tableName(t4)
+	case t6 == 0:
+		return "kernel-" + tableName(t4) + "-ipv4"
+	case t4 == 0:
+		return "kernel-" + tableName(t6) + "-ipv6"
+	}
+	return "kernel-" + tableName(t4) + "-" + tableName(t6)
+}
+
+func translate(in *input) *desired {
+	d := &desired{tenants: map[string]state.Tenant{}, routes: map[string]map[netip.Prefix]state.Route{}, sids: map[netip.Addr]state.SID{}}
+	famIdx := map[int]int{unix.AF_INET: 0, unix.AF_INET6: 1}
+
+	// Which tables hold seg6 routes (per family): only those need a tenant.
+	hasSeg6 := [2]map[uint32]bool{{}, {}}
+	for _, r := range in.routes {
+		if r.Encap == encapSeg6 {
+			hasSeg6[famIdx[r.Family]][r.Table] = true
+		}
+	}
+	// Ports: each attached interface's untagged traffic, by the tables its two families use.
+	type pair struct{ t4, t6 uint32 }
+	ports := map[pair][]state.Port{}
+	v6tables := map[uint32]bool{}
+	for _, it := range in.ifaces {
+		t4, why4 := tableFor(in.rules[unix.AF_INET], it.Name)
+		t6, why6 := tableFor(in.rules[unix.AF_INET6], it.Name)
+		v6tables[t6] = true
+		for fam, why := range map[string]string{"IPv4": why4, "IPv6": why6} {
+			if why != "" {
+				d.notes = append(d.notes, fam+": "+why)
+			}
+		}
+		if !hasSeg6[0][t4] {
+			t4 = 0
+		}
+		if !hasSeg6[1][t6] {
+			t6 = 0
+		}
+		if t4 == 0 && t6 == 0 {
+			continue
+		}
+		if owner, ok := in.userPorts[state.Port{Dev: it.Name}]; ok {
+			d.notes = append(d.notes, fmt.Sprintf("%s untagged belongs to tenant %q (seg6x API): kernel seg6 routes are not applied there", it.Name, owner))
+			continue
+		}
+		p := pair{t4, t6}
+		ports[p] = append(ports[p], state.Port{Dev: it.Name})
+	}
+	routed := [2]map[uint32]string{{}, {}} // table -> tenant that carries it
+	for p, ps := range ports {
+		name := tenantName(p.t4, p.t6)
+		sort.Slice(ps, func(i, j int) bool { return ps[i].Dev < ps[j].Dev })
+		table := p.t4
+		if table == 0 {
+			table = p.t6
+		}
+		d.tenants[name] = state.Tenant{Name: name, Table: table, Ports: ps}
+		rs := map[netip.Prefix]state.Route{}
+		for fam, t := range []uint32{p.t4, p.t6} {
+			if t != 0 {
+				routed[fam][t] = name
+				tableRoutes(in, fam, t, name, rs)
+			}
+		}
+		d.routes[name] = rs
+	}
+
+	// Status of every seg6 route; SIDs from seg6local routes.
+	local6 := map[netip.Prefix]bool{}
+	for _, r := range in.routes {
+		if r.Family == unix.AF_INET6 && r.Table == unix.RT_TABLE_LOCAL {
+			local6[r.Dst] = true
+		}
+	}
+	for _, r := range in.routes {
+		switch r.Encap {
+		case encapSeg6:
+			st := RouteStatus{Route: r.String(), Family: r.Family, Table: r.Table, Prefix: r.Dst.String()}
+			tenant := routed[famIdx[r.Family]][r.Table]
+			got, ok := d.routes[tenant][r.Dst]
+			switch {
+			case tenant == "":
+				st.Reason = "no attached interface's traffic is routed by table " + tableName(r.Table)
+			case !ok || got.Mode == state.ModePass:
+				st.Reason = seg6Reason(in, r)
+			default:
+				st.Accelerated, st.Object = true, fmt.Sprintf("route %s tenant %s", r.Dst, tenant)
+			}
+			d.status = append(d.status, st)
+		case encapSeg6Local:
+			st := RouteStatus{Route: r.String(), Family: r.Family, Table: r.Table, Prefix: r.Dst.String()}
+			sd, why := localSID(r)
+			switch {
+			case why != "":
+				st.Reason = why
+			case len(v6tables) != 1 || !v6tables[r.Table]:
+				st.Reason = fmt.Sprintf("in table %s, which is not the one table every attached interface's IPv6 traffic uses (seg6x SIDs apply on every interface)", tableName(r.Table))
+			case local6[r.Dst]:
+				st.Reason = "the address is local: the kernel delivers it before any seg6local route"
+			case in.userSIDs[sd.SID]:
+				st.Reason = "conflict: the same SID is set through the seg6x API"
+			default:
+				st.Accelerated, st.Object = true, "sid "+sd.SID.String()
+				d.sids[sd.SID] = sd
+			}
+			d.status = append(d.status, st)
+		}
+	}
+	sort.Slice(d.status, func(i, j int) bool { return d.status[i].Route < d.status[j].Route })
+	sort.Strings(d.notes)
+	d.notes = slices.Compact(d.notes)
+	return d
+}
+
+// tableRoutes adds table t's routes of family index fam (and the local table's) to rs: seg6 routes
+// seg6x can run as encap routes, everything else as pass routes.
+func tableRoutes(in *input, fam int, t uint32, tenant string, rs map[netip.Prefix]state.Route) {
+	family := []int{unix.AF_INET, unix.AF_INET6}[fam]
+	best := map[netip.Prefix]*kernelRoute{}
+	tos := map[netip.Prefix]bool{}
+	local := map[netip.Prefix]bool{}
+	for _, r := range in.routes {
+		if r.Family != family || (r.Table != t && r.Table != unix.RT_TABLE_LOCAL) {
+			continue
+		}
+		if r.Table == unix.RT_TABLE_LOCAL {
+			local[r.Dst] = true
+			continue
+		}
+		if r.Tos != 0 {
+			tos[r.Dst] = true
+			continue
+		}
+		if b := best[r.Dst]; b == nil || r.Priority < b.Priority {
+			best[r.Dst] = r
+		}
+	}
+	for p := range local {
+		rs[p] = state.Route{Tenant: tenant, Prefix: p, Mode: state.ModePass}
+	}
+	for p, r := range best {
+		if local[p] {
+			continue
+		}
+		if tos[p] || !acceleratable(r) {
+			rs[p] = state.Route{Tenant: tenant, Prefix: p, Mode: state.ModePass}
+			continue
+		}
+		mode := state.ModeEncap
+		if r.Seg6Mode == seg6ModeEncapRed {
+			mode = state.ModeEncapRed
+		}
+		rs[p] = state.Route{Tenant: tenant, Prefix: p, Mode: mode, Segs: slices.Clone(r.Segs), Src: in.tunsrc}
+	}
+	for p := range tos {
+		if _, ok := rs[p]; !ok {
+			rs[p] = state.Route{Tenant: tenant, Prefix: p, Mode: state.ModePass}
+		}
+	}
+}
+
+func acceleratable(r *kernelRoute) bool {
+	return r.Encap == encapSeg6 && (r.Seg6Mode == seg6ModeEncap || r.Seg6Mode == seg6ModeEncapRed) &&
+		!r.Multipath && !r.Src && r.Type == unix.RTN_UNICAST && len(r.Segs) >= 1 && len(r.Segs) <= state.MaxSegments
+}
+
+func seg6Reason(in *input, r *kernelRoute) string {
+	switch {
+	case r.Seg6Mode != seg6ModeEncap && r.Seg6Mode != seg6ModeEncapRed:
+		return "mode " + seg6ModeName(r.Seg6Mode) + " is not accelerated (encap and encap.red are)"
+	case r.Multipath:
+		return "multipath route"
+	case r.Src:
+		return "source-specific route (from ...)"
+	case r.Tos != 0:
+		return "TOS-specific route"
+	case len(r.Segs) > state.MaxSegments:
+		return fmt.Sprintf("%d SIDs (at most %d)", len(r.Segs), state.MaxSegments)
+	}
+	for _, o := range in.routes {
+		if o.Family == r.Family && o.Table == unix.RT_TABLE_LOCAL && o.Dst == r.Dst {
+			return "the prefix is also a local route: the kernel delivers it"
+		}
+		if o.Family == r.Family && o.Table == r.Table && o.Dst == r.Dst && o.Tos == 0 && o.Priority < r.Priority {
+			return "a route with a lower metric for the same prefix wins"
+		}
+	}
+	return "not accelerated"
+}
+
+// localSID turns a seg6local route into a SID, or says why it cannot.
+func localSID(r *kernelRoute) (state.SID, string) {
+	sd := state.SID{SID: r.Dst.Addr()}
+	l := r.Local
+	switch {
+	case r.Family != unix.AF_INET6:
+		return sd, "not IPv6"
+	case r.Dst.Bits() != 128:
+		return sd, fmt.Sprintf("SID prefix /%d: seg6x matches whole /128 SIDs", r.Dst.Bits())
+	case r.Multipath:
+		return sd, "multipath route"
+	}
+	for _, a := range l.Attrs {
+		switch a {
+		case localTable, localNH4, localNH6, localVRFTable, localCounters:
+		case localIIF:
+			return sd, "iif attribute"
+		case localOIF:
+			return sd, "oif attribute (seg6x picks the egress by a FIB lookup of the next hop)"
+		case localBPF:
+			return sd, "End.BPF program"
+		case localFlavors:
+			return sd, "flavors (NEXT-C-SID, PSP, ...) are not accelerated"
+		case localSRH:
+			return sd, "SRH attribute"
+		default:
+			return sd, fmt.Sprintf("seg6local attribute %d", a)
+		}
+	}
+	switch l.Action {
+	case 1:
+		sd.Action = "End"
+	case 2:
+		sd.Action, sd.NH6 = "End.X", l.NH6
+	case 3:
+		sd.Action, sd.Table = "End.T", l.Table
+	case 5:
+		sd.Action, sd.NH6 = "End.DX6", l.NH6
+	case 6:
+		sd.Action, sd.NH4 = "End.DX4", l.NH4
+	case 7:
+		sd.Action, sd.Table = "End.DT6", l.Table
+		if l.VRFTable != 0 {
+			sd.Table = l.VRFTable
+		}
+	case 8:
+		sd.Action, sd.Table = "End.DT4", l.VRFTable
+	case 16:
+		sd.Action, sd.Table = "End.DT46", l.VRFTable
+	default:
+		return sd, "action " + localActionName(l.Action) + " is not implemented by seg6x"
+	}
+	if (sd.Action == "End.T" || strings.HasPrefix(sd.Action, "End.DT")) && sd.Table == 0 {
+		return sd, sd.Action + " without a table"
+	}
+	return sd, ""
+}
