@@ -181,6 +181,9 @@ static __always_inline int endpoint(struct xdp_md *ctx, struct pkt *p, struct si
 	rc = find_srh(data, data_end, p->l3off, &s);
 	if (rc != REASON_NONE)
 		return verdict(rc, p->len);
+	/* TLVs (padding, HMAC, ...): the kernel validates their layout and checks HMACs. */
+	if (s.tlv)
+		return verdict(PASS_SRH_TLV, p->len);
 	switch (sid->action) {
 	case SID_END:
 	case SID_END_X:

@@ -121,7 +121,7 @@ static __always_inline int headend(struct xdp_md *ctx, struct pkt *p)
 	struct tenant_val *tv;
 	struct inner in = {};
 	struct ipv6hdr *o6;
-	__u32 hdr_len;
+	__u32 hdr_len, ioff;
 	int rc, to_kernel = REASON_NONE;
 
 	tv = bpf_map_lookup_elem(&tenant_ports, &tk);
@@ -166,24 +166,32 @@ static __always_inline int headend(struct xdp_md *ctx, struct pkt *p)
 		__builtin_memcpy(fib.smac, eth->h_source, ETH_ALEN);
 	}
 
-	/* Committed: forward the inner packet (TTL / hop limit) and drop any Ethernet padding. */
-	if (p->proto == ETH_P_IP_BE) {
-		struct iphdr *iph = data + p->l3off;
-		if ((void *)(iph + 1) > data_end)
-			return verdict(DROP_TRUNC_IP, p->len);
-		ip4_dec_ttl(iph);
-	} else {
-		struct ipv6hdr *ip6 = data + p->l3off;
-		if ((void *)(ip6 + 1) > data_end)
-			return verdict(DROP_TRUNC_IP, p->len);
-		ip6->hop_limit--;
-	}
+	/* Committed: drop any Ethernet padding, make room for the outer header, then forward the inner
+	 * packet (TTL / hop limit) where it now lies. */
 	if (trim_to(ctx, p->l3off + in.len))
 		return verdict(DROP_NO_ROOM, p->len);
-
 	if (bpf_xdp_adjust_head(ctx, (int)p->l3off - (int)(ETH_HLEN + hdr_len))) {
-		if (grow_by_tail(ctx, p->l3off, in.len, hdr_len))
+		if (grow_by_tail(ctx, p->l3off, in.len, hdr_len)) {
+			/* Nothing changed but the padding: a tenant whose routes the kernel also holds (the
+			 * kernel mirror) lets the kernel encapsulate; otherwise the packet cannot go out. */
+			if (tv->flags & TENANT_F_KERNEL_FALLBACK)
+				return verdict(PASS_NO_ROOM, p->len);
 			return verdict(DROP_NO_ROOM, p->len);
+		}
+	}
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	ioff = ETH_HLEN + (hdr_len & 0x1FF); /* hdr_len <= MAX_ENCAP_HDR: a range the verifier sees */
+	if (p->proto == ETH_P_IP_BE) {
+		struct iphdr *iph = data + ioff;
+		if ((void *)(iph + 1) > data_end)
+			return verdict(DROP_NO_ROOM, p->len);
+		ip4_dec_ttl(iph);
+	} else {
+		struct ipv6hdr *ip6 = data + ioff;
+		if ((void *)(ip6 + 1) > data_end)
+			return verdict(DROP_NO_ROOM, p->len);
+		ip6->hop_limit--;
 	}
 	if (bpf_xdp_store_bytes(ctx, ETH_HLEN, pol->hdr, hdr_len))
 		return verdict(DROP_NO_ROOM, p->len);

@@ -56,6 +56,7 @@ struct srh_info {
 	__u8 next_hdr;  /* protocol of that header */
 	__u8 sl;        /* segments left */
 	__u8 last;      /* last entry */
+	__u8 tlv;       /* the SRH is longer than its segment list: TLVs follow */
 };
 
 /* Walks the IPv6 extension headers of a packet addressed to a local SID, up to the SRH.
@@ -97,6 +98,7 @@ static __always_inline int find_srh(void *data, void *data_end, __u32 l3off, str
 			s->last = h[4];
 			if (hlen < SRH_FIXED_LEN + 16 * ((__u32)s->last + 1))
 				return DROP_SRH_BAD_LEN;
+			s->tlv = hlen > SRH_FIXED_LEN + 16 * ((__u32)s->last + 1);
 			if (data + off + hlen > data_end)
 				return DROP_SRH_BAD_LEN;
 			if ((__u32)s->sl > (__u32)s->last + 1)

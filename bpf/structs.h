@@ -39,6 +39,8 @@ enum reason {
 	PASS_FIB_OTHER,		/* any other bpf_fib_lookup result (forwarding disabled, ...) */
 	PASS_TX_NOT_ATTACHED,	/* egress interface has no seg6x program: kernel forwards */
 	PASS_FRAGMENT,		/* IPv6 fragment addressed to a SID: kernel reassembles */
+	PASS_SRH_TLV,		/* SRH with TLVs addressed to a SID: kernel validates them (and HMAC) */
+	PASS_NO_ROOM,		/* no room for the outer header; the tenant's routes are the kernel's: it encapsulates */
 	REASON_MAX,
 };
 
@@ -52,9 +54,11 @@ struct tenant_key {
 /* A tenant port leads to one version of the tenant's route table. Replacing the whole table writes a
  * new table_id and then flips this entry, so a packet sees the old table or the new one, never a mix.
  * The prefix-length bitmaps say which exact-match lookups a destination needs (longest first). */
+#define TENANT_F_KERNEL_FALLBACK 1 /* the kernel holds the same routes: hand it what XDP cannot encapsulate */
+
 struct tenant_val {
 	__u32 table_id;
-	__u32 pad;
+	__u32 flags;     /* TENANT_F_* */
 	__u64 plens4;    /* bit n: the table has IPv4 routes of prefix length n (0..32) */
 	__u64 plens6[3]; /* bit n of 192: IPv6 routes of prefix length n (0..128) */
 };

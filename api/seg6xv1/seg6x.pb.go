@@ -244,13 +244,14 @@ func (x *Port) GetVlan() uint32 {
 }
 
 type Tenant struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Table         uint32                 `protobuf:"varint,2,opt,name=table,proto3" json:"table,omitempty"`  // routing table for End.DT* of this tenant
-	Ports         []*Port                `protobuf:"bytes,3,rep,name=ports,proto3" json:"ports,omitempty"`   // where the tenant's traffic enters
-	Origin        string                 `protobuf:"bytes,4,opt,name=origin,proto3" json:"origin,omitempty"` // output only: "" (API, config) or "kernel" (the kernel mirror owns it)
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Table          uint32                 `protobuf:"varint,2,opt,name=table,proto3" json:"table,omitempty"`                                         // routing table for End.DT* of this tenant
+	Ports          []*Port                `protobuf:"bytes,3,rep,name=ports,proto3" json:"ports,omitempty"`                                          // where the tenant's traffic enters
+	Origin         string                 `protobuf:"bytes,4,opt,name=origin,proto3" json:"origin,omitempty"`                                        // output only: "" (API, config) or "kernel" (the kernel mirror owns it)
+	KernelFallback bool                   `protobuf:"varint,5,opt,name=kernel_fallback,json=kernelFallback,proto3" json:"kernel_fallback,omitempty"` // the kernel holds the same routes: what XDP cannot encapsulate goes to it
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Tenant) Reset() {
@@ -309,6 +310,13 @@ func (x *Tenant) GetOrigin() string {
 		return x.Origin
 	}
 	return ""
+}
+
+func (x *Tenant) GetKernelFallback() bool {
+	if x != nil {
+		return x.KernelFallback
+	}
+	return false
 }
 
 type Route struct {
@@ -1866,12 +1874,13 @@ const file_seg6x_proto_rawDesc = "" +
 	"\aprog_id\x18\x04 \x01(\rR\x06progId\",\n" +
 	"\x04Port\x12\x10\n" +
 	"\x03dev\x18\x01 \x01(\tR\x03dev\x12\x12\n" +
-	"\x04vlan\x18\x02 \x01(\rR\x04vlan\"p\n" +
+	"\x04vlan\x18\x02 \x01(\rR\x04vlan\"\x99\x01\n" +
 	"\x06Tenant\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05table\x18\x02 \x01(\rR\x05table\x12$\n" +
 	"\x05ports\x18\x03 \x03(\v2\x0e.seg6x.v1.PortR\x05ports\x12\x16\n" +
-	"\x06origin\x18\x04 \x01(\tR\x06origin\"\xc5\x01\n" +
+	"\x06origin\x18\x04 \x01(\tR\x06origin\x12'\n" +
+	"\x0fkernel_fallback\x18\x05 \x01(\bR\x0ekernelFallback\"\xc5\x01\n" +
 	"\x05Route\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x12\n" +

@@ -88,7 +88,7 @@ func routeToPB(r *state.Route) *pb.Route {
 
 func tenantFromPB(t *pb.Tenant) (state.Tenant, error) {
 	p := &parser{obj: fmt.Sprintf("tenant %q", t.GetName())}
-	out := state.Tenant{Name: t.GetName(), Table: t.GetTable(), Ports: []state.Port{}}
+	out := state.Tenant{Name: t.GetName(), Table: t.GetTable(), Ports: []state.Port{}, KernelFallback: t.GetKernelFallback()}
 	for _, pt := range t.GetPorts() {
 		out.Ports = append(out.Ports, state.Port{Dev: pt.GetDev(), VLAN: p.u16("vlan", pt.GetVlan(), 4094)})
 	}
@@ -96,7 +96,7 @@ func tenantFromPB(t *pb.Tenant) (state.Tenant, error) {
 }
 
 func tenantToPB(t *state.Tenant) *pb.Tenant {
-	out := &pb.Tenant{Name: t.Name, Table: t.Table, Origin: t.Origin}
+	out := &pb.Tenant{Name: t.Name, Table: t.Table, Origin: t.Origin, KernelFallback: t.KernelFallback}
 	for _, pt := range t.Ports {
 		out.Ports = append(out.Ports, &pb.Port{Dev: pt.Dev, Vlan: uint32(pt.VLAN)})
 	}

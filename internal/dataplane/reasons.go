@@ -26,6 +26,8 @@ var Reasons = []string{
 	"PASS_FIB_OTHER",
 	"PASS_TX_NOT_ATTACHED",
 	"PASS_FRAGMENT",
+	"PASS_SRH_TLV",
+	"PASS_NO_ROOM",
 }
 
 // ReasonIndex returns the reason_stats key of a reason name, or -1.

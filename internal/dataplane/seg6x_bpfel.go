@@ -100,7 +100,7 @@ type Seg6xTenantKey struct {
 type Seg6xTenantVal struct {
 	_       structs.HostLayout
 	TableId uint32
-	Pad     uint32
+	Flags   uint32
 	Plens4  uint64
 	Plens6  [3]uint64
 }

@@ -100,7 +100,7 @@ type Seg6xFibDirectTenantKey struct {
 type Seg6xFibDirectTenantVal struct {
 	_       structs.HostLayout
 	TableId uint32
-	Pad     uint32
+	Flags   uint32
 	Plens4  uint64
 	Plens6  [3]uint64
 }

@@ -302,7 +302,7 @@ func diffOps(cur, want *desired) []state.Op {
 	}
 	for name, t := range want.tenants {
 		t := t
-		if c, ok := cur.tenants[name]; !ok || !samePorts(c.Ports, t.Ports) || c.Table != t.Table {
+		if c, ok := cur.tenants[name]; !ok || !samePorts(c.Ports, t.Ports) || c.Table != t.Table || c.KernelFallback != t.KernelFallback {
 			ops = append(ops, state.Op{Kind: state.OpReplace, Origin: k, Tenant: &t})
 		}
 		var rops []state.Op

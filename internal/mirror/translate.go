@@ -162,7 +162,7 @@ func translate(in *input) *desired {
 		if table == 0 {
 			table = p.t6
 		}
-		d.tenants[name] = state.Tenant{Name: name, Table: table, Ports: ps}
+		d.tenants[name] = state.Tenant{Name: name, Table: table, Ports: ps, KernelFallback: true}
 		rs := map[netip.Prefix]state.Route{}
 		for fam, t := range []uint32{p.t4, p.t6} {
 			if t != 0 {

@@ -32,8 +32,13 @@ func plensVal(v *dataplane.Seg6xTenantVal, plens *[2][129]uint32) {
 	}
 }
 
-func tenantVal(tableID uint32, plens *[2][129]uint32) dataplane.Seg6xTenantVal {
+const tenantFlagKernelFallback = 1 // TENANT_F_KERNEL_FALLBACK
+
+func tenantVal(tableID uint32, plens *[2][129]uint32, fallback bool) dataplane.Seg6xTenantVal {
 	v := dataplane.Seg6xTenantVal{TableId: tableID}
+	if fallback {
+		v.Flags |= tenantFlagKernelFallback
+	}
 	plensVal(&v, plens)
 	return v
 }
@@ -156,7 +161,7 @@ func (r *runtime) image() (*Image, error) {
 		im.Policies[id] = h
 	}
 	for _, t := range r.tenants {
-		v := tenantVal(t.tableID, &t.plens)
+		v := tenantVal(t.tableID, &t.plens, t.KernelFallback)
 		for _, p := range t.Ports {
 			im.TenantPorts[portKey(p)] = v
 		}

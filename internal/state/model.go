@@ -36,11 +36,14 @@ type Interface struct {
 
 // Tenant is a VRF: a routing table and the (interface, VLAN) ports its traffic arrives on.
 type Tenant struct {
-	Name   string `yaml:"name" json:"name"`
-	Table  uint32 `yaml:"table,omitempty" json:"table,omitempty"`
-	Ports  []Port `yaml:"ports,omitempty" json:"ports"`
-	ID     uint32 `yaml:"-" json:"id,omitempty"`     // data plane route table id, assigned when applied
-	Origin string `yaml:"-" json:"origin,omitempty"` // "" (API, config) or OriginKernel
+	Name  string `yaml:"name" json:"name"`
+	Table uint32 `yaml:"table,omitempty" json:"table,omitempty"`
+	Ports []Port `yaml:"ports,omitempty" json:"ports"`
+	// KernelFallback says the kernel holds the same routes (the kernel mirror sets it): a packet the
+	// fast path cannot encapsulate (no room in the frame) goes to the kernel instead of being dropped.
+	KernelFallback bool   `yaml:"kernel_fallback,omitempty" json:"kernel_fallback,omitempty"`
+	ID             uint32 `yaml:"-" json:"id,omitempty"`     // data plane route table id, assigned when applied
+	Origin         string `yaml:"-" json:"origin,omitempty"` // "" (API, config) or OriginKernel
 }
 
 // Port is where a tenant's traffic enters: an interface and a VLAN ID (0 = untagged).

@@ -89,7 +89,7 @@ func boolInt(b bool) int {
 }
 
 func sameTenant(cur, want *Tenant) bool {
-	if cur.Table != want.Table || len(cur.Ports) != len(want.Ports) {
+	if cur.Table != want.Table || cur.KernelFallback != want.KernelFallback || len(cur.Ports) != len(want.Ports) {
 		return false
 	}
 	for i := range cur.Ports {

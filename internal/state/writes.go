@@ -277,7 +277,7 @@ func (s *Store) write(t *txn, c *change) error {
 	final := map[dataplane.Seg6xTenantKey]dataplane.Seg6xTenantVal{}
 	for name, b := range c.tenants {
 		if b.had {
-			v := tenantVal(b.tableID, &b.plens)
+			v := tenantVal(b.tableID, &b.plens, b.t.KernelFallback)
 			for _, p := range b.t.Ports {
 				before[portKey(p)] = v
 			}
@@ -286,7 +286,7 @@ func (s *Store) write(t *txn, c *change) error {
 		if tn == nil {
 			continue
 		}
-		fv := tenantVal(tn.tableID, &tn.plens)
+		fv := tenantVal(tn.tableID, &tn.plens, tn.KernelFallback)
 		mv := fv
 		if c.swapped[name] == nil && b.had && b.tableID == tn.tableID {
 			plensVal(&mv, &b.plens) // union: lengths of routes not yet deleted stay visible

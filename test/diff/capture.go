@@ -1,0 +1,70 @@
+package difftest
+
+// capture.go: raw AF_PACKET sockets to put frames on the wire and collect what comes out.
+
+import (
+	"net"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+type port struct {
+	fd      int
+	ifindex int
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+func openPort(ns, dev string) (*port, error) {
+	p := &port{}
+	err := inNS(ns, func() error {
+		it, err := net.InterfaceByName(dev)
+		if err != nil {
+			return err
+		}
+		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, int(htons(unix.ETH_P_ALL)))
+		if err != nil {
+			return err
+		}
+		if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: it.Index}); err != nil {
+			unix.Close(fd)
+			return err
+		}
+		p.fd, p.ifindex = fd, it.Index
+		return nil
+	})
+	return p, err
+}
+
+func (p *port) send(frame []byte) error {
+	return unix.Sendto(p.fd, frame, 0, &unix.SockaddrLinklayer{Ifindex: p.ifindex, Halen: 6})
+}
+
+// collect returns the unicast frames received within quiet of each other (at most 1 s in all).
+func (p *port) collect(quiet time.Duration) [][]byte {
+	var out [][]byte
+	tv := unix.NsecToTimeval(quiet.Nanoseconds())
+	_ = unix.SetsockoptTimeval(p.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	buf := make([]byte, 65536)
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		n, from, err := unix.Recvfrom(p.fd, buf, 0)
+		if err != nil {
+			break
+		}
+		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
+			continue
+		}
+		if n < 14 || buf[0]&1 == 1 {
+			continue // multicast: the namespace's own ND / MLD
+		}
+		out = append(out, append([]byte(nil), buf[:n]...))
+	}
+	return out
+}
+
+// drain discards whatever is queued.
+func (p *port) drain() { p.collect(20 * time.Millisecond) }
+
+func (p *port) close() { unix.Close(p.fd) }

@@ -1,0 +1,242 @@
+package difftest
+
+// packets.go: the differential corpus, built here byte by byte: inner IPv4 and IPv6, TCP/UDP/ICMP,
+// sizes from minimum to MTU, 1..16 SIDs, TTL / hop limit 1 and 2, segments left at its edges, and
+// packets the kernel rejects.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
+)
+
+type testPacket struct {
+	name    string
+	frame   []byte
+	fast    bool // seg6x must forward it in XDP (XDP_REDIRECT), not hand it to the kernel
+	either  bool // XDP or the kernel, depending on the frame's buffer (see below); bytes must agree either way
+	headend bool // the output is an encapsulation: the documented headend differences apply
+}
+
+func a(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+func mac(s string) []byte { m, _ := net.ParseMAC(s); return m }
+
+func eth(etype uint16) []byte {
+	b := append(append([]byte{}, mac(macD0)...), mac(macS0)...)
+	return binary.BigEndian.AppendUint16(b, etype)
+}
+
+func sum(b []byte, s uint32) uint32 {
+	for i := 0; i+1 < len(b); i += 2 {
+		s += uint32(binary.BigEndian.Uint16(b[i:]))
+	}
+	if len(b)%2 == 1 {
+		s += uint32(b[len(b)-1]) << 8
+	}
+	return s
+}
+
+func fold(s uint32) uint16 {
+	for s>>16 != 0 {
+		s = s&0xffff + s>>16
+	}
+	return ^uint16(s)
+}
+
+// l4 builds a UDP, TCP or ICMP(v6) segment with a correct checksum over the pseudo-header.
+func l4(proto byte, src, dst netip.Addr, n int) []byte {
+	var b []byte
+	switch proto {
+	case 17:
+		b = make([]byte, 8+n)
+		binary.BigEndian.PutUint16(b[0:], 4000)
+		binary.BigEndian.PutUint16(b[2:], 5000)
+		binary.BigEndian.PutUint16(b[4:], uint16(8+n))
+	case 6:
+		b = make([]byte, 20+n)
+		binary.BigEndian.PutUint16(b[0:], 4001)
+		binary.BigEndian.PutUint16(b[2:], 80)
+		binary.BigEndian.PutUint32(b[4:], 1000)
+		b[12], b[13] = 5<<4, 0x18
+		binary.BigEndian.PutUint16(b[14:], 65535)
+	default: // ICMP / ICMPv6 echo request
+		b = make([]byte, 8+n)
+		b[0] = 8
+		if proto == 58 {
+			b[0] = 128
+		}
+		binary.BigEndian.PutUint16(b[4:], 7)
+	}
+	for i := len(b) - n; i < len(b); i++ {
+		b[i] = byte(i * 7)
+	}
+	var ck int
+	switch proto {
+	case 17:
+		ck = 6
+	case 6:
+		ck = 16
+	default:
+		ck = 2
+	}
+	var s uint32
+	if proto != 1 { // ICMPv4 has no pseudo-header
+		s = sum(src.AsSlice(), 0)
+		s = sum(dst.AsSlice(), s)
+		s += uint32(proto) + uint32(len(b))
+	}
+	binary.BigEndian.PutUint16(b[ck:], fold(sum(b, s)))
+	return b
+}
+
+func ipv4(src, dst netip.Addr, ttl, proto byte, payload []byte) []byte {
+	b := make([]byte, 20, 20+len(payload))
+	b[0], b[8], b[9] = 0x45, ttl, proto
+	binary.BigEndian.PutUint16(b[2:], uint16(20+len(payload)))
+	binary.BigEndian.PutUint16(b[4:], 0x1234)
+	copy(b[12:], src.AsSlice())
+	copy(b[16:], dst.AsSlice())
+	binary.BigEndian.PutUint16(b[10:], fold(sum(b, 0)))
+	return append(b, payload...)
+}
+
+func ipv6(src, dst netip.Addr, nh, hl byte, payload []byte) []byte {
+	b := make([]byte, 40, 40+len(payload))
+	b[0], b[1], b[2], b[3] = 0x60, 0x00, 0x12, 0x34 // traffic class 0, flow label 0x01234
+	binary.BigEndian.PutUint16(b[4:], uint16(len(payload)))
+	b[6], b[7] = nh, hl
+	copy(b[8:], src.AsSlice())
+	copy(b[24:], dst.AsSlice())
+	return append(b, payload...)
+}
+
+// srh is a segment routing header; list is in packet order (Segment List[0] = the last segment).
+func srh(nh byte, list []netip.Addr, sl byte) []byte {
+	b := []byte{nh, byte(2 * len(list)), 4, sl, byte(len(list) - 1), 0, 0, 0}
+	for _, s := range list {
+		b = append(b, s.AsSlice()...)
+	}
+	return b
+}
+
+func inner4(proto byte, dst netip.Addr, ttl byte, n int) []byte {
+	src := a("198.18.0.2")
+	return ipv4(src, dst, ttl, proto, l4(proto, src, dst, n))
+}
+
+func inner6(proto byte, dst netip.Addr, hl byte, n int) []byte {
+	src := a("fc00:a0::2")
+	if proto == 1 {
+		proto = 58
+	}
+	return ipv6(src, dst, proto, hl, l4(proto, src, dst, n))
+}
+
+// srv6 wraps inner in IPv6 + SRH (list in packet order, segments left sl) towards the active SID.
+func srv6(active netip.Addr, list []netip.Addr, sl, hl byte, innerNH byte, inner []byte) []byte {
+	if list == nil {
+		return append(eth(0x86dd), ipv6(a("fc00:a0::2"), active, innerNH, hl, inner)...)
+	}
+	return append(eth(0x86dd), ipv6(a("fc00:a0::2"), active, 43, hl, append(srh(innerNH, list, sl), inner...))...)
+}
+
+func corpus() []testPacket {
+	var ps []testPacket
+	add := func(p testPacket) { ps = append(ps, p) }
+	protos := map[byte]string{17: "udp", 6: "tcp", 1: "icmp"}
+
+	// Headend, inner IPv4: every route (1, 2, 4, 16 SIDs; encap.red 1 and 3), UDP/TCP/ICMP, min..MTU.
+	for host, what := range map[byte]string{20: "1 SID", 21: "2 SIDs", 22: "4 SIDs", 23: "16 SIDs", 24: "encap.red 1 SID", 25: "encap.red 3 SIDs"} {
+		dst := netip.AddrFrom4([4]byte{198, 18, host, 5})
+		for proto, pn := range protos {
+			for _, n := range []int{0, 200, 1400} {
+				if host != 20 && n == 200 {
+					continue
+				}
+				// More than 10 SIDs do not fit the XDP headroom: the frame must grow at its tail, which
+				// a veth's small receive buffers often do not allow; seg6x then hands the packet to the
+				// kernel (PASS_NO_ROOM), which holds the same route.
+				add(testPacket{name: fmt.Sprintf("encap4 %s %s %dB", what, pn, n), frame: append(eth(0x0800), inner4(proto, dst, 64, n)...),
+					fast: host != 23, either: host == 23, headend: true})
+			}
+		}
+	}
+	d20 := a("198.18.20.5")
+	add(testPacket{name: "encap4 TTL 2", frame: append(eth(0x0800), inner4(17, d20, 2, 10)...), fast: true, headend: true})
+	add(testPacket{name: "encap4 TTL 1 (kernel encapsulates on input)", frame: append(eth(0x0800), inner4(17, d20, 1, 10)...), headend: true})
+	add(testPacket{name: "plain route, no encap", frame: append(eth(0x0800), inner4(17, a("198.18.26.5"), 64, 10)...)})
+	add(testPacket{name: "plain /25 inside a seg6 /24", frame: append(eth(0x0800), inner4(17, a("198.18.20.200"), 64, 10)...)})
+	add(testPacket{name: "to the DUT itself", frame: append(eth(0x0800), inner4(1, a("198.18.0.1"), 64, 10)...)})
+	trunc := append(eth(0x0800), inner4(17, d20, 64, 100)...)
+	add(testPacket{name: "encap4 IPv4 total length beyond the frame", frame: trunc[:len(trunc)-40]})
+
+	// Headend, inner IPv6.
+	for proto, pn := range protos {
+		for _, n := range []int{0, 1400} {
+			add(testPacket{name: fmt.Sprintf("encap6 1 SID %s %dB", pn, n), frame: append(eth(0x86dd), inner6(proto, a("2001:db8:20::5"), 64, n)...), fast: true, headend: true})
+		}
+	}
+	add(testPacket{name: "encap6 encap.red 2 SIDs", frame: append(eth(0x86dd), inner6(17, a("2001:db8:21::5"), 64, 30)...), fast: true, headend: true})
+	add(testPacket{name: "encap6 hop limit 2", frame: append(eth(0x86dd), inner6(17, a("2001:db8:20::5"), 2, 30)...), fast: true, headend: true})
+	add(testPacket{name: "encap6 hop limit 1", frame: append(eth(0x86dd), inner6(17, a("2001:db8:20::5"), 1, 30)...), headend: true})
+
+	// Endpoints.
+	next := a("fc00:e::7")
+	in4 := inner4(17, a("198.19.1.5"), 64, 20)
+	for _, hl := range []byte{64, 2, 1} {
+		add(testPacket{name: fmt.Sprintf("End SL 1 hop limit %d", hl), frame: srv6(a("fc00:d::1"), []netip.Addr{next, a("fc00:d::1")}, 1, hl, 4, in4), fast: hl > 1})
+	}
+	add(testPacket{name: "End SL 2 of 3", frame: srv6(a("fc00:d::1"), []netip.Addr{next, a("fc00:e::8"), a("fc00:d::1")}, 2, 64, 4, in4), fast: true})
+	add(testPacket{name: "End SL 0 (kernel drops)", frame: srv6(a("fc00:d::1"), []netip.Addr{a("fc00:d::1")}, 0, 64, 4, in4)})
+	add(testPacket{name: "End SL beyond the last entry", frame: srv6(a("fc00:d::1"), []netip.Addr{next, a("fc00:d::1")}, 3, 64, 4, in4)})
+	bad := srv6(a("fc00:d::1"), []netip.Addr{next, a("fc00:d::1")}, 1, 64, 4, in4)
+	bad[14+40+1] = 6 // header length says 3 segments, the packet has 2 and then the inner packet
+	add(testPacket{name: "End SRH length inconsistent", frame: bad})
+	rt2 := srv6(a("fc00:d::1"), []netip.Addr{next, a("fc00:d::1")}, 1, 64, 4, in4)
+	rt2[14+40+2] = 2 // routing type 2, not an SRH
+	add(testPacket{name: "End routing type 2", frame: rt2})
+	add(testPacket{name: "End.X", frame: srv6(a("fc00:d::2"), []netip.Addr{next, a("fc00:d::2")}, 1, 64, 4, in4), fast: true})
+	add(testPacket{name: "End.T (next SID routed in table 200)", frame: srv6(a("fc00:d::3"), []netip.Addr{next, a("fc00:d::3")}, 1, 64, 4, in4), fast: true})
+	for proto, pn := range protos {
+		for _, n := range []int{0, 1300} {
+			add(testPacket{name: fmt.Sprintf("End.DX4 %s %dB", pn, n), frame: srv6(a("fc00:d::4"), []netip.Addr{a("fc00:d::4")}, 0, 64, 4, inner4(proto, a("198.19.1.5"), 64, n)), fast: true})
+		}
+	}
+	add(testPacket{name: "End.DX4 without SRH", frame: srv6(a("fc00:d::4"), nil, 0, 64, 4, in4), fast: true})
+	add(testPacket{name: "End.DX4 inner TTL 2", frame: srv6(a("fc00:d::4"), []netip.Addr{a("fc00:d::4")}, 0, 64, 4, inner4(17, a("198.19.1.5"), 2, 20)), fast: true})
+	add(testPacket{name: "End.DX4 inner TTL 1", frame: srv6(a("fc00:d::4"), []netip.Addr{a("fc00:d::4")}, 0, 64, 4, inner4(17, a("198.19.1.5"), 1, 20))})
+	add(testPacket{name: "End.DX4 SL 1 (kernel drops)", frame: srv6(a("fc00:d::4"), []netip.Addr{next, a("fc00:d::4")}, 1, 64, 4, in4)})
+	add(testPacket{name: "End.DX4 with an IPv6 inside", frame: srv6(a("fc00:d::4"), []netip.Addr{a("fc00:d::4")}, 0, 64, 41, inner6(17, a("2001:db8:30::5"), 64, 20))})
+	in6 := inner6(6, a("2001:db8:30::5"), 64, 100)
+	add(testPacket{name: "End.DX6", frame: srv6(a("fc00:d::5"), []netip.Addr{a("fc00:d::5")}, 0, 64, 41, in6), fast: true})
+	add(testPacket{name: "End.DX6 inner hop limit 1", frame: srv6(a("fc00:d::5"), []netip.Addr{a("fc00:d::5")}, 0, 64, 41, inner6(17, a("2001:db8:30::5"), 1, 20))})
+	add(testPacket{name: "End.DT6 (table 100)", frame: srv6(a("fc00:d::6"), []netip.Addr{a("fc00:d::6")}, 0, 64, 41, inner6(1, a("2001:db8:31::5"), 64, 56)), fast: true})
+	add(testPacket{name: "End.DT6 1400B", frame: srv6(a("fc00:d::6"), []netip.Addr{a("fc00:d::6")}, 0, 64, 41, inner6(17, a("2001:db8:31::5"), 64, 1300)), fast: true})
+	return ps
+}
+
+// maskHeadend blanks the fields of an encapsulated frame where seg6x differs from the kernel on
+// purpose (docs/kernel-mirror.md): the outer traffic class and flow label, the outer hop limit,
+// and the inner TTL (with the IPv4 header checksum) or hop limit.
+func maskHeadend(f []byte) []byte {
+	b := append([]byte(nil), f...)
+	if len(b) < 54 || binary.BigEndian.Uint16(b[12:]) != 0x86dd {
+		return b
+	}
+	b[14] &= 0xf0
+	b[15], b[16], b[17] = 0, 0, 0
+	b[21] = 0
+	nh, off := b[20], 54
+	if nh == 43 && len(b) > 56 {
+		nh, off = b[54], 54+(int(b[55])+1)*8
+	}
+	switch {
+	case nh == 4 && len(b) >= off+20:
+		b[off+8], b[off+10], b[off+11] = 0, 0, 0
+	case nh == 41 && len(b) >= off+40:
+		b[off+7] = 0
+	}
+	return b
+}

@@ -1,0 +1,139 @@
+package difftest
+
+// topo.go: one differential topology: src namespace -> DUT (kernel SRv6 config) -> dst namespace,
+// with fixed MAC addresses so that two copies produce comparable frames.
+
+import (
+	"fmt"
+	"os/exec"
+	"runtime"
+	"strings"
+
+	"github.com/vishvananda/netns"
+)
+
+var (
+	macD0 = "02:d0:00:00:00:01" // DUT ingress
+	macS0 = "02:d0:00:00:00:02" // source host
+	macD1 = "02:d0:00:00:00:03" // DUT egress
+	macE0 = "02:d0:00:00:00:04" // next hop / capture
+)
+
+func segList(n, from int) string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = fmt.Sprintf("fc00:e::%x", from+i)
+	}
+	return strings.Join(s, ",")
+}
+
+// kernelConfig is the DUT's SRv6 configuration, as an operator would type it (ip ...).
+func kernelConfig() []string {
+	return []string{
+		"sr tunsrc set fc00:a0::1",
+		"route add 198.18.20.0/24 encap seg6 mode encap segs " + segList(1, 1) + " dev d1",
+		"route add 198.18.21.0/24 encap seg6 mode encap segs " + segList(2, 1) + " dev d1",
+		"route add 198.18.22.0/24 encap seg6 mode encap segs " + segList(4, 1) + " dev d1",
+		"route add 198.18.23.0/24 encap seg6 mode encap segs " + segList(16, 1) + " dev d1",
+		"route add 198.18.24.0/24 encap seg6 mode encap.red segs " + segList(1, 1) + " dev d1",
+		"route add 198.18.25.0/24 encap seg6 mode encap.red segs " + segList(3, 1) + " dev d1",
+		"route add 198.18.26.0/24 via 198.19.0.2 dev d1",   // plain route, no encap
+		"route add 198.18.20.128/25 via 198.19.0.2 dev d1", // more specific than a seg6 route
+		"-6 route add 2001:db8:20::/48 encap seg6 mode encap segs " + segList(1, 1) + " dev d1",
+		"-6 route add 2001:db8:21::/48 encap seg6 mode encap.red segs " + segList(2, 1) + " dev d1",
+		"-6 route add fc00:d::1/128 encap seg6local action End dev d0",
+		"-6 route add fc00:d::2/128 encap seg6local action End.X nh6 fc00:e1::2 dev d0",
+		"-6 route add fc00:d::3/128 encap seg6local action End.T table 200 dev d0",
+		"-6 route add fc00:d::4/128 encap seg6local action End.DX4 nh4 198.19.0.3 dev d0",
+		"-6 route add fc00:d::5/128 encap seg6local action End.DX6 nh6 fc00:e1::2 dev d0",
+		"-6 route add fc00:d::6/128 encap seg6local action End.DT6 table 100 dev d0",
+	}
+}
+
+// topo is one copy: namespaces <p>-src, <p>-dut, <p>-dst.
+type topo struct{ p string }
+
+func (t topo) ns(role string) string { return t.p + "-" + role }
+
+func run(args ...string) error {
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func (t topo) up() error {
+	t.down()
+	for _, r := range []string{"src", "dut", "dst"} {
+		if err := run("ip", "netns", "add", t.ns(r)); err != nil {
+			return err
+		}
+	}
+	dut := func(line string) error {
+		return run(append([]string{"ip", "-n", t.ns("dut")}, strings.Fields(line)...)...)
+	}
+	steps := []string{
+		"link add d0 address " + macD0 + " type veth peer name s0 address " + macS0 + " netns " + t.ns("src"),
+		"link add d1 address " + macD1 + " mtu 3000 type veth peer name e0 address " + macE0 + " mtu 3000 netns " + t.ns("dst"),
+		"link set lo up", "link set d0 up", "link set d1 up",
+		"addr add 198.18.0.1/24 dev d0", "addr add 198.19.0.1/24 dev d1",
+		"-6 addr add fc00:a0::1/64 dev d0 nodad", "-6 addr add fc00:e1::1/64 dev d1 nodad",
+		"neigh add 198.18.0.2 lladdr " + macS0 + " dev d0 nud permanent",
+		"-6 neigh add fc00:a0::2 lladdr " + macS0 + " dev d0 nud permanent",
+		"neigh add 198.19.0.2 lladdr " + macE0 + " dev d1 nud permanent",
+		"-6 neigh add fc00:e1::2 lladdr " + macE0 + " dev d1 nud permanent",
+		"-6 route add fc00:e::/48 via fc00:e1::2 dev d1",
+		"-6 route add fc00:e::/48 via fc00:e1::2 dev d1 table 200",
+		"route add 198.19.1.0/24 via 198.19.0.2 dev d1",
+		"route add 198.19.0.3/32 via 198.19.0.2 dev d1",
+		"-6 route add 2001:db8:30::/48 via fc00:e1::2 dev d1",
+		"-6 route add 2001:db8:31::/48 via fc00:e1::2 dev d1 table 100",
+	}
+	for _, s := range append(steps, kernelConfig()...) {
+		if err := dut(s); err != nil {
+			return err
+		}
+	}
+	for _, s := range []string{"net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1",
+		"net.ipv6.conf.all.seg6_enabled=1", "net.ipv6.conf.d0.seg6_enabled=1", "net.ipv4.conf.d0.forwarding=1",
+		"net.ipv6.conf.d0.forwarding=1", "net.ipv4.conf.d1.forwarding=1", "net.ipv6.conf.d1.forwarding=1"} {
+		if err := run("ip", "netns", "exec", t.ns("dut"), "sysctl", "-qw", s); err != nil {
+			return err
+		}
+	}
+	for _, s := range [][]string{{t.ns("src"), "s0"}, {t.ns("dst"), "e0"}} {
+		if err := run("ip", "-n", s[0], "link", "set", s[1], "up"); err != nil {
+			return err
+		}
+	}
+	// e0 receives what seg6x redirects into d1 only with GRO on (veth NAPI).
+	return run("ip", "netns", "exec", t.ns("dst"), "ethtool", "-K", "e0", "gro", "on")
+}
+
+func (t topo) down() {
+	for _, r := range []string{"src", "dut", "dst"} {
+		_ = exec.Command("ip", "netns", "del", t.ns(r)).Run()
+	}
+}
+
+// inNS runs fn on a thread in namespace name (sockets made there stay there).
+func inNS(name string, fn func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		return err
+	}
+	defer orig.Close()
+	h, err := netns.GetFromName(name)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	if err := netns.Set(h); err != nil {
+		return err
+	}
+	defer netns.Set(orig)
+	return fn()
+}
