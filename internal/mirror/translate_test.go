@@ -1,0 +1,138 @@
+package mirror
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/seg6x/seg6x/internal/state"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+func rt(fam int, table uint32, dst string) *kernelRoute {
+	return &kernelRoute{Family: fam, Table: table, Dst: netip.MustParsePrefix(dst), Type: unix.RTN_UNICAST}
+}
+
+func seg6(fam int, dst string, mode int, segs ...string) *kernelRoute {
+	r := rt(fam, unix.RT_TABLE_MAIN, dst)
+	r.Encap, r.Seg6Mode = encapSeg6, mode
+	for _, s := range segs {
+		r.Segs = append(r.Segs, netip.MustParseAddr(s))
+	}
+	return r
+}
+
+func local(dst string, action uint32, attrs ...uint16) *kernelRoute {
+	r := rt(unix.AF_INET6, unix.RT_TABLE_MAIN, dst)
+	r.Encap, r.Local = encapSeg6Local, &seg6Local{Action: action, Attrs: attrs}
+	return r
+}
+
+func defaultRules() map[int][]netlink.Rule {
+	rs := []netlink.Rule{{Priority: 0, Table: unix.RT_TABLE_LOCAL, Type: 1}, {Priority: 32766, Table: unix.RT_TABLE_MAIN, Type: 1},
+		{Priority: 32767, Table: 253, Type: 1}}
+	return map[int][]netlink.Rule{unix.AF_INET: rs, unix.AF_INET6: rs}
+}
+
+func build(routes ...*kernelRoute) map[string]*kernelRoute {
+	m := map[string]*kernelRoute{}
+	for _, r := range routes {
+		m[r.key()] = r
+	}
+	return m
+}
+
+func statusOf(d *desired, route string) RouteStatus {
+	for _, s := range d.status {
+		if strings.HasPrefix(s.Route, route) {
+			return s
+		}
+	}
+	return RouteStatus{Reason: "no status"}
+}
+
+func TestTranslate(t *testing.T) {
+	in := &input{
+		routes: build(
+			seg6(unix.AF_INET, "198.18.2.0/24", seg6ModeEncap, "fc00:2::1", "fc00:2::2"),
+			seg6(unix.AF_INET, "198.18.3.0/24", seg6ModeEncapRed, "fc00:2::1"),
+			seg6(unix.AF_INET, "198.18.4.0/24", seg6ModeL2Encap, "fc00:2::1"),
+			rt(unix.AF_INET, unix.RT_TABLE_MAIN, "198.18.2.128/25"),
+			rt(unix.AF_INET, unix.RT_TABLE_LOCAL, "198.18.2.1/32"),
+			local("fc00:1::1/128", 1),
+			local("fc00:1::2/128", 6, localNH4),
+			local("fc00:1::3/128", 1, localFlavors),
+			local("fc00:1::/64", 1),
+			local("fc00:1::4/128", 9),
+			local("fc00:1::5/128", 2, localNH6, localOIF),
+			local("fc00:1::6/128", 1),
+		),
+		rules:     defaultRules(),
+		ifaces:    []state.Interface{{Name: "eth0"}, {Name: "eth1"}},
+		userPorts: map[state.Port]string{{Dev: "eth1"}: "blue"},
+		userSIDs:  map[netip.Addr]bool{netip.MustParseAddr("fc00:1::6"): true},
+	}
+	in.routes[local("fc00:1::2/128", 6).key()].Local.NH4 = netip.MustParseAddr("198.18.9.2")
+	d := translate(in)
+
+	ten, ok := d.tenants["kernel-main-ipv4"]
+	if !ok || len(ten.Ports) != 1 || ten.Ports[0].Dev != "eth0" || !ten.KernelFallback {
+		t.Fatalf("tenants %+v (eth1 untagged belongs to an API tenant)", d.tenants)
+	}
+	rs := d.routes["kernel-main-ipv4"]
+	if r := rs[netip.MustParsePrefix("198.18.2.0/24")]; r.Mode != state.ModeEncap || len(r.Segs) != 2 || r.Segs[0] != netip.MustParseAddr("fc00:2::1") {
+		t.Errorf("seg6 route: %+v", r)
+	}
+	if r := rs[netip.MustParsePrefix("198.18.3.0/24")]; r.Mode != state.ModeEncapRed {
+		t.Errorf("encap.red route: %+v", r)
+	}
+	for _, p := range []string{"198.18.4.0/24", "198.18.2.128/25", "198.18.2.1/32"} {
+		if r := rs[netip.MustParsePrefix(p)]; r.Mode != state.ModePass {
+			t.Errorf("%s should be a pass route: %+v", p, r)
+		}
+	}
+	if len(d.sids) != 2 || d.sids[netip.MustParseAddr("fc00:1::2")].Action != "End.DX4" {
+		t.Errorf("SIDs %+v", d.sids)
+	}
+	for route, want := range map[string]string{
+		"198.18.2.0/24":  "",
+		"198.18.4.0/24":  "mode l2encap is not accelerated",
+		"fc00:1::3/128":  "flavors",
+		"fc00:1::/64":    "SID prefix /64",
+		"fc00:1::4/128":  "action End.B6 is not implemented",
+		"fc00:1::5/128":  "oif attribute",
+		"fc00:1::6/128":  "conflict: the same SID is set through the seg6x API",
+		"fc00:1::1/128 ": "",
+	} {
+		s := statusOf(d, route)
+		if want == "" && !s.Accelerated {
+			t.Errorf("%s not accelerated: %s", route, s.Reason)
+		}
+		if want != "" && (s.Accelerated || !strings.Contains(s.Reason, want)) {
+			t.Errorf("%s: accelerated %v reason %q, want %q", route, s.Accelerated, s.Reason, want)
+		}
+	}
+	if len(d.notes) == 0 || !strings.Contains(strings.Join(d.notes, "\n"), `eth1 untagged belongs to tenant "blue"`) {
+		t.Errorf("notes %v", d.notes)
+	}
+
+	// A fwmark rule in front of main for eth0: seg6x cannot tell which table a packet uses.
+	in.rules[unix.AF_INET] = append([]netlink.Rule{{Priority: 100, Table: 100, Mark: 7, Type: 1}}, in.rules[unix.AF_INET]...)
+	d = translate(in)
+	if len(d.tenants) != 0 || !strings.Contains(strings.Join(d.notes, "\n"), "policy rule 100 (fwmark)") {
+		t.Fatalf("with a fwmark rule: tenants %v notes %v", d.tenants, d.notes)
+	}
+	if s := statusOf(d, "198.18.2.0/24"); s.Accelerated || !strings.Contains(s.Reason, "no attached interface") {
+		t.Fatalf("with a fwmark rule the seg6 route is %+v", s)
+	}
+	// An iif rule sends eth0 to table 100: its seg6 routes become tenant kernel-100-ipv4.
+	r100 := seg6(unix.AF_INET, "198.18.7.0/24", seg6ModeEncap, "fc00:2::7")
+	r100.Table = 100
+	in.routes[r100.key()] = r100
+	in.rules[unix.AF_INET][0] = netlink.Rule{Priority: 100, Table: 100, IifName: "eth0", Type: 1}
+	d = translate(in)
+	if _, ok := d.routes["kernel-100-ipv4"][netip.MustParsePrefix("198.18.7.0/24")]; !ok {
+		t.Fatalf("iif rule: tenants %v", d.tenants)
+	}
+}
