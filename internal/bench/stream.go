@@ -67,6 +67,11 @@ func (r *Rig) Stream(segs, alt []netip.Addr, rate float64, d time.Duration, duri
 	if len(alt) > 0 {
 		pats = append(pats, expect(alt))
 	}
+	return r.streamFrames(frames, pats, rate, d, during)
+}
+
+// streamFrames sends frames at rate for d while during runs; the sink accepts pats (one or two).
+func (r *Rig) streamFrames(frames [][]byte, pats []pattern, rate float64, d time.Duration, during func() error) (StreamResult, error) {
 	longest, err := r.Load(frames, pats[0])
 	if err != nil {
 		return StreamResult{}, err

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -82,7 +84,14 @@ func (m *Mirror) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("netlink subscribe: %w", err)
 	}
-	events := make(chan event, 64)
+	// A large receive buffer makes overruns rare; they are still handled (resync below).
+	// SEG6X_MIRROR_RCVBUF sets another size (tests use a tiny one to force overruns).
+	rcvbuf := 32 << 20
+	if v, err := strconv.Atoi(os.Getenv("SEG6X_MIRROR_RCVBUF")); err == nil && v > 0 {
+		rcvbuf = v
+	}
+	_ = unix.SetsockoptInt(sub.GetFd(), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, rcvbuf)
+	events := make(chan event, 4096)
 	go func() {
 		defer close(events)
 		for {
@@ -103,12 +112,32 @@ func (m *Mirror) Run(ctx context.Context) error {
 	if err := m.resync("start"); err != nil {
 		m.logf("kernel mirror: %v", err)
 	}
+	// After an overrun the kernel may keep dropping messages without a second error while the
+	// socket stays congested: the resync waits until events have been quiet for a moment (or at
+	// most a second), so the dump is taken after the last lost message. A periodic resync is the
+	// backstop for anything else.
+	const quiet, maxWait, every = 30 * time.Millisecond, time.Second, 60 * time.Second
+	var pending time.Time // when an overrun was seen; zero: none
+	timer := time.NewTimer(quiet)
+	periodic := time.NewTicker(every)
+	defer periodic.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-m.kick:
 			m.sync()
+		case <-periodic.C:
+			if err := m.resync("periodic"); err != nil {
+				m.logf("kernel mirror: %v", err)
+			}
+		case <-timer.C:
+			if !pending.IsZero() {
+				pending = time.Time{}
+				if err := m.resync("netlink overrun"); err != nil {
+					m.logf("kernel mirror: %v", err)
+				}
+			}
 		case ev, ok := <-events:
 			if !ok {
 				return nil
@@ -127,12 +156,18 @@ func (m *Mirror) Run(ctx context.Context) error {
 					more = false
 				}
 			}
-			switch {
-			case resync:
-				if err := m.resync("netlink overrun"); err != nil {
-					m.logf("kernel mirror: %v", err)
+			if resync && pending.IsZero() {
+				pending = time.Now()
+			}
+			if !pending.IsZero() {
+				wait := quiet
+				if time.Since(pending)+quiet > maxWait {
+					wait = max(maxWait-time.Since(pending), 0)
 				}
-			case dirty:
+				timer.Reset(wait)
+				continue
+			}
+			if dirty {
 				m.sync()
 			}
 		}
