@@ -147,11 +147,15 @@ func corpus() []testPacket {
 	add := func(p testPacket) { ps = append(ps, p) }
 	protos := map[byte]string{17: "udp", 6: "tcp", 1: "icmp"}
 
+	// Payload bytes that make a packet of exactly the 1500-byte MTU.
+	mtu4 := map[byte]int{17: 1500 - 28, 6: 1500 - 40, 1: 1500 - 28}
+	mtu6 := map[byte]int{17: 1500 - 48, 6: 1500 - 60, 1: 1500 - 48}
+
 	// Headend, inner IPv4: every route (1, 2, 4, 16 SIDs; encap.red 1 and 3), UDP/TCP/ICMP, min..MTU.
 	for host, what := range map[byte]string{20: "1 SID", 21: "2 SIDs", 22: "4 SIDs", 23: "16 SIDs", 24: "encap.red 1 SID", 25: "encap.red 3 SIDs"} {
 		dst := netip.AddrFrom4([4]byte{198, 18, host, 5})
 		for proto, pn := range protos {
-			for _, n := range []int{0, 200, 1400} {
+			for _, n := range []int{0, 200, mtu4[proto]} {
 				if host != 20 && n == 200 {
 					continue
 				}
@@ -174,7 +178,7 @@ func corpus() []testPacket {
 
 	// Headend, inner IPv6.
 	for proto, pn := range protos {
-		for _, n := range []int{0, 1400} {
+		for _, n := range []int{0, mtu6[proto]} {
 			add(testPacket{name: fmt.Sprintf("encap6 1 SID %s %dB", pn, n), frame: append(eth(0x86dd), inner6(proto, a("2001:db8:20::5"), 64, n)...), fast: true, headend: true})
 		}
 	}
@@ -200,7 +204,8 @@ func corpus() []testPacket {
 	add(testPacket{name: "End.X", frame: srv6(a("fc00:d::2"), []netip.Addr{next, a("fc00:d::2")}, 1, 64, 4, in4), fast: true})
 	add(testPacket{name: "End.T (next SID routed in table 200)", frame: srv6(a("fc00:d::3"), []netip.Addr{next, a("fc00:d::3")}, 1, 64, 4, in4), fast: true})
 	for proto, pn := range protos {
-		for _, n := range []int{0, 1300} {
+		// The SRv6 frame itself at the MTU: 40 + 8 + 16 bytes of outer headers.
+		for _, n := range []int{0, mtu4[proto] - 64} {
 			add(testPacket{name: fmt.Sprintf("End.DX4 %s %dB", pn, n), frame: srv6(a("fc00:d::4"), []netip.Addr{a("fc00:d::4")}, 0, 64, 4, inner4(proto, a("198.19.1.5"), 64, n)), fast: true})
 		}
 	}
@@ -213,7 +218,7 @@ func corpus() []testPacket {
 	add(testPacket{name: "End.DX6", frame: srv6(a("fc00:d::5"), []netip.Addr{a("fc00:d::5")}, 0, 64, 41, in6), fast: true})
 	add(testPacket{name: "End.DX6 inner hop limit 1", frame: srv6(a("fc00:d::5"), []netip.Addr{a("fc00:d::5")}, 0, 64, 41, inner6(17, a("2001:db8:30::5"), 1, 20))})
 	add(testPacket{name: "End.DT6 (table 100)", frame: srv6(a("fc00:d::6"), []netip.Addr{a("fc00:d::6")}, 0, 64, 41, inner6(1, a("2001:db8:31::5"), 64, 56)), fast: true})
-	add(testPacket{name: "End.DT6 1400B", frame: srv6(a("fc00:d::6"), []netip.Addr{a("fc00:d::6")}, 0, 64, 41, inner6(17, a("2001:db8:31::5"), 64, 1300)), fast: true})
+	add(testPacket{name: "End.DT6 at the MTU", frame: srv6(a("fc00:d::6"), []netip.Addr{a("fc00:d::6")}, 0, 64, 41, inner6(17, a("2001:db8:31::5"), 64, mtu6[17]-64)), fast: true})
 	return ps
 }
 
