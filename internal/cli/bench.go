@@ -43,7 +43,7 @@ type MicroResult struct {
 }
 
 func benchCmd() *cobra.Command {
-	c := &cobra.Command{Use: "bench", Short: "Benchmarks: run (throughput on a namespace rig), micro (ns/packet per behavior)"}
+	c := &cobra.Command{Use: "bench", Short: "Benchmarks: run (throughput rig), micro (ns/packet), control (route/SID load), tcp, mirror (kernel mirror)"}
 	var runs int
 	micro := &cobra.Command{
 		Use:   "micro [--runs N]",

@@ -45,8 +45,9 @@ Typical use:
   seg6x apply -f seg6x.yaml
   seg6x show
   seg6x stats
-  seg6x daemon --config seg6x.yaml --metrics 127.0.0.1:9469
-  seg6x status`,
+  seg6x daemon --config seg6x.yaml --metrics 127.0.0.1:9469 [--mirror-kernel]
+  seg6x status
+  seg6x show kernel        # with --mirror-kernel: which kernel SRv6 routes run in the fast path`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
