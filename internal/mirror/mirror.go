@@ -236,8 +236,10 @@ func (m *Mirror) resync(why string) error {
 	m.mu.Lock()
 	m.stats.Resyncs++
 	m.mu.Unlock()
-	m.logf("kernel mirror: resync (%s): %d kernel routes", why, len(routes))
-	m.sync()
+	n := m.sync()
+	if why != "periodic" || n > 0 { // a periodic resync that finds nothing to fix stays quiet
+		m.logf("kernel mirror: resync (%s): %d kernel routes, %d changes", why, len(routes), n)
+	}
 	return nil
 }
 
@@ -247,11 +249,13 @@ func (m *Mirror) setErr(err error) {
 	m.mu.Unlock()
 }
 
-// sync translates the kernel's routes and commits the difference.
-func (m *Mirror) sync() {
+// sync translates the kernel's routes and commits the difference; it returns the number of
+// operations it committed.
+func (m *Mirror) sync() int {
 	tunsrc := tunnelSource()
 	var d *desired
 	var failed []string
+	var nops int
 	m.lock(func(st *state.Store) {
 		in := &input{routes: m.routes, rules: m.rules, ifaces: st.Interfaces(), userPorts: map[state.Port]string{},
 			userSIDs: map[netip.Addr]bool{}, tunsrc: tunsrc}
@@ -270,6 +274,7 @@ func (m *Mirror) sync() {
 		}
 		d = translate(in)
 		ops := diffOps(cur, d)
+		nops = len(ops)
 		if len(ops) == 0 {
 			return
 		}
@@ -291,6 +296,7 @@ func (m *Mirror) sync() {
 	m.status, m.notes = d.status, append(d.notes, failed...)
 	m.stats.LastSync = time.Now()
 	m.mu.Unlock()
+	return nops
 }
 
 func (m *Mirror) counted(err error) {
