@@ -18,28 +18,39 @@ import (
 )
 
 func statsCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "stats",
-		Short: "Show packet and byte counters per SR policy, SID, XDP action and drop/pass reason",
-		Long: `Counters are per CPU in the data plane and summed here. Routes with the same segment list, source,
+	return queryCmd("stats", "Show packet and byte counters per SR policy, SID, XDP action and drop/pass reason",
+		`Counters are per CPU in the data plane and summed here. Routes with the same segment list, source,
 mode and hop limit share one SR policy and its counter ("routes" says how many); SID counters count
 packets the behavior processed; reasons say why a packet was dropped (DROP_*) or handed to the
 kernel (PASS_*). Bytes are frame bytes as received. --json prints the API's StatsReply.`,
-		Args: cobra.NoArgs,
+		func(c pb.ControlClient) (*pb.StatsReply, error) { return c.Stats(context.Background(), &pb.StatsRequest{}) },
+		printStats)
+}
+
+func statusCmd() *cobra.Command {
+	return queryCmd("status", "Summarise the instance: daemon, attached interfaces and program ids, object counts, last error", "",
+		func(c pb.ControlClient) (*pb.StatusReply, error) { return c.Status(context.Background(), &pb.StatusRequest{}) },
+		printStatus)
+}
+
+// queryCmd is a command that makes one API call and prints its reply (as a table, or --json).
+func queryCmd[T proto.Message](use, short, long string, call func(pb.ControlClient) (T, error), print func(T)) *cobra.Command {
+	return &cobra.Command{
+		Use: use, Short: short, Long: long, Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, done, err := connect()
 			if err != nil {
 				return err
 			}
 			defer done()
-			s, err := c.Stats(context.Background(), &pb.StatsRequest{})
+			r, err := call(c)
 			if err != nil {
 				return apiErr(err)
 			}
 			if g.jsonOut {
-				return printProto(s)
+				return printProto(r)
 			}
-			printStats(s)
+			print(r)
 			return nil
 		},
 	}
@@ -84,30 +95,6 @@ func printStats(s *pb.StatsReply) {
 	for _, x := range s.Sids {
 		pk, b := count(x.Count)
 		fmt.Fprintf(w, "%s %s\t%d\t%d\t\n", x.Sid, x.Action, pk, b)
-	}
-}
-
-func statusCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "status",
-		Short: "Summarise the instance: daemon, attached interfaces and program ids, object counts, last error",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, done, err := connect()
-			if err != nil {
-				return err
-			}
-			defer done()
-			s, err := c.Status(context.Background(), &pb.StatusRequest{})
-			if err != nil {
-				return apiErr(err)
-			}
-			if g.jsonOut {
-				return printProto(s)
-			}
-			printStatus(s)
-			return nil
-		},
 	}
 }
 

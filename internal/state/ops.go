@@ -221,16 +221,8 @@ func (s *Store) applyInterface(c *change, op Op) error {
 	if _, ok := c.ifaces[it.Name]; !ok {
 		c.ifaces[it.Name] = ifaceBefore{had: had, it: old}
 	}
-	restore := func() {
-		if had {
-			s.rt.ifaces[it.Name] = old
-		} else {
-			delete(s.rt.ifaces, it.Name)
-		}
-	}
 	if op.Kind == OpDelete {
-		delete(s.rt.ifaces, it.Name)
-		c.onUndo(restore)
+		setEntry(c, s.rt.ifaces, it.Name, Interface{}, true)
 		c.note(op.Kind, had, obj)
 		return nil
 	}
@@ -245,10 +237,26 @@ func (s *Store) applyInterface(c *change, op Op) error {
 	if had && old == it {
 		return nil
 	}
-	s.rt.ifaces[it.Name] = it
-	c.onUndo(restore)
+	setEntry(c, s.rt.ifaces, it.Name, it, false)
 	c.note(op.Kind, had, obj)
 	return nil
+}
+
+// setEntry sets m[k] = v (del: removes k) and records how to restore what was there.
+func setEntry[K comparable, V any](c *change, m map[K]V, k K, v V, del bool) {
+	old, had := m[k]
+	if del {
+		delete(m, k)
+	} else {
+		m[k] = v
+	}
+	c.onUndo(func() {
+		if had {
+			m[k] = old
+		} else {
+			delete(m, k)
+		}
+	})
 }
 
 func (s *Store) applyTenant(c *change, op Op) error {
@@ -580,16 +588,8 @@ func (s *Store) applySID(c *change, op Op) error {
 	if _, ok := c.sids[sd.SID]; !ok {
 		c.sids[sd.SID] = sidBefore{had: had, sid: old}
 	}
-	restore := func() {
-		if had {
-			s.rt.sids[sd.SID] = old
-		} else {
-			delete(s.rt.sids, sd.SID)
-		}
-	}
 	if op.Kind == OpDelete {
-		delete(s.rt.sids, sd.SID)
-		c.onUndo(restore)
+		setEntry(c, s.rt.sids, sd.SID, SID{}, true)
 		c.note(op.Kind, true, obj)
 		return nil
 	}
@@ -609,8 +609,7 @@ func (s *Store) applySID(c *change, op Op) error {
 	if had && same(old, sd) {
 		return nil
 	}
-	s.rt.sids[sd.SID] = sd
-	c.onUndo(restore)
+	setEntry(c, s.rt.sids, sd.SID, sd, false)
 	c.note(op.Kind, had, obj)
 	return nil
 }
