@@ -23,13 +23,17 @@ func statsCmd() *cobra.Command {
 mode and hop limit share one SR policy and its counter ("routes" says how many); SID counters count
 packets the behavior processed; reasons say why a packet was dropped (DROP_*) or handed to the
 kernel (PASS_*). Bytes are frame bytes as received. --json prints the API's StatsReply.`,
-		func(c pb.ControlClient) (*pb.StatsReply, error) { return c.Stats(context.Background(), &pb.StatsRequest{}) },
+		func(c pb.ControlClient) (*pb.StatsReply, error) {
+			return c.Stats(context.Background(), &pb.StatsRequest{})
+		},
 		printStats)
 }
 
 func statusCmd() *cobra.Command {
 	return queryCmd("status", "Summarise the instance: daemon, attached interfaces and program ids, object counts, last error", "",
-		func(c pb.ControlClient) (*pb.StatusReply, error) { return c.Status(context.Background(), &pb.StatusRequest{}) },
+		func(c pb.ControlClient) (*pb.StatusReply, error) {
+			return c.Status(context.Background(), &pb.StatusRequest{})
+		},
 		printStatus)
 }
 
