@@ -57,7 +57,9 @@ static __always_inline int tx_ok(__u32 ifindex)
 
 /* bpf_fib_lookup for fib (family, destination, tot_len and ifindex filled in) in routing table
  * `table`, answered from the per-CPU cache when nh_cache_ns is set and an entry for the same
- * destination and table is fresh and has already been checked for a packet at least as long.
+ * destination and table is fresh (younger than nh_cache_ns and of the current nh_gen generation,
+ * which the daemon bumps on every route, rule, link or neighbor change) and has already been
+ * checked for a packet at least as long.
  * Success means a next hop on an interface the fast path redirects to (FIB_TX_NOT_ATTACHED
  * otherwise); only such results are cached, so a cache hit needs no tx_ports check. The cache assumes the route to a
  * destination depends neither on the packet's source (no source-based policy rules) nor on the
@@ -67,15 +69,20 @@ static __always_inline int fib_lookup(struct xdp_md *ctx, struct bpf_fib_lookup 
 	struct nh_key key = { .table = table, .family = fib->family };
 	__u32 len = fib->tot_len;
 	struct nh_entry *e, ne = {};
+	__u32 zero = 0, gen = 0;
+	__u64 *g;
 	int rc;
 
 	if (nh_cache_ns) {
+		g = bpf_map_lookup_elem(&nh_gen, &zero);
+		if (g)
+			gen = (__u32)*g;
 		if (fib->family == AF_INET)
 			__builtin_memcpy(key.dst, &fib->ipv4_dst, 4);
 		else
 			__builtin_memcpy(key.dst, fib->ipv6_dst, 16);
 		e = bpf_map_lookup_elem(&nh_cache, &key);
-		if (e && len <= e->ok_len && bpf_ktime_get_ns() <= e->expires_ns) {
+		if (e && e->gen == gen && len <= e->ok_len && bpf_ktime_get_ns() <= e->expires_ns) {
 			fib->ifindex = e->ifindex;
 			__builtin_memcpy(fib->dmac, e->dmac, ETH_ALEN);
 			__builtin_memcpy(fib->smac, e->smac, ETH_ALEN);
@@ -90,6 +97,7 @@ static __always_inline int fib_lookup(struct xdp_md *ctx, struct bpf_fib_lookup 
 		return FIB_TX_NOT_ATTACHED;
 	if (nh_cache_ns) {
 		ne.expires_ns = bpf_ktime_get_ns() + nh_cache_ns;
+		ne.gen = gen;
 		ne.ifindex = fib->ifindex;
 		ne.ok_len = len;
 		__builtin_memcpy(ne.dmac, fib->dmac, ETH_ALEN);

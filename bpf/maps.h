@@ -104,6 +104,16 @@ struct {
 	__type(value, struct nh_entry);
 } nh_cache SEC(".maps");
 
+/* Generation of the kernel's routes, rules, links and neighbors as the control plane last saw them
+ * change: the daemon bumps it on every netlink change, which makes every next-hop cache entry stale. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} nh_gen SEC(".maps");
+
 /* Per-CPU buffer used only when an encap does not fit in the frame's headroom. */
 struct scratch {
 	__u8 buf[SCRATCH_SIZE];

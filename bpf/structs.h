@@ -115,6 +115,7 @@ struct nh_key {
 struct nh_entry {
 	__u64 expires_ns; /* bpf_ktime_get_ns() after which the FIB is asked again */
 	__u32 ifindex;
+	__u32 gen;        /* nh_gen when filled: a newer generation makes the entry stale */
 	__u16 ok_len;     /* longest packet the FIB accepted for this entry (MTU check) */
 	__u8 dmac[6];
 	__u8 smac[6];

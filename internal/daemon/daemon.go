@@ -134,6 +134,12 @@ func Run(ctx context.Context, o Options) error {
 		o.logf("metrics on http://%s/metrics, health on /healthz", ml.Addr())
 	}
 
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	if err := watchNextHops(wctx, st.Maps.NhGen, o.logf); err != nil {
+		o.logf("next-hop cache invalidation unavailable: %v (entries expire by time only)", err)
+	}
+
 	if o.Mirror {
 		m := mirror.New(mirror.Locker(srv.Locked), o.logf)
 		srv.SetKernel(func() *pb.KernelReply { return kernelReply(m) }, m.Kick)

@@ -43,11 +43,11 @@ type Seg6xNhEntry struct {
 	_         structs.HostLayout
 	ExpiresNs uint64
 	Ifindex   uint32
+	Gen       uint32
 	OkLen     uint16
 	Dmac      [6]uint8
 	Smac      [6]uint8
 	Pad       [2]uint8
-	_         [4]byte
 }
 
 type Seg6xNhKey struct {
@@ -111,6 +111,7 @@ type Seg6xTenantVal struct {
 const (
 	Seg6xMapActionStats = "action_stats"
 	Seg6xMapNhCache     = "nh_cache"
+	Seg6xMapNhGen       = "nh_gen"
 	Seg6xMapPolicies    = "policies"
 	Seg6xMapPolicyStats = "policy_stats"
 	Seg6xMapReasonStats = "reason_stats"
@@ -176,6 +177,7 @@ type Seg6xProgramSpecs struct {
 type Seg6xMapSpecs struct {
 	ActionStats *ebpf.MapSpec `ebpf:"action_stats"`
 	NhCache     *ebpf.MapSpec `ebpf:"nh_cache"`
+	NhGen       *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies    *ebpf.MapSpec `ebpf:"policies"`
 	PolicyStats *ebpf.MapSpec `ebpf:"policy_stats"`
 	ReasonStats *ebpf.MapSpec `ebpf:"reason_stats"`
@@ -217,6 +219,7 @@ func (o *Seg6xObjects) Close() error {
 type Seg6xMaps struct {
 	ActionStats *ebpf.Map `ebpf:"action_stats"`
 	NhCache     *ebpf.Map `ebpf:"nh_cache"`
+	NhGen       *ebpf.Map `ebpf:"nh_gen"`
 	Policies    *ebpf.Map `ebpf:"policies"`
 	PolicyStats *ebpf.Map `ebpf:"policy_stats"`
 	ReasonStats *ebpf.Map `ebpf:"reason_stats"`
@@ -233,6 +236,7 @@ func (m *Seg6xMaps) Close() error {
 	return _Seg6xClose(
 		m.ActionStats,
 		m.NhCache,
+		m.NhGen,
 		m.Policies,
 		m.PolicyStats,
 		m.ReasonStats,

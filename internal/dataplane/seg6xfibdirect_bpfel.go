@@ -43,11 +43,11 @@ type Seg6xFibDirectNhEntry struct {
 	_         structs.HostLayout
 	ExpiresNs uint64
 	Ifindex   uint32
+	Gen       uint32
 	OkLen     uint16
 	Dmac      [6]uint8
 	Smac      [6]uint8
 	Pad       [2]uint8
-	_         [4]byte
 }
 
 type Seg6xFibDirectNhKey struct {
@@ -111,6 +111,7 @@ type Seg6xFibDirectTenantVal struct {
 const (
 	Seg6xFibDirectMapActionStats = "action_stats"
 	Seg6xFibDirectMapNhCache     = "nh_cache"
+	Seg6xFibDirectMapNhGen       = "nh_gen"
 	Seg6xFibDirectMapPolicies    = "policies"
 	Seg6xFibDirectMapPolicyStats = "policy_stats"
 	Seg6xFibDirectMapReasonStats = "reason_stats"
@@ -176,6 +177,7 @@ type Seg6xFibDirectProgramSpecs struct {
 type Seg6xFibDirectMapSpecs struct {
 	ActionStats *ebpf.MapSpec `ebpf:"action_stats"`
 	NhCache     *ebpf.MapSpec `ebpf:"nh_cache"`
+	NhGen       *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies    *ebpf.MapSpec `ebpf:"policies"`
 	PolicyStats *ebpf.MapSpec `ebpf:"policy_stats"`
 	ReasonStats *ebpf.MapSpec `ebpf:"reason_stats"`
@@ -217,6 +219,7 @@ func (o *Seg6xFibDirectObjects) Close() error {
 type Seg6xFibDirectMaps struct {
 	ActionStats *ebpf.Map `ebpf:"action_stats"`
 	NhCache     *ebpf.Map `ebpf:"nh_cache"`
+	NhGen       *ebpf.Map `ebpf:"nh_gen"`
 	Policies    *ebpf.Map `ebpf:"policies"`
 	PolicyStats *ebpf.Map `ebpf:"policy_stats"`
 	ReasonStats *ebpf.Map `ebpf:"reason_stats"`
@@ -233,6 +236,7 @@ func (m *Seg6xFibDirectMaps) Close() error {
 	return _Seg6xFibDirectClose(
 		m.ActionStats,
 		m.NhCache,
+		m.NhGen,
 		m.Policies,
 		m.PolicyStats,
 		m.ReasonStats,

@@ -16,9 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/bench"
+	"github.com/seg6x/seg6x/internal/dataplane"
 )
 
 type daemon struct {
@@ -278,5 +280,35 @@ func TestCleanupRemovesEverything(t *testing.T) {
 	}
 	if !strings.Contains(d.logs.String(), "cleanup: detached every interface") {
 		t.Errorf("no cleanup in the log:\n%s", d.logs)
+	}
+}
+
+// The daemon bumps the next-hop cache generation when the kernel's neighbors (or routes, rules,
+// links) change, so cached FIB results never outlive the change (test/packet checks the program
+// honours the generation).
+func TestNetlinkChangesInvalidateNextHopCache(t *testing.T) {
+	r, _ := setup(t, "nh", bench.SIDs(0, 1))
+	m, err := ebpf.LoadPinnedMap(filepath.Join(dataplane.MapPinDir(r.DutDir()), "nh_gen"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	read := func() uint64 {
+		var v uint64
+		if err := m.Lookup(uint32(0), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := read()
+	if out, err := exec.Command("ip", "-n", r.DutNS(), "-6", "neigh", "replace", "fc00:b1::9", "lladdr", "02:00:00:00:00:99",
+		"dev", "s6bd1", "nud", "permanent").CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	for i := 0; i < 100 && read() == before; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if read() == before {
+		t.Fatal("a neighbor change did not bump nh_gen")
 	}
 }

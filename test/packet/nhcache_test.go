@@ -70,30 +70,39 @@ func TestNextHopCache(t *testing.T) {
 		}
 	}
 
-	// The neighbor's MAC changes: within the cache time the old one is used, after it the new one.
-	newMAC := []byte{0x02, 0, 0, 0, 0x01, 0x99}
+	// The neighbor's MAC changes: within the cache time the old one is used; a bump of nh_gen (what
+	// the daemon does on every netlink change) makes the new one used at once; without a bump, the
+	// next change shows once the cache time has passed.
 	neigh := func(mac string) {
 		if out, err := exec.Command("ip", "-6", "neigh", "replace", "fc00:12::2", "lladdr", mac, "dev", "fab0", "nud", "permanent").CombinedOutput(); err != nil {
 			t.Fatalf("ip neigh: %v %s", err, out)
 		}
 	}
-	neigh("02:00:00:00:01:99")
+	dmac := func(when string, want []byte) {
+		t.Helper()
+		res, err := rig.Run(objs.Seg6xXdp, f, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(res.Output[:6], want) || !bytes.Equal(res.Output[6:], f.Output[6:]) {
+			t.Fatalf("%s: destination MAC %x, want %x (rest unchanged)", when, res.Output[:6], want)
+		}
+	}
 	defer neigh("02:00:00:00:01:02")
-	res, err := rig.Run(objs.Seg6xXdp, f, 1)
-	if err != nil {
+	neigh("02:00:00:00:01:99")
+	dmac("within the cache time, no invalidation", f.Output[:6])
+	var gen uint64
+	if err := rig.Store.Maps.NhGen.Lookup(uint32(0), &gen); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(res.Output[:6], f.Output[:6]) {
-		t.Fatalf("within the cache time the cached MAC should still be used, got %x", res.Output[:6])
+	if err := rig.Store.Maps.NhGen.Update(uint32(0), gen+1, 0); err != nil {
+		t.Fatal(err)
 	}
+	dmac("after an nh_gen bump", []byte{0x02, 0, 0, 0, 0x01, 0x99})
+	neigh("02:00:00:00:01:98")
+	dmac("within the cache time again", []byte{0x02, 0, 0, 0, 0x01, 0x99})
 	time.Sleep(ttl + 50*time.Millisecond)
-	res, err = rig.Run(objs.Seg6xXdp, f, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(res.Output[:6], newMAC) || !bytes.Equal(res.Output[6:], f.Output[6:]) {
-		t.Fatalf("after the cache time: destination MAC %x, want %x (rest unchanged)", res.Output[:6], newMAC)
-	}
+	dmac("after the cache time", []byte{0x02, 0, 0, 0, 0x01, 0x98})
 
 	// A packet to the same policy, too long for fab0's MTU (3500): the cache must not answer for it.
 	big := append([]byte(nil), f.Input...)
@@ -113,7 +122,7 @@ func TestNextHopCache(t *testing.T) {
 	bf := *f
 	bf.Input = big
 	before, _ := rig.ReasonCount("PASS_FIB_FRAG_NEEDED")
-	res, err = rig.Run(objs.Seg6xXdp, &bf, 1)
+	res, err := rig.Run(objs.Seg6xXdp, &bf, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
