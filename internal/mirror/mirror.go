@@ -53,7 +53,8 @@ type Stats struct {
 
 // New makes a mirror that changes the store through lock.
 func New(lock Locker, logf func(string, ...any)) *Mirror {
-	return &Mirror{lock: lock, logf: logf, kick: make(chan struct{}, 1)}
+	return &Mirror{lock: lock, logf: logf, kick: make(chan struct{}, 1), routes: map[string]*kernelRoute{},
+		rules: map[int][]netlink.Rule{}}
 }
 
 // Kick makes the mirror re-translate (after the API changed interfaces or its own objects).
@@ -92,19 +93,33 @@ func (m *Mirror) Run(ctx context.Context) error {
 	}
 	_ = unix.SetsockoptInt(sub.GetFd(), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, rcvbuf)
 	events := make(chan event, 4096)
+	send := func(ev event) bool {
+		select {
+		case events <- ev:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	go func() {
 		defer close(events)
 		for {
 			msgs, _, err := sub.Receive()
-			if err != nil {
-				if errors.Is(err, unix.ENOBUFS) {
-					events <- event{overrun: true}
-					continue
+			switch {
+			case errors.Is(err, unix.ENOBUFS):
+				if !send(event{overrun: true}) {
+					return
 				}
-				events <- event{err: err}
+			case err != nil:
+				if ctx.Err() == nil {
+					m.logf("kernel mirror: netlink: %v; the mirror stops following the kernel", err)
+				}
 				return
+			default:
+				if !send(event{msgs: msgs}) {
+					return
+				}
 			}
-			events <- event{msgs: msgs}
 		}
 	}()
 	go func() { <-ctx.Done(); sub.Close() }()
