@@ -44,7 +44,8 @@ func NewServer(st *state.Store, daemon bool) *Server {
 	return &Server{st: st, daemon: daemon, started: time.Now()}
 }
 
-// Store returns the store (callers must hold no expectations about concurrent use; see Locked).
+// Locked runs f with the store under the API lock: the daemon (config, shutdown) and the kernel
+// mirror change the store only this way, so they never interleave with an API call.
 func (s *Server) Locked(f func(st *state.Store)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
