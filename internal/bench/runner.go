@@ -50,6 +50,8 @@ type Point struct {
 	// sent (frames meant for the kernel must reach it; below 1 only when the receive ring overflowed).
 	KernelInRatio float64   `json:"kernel_received_ratio,omitempty"`
 	NDRRuns       []float64 `json:"ndr_runs_mpps"`
+	PDRRuns       []float64 `json:"pdr_runs_mpps"`
+	PDRSpread     float64   `json:"pdr_spread_mpps"` // max - min over the repetitions
 	VsBare        float64   `json:"ratio_to_bare_redirect"`
 	VsKernel      float64   `json:"ratio_to_kernel"`
 	KernelRef     string    `json:"kernel_reference"`
@@ -174,10 +176,12 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 				p.BadFrames += ndr.Bad + pdr.Bad
 				p.NDRRuns = append(p.NDRRuns, ndr.OfferedPPS/1e6)
 				pdrs = append(pdrs, pdr.OfferedPPS/1e6)
+				p.PDRRuns = append(p.PDRRuns, pdr.OfferedPPS/1e6)
 			}
 			p.NDRMpps, p.NDRSpread = median(p.NDRRuns), spread(p.NDRRuns)
 			p.GeneratorLimited = p.OverloadLoss < 0.005
 			p.PDRMpps, p.OverloadMpps = median(pdrs), median(over)
+			p.PDRSpread = spread(pdrs)
 			p.AvgFrame = avg
 			p.NDRGbps = p.NDRMpps * 1e6 * avg * 8 / 1e9
 			if p.BadFrames > 0 {
@@ -188,6 +192,9 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 			}
 			fmt.Fprintf(o.Log, "   %4dB(avg %.0f) %-6s NDR %.3f Mpps (spread %.3f)  PDR %.3f  overload %.3f of %.3f offered  bad %d\n",
 				size, avg, fm, p.NDRMpps, p.NDRSpread, p.PDRMpps, p.OverloadMpps, p.OfferedMpps, p.BadFrames)
+			if len(pdrs) > 1 {
+				fmt.Fprintf(o.Log, "   PDR runs %v (spread %.3f)\n", pdrs, p.PDRSpread)
+			}
 			out = append(out, p)
 		}
 	}

@@ -284,7 +284,7 @@ func writeResults(path string, res []bench.Point) error {
 
 func printBench(res []bench.Point) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SCENARIO\tSIZE\tFLOWS\tNDR Mpps\t±\tPDR Mpps\tOVERLOAD Mpps\tGbps@NDR\tPDR vs BARE\tPDR vs KERNEL (ref)")
+	fmt.Fprintln(w, "SCENARIO\tSIZE\tFLOWS\tNDR Mpps\t±\tPDR Mpps\t±\tOVERLOAD Mpps\tGbps@NDR\tPDR vs BARE\tPDR vs KERNEL (ref)")
 	for _, p := range res {
 		lim := ""
 		if p.GeneratorLimited {
@@ -294,8 +294,8 @@ func printBench(res []bench.Point) {
 		if p.FrameSize == bench.IMIX {
 			size = "imix"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s%.3f\t%.3f\t%s%.3f\t%s%.3f\t%.2f\t%.2f\t%.2f (%s)\n", p.Scenario, size, p.Flows,
-			lim, p.NDRMpps, p.NDRSpread, lim, p.PDRMpps, lim, p.OverloadMpps, p.NDRGbps, p.VsBare, p.VsKernel, p.KernelRef)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s%.3f\t%.3f\t%s%.3f\t%.3f\t%s%.3f\t%.2f\t%.2f\t%.2f (%s)\n", p.Scenario, size, p.Flows,
+			lim, p.NDRMpps, p.NDRSpread, lim, p.PDRMpps, p.PDRSpread, lim, p.OverloadMpps, p.NDRGbps, p.VsBare, p.VsKernel, p.KernelRef)
 	}
 	w.Flush()
 	fmt.Println(">= : the DUT lost nothing at the generator's full rate: the figure is the generator's limit, a lower bound.")
