@@ -139,6 +139,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := watchNextHops(wctx, st.Maps.NhGen, o.logf); err != nil {
 		o.logf("next-hop cache invalidation unavailable: %v (entries expire by time only)", err)
 	}
+	if err := watchLinks(wctx, srv, o.logf); err != nil {
+		o.logf("not following interface changes: %v", err)
+	}
 
 	if o.Mirror {
 		m := mirror.New(mirror.Locker(srv.Locked), o.logf)

@@ -21,6 +21,7 @@ import (
 	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/bench"
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"golang.org/x/sys/unix"
 )
 
 type daemon struct {
@@ -310,5 +311,85 @@ func TestNetlinkChangesInvalidateNextHopCache(t *testing.T) {
 	}
 	if read() == before {
 		t.Fatal("a neighbor change did not bump nh_gen")
+	}
+}
+
+// An attached interface deleted and created again (a new ifindex) is attached again, and the tenant
+// port on it follows, without anyone re-running a command.
+func TestRecreatedInterfaceIsReattached(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (namespaces, XDP)")
+	}
+	bin := filepath.Join(t.TempDir(), "seg6x")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/seg6x").CombinedOutput(); err != nil {
+		t.Fatalf("build seg6x: %v\n%s", err, out)
+	}
+	ns := fmt.Sprintf("s6lk%d", os.Getpid()%10000)
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", append([]string{"-n", ns}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v %s", args, err, out)
+		}
+	}
+	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	defer exec.Command("ip", "netns", "del", ns).Run()
+	ip("link", "add", "x0", "type", "veth", "peer", "name", "x1")
+	ip("link", "set", "x0", "up")
+	ip("link", "set", "x1", "up")
+	dir := filepath.Join(t.TempDir(), "inst")
+	if err := dataplane.EnsureBPFFS(dataplane.PinDir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(cfg, []byte("interfaces: [{name: x0}]\ntenants: [{name: t, ports: [{dev: x0, vlan: 7}]}]\n"), 0o600)
+	var logs strings.Builder
+	d := exec.Command("ip", "netns", "exec", ns, bin, "--dir", dir, "daemon", "--config", cfg)
+	d.Stdout, d.Stderr = &logs, &logs
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { d.Process.Kill(); d.Wait() }()
+	var c pb.ControlClient
+	for i := 0; i < 250 && c == nil; i++ {
+		if cl, done, err := api.DialSocket(api.SocketPath(dir)); err == nil {
+			defer done()
+			c = cl
+		} else {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if c == nil {
+		t.Fatalf("daemon did not start:\n%s", logs.String())
+	}
+	status := func() *pb.Interface {
+		s, err := c.Status(context.Background(), &pb.StatusRequest{})
+		if err != nil || len(s.Interfaces) != 1 {
+			t.Fatalf("status: %v %v", s, err)
+		}
+		return s.Interfaces[0]
+	}
+	first := status()
+	if first.ProgId == 0 {
+		t.Fatalf("x0 not attached at start: %+v", first)
+	}
+	ip("link", "del", "x0")
+	ip("link", "add", "x0", "type", "veth", "peer", "name", "x1")
+	ip("link", "set", "x0", "up")
+	var now *pb.Interface
+	for i := 0; i < 200; i++ {
+		if now = status(); now.Ifindex != first.Ifindex && now.ProgId != 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if now.Ifindex == first.Ifindex || now.ProgId == 0 {
+		t.Fatalf("after x0 was recreated: %+v (was %+v)\n%s", now, first, logs.String())
+	}
+	// The interface and the tenant whose port is on it were both applied again.
+	if !strings.Contains(logs.String(), "re-applied 2 objects with their new ifindex") {
+		t.Fatalf("the tenant port did not follow:\n%s", logs.String())
 	}
 }

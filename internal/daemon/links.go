@@ -1,0 +1,70 @@
+package daemon
+
+// links.go: follows the interfaces the instance uses. When an attached interface (or a tenant
+// port's device) is deleted and created again, or renumbered, its ifindex changes: the daemon
+// re-applies the objects that name it, which re-resolves the ifindex and re-attaches the program.
+
+import (
+	"context"
+	"net"
+
+	"github.com/seg6x/seg6x/internal/api"
+	"github.com/seg6x/seg6x/internal/state"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// watchLinks re-applies interfaces and tenants whose devices changed ifindex, until ctx ends.
+func watchLinks(ctx context.Context, srv *api.Server, logf func(string, ...any)) error {
+	sub, err := nl.Subscribe(unix.NETLINK_ROUTE, unix.RTNLGRP_LINK)
+	if err != nil {
+		return err
+	}
+	go func() { <-ctx.Done(); sub.Close() }()
+	go func() {
+		for {
+			if _, _, err := sub.Receive(); err != nil && err != unix.ENOBUFS {
+				return
+			}
+			srv.Locked(func(st *state.Store) { relink(st, logf) })
+		}
+	}()
+	return nil
+}
+
+// relink commits, for every device whose ifindex is no longer the recorded one, the same objects
+// again (the commit resolves the ifindex anew and re-attaches the program).
+func relink(st *state.Store, logf func(string, ...any)) {
+	now := func(dev string) int {
+		it, err := net.InterfaceByName(dev)
+		if err != nil {
+			return 0
+		}
+		return it.Index
+	}
+	var ops []state.Op
+	for _, it := range st.Interfaces() {
+		if idx := now(it.Name); idx != 0 && idx != it.Ifindex {
+			it := it
+			it.Ifindex = 0
+			ops = append(ops, state.Op{Kind: state.OpReplace, Interface: &it})
+		}
+	}
+	for _, t := range st.Tenants() {
+		for _, p := range t.Ports {
+			if idx := now(p.Dev); idx != 0 && idx != p.Ifindex {
+				t := t
+				ops = append(ops, state.Op{Kind: state.OpReplace, Origin: t.Origin, Tenant: &t})
+				break
+			}
+		}
+	}
+	if len(ops) == 0 {
+		return
+	}
+	if _, err := st.Commit(ops, false); err != nil {
+		logf("interfaces changed, re-applying them failed: %v", err)
+		return
+	}
+	logf("interfaces changed: re-applied %d objects with their new ifindex", len(ops))
+}
