@@ -51,7 +51,7 @@ Typical use:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVar(&g.dir, "dir", state.DefaultDir, "instance directory (state.json and the bpffs with pinned maps and links)")
+	root.PersistentFlags().StringVar(&g.dir, "dir", state.DefaultDir, "instance directory (saved state, API socket, and the bpffs with pinned maps and links)")
 	root.PersistentFlags().BoolVarP(&g.jsonOut, "json", "j", false, "machine-readable JSON output")
 	root.PersistentFlags().StringVar(&g.socket, "socket", "", "daemon API socket (default <dir>/seg6x.sock)")
 	root.PersistentFlags().StringVar(&g.server, "server", "", "reach a daemon's TLS API at HOST:PORT instead of the socket")

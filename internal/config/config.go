@@ -1,5 +1,5 @@
 // Package config reads the declarative seg6x YAML file into a state.State. Applying it goes through
-// state.Store.Apply like every other change; this package only parses.
+// the control API (ApplyState -> state.Store.Apply) like every other change; this package only parses.
 package config
 
 import (
