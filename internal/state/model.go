@@ -1,6 +1,7 @@
 // Package state owns the seg6x object model (interfaces, tenants, encap routes, local SIDs): it
-// validates a desired state, diffs it against the running one and writes the BPF maps. Every front end
-// (CLI, YAML file, later the API and the netlink mirror) changes the data plane only through Apply.
+// validates changes, keeps the running state (indexed, saved as snapshot + journal) and writes the BPF
+// maps. Every front end (the API and so the CLI, YAML files, the kernel mirror) changes the data plane
+// only through Store.Commit (Apply turns a whole desired state into one Commit).
 package state
 
 // model.go: the objects and their serialised form (YAML for config files, JSON for show and state).
