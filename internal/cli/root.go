@@ -1,7 +1,7 @@
-// Package cli is the seg6x command line: thin cobra commands over the state package.
+// Package cli is the seg6x command line: thin cobra commands, each a client of the control API.
 package cli
 
-// root.go: the root command, global flags, and the one helper every mutating command uses.
+// root.go: the root command, its global flags, and output helpers.
 
 import (
 	"encoding/json"
