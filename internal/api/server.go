@@ -139,12 +139,13 @@ func (s *Server) ApplyState(ctx context.Context, req *pb.ApplyStateRequest) (*pb
 const chunkObjects = 20000
 
 func (s *Server) Show(req *pb.ShowRequest, stream pb.Control_ShowServer) error {
+	// A consistent copy under the lock; streaming it (slow clients, big tables) holds nothing.
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur := s.st.Current()
+	cur, gen := s.st.Current(), s.st.Gen()
+	s.mu.Unlock()
 	head := cur
 	head.Routes, head.SIDs = nil, nil
-	if err := stream.Send(&pb.StateChunk{State: StateToPB(&head), Generation: s.st.Gen()}); err != nil {
+	if err := stream.Send(&pb.StateChunk{State: StateToPB(&head), Generation: gen}); err != nil {
 		return err
 	}
 	for lo := 0; lo < len(cur.Routes); lo += chunkObjects {
