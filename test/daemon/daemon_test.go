@@ -75,14 +75,17 @@ func setup(t *testing.T, name string, segs []netip.Addr) (*bench.Rig, *daemon) {
 	}
 	cfg := filepath.Join(t.TempDir(), "seg6x.yaml")
 	if err := os.WriteFile(cfg, []byte(bench.HeadendConfig(segs, 0)), 0o600); err != nil {
+		r.Down()
 		t.Fatal(err)
 	}
 	d := &daemon{t: t, r: r, bin: bin, cfg: cfg, logs: &strings.Builder{}}
-	d.start()
-	t.Cleanup(func() {
-		d.kill(syscall.SIGKILL)
+	t.Cleanup(func() { // registered first: a failing start must not leave the rig behind
+		if d.cmd != nil && d.cmd.Process != nil {
+			d.kill(syscall.SIGKILL)
+		}
 		r.Down()
 	})
+	d.start()
 	return r, d
 }
 
