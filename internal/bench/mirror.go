@@ -17,7 +17,6 @@ import (
 	"time"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"golang.org/x/sys/unix"
 )
@@ -52,11 +51,9 @@ type MirrorResult struct {
 // mirrorNS is a namespace with two attached veths and a seg6x daemon mirroring the kernel.
 type mirrorNS struct {
 	ns, dir string
-	daemon  *exec.Cmd
+	daemon  *Daemon
 	batch   io.WriteCloser
 	ipCmd   *exec.Cmd
-	c       pb.ControlClient
-	done    func()
 }
 
 func startMirrorNS(bin, ns string) (*mirrorNS, error) {
@@ -77,23 +74,13 @@ func startMirrorNS(bin, ns string) (*mirrorNS, error) {
 	if err := os.WriteFile(cfg, []byte("interfaces: [{name: m0}, {name: m1}]\n"), 0o600); err != nil {
 		return m, err
 	}
-	m.daemon = exec.Command("ip", "netns", "exec", ns, bin, "--dir", m.dir, "daemon", "--mirror-kernel", "--config", cfg)
-	if err := m.daemon.Start(); err != nil {
+	d, err := StartDaemon(bin, ns, m.dir, nil, "--mirror-kernel", "--config", cfg)
+	if err != nil {
 		return m, err
 	}
-	for i := 0; i < 500; i++ {
-		if c, done, err := api.DialSocket(api.SocketPath(m.dir)); err == nil {
-			m.c, m.done = c, done
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if m.c == nil {
-		return m, fmt.Errorf("daemon did not start")
-	}
+	m.daemon = d
 	// One long-lived `ip -batch -`: a route change is applied as soon as its line is written.
 	m.ipCmd = exec.Command("ip", "-n", ns, "-force", "-batch", "-")
-	var err error
 	if m.batch, err = m.ipCmd.StdinPipe(); err != nil {
 		return m, err
 	}
@@ -105,12 +92,8 @@ func (m *mirrorNS) stop() {
 		m.batch.Close()
 		m.ipCmd.Wait()
 	}
-	if m.done != nil {
-		m.done()
-	}
-	if m.daemon != nil && m.daemon.Process != nil {
-		m.daemon.Process.Kill()
-		m.daemon.Wait()
+	if m.daemon != nil {
+		m.daemon.Signal(os.Kill)
 	}
 	_ = exec.Command("ip", "netns", "del", m.ns).Run()
 	_ = unix.Unmount(dataplane.PinDir(m.dir), unix.MNT_DETACH)
@@ -119,7 +102,7 @@ func (m *mirrorNS) stop() {
 
 // kernelRoutes returns the mirror's accelerated kernel routes by prefix (their descriptions).
 func (m *mirrorNS) kernelRoutes() (map[string]string, *pb.KernelReply, error) {
-	k, err := m.c.Kernel(context.Background(), &pb.KernelRequest{})
+	k, err := m.daemon.Client.Kernel(context.Background(), &pb.KernelRequest{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,7 +190,7 @@ func RunMirror(bin string, n, flood int, switchover bool) (*MirrorResult, error)
 	}
 	res.FloodDeleteSeconds = time.Since(t0).Seconds()
 	// Nothing stale in the data plane: the kernel tenant holds no encap route any more.
-	st, err := m.c.Show(context.Background(), &pb.ShowRequest{})
+	st, err := m.daemon.Client.Show(context.Background(), &pb.ShowRequest{})
 	if err != nil {
 		return nil, err
 	}
@@ -273,23 +256,12 @@ func runSwitchover(bin string) (*StreamResult, error) {
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\n", devDutIn, devDutEg)), 0o600); err != nil {
 		return nil, err
 	}
-	d := exec.Command("ip", "netns", "exec", r.ns("dut"), bin, "--dir", r.DutDir(), "daemon", "--mirror-kernel", "--config", cfg)
-	if err := d.Start(); err != nil {
+	d, err := StartDaemon(bin, r.ns("dut"), r.DutDir(), nil, "--mirror-kernel", "--config", cfg)
+	if err != nil {
 		return nil, err
 	}
-	defer func() { d.Process.Kill(); d.Wait() }()
-	var c pb.ControlClient
-	for i := 0; i < 500 && c == nil; i++ {
-		if cl, done, err := api.DialSocket(api.SocketPath(r.DutDir())); err == nil {
-			defer done()
-			c = cl
-		} else {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	if c == nil {
-		return nil, fmt.Errorf("daemon did not start")
-	}
+	defer d.Signal(os.Kill)
+	c := d.Client
 	for i := 0; ; i++ {
 		k, err := c.Kernel(context.Background(), &pb.KernelRequest{})
 		if err == nil && len(k.Routes) == 1 && k.Routes[0].Accelerated {

@@ -6,23 +6,16 @@ package benchtest
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seg6x/seg6x/internal/bench"
+	"github.com/seg6x/seg6x/internal/testbin"
 )
 
 func TestRigAcceptsCorrectFramesOnly(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the rig needs root (namespaces, XDP)")
-	}
-	bin := filepath.Join(t.TempDir(), "seg6x")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/seg6x").CombinedOutput(); err != nil {
-		t.Fatalf("build seg6x: %v\n%s", err, out)
-	}
+	bin := testbin.Seg6x(t)
 	prefix := fmt.Sprintf("s6bt%d", os.Getpid()%10000)
 	for _, sc := range bench.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {

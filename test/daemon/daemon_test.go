@@ -12,63 +12,79 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/bench"
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/testbin"
 	"golang.org/x/sys/unix"
 )
+
+// logBuffer collects a daemon's output; the process writes it while the test reads it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitLog waits (up to 10 s) until the output contains s: a line the daemon logged reaches the
+// buffer a moment after the daemon acted.
+func (l *logBuffer) waitLog(s string) bool {
+	for i := 0; i < 1000; i++ {
+		if strings.Contains(l.String(), s) {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
 
 type daemon struct {
 	t    *testing.T
 	r    *bench.Rig
 	bin  string
 	cfg  string
-	cmd  *exec.Cmd
-	logs *strings.Builder
+	d    *bench.Daemon // nil while stopped
+	logs *logBuffer
 }
 
-func (d *daemon) start() {
+// start runs the daemon with args (default: --config cfg) and waits until it serves.
+func (d *daemon) start(args ...string) {
 	d.t.Helper()
-	d.cmd = exec.Command("ip", "netns", "exec", d.r.DutNS(), d.bin, "--dir", d.r.DutDir(), "daemon", "--config", d.cfg)
-	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
-	if err := d.cmd.Start(); err != nil {
-		d.t.Fatal(err)
+	if len(args) == 0 {
+		args = []string{"--config", d.cfg}
 	}
-	sock := api.SocketPath(d.r.DutDir())
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, done, err := api.DialSocket(sock); err == nil { // never the in-process fallback: it would take the lock
-			s, err := c.Status(context.Background(), &pb.StatusRequest{})
-			done()
-			if err == nil && s.Daemon {
-				return
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
+	var err error
+	if d.d, err = bench.StartDaemon(d.bin, d.r.DutNS(), d.r.DutDir(), d.logs, args...); err != nil {
+		d.t.Fatalf("%v:\n%s", err, d.logs)
 	}
-	d.t.Fatalf("daemon did not come up:\n%s", d.logs)
 }
 
 func (d *daemon) kill(sig syscall.Signal) {
-	// ip netns exec replaces itself with the daemon (exec), so the pid is the daemon's.
-	_ = d.cmd.Process.Signal(sig)
-	_, _ = d.cmd.Process.Wait()
+	if d.d != nil {
+		d.d.Signal(sig)
+		d.d = nil
+	}
 }
 
 func setup(t *testing.T, name string, segs []netip.Addr) (*bench.Rig, *daemon) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (namespaces, XDP)")
-	}
-	bin := filepath.Join(t.TempDir(), "seg6x")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/seg6x").CombinedOutput(); err != nil {
-		t.Fatalf("build seg6x: %v\n%s", err, out)
-	}
+	bin := testbin.Seg6x(t)
 	r, err := bench.Up(fmt.Sprintf("s6%s%d", name, os.Getpid()%1000), bin)
 	if err != nil {
 		t.Fatal(err)
@@ -78,11 +94,9 @@ func setup(t *testing.T, name string, segs []netip.Addr) (*bench.Rig, *daemon) {
 		r.Down()
 		t.Fatal(err)
 	}
-	d := &daemon{t: t, r: r, bin: bin, cfg: cfg, logs: &strings.Builder{}}
+	d := &daemon{t: t, r: r, bin: bin, cfg: cfg, logs: &logBuffer{}}
 	t.Cleanup(func() { // registered first: a failing start must not leave the rig behind
-		if d.cmd != nil && d.cmd.Process != nil {
-			d.kill(syscall.SIGKILL)
-		}
+		d.kill(syscall.SIGKILL)
 		r.Down()
 	})
 	d.start()
@@ -121,11 +135,12 @@ func TestRestartLosesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d restarts; sent %d, arrived correct %d, wrong %d", restarts, res.Sent, res.Good, res.Bad)
+	d.kill(syscall.SIGTERM) // waits for the process: all it logged is in the buffer
 	if restarts != 4 || strings.Count(d.logs.String(), "adopted") != 5 {
-		t.Fatalf("the daemon did not restart 4 times:\n%s", d.logs)
+		t.Fatalf("the daemon did not restart 4 times:\n%s", d.logs.String())
 	}
 	if !strings.Contains(d.logs.String(), "removed the maps of [maps-v1]") {
-		t.Fatalf("the layout change was not carried out:\n%s", d.logs)
+		t.Fatalf("the layout change was not carried out:\n%s", d.logs.String())
 	}
 	if res.Sent < 100000 || res.Good != res.Sent || res.Bad != 0 {
 		t.Fatalf("sent %d, sink accepted %d, rejected %d (last rejected %x)\n%s", res.Sent, res.Good, res.Bad, res.LastBad, d.logs)
@@ -138,11 +153,7 @@ func TestRestartLosesNothing(t *testing.T) {
 func TestAtomicUpdatesUnderTraffic(t *testing.T) {
 	a, b := bench.SIDs(0, 1), bench.SIDs(1, 3)
 	r, d := setup(t, "at", a)
-	c, done, err := api.DialSocket(api.SocketPath(r.DutDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer done()
+	c := d.d.Client
 	ctx := context.Background()
 	route := func(segs []netip.Addr, prefix string) *pb.Route {
 		rt := &pb.Route{Tenant: "t", Prefix: prefix, Src: bench.EncapSrc().String()}
@@ -197,12 +208,8 @@ func TestAtomicUpdatesUnderTraffic(t *testing.T) {
 // keeps running.
 func TestSIGHUPReappliesConfig(t *testing.T) {
 	a, b := bench.SIDs(0, 1), bench.SIDs(1, 2)
-	r, d := setup(t, "hu", a)
-	c, done, err := api.DialSocket(api.SocketPath(r.DutDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer done()
+	_, d := setup(t, "hu", a)
+	c := d.d.Client
 	segsNow := func() string {
 		st, err := c.Show(context.Background(), &pb.ShowRequest{})
 		if err != nil {
@@ -227,14 +234,14 @@ func TestSIGHUPReappliesConfig(t *testing.T) {
 		if err := os.WriteFile(d.cfg, []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_ = d.cmd.Process.Signal(syscall.SIGHUP)
+		_ = d.d.Cmd.Process.Signal(syscall.SIGHUP)
 	}
 	hup("routes: [{tenant: t, prefix: 198.19.1.0/24, segs: [nonsense]}]\n")
 	time.Sleep(300 * time.Millisecond)
 	if got := segsNow(); got != a[0].String() {
 		t.Fatalf("a broken config changed the routes: %q", got)
 	}
-	if !strings.Contains(d.logs.String(), "SIGHUP:") {
+	if !d.logs.waitLog("SIGHUP:") {
 		t.Fatalf("the broken config was not reported:\n%s", d.logs)
 	}
 	hup(bench.HeadendConfig(b, 0))
@@ -255,17 +262,7 @@ func TestCleanupRemovesEverything(t *testing.T) {
 		t.Fatalf("%d pinned links before the stop, want 2", len(ents))
 	}
 	d.kill(syscall.SIGTERM)
-	d.cmd = exec.Command("ip", "netns", "exec", r.DutNS(), d.bin, "--dir", r.DutDir(), "daemon", "--cleanup")
-	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 250; i++ {
-		if _, err := os.Stat(api.SocketPath(r.DutDir())); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	d.start("--cleanup")
 	d.kill(syscall.SIGTERM)
 	ents, _ := os.ReadDir(filepath.Join(r.DutDir(), "bpf"))
 	for _, e := range ents {
@@ -320,13 +317,7 @@ func TestNetlinkChangesInvalidateNextHopCache(t *testing.T) {
 // An attached interface deleted and created again (a new ifindex) is attached again, and the tenant
 // port on it follows, without anyone re-running a command.
 func TestRecreatedInterfaceIsReattached(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (namespaces, XDP)")
-	}
-	bin := filepath.Join(t.TempDir(), "seg6x")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/seg6x").CombinedOutput(); err != nil {
-		t.Fatalf("build seg6x: %v\n%s", err, out)
-	}
+	bin := testbin.Seg6x(t)
 	ns := fmt.Sprintf("s6lk%d", os.Getpid()%10000)
 	ip := func(args ...string) {
 		t.Helper()
@@ -348,25 +339,13 @@ func TestRecreatedInterfaceIsReattached(t *testing.T) {
 	defer unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(cfg, []byte("interfaces: [{name: x0}]\ntenants: [{name: t, ports: [{dev: x0, vlan: 7}]}]\n"), 0o600)
-	var logs strings.Builder
-	d := exec.Command("ip", "netns", "exec", ns, bin, "--dir", dir, "daemon", "--config", cfg)
-	d.Stdout, d.Stderr = &logs, &logs
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
+	var logs logBuffer
+	d, err := bench.StartDaemon(bin, ns, dir, &logs, "--config", cfg)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, logs.String())
 	}
-	defer func() { d.Process.Kill(); d.Wait() }()
-	var c pb.ControlClient
-	for i := 0; i < 250 && c == nil; i++ {
-		if cl, done, err := api.DialSocket(api.SocketPath(dir)); err == nil {
-			defer done()
-			c = cl
-		} else {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	if c == nil {
-		t.Fatalf("daemon did not start:\n%s", logs.String())
-	}
+	defer d.Signal(syscall.SIGKILL)
+	c := d.Client
 	status := func() *pb.Interface {
 		s, err := c.Status(context.Background(), &pb.StatusRequest{})
 		if err != nil || len(s.Interfaces) != 1 {
@@ -392,7 +371,7 @@ func TestRecreatedInterfaceIsReattached(t *testing.T) {
 		t.Fatalf("after x0 was recreated: %+v (was %+v)\n%s", now, first, logs.String())
 	}
 	// The interface and the tenant whose port is on it were both applied again.
-	if !strings.Contains(logs.String(), "re-applied 2 objects with their new ifindex") {
+	if !logs.waitLog("re-applied 2 objects with their new ifindex") {
 		t.Fatalf("the tenant port did not follow:\n%s", logs.String())
 	}
 }

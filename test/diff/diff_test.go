@@ -12,27 +12,21 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/api"
+	"github.com/seg6x/seg6x/internal/bench"
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/testbin"
 	"golang.org/x/sys/unix"
 )
 
 func TestSameBytesAsTheKernel(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (namespaces, XDP)")
-	}
+	bin := testbin.Seg6x(t)
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "seg6x")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/seg6x").CombinedOutput(); err != nil {
-		t.Fatalf("build seg6x: %v\n%s", err, out)
-	}
 	id := os.Getpid() % 10000
 	k, x := topo{fmt.Sprintf("s6dk%d", id)}, topo{fmt.Sprintf("s6dx%d", id)}
 	for _, tp := range []topo{k, x} {
@@ -50,26 +44,19 @@ func TestSameBytesAsTheKernel(t *testing.T) {
 	cfg := filepath.Join(tmp, "x.yaml")
 	os.WriteFile(cfg, []byte("interfaces: [{name: d0}, {name: d1}]\n"), 0o600)
 	var logs strings.Builder
-	d := exec.Command("ip", "netns", "exec", x.ns("dut"), bin, "--dir", dir, "daemon", "--mirror-kernel", "--config", cfg)
-	d.Stdout, d.Stderr = &logs, &logs
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
+	d, err := bench.StartDaemon(bin, x.ns("dut"), dir, &logs, "--mirror-kernel", "--config", cfg)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, logs.String())
 	}
-	defer func() { d.Process.Kill(); d.Wait() }()
-	var c pb.ControlClient
-	for i := 0; i < 250 && c == nil; i++ {
-		if cl, done, err := api.DialSocket(api.SocketPath(dir)); err == nil {
-			defer done()
-			c = cl
-		} else {
-			time.Sleep(20 * time.Millisecond)
+	defer d.Signal(os.Kill)
+	c := d.Client
+	ctx := context.Background()
+	want := 0 // every seg6 / seg6local route of the kernel configuration
+	for _, line := range kernelConfig() {
+		if strings.Contains(line, " encap seg6") {
+			want++
 		}
 	}
-	if c == nil {
-		t.Fatalf("daemon did not start:\n%s", logs.String())
-	}
-	ctx := context.Background()
-	want := len(kernelConfig()) - 2 // every seg6 / seg6local route (not tunsrc, not the plain ones)
 	var kr *pb.KernelReply
 	for i := 0; i < 100; i++ {
 		var err error
@@ -82,10 +69,13 @@ func TestSameBytesAsTheKernel(t *testing.T) {
 				acc++
 			}
 		}
-		if acc == want-1 { // kernelConfig's two plain routes are not seg6 routes; one line is tunsrc
+		if acc == want {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if len(kr.Routes) != want {
+		t.Errorf("the mirror reports %d kernel SRv6 routes, the configuration has %d", len(kr.Routes), want)
 	}
 	for _, r := range kr.Routes {
 		if !r.Accelerated {

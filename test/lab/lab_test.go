@@ -5,23 +5,16 @@ package labtest
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/lab"
+	"github.com/seg6x/seg6x/internal/testbin"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
 func TestLab(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the lab needs root (namespaces, XDP)")
-	}
-	bin := filepath.Join(t.TempDir(), "seg6x")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/seg6x").CombinedOutput(); err != nil {
-		t.Fatalf("build seg6x: %v\n%s", err, out)
-	}
+	bin := testbin.Seg6x(t)
 	l := lab.New(fmt.Sprintf("s6t%d", os.Getpid()%100000), bin, testWriter{t})
 	defer l.Down()
 	if err := l.Up(); err != nil {

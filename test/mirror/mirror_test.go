@@ -5,22 +5,14 @@
 package mirrortest
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/bench"
+	"github.com/seg6x/seg6x/internal/testbin"
 )
 
 func TestMirrorFollowsTheKernel(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (namespaces, XDP)")
-	}
-	bin := filepath.Join(t.TempDir(), "seg6x")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/seg6x").CombinedOutput(); err != nil {
-		t.Fatalf("build seg6x: %v\n%s", err, out)
-	}
+	bin := testbin.Seg6x(t)
 	t.Setenv("SEG6X_MIRROR_RCVBUF", "4096") // overrun on purpose during the flood
 	res, err := bench.RunMirror(bin, 5, 2000, true)
 	if err != nil {
