@@ -94,6 +94,15 @@ func DiffFromPB(d *pb.Diff) *state.Diff {
 	return out
 }
 
+// checkGen refuses a request made for another generation than the running one (0: any).
+func (s *Server) checkGen(g uint64) error {
+	if g == 0 || g == s.st.Gen() {
+		return nil
+	}
+	s.apiErrors++
+	return status.Errorf(codes.FailedPrecondition, "generation is %d, not %d: the state changed since it was read", s.st.Gen(), g)
+}
+
 func (s *Server) Commit(ctx context.Context, req *pb.CommitRequest) (*pb.CommitReply, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -101,9 +110,8 @@ func (s *Server) Commit(ctx context.Context, req *pb.CommitRequest) (*pb.CommitR
 	if err != nil {
 		return nil, s.fail(err)
 	}
-	if g := req.GetIfGeneration(); g != 0 && g != s.st.Gen() {
-		s.apiErrors++
-		return nil, status.Errorf(codes.FailedPrecondition, "generation is %d, not %d: the state changed since it was read", s.st.Gen(), g)
+	if err := s.checkGen(req.GetIfGeneration()); err != nil {
+		return nil, err
 	}
 	d, err := s.st.Commit(ops, req.GetDryRun())
 	if err != nil {
@@ -122,9 +130,8 @@ func (s *Server) ApplyState(ctx context.Context, req *pb.ApplyStateRequest) (*pb
 	if err != nil {
 		return nil, s.fail(err)
 	}
-	if g := req.GetIfGeneration(); g != 0 && g != s.st.Gen() {
-		s.apiErrors++
-		return nil, status.Errorf(codes.FailedPrecondition, "generation is %d, not %d: the state changed since it was read", s.st.Gen(), g)
+	if err := s.checkGen(req.GetIfGeneration()); err != nil {
+		return nil, err
 	}
 	d, err := s.st.Apply(desired, req.GetDryRun())
 	if err != nil {
