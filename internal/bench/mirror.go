@@ -52,6 +52,7 @@ type MirrorResult struct {
 type mirrorNS struct {
 	ns, dir string
 	daemon  *Daemon
+	logs    LogBuffer
 	batch   io.WriteCloser
 	ipCmd   *exec.Cmd
 }
@@ -74,7 +75,7 @@ func startMirrorNS(bin, ns string) (*mirrorNS, error) {
 	if err := os.WriteFile(cfg, []byte("interfaces: [{name: m0}, {name: m1}]\n"), 0o600); err != nil {
 		return m, err
 	}
-	d, err := StartDaemon(bin, ns, m.dir, nil, "--mirror-kernel", "--config", cfg)
+	d, err := StartDaemon(bin, ns, m.dir, &m.logs, "--mirror-kernel", "--config", cfg)
 	if err != nil {
 		return m, err
 	}
@@ -131,7 +132,7 @@ func (m *mirrorNS) change(cmd string, cond func(map[string]string) bool, limit t
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
-	return 0, fmt.Errorf("%q: not in the fast path after %v", cmd, limit)
+	return 0, m.failure(fmt.Sprintf("%q: not in the fast path after %v", cmd, limit))
 }
 
 func floodPrefix(i int) string { return fmt.Sprintf("198.18.%d.%d/32", 100+i/250, i%250) }
@@ -230,7 +231,17 @@ func (m *mirrorNS) wait(cond func(map[string]string) bool, limit time.Duration) 
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return fmt.Errorf("not reached after %v", limit)
+	return m.failure(fmt.Sprintf("not reached after %v", limit))
+}
+
+// failure describes where the mirror stands: its counters and the daemon's last lines.
+func (m *mirrorNS) failure(what string) error {
+	rs, k, err := m.kernelRoutes()
+	if err != nil {
+		return fmt.Errorf("%s; the daemon does not answer: %w\n%s", what, err, m.logs.Tail(20))
+	}
+	return fmt.Errorf("%s; mirror: %d routes accelerated, %d events, %d resyncs, %d commits, %d refused, last error %q; daemon log:\n%s",
+		what, len(rs), k.Events, k.Resyncs, k.Commits, k.FailedCommits, k.LastError, m.logs.Tail(20))
 }
 
 // runSwitchover streams through a DUT whose kernel has a seg6 route that seg6x mirrors, and detaches

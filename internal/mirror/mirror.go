@@ -124,16 +124,30 @@ func (m *Mirror) Run(ctx context.Context) error {
 	}()
 	go func() { <-ctx.Done(); sub.Close() }()
 
-	if err := m.resync("start"); err != nil {
-		m.logf("kernel mirror: %v", err)
-	}
-	// After an overrun the kernel may keep dropping messages without a second error while the
-	// socket stays congested: the resync waits until events have been quiet for a moment (or at
-	// most a second), so the dump is taken after the last lost message. A periodic resync is the
-	// backstop for anything else.
+	// Resyncs are scheduled, never lost: after an overrun the kernel may keep dropping messages
+	// without a second error while the socket stays congested, so the resync waits until events
+	// have been quiet for a moment (or at most a second) and is then confirmed by a second one
+	// (which must find nothing to fix). A resync that fails (a dump interrupted again and again by
+	// a flood of changes) or a commit the store refused is retried with a growing back-off. A
+	// periodic resync is the backstop for anything else.
 	const quiet, maxWait, every = 30 * time.Millisecond, time.Second, 60 * time.Second
-	var pending time.Time // when an overrun was seen; zero: none
-	timer := time.NewTimer(quiet)
+	sch := &resyncSchedule{quiet: quiet, maxWait: maxWait}
+	timer := time.NewTimer(time.Hour)
+	arm := func() {
+		if d, ok := sch.next(time.Now()); ok {
+			timer.Reset(d)
+		}
+	}
+	// resync runs one and records how it went in the schedule.
+	resync := func(why string) {
+		n, failed, err := m.resync(why)
+		if err != nil {
+			m.logf("kernel mirror: %v (retrying)", err)
+		}
+		sch.done(time.Now(), why, n, failed || err != nil)
+		arm()
+	}
+	resync("start")
 	periodic := time.NewTicker(every)
 	defer periodic.Stop()
 	for {
@@ -141,23 +155,23 @@ func (m *Mirror) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-m.kick:
-			m.sync()
-		case <-periodic.C:
-			if err := m.resync("periodic"); err != nil {
-				m.logf("kernel mirror: %v", err)
+			if _, failed := m.sync(); failed {
+				sch.retry(time.Now())
+				arm()
 			}
+		case <-periodic.C:
+			resync("periodic")
 		case <-timer.C:
-			if !pending.IsZero() {
-				pending = time.Time{}
-				if err := m.resync("netlink overrun"); err != nil {
-					m.logf("kernel mirror: %v", err)
-				}
+			if why, ok := sch.due(time.Now()); ok {
+				resync(why)
+			} else {
+				arm()
 			}
 		case ev, ok := <-events:
 			if !ok {
 				return nil
 			}
-			resync, dirty := m.handle(ev)
+			lost, dirty := m.handle(ev)
 			for more := true; more; { // take whatever else is queued before committing
 				select {
 				case ev2, ok2 := <-events:
@@ -165,32 +179,31 @@ func (m *Mirror) Run(ctx context.Context) error {
 						more = false
 						break
 					}
-					r2, d2 := m.handle(ev2)
-					resync, dirty = resync || r2, dirty || d2
+					l2, d2 := m.handle(ev2)
+					lost, dirty = lost || l2, dirty || d2
 				default:
 					more = false
 				}
 			}
-			if resync && pending.IsZero() {
-				pending = time.Now()
-			}
-			if !pending.IsZero() {
-				wait := quiet
-				if time.Since(pending)+quiet > maxWait {
-					wait = max(maxWait-time.Since(pending), 0)
-				}
-				timer.Reset(wait)
+			now := time.Now()
+			sch.event(now, lost)
+			if sch.waiting() { // a resync will read everything anyway
+				arm()
 				continue
 			}
 			if dirty {
-				m.sync()
+				if _, failed := m.sync(); failed {
+					sch.retry(now)
+					arm()
+				}
 			}
 		}
 	}
 }
 
-// handle applies one batch of messages; it reports whether a resync or a sync is needed.
-func (m *Mirror) handle(ev event) (resync, dirty bool) {
+// handle applies one batch of messages; it reports whether something was lost (a resync is
+// needed) and whether a sync is.
+func (m *Mirror) handle(ev event) (lost, dirty bool) {
 	if ev.overrun || ev.err != nil {
 		return true, true
 	}
@@ -237,25 +250,26 @@ func (m *Mirror) readRules() error {
 	return nil
 }
 
-// resync reads everything from the kernel again and makes the data plane match it.
-func (m *Mirror) resync(why string) error {
+// resync reads everything from the kernel again and makes the data plane match it; it returns the
+// number of operations committed and whether any commit was refused.
+func (m *Mirror) resync(why string) (int, bool, error) {
 	routes, err := dumpRoutes()
 	if err == nil {
 		err = m.readRules()
 	}
 	if err != nil {
 		m.setErr(err)
-		return err
+		return 0, false, err
 	}
 	m.routes = routes
 	m.mu.Lock()
 	m.stats.Resyncs++
 	m.mu.Unlock()
-	n := m.sync()
-	if why != "periodic" || n > 0 { // a periodic resync that finds nothing to fix stays quiet
+	n, failed := m.sync()
+	if why != "periodic" && why != "confirm" || n > 0 { // a check that finds nothing to fix stays quiet
 		m.logf("kernel mirror: resync (%s): %d kernel routes, %d changes", why, len(routes), n)
 	}
-	return nil
+	return n, failed, nil
 }
 
 func (m *Mirror) setErr(err error) {
@@ -265,8 +279,8 @@ func (m *Mirror) setErr(err error) {
 }
 
 // sync translates the kernel's routes and commits the difference; it returns the number of
-// operations it committed.
-func (m *Mirror) sync() int {
+// operations it committed and whether the store refused any.
+func (m *Mirror) sync() (int, bool) {
 	tunsrc := tunnelSource()
 	var d *desired
 	var failed []string
@@ -311,7 +325,7 @@ func (m *Mirror) sync() int {
 	m.status, m.notes = d.status, append(d.notes, failed...)
 	m.stats.LastSync = time.Now()
 	m.mu.Unlock()
-	return nops
+	return nops, len(failed) > 0
 }
 
 func (m *Mirror) counted(err error) {

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,43 +24,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// logBuffer collects a daemon's output; the process writes it while the test reads it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitLog waits (up to 10 s) until the output contains s: a line the daemon logged reaches the
-// buffer a moment after the daemon acted.
-func (l *logBuffer) waitLog(s string) bool {
-	for i := 0; i < 1000; i++ {
-		if strings.Contains(l.String(), s) {
-			return true
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return false
-}
-
 type daemon struct {
 	t    *testing.T
 	r    *bench.Rig
 	bin  string
 	cfg  string
 	d    *bench.Daemon // nil while stopped
-	logs *logBuffer
+	logs *bench.LogBuffer
 }
 
 // start runs the daemon with args (default: --config cfg) and waits until it serves.
@@ -94,7 +63,7 @@ func setup(t *testing.T, name string, segs []netip.Addr) (*bench.Rig, *daemon) {
 		r.Down()
 		t.Fatal(err)
 	}
-	d := &daemon{t: t, r: r, bin: bin, cfg: cfg, logs: &logBuffer{}}
+	d := &daemon{t: t, r: r, bin: bin, cfg: cfg, logs: &bench.LogBuffer{}}
 	t.Cleanup(func() { // registered first: a failing start must not leave the rig behind
 		d.kill(syscall.SIGKILL)
 		r.Down()
@@ -241,7 +210,7 @@ func TestSIGHUPReappliesConfig(t *testing.T) {
 	if got := segsNow(); got != a[0].String() {
 		t.Fatalf("a broken config changed the routes: %q", got)
 	}
-	if !d.logs.waitLog("SIGHUP:") {
+	if !d.logs.WaitFor("SIGHUP:") {
 		t.Fatalf("the broken config was not reported:\n%s", d.logs)
 	}
 	hup(bench.HeadendConfig(b, 0))
@@ -339,7 +308,7 @@ func TestRecreatedInterfaceIsReattached(t *testing.T) {
 	defer unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(cfg, []byte("interfaces: [{name: x0}]\ntenants: [{name: t, ports: [{dev: x0, vlan: 7}]}]\n"), 0o600)
-	var logs logBuffer
+	var logs bench.LogBuffer
 	d, err := bench.StartDaemon(bin, ns, dir, &logs, "--config", cfg)
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, logs.String())
@@ -371,7 +340,7 @@ func TestRecreatedInterfaceIsReattached(t *testing.T) {
 		t.Fatalf("after x0 was recreated: %+v (was %+v)\n%s", now, first, logs.String())
 	}
 	// The interface and the tenant whose port is on it were both applied again.
-	if !logs.waitLog("re-applied 2 objects with their new ifindex") {
+	if !logs.WaitFor("re-applied 2 objects with their new ifindex") {
 		t.Fatalf("the tenant port did not follow:\n%s", logs.String())
 	}
 }

@@ -43,7 +43,7 @@ func TestSameBytesAsTheKernel(t *testing.T) {
 	defer unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
 	cfg := filepath.Join(tmp, "x.yaml")
 	os.WriteFile(cfg, []byte("interfaces: [{name: d0}, {name: d1}]\n"), 0o600)
-	var logs strings.Builder
+	var logs bench.LogBuffer
 	d, err := bench.StartDaemon(bin, x.ns("dut"), dir, &logs, "--mirror-kernel", "--config", cfg)
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, logs.String())
