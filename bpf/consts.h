@@ -32,7 +32,7 @@
 #define MAX_TX_PORTS 1024 /* interfaces the fast path may redirect to */
 #endif
 #ifndef NH_CACHE_ENTRIES
-#define NH_CACHE_ENTRIES 4096 /* outer destinations in the headend's next-hop cache, per CPU */
+#define NH_CACHE_ENTRIES 16384 /* FIB results in the next-hop cache, per CPU (LRU) */
 #endif
 #ifndef MAX_SID_CHAIN
 #define MAX_SID_CHAIN 4 /* local SIDs processed in one pass (End whose next SID is also local) */

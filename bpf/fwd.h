@@ -55,18 +55,18 @@ static __always_inline int tx_ok(__u32 ifindex)
 	return bpf_map_lookup_elem(&tx_ports, &ifindex) != NULL;
 }
 
-/* bpf_fib_lookup for fib (family, destination, tot_len and ifindex filled in) in routing table
- * `table`, answered from the per-CPU cache when nh_cache_ns is set and an entry for the same
- * destination and table is fresh (younger than nh_cache_ns and of the current nh_gen generation,
+/* bpf_fib_lookup for fib (its inputs filled in) in routing table `table`, answered from the
+ * per-CPU cache when nh_cache_ns is set and an entry for the same inputs (nh_key) is fresh (younger than nh_cache_ns and of the current nh_gen generation,
  * which the daemon bumps on every route, rule, link or neighbor change) and has already been
  * checked for a packet at least as long.
  * Success means a next hop on an interface the fast path redirects to (FIB_TX_NOT_ATTACHED
- * otherwise); only such results are cached, so a cache hit needs no tx_ports check. The cache assumes the route to a
- * destination depends neither on the packet's source (no source-based policy rules) nor on the
- * interface it came in on. */
+ * otherwise); only such results are cached, so a cache hit needs no tx_ports check. The key holds
+ * every input of the lookup (source, ingress interface, protocol, TOS too), so source- or
+ * interface-based policy rules and source-specific routes are answered as the FIB would. */
 static __always_inline int fib_lookup(struct xdp_md *ctx, struct bpf_fib_lookup *fib, __u32 table)
 {
-	struct nh_key key = { .table = table, .family = fib->family };
+	struct nh_key key = { .table = table, .ifindex = fib->ifindex, .family = fib->family,
+			      .l4_protocol = fib->l4_protocol, .tos = fib->tos };
 	__u32 len = fib->tot_len;
 	struct nh_entry *e, ne = {};
 	__u32 zero = 0, gen = 0;
@@ -77,10 +77,13 @@ static __always_inline int fib_lookup(struct xdp_md *ctx, struct bpf_fib_lookup 
 		g = bpf_map_lookup_elem(&nh_gen, &zero);
 		if (g)
 			gen = (__u32)*g;
-		if (fib->family == AF_INET)
+		if (fib->family == AF_INET) {
+			__builtin_memcpy(key.src, &fib->ipv4_src, 4);
 			__builtin_memcpy(key.dst, &fib->ipv4_dst, 4);
-		else
+		} else {
+			__builtin_memcpy(key.src, fib->ipv6_src, 16);
 			__builtin_memcpy(key.dst, fib->ipv6_dst, 16);
+		}
 		e = bpf_map_lookup_elem(&nh_cache, &key);
 		if (e && e->gen == gen && len <= e->ok_len && bpf_ktime_get_ns() <= e->expires_ns) {
 			fib->ifindex = e->ifindex;

@@ -103,11 +103,17 @@ struct sid_entry {
 	__u8 nh[16];  /* End.X / End.DX6 IPv6 next hop; End.DX4 IPv4 next hop in nh[0..3] */
 };
 
-/* What a cached FIB result answers for: a destination (IPv4 in dst[0..3]) in a table (0 = main). */
+/* What a cached FIB result answers for: every input the data plane gives bpf_fib_lookup except the
+ * packet length (nh_entry.ok_len covers that), so a cached answer is the one the FIB would give for
+ * the same kernel state. IPv4 addresses in src/dst[0..3]; table 0 = main through the rules. */
 struct nh_key {
 	__u32 table;
+	__u32 ifindex;  /* ingress: policy rules may select by it */
 	__u8 family;
-	__u8 pad[3];
+	__u8 l4_protocol;
+	__u8 tos;
+	__u8 pad;
+	__u8 src[16];   /* policy rules and IPv6 source-specific routes may select by it */
 	__u8 dst[16];
 };
 

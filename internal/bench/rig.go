@@ -87,13 +87,14 @@ func setFIFO(pid, prio int) error {
 
 // Rig is one generator -> DUT -> sink set of namespaces.
 type Rig struct {
-	Prefix string
-	Bin    string // seg6x binary, run in the DUT namespace for seg6x scenarios
-	Dir    string
-	objs   dataplane.BenchObjects
-	base   dataplane.BaselineObjects
-	links  []link.Link
-	genIdx int
+	Prefix  string
+	Bin     string // seg6x binary, run in the DUT namespace for seg6x scenarios
+	Dir     string
+	objs    dataplane.BenchObjects
+	base    dataplane.BaselineObjects
+	links   []link.Link
+	genIdx  int
+	dutNAPI int // thread id of the DUT's receive NAPI thread (PinNAPI)
 }
 
 func macStr(m [6]byte) string { return net.HardwareAddr(m[:]).String() }
@@ -314,6 +315,9 @@ func (r *Rig) PinNAPI() error {
 					return fmt.Errorf("real-time priority for %s: %w", name, err)
 				}
 				pinned[dev] = true
+				if dev == devDutIn {
+					r.dutNAPI = pid
+				}
 			}
 		}
 	}

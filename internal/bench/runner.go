@@ -56,9 +56,19 @@ type Point struct {
 	VsKernel      float64   `json:"ratio_to_kernel"`
 	KernelRef     string    `json:"kernel_reference"`
 	VsTenRoutes   float64   `json:"ratio_to_10_routes,omitempty"` // seg6x_encap_1m_routes only (target >= 0.8)
-	TrialSeconds  float64   `json:"trial_seconds"`
-	SearchSteps   int       `json:"search_steps"`
-	MeasuredAtUTC string    `json:"measured_at"`
+	// One more trial at full rate with BPF run-time statistics on (profile.go): the DUT's CPU time per
+	// frame (its receive NAPI thread), the part of it in the DUT's XDP program, and how busy the
+	// thread was (below ~0.95 the DUT was not saturated and the figure includes its wake-ups).
+	DUTNsPerFrame  float64 `json:"dut_cpu_ns_per_frame"`
+	ProgNsPerFrame float64 `json:"dut_xdp_ns_per_frame"`
+	DUTBusy        float64 `json:"dut_busy"`
+	// The kernel reference's DUT CPU per frame over this scenario's, and this scenario's over bare
+	// redirect's: speed-ups by CPU cost, which loss-based searches on this rig blur.
+	CPUSpeedupVsKernel float64 `json:"cpu_speedup_vs_kernel"`
+	CPUCostVsBare      float64 `json:"cpu_cost_vs_bare"`
+	TrialSeconds       float64 `json:"trial_seconds"`
+	SearchSteps        int     `json:"search_steps"`
+	MeasuredAtUTC      string  `json:"measured_at"`
 }
 
 func median(xs []float64) float64 {
@@ -178,6 +188,11 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 				pdrs = append(pdrs, pdr.OfferedPPS/1e6)
 				p.PDRRuns = append(p.PDRRuns, pdr.OfferedPPS/1e6)
 			}
+			prof, err := r.Profile(longest, o.Trial)
+			if err != nil {
+				return nil, fmt.Errorf("profile: %w", err)
+			}
+			p.DUTNsPerFrame, p.ProgNsPerFrame, p.DUTBusy = prof.DUTNs, prof.ProgNs, prof.DUTBusy
 			p.NDRMpps, p.NDRSpread = median(p.NDRRuns), spread(p.NDRRuns)
 			p.GeneratorLimited = p.OverloadLoss < 0.005
 			p.PDRMpps, p.OverloadMpps = median(pdrs), median(over)
@@ -192,6 +207,8 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 			}
 			fmt.Fprintf(o.Log, "   %4dB(avg %.0f) %-6s NDR %.3f Mpps (spread %.3f)  PDR %.3f  overload %.3f of %.3f offered  bad %d\n",
 				size, avg, fm, p.NDRMpps, p.NDRSpread, p.PDRMpps, p.OverloadMpps, p.OfferedMpps, p.BadFrames)
+			fmt.Fprintf(o.Log, "   DUT CPU %.0f ns/frame (XDP program %.0f ns), busy %.0f%% at full rate\n",
+				p.DUTNsPerFrame, p.ProgNsPerFrame, 100*p.DUTBusy)
 			if len(pdrs) > 1 {
 				fmt.Fprintf(o.Log, "   PDR runs %v (spread %.3f)\n", pdrs, p.PDRSpread)
 			}
@@ -230,12 +247,22 @@ func fillRatios(ps []Point) {
 	}
 	for i := range ps {
 		p := &ps[i]
-		if b := find("bare_redirect", p.FrameSize, p.Flows); b != nil && rate(*b) > 0 {
-			p.VsBare = rate(*p) / rate(*b)
+		if b := find("bare_redirect", p.FrameSize, p.Flows); b != nil {
+			if rate(*b) > 0 {
+				p.VsBare = rate(*p) / rate(*b)
+			}
+			if b.DUTNsPerFrame > 0 {
+				p.CPUCostVsBare = p.DUTNsPerFrame / b.DUTNsPerFrame
+			}
 		}
 		p.KernelRef = kernelRef(p.Scenario)
-		if k := find(p.KernelRef, p.FrameSize, p.Flows); k != nil && rate(*k) > 0 {
-			p.VsKernel = rate(*p) / rate(*k)
+		if k := find(p.KernelRef, p.FrameSize, p.Flows); k != nil {
+			if rate(*k) > 0 {
+				p.VsKernel = rate(*p) / rate(*k)
+			}
+			if p.DUTNsPerFrame > 0 {
+				p.CPUSpeedupVsKernel = k.DUTNsPerFrame / p.DUTNsPerFrame
+			}
 		}
 		if p.Scenario == "seg6x_encap_1m_routes" {
 			if t := find("seg6x_encap_10routes", p.FrameSize, p.Flows); t != nil && rate(*t) > 0 {

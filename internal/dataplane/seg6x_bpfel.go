@@ -51,11 +51,15 @@ type Seg6xNhEntry struct {
 }
 
 type Seg6xNhKey struct {
-	_      structs.HostLayout
-	Table  uint32
-	Family uint8
-	Pad    [3]uint8
-	Dst    [16]uint8
+	_          structs.HostLayout
+	Table      uint32
+	Ifindex    uint32
+	Family     uint8
+	L4Protocol uint8
+	Tos        uint8
+	Pad        uint8
+	Src        [16]uint8
+	Dst        [16]uint8
 }
 
 type Seg6xRoute4Key struct {

@@ -51,11 +51,15 @@ type Seg6xFibDirectNhEntry struct {
 }
 
 type Seg6xFibDirectNhKey struct {
-	_      structs.HostLayout
-	Table  uint32
-	Family uint8
-	Pad    [3]uint8
-	Dst    [16]uint8
+	_          structs.HostLayout
+	Table      uint32
+	Ifindex    uint32
+	Family     uint8
+	L4Protocol uint8
+	Tos        uint8
+	Pad        uint8
+	Src        [16]uint8
+	Dst        [16]uint8
 }
 
 type Seg6xFibDirectRoute4Key struct {

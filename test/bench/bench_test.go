@@ -62,3 +62,42 @@ func TestRigAcceptsCorrectFramesOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestProfileMeasuresTheDUT: the profile trial counts the frames the DUT's program ran on and splits
+// the DUT thread's CPU time; the program's share is part of the thread's time.
+func TestProfileMeasuresTheDUT(t *testing.T) {
+	bin := testbin.Seg6x(t)
+	prefix := fmt.Sprintf("s6bp%d", os.Getpid()%10000)
+	for _, sc := range bench.Scenarios() {
+		if sc.Name != "bare_redirect" && sc.Name != "seg6x_encap_1sid" && sc.Name != "kernel_ipv4" {
+			continue
+		}
+		t.Run(sc.Name, func(t *testing.T) {
+			r, err := bench.Up(prefix, bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Down()
+			if err := sc.Setup(r); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.PinNAPI(); err != nil {
+				t.Fatal(err)
+			}
+			n := len(sc.Frame(60, 0))
+			longest, err := r.Load([][]byte{sc.Frame(n, 0)}, sc.Expect(n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := r.Profile(longest, 200*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%+v", p)
+			// Frames the veth ring dropped never reach the program: at most all, at least some.
+			if p.Frames == 0 || p.Frames > p.Sent || p.ProgNs <= 0 || p.DUTNs <= p.ProgNs || p.DUTBusy <= 0 || p.DUTBusy > 1.05 {
+				t.Fatalf("implausible profile: %+v", p)
+			}
+		})
+	}
+}

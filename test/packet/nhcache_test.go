@@ -131,3 +131,76 @@ func TestNextHopCache(t *testing.T) {
 		t.Fatalf("3470-byte frame with a cached next hop: %s, frag-needed counted %d times", dataplane.Actions[res.Action], after-before)
 	}
 }
+
+// TestNextHopCacheKeysEveryLookupInput: a policy rule sends one source elsewhere. With the cache on,
+// a packet from another source fills the cache for the same destination first; the packet from the
+// ruled source must still leave the way the FIB routes it (the cache key holds the source, the
+// ingress interface, the protocol and the TOS, not only the destination).
+func TestNextHopCacheKeysEveryLookupInput(t *testing.T) {
+	runtime.LockOSThread() // the cache is per CPU: stay on one
+	defer runtime.UnlockOSThread()
+	var one, all unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil {
+		t.Fatal(err)
+	}
+	one.Set(0)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.SchedSetaffinity(0, &all)
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v %s", args, err, out)
+		}
+	}
+	// Source fc00:9::77 is routed by table 300: next hop fc00:12::3 (another MAC) for fc00:3::/48.
+	ip("-6", "neigh", "replace", "fc00:12::3", "lladdr", "02:00:00:00:01:33", "dev", "fab0", "nud", "permanent")
+	ip("-6", "route", "add", "fc00:3::/48", "via", "fc00:12::3", "dev", "fab0", "table", "300")
+	ip("-6", "rule", "add", "from", "fc00:9::77", "lookup", "300", "pref", "50")
+	defer func() {
+		_ = exec.Command("ip", "-6", "rule", "del", "from", "fc00:9::77", "lookup", "300", "pref", "50").Run()
+		_ = exec.Command("ip", "-6", "route", "flush", "table", "300").Run()
+		_ = exec.Command("ip", "-6", "neigh", "del", "fc00:12::3", "dev", "fab0").Run()
+	}()
+	objs, err := dataplane.LoadObjects(rig.Dir, dataplane.ProgramOptions{NextHopCache: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer objs.Close()
+	fs, err := fixtures.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f *fixtures.Fixture
+	for i := range fs {
+		if fs[i].Name == "end" {
+			f = &fs[i]
+		}
+	}
+	if f == nil {
+		t.Fatal("fixture end not found")
+	}
+	run := func(what string, in, want []byte) {
+		t.Helper()
+		g := *f
+		g.Input = in
+		res, err := rig.Run(objs.Seg6xXdp, &g, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dataplane.Actions[res.Action] != "XDP_REDIRECT" || !bytes.Equal(res.Output, want) {
+			t.Fatalf("%s: %s\n got %x\nwant %x", what, dataplane.Actions[res.Action], res.Output, want)
+		}
+	}
+	const srcOff = 14 + 8 // Ethernet, then the IPv6 source
+	ruled := append([]byte(nil), f.Input...)
+	ruled[srcOff+15] = 0x77 // fc00:9::1 -> fc00:9::77
+	ruledOut := append([]byte(nil), f.Output...)
+	ruledOut[srcOff+15] = 0x77
+	copy(ruledOut[:6], []byte{0x02, 0, 0, 0, 0x01, 0x33})
+	for i := 0; i < 2; i++ {
+		run("main-table source (fills the cache)", f.Input, f.Output)
+		run("source with its own rule", ruled, ruledOut)
+	}
+}
