@@ -1469,24 +1469,25 @@ func (*StatusRequest) Descriptor() ([]byte, []int) {
 }
 
 type StatusReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Version       string                 `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
-	Daemon        bool                   `protobuf:"varint,2,opt,name=daemon,proto3" json:"daemon,omitempty"` // false: answered in-process by the CLI
-	StartedUnix   int64                  `protobuf:"varint,3,opt,name=started_unix,json=startedUnix,proto3" json:"started_unix,omitempty"`
-	Generation    uint64                 `protobuf:"varint,4,opt,name=generation,proto3" json:"generation,omitempty"`
-	Interfaces    []*Interface           `protobuf:"bytes,5,rep,name=interfaces,proto3" json:"interfaces,omitempty"`
-	Tenants       uint32                 `protobuf:"varint,6,opt,name=tenants,proto3" json:"tenants,omitempty"`
-	Routes4       uint32                 `protobuf:"varint,7,opt,name=routes4,proto3" json:"routes4,omitempty"`
-	Routes6       uint32                 `protobuf:"varint,8,opt,name=routes6,proto3" json:"routes6,omitempty"`
-	Policies      uint32                 `protobuf:"varint,9,opt,name=policies,proto3" json:"policies,omitempty"`
-	Sids          uint32                 `protobuf:"varint,10,opt,name=sids,proto3" json:"sids,omitempty"`
-	LastError     string                 `protobuf:"bytes,11,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"` // last failed API call, if any
-	ApiErrors     uint64                 `protobuf:"varint,12,opt,name=api_errors,json=apiErrors,proto3" json:"api_errors,omitempty"`
-	BpfStats      bool                   `protobuf:"varint,13,opt,name=bpf_stats,json=bpfStats,proto3" json:"bpf_stats,omitempty"`      // kernel.bpf_stats_enabled
-	ProgRunNs     uint64                 `protobuf:"varint,14,opt,name=prog_run_ns,json=progRunNs,proto3" json:"prog_run_ns,omitempty"` // total program run time (when bpf_stats)
-	ProgRunCount  uint64                 `protobuf:"varint,15,opt,name=prog_run_count,json=progRunCount,proto3" json:"prog_run_count,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Version        string                 `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
+	Daemon         bool                   `protobuf:"varint,2,opt,name=daemon,proto3" json:"daemon,omitempty"` // false: answered in-process by the CLI
+	StartedUnix    int64                  `protobuf:"varint,3,opt,name=started_unix,json=startedUnix,proto3" json:"started_unix,omitempty"`
+	Generation     uint64                 `protobuf:"varint,4,opt,name=generation,proto3" json:"generation,omitempty"`
+	Interfaces     []*Interface           `protobuf:"bytes,5,rep,name=interfaces,proto3" json:"interfaces,omitempty"`
+	Tenants        uint32                 `protobuf:"varint,6,opt,name=tenants,proto3" json:"tenants,omitempty"`
+	Routes4        uint32                 `protobuf:"varint,7,opt,name=routes4,proto3" json:"routes4,omitempty"`
+	Routes6        uint32                 `protobuf:"varint,8,opt,name=routes6,proto3" json:"routes6,omitempty"`
+	Policies       uint32                 `protobuf:"varint,9,opt,name=policies,proto3" json:"policies,omitempty"`
+	Sids           uint32                 `protobuf:"varint,10,opt,name=sids,proto3" json:"sids,omitempty"`
+	LastError      string                 `protobuf:"bytes,11,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"` // last failed API call, if any
+	ApiErrors      uint64                 `protobuf:"varint,12,opt,name=api_errors,json=apiErrors,proto3" json:"api_errors,omitempty"`
+	BpfStats       bool                   `protobuf:"varint,13,opt,name=bpf_stats,json=bpfStats,proto3" json:"bpf_stats,omitempty"`      // kernel.bpf_stats_enabled
+	ProgRunNs      uint64                 `protobuf:"varint,14,opt,name=prog_run_ns,json=progRunNs,proto3" json:"prog_run_ns,omitempty"` // total program run time (when bpf_stats)
+	ProgRunCount   uint64                 `protobuf:"varint,15,opt,name=prog_run_count,json=progRunCount,proto3" json:"prog_run_count,omitempty"`
+	NexthopCacheMs uint32                 `protobuf:"varint,16,opt,name=nexthop_cache_ms,json=nexthopCacheMs,proto3" json:"nexthop_cache_ms,omitempty"` // next-hop cache time in effect (the option, or the loader's default; 0 = off)
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *StatusReply) Reset() {
@@ -1620,6 +1621,13 @@ func (x *StatusReply) GetProgRunNs() uint64 {
 func (x *StatusReply) GetProgRunCount() uint64 {
 	if x != nil {
 		return x.ProgRunCount
+	}
+	return 0
+}
+
+func (x *StatusReply) GetNexthopCacheMs() uint32 {
+	if x != nil {
+		return x.NexthopCacheMs
 	}
 	return 0
 }
@@ -1977,7 +1985,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\fReasonsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
 	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\"\x0f\n" +
-	"\rStatusRequest\"\xd6\x03\n" +
+	"\rStatusRequest\"\x80\x04\n" +
 	"\vStatusReply\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x16\n" +
 	"\x06daemon\x18\x02 \x01(\bR\x06daemon\x12!\n" +
@@ -2000,7 +2008,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"api_errors\x18\f \x01(\x04R\tapiErrors\x12\x1b\n" +
 	"\tbpf_stats\x18\r \x01(\bR\bbpfStats\x12\x1e\n" +
 	"\vprog_run_ns\x18\x0e \x01(\x04R\tprogRunNs\x12$\n" +
-	"\x0eprog_run_count\x18\x0f \x01(\x04R\fprogRunCount\"\x0f\n" +
+	"\x0eprog_run_count\x18\x0f \x01(\x04R\fprogRunCount\x12(\n" +
+	"\x10nexthop_cache_ms\x18\x10 \x01(\rR\x0enexthopCacheMs\"\x0f\n" +
 	"\rKernelRequest\"\xbb\x01\n" +
 	"\vKernelRoute\x12\x14\n" +
 	"\x05route\x18\x01 \x01(\tR\x05route\x12\x16\n" +

@@ -246,7 +246,7 @@ func (s *Server) status() *pb.StatusReply {
 	n := s.st.Counts()
 	out := &pb.StatusReply{Version: Version, Daemon: s.daemon, StartedUnix: s.started.Unix(), Generation: s.st.Gen(),
 		Tenants: uint32(n.Tenants), Routes4: uint32(n.Routes4), Routes6: uint32(n.Routes6), Policies: uint32(n.Policies),
-		Sids: uint32(n.SIDs), LastError: s.lastErr, ApiErrors: s.apiErrors}
+		Sids: uint32(n.SIDs), LastError: s.lastErr, ApiErrors: s.apiErrors, NexthopCacheMs: s.st.NextHopCacheMs()}
 	if b, err := os.ReadFile("/proc/sys/kernel/bpf_stats_enabled"); err == nil {
 		out.BpfStats = strings.TrimSpace(string(b)) == "1"
 	}

@@ -32,6 +32,11 @@ Endpoints:
 FRR, agents) over netlink and runs it in the fast path; "seg6x show kernel" says what is
 accelerated and why not (docs/kernel-mirror.md).
 
+Next-hop cache: the daemon's programs reuse a FIB result for the same lookup for up to
+--nexthop-cache-ms (default 1000), and the daemon invalidates every cached result at once on any
+route, rule, link or neighbor change it hears over netlink, so the time limit matters only while no
+daemon runs. "seg6x set nexthop-cache-ms N" (N > 0) overrides it; --nexthop-cache-ms 0 turns it off.
+
 Run it under systemd with deploy/seg6x.service (see docs/operations.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,6 +52,7 @@ Run it under systemd with deploy/seg6x.service (see docs/operations.md).`,
 	c.Flags().StringVar(&o.TLS.Key, "tls-key", "", "with --listen: server key (PEM)")
 	c.Flags().StringVar(&o.TLS.CA, "tls-client-ca", "", "with --listen: CA that signs client certificates (PEM)")
 	c.Flags().BoolVar(&o.Cleanup, "cleanup", false, "on a clean stop, detach everything and remove all state")
+	c.Flags().Uint32Var(&o.NextHopCacheMs, "nexthop-cache-ms", 1000, "next-hop cache time while the state's nexthop_cache_ms is 0 (this daemon invalidates the cache on every route, rule, link or neighbor change; 0 = off)")
 	c.Flags().BoolVar(&o.Mirror, "mirror-kernel", false, "accelerate the kernel's own seg6/seg6local routes (followed over netlink; see docs/kernel-mirror.md)")
 	return c
 }

@@ -14,10 +14,14 @@ func setCmd() *cobra.Command {
 		Use:   "set nexthop-cache-ms N",
 		Short: "Set an instance-wide option (reloads the program on every attached interface)",
 		Long: `Options:
-  nexthop-cache-ms N   reuse a FIB result for the same destination and table for N ms (per CPU),
-                       skipping most per-packet FIB lookups; a route or neighbor change then reaches
-                       the fast path up to N ms late. Assumes no source-based policy rules. 0 (default) asks the kernel's FIB every packet.
-                       At most 10000. The same as "options: {nexthop_cache_ms: N}" in a YAML file.`,
+  nexthop-cache-ms N   reuse a FIB result for the same lookup (destination, source, table, ingress
+                       interface) for up to N ms, per CPU, skipping most per-packet FIB lookups.
+                       A running daemon invalidates every cached result on any route, rule, link or
+                       neighbor change; without a daemon a change reaches the fast path up to N ms
+                       late. 0: the default of whoever loads the program (the daemon's
+                       --nexthop-cache-ms, 1000 unless set; off for commands run without a daemon).
+                       At most 10000. The same as "options: {nexthop_cache_ms: N}" in a YAML file.
+                       "seg6x status" shows the time in effect.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] != "nexthop-cache-ms" {

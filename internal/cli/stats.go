@@ -120,6 +120,13 @@ func printStatus(s *pb.StatusReply) {
 		}
 		fmt.Fprintf(w, "interface:\t%s (ifindex %d, %s): %s\n", it.Name, it.Ifindex, it.Mode, prog)
 	}
+	if s.NexthopCacheMs == 0 {
+		fmt.Fprintf(w, "next-hop cache:\toff (every packet asks the kernel's FIB)\n")
+	} else if s.Daemon {
+		fmt.Fprintf(w, "next-hop cache:\t%d ms, invalidated by this daemon on every netlink change\n", s.NexthopCacheMs)
+	} else {
+		fmt.Fprintf(w, "next-hop cache:\t%d ms; no daemon invalidates it: changes reach the fast path up to that late\n", s.NexthopCacheMs)
+	}
 	if s.BpfStats && s.ProgRunCount > 0 {
 		fmt.Fprintf(w, "run time:\t%d runs, %.1f ns per run (kernel.bpf_stats_enabled)\n", s.ProgRunCount,
 			float64(s.ProgRunNs)/float64(s.ProgRunCount))

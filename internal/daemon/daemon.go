@@ -35,7 +35,10 @@ type Options struct {
 	Metrics string       // optional address of the HTTP /metrics and /healthz endpoint
 	Cleanup bool         // at shutdown, detach everything and remove all state (otherwise forwarding continues)
 	Mirror  bool         // follow the kernel's seg6 / seg6local routes over netlink (--mirror-kernel)
-	Log     io.Writer
+	// NextHopCacheMs is the next-hop cache time of the programs this daemon loads while the state's
+	// nexthop_cache_ms is 0 (--nexthop-cache-ms; 0 = off).
+	NextHopCacheMs uint32
+	Log            io.Writer
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -50,7 +53,10 @@ func Run(ctx context.Context, o Options) error {
 	if o.Socket == "" {
 		o.Socket = api.SocketPath(o.Dir)
 	}
-	st, err := state.OpenWith(o.Dir, state.HostEnv{}, state.OpenOptions{NoWait: true})
+	if o.NextHopCacheMs > state.MaxNextHopCacheMs {
+		return fmt.Errorf("--nexthop-cache-ms %d is more than %d", o.NextHopCacheMs, state.MaxNextHopCacheMs)
+	}
+	st, err := state.OpenWith(o.Dir, state.HostEnv{}, state.OpenOptions{NoWait: true, DefaultNextHopCacheMs: o.NextHopCacheMs})
 	if errors.Is(err, state.ErrLocked) {
 		return fmt.Errorf("%s is held by another seg6x daemon or command", o.Dir)
 	}
@@ -58,6 +64,13 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer st.Close()
+	// The cache's invalidation runs before this daemon's programs are attached (it bumps once when it
+	// starts, for anything cached before).
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	if err := watchNextHops(wctx, st.Maps.NhGen, o.logf); err != nil {
+		o.logf("next-hop cache invalidation unavailable: %v (entries expire by time only)", err)
+	}
 	if nm := st.NewMaps; nm != nil {
 		o.logf("no maps of layout %s: created them and filled them from the saved state (%d entries), moved %d interfaces to this program",
 			dataplane.MapLayout, nm.Written, nm.Attached)
@@ -70,8 +83,9 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("adopting the pinned data plane: %w", err)
 	}
-	o.logf("adopted %s in %v: %d objects in state, %d map entries written, %d stale removed, %d interfaces (re)attached, %d stale links removed",
-		o.Dir, time.Since(t0).Round(time.Millisecond), total(st.Counts()), rep.Written, rep.Removed, rep.Attached, rep.Detached)
+	o.logf("adopted %s in %v: %d objects in state, %d map entries written, %d stale removed, %d interfaces (re)attached, %d stale links removed; next-hop cache %s",
+		o.Dir, time.Since(t0).Round(time.Millisecond), total(st.Counts()), rep.Written, rep.Removed, rep.Attached, rep.Detached,
+		cacheDesc(st.NextHopCacheMs()))
 	if len(rep.OldLayouts) > 0 {
 		o.logf("moved to map layout %s; removed the maps of %v", dataplane.MapLayout, rep.OldLayouts)
 	}
@@ -134,11 +148,6 @@ func Run(ctx context.Context, o Options) error {
 		o.logf("metrics on http://%s/metrics, health on /healthz", ml.Addr())
 	}
 
-	wctx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	if err := watchNextHops(wctx, st.Maps.NhGen, o.logf); err != nil {
-		o.logf("next-hop cache invalidation unavailable: %v (entries expire by time only)", err)
-	}
 	if err := watchLinks(wctx, srv, o.logf); err != nil {
 		o.logf("not following interface changes: %v", err)
 	}
@@ -227,4 +236,11 @@ func kernelReply(m *mirror.Mirror) *pb.KernelReply {
 			Prefix: r.Prefix, Accelerated: r.Accelerated, Reason: r.Reason, Object: r.Object})
 	}
 	return out
+}
+
+func cacheDesc(ms uint32) string {
+	if ms == 0 {
+		return "off"
+	}
+	return fmt.Sprintf("%d ms (invalidated on every netlink change)", ms)
 }

@@ -20,6 +20,10 @@ func watchNextHops(ctx context.Context, gen *ebpf.Map, logf func(string, ...any)
 		return err
 	}
 	go func() { <-ctx.Done(); sub.Close() }()
+	// Whatever was cached before the subscription may be stale already.
+	if err := bump(gen); err != nil {
+		logf("next-hop cache: %v", err)
+	}
 	go func() {
 		for {
 			msgs, _, err := sub.Receive()

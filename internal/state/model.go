@@ -19,9 +19,12 @@ type State struct {
 
 // Options are instance-wide settings of the data plane program.
 type Options struct {
-	// NextHopCacheMs lets the data plane reuse a FIB result for the same destination and table for
-	// this long (per CPU), skipping most per-packet FIB lookups. A route or neighbor change then takes up to
-	// this long to reach the fast path. 0 (default): every packet asks the kernel's FIB.
+	// NextHopCacheMs lets the data plane reuse a FIB result for the same lookup (destination,
+	// source, table, ingress) for this long (per CPU), skipping most per-packet FIB lookups. A running
+	// daemon invalidates every cached result on any route, rule, link or neighbor change; without
+	// one, a change takes up to this long to reach the fast path. 0: the default of whoever loads
+	// the program (the daemon's --nexthop-cache-ms, 1000 unless set; off for the CLI without a
+	// daemon).
 	NextHopCacheMs uint32 `yaml:"nexthop_cache_ms,omitempty" json:"nexthop_cache_ms,omitempty"`
 }
 

@@ -121,7 +121,7 @@ func (s *Store) Reconcile() (*ReconcileReport, error) {
 func (s *Store) reattach(rep *ReconcileReport) error {
 	keep := map[int]bool{}
 	if len(s.rt.ifaces) > 0 {
-		objs, err := dataplane.LoadObjects(s.Dir, programOptions(s.rt.opts))
+		objs, err := dataplane.LoadObjects(s.Dir, s.programOptions())
 		if err != nil {
 			return err
 		}

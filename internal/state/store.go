@@ -28,6 +28,8 @@ type Store struct {
 	rt   *runtime
 	gen  uint64
 
+	defaultNextHopCacheMs uint32 // OpenOptions.DefaultNextHopCacheMs
+
 	// NewMaps is set when Open found no maps of this version's layout for a saved state and made
 	// and filled them (an upgrade that changed the layout, or a lost bpffs): what that did.
 	NewMaps *ReconcileReport
@@ -41,6 +43,10 @@ var ErrLocked = fmt.Errorf("the instance is in use by another seg6x process")
 // OpenOptions change how Open behaves.
 type OpenOptions struct {
 	NoWait bool // fail with ErrLocked instead of waiting for the lock
+	// DefaultNextHopCacheMs is the next-hop cache time programs loaded through this store get when
+	// the state's nexthop_cache_ms is 0: the daemon, which invalidates the cache on every netlink
+	// change, passes its --nexthop-cache-ms; the in-process CLI passes 0 (off).
+	DefaultNextHopCacheMs uint32
 }
 
 // Open locks instance dir (waiting for other seg6x commands), loads its state and opens its maps.
@@ -66,7 +72,7 @@ func OpenWith(dir string, env Env, o OpenOptions) (*Store, error) {
 		}
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
-	st := &Store{Dir: dir, Env: env, lock: lf}
+	st := &Store{Dir: dir, Env: env, lock: lf, defaultNextHopCacheMs: o.DefaultNextHopCacheMs}
 	if err := st.load(); err != nil {
 		st.Close()
 		return nil, err

@@ -363,7 +363,7 @@ func (s *Store) attachNew(t *txn, c *change) error {
 		}
 		if objs == nil {
 			var err error
-			if objs, err = dataplane.LoadObjects(s.Dir, programOptions(s.rt.opts)); err != nil {
+			if objs, err = dataplane.LoadObjects(s.Dir, s.programOptions()); err != nil {
 				return err
 			}
 		}
@@ -402,6 +402,15 @@ func (s *Store) detachOld(t *txn, c *change) error {
 	return nil
 }
 
-func programOptions(o Options) dataplane.ProgramOptions {
-	return dataplane.ProgramOptions{NextHopCache: time.Duration(o.NextHopCacheMs) * time.Millisecond}
+func (s *Store) programOptions() dataplane.ProgramOptions {
+	return dataplane.ProgramOptions{NextHopCache: time.Duration(s.NextHopCacheMs()) * time.Millisecond}
+}
+
+// NextHopCacheMs is the next-hop cache time of the programs this store loads: the state's option,
+// or when that is 0 the default the store was opened with.
+func (s *Store) NextHopCacheMs() uint32 {
+	if s.rt.opts.NextHopCacheMs != 0 {
+		return s.rt.opts.NextHopCacheMs
+	}
+	return s.defaultNextHopCacheMs
 }

@@ -253,11 +253,20 @@ func TestCleanupRemovesEverything(t *testing.T) {
 	}
 }
 
-// The daemon bumps the next-hop cache generation when the kernel's neighbors (or routes, rules,
-// links) change, so cached FIB results never outlive the change (test/packet checks the program
-// honours the generation).
+// The daemon's programs cache next hops (1000 ms unless set) and the daemon invalidates the cache
+// on every netlink change: a neighbor's new MAC is used by the very next frames, not a second later.
+// Each step waits for the generation bump (observable), not for time, and streams for 200 ms, well
+// inside the cache time: without the invalidation the cached MAC would still be used.
 func TestNetlinkChangesInvalidateNextHopCache(t *testing.T) {
-	r, _ := setup(t, "nh", bench.SIDs(0, 1))
+	segs := bench.SIDs(0, 1)
+	r, d := setup(t, "nh", segs)
+	st, err := d.d.Client.Status(context.Background(), &pb.StatusRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.NexthopCacheMs != 1000 {
+		t.Fatalf("the daemon's next-hop cache is %d ms, want its default 1000", st.NexthopCacheMs)
+	}
 	m, err := ebpf.LoadPinnedMap(filepath.Join(dataplane.MapPinDir(r.DutDir()), "nh_gen"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -270,17 +279,43 @@ func TestNetlinkChangesInvalidateNextHopCache(t *testing.T) {
 		}
 		return v
 	}
-	before := read()
-	if out, err := exec.Command("ip", "-n", r.DutNS(), "-6", "neigh", "replace", "fc00:b1::9", "lladdr", "02:00:00:00:00:99",
-		"dev", "s6bd1", "nud", "permanent").CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
+	// The encapsulated frames leave through s6bd1 to fc00:b1::2, whose MAC is the sink's.
+	neigh := func(mac string) {
+		t.Helper()
+		before := read()
+		if out, err := exec.Command("ip", "-n", r.DutNS(), "-6", "neigh", "replace", "fc00:b1::2", "lladdr", mac,
+			"dev", "s6bd1", "nud", "permanent").CombinedOutput(); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+		for i := 0; i < 500 && read() == before; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if read() == before {
+			t.Fatal("a neighbor change did not bump nh_gen")
+		}
 	}
-	for i := 0; i < 100 && read() == before; i++ {
-		time.Sleep(10 * time.Millisecond)
+	stream := func(what string, wantGood bool) {
+		t.Helper()
+		res, err := r.Stream(segs, nil, 20000, 200*time.Millisecond, func() error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Sent == 0 || (wantGood && res.Good != res.Sent) || (!wantGood && (res.Good != 0 || res.Bad != res.Sent)) {
+			t.Fatalf("%s: sent %d, sink accepted %d, rejected %d", what, res.Sent, res.Good, res.Bad)
+		}
 	}
-	if read() == before {
-		t.Fatal("a neighbor change did not bump nh_gen")
+	sinkMAC := ""
+	out, err := exec.Command("ip", "-n", r.DutNS(), "-6", "neigh", "show", "fc00:b1::2", "dev", "s6bd1").Output()
+	if f := strings.Fields(string(out)); err == nil && len(f) >= 3 && f[1] == "lladdr" {
+		sinkMAC = f[2]
+	} else {
+		t.Fatalf("neighbor fc00:b1::2: %q %v", out, err)
 	}
+	stream("before any change (fills the cache)", true)
+	neigh("02:00:00:00:00:99")
+	stream("right after the neighbor moved to another MAC", false)
+	neigh(sinkMAC)
+	stream("right after it moved back", true)
 }
 
 // An attached interface deleted and created again (a new ifindex) is attached again, and the tenant
