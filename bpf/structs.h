@@ -119,7 +119,7 @@ struct nh_key {
 
 /* A cached FIB result, per CPU. */
 struct nh_entry {
-	__u64 expires_ns; /* bpf_ktime_get_ns() after which the FIB is asked again */
+	__u64 expires_ns; /* bpf_ktime_get_coarse_ns() after which the FIB is asked again */
 	__u32 ifindex;
 	__u32 gen;        /* nh_gen when filled: a newer generation makes the entry stale */
 	__u16 ok_len;     /* longest packet the FIB accepted for this entry (MTU check) */

@@ -284,7 +284,7 @@ func writeResults(path string, res []bench.Point) error {
 
 func printBench(res []bench.Point) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SCENARIO\tSIZE\tFLOWS\tNDR Mpps\t±\tPDR Mpps\t±\tOVERLOAD Mpps\tGbps@NDR\tPDR vs BARE\tPDR vs KERNEL (ref)")
+	fmt.Fprintln(w, "SCENARIO\tSIZE\tFLOWS\tNDR Mpps\t±\tPDR Mpps\t±\tOVERLOAD Mpps\tGbps@NDR\tPDR vs BARE\tPDR vs KERNEL (ref)\tDUT ns/frame (XDP)\tCPU vs KERNEL")
 	for _, p := range res {
 		lim := ""
 		if p.GeneratorLimited {
@@ -294,11 +294,19 @@ func printBench(res []bench.Point) {
 		if p.FrameSize == bench.IMIX {
 			size = "imix"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s%.3f\t%.3f\t%s%.3f\t%.3f\t%s%.3f\t%.2f\t%.2f\t%.2f (%s)\n", p.Scenario, size, p.Flows,
-			lim, p.NDRMpps, p.NDRSpread, lim, p.PDRMpps, p.PDRSpread, lim, p.OverloadMpps, p.NDRGbps, p.VsBare, p.VsKernel, p.KernelRef)
+		busy := ""
+		if p.DUTBusy < 0.9 {
+			busy = "*" // the DUT was not saturated: the figure includes its wake-ups
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s%.3f\t%.3f\t%s%.3f\t%.3f\t%s%.3f\t%.2f\t%.2f\t%.2f (%s)\t%.0f%s (%.0f)\t%.2fx\n", p.Scenario, size, p.Flows,
+			lim, p.NDRMpps, p.NDRSpread, lim, p.PDRMpps, p.PDRSpread, lim, p.OverloadMpps, p.NDRGbps, p.VsBare, p.VsKernel, p.KernelRef,
+			p.DUTNsPerFrame, busy, p.ProgNsPerFrame, p.CPUSpeedupVsKernel)
 	}
 	w.Flush()
 	fmt.Println(">= : the DUT lost nothing at the generator's full rate: the figure is the generator's limit, a lower bound.")
+	fmt.Println("DUT ns/frame: CPU time of the DUT's receive thread per frame at full rate, with the XDP program's share;")
+	fmt.Println("  * : the thread was busy < 90% of the trial (not saturated: includes wake-ups). CPU vs KERNEL: the kernel")
+	fmt.Println("  reference's DUT ns/frame over this one's (a speed-up by CPU cost; see docs/benchmarks.md).")
 	for _, p := range res {
 		if p.VsTenRoutes > 0 {
 			size := strconv.Itoa(p.FrameSize)
