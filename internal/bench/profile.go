@@ -67,7 +67,9 @@ func (r *Rig) dutIngressProgram() (*ebpf.Program, error) {
 // Profile runs one trial of d at the generator's full rate with BPF run-time statistics on.
 // The statistics cost every XDP program run two clock reads (on every CPU, while this runs), which
 // is why the rate searches run without them.
-func (r *Rig) Profile(frameLen int, d time.Duration) (Profile, error) { return r.ProfileAt(frameLen, 0, d) }
+func (r *Rig) Profile(frameLen int, d time.Duration) (Profile, error) {
+	return r.ProfileAt(frameLen, 0, d)
+}
 
 // ProfileAt is Profile at rate frames/s (0: the generator's full rate).
 func (r *Rig) ProfileAt(frameLen int, rate float64, d time.Duration) (Profile, error) {
