@@ -168,6 +168,11 @@ func (r *Rig) up() error {
 			return err
 		}
 	}
+	// The generator's interface needs no IPv6: without it, it sends no router solicitations that a
+	// bare redirect would carry to the sink as wrong frames.
+	if err := sh("ip", "netns", "exec", r.ns("gen"), "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"); err != nil {
+		return err
+	}
 	if err := dataplane.EnsureBPFFS(filepath.Join(r.Dir, "dut", "bpf")); err != nil {
 		return err
 	}

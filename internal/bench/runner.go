@@ -18,9 +18,12 @@ type Options struct {
 	Trial     time.Duration
 	Steps     int // binary search steps for NDR and PDR
 	Repeat    int
-	Bin       string // seg6x binary for the DUT
-	Prefix    string
-	Log       io.Writer
+	// ProfileOnly skips the rate searches: only the profile trial (profile.go), Repeat times per
+	// point. Quick A/B comparisons of two builds of the data plane use it.
+	ProfileOnly bool
+	Bin         string // seg6x binary for the DUT
+	Prefix      string
+	Log         io.Writer
 }
 
 // IMIX is the frame size value that stands for the 7:4:1 mix of 64, 594 and 1518-byte frames.
@@ -59,9 +62,11 @@ type Point struct {
 	// One more trial at full rate with BPF run-time statistics on (profile.go): the DUT's CPU time per
 	// frame (its receive NAPI thread), the part of it in the DUT's XDP program, and how busy the
 	// thread was (below ~0.95 the DUT was not saturated and the figure includes its wake-ups).
-	DUTNsPerFrame  float64 `json:"dut_cpu_ns_per_frame"`
-	ProgNsPerFrame float64 `json:"dut_xdp_ns_per_frame"`
-	DUTBusy        float64 `json:"dut_busy"`
+	DUTNsPerFrame  float64   `json:"dut_cpu_ns_per_frame"` // medians over the repetitions
+	ProgNsPerFrame float64   `json:"dut_xdp_ns_per_frame"`
+	DUTBusy        float64   `json:"dut_busy"`
+	DUTNsRuns      []float64 `json:"dut_cpu_ns_runs"`
+	ProgNsRuns     []float64 `json:"dut_xdp_ns_runs"`
 	// The kernel reference's DUT CPU per frame over this scenario's, and this scenario's over bare
 	// redirect's: speed-ups by CPU cost, which loss-based searches on this rig blur.
 	CPUSpeedupVsKernel float64 `json:"cpu_speedup_vs_kernel"`
@@ -162,8 +167,18 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 			avg := float64(total) / float64(len(frames))
 			p := Point{Scenario: sc.Name, Description: sc.Desc, FrameSize: size, Flows: fm, TrialSeconds: o.Trial.Seconds(),
 				SearchSteps: o.Steps, MeasuredAtUTC: time.Now().UTC().Format(time.RFC3339)}
-			var over, pdrs []float64
+			var over, pdrs, busy []float64
 			for rep := 0; rep < o.Repeat; rep++ {
+				prof, err := r.Profile(longest, o.Trial)
+				if err != nil {
+					return nil, fmt.Errorf("profile: %w", err)
+				}
+				p.DUTNsRuns = append(p.DUTNsRuns, prof.DUTNs)
+				p.ProgNsRuns = append(p.ProgNsRuns, prof.ProgNs)
+				busy = append(busy, prof.DUTBusy)
+				if o.ProfileOnly {
+					continue
+				}
 				ov, err := r.Run(longest, 0, o.Trial)
 				if err != nil {
 					return nil, err
@@ -188,13 +203,9 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 				pdrs = append(pdrs, pdr.OfferedPPS/1e6)
 				p.PDRRuns = append(p.PDRRuns, pdr.OfferedPPS/1e6)
 			}
-			prof, err := r.Profile(longest, o.Trial)
-			if err != nil {
-				return nil, fmt.Errorf("profile: %w", err)
-			}
-			p.DUTNsPerFrame, p.ProgNsPerFrame, p.DUTBusy = prof.DUTNs, prof.ProgNs, prof.DUTBusy
+			p.DUTNsPerFrame, p.ProgNsPerFrame, p.DUTBusy = median(p.DUTNsRuns), median(p.ProgNsRuns), median(busy)
 			p.NDRMpps, p.NDRSpread = median(p.NDRRuns), spread(p.NDRRuns)
-			p.GeneratorLimited = p.OverloadLoss < 0.005
+			p.GeneratorLimited = !o.ProfileOnly && p.OverloadLoss < 0.005
 			p.PDRMpps, p.OverloadMpps = median(pdrs), median(over)
 			p.PDRSpread = spread(pdrs)
 			p.AvgFrame = avg
@@ -205,10 +216,12 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 			if p.KernelInRatio > 0 {
 				fmt.Fprintf(o.Log, "   kernel stack received %.1f%% of the frames sent at overload\n", 100*p.KernelInRatio)
 			}
-			fmt.Fprintf(o.Log, "   %4dB(avg %.0f) %-6s NDR %.3f Mpps (spread %.3f)  PDR %.3f  overload %.3f of %.3f offered  bad %d\n",
-				size, avg, fm, p.NDRMpps, p.NDRSpread, p.PDRMpps, p.OverloadMpps, p.OfferedMpps, p.BadFrames)
-			fmt.Fprintf(o.Log, "   DUT CPU %.0f ns/frame (XDP program %.0f ns), busy %.0f%% at full rate\n",
-				p.DUTNsPerFrame, p.ProgNsPerFrame, 100*p.DUTBusy)
+			if !o.ProfileOnly {
+				fmt.Fprintf(o.Log, "   %4dB(avg %.0f) %-6s NDR %.3f Mpps (spread %.3f)  PDR %.3f  overload %.3f of %.3f offered  bad %d\n",
+					size, avg, fm, p.NDRMpps, p.NDRSpread, p.PDRMpps, p.OverloadMpps, p.OfferedMpps, p.BadFrames)
+			}
+			fmt.Fprintf(o.Log, "   DUT CPU %.0f ns/frame (XDP program %.0f ns), busy %.0f%% at full rate; runs %.0f / %.0f\n",
+				p.DUTNsPerFrame, p.ProgNsPerFrame, 100*p.DUTBusy, p.DUTNsRuns, p.ProgNsRuns)
 			if len(pdrs) > 1 {
 				fmt.Fprintf(o.Log, "   PDR runs %v (spread %.3f)\n", pdrs, p.PDRSpread)
 			}

@@ -214,7 +214,9 @@ generator, and counts at the sink only frames that are exactly what the scenario
 For every scenario x frame size x flow mode: NDR (highest zero-loss rate, binary search), PDR
 (loss <= 0.5%) and the delivered rate at overload, each repeated (--repeat) and reported as the
 median and spread. Ratios to bare redirect and to the kernel come from the same run.
-See docs/benchmarks.md for the method and its limits.`,
+Each repetition also runs one profile trial at the generator's full rate with BPF run-time
+statistics on: the CPU time of the DUT's receive thread per frame and the XDP program's share
+(--profile-only runs just those). See docs/benchmarks.md for the method and its limits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if quick {
@@ -260,6 +262,7 @@ See docs/benchmarks.md for the method and its limits.`,
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&o.ProfileOnly, "profile-only", false, "skip the rate searches: only the profile trial (DUT CPU and XDP program ns per frame at full rate), --repeat times per point; for A/B runs of two builds")
 	c.Flags().BoolVar(&quick, "quick", false, "quick subset: 64 bytes and IMIX, single flow, 0.5 s trials, 1 repetition")
 	c.Flags().StringVar(&scenarios, "scenarios", "", "comma-separated scenario names (default: all)")
 	c.Flags().StringVar(&sizes, "sizes", "64,128,256,512,1024,1280,1518,imix", "frame sizes (bytes incl. FCS); imix = 7:4:1 of 64/594/1518")
@@ -282,7 +285,28 @@ func writeResults(path string, res []bench.Point) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
+// printProfiles is the table of a --profile-only run.
+func printProfiles(res []bench.Point) {
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "SCENARIO\tSIZE\tFLOWS\tDUT ns/frame\tXDP ns/frame\tBUSY\tRUNS (DUT ns)\tCPU vs KERNEL\tCPU COST vs BARE")
+	for _, p := range res {
+		size := strconv.Itoa(p.FrameSize)
+		if p.FrameSize == bench.IMIX {
+			size = "imix"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f%%\t%.0f\t%.2fx\t%.2fx\n", p.Scenario, size, p.Flows, p.DUTNsPerFrame,
+			p.ProgNsPerFrame, 100*p.DUTBusy, p.DUTNsRuns, p.CPUSpeedupVsKernel, p.CPUCostVsBare)
+	}
+	w.Flush()
+	fmt.Println("Medians of the repetitions, each one trial at the generator's full rate with BPF run-time statistics on.")
+	fmt.Println("BUSY below ~90%: the DUT was not saturated and its figure includes wake-ups (docs/benchmarks.md).")
+}
+
 func printBench(res []bench.Point) {
+	if len(res) > 0 && len(res[0].NDRRuns) == 0 {
+		printProfiles(res)
+		return
+	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "SCENARIO\tSIZE\tFLOWS\tNDR Mpps\t±\tPDR Mpps\t±\tOVERLOAD Mpps\tGbps@NDR\tPDR vs BARE\tPDR vs KERNEL (ref)\tDUT ns/frame (XDP)\tCPU vs KERNEL")
 	for _, p := range res {
