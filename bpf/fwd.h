@@ -68,15 +68,16 @@ static __always_inline int tx_ok(__u32 ifindex)
  * interface-based policy rules and source-specific routes are answered as the FIB would. */
 static __always_inline int fib_lookup(struct xdp_md *ctx, struct bpf_fib_lookup *fib, __u32 table)
 {
-	struct nh_key key = { .table = table, .ifindex = fib->ifindex, .family = fib->family,
-			      .l4_protocol = fib->l4_protocol, .tos = fib->tos };
+	struct nh_key key;
 	__u32 len = fib->tot_len;
 	struct nh_entry *e, ne = {};
 	__u32 zero = 0, gen = 0;
 	__u64 *g;
 	int rc;
 
-	if (nh_cache_ns) {
+	if (nh_cache_ns) { /* the key is built only when the cache is on (the input ifindex first) */
+		key = (struct nh_key){ .table = table, .ifindex = fib->ifindex, .family = fib->family,
+				       .l4_protocol = fib->l4_protocol, .tos = fib->tos };
 		g = bpf_map_lookup_elem(&nh_gen, &zero);
 		if (g)
 			gen = (__u32)*g;

@@ -14,19 +14,26 @@ import (
 	"github.com/seg6x/seg6x/internal/testbin"
 )
 
+// scenarioRig builds a rig with sc set up on it, removed when the test ends.
+func scenarioRig(t *testing.T, prefix, bin string, sc *bench.Scenario) *bench.Rig {
+	t.Helper()
+	r, err := bench.Up(prefix, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Down)
+	if err := sc.Setup(r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func TestRigAcceptsCorrectFramesOnly(t *testing.T) {
 	bin := testbin.Seg6x(t)
 	prefix := fmt.Sprintf("s6bt%d", os.Getpid()%10000)
 	for _, sc := range bench.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
-			r, err := bench.Up(prefix, bin)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Down()
-			if err := sc.Setup(r); err != nil {
-				t.Fatal(err)
-			}
+			r := scenarioRig(t, prefix, bin, sc)
 			n := len(sc.Frame(60, 0))
 			frames := [][]byte{sc.Frame(n, 0), sc.Frame(n, 1), sc.Frame(n, 2)}
 			longest, err := r.Load(frames, sc.Expect(n))
@@ -73,14 +80,7 @@ func TestProfileMeasuresTheDUT(t *testing.T) {
 			continue
 		}
 		t.Run(sc.Name, func(t *testing.T) {
-			r, err := bench.Up(prefix, bin)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Down()
-			if err := sc.Setup(r); err != nil {
-				t.Fatal(err)
-			}
+			r := scenarioRig(t, prefix, bin, sc)
 			if err := r.PinNAPI(); err != nil {
 				t.Fatal(err)
 			}

@@ -13,14 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestNextHopCache runs the program with the next-hop cache on: cached results give the same bytes,
-// a neighbor change shows after the cache time, and a packet longer than any the FIB accepted for
-// the entry is looked up again (so the MTU check still happens).
-func TestNextHopCache(t *testing.T) {
-	const ttl = 150 * time.Millisecond
-	// The cache is per CPU: stay on one so consecutive runs see the same entries.
+// onOneCPU pins the calling goroutine's thread to CPU 0; the returned function undoes it.
+func onOneCPU(t *testing.T) func() {
+	t.Helper()
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	var one, all unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &all); err != nil {
 		t.Fatal(err)
@@ -29,22 +25,43 @@ func TestNextHopCache(t *testing.T) {
 	if err := unix.SchedSetaffinity(0, &one); err != nil {
 		t.Fatal(err)
 	}
-	defer unix.SchedSetaffinity(0, &all)
+	return func() {
+		unix.SchedSetaffinity(0, &all)
+		runtime.UnlockOSThread()
+	}
+}
+
+// loadWithCache loads the program with the next-hop cache on (ttl) and returns it, the fixtures and
+// the one named name.
+func loadWithCache(t *testing.T, ttl time.Duration, name string) (*dataplane.Seg6xObjects, []fixtures.Fixture, *fixtures.Fixture) {
+	t.Helper()
 	objs, err := dataplane.LoadObjects(rig.Dir, dataplane.ProgramOptions{NextHopCache: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer objs.Close()
 	fs, err := fixtures.Load()
 	if err != nil {
+		objs.Close()
 		t.Fatal(err)
 	}
-	var f *fixtures.Fixture
 	for i := range fs {
-		if fs[i].Name == "encap1_v4_udp" {
-			f = &fs[i]
+		if fs[i].Name == name {
+			return objs, fs, &fs[i]
 		}
 	}
+	objs.Close()
+	t.Fatalf("fixture %s not found", name)
+	return nil, nil, nil
+}
+
+// TestNextHopCache runs the program with the next-hop cache on: cached results give the same bytes,
+// a neighbor change shows after the cache time, and a packet longer than any the FIB accepted for
+// the entry is looked up again (so the MTU check still happens).
+func TestNextHopCache(t *testing.T) {
+	const ttl = 150 * time.Millisecond
+	defer onOneCPU(t)() // the cache is per CPU: consecutive runs must see the same entries
+	objs, fs, f := loadWithCache(t, ttl, "encap1_v4_udp")
+	defer objs.Close()
 	for i := 0; i < 3; i++ { // miss, then hits
 		res, err := rig.Run(objs.Seg6xXdp, f, 1)
 		if err != nil {
@@ -137,17 +154,7 @@ func TestNextHopCache(t *testing.T) {
 // ruled source must still leave the way the FIB routes it (the cache key holds the source, the
 // ingress interface, the protocol and the TOS, not only the destination).
 func TestNextHopCacheKeysEveryLookupInput(t *testing.T) {
-	runtime.LockOSThread() // the cache is per CPU: stay on one
-	defer runtime.UnlockOSThread()
-	var one, all unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &all); err != nil {
-		t.Fatal(err)
-	}
-	one.Set(0)
-	if err := unix.SchedSetaffinity(0, &one); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.SchedSetaffinity(0, &all)
+	defer onOneCPU(t)() // the cache is per CPU: stay on one
 	ip := func(args ...string) {
 		t.Helper()
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
@@ -163,24 +170,8 @@ func TestNextHopCacheKeysEveryLookupInput(t *testing.T) {
 		_ = exec.Command("ip", "-6", "route", "flush", "table", "300").Run()
 		_ = exec.Command("ip", "-6", "neigh", "del", "fc00:12::3", "dev", "fab0").Run()
 	}()
-	objs, err := dataplane.LoadObjects(rig.Dir, dataplane.ProgramOptions{NextHopCache: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs, _, f := loadWithCache(t, time.Minute, "end")
 	defer objs.Close()
-	fs, err := fixtures.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f *fixtures.Fixture
-	for i := range fs {
-		if fs[i].Name == "end" {
-			f = &fs[i]
-		}
-	}
-	if f == nil {
-		t.Fatal("fixture end not found")
-	}
 	run := func(what string, in, want []byte) {
 		t.Helper()
 		g := *f
