@@ -25,8 +25,11 @@
 #ifndef MAX_SIDS
 #define MAX_SIDS 131072 /* local SIDs */
 #endif
-#ifndef MAX_TENANT_PORTS
-#define MAX_TENANT_PORTS 4096 /* (ifindex, VLAN) -> tenant entries */
+#ifndef MAX_PORTS
+#define MAX_PORTS 8192 /* (ifindex, VLAN) -> boundary side and tenant entries */
+#endif
+#ifndef MAX_DOMAIN_PREFIXES
+#define MAX_DOMAIN_PREFIXES 1024 /* locators, and SID sources, of the SR domain */
 #endif
 #ifndef MAX_TX_PORTS
 #define MAX_TX_PORTS 1024 /* interfaces the fast path may redirect to */

@@ -10,6 +10,7 @@
 #include "parse.h"
 #include "stats.h"
 #include "fwd.h"
+#include "ipcheck.h"
 
 /* Returned by end_transit when the new destination is another local SID (no verdict yet). */
 #define SID_CHAIN -1
@@ -59,7 +60,7 @@ static __always_inline int end_transit(struct xdp_md *ctx, struct pkt *p, struct
 		return verdict(fib_reason(rc), p->len);
 	if (write_l2(ctx, (int)p->l3off - ETH_HLEN, fib.dmac, fib.smac, 0, ETH_P_IPV6_BE))
 		return verdict(DROP_NO_ROOM, p->len);
-	return finish(bpf_redirect_map(&tx_ports, fib.ifindex, 0), p->len);
+	return redirect(fib.ifindex, p->len);
 }
 
 /* Decapsulation: the inner packet is looked up (DX: the configured next hop in the main table; DT: its
@@ -85,11 +86,18 @@ static __always_inline int end_decap(struct xdp_md *ctx, struct pkt *p, struct s
 	if (s->next_hdr == PROTO_IPIP && (act == SID_END_DX4 || act == SID_END_DT4 || act == SID_END_DT46)) {
 		struct iphdr *iph = data + ioff;
 
-		if ((void *)(iph + 1) > data_end || iph->ihl < 5 || iph->version != 4)
+		if ((void *)(iph + 1) > data_end)
 			return verdict(DROP_BAD_INNER, p->len);
-		inner_len = bpf_ntohs(iph->tot_len);
-		if (inner_len < iph->ihl * 4 || data + ioff + inner_len > data_end)
+		rc = ip4_check(iph, data_end, &inner_len);
+		if (rc == PASS_IPV4_OPTIONS) {
+			/* The kernel validates the options of the decapsulated packet (and forwards it). */
+			inner_len = bpf_ntohs(iph->tot_len);
+			if (inner_len < (__u32)iph->ihl * 4 || data + ioff + inner_len > data_end)
+				return verdict(DROP_BAD_INNER, p->len);
+			reason = PASS_IPV4_OPTIONS;
+		} else if (rc != REASON_NONE) {
 			return verdict(DROP_BAD_INNER, p->len);
+		}
 		proto = ETH_P_IP_BE;
 		fib.family = AF_INET;
 		fib.tos = iph->tos;
@@ -101,15 +109,12 @@ static __always_inline int end_decap(struct xdp_md *ctx, struct pkt *p, struct s
 			fib.ipv4_dst = iph->daddr;
 			table = sid->table;
 		}
-		if (iph->ttl <= 1)
+		if (iph->ttl <= 1 && reason == REASON_NONE)
 			reason = PASS_TTL;
 	} else if (s->next_hdr == PROTO_IPV6 && (act == SID_END_DX6 || act == SID_END_DT6 || act == SID_END_DT46)) {
 		struct ipv6hdr *ip6 = data + ioff;
 
-		if ((void *)(ip6 + 1) > data_end || ip6->version != 6)
-			return verdict(DROP_BAD_INNER, p->len);
-		inner_len = IPV6_HLEN + bpf_ntohs(ip6->payload_len);
-		if (data + ioff + inner_len > data_end)
+		if ((void *)(ip6 + 1) > data_end || ip6_check(ip6, data_end, &inner_len) != REASON_NONE)
 			return verdict(DROP_BAD_INNER, p->len);
 		proto = ETH_P_IPV6_BE;
 		fib.family = AF_INET6;
@@ -153,7 +158,7 @@ static __always_inline int end_decap(struct xdp_md *ctx, struct pkt *p, struct s
 			return verdict(DROP_NO_ROOM, p->len);
 		if (write_l2(ctx, (int)ioff - ETH_HLEN - (vlan ? VLAN_HLEN : 0), fib.dmac, fib.smac, vlan, proto))
 			return verdict(DROP_NO_ROOM, p->len);
-		return finish(bpf_redirect_map(&tx_ports, fib.ifindex, 0), p->len);
+		return redirect(fib.ifindex, p->len);
 	}
 
 	/* Hand the kernel the decapsulated packet, addressed to this node's MAC as it arrived. */
@@ -170,14 +175,39 @@ static __always_inline int end_decap(struct xdp_md *ctx, struct pkt *p, struct s
 	return verdict(reason, p->len);
 }
 
-/* A packet whose IPv6 destination is a local SID. */
-static __always_inline int endpoint(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid)
+/* The outer IPv6 header of a packet addressed to a local SID, as the kernel's IPv6 input takes it:
+ * version 6, payload length not 0 and not beyond the frame; bytes beyond it (Ethernet padding) are
+ * trimmed, so lengths and the MTU check below are those of the real packet. */
+static __always_inline int outer_check(struct xdp_md *ctx, struct pkt *p)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
+	struct ipv6hdr *ip6 = data + p->l3off;
+	__u32 len;
+	int rc;
+
+	if ((void *)(ip6 + 1) > data_end)
+		return DROP_TRUNC_IP;
+	rc = ip6_check(ip6, data_end, &len);
+	if (rc != REASON_NONE)
+		return rc;
+	if (trim_to(ctx, p->l3off + len))
+		return DROP_NO_ROOM;
+	return REASON_NONE;
+}
+
+/* A packet whose IPv6 destination is a local SID. */
+static __always_inline int endpoint(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid)
+{
+	void *data, *data_end;
 	struct srh_info s = {};
 	int rc;
 
+	rc = outer_check(ctx, p);
+	if (rc != REASON_NONE)
+		return verdict(rc, p->len);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
 	rc = find_srh(data, data_end, p->l3off, &s);
 	if (rc != REASON_NONE)
 		return verdict(rc, p->len);

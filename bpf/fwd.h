@@ -6,6 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include "maps.h"
 #include "structs.h"
+#include "stats.h"
 
 /* fib_lookup's result when the FIB found a next hop on an interface without seg6x (not a
  * bpf_fib_lookup code: those are 0..9). */
@@ -161,4 +162,16 @@ static __always_inline int trim_to(struct xdp_md *ctx, __u32 want_len)
 	if (have > want_len)
 		return bpf_xdp_adjust_tail(ctx, -(int)(have - want_len));
 	return 0;
+}
+
+/* The verdict of a packet rewritten for ifindex: redirected, or, when the interface left the redirect
+ * map after the next hop was chosen (a cached next hop of an interface just detached), dropped and
+ * counted instead of aborted. */
+static __always_inline int redirect(__u32 ifindex, __u32 bytes)
+{
+	int rc = bpf_redirect_map(&tx_ports, ifindex, XDP_DROP);
+
+	if (rc != XDP_REDIRECT)
+		return verdict(DROP_TX_GONE, bytes);
+	return finish(rc, bytes);
 }

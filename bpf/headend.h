@@ -11,6 +11,7 @@
 #include "fwd.h"
 #include "flowlabel.h"
 #include "routes.h"
+#include "ipcheck.h"
 
 /* What the headend learned about the inner packet before rewriting anything. */
 struct inner {
@@ -21,29 +22,26 @@ struct inner {
 	__u8 ttl;
 };
 
-/* Parses the inner IPv4 packet and finds its policy. Returns REASON_NONE, a DROP_* reason, or
- * PASS_NO_MATCH when no route of the tenant covers the destination. */
+/* Checks the tenant's IPv4 packet (ipcheck.h) and finds its policy. Returns REASON_NONE, a DROP_* or
+ * PASS_* reason, or PASS_NO_MATCH when no route of the tenant covers the destination. */
 static __always_inline int headend_v4(void *data, void *data_end, struct pkt *p,
-				      const struct tenant_val *tv, struct inner *in)
+				      const struct port_val *tv, struct inner *in)
 {
 	struct iphdr *iph = data + p->l3off;
 	__u32 policy_id;
 	__u32 *ports = NULL;
-	__u32 ihl;
+	int rc;
 
 	if ((void *)(iph + 1) > data_end)
 		return DROP_TRUNC_IP;
-	ihl = iph->ihl * 4;
-	if (ihl < sizeof(*iph))
-		return DROP_BAD_IPV4_IHL;
+	rc = ip4_check(iph, data_end, &in->len);
+	if (rc != REASON_NONE)
+		return rc;
 	policy_id = route4_lookup(tv, iph->daddr);
 	if (!policy_id)
 		return PASS_NO_MATCH;
-	in->len = bpf_ntohs(iph->tot_len);
-	if (in->len < ihl || data + p->l3off + in->len > data_end)
-		return DROP_TRUNC_IP;
 	if ((iph->protocol == PROTO_TCP || iph->protocol == PROTO_UDP) && !(iph->frag_off & IP_MF_OFFSET_BE)) {
-		__u32 *l4 = (void *)iph + (ihl & 0x3C);
+		__u32 *l4 = (void *)(iph + 1);
 		if ((void *)(l4 + 1) <= data_end)
 			ports = l4;
 	}
@@ -55,25 +53,24 @@ static __always_inline int headend_v4(void *data, void *data_end, struct pkt *p,
 }
 
 static __always_inline int headend_v6(void *data, void *data_end, struct pkt *p,
-				      const struct tenant_val *tv, struct inner *in)
+				      const struct port_val *tv, struct inner *in)
 {
 	struct ipv6hdr *ip6 = data + p->l3off;
 	__u64 hi, lo;
 	__u32 policy_id;
 	__u32 *ports = NULL;
+	int rc;
 
 	if ((void *)(ip6 + 1) > data_end)
 		return DROP_TRUNC_IP;
+	rc = ip6_check(ip6, data_end, &in->len);
+	if (rc != REASON_NONE)
+		return rc;
 	__builtin_memcpy(&hi, &ip6->daddr, 8);
 	__builtin_memcpy(&lo, (__u8 *)&ip6->daddr + 8, 8);
 	policy_id = route6_lookup(tv, hi, lo);
 	if (!policy_id)
 		return PASS_NO_MATCH;
-	if (!ip6->payload_len)
-		return PASS_NO_MATCH; /* jumbogram (RFC 2675): left to the kernel */
-	in->len = IPV6_HLEN + bpf_ntohs(ip6->payload_len);
-	if (data + p->l3off + in->len > data_end)
-		return DROP_TRUNC_IP;
 	if (ip6->nexthdr == PROTO_TCP || ip6->nexthdr == PROTO_UDP) {
 		__u32 *l4 = (void *)(ip6 + 1);
 		if ((void *)(l4 + 1) <= data_end)
@@ -109,24 +106,19 @@ static __always_inline int grow_by_tail(struct xdp_md *ctx, __u32 l3off, __u32 i
 	return 0;
 }
 
-/* Tenant traffic: classify by (ingress ifindex, VLAN), match the inner destination in the tenant's
- * routes, and encapsulate into the policy's prebuilt IPv6 + SRH header. */
-static __always_inline int headend(struct xdp_md *ctx, struct pkt *p)
+/* Tenant traffic of the port tv (its route table): match the inner destination in the tenant's routes
+ * and encapsulate into the policy's prebuilt IPv6 + SRH header. */
+static __always_inline int headend(struct xdp_md *ctx, struct pkt *p, const struct port_val *tv)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	struct tenant_key tk = { .ifindex = ctx->ingress_ifindex, .vlan = p->vlan };
 	struct bpf_fib_lookup fib = {};
 	struct encap_policy *pol;
-	struct tenant_val *tv;
 	struct inner in = {};
 	struct ipv6hdr *o6;
 	__u32 hdr_len, ioff;
 	int rc, to_kernel = REASON_NONE;
 
-	tv = bpf_map_lookup_elem(&tenant_ports, &tk);
-	if (!tv)
-		return finish(XDP_PASS, p->len);
 	if (p->proto == ETH_P_IP_BE)
 		rc = headend_v4(data, data_end, p, tv, &in);
 	else
@@ -174,7 +166,7 @@ static __always_inline int headend(struct xdp_md *ctx, struct pkt *p)
 		if (grow_by_tail(ctx, p->l3off, in.len, hdr_len)) {
 			/* Nothing changed but the padding: a tenant whose routes the kernel also holds (the
 			 * kernel mirror) lets the kernel encapsulate; otherwise the packet cannot go out. */
-			if (tv->flags & TENANT_F_KERNEL_FALLBACK)
+			if (tv->flags & PORT_F_KERNEL_FALLBACK)
 				return verdict(PASS_NO_ROOM, p->len);
 			return verdict(DROP_NO_ROOM, p->len);
 		}
@@ -207,5 +199,5 @@ static __always_inline int headend(struct xdp_md *ctx, struct pkt *p)
 	o6->payload_len = bpf_htons(in.len + hdr_len - IPV6_HLEN);
 	if (to_kernel)
 		return verdict(to_kernel, p->len);
-	return finish(bpf_redirect_map(&tx_ports, fib.ifindex, 0), p->len);
+	return redirect(fib.ifindex, p->len);
 }

@@ -6,14 +6,34 @@
 #include <bpf/bpf_helpers.h>
 #include "structs.h"
 
-/* (ingress ifindex, VLAN) -> tenant. */
+/* (ingress ifindex, VLAN) -> side of the SR domain boundary, and tenant. */
 struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_TENANT_PORTS);
-	__type(key, struct tenant_key);
-	__type(value, struct tenant_val);
-} tenant_ports SEC(".maps");
+	__uint(max_entries, MAX_PORTS);
+	__type(key, struct port_key);
+	__type(value, struct port_val);
+} ports SEC(".maps");
+
+/* The SR domain's SID space (locator prefixes): refused as destinations on access ports. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MAX_DOMAIN_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct lpm6_key);
+	__type(value, __u8);
+} sid_space SEC(".maps");
+
+/* Outer sources allowed to address local SIDs from the fabric (checked on PORT_F_SID_SOURCES ports). */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MAX_DOMAIN_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct lpm6_key);
+	__type(value, __u8);
+} sid_sources SEC(".maps");
 
 /* (route table, prefix length, masked inner IPv4 destination) -> policy. Allocated on demand. */
 struct {

@@ -19,7 +19,7 @@ static __always_inline __u64 top_bits(__u32 n)
 	return n ? ~0ULL << (64 - n) : 0;
 }
 
-__noinline __u32 route4_lookup(const struct tenant_val *tv, __be32 daddr)
+__noinline __u32 route4_lookup(const struct port_val *tv, __be32 daddr)
 {
 	struct route4_key k = {};
 	struct encap_val *ev;
@@ -51,7 +51,7 @@ __noinline __u32 route4_lookup(const struct tenant_val *tv, __be32 daddr)
 }
 
 /* hi, lo: the destination as its two 64-bit halves, as they are in the packet (big-endian). */
-__noinline __u32 route6_lookup(const struct tenant_val *tv, __u64 hi, __u64 lo)
+__noinline __u32 route6_lookup(const struct port_val *tv, __u64 hi, __u64 lo)
 {
 	struct route6_key k = {};
 	struct encap_val *ev;

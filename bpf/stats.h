@@ -20,9 +20,9 @@ static __always_inline int finish(int action, __u32 bytes)
 	return action;
 }
 
-/* A packet seg6x owns but drops or hands to the kernel, with the reason. */
+/* A packet seg6x owns but drops or hands to the kernel, with the reason (its value says which). */
 static __always_inline int verdict(int reason, __u32 bytes)
 {
 	count(&reason_stats, (__u32)reason, bytes);
-	return finish(reason < PASS_NO_MATCH ? XDP_DROP : XDP_PASS, bytes);
+	return finish(reason >= REASON_PASS_FIRST ? XDP_PASS : XDP_DROP, bytes);
 }

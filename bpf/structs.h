@@ -16,51 +16,79 @@ enum sid_action {
 	SID_END_DT46 = 8,
 };
 
-/* Why a packet was dropped (DROP_*) or handed to the kernel (PASS_*). One counter each. */
+/* Why a packet was dropped (DROP_*) or handed to the kernel (PASS_*). One counter each. Every value is
+ * explicit and says what happens to the packet: 1..63 drop it, 64..127 hand it to the kernel
+ * (REASON_PASS_FIRST); internal/dataplane/reasons.go names each one and a test keeps the two in step. */
 enum reason {
 	REASON_NONE = 0,
-	DROP_TRUNC_VLAN,	/* frame ends inside an 802.1Q tag */
-	DROP_TRUNC_IP,		/* frame ends inside the IPv4/IPv6 header of a packet seg6x owns */
-	DROP_BAD_IPV4_IHL,	/* IPv4 header length field < 5 or beyond the frame */
-	DROP_TRUNC_EXTHDR,	/* frame ends inside an IPv6 extension header */
-	DROP_TOO_MANY_EXTHDRS,	/* more than MAX_EXT_HDRS extension headers before the SRH */
-	DROP_SRH_BAD_LEN,	/* SRH length inconsistent with last entry, or beyond the frame */
-	DROP_SRH_SL_BEYOND,	/* segments left points beyond the last entry */
-	DROP_BAD_ROUTING_TYPE,	/* routing header addressed to a SID is not an SRH */
-	DROP_DECAP_SL_NONZERO,	/* decap behavior with segments left > 0 */
-	DROP_BAD_INNER,		/* decap behavior, inner packet of the wrong family or truncated */
-	DROP_NO_ROOM,		/* the frame cannot grow to hold the outer header */
-	PASS_NO_MATCH,		/* reserved: not counted per packet (traffic seg6x does not own) */
-	PASS_TTL,		/* TTL / hop limit would expire: kernel sends ICMP */
-	PASS_LOCAL,		/* addressed to this node (End with SL 0, no SRH, or local route) */
-	PASS_FIB_NO_NEIGH,	/* next hop has no neighbor entry yet: kernel resolves it */
-	PASS_FIB_FRAG_NEEDED,	/* larger than the egress MTU: kernel fragments or sends ICMP */
-	PASS_FIB_UNREACHABLE,	/* blackhole / unreachable / prohibit route: kernel answers */
-	PASS_FIB_OTHER,		/* any other bpf_fib_lookup result (forwarding disabled, ...) */
-	PASS_TX_NOT_ATTACHED,	/* egress interface has no seg6x program: kernel forwards */
-	PASS_FRAGMENT,		/* IPv6 fragment addressed to a SID: kernel reassembles */
-	PASS_SRH_TLV,		/* SRH with TLVs addressed to a SID: kernel validates them (and HMAC) */
-	PASS_NO_ROOM,		/* no room for the outer header; the tenant's routes are the kernel's: it encapsulates */
-	REASON_MAX,
+	DROP_TRUNC_VLAN = 1,		/* frame ends inside an 802.1Q tag */
+	DROP_TRUNC_IP = 2,		/* frame shorter than the IPv4/IPv6 header or length of a packet seg6x owns */
+	DROP_BAD_IPV4_IHL = 3,		/* IPv4 header length field < 5 or beyond the frame */
+	DROP_TRUNC_EXTHDR = 4,		/* frame ends inside an IPv6 extension header */
+	DROP_TOO_MANY_EXTHDRS = 5,	/* more than MAX_EXT_HDRS extension headers before the SRH */
+	DROP_SRH_BAD_LEN = 6,		/* SRH length inconsistent with last entry, or beyond the frame */
+	DROP_SRH_SL_BEYOND = 7,		/* segments left points beyond the last entry */
+	DROP_BAD_ROUTING_TYPE = 8,	/* routing header addressed to a SID is not an SRH */
+	DROP_DECAP_SL_NONZERO = 9,	/* decap behavior with segments left > 0 */
+	DROP_BAD_INNER = 10,		/* decap behavior, inner packet of the wrong family, malformed or truncated */
+	DROP_NO_ROOM = 11,		/* the frame cannot grow to hold the outer header */
+	DROP_BOUNDARY_SID = 12,		/* access side: IPv6 packet addressed to a local SID */
+	DROP_BOUNDARY_LOCATOR = 13,	/* access side: IPv6 destination inside the SR domain's locators */
+	DROP_BOUNDARY_SRH = 14,		/* access side: IPv6 packet carrying a segment routing header */
+	DROP_SID_SOURCE = 15,		/* fabric side: packet to a local SID from outside the domain's sources */
+	DROP_BAD_IP_VERSION = 16,	/* IP version field disagrees with the ethertype / next header */
+	DROP_BAD_IPV4_CSUM = 17,	/* tenant IPv4 header checksum wrong (RFC 1812 5.2.2) */
+	DROP_BAD_IP_LEN = 18,		/* IPv4 total length < header, or IPv6 payload length 0 */
+	DROP_TX_GONE = 19,		/* the egress interface left the redirect map after the next hop was chosen */
+	REASON_PASS_FIRST = 64,
+	PASS_NO_MATCH = 64,		/* reserved: not counted per packet (traffic seg6x does not own) */
+	PASS_TTL = 65,			/* TTL / hop limit would expire: kernel sends ICMP */
+	PASS_LOCAL = 66,		/* addressed to this node (End with SL 0, no SRH, or local route) */
+	PASS_FIB_NO_NEIGH = 67,		/* next hop has no neighbor entry yet: kernel resolves it */
+	PASS_FIB_FRAG_NEEDED = 68,	/* larger than the egress MTU: kernel fragments or sends ICMP */
+	PASS_FIB_UNREACHABLE = 69,	/* blackhole / unreachable / prohibit route: kernel answers */
+	PASS_FIB_OTHER = 70,		/* any other bpf_fib_lookup result (forwarding disabled, ...) */
+	PASS_TX_NOT_ATTACHED = 71,	/* egress interface has no seg6x program: kernel forwards */
+	PASS_FRAGMENT = 72,		/* IPv6 fragment addressed to a SID: kernel reassembles */
+	PASS_SRH_TLV = 73,		/* SRH with TLVs addressed to a SID: kernel validates them (and HMAC) */
+	PASS_NO_ROOM = 74,		/* no room for the outer header; the tenant's routes are the kernel's: it encapsulates */
+	PASS_IPV4_OPTIONS = 75,		/* IPv4 header with options: the kernel validates them (and answers with ICMP) */
+	REASON_MAX = 128,
 };
 
-/* A tenant-facing port: ingress ifindex + VLAN ID (0 = untagged). */
-struct tenant_key {
+/* Where a frame came in: ingress ifindex + VLAN ID (0 = untagged; PORT_VLAN_ANY = any VLAN of the
+ * interface without an entry of its own). */
+#define PORT_VLAN_ANY 0xFFFF
+
+struct port_key {
 	__u32 ifindex;
 	__u16 vlan;
 	__u16 pad;
 };
 
-/* A tenant port leads to one version of the tenant's route table. Replacing the whole table writes a
- * new table_id and then flips this entry, so a packet sees the old table or the new one, never a mix.
- * The prefix-length bitmaps say which exact-match lookups a destination needs (longest first). */
-#define TENANT_F_KERNEL_FALLBACK 1 /* the kernel holds the same routes: hand it what XDP cannot encapsulate */
+/* What the fast path may do with a frame from a port (its side of the SR domain boundary).
+ * Fabric ports process local SIDs; access ports never do: IPv6 to a local SID, into the domain's
+ * locators or with an SRH is dropped there. A tenant port leads to one version of the tenant's route
+ * table: replacing the whole table writes a new table_id and then flips this entry, so a packet sees
+ * the old table or the new one, never a mix. The prefix-length bitmaps say which exact-match lookups
+ * a destination needs (longest first). */
+#define PORT_F_SIDS 1		   /* fabric: local SIDs are processed */
+#define PORT_F_BOUNDARY 2	   /* access: SIDs, locators and SRHs are refused */
+#define PORT_F_TENANT 4		   /* tenant traffic: headend through table_id */
+#define PORT_F_SID_SOURCES 8	   /* fabric: a packet to a local SID needs a source in sid_sources */
+#define PORT_F_KERNEL_FALLBACK 16  /* the kernel holds the same routes: hand it what XDP cannot encapsulate */
 
-struct tenant_val {
+struct port_val {
 	__u32 table_id;
-	__u32 flags;     /* TENANT_F_* */
+	__u32 flags;     /* PORT_F_* */
 	__u64 plens4;    /* bit n: the table has IPv4 routes of prefix length n (0..32) */
 	__u64 plens6[3]; /* bit n of 192: IPv6 routes of prefix length n (0..128) */
+};
+
+/* An IPv6 prefix in an LPM trie (the domain's locators, the domain's sources). */
+struct lpm6_key {
+	__u32 prefixlen;
+	__u8 addr[16];
 };
 
 /* Encap routes: exact match on (table, prefix length, destination masked to that length). */

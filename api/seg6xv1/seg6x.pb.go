@@ -75,7 +75,7 @@ func (x Op_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Op_Kind.Descriptor instead.
 func (Op_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{7, 0}
+	return file_seg6x_proto_rawDescGZIP(), []int{9, 0}
 }
 
 type Options struct {
@@ -124,11 +124,15 @@ func (x *Options) GetNexthopCacheMs() uint32 {
 }
 
 type Interface struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Mode          string                 `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`                    // native (default) | generic
-	Ifindex       int32                  `protobuf:"varint,3,opt,name=ifindex,proto3" json:"ifindex,omitempty"`             // output only
-	ProgId        uint32                 `protobuf:"varint,4,opt,name=prog_id,json=progId,proto3" json:"prog_id,omitempty"` // output only (Status)
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Mode    string                 `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`                    // native (default) | generic
+	Ifindex int32                  `protobuf:"varint,3,opt,name=ifindex,proto3" json:"ifindex,omitempty"`             // output only
+	ProgId  uint32                 `protobuf:"varint,4,opt,name=prog_id,json=progId,proto3" json:"prog_id,omitempty"` // output only (Status)
+	// Side of the SR domain boundary: fabric (local SIDs are processed), access (never: tenant traffic
+	// only), or auto (default: access when an API/config tenant has a port on it, fabric otherwise).
+	// A tenant port is access for its VLAN whatever the role.
+	Role          string `protobuf:"bytes,5,opt,name=role,proto3" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -191,6 +195,151 @@ func (x *Interface) GetProgId() uint32 {
 	return 0
 }
 
+func (x *Interface) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+// The SR domain (RFC 8402 8.2, RFC 8754 5.1). Replaced whole; empty lists clear it.
+type Domain struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Locators      []string               `protobuf:"bytes,1,rep,name=locators,proto3" json:"locators,omitempty"` // IPv6 prefixes of the domain's SID space: refused as destinations on access ports
+	Sources       []string               `protobuf:"bytes,2,rep,name=sources,proto3" json:"sources,omitempty"`   // optional: the only outer sources from which fabric packets may address local SIDs
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Domain) Reset() {
+	*x = Domain{}
+	mi := &file_seg6x_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Domain) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Domain) ProtoMessage() {}
+
+func (x *Domain) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Domain.ProtoReflect.Descriptor instead.
+func (*Domain) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Domain) GetLocators() []string {
+	if x != nil {
+		return x.Locators
+	}
+	return nil
+}
+
+func (x *Domain) GetSources() []string {
+	if x != nil {
+		return x.Sources
+	}
+	return nil
+}
+
+// How frames from one (interface, VLAN) are treated (output only).
+type PortClass struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Dev           string                 `protobuf:"bytes,1,opt,name=dev,proto3" json:"dev,omitempty"`
+	Ifindex       int32                  `protobuf:"varint,2,opt,name=ifindex,proto3" json:"ifindex,omitempty"`
+	Vlan          int32                  `protobuf:"varint,3,opt,name=vlan,proto3" json:"vlan,omitempty"`    // 0 untagged, 1-4094, -1 every VLAN without an entry of its own
+	Side          string                 `protobuf:"bytes,4,opt,name=side,proto3" json:"side,omitempty"`     // fabric | access
+	Tenant        string                 `protobuf:"bytes,5,opt,name=tenant,proto3" json:"tenant,omitempty"` // tenant whose traffic is encapsulated there, if any
+	Why           string                 `protobuf:"bytes,6,opt,name=why,proto3" json:"why,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortClass) Reset() {
+	*x = PortClass{}
+	mi := &file_seg6x_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortClass) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortClass) ProtoMessage() {}
+
+func (x *PortClass) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortClass.ProtoReflect.Descriptor instead.
+func (*PortClass) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *PortClass) GetDev() string {
+	if x != nil {
+		return x.Dev
+	}
+	return ""
+}
+
+func (x *PortClass) GetIfindex() int32 {
+	if x != nil {
+		return x.Ifindex
+	}
+	return 0
+}
+
+func (x *PortClass) GetVlan() int32 {
+	if x != nil {
+		return x.Vlan
+	}
+	return 0
+}
+
+func (x *PortClass) GetSide() string {
+	if x != nil {
+		return x.Side
+	}
+	return ""
+}
+
+func (x *PortClass) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *PortClass) GetWhy() string {
+	if x != nil {
+		return x.Why
+	}
+	return ""
+}
+
 type Port struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Dev           string                 `protobuf:"bytes,1,opt,name=dev,proto3" json:"dev,omitempty"`
@@ -201,7 +350,7 @@ type Port struct {
 
 func (x *Port) Reset() {
 	*x = Port{}
-	mi := &file_seg6x_proto_msgTypes[2]
+	mi := &file_seg6x_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -213,7 +362,7 @@ func (x *Port) String() string {
 func (*Port) ProtoMessage() {}
 
 func (x *Port) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[2]
+	mi := &file_seg6x_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -226,7 +375,7 @@ func (x *Port) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Port.ProtoReflect.Descriptor instead.
 func (*Port) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{2}
+	return file_seg6x_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Port) GetDev() string {
@@ -256,7 +405,7 @@ type Tenant struct {
 
 func (x *Tenant) Reset() {
 	*x = Tenant{}
-	mi := &file_seg6x_proto_msgTypes[3]
+	mi := &file_seg6x_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -268,7 +417,7 @@ func (x *Tenant) String() string {
 func (*Tenant) ProtoMessage() {}
 
 func (x *Tenant) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[3]
+	mi := &file_seg6x_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -281,7 +430,7 @@ func (x *Tenant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tenant.ProtoReflect.Descriptor instead.
 func (*Tenant) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{3}
+	return file_seg6x_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Tenant) GetName() string {
@@ -335,7 +484,7 @@ type Route struct {
 
 func (x *Route) Reset() {
 	*x = Route{}
-	mi := &file_seg6x_proto_msgTypes[4]
+	mi := &file_seg6x_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -347,7 +496,7 @@ func (x *Route) String() string {
 func (*Route) ProtoMessage() {}
 
 func (x *Route) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[4]
+	mi := &file_seg6x_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -360,7 +509,7 @@ func (x *Route) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Route.ProtoReflect.Descriptor instead.
 func (*Route) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{4}
+	return file_seg6x_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Route) GetTenant() string {
@@ -436,7 +585,7 @@ type Sid struct {
 
 func (x *Sid) Reset() {
 	*x = Sid{}
-	mi := &file_seg6x_proto_msgTypes[5]
+	mi := &file_seg6x_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -448,7 +597,7 @@ func (x *Sid) String() string {
 func (*Sid) ProtoMessage() {}
 
 func (x *Sid) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[5]
+	mi := &file_seg6x_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -461,7 +610,7 @@ func (x *Sid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sid.ProtoReflect.Descriptor instead.
 func (*Sid) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{5}
+	return file_seg6x_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Sid) GetSid() string {
@@ -538,7 +687,7 @@ type TenantRoutes struct {
 
 func (x *TenantRoutes) Reset() {
 	*x = TenantRoutes{}
-	mi := &file_seg6x_proto_msgTypes[6]
+	mi := &file_seg6x_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -550,7 +699,7 @@ func (x *TenantRoutes) String() string {
 func (*TenantRoutes) ProtoMessage() {}
 
 func (x *TenantRoutes) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[6]
+	mi := &file_seg6x_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -563,7 +712,7 @@ func (x *TenantRoutes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantRoutes.ProtoReflect.Descriptor instead.
 func (*TenantRoutes) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{6}
+	return file_seg6x_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TenantRoutes) GetTenant() string {
@@ -591,6 +740,7 @@ type Op struct {
 	//	*Op_Route
 	//	*Op_Sid
 	//	*Op_TenantRoutes
+	//	*Op_Domain
 	Object        isOp_Object `protobuf_oneof:"object"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -598,7 +748,7 @@ type Op struct {
 
 func (x *Op) Reset() {
 	*x = Op{}
-	mi := &file_seg6x_proto_msgTypes[7]
+	mi := &file_seg6x_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -610,7 +760,7 @@ func (x *Op) String() string {
 func (*Op) ProtoMessage() {}
 
 func (x *Op) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[7]
+	mi := &file_seg6x_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -623,7 +773,7 @@ func (x *Op) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Op.ProtoReflect.Descriptor instead.
 func (*Op) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{7}
+	return file_seg6x_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Op) GetKind() Op_Kind {
@@ -694,6 +844,15 @@ func (x *Op) GetTenantRoutes() *TenantRoutes {
 	return nil
 }
 
+func (x *Op) GetDomain() *Domain {
+	if x != nil {
+		if x, ok := x.Object.(*Op_Domain); ok {
+			return x.Domain
+		}
+	}
+	return nil
+}
+
 type isOp_Object interface {
 	isOp_Object()
 }
@@ -722,6 +881,10 @@ type Op_TenantRoutes struct {
 	TenantRoutes *TenantRoutes `protobuf:"bytes,7,opt,name=tenant_routes,json=tenantRoutes,proto3,oneof"` // REPLACE only
 }
 
+type Op_Domain struct {
+	Domain *Domain `protobuf:"bytes,8,opt,name=domain,proto3,oneof"` // REPLACE only
+}
+
 func (*Op_Options) isOp_Object() {}
 
 func (*Op_Interface) isOp_Object() {}
@@ -734,6 +897,8 @@ func (*Op_Sid) isOp_Object() {}
 
 func (*Op_TenantRoutes) isOp_Object() {}
 
+func (*Op_Domain) isOp_Object() {}
+
 type CommitRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ops           []*Op                  `protobuf:"bytes,1,rep,name=ops,proto3" json:"ops,omitempty"`
@@ -745,7 +910,7 @@ type CommitRequest struct {
 
 func (x *CommitRequest) Reset() {
 	*x = CommitRequest{}
-	mi := &file_seg6x_proto_msgTypes[8]
+	mi := &file_seg6x_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -757,7 +922,7 @@ func (x *CommitRequest) String() string {
 func (*CommitRequest) ProtoMessage() {}
 
 func (x *CommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[8]
+	mi := &file_seg6x_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -770,7 +935,7 @@ func (x *CommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitRequest.ProtoReflect.Descriptor instead.
 func (*CommitRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{8}
+	return file_seg6x_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CommitRequest) GetOps() []*Op {
@@ -805,7 +970,7 @@ type Diff struct {
 
 func (x *Diff) Reset() {
 	*x = Diff{}
-	mi := &file_seg6x_proto_msgTypes[9]
+	mi := &file_seg6x_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -817,7 +982,7 @@ func (x *Diff) String() string {
 func (*Diff) ProtoMessage() {}
 
 func (x *Diff) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[9]
+	mi := &file_seg6x_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -830,7 +995,7 @@ func (x *Diff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diff.ProtoReflect.Descriptor instead.
 func (*Diff) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{9}
+	return file_seg6x_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Diff) GetAdded() []string {
@@ -864,7 +1029,7 @@ type CommitReply struct {
 
 func (x *CommitReply) Reset() {
 	*x = CommitReply{}
-	mi := &file_seg6x_proto_msgTypes[10]
+	mi := &file_seg6x_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -876,7 +1041,7 @@ func (x *CommitReply) String() string {
 func (*CommitReply) ProtoMessage() {}
 
 func (x *CommitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[10]
+	mi := &file_seg6x_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -889,7 +1054,7 @@ func (x *CommitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitReply.ProtoReflect.Descriptor instead.
 func (*CommitReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{10}
+	return file_seg6x_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CommitReply) GetDiff() *Diff {
@@ -913,13 +1078,14 @@ type State struct {
 	Tenants       []*Tenant              `protobuf:"bytes,3,rep,name=tenants,proto3" json:"tenants,omitempty"`
 	Routes        []*Route               `protobuf:"bytes,4,rep,name=routes,proto3" json:"routes,omitempty"`
 	Sids          []*Sid                 `protobuf:"bytes,5,rep,name=sids,proto3" json:"sids,omitempty"`
+	Domain        *Domain                `protobuf:"bytes,6,opt,name=domain,proto3" json:"domain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *State) Reset() {
 	*x = State{}
-	mi := &file_seg6x_proto_msgTypes[11]
+	mi := &file_seg6x_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -931,7 +1097,7 @@ func (x *State) String() string {
 func (*State) ProtoMessage() {}
 
 func (x *State) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[11]
+	mi := &file_seg6x_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -944,7 +1110,7 @@ func (x *State) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use State.ProtoReflect.Descriptor instead.
 func (*State) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{11}
+	return file_seg6x_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *State) GetOptions() *Options {
@@ -982,6 +1148,13 @@ func (x *State) GetSids() []*Sid {
 	return nil
 }
 
+func (x *State) GetDomain() *Domain {
+	if x != nil {
+		return x.Domain
+	}
+	return nil
+}
+
 type ApplyStateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	State         *State                 `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
@@ -993,7 +1166,7 @@ type ApplyStateRequest struct {
 
 func (x *ApplyStateRequest) Reset() {
 	*x = ApplyStateRequest{}
-	mi := &file_seg6x_proto_msgTypes[12]
+	mi := &file_seg6x_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1178,7 @@ func (x *ApplyStateRequest) String() string {
 func (*ApplyStateRequest) ProtoMessage() {}
 
 func (x *ApplyStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[12]
+	mi := &file_seg6x_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1191,7 @@ func (x *ApplyStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStateRequest.ProtoReflect.Descriptor instead.
 func (*ApplyStateRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{12}
+	return file_seg6x_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ApplyStateRequest) GetState() *State {
@@ -1050,7 +1223,7 @@ type ShowRequest struct {
 
 func (x *ShowRequest) Reset() {
 	*x = ShowRequest{}
-	mi := &file_seg6x_proto_msgTypes[13]
+	mi := &file_seg6x_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1062,7 +1235,7 @@ func (x *ShowRequest) String() string {
 func (*ShowRequest) ProtoMessage() {}
 
 func (x *ShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[13]
+	mi := &file_seg6x_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1075,10 +1248,10 @@ func (x *ShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowRequest.ProtoReflect.Descriptor instead.
 func (*ShowRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{13}
+	return file_seg6x_proto_rawDescGZIP(), []int{15}
 }
 
-// The first chunk carries options, interfaces, tenants and the generation; routes and SIDs follow
+// The first chunk carries options, the domain, interfaces, tenants and the generation; routes and SIDs follow
 // over as many chunks as needed.
 type StateChunk struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1090,7 +1263,7 @@ type StateChunk struct {
 
 func (x *StateChunk) Reset() {
 	*x = StateChunk{}
-	mi := &file_seg6x_proto_msgTypes[14]
+	mi := &file_seg6x_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1102,7 +1275,7 @@ func (x *StateChunk) String() string {
 func (*StateChunk) ProtoMessage() {}
 
 func (x *StateChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[14]
+	mi := &file_seg6x_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1115,7 +1288,7 @@ func (x *StateChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateChunk.ProtoReflect.Descriptor instead.
 func (*StateChunk) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{14}
+	return file_seg6x_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StateChunk) GetState() *State {
@@ -1140,7 +1313,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_seg6x_proto_msgTypes[15]
+	mi := &file_seg6x_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1152,7 +1325,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[15]
+	mi := &file_seg6x_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1165,7 +1338,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{15}
+	return file_seg6x_proto_rawDescGZIP(), []int{17}
 }
 
 type Counter struct {
@@ -1178,7 +1351,7 @@ type Counter struct {
 
 func (x *Counter) Reset() {
 	*x = Counter{}
-	mi := &file_seg6x_proto_msgTypes[16]
+	mi := &file_seg6x_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1190,7 +1363,7 @@ func (x *Counter) String() string {
 func (*Counter) ProtoMessage() {}
 
 func (x *Counter) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[16]
+	mi := &file_seg6x_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1203,7 +1376,7 @@ func (x *Counter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Counter.ProtoReflect.Descriptor instead.
 func (*Counter) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{16}
+	return file_seg6x_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Counter) GetPackets() uint64 {
@@ -1234,7 +1407,7 @@ type PolicyStats struct {
 
 func (x *PolicyStats) Reset() {
 	*x = PolicyStats{}
-	mi := &file_seg6x_proto_msgTypes[17]
+	mi := &file_seg6x_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1246,7 +1419,7 @@ func (x *PolicyStats) String() string {
 func (*PolicyStats) ProtoMessage() {}
 
 func (x *PolicyStats) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[17]
+	mi := &file_seg6x_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1259,7 +1432,7 @@ func (x *PolicyStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyStats.ProtoReflect.Descriptor instead.
 func (*PolicyStats) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{17}
+	return file_seg6x_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PolicyStats) GetId() uint32 {
@@ -1315,7 +1488,7 @@ type SidStats struct {
 
 func (x *SidStats) Reset() {
 	*x = SidStats{}
-	mi := &file_seg6x_proto_msgTypes[18]
+	mi := &file_seg6x_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1327,7 +1500,7 @@ func (x *SidStats) String() string {
 func (*SidStats) ProtoMessage() {}
 
 func (x *SidStats) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[18]
+	mi := &file_seg6x_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1340,7 +1513,7 @@ func (x *SidStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SidStats.ProtoReflect.Descriptor instead.
 func (*SidStats) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{18}
+	return file_seg6x_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SidStats) GetSid() string {
@@ -1376,7 +1549,7 @@ type StatsReply struct {
 
 func (x *StatsReply) Reset() {
 	*x = StatsReply{}
-	mi := &file_seg6x_proto_msgTypes[19]
+	mi := &file_seg6x_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1388,7 +1561,7 @@ func (x *StatsReply) String() string {
 func (*StatsReply) ProtoMessage() {}
 
 func (x *StatsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[19]
+	mi := &file_seg6x_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1401,7 +1574,7 @@ func (x *StatsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsReply.ProtoReflect.Descriptor instead.
 func (*StatsReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{19}
+	return file_seg6x_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StatsReply) GetActions() map[string]*Counter {
@@ -1440,7 +1613,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_seg6x_proto_msgTypes[20]
+	mi := &file_seg6x_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1452,7 +1625,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[20]
+	mi := &file_seg6x_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1465,7 +1638,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{20}
+	return file_seg6x_proto_rawDescGZIP(), []int{22}
 }
 
 type StatusReply struct {
@@ -1486,13 +1659,15 @@ type StatusReply struct {
 	ProgRunNs      uint64                 `protobuf:"varint,14,opt,name=prog_run_ns,json=progRunNs,proto3" json:"prog_run_ns,omitempty"` // total program run time (when bpf_stats)
 	ProgRunCount   uint64                 `protobuf:"varint,15,opt,name=prog_run_count,json=progRunCount,proto3" json:"prog_run_count,omitempty"`
 	NexthopCacheMs uint32                 `protobuf:"varint,16,opt,name=nexthop_cache_ms,json=nexthopCacheMs,proto3" json:"nexthop_cache_ms,omitempty"` // next-hop cache time in effect (the option, or the loader's default; 0 = off)
+	Ports          []*PortClass           `protobuf:"bytes,17,rep,name=ports,proto3" json:"ports,omitempty"`                                            // the SR domain boundary: the side of every (interface, VLAN)
+	Domain         *Domain                `protobuf:"bytes,18,opt,name=domain,proto3" json:"domain,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
 
 func (x *StatusReply) Reset() {
 	*x = StatusReply{}
-	mi := &file_seg6x_proto_msgTypes[21]
+	mi := &file_seg6x_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1679,7 @@ func (x *StatusReply) String() string {
 func (*StatusReply) ProtoMessage() {}
 
 func (x *StatusReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[21]
+	mi := &file_seg6x_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1692,7 @@ func (x *StatusReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusReply.ProtoReflect.Descriptor instead.
 func (*StatusReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{21}
+	return file_seg6x_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StatusReply) GetVersion() string {
@@ -1632,6 +1807,20 @@ func (x *StatusReply) GetNexthopCacheMs() uint32 {
 	return 0
 }
 
+func (x *StatusReply) GetPorts() []*PortClass {
+	if x != nil {
+		return x.Ports
+	}
+	return nil
+}
+
+func (x *StatusReply) GetDomain() *Domain {
+	if x != nil {
+		return x.Domain
+	}
+	return nil
+}
+
 type KernelRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1640,7 +1829,7 @@ type KernelRequest struct {
 
 func (x *KernelRequest) Reset() {
 	*x = KernelRequest{}
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1652,7 +1841,7 @@ func (x *KernelRequest) String() string {
 func (*KernelRequest) ProtoMessage() {}
 
 func (x *KernelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1665,7 +1854,7 @@ func (x *KernelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRequest.ProtoReflect.Descriptor instead.
 func (*KernelRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{22}
+	return file_seg6x_proto_rawDescGZIP(), []int{24}
 }
 
 type KernelRoute struct {
@@ -1683,7 +1872,7 @@ type KernelRoute struct {
 
 func (x *KernelRoute) Reset() {
 	*x = KernelRoute{}
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1695,7 +1884,7 @@ func (x *KernelRoute) String() string {
 func (*KernelRoute) ProtoMessage() {}
 
 func (x *KernelRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1708,7 +1897,7 @@ func (x *KernelRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRoute.ProtoReflect.Descriptor instead.
 func (*KernelRoute) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{23}
+	return file_seg6x_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *KernelRoute) GetRoute() string {
@@ -1777,7 +1966,7 @@ type KernelReply struct {
 
 func (x *KernelReply) Reset() {
 	*x = KernelReply{}
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1789,7 +1978,7 @@ func (x *KernelReply) String() string {
 func (*KernelReply) ProtoMessage() {}
 
 func (x *KernelReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1802,7 +1991,7 @@ func (x *KernelReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelReply.ProtoReflect.Descriptor instead.
 func (*KernelReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{24}
+	return file_seg6x_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *KernelReply) GetMirroring() bool {
@@ -1874,12 +2063,23 @@ const file_seg6x_proto_rawDesc = "" +
 	"\n" +
 	"\vseg6x.proto\x12\bseg6x.v1\"3\n" +
 	"\aOptions\x12(\n" +
-	"\x10nexthop_cache_ms\x18\x01 \x01(\rR\x0enexthopCacheMs\"f\n" +
+	"\x10nexthop_cache_ms\x18\x01 \x01(\rR\x0enexthopCacheMs\"z\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x18\n" +
 	"\aifindex\x18\x03 \x01(\x05R\aifindex\x12\x17\n" +
-	"\aprog_id\x18\x04 \x01(\rR\x06progId\",\n" +
+	"\aprog_id\x18\x04 \x01(\rR\x06progId\x12\x12\n" +
+	"\x04role\x18\x05 \x01(\tR\x04role\">\n" +
+	"\x06Domain\x12\x1a\n" +
+	"\blocators\x18\x01 \x03(\tR\blocators\x12\x18\n" +
+	"\asources\x18\x02 \x03(\tR\asources\"\x89\x01\n" +
+	"\tPortClass\x12\x10\n" +
+	"\x03dev\x18\x01 \x01(\tR\x03dev\x12\x18\n" +
+	"\aifindex\x18\x02 \x01(\x05R\aifindex\x12\x12\n" +
+	"\x04vlan\x18\x03 \x01(\x05R\x04vlan\x12\x12\n" +
+	"\x04side\x18\x04 \x01(\tR\x04side\x12\x16\n" +
+	"\x06tenant\x18\x05 \x01(\tR\x06tenant\x12\x10\n" +
+	"\x03why\x18\x06 \x01(\tR\x03why\",\n" +
 	"\x04Port\x12\x10\n" +
 	"\x03dev\x18\x01 \x01(\tR\x03dev\x12\x12\n" +
 	"\x04vlan\x18\x02 \x01(\rR\x04vlan\"\x99\x01\n" +
@@ -1910,7 +2110,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06origin\x18\t \x01(\tR\x06origin\"O\n" +
 	"\fTenantRoutes\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12'\n" +
-	"\x06routes\x18\x02 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\"\x90\x03\n" +
+	"\x06routes\x18\x02 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\"\xbc\x03\n" +
 	"\x02Op\x12%\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x11.seg6x.v1.Op.KindR\x04kind\x12-\n" +
 	"\aoptions\x18\x02 \x01(\v2\x11.seg6x.v1.OptionsH\x00R\aoptions\x123\n" +
@@ -1918,7 +2118,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06tenant\x18\x04 \x01(\v2\x10.seg6x.v1.TenantH\x00R\x06tenant\x12'\n" +
 	"\x05route\x18\x05 \x01(\v2\x0f.seg6x.v1.RouteH\x00R\x05route\x12!\n" +
 	"\x03sid\x18\x06 \x01(\v2\r.seg6x.v1.SidH\x00R\x03sid\x12=\n" +
-	"\rtenant_routes\x18\a \x01(\v2\x16.seg6x.v1.TenantRoutesH\x00R\ftenantRoutes\">\n" +
+	"\rtenant_routes\x18\a \x01(\v2\x16.seg6x.v1.TenantRoutesH\x00R\ftenantRoutes\x12*\n" +
+	"\x06domain\x18\b \x01(\v2\x10.seg6x.v1.DomainH\x00R\x06domain\">\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\a\n" +
 	"\x03ADD\x10\x01\x12\v\n" +
@@ -1938,7 +2139,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x04diff\x18\x01 \x01(\v2\x0e.seg6x.v1.DiffR\x04diff\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x02 \x01(\x04R\n" +
-	"generation\"\xe1\x01\n" +
+	"generation\"\x8b\x02\n" +
 	"\x05State\x12+\n" +
 	"\aoptions\x18\x01 \x01(\v2\x11.seg6x.v1.OptionsR\aoptions\x123\n" +
 	"\n" +
@@ -1946,7 +2147,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"interfaces\x12*\n" +
 	"\atenants\x18\x03 \x03(\v2\x10.seg6x.v1.TenantR\atenants\x12'\n" +
 	"\x06routes\x18\x04 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\x12!\n" +
-	"\x04sids\x18\x05 \x03(\v2\r.seg6x.v1.SidR\x04sids\"x\n" +
+	"\x04sids\x18\x05 \x03(\v2\r.seg6x.v1.SidR\x04sids\x12(\n" +
+	"\x06domain\x18\x06 \x01(\v2\x10.seg6x.v1.DomainR\x06domain\"x\n" +
 	"\x11ApplyStateRequest\x12%\n" +
 	"\x05state\x18\x01 \x01(\v2\x0f.seg6x.v1.StateR\x05state\x12\x17\n" +
 	"\adry_run\x18\x02 \x01(\bR\x06dryRun\x12#\n" +
@@ -1985,7 +2187,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\fReasonsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
 	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\"\x0f\n" +
-	"\rStatusRequest\"\x80\x04\n" +
+	"\rStatusRequest\"\xd5\x04\n" +
 	"\vStatusReply\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x16\n" +
 	"\x06daemon\x18\x02 \x01(\bR\x06daemon\x12!\n" +
@@ -2009,7 +2211,9 @@ const file_seg6x_proto_rawDesc = "" +
 	"\tbpf_stats\x18\r \x01(\bR\bbpfStats\x12\x1e\n" +
 	"\vprog_run_ns\x18\x0e \x01(\x04R\tprogRunNs\x12$\n" +
 	"\x0eprog_run_count\x18\x0f \x01(\x04R\fprogRunCount\x12(\n" +
-	"\x10nexthop_cache_ms\x18\x10 \x01(\rR\x0enexthopCacheMs\"\x0f\n" +
+	"\x10nexthop_cache_ms\x18\x10 \x01(\rR\x0enexthopCacheMs\x12)\n" +
+	"\x05ports\x18\x11 \x03(\v2\x13.seg6x.v1.PortClassR\x05ports\x12(\n" +
+	"\x06domain\x18\x12 \x01(\v2\x10.seg6x.v1.DomainR\x06domain\"\x0f\n" +
 	"\rKernelRequest\"\xbb\x01\n" +
 	"\vKernelRoute\x12\x14\n" +
 	"\x05route\x18\x01 \x01(\tR\x05route\x12\x16\n" +
@@ -2052,83 +2256,89 @@ func file_seg6x_proto_rawDescGZIP() []byte {
 }
 
 var file_seg6x_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_seg6x_proto_goTypes = []any{
 	(Op_Kind)(0),              // 0: seg6x.v1.Op.Kind
 	(*Options)(nil),           // 1: seg6x.v1.Options
 	(*Interface)(nil),         // 2: seg6x.v1.Interface
-	(*Port)(nil),              // 3: seg6x.v1.Port
-	(*Tenant)(nil),            // 4: seg6x.v1.Tenant
-	(*Route)(nil),             // 5: seg6x.v1.Route
-	(*Sid)(nil),               // 6: seg6x.v1.Sid
-	(*TenantRoutes)(nil),      // 7: seg6x.v1.TenantRoutes
-	(*Op)(nil),                // 8: seg6x.v1.Op
-	(*CommitRequest)(nil),     // 9: seg6x.v1.CommitRequest
-	(*Diff)(nil),              // 10: seg6x.v1.Diff
-	(*CommitReply)(nil),       // 11: seg6x.v1.CommitReply
-	(*State)(nil),             // 12: seg6x.v1.State
-	(*ApplyStateRequest)(nil), // 13: seg6x.v1.ApplyStateRequest
-	(*ShowRequest)(nil),       // 14: seg6x.v1.ShowRequest
-	(*StateChunk)(nil),        // 15: seg6x.v1.StateChunk
-	(*StatsRequest)(nil),      // 16: seg6x.v1.StatsRequest
-	(*Counter)(nil),           // 17: seg6x.v1.Counter
-	(*PolicyStats)(nil),       // 18: seg6x.v1.PolicyStats
-	(*SidStats)(nil),          // 19: seg6x.v1.SidStats
-	(*StatsReply)(nil),        // 20: seg6x.v1.StatsReply
-	(*StatusRequest)(nil),     // 21: seg6x.v1.StatusRequest
-	(*StatusReply)(nil),       // 22: seg6x.v1.StatusReply
-	(*KernelRequest)(nil),     // 23: seg6x.v1.KernelRequest
-	(*KernelRoute)(nil),       // 24: seg6x.v1.KernelRoute
-	(*KernelReply)(nil),       // 25: seg6x.v1.KernelReply
-	nil,                       // 26: seg6x.v1.StatsReply.ActionsEntry
-	nil,                       // 27: seg6x.v1.StatsReply.ReasonsEntry
+	(*Domain)(nil),            // 3: seg6x.v1.Domain
+	(*PortClass)(nil),         // 4: seg6x.v1.PortClass
+	(*Port)(nil),              // 5: seg6x.v1.Port
+	(*Tenant)(nil),            // 6: seg6x.v1.Tenant
+	(*Route)(nil),             // 7: seg6x.v1.Route
+	(*Sid)(nil),               // 8: seg6x.v1.Sid
+	(*TenantRoutes)(nil),      // 9: seg6x.v1.TenantRoutes
+	(*Op)(nil),                // 10: seg6x.v1.Op
+	(*CommitRequest)(nil),     // 11: seg6x.v1.CommitRequest
+	(*Diff)(nil),              // 12: seg6x.v1.Diff
+	(*CommitReply)(nil),       // 13: seg6x.v1.CommitReply
+	(*State)(nil),             // 14: seg6x.v1.State
+	(*ApplyStateRequest)(nil), // 15: seg6x.v1.ApplyStateRequest
+	(*ShowRequest)(nil),       // 16: seg6x.v1.ShowRequest
+	(*StateChunk)(nil),        // 17: seg6x.v1.StateChunk
+	(*StatsRequest)(nil),      // 18: seg6x.v1.StatsRequest
+	(*Counter)(nil),           // 19: seg6x.v1.Counter
+	(*PolicyStats)(nil),       // 20: seg6x.v1.PolicyStats
+	(*SidStats)(nil),          // 21: seg6x.v1.SidStats
+	(*StatsReply)(nil),        // 22: seg6x.v1.StatsReply
+	(*StatusRequest)(nil),     // 23: seg6x.v1.StatusRequest
+	(*StatusReply)(nil),       // 24: seg6x.v1.StatusReply
+	(*KernelRequest)(nil),     // 25: seg6x.v1.KernelRequest
+	(*KernelRoute)(nil),       // 26: seg6x.v1.KernelRoute
+	(*KernelReply)(nil),       // 27: seg6x.v1.KernelReply
+	nil,                       // 28: seg6x.v1.StatsReply.ActionsEntry
+	nil,                       // 29: seg6x.v1.StatsReply.ReasonsEntry
 }
 var file_seg6x_proto_depIdxs = []int32{
-	3,  // 0: seg6x.v1.Tenant.ports:type_name -> seg6x.v1.Port
-	5,  // 1: seg6x.v1.TenantRoutes.routes:type_name -> seg6x.v1.Route
+	5,  // 0: seg6x.v1.Tenant.ports:type_name -> seg6x.v1.Port
+	7,  // 1: seg6x.v1.TenantRoutes.routes:type_name -> seg6x.v1.Route
 	0,  // 2: seg6x.v1.Op.kind:type_name -> seg6x.v1.Op.Kind
 	1,  // 3: seg6x.v1.Op.options:type_name -> seg6x.v1.Options
 	2,  // 4: seg6x.v1.Op.interface:type_name -> seg6x.v1.Interface
-	4,  // 5: seg6x.v1.Op.tenant:type_name -> seg6x.v1.Tenant
-	5,  // 6: seg6x.v1.Op.route:type_name -> seg6x.v1.Route
-	6,  // 7: seg6x.v1.Op.sid:type_name -> seg6x.v1.Sid
-	7,  // 8: seg6x.v1.Op.tenant_routes:type_name -> seg6x.v1.TenantRoutes
-	8,  // 9: seg6x.v1.CommitRequest.ops:type_name -> seg6x.v1.Op
-	10, // 10: seg6x.v1.CommitReply.diff:type_name -> seg6x.v1.Diff
-	1,  // 11: seg6x.v1.State.options:type_name -> seg6x.v1.Options
-	2,  // 12: seg6x.v1.State.interfaces:type_name -> seg6x.v1.Interface
-	4,  // 13: seg6x.v1.State.tenants:type_name -> seg6x.v1.Tenant
-	5,  // 14: seg6x.v1.State.routes:type_name -> seg6x.v1.Route
-	6,  // 15: seg6x.v1.State.sids:type_name -> seg6x.v1.Sid
-	12, // 16: seg6x.v1.ApplyStateRequest.state:type_name -> seg6x.v1.State
-	12, // 17: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
-	17, // 18: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
-	17, // 19: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
-	26, // 20: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
-	27, // 21: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
-	18, // 22: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
-	19, // 23: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
-	2,  // 24: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
-	24, // 25: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
-	17, // 26: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
-	17, // 27: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
-	9,  // 28: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
-	13, // 29: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
-	14, // 30: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
-	16, // 31: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
-	21, // 32: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
-	23, // 33: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
-	11, // 34: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
-	11, // 35: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
-	15, // 36: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
-	20, // 37: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
-	22, // 38: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
-	25, // 39: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
-	34, // [34:40] is the sub-list for method output_type
-	28, // [28:34] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	6,  // 5: seg6x.v1.Op.tenant:type_name -> seg6x.v1.Tenant
+	7,  // 6: seg6x.v1.Op.route:type_name -> seg6x.v1.Route
+	8,  // 7: seg6x.v1.Op.sid:type_name -> seg6x.v1.Sid
+	9,  // 8: seg6x.v1.Op.tenant_routes:type_name -> seg6x.v1.TenantRoutes
+	3,  // 9: seg6x.v1.Op.domain:type_name -> seg6x.v1.Domain
+	10, // 10: seg6x.v1.CommitRequest.ops:type_name -> seg6x.v1.Op
+	12, // 11: seg6x.v1.CommitReply.diff:type_name -> seg6x.v1.Diff
+	1,  // 12: seg6x.v1.State.options:type_name -> seg6x.v1.Options
+	2,  // 13: seg6x.v1.State.interfaces:type_name -> seg6x.v1.Interface
+	6,  // 14: seg6x.v1.State.tenants:type_name -> seg6x.v1.Tenant
+	7,  // 15: seg6x.v1.State.routes:type_name -> seg6x.v1.Route
+	8,  // 16: seg6x.v1.State.sids:type_name -> seg6x.v1.Sid
+	3,  // 17: seg6x.v1.State.domain:type_name -> seg6x.v1.Domain
+	14, // 18: seg6x.v1.ApplyStateRequest.state:type_name -> seg6x.v1.State
+	14, // 19: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
+	19, // 20: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
+	19, // 21: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
+	28, // 22: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
+	29, // 23: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
+	20, // 24: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
+	21, // 25: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
+	2,  // 26: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
+	4,  // 27: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
+	3,  // 28: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
+	26, // 29: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
+	19, // 30: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
+	19, // 31: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
+	11, // 32: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
+	15, // 33: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
+	16, // 34: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
+	18, // 35: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
+	23, // 36: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
+	25, // 37: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
+	13, // 38: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
+	13, // 39: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
+	17, // 40: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
+	22, // 41: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
+	24, // 42: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
+	27, // 43: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
+	38, // [38:44] is the sub-list for method output_type
+	32, // [32:38] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_seg6x_proto_init() }
@@ -2136,13 +2346,14 @@ func file_seg6x_proto_init() {
 	if File_seg6x_proto != nil {
 		return
 	}
-	file_seg6x_proto_msgTypes[7].OneofWrappers = []any{
+	file_seg6x_proto_msgTypes[9].OneofWrappers = []any{
 		(*Op_Options)(nil),
 		(*Op_Interface)(nil),
 		(*Op_Tenant)(nil),
 		(*Op_Route)(nil),
 		(*Op_Sid)(nil),
 		(*Op_TenantRoutes)(nil),
+		(*Op_Domain)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2150,7 +2361,7 @@ func file_seg6x_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seg6x_proto_rawDesc), len(file_seg6x_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -89,7 +89,7 @@ type snapshot struct {
 
 func take(t *testing.T, st *state.Store) snapshot {
 	cur := st.Current()
-	return snapshot{state: fmt.Sprintf("%+v", cur), gen: st.Gen(), ports: entries(t, st.Maps.TenantPorts),
+	return snapshot{state: fmt.Sprintf("%+v", cur), gen: st.Gen(), ports: entries(t, st.Maps.Ports),
 		routes4: entries(t, st.Maps.Routes4), sids: entries(t, st.Maps.Sids)}
 }
 

@@ -126,7 +126,51 @@ func sidToPB(s *state.SID) *pb.Sid {
 }
 
 func ifaceToPB(i *state.Interface) *pb.Interface {
-	return &pb.Interface{Name: i.Name, Mode: i.Mode, Ifindex: int32(i.Ifindex)}
+	return &pb.Interface{Name: i.Name, Mode: i.Mode, Role: i.Role, Ifindex: int32(i.Ifindex)}
+}
+
+func ifaceFromPB(i *pb.Interface) state.Interface {
+	return state.Interface{Name: i.GetName(), Mode: i.GetMode(), Role: i.GetRole()}
+}
+
+func prefixes(p *parser, field string, in []string) []netip.Prefix {
+	var out []netip.Prefix
+	for i, s := range in {
+		pf, err := netip.ParsePrefix(s)
+		if err != nil {
+			p.fail(fmt.Sprintf("%s[%d]", field, i), "%q is not a prefix (ADDR/LEN)", s)
+			continue
+		}
+		out = append(out, pf)
+	}
+	return out
+}
+
+func domainFromPB(d *pb.Domain) (state.Domain, error) {
+	p := &parser{obj: "domain"}
+	out := state.Domain{Locators: prefixes(p, "locators", d.GetLocators()), Sources: prefixes(p, "sources", d.GetSources())}
+	return out, p.err()
+}
+
+func domainToPB(d *state.Domain) *pb.Domain {
+	out := &pb.Domain{}
+	for _, l := range d.Locators {
+		out.Locators = append(out.Locators, l.String())
+	}
+	for _, s := range d.Sources {
+		out.Sources = append(out.Sources, s.String())
+	}
+	return out
+}
+
+// PortClassesToPB converts the boundary classification of every port.
+func PortClassesToPB(pcs []state.PortClass) []*pb.PortClass {
+	out := make([]*pb.PortClass, 0, len(pcs))
+	for _, c := range pcs {
+		out = append(out, &pb.PortClass{Dev: c.Dev, Ifindex: int32(c.Ifindex), Vlan: int32(c.VLAN), Side: c.Side,
+			Tenant: c.Tenant, Why: c.Why})
+	}
+	return out
 }
 
 // OpsFromPB converts a batch; an error names the operation it is in.
@@ -158,7 +202,14 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 	case *pb.Op_Options:
 		op.Options = &state.Options{NextHopCacheMs: obj.Options.GetNexthopCacheMs()}
 	case *pb.Op_Interface:
-		op.Interface = &state.Interface{Name: obj.Interface.GetName(), Mode: obj.Interface.GetMode()}
+		it := ifaceFromPB(obj.Interface)
+		op.Interface = &it
+	case *pb.Op_Domain:
+		d, err := domainFromPB(obj.Domain)
+		if err != nil {
+			return op, err
+		}
+		op.Domain = &d
 	case *pb.Op_Tenant:
 		t, err := tenantFromPB(obj.Tenant)
 		if err != nil {
@@ -193,7 +244,7 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 		}
 		op.TenantRoutes = tr
 	default:
-		return op, fmt.Errorf("no object: set one of options, interface, tenant, route, sid, tenant_routes")
+		return op, fmt.Errorf("no object: set one of options, domain, interface, tenant, route, sid, tenant_routes")
 	}
 	return op, nil
 }
@@ -212,6 +263,8 @@ func OpToPB(op state.Op) *pb.Op {
 	switch {
 	case op.Options != nil:
 		out.Object = &pb.Op_Options{Options: &pb.Options{NexthopCacheMs: op.Options.NextHopCacheMs}}
+	case op.Domain != nil:
+		out.Object = &pb.Op_Domain{Domain: domainToPB(op.Domain)}
 	case op.Interface != nil:
 		out.Object = &pb.Op_Interface{Interface: ifaceToPB(op.Interface)}
 	case op.Tenant != nil:
@@ -234,8 +287,13 @@ func OpToPB(op state.Op) *pb.Op {
 func StateFromPB(s *pb.State) (state.State, error) {
 	out := state.State{Options: state.Options{NextHopCacheMs: s.GetOptions().GetNexthopCacheMs()}}
 	var errs state.Errors
+	d, err := domainFromPB(s.GetDomain())
+	if err != nil {
+		errs = append(errs, err)
+	}
+	out.Domain = d
 	for _, i := range s.GetInterfaces() {
-		out.Interfaces = append(out.Interfaces, state.Interface{Name: i.GetName(), Mode: i.GetMode()})
+		out.Interfaces = append(out.Interfaces, ifaceFromPB(i))
 	}
 	for _, t := range s.GetTenants() {
 		tt, err := tenantFromPB(t)
@@ -266,7 +324,7 @@ func StateFromPB(s *pb.State) (state.State, error) {
 
 // StateToPB converts a whole state.
 func StateToPB(s *state.State) *pb.State {
-	out := &pb.State{Options: &pb.Options{NexthopCacheMs: s.Options.NextHopCacheMs}}
+	out := &pb.State{Options: &pb.Options{NexthopCacheMs: s.Options.NextHopCacheMs}, Domain: domainToPB(&s.Domain)}
 	for i := range s.Interfaces {
 		out.Interfaces = append(out.Interfaces, ifaceToPB(&s.Interfaces[i]))
 	}
@@ -288,7 +346,7 @@ func StateFromChunks(chunks []*pb.StateChunk) (state.State, uint64, error) {
 	var gen uint64
 	for i, c := range chunks {
 		if i == 0 {
-			all.Options, gen = c.GetState().GetOptions(), c.GetGeneration()
+			all.Options, all.Domain, gen = c.GetState().GetOptions(), c.GetState().GetDomain(), c.GetGeneration()
 		}
 		all.Interfaces = append(all.Interfaces, c.GetState().GetInterfaces()...)
 		all.Tenants = append(all.Tenants, c.GetState().GetTenants()...)

@@ -203,16 +203,13 @@ func (s *Server) stats() (*pb.StatsReply, error) {
 		}
 		out.Actions[name] = c
 	}
-	for i, name := range dataplane.Reasons {
-		if i == 0 {
-			continue
-		}
-		c, err := sumCounter(m.ReasonStats, uint32(i))
+	for _, r := range dataplane.ReasonTable {
+		c, err := sumCounter(m.ReasonStats, uint32(r.Value))
 		if err != nil {
 			return nil, err
 		}
 		if c.Packets > 0 {
-			out.Reasons[name] = c
+			out.Reasons[r.Name] = c
 		}
 	}
 	for _, p := range s.st.Policies() {
@@ -246,7 +243,10 @@ func (s *Server) status() *pb.StatusReply {
 	n := s.st.Counts()
 	out := &pb.StatusReply{Version: Version, Daemon: s.daemon, StartedUnix: s.started.Unix(), Generation: s.st.Gen(),
 		Tenants: uint32(n.Tenants), Routes4: uint32(n.Routes4), Routes6: uint32(n.Routes6), Policies: uint32(n.Policies),
-		Sids: uint32(n.SIDs), LastError: s.lastErr, ApiErrors: s.apiErrors, NexthopCacheMs: s.st.NextHopCacheMs()}
+		Sids: uint32(n.SIDs), LastError: s.lastErr, ApiErrors: s.apiErrors, NexthopCacheMs: s.st.NextHopCacheMs(),
+		Ports: PortClassesToPB(s.st.Ports())}
+	d := s.st.Domain()
+	out.Domain = domainToPB(&d)
 	if b, err := os.ReadFile("/proc/sys/kernel/bpf_stats_enabled"); err == nil {
 		out.BpfStats = strings.TrimSpace(string(b)) == "1"
 	}

@@ -197,7 +197,7 @@ func controlOnce(kind string, n int) (ControlResult, error) {
 // mapMemory sums the kernel's accounting (memlock) of every data plane map.
 func mapMemory(m *dataplane.Seg6xMaps) float64 {
 	var total uint64
-	for _, mp := range []*ebpf.Map{m.TenantPorts, m.Routes4, m.Routes6, m.Policies, m.Sids, m.TxPorts, m.PolicyStats,
+	for _, mp := range []*ebpf.Map{m.Ports, m.SidSpace, m.SidSources, m.Routes4, m.Routes6, m.Policies, m.Sids, m.TxPorts, m.PolicyStats,
 		m.SidStats, m.ActionStats, m.ReasonStats} {
 		if info, err := mp.Info(); err == nil {
 			if b, ok := info.Memlock(); ok {

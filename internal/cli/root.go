@@ -38,7 +38,9 @@ daemon (seg6x daemon) through its socket <dir>/seg6x.sock when one runs, otherwi
 served inside the command itself. Each change is one validated, all-or-nothing commit.
 
 Typical use:
-  seg6x attach eth0 eth1
+  seg6x attach eth0 --role fabric
+  seg6x attach eth1 --role access
+  seg6x domain set locators fc00:1::/48,fc00:2::/48
   seg6x tenant add blue table 100 vlan 100 dev eth1
   seg6x route add 198.18.2.0/24 tenant blue encap seg6 mode encap segs fc00:2::64 src fc00:1::1
   seg6x sid add fc00:1::64 action End.DT4 tenant blue vlan 100
@@ -58,7 +60,7 @@ Typical use:
 	root.PersistentFlags().StringVar(&g.tls.CA, "server-ca", "", "with --server: CA of the daemon's certificate")
 	root.PersistentFlags().StringVar(&g.tls.Cert, "client-cert", "", "with --server: client certificate")
 	root.PersistentFlags().StringVar(&g.tls.Key, "client-key", "", "with --server: client key")
-	root.AddCommand(attachCmd(), detachCmd(), tenantCmd(), routeCmd(), sidCmd(), applyCmd(), showCmd(),
+	root.AddCommand(attachCmd(), detachCmd(), domainCmd(), tenantCmd(), routeCmd(), sidCmd(), applyCmd(), showCmd(),
 		statsCmd(), setCmd(), statusCmd(), daemonCmd(), benchCmd(), labCmd())
 	return root
 }

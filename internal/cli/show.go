@@ -4,12 +4,13 @@ package cli
 
 import (
 	"context"
-
 	"fmt"
-	pb "github.com/seg6x/seg6x/api/seg6xv1"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
+
+	pb "github.com/seg6x/seg6x/api/seg6xv1"
 
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
@@ -17,13 +18,15 @@ import (
 
 func showCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "show [interfaces|tenants|routes|sids|kernel]",
+		Use:   "show [interfaces|domain|tenants|routes|sids|kernel]",
 		Short: "Show the running state (everything, or one kind of object), or the kernel mirror",
-		Long: `Show the running state. Objects the kernel mirror made (seg6x daemon --mirror-kernel) are marked
+		Long: `Show the running state. "show interfaces" also lists the SR domain boundary: the side (fabric:
+local SIDs processed; access: tenant traffic only) of every (interface, VLAN) and why; "show domain"
+the domain's locators and sources. Objects the kernel mirror made (seg6x daemon --mirror-kernel) are marked
 "kernel". "show kernel" lists every seg6 / seg6local route of the kernel, whether the fast path runs
 it (and as which seg6x object) or why not, and the notes that limit the mirror (policy rules,
 ports owned by API tenants, conflicts).`,
-		ValidArgs: []string{"interfaces", "tenants", "routes", "sids", "kernel"},
+		ValidArgs: []string{"interfaces", "domain", "tenants", "routes", "sids", "kernel"},
 		Args:      cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			what := "all"
@@ -40,9 +43,9 @@ func show(what string) error {
 		return showKernel()
 	}
 	switch what {
-	case "all", "interfaces", "tenants", "routes", "sids":
+	case "all", "interfaces", "domain", "tenants", "routes", "sids":
 	default:
-		return fmt.Errorf("show %q: want interfaces, tenants, routes or sids", what)
+		return fmt.Errorf("show %q: want interfaces, domain, tenants, routes, sids or kernel", what)
 	}
 	cur, _, err := fetchState()
 	if err != nil {
@@ -51,7 +54,12 @@ func show(what string) error {
 	if g.jsonOut {
 		switch what {
 		case "interfaces":
-			return printJSON(cur.Interfaces)
+			return printJSON(struct {
+				Interfaces []state.Interface `json:"interfaces"`
+				Ports      []state.PortClass `json:"ports"`
+			}{cur.Interfaces, state.Classify(cur.Interfaces, cur.Tenants)})
+		case "domain":
+			return printJSON(cur.Domain)
 		case "tenants":
 			return printJSON(cur.Tenants)
 		case "routes":
@@ -64,10 +72,17 @@ func show(what string) error {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	defer w.Flush()
 	if what == "all" || what == "interfaces" {
-		fmt.Fprintln(w, "INTERFACE\tIFINDEX\tMODE")
+		fmt.Fprintln(w, "INTERFACE\tIFINDEX\tMODE\tROLE")
 		for _, it := range cur.Interfaces {
-			fmt.Fprintf(w, "%s\t%d\t%s\n", it.Name, it.Ifindex, it.Mode)
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", it.Name, it.Ifindex, it.Mode, it.Role)
 		}
+		fmt.Fprintln(w)
+		printPorts(w, state.Classify(cur.Interfaces, cur.Tenants))
+		fmt.Fprintln(w)
+	}
+	if what == "all" || what == "domain" {
+		fmt.Fprintf(w, "DOMAIN LOCATORS\t%s\n", prefixesOrNone(cur.Domain.Locators, "none: only local SIDs are refused on access ports"))
+		fmt.Fprintf(w, "DOMAIN SOURCES\t%s\n", prefixesOrNone(cur.Domain.Sources, "any: fabric packets to local SIDs are not checked by source"))
 		fmt.Fprintln(w)
 	}
 	if what == "all" || what == "tenants" {
@@ -107,6 +122,39 @@ func show(what string) error {
 		}
 	}
 	return nil
+}
+
+// printPorts prints the SR domain boundary: the side of each (interface, VLAN).
+func printPorts(w io.Writer, pcs []state.PortClass) {
+	fmt.Fprintln(w, "PORT\tSIDE\tTENANT\tWHY")
+	for _, pc := range pcs {
+		tenant := pc.Tenant
+		if tenant == "" {
+			tenant = "-"
+		}
+		fmt.Fprintf(w, "%s %s\t%s\t%s\t%s\n", pc.Dev, vlanName(pc.VLAN), pc.Side, tenant, pc.Why)
+	}
+}
+
+func vlanName(v int) string {
+	switch v {
+	case state.VLANAny:
+		return "other VLANs"
+	case 0:
+		return "untagged"
+	}
+	return fmt.Sprintf("vlan %d", v)
+}
+
+func prefixesOrNone[T fmt.Stringer](ps []T, none string) string {
+	if len(ps) == 0 {
+		return none
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return strings.Join(out, ",")
 }
 
 func sidParams(s *state.SID) string {

@@ -70,6 +70,13 @@ func printProto(m proto.Message) error {
 	return nil
 }
 
+func stringsOrNone(ss []string) string {
+	if len(ss) == 0 {
+		return "none"
+	}
+	return strings.Join(ss, ",")
+}
+
 func count(c *pb.Counter) (uint64, uint64) { return c.GetPackets(), c.GetBytes() }
 
 func printStats(s *pb.StatsReply) {
@@ -82,10 +89,10 @@ func printStats(s *pb.StatsReply) {
 	}
 	fmt.Fprintln(w, "\t\t\t")
 	fmt.Fprintln(w, "REASON\tPACKETS\tBYTES\t")
-	for _, r := range dataplane.Reasons {
-		if c, ok := s.Reasons[r]; ok {
+	for _, r := range dataplane.ReasonTable {
+		if c, ok := s.Reasons[r.Name]; ok {
 			p, b := count(c)
-			fmt.Fprintf(w, "%s\t%d\t%d\t\n", r, p, b)
+			fmt.Fprintf(w, "%s\t%d\t%d\t\n", r.Name, p, b)
 		}
 	}
 	fmt.Fprintln(w, "\t\t\t")
@@ -118,8 +125,17 @@ func printStatus(s *pb.StatusReply) {
 		if it.ProgId != 0 {
 			prog = fmt.Sprintf("program id %d", it.ProgId)
 		}
-		fmt.Fprintf(w, "interface:\t%s (ifindex %d, %s): %s\n", it.Name, it.Ifindex, it.Mode, prog)
+		fmt.Fprintf(w, "interface:\t%s (ifindex %d, %s, role %s): %s\n", it.Name, it.Ifindex, it.Mode, it.Role, prog)
 	}
+	for _, pc := range s.Ports {
+		t := ""
+		if pc.Tenant != "" {
+			t = ", tenant " + pc.Tenant
+		}
+		fmt.Fprintf(w, "boundary:\t%s %s: %s%s (%s)\n", pc.Dev, vlanName(int(pc.Vlan)), pc.Side, t, pc.Why)
+	}
+	fmt.Fprintf(w, "domain:\tlocators %s; sources %s\n", stringsOrNone(s.GetDomain().GetLocators()),
+		stringsOrNone(s.GetDomain().GetSources()))
 	if s.NexthopCacheMs == 0 {
 		fmt.Fprintf(w, "next-hop cache:\toff (every packet asks the kernel's FIB)\n")
 	} else if s.Daemon {

@@ -1,12 +1,16 @@
 package dataplane
 
+// reasons_test.go: the Go reason table and enum reason in bpf/structs.h agree on every name, value and
+// verdict, so a reason cannot be misfiled (a DROP_ reason handed to the kernel, or the reverse).
+
 import (
 	"os"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 )
 
-// TestReasonsMatchC keeps the Go names in the order of enum reason in bpf/structs.h.
 func TestReasonsMatchC(t *testing.T) {
 	src, err := os.ReadFile("../../bpf/structs.h")
 	if err != nil {
@@ -16,16 +20,39 @@ func TestReasonsMatchC(t *testing.T) {
 	if body == nil {
 		t.Fatal("enum reason not found in structs.h")
 	}
-	var names []string
-	for _, m := range regexp.MustCompile(`(?m)^\s*(REASON_NONE|DROP_\w+|PASS_\w+|REASON_MAX)\b`).FindAllSubmatch(body[1], -1) {
-		names = append(names, string(m[1]))
+	c := map[string]int{}
+	for _, m := range regexp.MustCompile(`(?m)^\s*(\w+)\s*=\s*(\d+),`).FindAllSubmatch(body[1], -1) {
+		v, _ := strconv.Atoi(string(m[2]))
+		c[string(m[1])] = v
 	}
-	if len(names) != len(Reasons)+1 || names[len(names)-1] != "REASON_MAX" {
-		t.Fatalf("C has %d reasons %v, Go has %d", len(names)-1, names, len(Reasons))
+	if c["REASON_MAX"] != ReasonSlots || c["REASON_PASS_FIRST"] != ReasonPassFirst {
+		t.Fatalf("C: REASON_MAX %d, REASON_PASS_FIRST %d; Go: %d, %d", c["REASON_MAX"], c["REASON_PASS_FIRST"], ReasonSlots, ReasonPassFirst)
 	}
-	for i, n := range Reasons[1:] {
-		if names[i+1] != n {
-			t.Errorf("reason %d: C %s, Go %s", i+1, names[i+1], n)
+	nc := 0
+	for name, v := range c {
+		if !strings.HasPrefix(name, "DROP_") && !strings.HasPrefix(name, "PASS_") {
+			continue
+		}
+		nc++
+		if got := ReasonIndex(name); got != v {
+			t.Errorf("%s: C value %d, Go %d", name, v, got)
+		}
+	}
+	if nc != len(ReasonTable) {
+		t.Errorf("C has %d reasons, Go %d", nc, len(ReasonTable))
+	}
+	seen := map[int]bool{}
+	for _, r := range ReasonTable {
+		if seen[r.Value] {
+			t.Errorf("%s: value %d used twice", r.Name, r.Value)
+		}
+		seen[r.Value] = true
+		if r.Value <= 0 || r.Value >= ReasonSlots {
+			t.Errorf("%s: value %d outside 1..%d", r.Name, r.Value, ReasonSlots-1)
+		}
+		// The verdict the data plane gives (value range) is the one the name and the table state.
+		if strings.HasPrefix(r.Name, "DROP_") != r.Drop || ReasonDrops(r.Value) != r.Drop {
+			t.Errorf("%s (value %d): table says drop=%v, verdict() drops=%v", r.Name, r.Value, r.Drop, ReasonDrops(r.Value))
 		}
 	}
 }

@@ -39,6 +39,12 @@ type Seg6xIn6Addr struct {
 	}
 }
 
+type Seg6xLpm6Key struct {
+	_         structs.HostLayout
+	Prefixlen uint32
+	Addr      [16]uint8
+}
+
 type Seg6xNhEntry struct {
 	_         structs.HostLayout
 	ExpiresNs uint64
@@ -60,6 +66,21 @@ type Seg6xNhKey struct {
 	Pad        uint8
 	Src        [16]uint8
 	Dst        [16]uint8
+}
+
+type Seg6xPortKey struct {
+	_       structs.HostLayout
+	Ifindex uint32
+	Vlan    uint16
+	Pad     uint16
+}
+
+type Seg6xPortVal struct {
+	_       structs.HostLayout
+	TableId uint32
+	Flags   uint32
+	Plens4  uint64
+	Plens6  [3]uint64
 }
 
 type Seg6xRoute4Key struct {
@@ -94,21 +115,6 @@ type Seg6xSidEntry struct {
 	Nh     [16]uint8
 }
 
-type Seg6xTenantKey struct {
-	_       structs.HostLayout
-	Ifindex uint32
-	Vlan    uint16
-	Pad     uint16
-}
-
-type Seg6xTenantVal struct {
-	_       structs.HostLayout
-	TableId uint32
-	Flags   uint32
-	Plens4  uint64
-	Plens6  [3]uint64
-}
-
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -118,13 +124,15 @@ const (
 	Seg6xMapNhGen       = "nh_gen"
 	Seg6xMapPolicies    = "policies"
 	Seg6xMapPolicyStats = "policy_stats"
+	Seg6xMapPorts       = "ports"
 	Seg6xMapReasonStats = "reason_stats"
 	Seg6xMapRoutes4     = "routes4"
 	Seg6xMapRoutes6     = "routes6"
 	Seg6xMapScratch     = "scratch"
+	Seg6xMapSidSources  = "sid_sources"
+	Seg6xMapSidSpace    = "sid_space"
 	Seg6xMapSidStats    = "sid_stats"
 	Seg6xMapSids        = "sids"
-	Seg6xMapTenantPorts = "tenant_ports"
 	Seg6xMapTxPorts     = "tx_ports"
 	Seg6xProgSeg6xXdp   = "seg6x_xdp"
 	Seg6xVarNhCacheNs   = "nh_cache_ns"
@@ -184,13 +192,15 @@ type Seg6xMapSpecs struct {
 	NhGen       *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies    *ebpf.MapSpec `ebpf:"policies"`
 	PolicyStats *ebpf.MapSpec `ebpf:"policy_stats"`
+	Ports       *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats *ebpf.MapSpec `ebpf:"reason_stats"`
 	Routes4     *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6     *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch     *ebpf.MapSpec `ebpf:"scratch"`
+	SidSources  *ebpf.MapSpec `ebpf:"sid_sources"`
+	SidSpace    *ebpf.MapSpec `ebpf:"sid_space"`
 	SidStats    *ebpf.MapSpec `ebpf:"sid_stats"`
 	Sids        *ebpf.MapSpec `ebpf:"sids"`
-	TenantPorts *ebpf.MapSpec `ebpf:"tenant_ports"`
 	TxPorts     *ebpf.MapSpec `ebpf:"tx_ports"`
 }
 
@@ -226,13 +236,15 @@ type Seg6xMaps struct {
 	NhGen       *ebpf.Map `ebpf:"nh_gen"`
 	Policies    *ebpf.Map `ebpf:"policies"`
 	PolicyStats *ebpf.Map `ebpf:"policy_stats"`
+	Ports       *ebpf.Map `ebpf:"ports"`
 	ReasonStats *ebpf.Map `ebpf:"reason_stats"`
 	Routes4     *ebpf.Map `ebpf:"routes4"`
 	Routes6     *ebpf.Map `ebpf:"routes6"`
 	Scratch     *ebpf.Map `ebpf:"scratch"`
+	SidSources  *ebpf.Map `ebpf:"sid_sources"`
+	SidSpace    *ebpf.Map `ebpf:"sid_space"`
 	SidStats    *ebpf.Map `ebpf:"sid_stats"`
 	Sids        *ebpf.Map `ebpf:"sids"`
-	TenantPorts *ebpf.Map `ebpf:"tenant_ports"`
 	TxPorts     *ebpf.Map `ebpf:"tx_ports"`
 }
 
@@ -243,13 +255,15 @@ func (m *Seg6xMaps) Close() error {
 		m.NhGen,
 		m.Policies,
 		m.PolicyStats,
+		m.Ports,
 		m.ReasonStats,
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
+		m.SidSources,
+		m.SidSpace,
 		m.SidStats,
 		m.Sids,
-		m.TenantPorts,
 		m.TxPorts,
 	)
 }

@@ -78,7 +78,9 @@ var links = [][5]string{
 // Configs are the seg6x state of each router. pe1 is configured with CLI commands and pe2 and p
 // with YAML files, so the lab exercises both front ends (both end in the same Apply).
 var pe1Commands = [][]string{
-	{"attach", "fab", "ta", "tb"},
+	{"attach", "fab", "--role", "fabric"},
+	{"attach", "ta", "tb", "--role", "access"},
+	{"domain", "set", "locators", "fc00:1::/48,fc00:2::/48,fc00:3::/48", "sources", "fc00::/16"},
 	{"tenant", "add", "A", "table", "100", "vlan", "100", "dev", "ta"},
 	{"tenant", "add", "B", "table", "200", "vlan", "200", "dev", "tb"},
 	{"route", "add", "198.18.2.0/24", "tenant", "A", "encap", "seg6", "mode", "encap", "segs", "fc00:2::1,fc00:3::a", "src", "fc00:1::1"},
@@ -88,13 +90,18 @@ var pe1Commands = [][]string{
 }
 
 const pYAML = `# p: transit node, End on its SID
-interfaces: [{name: w}, {name: e}]
+interfaces: [{name: w, role: fabric}, {name: e, role: fabric}]
+domain: {locators: ["fc00:1::/48", "fc00:2::/48", "fc00:3::/48"], sources: ["fc00::/16"]}
 sids:
   - {sid: "fc00:2::1", action: End}
 `
 
 const pe2YAML = `# pe2: site 2 PE. Tenant A decapsulates with End.DT4 (table 100), tenant B with End.DX4.
-interfaces: [{name: fab}, {name: ta}, {name: tb}]
+# fab faces the SR domain; ta and tb are access ports (role auto would say the same: tenants are on them).
+interfaces: [{name: fab, role: fabric}, {name: ta}, {name: tb}]
+domain:
+  locators: ["fc00:1::/48", "fc00:2::/48", "fc00:3::/48"]   # the domain's SID space: refused from tenants
+  sources: ["fc00::/16"]                                   # SIDs only from the domain's own addresses
 tenants:
   - {name: A, table: 100, ports: [{dev: ta, vlan: 100}]}
   - {name: B, table: 200, ports: [{dev: tb, vlan: 200}]}

@@ -8,8 +8,12 @@ package mirror
 //     table. Its routes are the seg6 routes (modes encap, encap.red) plus a pass route for every
 //     other route of the table and of the local table, so that a more specific plain route, a local
 //     address or a blackhole is left to the kernel exactly as the kernel would treat it.
-//   - Endpoints: a `seg6local` /128 route becomes a local SID, when every attached interface's
-//     IPv6 traffic is routed by the table the route is in.
+//   - Endpoints: a `seg6local` /128 route becomes a local SID, when the IPv6 traffic of every
+//     interface that accepts SIDs (the fabric side of the boundary) is routed by the table the route
+//     is in. Like every SID, it is processed only for frames from fabric ports; access ports refuse it.
+//   - Roles: an interface of role fabric gets no tenant port (the kernel runs its seg6 routes); on
+//     role access the kernel's tenant port is access; on role auto it accepts SIDs as well, as the
+//     kernel does (state.Classify).
 
 import (
 	"fmt"
@@ -102,6 +106,23 @@ func tableFor(rules []netlink.Rule, dev string) (uint32, string) {
 	return 0, fmt.Sprintf("no policy rule selects a table for %s", dev)
 }
 
+// acceptsSIDs says whether local SIDs are processed for the untagged traffic of interface it: role
+// fabric, or role auto without a tenant port of the API or a config file (state.Classify).
+func acceptsSIDs(in *input, it state.Interface) bool {
+	switch it.Role {
+	case state.RoleFabric:
+		return true
+	case state.RoleAccess:
+		return false
+	}
+	for p := range in.userPorts {
+		if p.Dev == it.Name {
+			return false
+		}
+	}
+	return true
+}
+
 func tenantName(t4, t6 uint32) string {
 	switch {
 	case t4 == t6:
@@ -128,11 +149,13 @@ func translate(in *input) *desired {
 	// Ports: each attached interface's untagged traffic, by the tables its two families use.
 	type pair struct{ t4, t6 uint32 }
 	ports := map[pair][]state.Port{}
-	v6tables := map[uint32]bool{}
+	v6tables := map[uint32]bool{} // the IPv6 tables of the interfaces that accept SIDs (fabric side)
 	for _, it := range in.ifaces {
 		t4, why4 := tableFor(in.rules[unix.AF_INET], it.Name)
 		t6, why6 := tableFor(in.rules[unix.AF_INET6], it.Name)
-		v6tables[t6] = true
+		if acceptsSIDs(in, it) {
+			v6tables[t6] = true
+		}
 		for fam, why := range map[string]string{"IPv4": why4, "IPv6": why6} {
 			if why != "" {
 				d.notes = append(d.notes, fam+": "+why)
@@ -145,6 +168,10 @@ func translate(in *input) *desired {
 			t6 = 0
 		}
 		if t4 == 0 && t6 == 0 {
+			continue
+		}
+		if it.Role == state.RoleFabric {
+			d.notes = append(d.notes, fmt.Sprintf("%s has role fabric: the kernel, not the fast path, runs the seg6 routes for its traffic (a tenant port would make it access)", it.Name))
 			continue
 		}
 		if owner, ok := in.userPorts[state.Port{Dev: it.Name}]; ok {
@@ -201,8 +228,10 @@ func translate(in *input) *desired {
 			switch {
 			case why != "":
 				st.Reason = why
+			case len(v6tables) == 0:
+				st.Reason = "no attached interface accepts SIDs (all are access: declare the fabric ones with seg6x attach DEV --role fabric)"
 			case len(v6tables) != 1 || !v6tables[r.Table]:
-				st.Reason = fmt.Sprintf("in table %s, which is not the one table every attached interface's IPv6 traffic uses (seg6x SIDs apply on every interface)", tableName(r.Table))
+				st.Reason = fmt.Sprintf("in table %s, which is not the one table the IPv6 traffic of every fabric-side interface uses (seg6x SIDs apply on every fabric port)", tableName(r.Table))
 			case local6[r.Dst]:
 				st.Reason = "the address is local: the kernel delivers it before any seg6local route"
 			case in.userSIDs[sd.SID]:

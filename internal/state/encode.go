@@ -19,7 +19,7 @@ var actionCode = map[string]uint8{
 const sidFlagVLAN = 1 // SID_F_VLAN
 
 // plensVal sets the prefix-length bitmaps of v from route counts per length.
-func plensVal(v *dataplane.Seg6xTenantVal, plens *[2][129]uint32) {
+func plensVal(v *dataplane.Seg6xPortVal, plens *[2][129]uint32) {
 	for n := 0; n <= 32; n++ {
 		if plens[0][n] > 0 {
 			v.Plens4 |= 1 << n
@@ -32,19 +32,68 @@ func plensVal(v *dataplane.Seg6xTenantVal, plens *[2][129]uint32) {
 	}
 }
 
-const tenantFlagKernelFallback = 1 // TENANT_F_KERNEL_FALLBACK
+// PORT_F_* in bpf/structs.h.
+const (
+	portFlagSIDs           = 1
+	portFlagBoundary       = 2
+	portFlagTenant         = 4
+	portFlagSIDSources     = 8
+	portFlagKernelFallback = 16
+)
 
-func tenantVal(tableID uint32, plens *[2][129]uint32, fallback bool) dataplane.Seg6xTenantVal {
-	v := dataplane.Seg6xTenantVal{TableId: tableID}
+// portVLANAny is PORT_VLAN_ANY: the key of an interface's entry for every VLAN without its own.
+const portVLANAny = 0xFFFF
+
+// tenantVal is the tenant part of a port entry: the route table version and its prefix lengths.
+func tenantVal(tableID uint32, plens *[2][129]uint32, fallback bool) dataplane.Seg6xPortVal {
+	v := dataplane.Seg6xPortVal{TableId: tableID, Flags: portFlagTenant}
 	if fallback {
-		v.Flags |= tenantFlagKernelFallback
+		v.Flags |= portFlagKernelFallback
 	}
 	plensVal(&v, plens)
 	return v
 }
 
-func portKey(p Port) dataplane.Seg6xTenantKey {
-	return dataplane.Seg6xTenantKey{Ifindex: uint32(p.Ifindex), Vlan: p.VLAN}
+type portKeyT = dataplane.Seg6xPortKey
+type portValT = dataplane.Seg6xPortVal
+
+// portImage computes the ports map for interfaces and tenants (Classify), with each tenant's part of
+// the entry from tenantPart, and whether fabric ports check the sources of packets to local SIDs.
+func portImage(ifaces []Interface, tenants []Tenant, tenantPart func(name string) portValT, checkSources bool) map[portKeyT]portValT {
+	im := map[portKeyT]portValT{}
+	for _, pc := range Classify(ifaces, tenants) {
+		var v portValT
+		if pc.Tenant != "" {
+			v = tenantPart(pc.Tenant)
+		}
+		if pc.Side == SideFabric {
+			v.Flags |= portFlagSIDs
+			if checkSources {
+				v.Flags |= portFlagSIDSources
+			}
+		} else {
+			v.Flags |= portFlagBoundary
+		}
+		k := portKeyT{Ifindex: uint32(pc.Ifindex), Vlan: portVLANAny}
+		if pc.VLAN != VLANAny {
+			k.Vlan = uint16(pc.VLAN)
+		}
+		im[k] = v
+	}
+	return im
+}
+
+// lpmKey is an IPv6 prefix as a key of the domain's LPM tries.
+func lpmKey(p netip.Prefix) dataplane.Seg6xLpm6Key {
+	return dataplane.Seg6xLpm6Key{Prefixlen: uint32(p.Bits()), Addr: p.Addr().As16()}
+}
+
+func lpmImage(ps []netip.Prefix) map[dataplane.Seg6xLpm6Key]uint8 {
+	im := make(map[dataplane.Seg6xLpm6Key]uint8, len(ps))
+	for _, p := range ps {
+		im[lpmKey(p)] = 1
+	}
+	return im
 }
 
 func route4Key(table uint32, p netip.Prefix) dataplane.Seg6xRoute4Key {
@@ -125,12 +174,14 @@ func outerHeader(p *policy) (dataplane.Seg6xEncapPolicy, error) {
 
 // Image is what the maps of a data plane hold for one running state.
 type Image struct {
-	TenantPorts map[dataplane.Seg6xTenantKey]dataplane.Seg6xTenantVal
-	Routes4     map[dataplane.Seg6xRoute4Key]dataplane.Seg6xEncapVal
-	Routes6     map[dataplane.Seg6xRoute6Key]dataplane.Seg6xEncapVal
-	Policies    map[uint32]dataplane.Seg6xEncapPolicy
-	SIDs        map[[16]byte]dataplane.Seg6xSidEntry
-	TxPorts     map[uint32]uint32
+	Ports      map[portKeyT]portValT
+	SIDSpace   map[dataplane.Seg6xLpm6Key]uint8
+	SIDSources map[dataplane.Seg6xLpm6Key]uint8
+	Routes4    map[dataplane.Seg6xRoute4Key]dataplane.Seg6xEncapVal
+	Routes6    map[dataplane.Seg6xRoute6Key]dataplane.Seg6xEncapVal
+	Policies   map[uint32]dataplane.Seg6xEncapPolicy
+	SIDs       map[[16]byte]dataplane.Seg6xSidEntry
+	TxPorts    map[uint32]uint32
 }
 
 func (r *runtime) tenantTable(name string) uint32 {
@@ -143,12 +194,13 @@ func (r *runtime) tenantTable(name string) uint32 {
 // image computes every map entry of the running state.
 func (r *runtime) image() (*Image, error) {
 	im := &Image{
-		TenantPorts: map[dataplane.Seg6xTenantKey]dataplane.Seg6xTenantVal{},
-		Routes4:     make(map[dataplane.Seg6xRoute4Key]dataplane.Seg6xEncapVal, r.nroutes[0]),
-		Routes6:     make(map[dataplane.Seg6xRoute6Key]dataplane.Seg6xEncapVal, r.nroutes[1]),
-		Policies:    map[uint32]dataplane.Seg6xEncapPolicy{},
-		SIDs:        map[[16]byte]dataplane.Seg6xSidEntry{},
-		TxPorts:     map[uint32]uint32{},
+		SIDSpace:   lpmImage(r.domain.Locators),
+		SIDSources: lpmImage(r.domain.Sources),
+		Routes4:    make(map[dataplane.Seg6xRoute4Key]dataplane.Seg6xEncapVal, r.nroutes[0]),
+		Routes6:    make(map[dataplane.Seg6xRoute6Key]dataplane.Seg6xEncapVal, r.nroutes[1]),
+		Policies:   map[uint32]dataplane.Seg6xEncapPolicy{},
+		SIDs:       map[[16]byte]dataplane.Seg6xSidEntry{},
+		TxPorts:    map[uint32]uint32{},
 	}
 	for _, it := range r.ifaces {
 		im.TxPorts[uint32(it.Ifindex)] = uint32(it.Ifindex)
@@ -160,11 +212,11 @@ func (r *runtime) image() (*Image, error) {
 		}
 		im.Policies[id] = h
 	}
+	im.Ports = portImage(r.ifaceList(), r.tenantList(), func(name string) portValT {
+		t := r.tenants[name]
+		return tenantVal(t.tableID, &t.plens, t.KernelFallback)
+	}, len(r.domain.Sources) > 0)
 	for _, t := range r.tenants {
-		v := tenantVal(t.tableID, &t.plens, t.KernelFallback)
-		for _, p := range t.Ports {
-			im.TenantPorts[portKey(p)] = v
-		}
 		for pfx, pol := range t.routes {
 			if pfx.Addr().Is4() {
 				im.Routes4[route4Key(t.tableID, pfx)] = dataplane.Seg6xEncapVal{PolicyId: pol.id}

@@ -11,6 +11,7 @@ import "net/netip"
 // State is the whole desired (or running) configuration of one seg6x instance.
 type State struct {
 	Options    Options     `yaml:"options,omitempty" json:"options"`
+	Domain     Domain      `yaml:"domain,omitempty" json:"domain"`
 	Interfaces []Interface `yaml:"interfaces,omitempty" json:"interfaces"`
 	Tenants    []Tenant    `yaml:"tenants,omitempty" json:"tenants"`
 	Routes     []Route     `yaml:"routes,omitempty" json:"routes"`
@@ -31,12 +32,38 @@ type Options struct {
 // MaxNextHopCacheMs bounds Options.NextHopCacheMs.
 const MaxNextHopCacheMs = 10000
 
+// Domain describes the SR domain this node is part of (RFC 8402 8.2, RFC 8754 5.1): its SID space,
+// which access ports refuse as a destination, and optionally the outer sources from which fabric
+// packets may address local SIDs.
+type Domain struct {
+	// Locators are the prefixes of the domain's SID space (every node's locators, or a block that
+	// covers them). A tenant packet addressed inside one is dropped (DROP_BOUNDARY_LOCATOR).
+	Locators []netip.Prefix `yaml:"locators,omitempty" json:"locators,omitempty"`
+	// Sources, when set, are the only outer sources from which a fabric packet may address a local
+	// SID; others are dropped (DROP_SID_SOURCE). Empty: any source.
+	Sources []netip.Prefix `yaml:"sources,omitempty" json:"sources,omitempty"`
+}
+
+// MaxDomainPrefixes bounds Domain.Locators and Domain.Sources (MAX_DOMAIN_PREFIXES in bpf/consts.h).
+const MaxDomainPrefixes = 1024
+
 // Interface is a netdev with the seg6x XDP program attached.
 type Interface struct {
-	Name    string `yaml:"name" json:"name"`
-	Mode    string `yaml:"mode,omitempty" json:"mode,omitempty"` // native (default) | generic
-	Ifindex int    `yaml:"-" json:"ifindex,omitempty"`           // resolved when applied
+	Name string `yaml:"name" json:"name"`
+	Mode string `yaml:"mode,omitempty" json:"mode,omitempty"` // native (default) | generic
+	// Role is the interface's side of the SR domain boundary: fabric (local SIDs are processed),
+	// access (never: tenant traffic only) or auto (the default: access when a tenant port of the API
+	// or a config file is on it, fabric otherwise). A tenant port is always access for its VLAN.
+	Role    string `yaml:"role,omitempty" json:"role,omitempty"`
+	Ifindex int    `yaml:"-" json:"ifindex,omitempty"` // resolved when applied
 }
+
+// Interface roles.
+const (
+	RoleAuto   = "auto"
+	RoleFabric = "fabric"
+	RoleAccess = "access"
+)
 
 // Tenant is a VRF: a routing table and the (interface, VLAN) ports its traffic arrives on.
 type Tenant struct {

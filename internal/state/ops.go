@@ -36,6 +36,7 @@ type Op struct {
 	Kind         OpKind
 	Origin       string // who asks: "" (API, config) or OriginKernel (the kernel mirror)
 	Options      *Options
+	Domain       *Domain
 	Interface    *Interface
 	Tenant       *Tenant
 	Route        *Route
@@ -79,16 +80,17 @@ type ifaceBefore struct {
 
 // change is what one commit did to the in-memory state, and how to undo it.
 type change struct {
-	optsBefore *Options
-	ifaces     map[string]ifaceBefore
-	tenants    map[string]*tenantBefore
-	routes     map[routeKey]*policy // before (nil: absent)
-	swapped    map[string]*swapBefore
-	sids       map[netip.Addr]sidBefore
-	newPols    []*policy
-	pols       map[*policy]bool // policies whose refcount changed
-	undo       []func()
-	diff       *Diff
+	optsBefore   *Options
+	domainBefore *Domain
+	ifaces       map[string]ifaceBefore
+	tenants      map[string]*tenantBefore
+	routes       map[routeKey]*policy // before (nil: absent)
+	swapped      map[string]*swapBefore
+	sids         map[netip.Addr]sidBefore
+	newPols      []*policy
+	pols         map[*policy]bool // policies whose refcount changed
+	undo         []func()
+	diff         *Diff
 }
 
 func newChange() *change {
@@ -133,7 +135,7 @@ func (c *change) touchTenant(r *runtime, name string) {
 // apply performs one operation on the in-memory state (s.rt), recording it in c.
 func (s *Store) apply(c *change, op Op) error {
 	n := 0
-	for _, set := range []bool{op.Options != nil, op.Interface != nil, op.Tenant != nil, op.Route != nil,
+	for _, set := range []bool{op.Options != nil, op.Domain != nil, op.Interface != nil, op.Tenant != nil, op.Route != nil,
 		op.SID != nil, op.TenantRoutes != nil} {
 		if set {
 			n++
@@ -148,6 +150,8 @@ func (s *Store) apply(c *change, op Op) error {
 	switch {
 	case op.Options != nil:
 		return s.applyOptions(c, op)
+	case op.Domain != nil:
+		return s.applyDomain(c, op)
 	case op.Interface != nil:
 		return s.applyInterface(c, op)
 	case op.Tenant != nil:
@@ -208,6 +212,28 @@ func (s *Store) applyOptions(c *change, op Op) error {
 	}
 	s.rt.opts = o
 	c.onUndo(func() { s.rt.opts = old })
+	return nil
+}
+
+func (s *Store) applyDomain(c *change, op Op) error {
+	if op.Kind != OpReplace {
+		return fieldErr("domain", "", "the domain can only be replaced (give empty lists to clear it)")
+	}
+	d := cloneDomain(*op.Domain)
+	if err := collect(func(add func(error)) { validateDomain(&d, add) }); err != nil {
+		return err
+	}
+	old := s.rt.domain
+	if c.domainBefore == nil {
+		b := cloneDomain(old)
+		c.domainBefore = &b
+	}
+	if slices.Equal(d.Locators, old.Locators) && slices.Equal(d.Sources, old.Sources) {
+		return nil
+	}
+	c.note(OpReplace, true, fmt.Sprintf("domain (%d locators, %d sources)", len(d.Locators), len(d.Sources)))
+	s.rt.domain = d
+	c.onUndo(func() { s.rt.domain = old })
 	return nil
 }
 

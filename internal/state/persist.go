@@ -47,6 +47,7 @@ type savedTable struct {
 type record struct {
 	Gen       uint64       `json:"gen,omitempty"` // snapshot header: the commit it includes
 	Opts      *Options     `json:"opts,omitempty"`
+	Domain    *Domain      `json:"domain,omitempty"`
 	Iface     *Interface   `json:"iface,omitempty"`
 	IfaceDel  string       `json:"iface_del,omitempty"`
 	Tenant    *savedTenant `json:"tenant,omitempty"`
@@ -80,6 +81,8 @@ func (r *runtime) replay(rec record) error {
 	case rec.Gen != 0:
 	case rec.Opts != nil:
 		r.opts = *rec.Opts
+	case rec.Domain != nil:
+		r.domain = cloneDomain(*rec.Domain)
 	case rec.Iface != nil:
 		r.ifaces[rec.Iface.Name] = *rec.Iface
 	case rec.IfaceDel != "":
@@ -187,6 +190,10 @@ func (r *runtime) records(emit func(record) error) error {
 	if err := emit(record{Opts: &o}); err != nil {
 		return err
 	}
+	d := cloneDomain(r.domain)
+	if err := emit(record{Domain: &d}); err != nil {
+		return err
+	}
 	for _, it := range r.ifaces {
 		it := it
 		if err := emit(record{Iface: &it}); err != nil {
@@ -223,6 +230,10 @@ func (r *runtime) changeRecords(c *change) []record {
 	if c.optsBefore != nil && *c.optsBefore != r.opts {
 		o := r.opts
 		recs = append(recs, record{Opts: &o})
+	}
+	if c.domainBefore != nil {
+		d := cloneDomain(r.domain)
+		recs = append(recs, record{Domain: &d})
 	}
 	for name := range c.ifaces {
 		if it, ok := r.ifaces[name]; ok {

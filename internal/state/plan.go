@@ -19,11 +19,15 @@ func (s *Store) Plan(desired *State) []Op {
 		o := desired.Options
 		ops = append(ops, Op{Kind: OpReplace, Options: &o})
 	}
+	if !slices.Equal(desired.Domain.Locators, rt.domain.Locators) || !slices.Equal(desired.Domain.Sources, rt.domain.Sources) {
+		d := cloneDomain(desired.Domain)
+		ops = append(ops, Op{Kind: OpReplace, Domain: &d})
+	}
 	want := map[string]bool{}
 	for i := range desired.Interfaces {
 		it := desired.Interfaces[i]
 		want[it.Name] = true
-		if cur, ok := rt.ifaces[it.Name]; ok && cur.Mode == it.Mode {
+		if cur, ok := rt.ifaces[it.Name]; ok && cur.Mode == it.Mode && cur.Role == it.Role {
 			continue
 		}
 		ops = append(ops, Op{Kind: OpReplace, Interface: &it})

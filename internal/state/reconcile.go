@@ -98,7 +98,13 @@ func (s *Store) Reconcile() (*ReconcileReport, error) {
 	if err := syncMap(m.Routes6, im.Routes6, rep); err != nil {
 		return rep, err
 	}
-	if err := syncMap(m.TenantPorts, im.TenantPorts, rep); err != nil {
+	if err := syncMap(m.SidSpace, im.SIDSpace, rep); err != nil {
+		return rep, err
+	}
+	if err := syncMap(m.SidSources, im.SIDSources, rep); err != nil {
+		return rep, err
+	}
+	if err := syncMap(m.Ports, im.Ports, rep); err != nil {
 		return rep, err
 	}
 	if err := s.reattach(rep); err != nil {

@@ -69,6 +69,7 @@ func (t *tenantRT) countRoute(p netip.Prefix, delta int) {
 // runtime is the whole running state.
 type runtime struct {
 	opts     Options
+	domain   Domain
 	ifaces   map[string]Interface
 	tenants  map[string]*tenantRT
 	ports    map[Port]string // (dev, vlan) -> tenant name
@@ -110,6 +111,27 @@ func (r *runtime) counts() Counts {
 		Policies: len(r.polByID), SIDs: len(r.sids)}
 }
 
+// ifaceList and tenantList are the interfaces and tenants (ports included) as objects.
+func (r *runtime) ifaceList() []Interface {
+	out := make([]Interface, 0, len(r.ifaces))
+	for _, it := range r.ifaces {
+		out = append(out, it)
+	}
+	return out
+}
+
+func (r *runtime) tenantList() []Tenant {
+	out := make([]Tenant, 0, len(r.tenants))
+	for _, t := range r.tenants {
+		out = append(out, t.Tenant)
+	}
+	return out
+}
+
+func cloneDomain(d Domain) Domain {
+	return Domain{Locators: slices.Clone(d.Locators), Sources: slices.Clone(d.Sources)}
+}
+
 // routeOf returns the API form of a route.
 func routeOf(tenant string, p netip.Prefix, pol *policy) Route {
 	return Route{Tenant: tenant, Prefix: p, Mode: pol.mode, Segs: slices.Clone(pol.segs), Src: pol.src,
@@ -118,7 +140,7 @@ func routeOf(tenant string, p netip.Prefix, pol *policy) Route {
 
 // state returns the running state as a State (sorted), O(objects).
 func (r *runtime) state() State {
-	s := State{Options: r.opts, Interfaces: []Interface{}, Tenants: []Tenant{}, Routes: []Route{}, SIDs: []SID{}}
+	s := State{Options: r.opts, Domain: cloneDomain(r.domain), Interfaces: []Interface{}, Tenants: []Tenant{}, Routes: []Route{}, SIDs: []SID{}}
 	for _, it := range r.ifaces {
 		s.Interfaces = append(s.Interfaces, it)
 	}

@@ -126,6 +126,12 @@ func (s *Store) Counts() Counts { return s.rt.counts() }
 // Current returns the running state (O(objects); sorted).
 func (s *Store) Current() State { return s.rt.state() }
 
+// Ports is how frames from every (interface, VLAN) are treated at the SR domain boundary.
+func (s *Store) Ports() []PortClass { return Classify(s.rt.ifaceList(), s.rt.tenantList()) }
+
+// Domain is the SR domain's locators and sources.
+func (s *Store) Domain() Domain { return cloneDomain(s.rt.domain) }
+
 // OpError says which operation of a batch failed.
 type OpError struct {
 	Index int // 0-based position in the batch

@@ -167,7 +167,7 @@ func TestFailedApplyRollsBack(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "attach lo") {
 		t.Fatalf("error %v, want an attach failure", err)
 	}
-	for name, m := range map[string]*ebpf.Map{"tx_ports": st.Maps.TxPorts, "sids": st.Maps.Sids, "routes4": st.Maps.Routes4, "tenant_ports": st.Maps.TenantPorts} {
+	for name, m := range map[string]*ebpf.Map{"tx_ports": st.Maps.TxPorts, "sids": st.Maps.Sids, "routes4": st.Maps.Routes4, "ports": st.Maps.Ports} {
 		if n := countEntries(t, m); n != 0 {
 			t.Errorf("%s has %d entries after a failed apply", name, n)
 		}

@@ -5,6 +5,7 @@ package state
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
 	"slices"
 )
@@ -31,6 +32,7 @@ func Validate(s *State) error {
 	add := func(err error) { errs = append(errs, err) }
 
 	validateOptions(&s.Options, add)
+	validateDomain(&s.Domain, add)
 	ifaces := map[string]bool{}
 	for i := range s.Interfaces {
 		it := &s.Interfaces[i]
@@ -105,6 +107,39 @@ func validateInterface(it *Interface, add func(error)) {
 	}
 	if it.Mode != "native" && it.Mode != "generic" {
 		add(fieldErr(obj, "mode", "%q is not native or generic", it.Mode))
+	}
+	if it.Role == "" {
+		it.Role = RoleAuto
+	}
+	if it.Role != RoleAuto && it.Role != RoleFabric && it.Role != RoleAccess {
+		add(fieldErr(obj, "role", "%q is not auto, fabric or access", it.Role))
+	}
+}
+
+// validateDomain checks the domain's prefixes: IPv6, no host bits, no duplicates, within the limit.
+func validateDomain(d *Domain, add func(error)) {
+	for _, f := range []struct {
+		name string
+		ps   []netip.Prefix
+	}{{"locators", d.Locators}, {"sources", d.Sources}} {
+		if len(f.ps) > MaxDomainPrefixes {
+			add(fieldErr("domain", f.name, "%d prefixes, at most %d", len(f.ps), MaxDomainPrefixes))
+		}
+		seen := map[netip.Prefix]bool{}
+		for i, p := range f.ps {
+			field := fmt.Sprintf("%s[%d]", f.name, i)
+			switch {
+			case !p.IsValid():
+				add(fieldErr("domain", field, "missing or not a prefix"))
+			case !p.Addr().Is6() || p.Addr().Is4In6():
+				add(fieldErr("domain", field, "%s is not an IPv6 prefix", p))
+			case p != p.Masked():
+				add(fieldErr("domain", field, "host bits set; did you mean %s", p.Masked()))
+			case seen[p]:
+				add(fieldErr("domain", field, "%s listed twice", p))
+			}
+			seen[p] = true
+		}
 	}
 }
 

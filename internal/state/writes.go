@@ -162,14 +162,81 @@ func (w *routeWrites) add(del bool, table uint32, p netip.Prefix, v, old *policy
 	}
 }
 
-type portEntry = entry[dataplane.Seg6xTenantKey, dataplane.Seg6xTenantVal]
+type portEntry = entry[portKeyT, portValT]
+type lpmEntry = entry[dataplane.Seg6xLpm6Key, uint8]
+
+// lpmWrites are the puts and deletes that make a domain trie go from prefixes old to new.
+func lpmWrites(old, new []netip.Prefix) (put, del []lpmEntry) {
+	o, n := lpmImage(old), lpmImage(new)
+	for k := range n {
+		if _, had := o[k]; !had {
+			put = append(put, lpmEntry{k: k, v: 1})
+		}
+	}
+	for k := range o {
+		if _, keep := n[k]; !keep {
+			del = append(del, lpmEntry{k: k, old: 1, had: true})
+		}
+	}
+	return put, del
+}
+
+// portsBefore is the ports map as it was before change c: interfaces, tenants and their table
+// versions, and the domain's sources, as c recorded them.
+func (c *change) portsBefore(rt *runtime) map[portKeyT]portValT {
+	var ifaces []Interface
+	for name, it := range rt.ifaces {
+		if _, touched := c.ifaces[name]; !touched {
+			ifaces = append(ifaces, it)
+		}
+	}
+	for _, b := range c.ifaces {
+		if b.had {
+			ifaces = append(ifaces, b.it)
+		}
+	}
+	var tenants []Tenant
+	for name, t := range rt.tenants {
+		if _, touched := c.tenants[name]; !touched {
+			tenants = append(tenants, t.Tenant)
+		}
+	}
+	for _, b := range c.tenants {
+		if b.had {
+			tenants = append(tenants, b.t)
+		}
+	}
+	sources := rt.domain.Sources
+	if c.domainBefore != nil {
+		sources = c.domainBefore.Sources
+	}
+	return portImage(ifaces, tenants, func(name string) portValT {
+		if b, ok := c.tenants[name]; ok {
+			return tenantVal(b.tableID, &b.plens, b.t.KernelFallback)
+		}
+		t := rt.tenants[name]
+		return tenantVal(t.tableID, &t.plens, t.KernelFallback)
+	}, len(sources) > 0)
+}
+
+// bumpNextHopGen makes every next-hop cache entry stale (an egress interface left the redirect map:
+// no cached next hop may name it any more).
+func (s *Store) bumpNextHopGen(t *txn) error {
+	return t.do("invalidate the next-hop cache", func() error {
+		var gen uint64
+		if err := s.Maps.NhGen.Lookup(uint32(0), &gen); err != nil {
+			return err
+		}
+		return s.Maps.NhGen.Update(uint32(0), gen+1, ebpf.UpdateAny)
+	}, func() error { return nil })
+}
 
 // write makes the maps follow the in-memory change c.
 func (s *Store) write(t *txn, c *change) error {
 	m := s.Maps
 	rt := s.rt
 
-	// 1. Redirect targets and programs on new interfaces.
+	// 1. Redirect targets, and the domain's prefixes being added.
 	var txPut, txDel []entry[uint32, uint32]
 	for name, b := range c.ifaces {
 		it, has := rt.ifaces[name]
@@ -185,7 +252,16 @@ func (s *Store) write(t *txn, c *change) error {
 	if err := putBatch(t, m.TxPorts, txPut); err != nil {
 		return err
 	}
-	if err := s.attachNew(t, c); err != nil {
+	domainBefore := rt.domain
+	if c.domainBefore != nil {
+		domainBefore = *c.domainBefore
+	}
+	spacePut, spaceDel := lpmWrites(domainBefore.Locators, rt.domain.Locators)
+	srcPut, srcDel := lpmWrites(domainBefore.Sources, rt.domain.Sources)
+	if err := putBatch(t, m.SidSpace, spacePut); err != nil {
+		return err
+	}
+	if err := putBatch(t, m.SidSources, srcPut); err != nil {
 		return err
 	}
 
@@ -270,32 +346,22 @@ func (s *Store) write(t *txn, c *change) error {
 		return err
 	}
 
-	// 5. Tenant ports: the new table version, with the prefix lengths of old and new routes while
-	// old routes are still being removed.
-	before := map[dataplane.Seg6xTenantKey]dataplane.Seg6xTenantVal{}
-	mid := map[dataplane.Seg6xTenantKey]dataplane.Seg6xTenantVal{}
-	final := map[dataplane.Seg6xTenantKey]dataplane.Seg6xTenantVal{}
-	for name, b := range c.tenants {
-		if b.had {
-			v := tenantVal(b.tableID, &b.plens, b.t.KernelFallback)
-			for _, p := range b.t.Ports {
-				before[portKey(p)] = v
-			}
-		}
+	// 5. Ports: sides of the boundary and the tenants' new table versions, with the prefix lengths of
+	// old and new routes while old routes are still being removed.
+	before := c.portsBefore(rt)
+	sources := len(rt.domain.Sources) > 0
+	final := portImage(rt.ifaceList(), rt.tenantList(), func(name string) portValT {
 		tn := rt.tenants[name]
-		if tn == nil {
-			continue
+		return tenantVal(tn.tableID, &tn.plens, tn.KernelFallback)
+	}, sources)
+	mid := portImage(rt.ifaceList(), rt.tenantList(), func(name string) portValT {
+		tn := rt.tenants[name]
+		v := tenantVal(tn.tableID, &tn.plens, tn.KernelFallback)
+		if b, ok := c.tenants[name]; ok && c.swapped[name] == nil && b.had && b.tableID == tn.tableID {
+			plensVal(&v, &b.plens) // union: lengths of routes not yet deleted stay visible
 		}
-		fv := tenantVal(tn.tableID, &tn.plens, tn.KernelFallback)
-		mv := fv
-		if c.swapped[name] == nil && b.had && b.tableID == tn.tableID {
-			plensVal(&mv, &b.plens) // union: lengths of routes not yet deleted stay visible
-		}
-		for _, p := range tn.Ports {
-			final[portKey(p)] = fv
-			mid[portKey(p)] = mv
-		}
-	}
+		return v
+	}, sources)
 	var portPut, portDel, portFinal []portEntry
 	for k, v := range mid {
 		old, had := before[k]
@@ -311,12 +377,16 @@ func (s *Store) write(t *txn, c *change) error {
 			portDel = append(portDel, portEntry{k: k, old: old, had: true})
 		}
 	}
-	if err := putBatch(t, m.TenantPorts, portPut); err != nil {
+	if err := putBatch(t, m.Ports, portPut); err != nil {
+		return err
+	}
+	// Programs on new interfaces start once everything they may reach, their own ports included, is in.
+	if err := s.attachNew(t, c); err != nil {
 		return err
 	}
 
 	// 6. Removals, then the final prefix-length bitmaps.
-	if err := deleteBatch(t, m.TenantPorts, portDel); err != nil {
+	if err := deleteBatch(t, m.Ports, portDel); err != nil {
 		return err
 	}
 	if err := deleteBatch(t, m.Routes4, w.del4); err != nil {
@@ -328,7 +398,13 @@ func (s *Store) write(t *txn, c *change) error {
 	if err := deleteBatch(t, m.Sids, sidDel); err != nil {
 		return err
 	}
-	if err := putBatch(t, m.TenantPorts, portFinal); err != nil {
+	if err := putBatch(t, m.Ports, portFinal); err != nil {
+		return err
+	}
+	if err := deleteBatch(t, m.SidSpace, spaceDel); err != nil {
+		return err
+	}
+	if err := deleteBatch(t, m.SidSources, srcDel); err != nil {
 		return err
 	}
 
@@ -336,7 +412,13 @@ func (s *Store) write(t *txn, c *change) error {
 	if err := s.detachOld(t, c); err != nil {
 		return err
 	}
-	return deleteBatch(t, m.TxPorts, txDel)
+	if err := deleteBatch(t, m.TxPorts, txDel); err != nil {
+		return err
+	}
+	if len(txDel) > 0 {
+		return s.bumpNextHopGen(t)
+	}
+	return nil
 }
 
 func (c *change) tenantTableBefore(rt *runtime, name string) uint32 {
@@ -358,7 +440,7 @@ func (s *Store) attachNew(t *txn, c *change) error {
 	}()
 	for _, it := range s.rt.ifaces {
 		b, touched := c.ifaces[it.Name]
-		if !reload && !(touched && (!b.had || b.it != it)) && dataplane.Attached(s.Dir, it.Ifindex) {
+		if !reload && !(touched && (!b.had || b.it.Mode != it.Mode || b.it.Ifindex != it.Ifindex)) && dataplane.Attached(s.Dir, it.Ifindex) {
 			continue
 		}
 		if objs == nil {

@@ -89,7 +89,7 @@ func TestRestartLosesNothing(t *testing.T) {
 			if i == 3 {
 				// An upgrade to a new map layout: the pinned maps look like an older layout's.
 				pins := filepath.Join(r.DutDir(), "bpf")
-				if err := os.Rename(filepath.Join(pins, "maps-v2"), filepath.Join(pins, "maps-v1")); err != nil {
+				if err := os.Rename(filepath.Join(pins, dataplane.MapLayout), filepath.Join(pins, "maps-v1")); err != nil {
 					return err
 				}
 			}

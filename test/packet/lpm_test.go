@@ -26,6 +26,13 @@ func lpmFrame(dst netip.Addr) []byte {
 		ip := []byte{0x45, 0, 0, 36, 0, 1, 0, 0, 64, 17, 0, 0, 198, 18, 1, 2}
 		d := dst.As4()
 		ip = append(ip, d[:]...)
+		var sum uint32
+		for i := 0; i < len(ip); i += 2 {
+			sum += uint32(ip[i])<<8 | uint32(ip[i+1])
+		}
+		sum = (sum & 0xFFFF) + sum>>16
+		sum = (sum & 0xFFFF) + sum>>16
+		binary.BigEndian.PutUint16(ip[10:], ^uint16(sum)) // a valid header checksum: the headend checks it
 		b = append(b, ip...)
 	} else {
 		b = append(b, 0x86, 0xdd)

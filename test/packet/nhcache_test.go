@@ -3,6 +3,7 @@ package packet
 import (
 	"bytes"
 	"encoding/binary"
+	"net"
 	"os/exec"
 	"runtime"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/internal/state"
 	"golang.org/x/sys/unix"
 )
 
@@ -194,4 +196,56 @@ func TestNextHopCacheKeysEveryLookupInput(t *testing.T) {
 		run("main-table source (fills the cache)", f.Input, f.Output)
 		run("source with its own rule", ruled, ruledOut)
 	}
+}
+
+// TestDetachedEgressWithCachedNextHop: a cached next hop names an interface that has just left the
+// redirect map. A frame caught between the two (the entry gone, the cache not yet invalidated) is
+// dropped and counted (DROP_TX_GONE), never aborted; once the store has detached the interface (which
+// invalidates every cached next hop), the FIB is asked again and the kernel gets the packet.
+func TestDetachedEgressWithCachedNextHop(t *testing.T) {
+	defer onOneCPU(t)()
+	objs, _, f := loadWithCache(t, time.Minute, "end_dx4") // leaves through tb0
+	defer objs.Close()
+	tb0, err := net.InterfaceByName("tb0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(what, wantAction, reason string, wantOut []byte) {
+		t.Helper()
+		before, _ := rig.ReasonCount(reason)
+		res, err := rig.Run(objs.Seg6xXdp, f, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, _ := rig.ReasonCount(reason)
+		if dataplane.Actions[res.Action] != wantAction || (wantOut != nil && !bytes.Equal(res.Output, wantOut)) {
+			t.Fatalf("%s: %s, want %s (output %x)", what, dataplane.Actions[res.Action], wantAction, res.Output)
+		}
+		if reason != "" && after != before+1 {
+			t.Fatalf("%s: %s counted %d times, want 1", what, reason, after-before)
+		}
+	}
+	run("first frame (fills the cache)", "XDP_REDIRECT", "", f.Output)
+	run("cached", "XDP_REDIRECT", "", f.Output)
+
+	// The redirect entry disappears under a cached next hop.
+	idx := uint32(tb0.Index)
+	if err := rig.Store.Maps.TxPorts.Delete(idx); err != nil {
+		t.Fatal(err)
+	}
+	run("tx port gone, cache still naming it", "XDP_DROP", "DROP_TX_GONE", nil)
+	if err := rig.Store.Maps.TxPorts.Put(idx, idx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Detaching through the store removes the entry and invalidates the cache: the FIB is asked again.
+	if _, err := rig.Store.Commit([]state.Op{{Kind: state.OpDelete, Interface: &state.Interface{Name: "tb0"}}}, false); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if _, err := rig.Store.Commit([]state.Op{{Kind: state.OpReplace, Interface: &state.Interface{Name: "tb0"}}}, false); err != nil {
+			t.Error(err)
+		}
+	}()
+	run("after the store detached tb0", "XDP_PASS", "PASS_TX_NOT_ATTACHED", nil)
 }

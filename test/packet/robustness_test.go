@@ -56,9 +56,9 @@ func TestTruncatedAndMutatedFrames(t *testing.T) {
 
 func totalDrops(t *testing.T) uint64 {
 	var n uint64
-	for _, r := range dataplane.Reasons {
-		if len(r) > 5 && r[:5] == "DROP_" {
-			c, err := rig.ReasonCount(r)
+	for _, r := range dataplane.ReasonTable {
+		if r.Drop {
+			c, err := rig.ReasonCount(r.Name)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,57 @@
+/* ipcheck.h: the checks an IPv4 or IPv6 header must pass before seg6x forwards the packet (RFC 1812
+ * 5.2.2, RFC 8200), shared by the headend (tenant packets) and decapsulation (inner packets). */
+#pragma once
+
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include "consts.h"
+#include "structs.h"
+
+/* Is the 20-byte IPv4 header's checksum right? (one's complement sum of its ten 16-bit words) */
+static __always_inline int ip4_csum_ok(const struct iphdr *iph)
+{
+	const __u16 *w = (const __u16 *)iph;
+	__u32 sum = 0;
+
+#pragma unroll
+	for (int i = 0; i < 10; i++)
+		sum += w[i];
+	sum = (sum & 0xFFFF) + (sum >> 16);
+	sum = (sum & 0xFFFF) + (sum >> 16);
+	return sum == 0xFFFF;
+}
+
+/* An IPv4 header (its first 20 bytes present) that seg6x may forward: version 4, no options, total
+ * length covering the header and within the frame, checksum right. *len gets the total length.
+ * Returns REASON_NONE, a DROP_* reason, or PASS_IPV4_OPTIONS (the kernel validates options). */
+static __always_inline int ip4_check(const struct iphdr *iph, const void *data_end, __u32 *len)
+{
+	if (iph->version != 4)
+		return DROP_BAD_IP_VERSION;
+	if (iph->ihl < 5)
+		return DROP_BAD_IPV4_IHL;
+	if (iph->ihl > 5)
+		return PASS_IPV4_OPTIONS;
+	*len = bpf_ntohs(iph->tot_len);
+	if (*len < sizeof(*iph))
+		return DROP_BAD_IP_LEN;
+	if ((const void *)iph + *len > data_end)
+		return DROP_TRUNC_IP;
+	if (!ip4_csum_ok(iph))
+		return DROP_BAD_IPV4_CSUM;
+	return REASON_NONE;
+}
+
+/* An IPv6 header (its 40 bytes present) that seg6x may forward: version 6, a payload length that is
+ * not 0 (jumbograms are not carried) and within the frame. *len gets 40 + payload length. */
+static __always_inline int ip6_check(const struct ipv6hdr *ip6, const void *data_end, __u32 *len)
+{
+	if (ip6->version != 6)
+		return DROP_BAD_IP_VERSION;
+	if (!ip6->payload_len)
+		return DROP_BAD_IP_LEN;
+	*len = IPV6_HLEN + bpf_ntohs(ip6->payload_len);
+	if ((const void *)ip6 + *len > data_end)
+		return DROP_TRUNC_IP;
+	return REASON_NONE;
+}
