@@ -1,0 +1,112 @@
+package state
+
+// classify_test.go: the side of the SR domain boundary of every (interface, VLAN), the ports map
+// entries written from it, and the checks of roles and of the domain (no root needed).
+
+import (
+	"net/netip"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestClassifySides(t *testing.T) {
+	ifaces := []Interface{
+		{Name: "fab", Role: RoleFabric, Ifindex: 2},
+		{Name: "acc", Role: RoleAccess, Ifindex: 3},
+		{Name: "mix", Role: RoleAuto, Ifindex: 4},  // an API tenant port: access
+		{Name: "core", Role: RoleAuto, Ifindex: 5}, // no tenant: fabric
+		{Name: "kern", Role: RoleAuto, Ifindex: 6}, // only a kernel mirror tenant port: as the kernel
+	}
+	tenants := []Tenant{
+		{Name: "blue", Ports: []Port{{Dev: "mix", VLAN: 100, Ifindex: 4}, {Dev: "fab", VLAN: 400, Ifindex: 2}}},
+		{Name: "kernel-main", Origin: OriginKernel, Ports: []Port{{Dev: "kern", Ifindex: 6}, {Dev: "acc", VLAN: 7, Ifindex: 3}}},
+	}
+	got := map[string]string{}
+	for _, pc := range Classify(ifaces, tenants) {
+		got[pc.Dev+" "+vlanText(pc.VLAN)] = pc.Side + "/" + pc.Tenant
+	}
+	want := map[string]string{
+		"fab 0": "fabric/", "fab any": "fabric/", "fab 400": "access/blue",
+		"acc any": "access/", "acc 7": "access/kernel-main",
+		"mix any": "access/", "mix 100": "access/blue",
+		"core 0": "fabric/", "core any": "fabric/",
+		"kern any": "fabric/", "kern 0": "fabric/kernel-main",
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %d classes %v, want %d", len(got), got, len(want))
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %q, want %q", k, got[k], w)
+		}
+	}
+}
+
+func vlanText(v int) string {
+	if v == VLANAny {
+		return "any"
+	}
+	return strconv.Itoa(v)
+}
+
+func TestPortImageFlags(t *testing.T) {
+	ifaces := []Interface{{Name: "fab", Role: RoleFabric, Ifindex: 2}, {Name: "acc", Role: RoleAuto, Ifindex: 3}}
+	tenants := []Tenant{{Name: "blue", KernelFallback: true, Ports: []Port{{Dev: "acc", VLAN: 100, Ifindex: 3}}}}
+	part := func(string) portValT { return tenantVal(77, &[2][129]uint32{}, true) }
+	for _, sources := range []bool{false, true} {
+		im := portImage(ifaces, tenants, part, sources)
+		check := func(ifindex uint32, vlan uint16, want uint32, table uint32) {
+			t.Helper()
+			v, ok := im[portKeyT{Ifindex: ifindex, Vlan: vlan}]
+			if !ok {
+				t.Fatalf("sources %v: no entry for (%d, %d)", sources, ifindex, vlan)
+			}
+			if v.Flags != want || v.TableId != table {
+				t.Errorf("sources %v: (%d, %d): flags %#x table %d, want %#x table %d", sources, ifindex, vlan, v.Flags, v.TableId, want, table)
+			}
+		}
+		fabric := uint32(portFlagSIDs)
+		if sources {
+			fabric |= portFlagSIDSources
+		}
+		check(2, portVLANAny, fabric, 0)
+		check(2, 0, fabric, 0)
+		check(3, portVLANAny, portFlagBoundary, 0)
+		check(3, 100, portFlagBoundary|portFlagTenant|portFlagKernelFallback, 77)
+		if len(im) != 4 {
+			t.Errorf("sources %v: %d entries, want 4: %v", sources, len(im), im)
+		}
+	}
+}
+
+func TestRoleAndDomainValidation(t *testing.T) {
+	s := State{
+		Interfaces: []Interface{{Name: "eth0", Role: "core"}},
+		Domain: Domain{
+			Locators: []netip.Prefix{mustPrefix("fc00:1::/48"), mustPrefix("198.18.0.0/15"), mustPrefix("fc00:1::/48")},
+			Sources:  []netip.Prefix{netip.PrefixFrom(mustAddr("fc00::1"), 16)},
+		},
+	}
+	err := Validate(&s)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		`interface "eth0": role: "core" is not auto, fabric or access`,
+		`domain: locators[1]: 198.18.0.0/15 is not an IPv6 prefix`,
+		`domain: locators[2]: fc00:1::/48 listed twice`,
+		`domain: sources[0]: host bits set; did you mean fc00::/16`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	ok := State{Interfaces: []Interface{{Name: "eth0"}}, Domain: Domain{Locators: []netip.Prefix{mustPrefix("fc00::/16")}}}
+	if err := Validate(&ok); err != nil {
+		t.Fatal(err)
+	}
+	if ok.Interfaces[0].Role != RoleAuto {
+		t.Errorf("default role %q, want auto", ok.Interfaces[0].Role)
+	}
+}
