@@ -58,9 +58,9 @@ func commit(t *testing.T, ops ...state.Op) {
 
 func TestBoundaryFollowsChanges(t *testing.T) {
 	other := fixture(t, "boundary_sid_no_tenant_vlan") // ta0 VLAN 200 (no tenant) to the End SID
-	tenant := fixture(t, "boundary_sid_dx4_srh")        // ta0 VLAN 100 (tenant blue) to End.DX4
-	loc := fixture(t, "boundary_locator")               // tenant blue to fc00:3::99
-	src := fixture(t, "sid_source_outside_domain")      // fab0, End SID from 2001:db8:66::1
+	tenant := fixture(t, "boundary_sid_dx4_srh")       // ta0 VLAN 100 (tenant blue) to End.DX4
+	loc := fixture(t, "boundary_locator")              // tenant blue to fc00:3::99
+	src := fixture(t, "sid_source_outside_domain")     // fab0, End SID from 2001:db8:66::1
 	cfg, err := fixtures.Config()
 	if err != nil {
 		t.Fatal(err)
