@@ -34,6 +34,7 @@ func scaleFrame(dst netip.Addr) []byte {
 		0x45, 0, 0, 46, 0, 1, 0, 0, 64, 17, 0, 0, 198, 18, 1, 2}
 	d := dst.As4()
 	b = append(b, d[:]...)
+	binary.BigEndian.PutUint16(b[18+10:], csum16(b[18:18+20])) // the headend checks it
 	udp := make([]byte, 26)
 	binary.BigEndian.PutUint16(udp[0:], 1000)
 	binary.BigEndian.PutUint16(udp[2:], 2000)
