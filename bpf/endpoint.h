@@ -91,9 +91,6 @@ static __always_inline int end_decap(struct xdp_md *ctx, struct pkt *p, struct s
 		rc = ip4_check(iph, data_end, &inner_len);
 		if (rc == PASS_IPV4_OPTIONS) {
 			/* The kernel validates the options of the decapsulated packet (and forwards it). */
-			inner_len = bpf_ntohs(iph->tot_len);
-			if (inner_len < (__u32)iph->ihl * 4 || data + ioff + inner_len > data_end)
-				return verdict(DROP_BAD_INNER, p->len);
 			reason = PASS_IPV4_OPTIONS;
 		} else if (rc != REASON_NONE) {
 			return verdict(DROP_BAD_INNER, p->len);

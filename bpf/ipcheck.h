@@ -7,43 +7,52 @@
 #include "consts.h"
 #include "structs.h"
 
-/* Is the 20-byte IPv4 header's checksum right? (one's complement sum of its ten 16-bit words) */
-static __always_inline int ip4_csum_ok(const struct iphdr *iph)
+/* Is the IPv4 header's checksum right (one's complement sum of its IHL * 2 16-bit words, options
+ * included, as the kernel's ip_rcv checks it)? The caller has checked that the header is in the frame. */
+static __always_inline int ip4_csum_ok(const struct iphdr *iph, const void *data_end)
 {
 	const __u16 *w = (const __u16 *)iph;
-	__u32 sum = 0;
+	__u32 words = iph->ihl * 2, sum = 0;
 
 #pragma unroll
-	for (int i = 0; i < 10; i++)
-		sum += w[i];
+	for (int i = 0; i < 30; i++) {
+		if (i < words) {
+			if ((const void *)(w + i + 1) > data_end)
+				return 0;
+			sum += w[i];
+		}
+	}
 	sum = (sum & 0xFFFF) + (sum >> 16);
 	sum = (sum & 0xFFFF) + (sum >> 16);
 	return sum == 0xFFFF;
 }
 
-/* An IPv4 header (its first 20 bytes present) that seg6x may forward: version 4, no options, total
- * length covering the header and within the frame, checksum right. *len gets the total length.
- * Returns REASON_NONE, a DROP_* reason, or PASS_IPV4_OPTIONS (the kernel validates options). */
+/* An IPv4 header (its first 20 bytes present) that seg6x may forward: version 4, IHL >= 5, total
+ * length covering the header and within the frame, checksum right (in the kernel's order: a header
+ * it would drop is dropped here, options or not). *len gets the total length. Returns REASON_NONE, a
+ * DROP_* reason, or PASS_IPV4_OPTIONS for a sound header with options (the kernel validates those). */
 static __always_inline int ip4_check(const struct iphdr *iph, const void *data_end, __u32 *len)
 {
 	if (iph->version != 4)
 		return DROP_BAD_IP_VERSION;
 	if (iph->ihl < 5)
 		return DROP_BAD_IPV4_IHL;
-	if (iph->ihl > 5)
-		return PASS_IPV4_OPTIONS;
 	*len = bpf_ntohs(iph->tot_len);
-	if (*len < sizeof(*iph))
+	if (*len < (__u32)iph->ihl * 4)
 		return DROP_BAD_IP_LEN;
 	if ((const void *)iph + *len > data_end)
 		return DROP_TRUNC_IP;
-	if (!ip4_csum_ok(iph))
+	if (!ip4_csum_ok(iph, data_end))
 		return DROP_BAD_IPV4_CSUM;
+	if (iph->ihl > 5)
+		return PASS_IPV4_OPTIONS;
 	return REASON_NONE;
 }
 
 /* An IPv6 header (its 40 bytes present) that seg6x may forward: version 6, a payload length that is
- * not 0 (jumbograms are not carried) and within the frame. *len gets 40 + payload length. */
+ * not 0 (jumbograms are not carried) and within the frame, and a hop-by-hop options header, which
+ * every node reads, inside the payload (the kernel's ipv6_parse_hopopts drops it otherwise). *len gets
+ * 40 + payload length. */
 static __always_inline int ip6_check(const struct ipv6hdr *ip6, const void *data_end, __u32 *len)
 {
 	if (ip6->version != 6)
@@ -53,5 +62,11 @@ static __always_inline int ip6_check(const struct ipv6hdr *ip6, const void *data
 	*len = IPV6_HLEN + bpf_ntohs(ip6->payload_len);
 	if ((const void *)ip6 + *len > data_end)
 		return DROP_TRUNC_IP;
+	if (ip6->nexthdr == PROTO_HOPOPTS) {
+		const __u8 *h = (const __u8 *)(ip6 + 1);
+
+		if ((const void *)(h + 2) > data_end || *len < IPV6_HLEN + ((__u32)h[1] + 1) * 8)
+			return DROP_TRUNC_EXTHDR;
+	}
 	return REASON_NONE;
 }

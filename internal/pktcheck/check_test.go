@@ -1,0 +1,93 @@
+package pktcheck
+
+// check_test.go: the oracle accepts every expected output of the packet fixtures (built by scapy,
+// independently of the data plane) and rejects each kind of damage the fuzz harness looks for.
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+
+	"github.com/seg6x/seg6x/internal/fixtures"
+)
+
+func TestFixtureOutputsAreWellFormed(t *testing.T) {
+	fs, err := fixtures.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, f := range fs {
+		switch f.Action {
+		case "XDP_REDIRECT", "XDP_TX":
+			if err := Leaving(f.Input, f.Output); err != nil {
+				t.Errorf("%s: %v", f.Name, err)
+			}
+			checked++
+		case "XDP_PASS":
+			if err := Passed(f.Input, f.Output); err != nil {
+				t.Errorf("%s: %v", f.Name, err)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d fixtures leave seg6x", checked)
+	}
+}
+
+// fixture returns a copy of the named fixture's input and output.
+func fixture(t *testing.T, name string) ([]byte, []byte) {
+	t.Helper()
+	fs, err := fixtures.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Name == name {
+			return append([]byte(nil), f.Input...), append([]byte(nil), f.Output...)
+		}
+	}
+	t.Fatalf("no fixture %s", name)
+	return nil, nil
+}
+
+func TestDamageIsFound(t *testing.T) {
+	const l3 = 14 // the fixtures below leave untagged; encap1 carries an SRH of one segment (24 bytes)
+	cases := []struct {
+		fixture, want string
+		damage        func(out []byte) []byte
+	}{
+		{"encap1_v4_udp", "payload length", func(o []byte) []byte { o[l3+5]++; return o }},
+		{"encap1_v4_udp", "payload length", func(o []byte) []byte { return append(o, 0) }},
+		{"encap1_v4_udp", "version", func(o []byte) []byte { o[l3] = 0x40; return o }},
+		{"encap1_v4_udp", "hop limit 0", func(o []byte) []byte { o[l3+7] = 0; return o }},
+		{"encap1_v4_udp", "inner IPv4 header checksum", func(o []byte) []byte { o[l3+64+10] ^= 1; return o }},
+		{"encap1_v4_udp", "inner IPv4 TTL 0", func(o []byte) []byte {
+			ip := o[l3+64 : l3+64+20]
+			ip[8], ip[10], ip[11] = 0, 0, 0
+			binary.BigEndian.PutUint16(ip[10:], Checksum(ip))
+			return o
+		}},
+		{"encap1_v4_udp", "inner IPv4 IHL", func(o []byte) []byte { o[l3+64] = 0x44; return o }},
+		{"encap1_v4_udp", "EtherType", func(o []byte) []byte { o[12] = 0x08; o[13] = 0x06; return o }},
+		{"encap2_v4_tcp_tos", "segments left", func(o []byte) []byte { o[l3+40+3] = 5; return o }},
+		{"encap2_v4_tcp_tos", "is not segment", func(o []byte) []byte { o[l3+39] ^= 1; return o }},
+		{"encap2_v4_tcp_tos", "does not fit", func(o []byte) []byte { o[l3+40+4] = 9; return o }},
+		{"end", "transit changed byte", func(o []byte) []byte { o[len(o)-1] ^= 1; return o }},
+		{"end_dx4", "IPv4 total length", func(o []byte) []byte {
+			binary.BigEndian.PutUint16(o[l3+2:], binary.BigEndian.Uint16(o[l3+2:])+1)
+			return o
+		}},
+		{"encap1_v4_udp", "more than", func(o []byte) []byte { return append(o, make([]byte, MaxGrowth)...) }},
+	}
+	for _, c := range cases {
+		in, out := fixture(t, c.fixture)
+		if err := Leaving(in, out); err != nil {
+			t.Fatalf("%s undamaged: %v", c.fixture, err)
+		}
+		err := Leaving(in, c.damage(out))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s damaged (%s): got %v", c.fixture, c.want, err)
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package fuzz
+
+// frames_test.go: the fuzz run. Three phases over one generator: the program as loaded by default;
+// the program with the next-hop cache on; the same with every redirect-map entry gone under the
+// cached next hops (as between a detach and the cache invalidation).
+
+import (
+	"net/netip"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/internal/pktfuzz"
+	"golang.org/x/sys/unix"
+)
+
+// The rig's kernel routes (internal/fixtures/topology.go) the configuration does not name.
+var (
+	kernel6 = []string{"fc00:5::/48", "fc00:6::/48", "fc00:7::/48", "fc00:8::/48", "fc00:b::/48", "fc00:12::/64",
+		"2001:db8:a::/64", "2001:db8:9::/64"}
+	kernel4 = []string{"198.18.1.0/24", "198.18.9.0/24"}
+	devs    = []string{"fab0", "ta0", "tb0", "tc0", "big0"}
+	fabric  = []string{"fab0", "big0"} // fab0 by role, big0 by default (role auto, no tenant on it)
+)
+
+func prefixes(ss []string) []netip.Prefix {
+	var ps []netip.Prefix
+	for _, s := range ss {
+		ps = append(ps, netip.MustParsePrefix(s))
+	}
+	return ps
+}
+
+func TestFuzzFrames(t *testing.T) {
+	n := envInt("SEG6X_FUZZ_FRAMES", 50000)
+	seed := envInt("SEG6X_FUZZ_SEED", 1)
+	cfg, err := fixtures.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := pktfuzz.New(int64(seed), pktfuzz.TargetOf(cfg, devs, fabric, prefixes(kernel6), prefixes(kernel4)))
+
+	// One CPU: the next-hop cache is per CPU, and the cached phase must hit what it filled.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var one unix.CPUSet
+	one.Set(0)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+
+	cached, err := dataplane.LoadObjects(rig.Dir, dataplane.ProgramOptions{NextHopCache: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cached.Close()
+
+	tl := newTally()
+	plain, withCache := n*6/10, n*3/10
+	if err := phase("plain", rig.Objs.Seg6xXdp, g, plain, tl); err != nil {
+		t.Fatal(err)
+	}
+	if err := phase("nh-cache", cached.Seg6xXdp, g, withCache, tl); err != nil {
+		t.Fatal(err)
+	}
+	restore, err := removeTxPorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = phase("nh-cache, tx ports gone", cached.Seg6xXdp, g, n-plain-withCache, tl)
+	if rerr := restore(); rerr != nil {
+		t.Error(rerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Logf("seed %d\n%s", seed, tl.report())
+	if tl.failed > 0 {
+		t.Errorf("%d frames failed the oracle; the first ones:\n%s", tl.failed, strings.Join(tl.failures, "\n"))
+	}
+	// The run must have reached the paths it is meant to exercise, or it proves nothing.
+	for _, want := range []string{"XDP_REDIRECT", "XDP_DROP", "XDP_PASS"} {
+		if tl.actions[want] == 0 {
+			t.Errorf("no frame ended in %s", want)
+		}
+	}
+	if n >= 20000 {
+		for _, want := range []string{"DROP_BOUNDARY_SID", "DROP_BOUNDARY_LOCATOR", "DROP_BOUNDARY_SRH", "DROP_SID_SOURCE",
+			"DROP_BAD_IPV4_CSUM", "DROP_TX_GONE", "DROP_SRH_SL_BEYOND", "PASS_IPV4_OPTIONS", "PASS_FRAGMENT"} {
+			if tl.reasons[want] == 0 {
+				t.Errorf("no frame was counted under %s", want)
+			}
+		}
+	}
+}
+
+// removeTxPorts deletes every redirect-map entry behind the program's back (the next-hop cache is
+// not told) and returns what puts them back.
+func removeTxPorts() (func() error, error) {
+	m := rig.Store.Maps.TxPorts
+	var k, v uint32
+	saved := map[uint32]uint32{}
+	it := m.Iterate()
+	for it.Next(&k, &v) {
+		saved[k] = v
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	for k := range saved {
+		if err := m.Delete(k); err != nil {
+			return nil, err
+		}
+	}
+	return func() error {
+		for k, v := range saved {
+			if err := m.Put(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}

@@ -1,0 +1,146 @@
+package fuzz
+
+// run.go: one fuzz phase: generate, run through BPF_PROG_TEST_RUN, read the reason counters, check
+// the result, tally actions and reasons, and keep the first failures with their bytes.
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/internal/pktcheck"
+	"github.com/seg6x/seg6x/internal/pktfuzz"
+)
+
+// tally is what a run saw.
+type tally struct {
+	frames   int
+	elapsed  time.Duration
+	actions  map[string]int
+	reasons  map[string]int
+	kinds    map[string]int
+	outcomes map[string]int // kind of frame (as built) and action
+	failures []string
+	failed   int
+}
+
+func newTally() *tally {
+	return &tally{actions: map[string]int{}, reasons: map[string]int{}, kinds: map[string]int{}, outcomes: map[string]int{}}
+}
+
+const keepFailures = 10
+
+// phase runs n frames of g through prog and checks each.
+func phase(name string, prog *ebpf.Program, g *pktfuzz.Gen, n int, t *tally) error {
+	ifindex := map[string]int{}
+	before := make([]uint64, dataplane.ReasonSlots)
+	after := make([]uint64, dataplane.ReasonSlots)
+	var scratch fixtures.ReasonScratch
+	if err := rig.ReasonCounts(before, &scratch); err != nil {
+		return err
+	}
+	out := make([]byte, pktfuzz.MaxFrame+1024)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		f := g.Next()
+		idx, ok := ifindex[f.Dev]
+		if !ok {
+			it, err := net.InterfaceByName(f.Dev)
+			if err != nil {
+				return err
+			}
+			idx, ifindex[f.Dev] = it.Index, it.Index
+		}
+		ret, o, err := rig.RunFrame(prog, idx, f.Data, out)
+		if err != nil {
+			return fmt.Errorf("%s frame %d: %w", name, i, err)
+		}
+		if err := rig.ReasonCounts(after, &scratch); err != nil {
+			return err
+		}
+		var moved []string
+		for r := range after {
+			if d := after[r] - before[r]; d != 0 {
+				moved = append(moved, fmt.Sprintf("%s+%d", dataplane.ReasonName(r), d))
+				t.reasons[dataplane.ReasonName(r)] += int(d)
+			}
+		}
+		before, after = after, before
+		action := "action " + fmt.Sprint(ret)
+		if int(ret) < len(dataplane.Actions) {
+			action = dataplane.Actions[ret]
+		}
+		t.frames++
+		t.actions[action]++
+		t.kinds[f.Kind]++
+		t.outcomes[strings.SplitN(f.Kind, "/", 2)[0]+" -> "+action]++
+		if err := verdictOK(action, moved, f.Data, o); err != nil {
+			t.failed++
+			if len(t.failures) < keepFailures {
+				t.failures = append(t.failures, fmt.Sprintf("%s frame %d (%s on %s): %s, reasons %v: %v\n  in  %s\n  out %s",
+					name, i, f.Kind, f.Dev, action, moved, err, hex.EncodeToString(f.Data), hex.EncodeToString(o)))
+			}
+		}
+	}
+	t.elapsed += time.Since(start)
+	return nil
+}
+
+// verdictOK is the oracle for one frame: the action, the reasons it moved, and the bytes.
+func verdictOK(action string, moved []string, in, out []byte) error {
+	one := func(drop bool) bool {
+		if len(moved) != 1 || !strings.HasSuffix(moved[0], "+1") {
+			return false
+		}
+		return strings.HasPrefix(moved[0], "DROP_") == drop
+	}
+	switch action {
+	case "XDP_DROP":
+		if !one(true) {
+			return fmt.Errorf("a drop must count exactly one drop reason once")
+		}
+		return nil
+	case "XDP_PASS":
+		if len(moved) > 0 && !one(false) {
+			return fmt.Errorf("a pass counts at most one pass reason once")
+		}
+		return pktcheck.Passed(in, out)
+	case "XDP_TX", "XDP_REDIRECT":
+		if len(moved) > 0 {
+			return fmt.Errorf("a frame that leaves counts no drop or pass reason")
+		}
+		return pktcheck.Leaving(in, out)
+	}
+	return fmt.Errorf("%s", action)
+}
+
+// report formats the tally: rate, then counts per action, per reason and per kind of frame.
+func (t *tally) report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d frames in %s: %.0f frames/s (generation, BPF_PROG_TEST_RUN, counter read and oracle per frame)\n",
+		t.frames, t.elapsed.Round(time.Millisecond), float64(t.frames)/t.elapsed.Seconds())
+	for _, m := range []struct {
+		title string
+		c     map[string]int
+	}{{"actions", t.actions}, {"reasons", t.reasons}, {"frames", t.kinds}, {"outcomes", t.outcomes}} {
+		keys := make([]string, 0, len(m.c))
+		for k := range m.c {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			return m.c[keys[i]] > m.c[keys[j]] || m.c[keys[i]] == m.c[keys[j]] && keys[i] < keys[j]
+		})
+		fmt.Fprintf(&b, "%s:\n", m.title)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "  %-24s %9d\n", k, m.c[k])
+		}
+	}
+	fmt.Fprintf(&b, "failures: %d\n", t.failed)
+	return b.String()
+}
