@@ -168,6 +168,11 @@ func (g *Gen) srv6() []byte {
 	if g.chance(0.1) {
 		hs = append(hs, g.optsHeader(protoDstOpts))
 	}
+	if g.chance(0.01) { // a chain longer than the data plane walks (it must not guess past it)
+		for i := 0; i < 8+g.r.Intn(4); i++ {
+			hs = append(hs, g.optsHeader(protoDstOpts))
+		}
+	}
 	dst := g.sid()
 	if g.chance(0.8) {
 		n := []int{1, 1, 2, 2, 3, 4, 0, 5, 8, 16}[g.r.Intn(10)]
@@ -230,6 +235,11 @@ func (g *Gen) tenant6() []byte {
 	}
 	if g.chance(0.1) {
 		hs = append(hs, g.optsHeader(protoHopOpts))
+	}
+	if g.chance(0.01) {
+		for i := 0; i < 8+g.r.Intn(4); i++ {
+			hs = append(hs, g.optsHeader(protoDstOpts))
+		}
 	}
 	if g.chance(0.1) {
 		hs = append(hs, g.srh([]netip.Addr{dst, g.sid()}, 0))

@@ -90,7 +90,8 @@ func TestFuzzFrames(t *testing.T) {
 	}
 	if n >= 20000 {
 		for _, want := range []string{"DROP_BOUNDARY_SID", "DROP_BOUNDARY_LOCATOR", "DROP_BOUNDARY_SRH", "DROP_SID_SOURCE",
-			"DROP_BAD_IPV4_CSUM", "DROP_TX_GONE", "DROP_SRH_SL_BEYOND", "PASS_IPV4_OPTIONS", "PASS_FRAGMENT"} {
+			"DROP_BAD_IPV4_CSUM", "DROP_TX_GONE", "DROP_SRH_SL_BEYOND", "DROP_TOO_MANY_EXTHDRS", "PASS_IPV4_OPTIONS",
+			"PASS_FRAGMENT", "PASS_SRH_TLV", "PASS_TTL", "DROP_DECAP_SL_NONZERO", "DROP_BAD_INNER"} {
 			if tl.reasons[want] == 0 {
 				t.Errorf("no frame was counted under %s", want)
 			}
