@@ -3,6 +3,7 @@ package cli
 // lab.go: `seg6x lab demo|up|down` and the helpers the lab runs inside its namespaces.
 
 import (
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/signal"
@@ -98,7 +99,7 @@ with End.DT4 (tenant A, table 100) or End.DX4 (tenant B), pushing the tenant's V
 	for _, x := range []*cobra.Command{demo, up, down} {
 		x.Flags().StringVar(&prefix, "prefix", "s6x", "namespace name prefix")
 	}
-	c.AddCommand(demo, up, down, labPortCmd(), labPortStatsCmd(), labEchoCmd(), labProbeCmd())
+	c.AddCommand(demo, up, down, labPortCmd(), labPortStatsCmd(), labEchoCmd(), labProbeCmd(), labInjectCmd(), labSniffCmd())
 	return c
 }
 
@@ -233,5 +234,58 @@ func labProbeCmd() *cobra.Command {
 	c.Flags().StringVar(&dst, "dst", "", "address:port")
 	c.Flags().IntVar(&count, "count", 5, "messages")
 	c.Flags().DurationVar(&timeout, "timeout", 2*time.Second, "per-message timeout")
+	return c
+}
+
+func labInjectCmd() *cobra.Command {
+	var dev string
+	var frames []string
+	var count int
+	c := &cobra.Command{
+		Use: "inject --dev DEV --frame HEX [--frame HEX ...]", Hidden: true,
+		Short: "send raw Ethernet frames on DEV (lab helper for the boundary test)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var fs [][]byte
+			for _, h := range frames {
+				b, err := hex.DecodeString(h)
+				if err != nil || len(b) < 14 {
+					return fmt.Errorf("--frame %.20s...: not an Ethernet frame in hex", h)
+				}
+				fs = append(fs, b)
+			}
+			return lab.SendRaw(dev, fs, count, 2*time.Millisecond)
+		},
+	}
+	c.Flags().StringVar(&dev, "dev", "", "interface")
+	c.Flags().StringSliceVar(&frames, "frame", nil, "frame in hex (repeatable)")
+	c.Flags().IntVar(&count, "count", 1, "times each frame is sent (1..100)")
+	c.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if count < 1 || count > 100 {
+			return fmt.Errorf("--count %d: 1..100", count)
+		}
+		return nil
+	}
+	return c
+}
+
+func labSniffCmd() *cobra.Command {
+	var dev string
+	var dur time.Duration
+	c := &cobra.Command{
+		Use: "sniff --dev DEV --duration D", Hidden: true,
+		Short: "count frames arriving on DEV and those carrying the attack marker, as JSON (lab helper)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dur <= 0 || dur > 5*time.Minute {
+				return fmt.Errorf("--duration %s: up to 5m", dur)
+			}
+			s, err := lab.Sniff(dev, dur)
+			if err != nil {
+				return err
+			}
+			return printJSON(s)
+		},
+	}
+	c.Flags().StringVar(&dev, "dev", "", "interface")
+	c.Flags().DurationVar(&dur, "duration", 10*time.Second, "how long to watch")
 	return c
 }

@@ -112,3 +112,6 @@ sids:
   - {sid: "fc00:3::a", action: End.DT4, tenant: A, vlan: 100}
   - {sid: "fc00:3::b", action: End.DX4, nh4: 198.18.2.2, vlan: 200}
 `
+
+// Hosts returns the lab's tenant hosts.
+func Hosts() []Host { return append([]Host(nil), hosts...) }

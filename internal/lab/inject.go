@@ -1,0 +1,170 @@
+package lab
+
+// inject.go: what a hostile tenant host does in the boundary test: build IPv6 frames addressed to
+// SIDs and into the domain's locators (with or without an SRH, carrying an IPv4 packet a victim
+// host would accept), send them raw on its access port, and watch every host for them.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// AttackMarker starts the payload of every attack frame; a host that receives one has been reached.
+const AttackMarker = "S6X-ATTACK"
+
+// Attack is one frame a tenant host sends towards the domain.
+type Attack struct {
+	From   string       // host name
+	Src    netip.Addr   // outer IPv6 source
+	Dst    netip.Addr   // outer IPv6 destination
+	Segs   []netip.Addr // SRH segment list (segment[0] last); none: no SRH
+	SL     uint8        // segments left
+	Victim netip.Addr   // inner IPv4 destination
+	Reason string       // the drop reason the host's PE must count
+}
+
+// Frame builds the Ethernet frame (untagged: the host's access port pushes its tag) from h to its PE.
+func (a Attack) Frame(h Host, n int) ([]byte, error) {
+	hostMAC, err := net.ParseMAC(h.MAC)
+	if err != nil {
+		return nil, err
+	}
+	peMAC, err := net.ParseMAC(h.PEMAC)
+	if err != nil {
+		return nil, err
+	}
+	src4 := netip.MustParsePrefix(h.Addr).Addr()
+	inner := ipv4UDP(src4, a.Victim, EchoPort, []byte(fmt.Sprintf("%s-%d %s->%s", AttackMarker, n, a.From, a.Dst)))
+	payload, nh := inner, uint8(4)
+	if len(a.Segs) > 0 {
+		srh := make([]byte, 8+16*len(a.Segs))
+		srh[0], srh[1], srh[2], srh[3], srh[4] = 4, uint8(2*len(a.Segs)), 4, a.SL, uint8(len(a.Segs)-1)
+		for i, s := range a.Segs {
+			copy(srh[8+16*i:], s.AsSlice())
+		}
+		payload, nh = append(srh, inner...), 43
+	}
+	ip6 := make([]byte, 40)
+	binary.BigEndian.PutUint32(ip6, 6<<28)
+	binary.BigEndian.PutUint16(ip6[4:], uint16(len(payload)))
+	ip6[6], ip6[7] = nh, 64
+	copy(ip6[8:], a.Src.AsSlice())
+	copy(ip6[24:], a.Dst.AsSlice())
+	f := append(append(append([]byte{}, peMAC...), hostMAC...), 0x86, 0xDD)
+	return append(append(f, ip6...), payload...), nil
+}
+
+// ipv4UDP is a complete IPv4/UDP packet with valid checksums.
+func ipv4UDP(src, dst netip.Addr, port uint16, data []byte) []byte {
+	p := make([]byte, 28+len(data))
+	p[0], p[8], p[9] = 0x45, 64, 17
+	binary.BigEndian.PutUint16(p[2:], uint16(len(p)))
+	copy(p[12:], src.AsSlice())
+	copy(p[16:], dst.AsSlice())
+	binary.BigEndian.PutUint16(p[10:], csum(p[:20], 0))
+	binary.BigEndian.PutUint16(p[20:], 40000)
+	binary.BigEndian.PutUint16(p[22:], port)
+	binary.BigEndian.PutUint16(p[24:], uint16(8+len(data)))
+	copy(p[28:], data)
+	pseudo := uint32(0)
+	for i := 12; i < 20; i += 2 {
+		pseudo += uint32(binary.BigEndian.Uint16(p[i:]))
+	}
+	pseudo += 17 + uint32(8+len(data))
+	binary.BigEndian.PutUint16(p[26:], csum(p[20:], pseudo))
+	return p
+}
+
+func csum(b []byte, sum uint32) uint16 {
+	for i := 0; i+1 < len(b); i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(b[i:]))
+	}
+	if len(b)%2 == 1 {
+		sum += uint32(b[len(b)-1]) << 8
+	}
+	for sum > 0xFFFF {
+		sum = sum>>16 + sum&0xFFFF
+	}
+	return ^uint16(sum)
+}
+
+// SendRaw writes frames on dev with an AF_PACKET socket (through the device's tc egress, like all of
+// the host's traffic), count times each, pausing gap between frames.
+func SendRaw(dev string, frames [][]byte, count int, gap time.Duration) error {
+	it, err := net.InterfaceByName(dev)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	to := &unix.SockaddrLinklayer{Ifindex: it.Index, Halen: 6}
+	for i := 0; i < count; i++ {
+		for _, f := range frames {
+			copy(to.Addr[:], f[:6])
+			if err := unix.Sendto(fd, f, 0, to); err != nil {
+				return fmt.Errorf("send on %s: %w", dev, err)
+			}
+			time.Sleep(gap)
+		}
+	}
+	return nil
+}
+
+// Sniffed is what Sniff saw arrive on a device.
+type Sniffed struct {
+	Frames  int      `json:"frames"`  // every frame received (not sent) on the device
+	Marked  int      `json:"marked"`  // of which carried the attack marker
+	Samples []string `json:"samples"` // the first marked ones, as text around the marker
+}
+
+// Sniff counts, for duration, the frames arriving on dev and those that carry the attack marker
+// (anywhere: tagged or not, encapsulated or not).
+func Sniff(dev string, duration time.Duration) (Sniffed, error) {
+	var s Sniffed
+	it, err := net.InterfaceByName(dev)
+	if err != nil {
+		return s, err
+	}
+	proto := int(htons(unix.ETH_P_ALL))
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, proto)
+	if err != nil {
+		return s, err
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: it.Index}); err != nil {
+		return s, err
+	}
+	tv := unix.NsecToTimeval((200 * time.Millisecond).Nanoseconds())
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return s, err
+	}
+	buf := make([]byte, 65536)
+	for end := time.Now().Add(duration); time.Now().Before(end); {
+		n, from, err := unix.Recvfrom(fd, buf, 0)
+		if err != nil {
+			continue // timeout: look at the clock again
+		}
+		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
+			continue
+		}
+		s.Frames++
+		if i := bytes.Index(buf[:n], []byte(AttackMarker)); i >= 0 {
+			s.Marked++
+			if len(s.Samples) < 5 {
+				s.Samples = append(s.Samples, string(buf[i:min(n, i+64)]))
+			}
+		}
+	}
+	return s, nil
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
