@@ -116,7 +116,7 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		code codes.Code
 		want string
 	}{
-		{"no object", &pb.CommitRequest{Ops: []*pb.Op{{Kind: pb.Op_ADD}}}, codes.InvalidArgument, "operation 1 (add): no object"},
+		{"no object", &pb.CommitRequest{Ops: []*pb.Op{{Kind: pb.Op_ADD}}}, codes.InvalidArgument, "operation 1 (add): object: missing (set one of"},
 		{"no kind", &pb.CommitRequest{Ops: []*pb.Op{{Object: &pb.Op_Tenant{Tenant: &pb.Tenant{Name: "x"}}}}},
 			codes.InvalidArgument, "kind: want ADD, REPLACE or DELETE"},
 		{"bad prefix", &pb.CommitRequest{Ops: []*pb.Op{routeOp(pb.Op_ADD, "blue", "198.18.2.0/33", "fc00:2::64")}},

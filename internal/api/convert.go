@@ -196,7 +196,7 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 	case pb.Op_DELETE:
 		op.Kind = state.OpDelete
 	default:
-		return op, &state.FieldError{Object: "operation", Field: "kind", Reason: fmt.Sprintf("want ADD, REPLACE or DELETE, got %v", o.GetKind())}
+		return op, &state.FieldError{Object: "kind", Reason: fmt.Sprintf("want ADD, REPLACE or DELETE, got %v", o.GetKind())}
 	}
 	switch obj := o.GetObject().(type) {
 	case *pb.Op_Options:
@@ -244,7 +244,7 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 		}
 		op.TenantRoutes = tr
 	default:
-		return op, &state.FieldError{Object: "operation", Field: "object", Reason: "none: set one of options, domain, interface, tenant, route, sid, tenant_routes"}
+		return op, &state.FieldError{Object: "object", Reason: "missing (set one of options, domain, interface, tenant, route, sid, tenant_routes)"}
 	}
 	return op, nil
 }
