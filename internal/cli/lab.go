@@ -241,6 +241,7 @@ func labInjectCmd() *cobra.Command {
 	var dev string
 	var frames []string
 	var count int
+	var gap time.Duration
 	c := &cobra.Command{
 		Use: "inject --dev DEV --frame HEX [--frame HEX ...]", Hidden: true,
 		Short: "send raw Ethernet frames on DEV (lab helper for the boundary test)",
@@ -253,15 +254,19 @@ func labInjectCmd() *cobra.Command {
 				}
 				fs = append(fs, b)
 			}
-			return lab.SendRaw(dev, fs, count, 2*time.Millisecond)
+			return lab.SendRaw(dev, fs, count, gap)
 		},
 	}
 	c.Flags().StringVar(&dev, "dev", "", "interface")
 	c.Flags().StringSliceVar(&frames, "frame", nil, "frame in hex (repeatable)")
 	c.Flags().IntVar(&count, "count", 1, "times each frame is sent (1..100)")
+	c.Flags().DurationVar(&gap, "gap", 2*time.Millisecond, "pause after each frame (up to 1s)")
 	c.PreRunE = func(cmd *cobra.Command, args []string) error {
 		if count < 1 || count > 100 {
 			return fmt.Errorf("--count %d: 1..100", count)
+		}
+		if gap < 0 || gap > time.Second {
+			return fmt.Errorf("--gap %s: 0..1s", gap)
 		}
 		return nil
 	}
@@ -273,12 +278,19 @@ func labSniffCmd() *cobra.Command {
 	var dur time.Duration
 	c := &cobra.Command{
 		Use: "sniff --dev DEV --duration D", Hidden: true,
-		Short: "count frames arriving on DEV and those carrying the attack marker, as JSON (lab helper)",
+		Short: "count frames arriving on DEV and those carrying the attack or canary marker, as JSON (lab helper)",
+		Long: `Counts for the duration the frames arriving on DEV and those carrying the attack or canary
+marker, then prints them as JSON. "ready" goes to stderr once the socket is bound; SIGINT or
+SIGTERM ends the window early (the counts are still printed).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dur <= 0 || dur > 5*time.Minute {
 				return fmt.Errorf("--duration %s: up to 5m", dur)
 			}
-			s, err := lab.Sniff(dev, dur)
+			sig, stop := make(chan os.Signal, 1), make(chan struct{})
+			signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(sig)
+			go func() { <-sig; close(stop) }()
+			s, err := lab.Sniff(dev, dur, func() { fmt.Fprintln(os.Stderr, "ready") }, stop)
 			if err != nil {
 				return err
 			}
