@@ -1,67 +1,119 @@
 package api
 
 // fuzz_test.go: `go test -fuzz FuzzCommitRequest ./internal/api/`: any bytes a client can send as a
-// Commit or ApplyState request go through the server's conversion and the store's validation (dry
-// run) without a panic, and every error names the object and field it is about. `go test` runs the
-// seeds. Needs root (the store opens its BPF maps).
+// Commit or ApplyState request go through the server's conversion and the store's checks (dry run,
+// on a store holding a small configuration) without a panic; every error names the object and
+// field it is about, reaches the client as InvalidArgument, and the store is left unchanged.
+// `go test` runs the seeds (and testdata/fuzz/FuzzCommitRequest). Needs root (BPF maps).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
+	"reflect"
+	"regexp"
 	"testing"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
-// namesField says whether err, however wrapped, names an object (and field) for every problem in it.
-func namesField(err error) bool {
+// What "names the field" means: after the operation (OpError: "operation N (kind): ..."), every
+// problem is a FieldError about an object of the model (or the operation's own kind or object
+// field), and its field, when it gives one, is a field of that object's message.
+var (
+	objectRE = regexp.MustCompile(`(?s)^(options|domain|interface|interface ".*"|tenant ".*"|routes of tenant ".*"|route .* tenant .*|sid .*)$`)
+	opFields = regexp.MustCompile(`^(kind|object)$`)
+	fieldRE  = regexp.MustCompile(`^(|nexthop_cache_ms|(locators|sources|segs)(\[\d+\])?|name|mode|role|dev|vlan|port|tenant|prefix|src|hoplimit|sid|action|nh4|nh6|table)$`)
+)
+
+// namesField says whether err, however wrapped, names an object and field for every problem in it
+// (inOp: inside an operation, where the operation's kind and object are fields too).
+func namesField(err error, inOp bool) bool {
 	var oe *state.OpError
 	if errors.As(err, &oe) {
-		return namesField(oe.Err)
+		return namesField(oe.Err, true)
 	}
 	var es state.Errors
 	if errors.As(err, &es) {
 		for _, e := range es {
-			if !namesField(e) {
+			if !namesField(e, inOp) {
 				return false
 			}
 		}
 		return len(es) > 0
 	}
 	var fe *state.FieldError
-	return errors.As(err, &fe) && strings.TrimSpace(fe.Object) != ""
+	return errors.As(err, &fe) && fieldRE.MatchString(fe.Field) &&
+		(objectRE.MatchString(fe.Object) || inOp && fe.Field == "" && opFields.MatchString(fe.Object))
 }
 
 func fuzzSeeds() []proto.Message {
 	route := &pb.Route{Tenant: "A", Prefix: "198.18.2.0/24", Segs: []string{"fc00:2::1", "fc00:3::a"}, Src: "fc00:1::1", Mode: "encap.red"}
 	ops := []*pb.Op{
-		{Kind: pb.Op_ADD, Object: &pb.Op_Interface{Interface: &pb.Interface{Name: "eth1", Role: "fabric"}}},
+		{Kind: pb.Op_ADD, Object: &pb.Op_Interface{Interface: &pb.Interface{Name: "eth2", Role: "fabric"}}},
 		{Kind: pb.Op_REPLACE, Object: &pb.Op_Domain{Domain: &pb.Domain{Locators: []string{"fc00:1::/48"}, Sources: []string{"fc00::/16"}}}},
-		tenantOp(pb.Op_ADD, "A", 100),
-		{Kind: pb.Op_ADD, Object: &pb.Op_Route{Route: route}},
-		{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: "fc00:1::a", Action: "End.DT4", Tenant: "A", Vlan: 100}}},
-		{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: "fc00:1::b", Action: "End.DX4", Nh4: "198.18.1.2"}}},
-		{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: "fc00:1::c", Action: "End.X", Nh6: "fc00:12::2"}}},
+		{Kind: pb.Op_REPLACE, Object: &pb.Op_Options{Options: &pb.Options{NexthopCacheMs: 500}}},
+		tenantOp(pb.Op_ADD, "B", 200),
+		{Kind: pb.Op_REPLACE, Object: &pb.Op_Route{Route: route}},
+		{Kind: pb.Op_REPLACE, Object: &pb.Op_TenantRoutes{TenantRoutes: &pb.TenantRoutes{Tenant: "A", Routes: []*pb.Route{route}}}},
+	}
+	for i, s := range []*pb.Sid{{Action: "End"}, {Action: "End.X", Nh6: "fc00:12::2"}, {Action: "End.T", Table: 10},
+		{Action: "End.DX4", Nh4: "198.18.1.2", Vlan: 100}, {Action: "End.DX6", Nh6: "fc00:12::3"},
+		{Action: "End.DT4", Tenant: "A"}, {Action: "End.DT6", Table: 100}, {Action: "End.DT46", Tenant: "A", Vlan: 100}} {
+		s.Sid = fmt.Sprintf("fc00:1::%x", 0x20+i)
+		ops = append(ops, &pb.Op{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: s}})
 	}
 	bad := []*pb.Op{
-		{Kind: pb.Op_ADD, Object: &pb.Op_Route{Route: &pb.Route{Tenant: "A", Prefix: "198.18.2.0/33", Segs: []string{"zz"}}}},
+		{Kind: pb.Op_ADD, Object: &pb.Op_Route{Route: &pb.Route{Tenant: "A", Prefix: "198.18.2.0/33", Segs: []string{"zz"}, Hoplimit: 300}}},
 		{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: "fc00:1::d", Action: "End.Nope"}}},
-		{Kind: pb.Op_REPLACE, Object: &pb.Op_Domain{Domain: &pb.Domain{Locators: []string{"198.18.0.0/15"}}}},
+		{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: "fc00:1::e", Action: "End.DX4", Nh6: "fc00::1", Vlan: 5000}}},
+		{Kind: pb.Op_REPLACE, Object: &pb.Op_Domain{Domain: &pb.Domain{Locators: []string{"198.18.0.0/15", "x"}}}},
+		{Kind: pb.Op_DELETE, Object: &pb.Op_Tenant{Tenant: &pb.Tenant{Name: "A"}}},
 		{Kind: 7},
 		{Kind: pb.Op_ADD},
 	}
 	st := &pb.State{Interfaces: []*pb.Interface{{Name: "eth1", Role: "access"}}, Tenants: []*pb.Tenant{{Name: "A", Table: 100}},
-		Routes: []*pb.Route{route}, Domain: &pb.Domain{Locators: []string{"fc00:1::/48"}}}
-	return []proto.Message{
+		Routes: []*pb.Route{route}, Sids: []*pb.Sid{{Sid: "fc00:1::a", Action: "End.DT4", Tenant: "A"}},
+		Domain: &pb.Domain{Locators: []string{"fc00:1::/48"}}}
+	msgs := []proto.Message{
 		&pb.CommitRequest{Ops: ops}, &pb.CommitRequest{Ops: bad, DryRun: true},
 		&pb.ApplyStateRequest{State: st}, &pb.ApplyStateRequest{State: &pb.State{Routes: []*pb.Route{{Prefix: "x"}}}},
 	}
+	for _, o := range bad {
+		msgs = append(msgs, &pb.CommitRequest{Ops: []*pb.Op{o}})
+	}
+	return msgs
+}
+
+// fuzzStore opens a store in a temporary directory holding a small configuration (so deletes and
+// replaces find something), and its server.
+func fuzzStore(f *testing.F) (*state.Store, *Server) {
+	dir := f.TempDir()
+	st, err := state.Open(dir, fakeEnv{"eth1": 7, "eth2": 8})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() {
+		st.Close()
+		_ = unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
+	})
+	srv := NewServer(st, false)
+	base := []*pb.Op{ // no interface: a real commit would write its (fake) ifindex to a device map
+		tenantOp(pb.Op_ADD, "A", 100),
+		routeOp(pb.Op_ADD, "A", "198.18.2.0/24", "fc00:2::1", "fc00:3::a"),
+		sidOp(pb.Op_ADD, &pb.Sid{Sid: "fc00:1::a", Action: "End.DT4", Tenant: "A", Vlan: 100}),
+	}
+	if _, err := srv.Commit(context.Background(), &pb.CommitRequest{Ops: base}); err != nil {
+		f.Fatal(err)
+	}
+	return st, srv
 }
 
 func FuzzCommitRequest(f *testing.F) {
@@ -75,50 +127,61 @@ func FuzzCommitRequest(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	dir := f.TempDir()
-	st, err := state.Open(dir, fakeEnv{"eth1": 7, "eth2": 8})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() {
-		st.Close()
-		_ = unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
-	})
-	check := func(t *testing.T, what string, err error) {
-		if err != nil && !namesField(err) {
+	st, srv := fuzzStore(f)
+	gen, cur := st.Gen(), st.Current()
+	ctx := context.Background()
+	// check: err names its fields; the server's reply to the same request says the same as
+	// InvalidArgument; the store did not change.
+	check := func(t *testing.T, what string, err, rpcErr error) {
+		if err != nil && !namesField(err, false) {
 			t.Fatalf("%s: error names no object and field: %v", what, err)
+		}
+		if s, _ := status.FromError(rpcErr); (err == nil) != (rpcErr == nil) ||
+			err != nil && (s.Code() != codes.InvalidArgument || s.Message() != err.Error()) {
+			t.Fatalf("%s: error %v, but the server replies %v", what, err, rpcErr)
+		}
+		if st.Gen() != gen || !reflect.DeepEqual(st.Current(), cur) {
+			t.Fatalf("%s: a dry run changed the store", what)
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var c pb.CommitRequest
 		if proto.Unmarshal(data, &c) == nil {
+			c.DryRun, c.IfGeneration = true, 0
 			ops, err := OpsFromPB(c.GetOps())
-			check(t, "commit conversion", err)
 			if err == nil {
 				_, err = st.Commit(ops, true)
-				check(t, fmt.Sprintf("commit of %d operations (dry run)", len(ops)), err)
 			}
+			_, rpcErr := srv.Commit(ctx, &c)
+			check(t, fmt.Sprintf("commit of %d operations", len(c.GetOps())), err, rpcErr)
 		}
 		var a pb.ApplyStateRequest
 		if proto.Unmarshal(data, &a) == nil {
+			a.DryRun, a.IfGeneration = true, 0
 			desired, err := StateFromPB(a.GetState())
-			check(t, "state conversion", err)
 			if err == nil {
 				_, err = st.Apply(desired, true)
-				check(t, "apply (dry run)", err)
 			}
+			_, rpcErr := srv.ApplyState(ctx, &a)
+			check(t, "apply", err, rpcErr)
 		}
 	})
 }
 
-// TestNamesField keeps the fuzz target's rule honest: it rejects an error without an object, and the
-// store's errors for a bad batch (unknown tenant, unknown SID) pass it.
+// TestNamesField keeps the fuzz target's rule honest: it rejects errors that name nothing or no
+// known object or field, and the store's errors for a bad batch pass it.
 func TestNamesField(t *testing.T) {
-	if namesField(fmt.Errorf("something went wrong")) || namesField(state.Errors{}) {
-		t.Fatal("namesField accepts an error that names nothing")
+	for _, err := range []error{fmt.Errorf("something went wrong"), state.Errors{},
+		&state.FieldError{Object: "route 198.18.2.0/24 tenant A", Field: "colour"},
+		&state.FieldError{Object: "kind", Reason: "want ADD"}, // only inside an operation
+		&state.OpError{Err: fmt.Errorf("the data plane holds at most 1 routes")}} {
+		if namesField(err, false) {
+			t.Errorf("namesField accepts %q", err)
+		}
 	}
 	_, st := client(t)
 	for _, o := range []*pb.Op{
+		{Kind: 9, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: "fc00:1::99"}}},
 		{Kind: pb.Op_ADD, Object: &pb.Op_Route{Route: &pb.Route{Tenant: "nope", Prefix: "198.18.2.0/24", Segs: []string{"fc00:2::1"}}}},
 		{Kind: pb.Op_DELETE, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: "fc00:1::99"}}},
 		{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: "fc00:1::98", Action: "End.DT4", Tenant: "nope"}}},
@@ -127,7 +190,7 @@ func TestNamesField(t *testing.T) {
 		if err == nil {
 			_, err = st.Commit(ops, true)
 		}
-		if err == nil || !namesField(err) {
+		if err == nil || !namesField(err, false) {
 			t.Errorf("%v: error %v, want one naming the object", o, err)
 		}
 	}

@@ -1,65 +1,153 @@
 package config
 
 // fuzz_test.go: `go test -fuzz FuzzParse ./internal/config/`: the YAML loader and the validation a
-// config file goes through never panic, and every error says where the problem is: a YAML error
-// names its line, a validation error names the object and field. `go test` runs the seeds.
+// config file goes through never panic, every error says where the problem is, and what parses
+// re-encodes stably. `go test` runs the seeds (and testdata/fuzz/FuzzParse).
 
 import (
 	"bytes"
 	"errors"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/state"
 )
 
-// yamlWhere: a YAML error names the line (and, for a bad value, the key path: Parse adds both); a
-// list of type errors names the line of each.
-var yamlWhere = regexp.MustCompile(`^yaml: (line \d+: |unmarshal errors:(\n  line \d+: [^\n]*)+$)`)
+// What "names where" means for Parse: every error starts with a line ("yaml: line N: ...", or a
+// list "yaml: unmarshal errors:\n  line N: ...") that is in the input, and an address or prefix
+// that does not parse also names its key path, which must be one of the fields that hold one.
+// (Only "document contains excessive aliasing" is about no one place.)
+var (
+	yamlLine  = regexp.MustCompile(`^yaml: (line \d+: |unmarshal errors:\n  line \d+: )`)
+	lineNum   = regexp.MustCompile(`^yaml: (?:unmarshal errors:\n  )?line (\d+): `)
+	netipErr  = regexp.MustCompile(`^yaml: line \d+: (\S+: )?(ParseAddr|netip\.ParsePrefix)\(`)
+	addrWhere = regexp.MustCompile(`^yaml: line \d+: (domain\.(locators|sources)\[\d+\]|routes\[\d+\]\.(prefix|src|segs\[\d+\])|sids\[\d+\]\.(sid|nh4|nh6)): `)
+)
+
+// For state.Validate: every problem is a FieldError about an object of the model, and its field
+// (when it names one) is a key of that object.
+var (
+	objectRE = regexp.MustCompile(`(?s)^(options|domain|interface|interface ".*"|tenant ".*"|route .* tenant .*|sid .*)$`)
+	fieldRE  = regexp.MustCompile(`^(|nexthop_cache_ms|(locators|sources|segs)\[\d+\]|locators|sources|name|mode|role|dev|vlan|port|tenant|prefix|segs|src|sid|action|nh4|nh6|table)$`)
+)
 
 func FuzzParse(f *testing.F) {
-	if b, err := os.ReadFile("../fixtures/config.yaml"); err == nil {
+	for _, path := range []string{"../fixtures/config.yaml"} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
 		f.Add(b)
+	}
+	// The lab's YAML configs (consts in lab/topology.go), so the seeds follow them.
+	lab, err := os.ReadFile("../lab/topology.go")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile("(?s)const \\w+YAML = `([^`]*)`").FindAllSubmatch(lab, -1) {
+		f.Add(m[1])
 	}
 	for _, s := range []string{
 		"interfaces: [{name: fab, role: fabric}, {name: ta}]\ndomain: {locators: [\"fc00:1::/48\"], sources: [\"fc00::/16\"]}\n",
-		"tenants:\n  - {name: A, table: 100, ports: [{dev: ta, vlan: 100}]}\nroutes:\n  - {tenant: A, prefix: 198.18.2.0/24, mode: encap.red, segs: [\"fc00:2::1\", \"fc00:3::a\"], src: \"fc00:1::1\"}\n",
-		"sids:\n  - {sid: \"fc00:3::a\", action: End.DT4, tenant: A, vlan: 100}\n  - {sid: \"fc00:3::b\", action: End.DX4, nh4: 198.18.2.2, vlan: 200}\n",
+		"sids:\n  - {sid: \"fc00:3::a\", action: End.DT4, tenant: A, vlan: 100}\n  - {sid: \"fc00:3::b\", action: End.DX4, nh4: 198.18.2.2, vlan: 200}\n  - {sid: \"fc00:3::c\", action: End.X, nh6: \"fc00:9::1\"}\n",
 		"interfaces: [{name: fab, role: sideways}]\n",
 		"routes: [{tenant: A, prefix: 198.18.2.0/33, segs: []}]\n",
+		"routes:\n  - tenant: A\n    prefix: 198.18.2.0/24\n    segs: [fc00::1, zz]\n",
 		"sids: [{sid: \"fc00::zz\", action: End}]\n",
+		"tenants: [{name: zz}]\nsids: [{sid: \"fc00::zz\", action: End}]\n",
+		"x: &a \"fc00::zz\"\nsids: [{sid: *a}]\n",
 		"domain: {locators: [\"198.18.0.0/15\"]}\n",
 		"options: {nexthop_cache_ms: 99999999}\n",
 		"tenants: [{name: A, ports: [{dev: ta, vlan: 5000}]}]\n",
+		"tenants: [{name: A, ports: [{dev: ta, vlan: 70000}]}]\n",
 		"unknown_key: 1\n",
 		"routes: {a: b}\n",
+		"a: &x [*x]\n",
+		"sids: [{<<: 5}]\n",
+		"sids:\n - <<: &x {sid: fc00::1, <<: *x}\n",
+		"routes:\n - tenant: a\n   segs: [fc00::1, !!binary \"@@\"]\n",
+		"routes:\n - tenant: a\n   hoplimit: !!int abc\n",
 		"\t- x",
+		"routes:\n - &r {tenant: a, segs: [" + strings.Repeat("fc00::1, ", 1000) + "]}\n" + strings.Repeat(" - *r\n", 3000),
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := Parse(bytes.NewReader(data))
 		if err != nil {
-			if !yamlWhere.MatchString(err.Error()) {
-				t.Fatalf("YAML error names no line: %q", err)
+			checkWhere(t, data, err.Error())
+			return
+		}
+		checkStable(t, st)
+		if err := state.Validate(&st); err != nil {
+			var es state.Errors
+			if !errors.As(err, &es) || len(es) == 0 {
+				t.Fatalf("validation error of type %T: %v", err, err)
 			}
-			return
-		}
-		err = state.Validate(&st)
-		if err == nil {
-			return
-		}
-		var es state.Errors
-		if !errors.As(err, &es) {
-			t.Fatalf("validation error of type %T: %v", err, err)
-		}
-		for _, e := range es {
-			var fe *state.FieldError
-			if !errors.As(e, &fe) || strings.TrimSpace(fe.Object) == "" {
-				t.Fatalf("validation error names no object: %q", e)
+			for _, e := range es {
+				var fe *state.FieldError
+				if !errors.As(e, &fe) || !objectRE.MatchString(fe.Object) || !fieldRE.MatchString(fe.Field) {
+					t.Fatalf("validation error names no object and field of the model: %q", e)
+				}
 			}
 		}
 	})
+}
+
+// checkWhere fails unless msg names a line of data (and the key path of a bad address or prefix).
+func checkWhere(t *testing.T, data []byte, msg string) {
+	if msg == "yaml: "+excessiveAliasing { // the whole document's
+		return
+	}
+	if !yamlLine.MatchString(msg) {
+		t.Fatalf("YAML error names no line: %q", msg)
+	}
+	if netipErr.MatchString(msg) && !addrWhere.MatchString(msg) {
+		t.Fatalf("bad address or prefix without the key path of an address or prefix: %q", msg)
+	}
+	// yaml.v3 counts \n, \r\n, \r, NEL, LS and PS as line breaks; the end of input may be one past.
+	lines := 2 + bytes.Count(data, []byte("\n")) + bytes.Count(data, []byte("\r")) +
+		bytes.Count(data, []byte("\u0085")) + bytes.Count(data, []byte("\u2028")) + bytes.Count(data, []byte("\u2029"))
+	if n, _ := strconv.Atoi(lineNum.FindStringSubmatch(msg)[1]); n < 1 || n > lines {
+		t.Fatalf("line %d of a %d-line input: %q", n, lines-1, msg)
+	}
+}
+
+// checkStable: Marshal's output parses back, and encodes again to the same bytes.
+func checkStable(t *testing.T, st state.State) {
+	out, err := Marshal(st)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	back, err := Parse(bytes.NewReader(out))
+	if err != nil {
+		t.Fatalf("Marshal's output does not parse: %v\n%s", err, out)
+	}
+	again, err := Marshal(back)
+	if err != nil {
+		t.Fatalf("Marshal of the re-parsed state: %v", err)
+	}
+	if !bytes.Equal(out, again) {
+		t.Fatalf("re-encoding is not stable:\n%s\n---\n%s", out, again)
+	}
+}
+
+// TestWhere pins the position of errors yaml.v3 gives without one (Parse finds the node by decoding
+// along State's fields): the right line and key path, not the first scalar that quotes the same text.
+func TestWhere(t *testing.T) {
+	for in, want := range map[string]string{
+		"tenants: [{name: zz}]\nsids: [{sid: \"fc00::zz\", action: End}]\n": "yaml: line 2: sids[0].sid: ParseAddr(",
+		"x: &a \"fc00::zz\"\nsids:\n - sid: *a\n":                           "yaml: line 1: sids[0].sid: ParseAddr(", // the anchor holds the text
+		"routes:\n - tenant: a\n   segs: [fc00::1, !!binary \"@@\"]\n":      "yaml: line 3: routes[0].segs[1]: !!binary",
+		"routes:\n - tenant: a\n   hoplimit: !!int abc\n":                   "yaml: line 3: routes[0].hoplimit: cannot decode",
+		"sids: [{<<: 5}]\n": "yaml: line 1: sids[0]: map merge",
+		"domain:\n  locators:\n    - fc00::/48\n    - fc00::/129\n": "yaml: line 4: domain.locators[1]: netip.ParsePrefix(",
+	} {
+		if _, err := Parse(strings.NewReader(in)); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want %s...", in, err, want)
+		}
+	}
 }
