@@ -7,6 +7,8 @@ package bench
 import (
 	"encoding/binary"
 	"net/netip"
+
+	"github.com/seg6x/seg6x/internal/pktcheck"
 )
 
 func ethHdr(dst, src [6]byte, vlan uint16, etype uint16) []byte {
@@ -18,20 +20,6 @@ func ethHdr(dst, src [6]byte, vlan uint16, etype uint16) []byte {
 	return binary.BigEndian.AppendUint16(b, etype)
 }
 
-func csum16(b []byte) uint16 {
-	var s uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		s += uint32(binary.BigEndian.Uint16(b[i:]))
-	}
-	if len(b)%2 == 1 {
-		s += uint32(b[len(b)-1]) << 8
-	}
-	for s>>16 != 0 {
-		s = s&0xFFFF + s>>16
-	}
-	return ^uint16(s)
-}
-
 // ipv4UDP is an IPv4/UDP packet of total length totalLen (>= 28).
 func ipv4UDP(src, dst netip.Addr, ttl uint8, sport, dport uint16, totalLen int) []byte {
 	b := make([]byte, totalLen)
@@ -40,7 +28,7 @@ func ipv4UDP(src, dst netip.Addr, ttl uint8, sport, dport uint16, totalLen int) 
 	s4, d4 := src.As4(), dst.As4()
 	copy(b[12:], s4[:])
 	copy(b[16:], d4[:])
-	binary.BigEndian.PutUint16(b[10:], csum16(b[:20]))
+	binary.BigEndian.PutUint16(b[10:], pktcheck.Checksum(b[:20]))
 	binary.BigEndian.PutUint16(b[20:], sport)
 	binary.BigEndian.PutUint16(b[22:], dport)
 	binary.BigEndian.PutUint16(b[24:], uint16(totalLen-20))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/internal/pktcheck"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -34,7 +35,7 @@ func scaleFrame(dst netip.Addr) []byte {
 		0x45, 0, 0, 46, 0, 1, 0, 0, 64, 17, 0, 0, 198, 18, 1, 2}
 	d := dst.As4()
 	b = append(b, d[:]...)
-	binary.BigEndian.PutUint16(b[18+10:], csum16(b[18:18+20])) // the headend checks it
+	binary.BigEndian.PutUint16(b[18+10:], pktcheck.Checksum(b[18:18+20])) // the headend checks it
 	udp := make([]byte, 26)
 	binary.BigEndian.PutUint16(udp[0:], 1000)
 	binary.BigEndian.PutUint16(udp[2:], 2000)

@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/seg6x/seg6x/internal/pktcheck"
 	"golang.org/x/sys/unix"
 )
 
@@ -95,31 +96,14 @@ func ipv4UDP(src, dst netip.Addr, port uint16, data []byte) []byte {
 	binary.BigEndian.PutUint16(p[2:], uint16(len(p)))
 	copy(p[12:], src.AsSlice())
 	copy(p[16:], dst.AsSlice())
-	binary.BigEndian.PutUint16(p[10:], csum(p[:20], 0))
+	binary.BigEndian.PutUint16(p[10:], pktcheck.Checksum(p[:20]))
 	binary.BigEndian.PutUint16(p[20:], 40000)
 	binary.BigEndian.PutUint16(p[22:], port)
 	binary.BigEndian.PutUint16(p[24:], uint16(8+len(data)))
 	copy(p[28:], data)
-	pseudo := uint32(0)
-	for i := 12; i < 20; i += 2 {
-		pseudo += uint32(binary.BigEndian.Uint16(p[i:]))
-	}
-	pseudo += 17 + uint32(8+len(data))
-	binary.BigEndian.PutUint16(p[26:], csum(p[20:], pseudo))
+	pseudo := append(append([]byte{}, p[12:20]...), 0, 17, p[24], p[25]) // addresses, protocol, UDP length
+	binary.BigEndian.PutUint16(p[26:], pktcheck.Checksum(append(pseudo, p[20:]...)))
 	return p
-}
-
-func csum(b []byte, sum uint32) uint16 {
-	for i := 0; i+1 < len(b); i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(b[i:]))
-	}
-	if len(b)%2 == 1 {
-		sum += uint32(b[len(b)-1]) << 8
-	}
-	for sum > 0xFFFF {
-		sum = sum>>16 + sum&0xFFFF
-	}
-	return ^uint16(sum)
 }
 
 // SendRaw writes frames on dev with an AF_PACKET socket (through the device's tc egress, like all of

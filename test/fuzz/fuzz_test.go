@@ -21,33 +21,17 @@ import (
 var rig *fixtures.Rig
 
 func TestMain(m *testing.M) {
-	if os.Geteuid() != 0 {
-		fmt.Println("SKIP fuzz: BPF_PROG_TEST_RUN and namespaces need root")
-		os.Exit(0)
-	}
-	code, done, err := fixtures.ReexecInNetns("seg6x-fuzz")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if done {
-		os.Exit(code)
-	}
-	if rig, err = fixtures.NewRig(); err != nil {
-		fmt.Fprintln(os.Stderr, "fuzz rig:", err)
-		os.Exit(1)
-	}
-	// The far ends of the rig's veths must stay silent (no IPv6 router solicitations, MLD or DAD
-	// arriving at the attached program): every reason counter move has to be a fuzzed frame's.
-	for _, dev := range []string{"fab1", "ta1", "tb1", "tc1", "big1"} {
-		if out, err := exec.Command("sysctl", "-qw", "net.ipv6.conf."+dev+".disable_ipv6=1").CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "fuzz rig: %v %s\n", err, out)
-			os.Exit(1)
+	os.Exit(fixtures.RigMain(m, "seg6x-fuzz", func(r *fixtures.Rig) error {
+		rig = r
+		// The far ends of the rig's veths must stay silent (no IPv6 router solicitations, MLD or
+		// DAD arriving at the attached program): every reason counter move has to be a fuzzed frame's.
+		for _, dev := range []string{"fab1", "ta1", "tb1", "tc1", "big1"} {
+			if out, err := exec.Command("sysctl", "-qw", "net.ipv6.conf."+dev+".disable_ipv6=1").CombinedOutput(); err != nil {
+				return fmt.Errorf("%v %s", err, out)
+			}
 		}
-	}
-	code = m.Run()
-	rig.Close()
-	os.Exit(code)
+		return nil
+	}))
 }
 
 func envInt(name string, def int) int {

@@ -1,6 +1,6 @@
 package fuzz
 
-// run.go: one fuzz phase: generate, run through BPF_PROG_TEST_RUN, read the reason counters, check
+// run_test.go: one fuzz phase: generate, run through BPF_PROG_TEST_RUN, read the reason counters, check
 // the result, tally actions and reasons, and keep the first failures with their bytes.
 
 import (

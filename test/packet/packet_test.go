@@ -5,7 +5,6 @@ package packet
 import (
 	"bytes"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"testing"
 
@@ -16,26 +15,7 @@ import (
 var rig *fixtures.Rig
 
 func TestMain(m *testing.M) {
-	if os.Geteuid() != 0 {
-		fmt.Println("SKIP packet tests: BPF_PROG_TEST_RUN and namespaces need root")
-		os.Exit(0)
-	}
-	code, done, err := fixtures.ReexecInNetns("seg6x-pkt")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if done {
-		os.Exit(code)
-	}
-	rig, err = fixtures.NewRig()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "packet rig:", err)
-		os.Exit(1)
-	}
-	code = m.Run()
-	rig.Close()
-	os.Exit(code)
+	os.Exit(fixtures.RigMain(m, "seg6x-pkt", func(r *fixtures.Rig) error { rig = r; return nil }))
 }
 
 func TestFixtures(t *testing.T) {

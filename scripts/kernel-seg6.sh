@@ -1,10 +1,13 @@
 #!/bin/bash
-# kernel-seg6-enabled.sh: what the kernel's seg6_enabled sysctl does and does not gate (docs/security.md,
+# kernel-seg6.sh: what the kernel does on its own with packets to its seg6local SIDs (docs/security.md,
 # "What the kernel still does on its own"). Namespaces kxA (sender) - kxR (router with seg6local
 # routes) - kxB (IPv4 host); scapy (python3-scapy) sends 3 packets per case, kxB's IpInReceives
 # says whether the inner IPv4 packet arrived. Run as root; it removes its namespaces at the end.
-# SEG6_ALL=1 sets net.ipv6.conf.all.seg6_enabled to the same value as the ingress device's.
+#   kernel-seg6.sh [enabled]  what seg6_enabled gates, per case (SEG6_ALL=1: all.seg6_enabled follows
+#                             the ingress device's value)
+#   kernel-seg6.sh filter     which nftables hook stops packets to a SID: input/forward or prerouting
 set -e
+mode=${1:-enabled}
 for n in kxA kxR kxB; do ip netns del $n 2>/dev/null || true; ip netns add $n; done
 ip link add a0 netns kxA type veth peer name r0 netns kxR
 ip link add r1 netns kxR type veth peer name b0 netns kxB
@@ -25,7 +28,22 @@ p[Ether].dst = '$(ip netns exec kxR cat /sys/class/net/r0/address)'
 sendp(p, iface='a0', count=3, verbose=0)"
 }
 rx() { ip netns exec kxB nstat -az IpInReceives | awk '/IpInReceives/{print $2}'; }
-for en in 0 1; do
+if [ "$mode" = filter ]; then
+  dx4="IPv6(src='fc00:9::2',dst='fc00:1::b',nh=4)"
+  try() { b=$(rx); send "$dx4"; sleep 0.5; a=$(rx); echo "$1: delivered $((a-b))/3"; }
+  nft() { ip netns exec kxR nft "$@"; }
+  try "no filter"
+  nft add table inet g
+  nft add chain inet g in '{ type filter hook input priority 0; }'
+  nft add chain inet g fw '{ type filter hook forward priority 0; }'
+  nft add rule inet g in iifname r0 ip6 daddr fc00:1::/48 counter drop
+  nft add rule inet g fw iifname r0 ip6 daddr fc00:1::/48 counter drop
+  try "input and forward rules"
+  nft add chain inet g pre '{ type filter hook prerouting priority -300; }'
+  nft add rule inet g pre iifname r0 ip6 daddr fc00:1::/48 counter drop
+  try "prerouting rule"
+fi
+[ "$mode" = enabled ] && for en in 0 1; do
   all=0; [ "${SEG6_ALL:-0}" = 1 ] && all=$en
   ip netns exec kxR sysctl -qw net.ipv6.conf.r0.seg6_enabled=$en net.ipv6.conf.all.seg6_enabled=$all
   for c in \
