@@ -59,6 +59,7 @@
 #define ETH_P_8021AD_BE bpf_htons(0x88A8)
 
 #define PROTO_HOPOPTS 0
+#define PROTO_ICMP 1
 #define PROTO_IPIP 4
 #define PROTO_TCP 6
 #define PROTO_UDP 17
@@ -66,11 +67,14 @@
 #define PROTO_ROUTING 43
 #define PROTO_FRAGMENT 44
 #define PROTO_AH 51
+#define PROTO_ICMPV6 58
 #define PROTO_DSTOPTS 60
 
 #define SRH_ROUTING_TYPE 4
 
 #define IP_MF_OFFSET_BE bpf_htons(0x3FFF) /* more-fragments flag and fragment offset */
+#define IP_OFFSET_BE bpf_htons(0x1FFF)    /* fragment offset */
+#define IP_DF_BE bpf_htons(0x4000)        /* don't-fragment flag */
 
 #define AF_INET 2
 #define AF_INET6 10

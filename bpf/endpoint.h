@@ -134,6 +134,8 @@ static __always_inline int end_decap(struct xdp_md *ctx, struct pkt *p, struct s
 	fib.tot_len = inner_len;
 	if (reason == REASON_NONE) {
 		rc = fib_lookup(ctx, &fib, table);
+		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
+			return verdict(DROP_DECAP_TOO_BIG, p->len);
 		if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 			reason = fib_reason(rc);
 	}

@@ -12,14 +12,18 @@
 #include "flowlabel.h"
 #include "routes.h"
 #include "ipcheck.h"
+#include "icmp.h"
+#include "mss.h"
 
 /* What the headend learned about the inner packet before rewriting anything. */
 struct inner {
 	__u32 policy_id;
 	__u32 len;      /* inner L3 packet length from its own header */
 	__u32 label;    /* outer flow label */
+	__u32 syn_off;  /* offset of the TCP header of a SYN to clamp (0: none) */
 	__u8 tclass;    /* copied to the outer traffic class */
 	__u8 ttl;
+	__u8 df;        /* IPv4 don't-fragment (IPv6: always set) */
 };
 
 /* Checks the tenant's IPv4 packet (ipcheck.h) and finds its policy. Returns REASON_NONE, a DROP_* or
@@ -44,7 +48,10 @@ static __always_inline int headend_v4(void *data, void *data_end, struct pkt *p,
 		__u32 *l4 = (void *)(iph + 1);
 		if ((void *)(l4 + 1) <= data_end)
 			ports = l4;
+		if (tv->mss_clamp && iph->protocol == PROTO_TCP)
+			in->syn_off = syn_at(data, data_end, p->l3off + sizeof(*iph));
 	}
+	in->df = !!(iph->frag_off & IP_DF_BE);
 	in->policy_id = policy_id;
 	in->label = flow_label4(iph, ports);
 	in->tclass = iph->tos;
@@ -75,12 +82,31 @@ static __always_inline int headend_v6(void *data, void *data_end, struct pkt *p,
 		__u32 *l4 = (void *)(ip6 + 1);
 		if ((void *)(l4 + 1) <= data_end)
 			ports = l4;
+		if (tv->mss_clamp && ip6->nexthdr == PROTO_TCP)
+			in->syn_off = syn_at(data, data_end, p->l3off + sizeof(*ip6));
 	}
+	in->df = 1;
 	in->policy_id = policy_id;
 	in->label = flow_label6(ip6, ports);
 	in->tclass = (ip6->priority << 4) | (ip6->flow_lbl[0] >> 4);
 	in->ttl = ip6->hop_limit;
 	return REASON_NONE;
+}
+
+/* A tenant packet larger than its tunnel: the egress MTU (fib_mtu) minus the outer header. With DF
+ * (IPv6: always) it is answered with an ICMP error announcing the tunnel MTU; without, the kernel gets
+ * it (to be fragmented before encapsulation: not yet done, see docs/mtu.md). */
+static __always_inline int tunnel_too_big(struct xdp_md *ctx, struct pkt *p, const struct port_val *tv,
+					  const struct inner *in, __u32 fib_mtu, __u32 hdr_len)
+{
+	__u32 mtu = fib_mtu > hdr_len ? fib_mtu - hdr_len : 0;
+
+	if (p->proto == ETH_P_IP_BE) {
+		if (!in->df)
+			return verdict(PASS_FIB_FRAG_NEEDED, p->len);
+		return icmp4_too_big(ctx, p, tv, in->len, mtu);
+	}
+	return icmp6_too_big(ctx, p, tv, in->len, mtu);
 }
 
 /* Grows the frame at its tail when the headroom cannot hold the outer header (long segment lists):
@@ -143,7 +169,15 @@ static __always_inline int headend(struct xdp_md *ctx, struct pkt *p, const stru
 	fib.tot_len = in.len + hdr_len;
 	__builtin_memcpy(fib.ipv6_src, pol->hdr + 8, 16);
 	__builtin_memcpy(fib.ipv6_dst, pol->hdr + 24, 16);
+	if (in.syn_off) {
+		__u32 mss = tv->mss_clamp;
+		if (mss == MSS_CLAMP_AUTO)
+			mss = tunnel_mss(ctx, &fib, hdr_len, p->proto == ETH_P_IP_BE ? 20 : IPV6_HLEN);
+		mss_clamp(data, data_end, in.syn_off, mss);
+	}
 	rc = fib_lookup(ctx, &fib, 0);
+	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
+		return tunnel_too_big(ctx, p, tv, &in, fib.mtu_result, hdr_len);
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH || rc == FIB_TX_NOT_ATTACHED)
 		to_kernel = fib_reason(rc);
 	else if (rc != BPF_FIB_LKUP_RET_SUCCESS)

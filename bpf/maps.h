@@ -145,3 +145,12 @@ struct {
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
+
+/* Per-CPU rate limit of the ICMP errors the fast path sends (icmp.h): the time at which the CPU's
+ * next error would be on schedule. Not pinned: it belongs to the program instance. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} icmp_tat SEC(".maps");

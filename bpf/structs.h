@@ -16,9 +16,11 @@ enum sid_action {
 	SID_END_DT46 = 8,
 };
 
-/* Why a packet was dropped (DROP_*) or handed to the kernel (PASS_*). One counter each. Every value is
- * explicit and says what happens to the packet: 1..63 drop it, 64..127 hand it to the kernel
- * (REASON_PASS_FIRST); internal/dataplane/reasons.go names each one and a test keeps the two in step. */
+/* Why a packet was dropped (DROP_*), answered (ICMP_*) or handed to the kernel (PASS_*). One counter
+ * each. Every value is explicit and says what happens to the packet: 1..47 drop it, 48..63 drop it and
+ * send an ICMP error back out of the port it came in on (REASON_TX_FIRST: XDP_TX), 64..127 hand it to
+ * the kernel (REASON_PASS_FIRST); internal/dataplane/reasons.go names each one and a test keeps the two
+ * in step. */
 enum reason {
 	REASON_NONE = 0,
 	DROP_TRUNC_VLAN = 1,		/* frame ends inside an 802.1Q tag */
@@ -40,6 +42,12 @@ enum reason {
 	DROP_BAD_IPV4_CSUM = 17,	/* tenant IPv4 header checksum wrong (RFC 1812 5.2.2) */
 	DROP_BAD_IP_LEN = 18,		/* IPv4 total length < header, or IPv6 payload length 0 */
 	DROP_TX_GONE = 19,		/* the egress interface left the redirect map after the next hop was chosen */
+	DROP_TOO_BIG = 20,		/* larger than its tunnel, and no ICMP error may answer it (no gateway address
+					 * of its family, an ICMP error itself, a later fragment, not from a unicast source) */
+	DROP_TOO_BIG_RATELIMIT = 21,	/* larger than its tunnel; the ICMP error was over the per-CPU rate limit */
+	DROP_DECAP_TOO_BIG = 22,	/* decapsulated packet larger than the MTU of its egress (tenant) port */
+	REASON_TX_FIRST = 48,
+	ICMP_TOO_BIG = 48,		/* larger than its tunnel (IPv4 DF, IPv6): ICMP frag needed / packet too big sent */
 	REASON_PASS_FIRST = 64,
 	PASS_NO_MATCH = 64,		/* reserved: not counted per packet (traffic seg6x does not own) */
 	PASS_TTL = 65,			/* TTL / hop limit would expire: kernel sends ICMP */
@@ -78,11 +86,18 @@ struct port_key {
 #define PORT_F_SID_SOURCES 8	   /* fabric: a packet to a local SID needs a source in sid_sources */
 #define PORT_F_KERNEL_FALLBACK 16  /* the kernel holds the same routes: hand it what XDP cannot encapsulate */
 
+#define MSS_CLAMP_OFF 0
+#define MSS_CLAMP_AUTO 0xFFFF /* fit the tunnel: its MTU minus the IPv4 / IPv6 and TCP headers */
+
 struct port_val {
 	__u32 table_id;
 	__u32 flags;     /* PORT_F_* */
 	__u64 plens4;    /* bit n: the table has IPv4 routes of prefix length n (0..32) */
 	__u64 plens6[3]; /* bit n of 192: IPv6 routes of prefix length n (0..128) */
+	__be32 gw4;      /* the tenant's IPv4 gateway address, source of its ICMP errors (0: none) */
+	__u16 mss_clamp; /* MSS_CLAMP_OFF, MSS_CLAMP_AUTO, or the largest MSS a SYN may announce */
+	__u16 pad;
+	__u8 gw6[16];    /* the tenant's IPv6 gateway address (all zero: none) */
 };
 
 /* An IPv6 prefix in an LPM trie (the domain's locators, the domain's sources). */

@@ -399,6 +399,8 @@ type Tenant struct {
 	Ports          []*Port                `protobuf:"bytes,3,rep,name=ports,proto3" json:"ports,omitempty"`                                          // where the tenant's traffic enters
 	Origin         string                 `protobuf:"bytes,4,opt,name=origin,proto3" json:"origin,omitempty"`                                        // output only: "" (API, config) or "kernel" (the kernel mirror owns it)
 	KernelFallback bool                   `protobuf:"varint,5,opt,name=kernel_fallback,json=kernelFallback,proto3" json:"kernel_fallback,omitempty"` // the kernel holds the same routes: what XDP cannot encapsulate goes to it
+	Gateway        []string               `protobuf:"bytes,6,rep,name=gateway,proto3" json:"gateway,omitempty"`                                      // at most one IPv4 and one IPv6: source of the ICMP errors sent to its hosts
+	MssClamp       string                 `protobuf:"bytes,7,opt,name=mss_clamp,json=mssClamp,proto3" json:"mss_clamp,omitempty"`                    // "" or "off" (default), "auto" (fit the tunnel), or the largest MSS
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -468,16 +470,32 @@ func (x *Tenant) GetKernelFallback() bool {
 	return false
 }
 
+func (x *Tenant) GetGateway() []string {
+	if x != nil {
+		return x.Gateway
+	}
+	return nil
+}
+
+func (x *Tenant) GetMssClamp() string {
+	if x != nil {
+		return x.MssClamp
+	}
+	return ""
+}
+
 type Route struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Tenant        string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	Prefix        string                 `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
-	Mode          string                 `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`                          // encap (default) | encap.red | pass (hand to the kernel, no segs)
-	Segs          []string               `protobuf:"bytes,4,rep,name=segs,proto3" json:"segs,omitempty"`                          // 1..16 SIDs, first = first hop
-	Src           string                 `protobuf:"bytes,5,opt,name=src,proto3" json:"src,omitempty"`                            // outer source; empty = the kernel's choice towards segs[0]
-	Hoplimit      uint32                 `protobuf:"varint,6,opt,name=hoplimit,proto3" json:"hoplimit,omitempty"`                 // outer hop limit; 0 = 64
-	PolicyId      uint32                 `protobuf:"varint,7,opt,name=policy_id,json=policyId,proto3" json:"policy_id,omitempty"` // output only: the shared policy (and counter) index
-	UsedSrc       string                 `protobuf:"bytes,8,opt,name=used_src,json=usedSrc,proto3" json:"used_src,omitempty"`     // output only
+	Mode          string                 `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`                             // encap (default) | encap.red | pass (hand to the kernel, no segs)
+	Segs          []string               `protobuf:"bytes,4,rep,name=segs,proto3" json:"segs,omitempty"`                             // 1..16 SIDs, first = first hop
+	Src           string                 `protobuf:"bytes,5,opt,name=src,proto3" json:"src,omitempty"`                               // outer source; empty = the kernel's choice towards segs[0]
+	Hoplimit      uint32                 `protobuf:"varint,6,opt,name=hoplimit,proto3" json:"hoplimit,omitempty"`                    // outer hop limit; 0 = 64
+	PolicyId      uint32                 `protobuf:"varint,7,opt,name=policy_id,json=policyId,proto3" json:"policy_id,omitempty"`    // output only: the shared policy (and counter) index
+	UsedSrc       string                 `protobuf:"bytes,8,opt,name=used_src,json=usedSrc,proto3" json:"used_src,omitempty"`        // output only
+	TunnelMtu     uint32                 `protobuf:"varint,9,opt,name=tunnel_mtu,json=tunnelMtu,proto3" json:"tunnel_mtu,omitempty"` // output only: largest tenant packet that fits the tunnel (egress MTU - outer header); 0 unknown
+	Egress        string                 `protobuf:"bytes,10,opt,name=egress,proto3" json:"egress,omitempty"`                        // output only: interface towards segs[0] (or why it is unknown)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -564,6 +582,20 @@ func (x *Route) GetPolicyId() uint32 {
 func (x *Route) GetUsedSrc() string {
 	if x != nil {
 		return x.UsedSrc
+	}
+	return ""
+}
+
+func (x *Route) GetTunnelMtu() uint32 {
+	if x != nil {
+		return x.TunnelMtu
+	}
+	return 0
+}
+
+func (x *Route) GetEgress() string {
+	if x != nil {
+		return x.Egress
 	}
 	return ""
 }
@@ -2082,13 +2114,15 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x03why\x18\x06 \x01(\tR\x03why\",\n" +
 	"\x04Port\x12\x10\n" +
 	"\x03dev\x18\x01 \x01(\tR\x03dev\x12\x12\n" +
-	"\x04vlan\x18\x02 \x01(\rR\x04vlan\"\x99\x01\n" +
+	"\x04vlan\x18\x02 \x01(\rR\x04vlan\"\xd0\x01\n" +
 	"\x06Tenant\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05table\x18\x02 \x01(\rR\x05table\x12$\n" +
 	"\x05ports\x18\x03 \x03(\v2\x0e.seg6x.v1.PortR\x05ports\x12\x16\n" +
 	"\x06origin\x18\x04 \x01(\tR\x06origin\x12'\n" +
-	"\x0fkernel_fallback\x18\x05 \x01(\bR\x0ekernelFallback\"\xc5\x01\n" +
+	"\x0fkernel_fallback\x18\x05 \x01(\bR\x0ekernelFallback\x12\x18\n" +
+	"\agateway\x18\x06 \x03(\tR\agateway\x12\x1b\n" +
+	"\tmss_clamp\x18\a \x01(\tR\bmssClamp\"\xfc\x01\n" +
 	"\x05Route\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x12\n" +
@@ -2097,7 +2131,11 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x03src\x18\x05 \x01(\tR\x03src\x12\x1a\n" +
 	"\bhoplimit\x18\x06 \x01(\rR\bhoplimit\x12\x1b\n" +
 	"\tpolicy_id\x18\a \x01(\rR\bpolicyId\x12\x19\n" +
-	"\bused_src\x18\b \x01(\tR\ausedSrc\"\xbd\x01\n" +
+	"\bused_src\x18\b \x01(\tR\ausedSrc\x12\x1d\n" +
+	"\n" +
+	"tunnel_mtu\x18\t \x01(\rR\ttunnelMtu\x12\x16\n" +
+	"\x06egress\x18\n" +
+	" \x01(\tR\x06egress\"\xbd\x01\n" +
 	"\x03Sid\x12\x10\n" +
 	"\x03sid\x18\x01 \x01(\tR\x03sid\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12\x10\n" +

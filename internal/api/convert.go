@@ -73,7 +73,7 @@ func routeFromPB(r *pb.Route) (state.Route, error) {
 
 func routeToPB(r *state.Route) *pb.Route {
 	out := &pb.Route{Tenant: r.Tenant, Prefix: r.Prefix.String(), Mode: r.Mode, Hoplimit: uint32(r.HopLimit),
-		PolicyId: r.ID}
+		PolicyId: r.ID, TunnelMtu: uint32(r.TunnelMTU), Egress: r.Egress}
 	for _, s := range r.Segs {
 		out.Segs = append(out.Segs, s.String())
 	}
@@ -92,11 +92,18 @@ func tenantFromPB(t *pb.Tenant) (state.Tenant, error) {
 	for _, pt := range t.GetPorts() {
 		out.Ports = append(out.Ports, state.Port{Dev: pt.GetDev(), VLAN: p.u16("vlan", pt.GetVlan(), 4094)})
 	}
+	for i, g := range t.GetGateway() {
+		out.Gateway = append(out.Gateway, p.addr(fmt.Sprintf("gateway[%d]", i), g, false))
+	}
+	out.MSSClamp = t.GetMssClamp()
 	return out, p.err()
 }
 
 func tenantToPB(t *state.Tenant) *pb.Tenant {
-	out := &pb.Tenant{Name: t.Name, Table: t.Table, Origin: t.Origin, KernelFallback: t.KernelFallback}
+	out := &pb.Tenant{Name: t.Name, Table: t.Table, Origin: t.Origin, KernelFallback: t.KernelFallback, MssClamp: t.MSSClamp}
+	for _, g := range t.Gateway {
+		out.Gateway = append(out.Gateway, g.String())
+	}
 	for _, pt := range t.Ports {
 		out.Ports = append(out.Ports, &pb.Port{Dev: pt.Dev, Vlan: uint32(pt.VLAN)})
 	}
@@ -363,6 +370,7 @@ func StateFromChunks(chunks []*pb.StateChunk) (state.State, uint64, error) {
 		if a, err := netip.ParseAddr(r.GetUsedSrc()); err == nil {
 			s.Routes[i].UsedSrc = a
 		}
+		s.Routes[i].TunnelMTU, s.Routes[i].Egress = int(r.GetTunnelMtu()), r.GetEgress()
 	}
 	for i, sd := range all.Sids {
 		s.SIDs[i].ID, s.SIDs[i].Origin = sd.GetId(), sd.GetOrigin()

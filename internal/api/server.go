@@ -37,11 +37,12 @@ type Server struct {
 	apiErrors uint64
 	kernel    KernelReporter
 	changed   func()
+	paths     state.PathFinder // egress and MTU towards a first SID (show routes)
 }
 
 // NewServer serves st; daemon says whether a daemon (not a one-shot CLI) runs it.
 func NewServer(st *state.Store, daemon bool) *Server {
-	return &Server{st: st, daemon: daemon, started: time.Now()}
+	return &Server{st: st, daemon: daemon, started: time.Now(), paths: state.KernelPath}
 }
 
 // Locked runs f with the store under the API lock: the daemon (config, shutdown) and the kernel
@@ -150,6 +151,7 @@ func (s *Server) Show(req *pb.ShowRequest, stream pb.Control_ShowServer) error {
 	s.mu.Lock()
 	cur, gen := s.st.Current(), s.st.Gen()
 	s.mu.Unlock()
+	state.FillPaths(cur.Routes, s.paths) // the live egress MTU of every route's tunnel
 	head := cur
 	head.Routes, head.SIDs = nil, nil
 	if err := stream.Send(&pb.StateChunk{State: StateToPB(&head), Generation: gen}); err != nil {

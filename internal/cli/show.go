@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -86,7 +87,7 @@ func show(what string) error {
 		fmt.Fprintln(w)
 	}
 	if what == "all" || what == "tenants" {
-		fmt.Fprintln(w, "TENANT\tTABLE\tPORTS\tORIGIN")
+		fmt.Fprintln(w, "TENANT\tTABLE\tPORTS\tGATEWAY\tMSS-CLAMP\tORIGIN")
 		for _, t := range cur.Tenants {
 			var ports []string
 			for _, p := range t.Ports {
@@ -96,22 +97,33 @@ func show(what string) error {
 					ports = append(ports, fmt.Sprintf("%s vlan %d", p.Dev, p.VLAN))
 				}
 			}
-			fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", t.Name, t.Table, strings.Join(ports, ", "), origin(t.Origin))
+			gw := "-"
+			if len(t.Gateway) > 0 {
+				gw = joinAddrs(t.Gateway)
+			}
+			mss := t.MSSClamp
+			if mss == "" {
+				mss = state.MSSClampOff
+			}
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", t.Name, t.Table, strings.Join(ports, ", "), gw, mss, origin(t.Origin))
 		}
 		fmt.Fprintln(w)
 	}
 	if what == "all" || what == "routes" {
-		fmt.Fprintln(w, "TENANT\tPREFIX\tMODE\tSEGS\tSRC\tHOPLIMIT\tPOLICY")
+		fmt.Fprintln(w, "TENANT\tPREFIX\tMODE\tSEGS\tSRC\tHOPLIMIT\tPOLICY\tEGRESS\tTUNNEL-MTU")
 		for _, r := range cur.Routes {
-			segs := make([]string, len(r.Segs))
-			for i, s := range r.Segs {
-				segs[i] = s.String()
-			}
 			src := "-"
 			if r.UsedSrc.IsValid() {
 				src = r.UsedSrc.String()
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", r.Tenant, r.Prefix, r.Mode, strings.Join(segs, ","), src, r.HopLimit, r.ID)
+			egress, mtu := r.Egress, "-"
+			if r.TunnelMTU > 0 {
+				mtu = fmt.Sprint(r.TunnelMTU)
+			}
+			if egress == "" {
+				egress = "-"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.Tenant, r.Prefix, r.Mode, joinAddrs(r.Segs), src, r.HopLimit, r.ID, egress, mtu)
 		}
 		fmt.Fprintln(w)
 	}
@@ -220,4 +232,12 @@ func showKernel() error {
 	}
 	fmt.Println()
 	return nil
+}
+
+func joinAddrs(as []netip.Addr) string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.String()
+	}
+	return strings.Join(out, ",")
 }

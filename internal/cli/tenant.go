@@ -17,13 +17,23 @@ func tenantCmd() *cobra.Command {
 			verb = "replace"
 		}
 		return &cobra.Command{
-			Use:   verb + " NAME [table ID] [dev DEV [vlan VID]]...",
+			Use:   verb + " NAME [table ID] [dev DEV [vlan VID]]... [gateway ADDR]... [mss-clamp auto|N|off]",
 			Short: verb + " a tenant",
 			Long: `Define tenant NAME. "table" is the kernel routing table holding its routes (used by End.DT4/6/46
 SIDs that name the tenant). Each "dev" adds a port where its traffic arrives; a "vlan" pairs with
-the dev in the same position (no vlan = untagged). Example:
-  seg6x tenant ` + verb + ` blue table 100 vlan 100 dev eth1
-  seg6x tenant ` + verb + ` red table 200 dev eth1 vlan 200 dev eth2 vlan 200`,
+the dev in the same position (no vlan = untagged).
+
+"gateway" (up to one IPv4 and one IPv6 address, the one the tenant's hosts route through) is the
+source of the ICMP errors the fast path sends them: a packet too big for its tunnel (IPv4 with DF,
+or IPv6) is answered with "fragmentation needed" / "packet too big" carrying the tunnel MTU, so the
+host learns the path MTU. Without a gateway of its family such a packet is dropped unanswered
+(counted as DROP_TOO_BIG).
+
+"mss-clamp" lowers the MSS option of the tenant's TCP SYNs at the headend: auto fits the tunnel
+each SYN takes (its MTU minus the IP and TCP headers), N caps it at N bytes, off (the default)
+leaves it. See docs/mtu.md. Example:
+  seg6x tenant ` + verb + ` blue table 100 vlan 100 dev eth1 gateway 198.18.1.1 mss-clamp auto
+  seg6x tenant ` + verb + ` red table 200 dev eth1 vlan 200 dev eth2 vlan 200 gateway 2001:db8:200::1`,
 			Args: cobra.MinimumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				t, err := parseTenant(args[0], args[1:])
@@ -49,10 +59,18 @@ the dev in the same position (no vlan = untagged). Example:
 
 func parseTenant(name string, args []string) (state.Tenant, error) {
 	t := state.Tenant{Name: name}
-	m, err := kv(args, []string{"table", "dev", "vlan"}, "dev", "vlan")
+	m, err := kv(args, []string{"table", "dev", "vlan", "gateway", "mss-clamp"}, "dev", "vlan", "gateway")
 	if err != nil {
 		return t, err
 	}
+	for _, g := range m["gateway"] {
+		a, err := parseAddr("gateway", g)
+		if err != nil {
+			return t, err
+		}
+		t.Gateway = append(t.Gateway, a)
+	}
+	t.MSSClamp = one(m, "mss-clamp")
 	if v := one(m, "table"); v != "" {
 		if t.Table, err = parseU32("table", v); err != nil {
 			return t, err

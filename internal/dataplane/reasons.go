@@ -1,54 +1,70 @@
 package dataplane
 
-// reasons.go: the drop/pass reasons of the data plane (enum reason in bpf/structs.h: same values and
-// names, and a test keeps them in step) with what each does to the packet, and the XDP actions.
+// reasons.go: the drop/answer/pass reasons of the data plane (enum reason in bpf/structs.h: same values
+// and names, and a test keeps them in step) with what each does to the packet, and the XDP actions.
 
 // Reason is one reason_stats slot.
 type Reason struct {
 	Value int    // enum reason value (the reason_stats key)
 	Name  string // as in C
-	Drop  bool   // XDP_DROP; otherwise the packet is handed to the kernel (XDP_PASS)
+	// Action is the XDP action the reason leads to: XDP_DROP (DROP_*), XDP_TX (ICMP_*: the packet is
+	// replaced by an ICMP error sent back out of its port) or XDP_PASS (PASS_*: to the kernel).
+	Action int
 }
 
-// ReasonSlots is the size of reason_stats (REASON_MAX): values 1..63 drop, 64..127 pass.
+// XDP actions (XDP_* in linux/bpf.h).
+const (
+	XDPDrop = 1
+	XDPPass = 2
+	XDPTX   = 3
+)
+
+// ReasonSlots is the size of reason_stats (REASON_MAX): values 1..47 drop, 48..63 answer, 64..127 pass.
 const ReasonSlots = 128
+
+// ReasonTXFirst is the first value of a reason that answers the packet with an ICMP error.
+const ReasonTXFirst = 48
 
 // ReasonPassFirst is the first value of a reason that hands the packet to the kernel.
 const ReasonPassFirst = 64
 
-// ReasonTable lists every reason, drops first.
+// ReasonTable lists every reason by value: drops, answers, passes.
 var ReasonTable = []Reason{
-	{1, "DROP_TRUNC_VLAN", true},
-	{2, "DROP_TRUNC_IP", true},
-	{3, "DROP_BAD_IPV4_IHL", true},
-	{4, "DROP_TRUNC_EXTHDR", true},
-	{5, "DROP_TOO_MANY_EXTHDRS", true},
-	{6, "DROP_SRH_BAD_LEN", true},
-	{7, "DROP_SRH_SL_BEYOND", true},
-	{8, "DROP_BAD_ROUTING_TYPE", true},
-	{9, "DROP_DECAP_SL_NONZERO", true},
-	{10, "DROP_BAD_INNER", true},
-	{11, "DROP_NO_ROOM", true},
-	{12, "DROP_BOUNDARY_SID", true},
-	{13, "DROP_BOUNDARY_LOCATOR", true},
-	{14, "DROP_BOUNDARY_SRH", true},
-	{15, "DROP_SID_SOURCE", true},
-	{16, "DROP_BAD_IP_VERSION", true},
-	{17, "DROP_BAD_IPV4_CSUM", true},
-	{18, "DROP_BAD_IP_LEN", true},
-	{19, "DROP_TX_GONE", true},
-	{64, "PASS_NO_MATCH", false},
-	{65, "PASS_TTL", false},
-	{66, "PASS_LOCAL", false},
-	{67, "PASS_FIB_NO_NEIGH", false},
-	{68, "PASS_FIB_FRAG_NEEDED", false},
-	{69, "PASS_FIB_UNREACHABLE", false},
-	{70, "PASS_FIB_OTHER", false},
-	{71, "PASS_TX_NOT_ATTACHED", false},
-	{72, "PASS_FRAGMENT", false},
-	{73, "PASS_SRH_TLV", false},
-	{74, "PASS_NO_ROOM", false},
-	{75, "PASS_IPV4_OPTIONS", false},
+	{1, "DROP_TRUNC_VLAN", XDPDrop},
+	{2, "DROP_TRUNC_IP", XDPDrop},
+	{3, "DROP_BAD_IPV4_IHL", XDPDrop},
+	{4, "DROP_TRUNC_EXTHDR", XDPDrop},
+	{5, "DROP_TOO_MANY_EXTHDRS", XDPDrop},
+	{6, "DROP_SRH_BAD_LEN", XDPDrop},
+	{7, "DROP_SRH_SL_BEYOND", XDPDrop},
+	{8, "DROP_BAD_ROUTING_TYPE", XDPDrop},
+	{9, "DROP_DECAP_SL_NONZERO", XDPDrop},
+	{10, "DROP_BAD_INNER", XDPDrop},
+	{11, "DROP_NO_ROOM", XDPDrop},
+	{12, "DROP_BOUNDARY_SID", XDPDrop},
+	{13, "DROP_BOUNDARY_LOCATOR", XDPDrop},
+	{14, "DROP_BOUNDARY_SRH", XDPDrop},
+	{15, "DROP_SID_SOURCE", XDPDrop},
+	{16, "DROP_BAD_IP_VERSION", XDPDrop},
+	{17, "DROP_BAD_IPV4_CSUM", XDPDrop},
+	{18, "DROP_BAD_IP_LEN", XDPDrop},
+	{19, "DROP_TX_GONE", XDPDrop},
+	{20, "DROP_TOO_BIG", XDPDrop},
+	{21, "DROP_TOO_BIG_RATELIMIT", XDPDrop},
+	{22, "DROP_DECAP_TOO_BIG", XDPDrop},
+	{48, "ICMP_TOO_BIG", XDPTX},
+	{64, "PASS_NO_MATCH", XDPPass},
+	{65, "PASS_TTL", XDPPass},
+	{66, "PASS_LOCAL", XDPPass},
+	{67, "PASS_FIB_NO_NEIGH", XDPPass},
+	{68, "PASS_FIB_FRAG_NEEDED", XDPPass},
+	{69, "PASS_FIB_UNREACHABLE", XDPPass},
+	{70, "PASS_FIB_OTHER", XDPPass},
+	{71, "PASS_TX_NOT_ATTACHED", XDPPass},
+	{72, "PASS_FRAGMENT", XDPPass},
+	{73, "PASS_SRH_TLV", XDPPass},
+	{74, "PASS_NO_ROOM", XDPPass},
+	{75, "PASS_IPV4_OPTIONS", XDPPass},
 }
 
 // ReasonIndex returns the reason_stats key of a reason name, or -1.
@@ -71,8 +87,17 @@ func ReasonName(v int) string {
 	return ""
 }
 
-// ReasonDrops says whether reason value v drops the packet (as verdict() in bpf/stats.h decides).
-func ReasonDrops(v int) bool { return v > 0 && v < ReasonPassFirst }
+// ReasonAction is the XDP action of reason value v, as verdict() in bpf/stats.h decides it.
+func ReasonAction(v int) int {
+	switch {
+	case v >= ReasonPassFirst:
+		return XDPPass
+	case v >= ReasonTXFirst:
+		return XDPTX
+	default:
+		return XDPDrop
+	}
+}
 
 // Actions names XDP return codes.
 var Actions = []string{"XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX", "XDP_REDIRECT"}

@@ -25,12 +25,13 @@ func TestReasonsMatchC(t *testing.T) {
 		v, _ := strconv.Atoi(string(m[2]))
 		c[string(m[1])] = v
 	}
-	if c["REASON_MAX"] != ReasonSlots || c["REASON_PASS_FIRST"] != ReasonPassFirst {
-		t.Fatalf("C: REASON_MAX %d, REASON_PASS_FIRST %d; Go: %d, %d", c["REASON_MAX"], c["REASON_PASS_FIRST"], ReasonSlots, ReasonPassFirst)
+	if c["REASON_MAX"] != ReasonSlots || c["REASON_PASS_FIRST"] != ReasonPassFirst || c["REASON_TX_FIRST"] != ReasonTXFirst {
+		t.Fatalf("C: REASON_MAX %d, REASON_PASS_FIRST %d, REASON_TX_FIRST %d; Go: %d, %d, %d", c["REASON_MAX"],
+			c["REASON_PASS_FIRST"], c["REASON_TX_FIRST"], ReasonSlots, ReasonPassFirst, ReasonTXFirst)
 	}
 	nc := 0
 	for name, v := range c {
-		if !strings.HasPrefix(name, "DROP_") && !strings.HasPrefix(name, "PASS_") {
+		if !strings.HasPrefix(name, "DROP_") && !strings.HasPrefix(name, "PASS_") && !strings.HasPrefix(name, "ICMP_") {
 			continue
 		}
 		nc++
@@ -51,8 +52,9 @@ func TestReasonsMatchC(t *testing.T) {
 			t.Errorf("%s: value %d outside 1..%d", r.Name, r.Value, ReasonSlots-1)
 		}
 		// The verdict the data plane gives (value range) is the one the name and the table state.
-		if strings.HasPrefix(r.Name, "DROP_") != r.Drop || ReasonDrops(r.Value) != r.Drop {
-			t.Errorf("%s (value %d): table says drop=%v, verdict() drops=%v", r.Name, r.Value, r.Drop, ReasonDrops(r.Value))
+		byName := map[string]int{"DROP": XDPDrop, "ICMP": XDPTX, "PASS": XDPPass}[strings.SplitN(r.Name, "_", 2)[0]]
+		if byName != r.Action || ReasonAction(r.Value) != r.Action {
+			t.Errorf("%s (value %d): table says action %d, its name %d, verdict() %d", r.Name, r.Value, r.Action, byName, ReasonAction(r.Value))
 		}
 	}
 }

@@ -76,11 +76,15 @@ type Seg6xPortKey struct {
 }
 
 type Seg6xPortVal struct {
-	_       structs.HostLayout
-	TableId uint32
-	Flags   uint32
-	Plens4  uint64
-	Plens6  [3]uint64
+	_        structs.HostLayout
+	TableId  uint32
+	Flags    uint32
+	Plens4   uint64
+	Plens6   [3]uint64
+	Gw4      uint32
+	MssClamp uint16
+	Pad      uint16
+	Gw6      [16]uint8
 }
 
 type Seg6xRoute4Key struct {
@@ -119,23 +123,26 @@ type Seg6xSidEntry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	Seg6xMapActionStats = "action_stats"
-	Seg6xMapNhCache     = "nh_cache"
-	Seg6xMapNhGen       = "nh_gen"
-	Seg6xMapPolicies    = "policies"
-	Seg6xMapPolicyStats = "policy_stats"
-	Seg6xMapPorts       = "ports"
-	Seg6xMapReasonStats = "reason_stats"
-	Seg6xMapRoutes4     = "routes4"
-	Seg6xMapRoutes6     = "routes6"
-	Seg6xMapScratch     = "scratch"
-	Seg6xMapSidSources  = "sid_sources"
-	Seg6xMapSidSpace    = "sid_space"
-	Seg6xMapSidStats    = "sid_stats"
-	Seg6xMapSids        = "sids"
-	Seg6xMapTxPorts     = "tx_ports"
-	Seg6xProgSeg6xXdp   = "seg6x_xdp"
-	Seg6xVarNhCacheNs   = "nh_cache_ns"
+	Seg6xMapActionStats    = "action_stats"
+	Seg6xMapIcmpTat        = "icmp_tat"
+	Seg6xMapNhCache        = "nh_cache"
+	Seg6xMapNhGen          = "nh_gen"
+	Seg6xMapPolicies       = "policies"
+	Seg6xMapPolicyStats    = "policy_stats"
+	Seg6xMapPorts          = "ports"
+	Seg6xMapReasonStats    = "reason_stats"
+	Seg6xMapRoutes4        = "routes4"
+	Seg6xMapRoutes6        = "routes6"
+	Seg6xMapScratch        = "scratch"
+	Seg6xMapSidSources     = "sid_sources"
+	Seg6xMapSidSpace       = "sid_space"
+	Seg6xMapSidStats       = "sid_stats"
+	Seg6xMapSids           = "sids"
+	Seg6xMapTxPorts        = "tx_ports"
+	Seg6xProgSeg6xXdp      = "seg6x_xdp"
+	Seg6xVarIcmpBurst      = "icmp_burst"
+	Seg6xVarIcmpIntervalNs = "icmp_interval_ns"
+	Seg6xVarNhCacheNs      = "nh_cache_ns"
 )
 
 // LoadSeg6x returns the embedded CollectionSpec for Seg6x.
@@ -188,6 +195,7 @@ type Seg6xProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xMapSpecs struct {
 	ActionStats *ebpf.MapSpec `ebpf:"action_stats"`
+	IcmpTat     *ebpf.MapSpec `ebpf:"icmp_tat"`
 	NhCache     *ebpf.MapSpec `ebpf:"nh_cache"`
 	NhGen       *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies    *ebpf.MapSpec `ebpf:"policies"`
@@ -208,7 +216,9 @@ type Seg6xMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xVariableSpecs struct {
-	NhCacheNs *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
+	IcmpBurst      *ebpf.VariableSpec `ebpf:"icmp_burst"`
+	IcmpIntervalNs *ebpf.VariableSpec `ebpf:"icmp_interval_ns"`
+	NhCacheNs      *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
 }
 
 // Seg6xObjects contains all objects after they have been loaded into the kernel.
@@ -232,6 +242,7 @@ func (o *Seg6xObjects) Close() error {
 // It can be passed to LoadSeg6xObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xMaps struct {
 	ActionStats *ebpf.Map `ebpf:"action_stats"`
+	IcmpTat     *ebpf.Map `ebpf:"icmp_tat"`
 	NhCache     *ebpf.Map `ebpf:"nh_cache"`
 	NhGen       *ebpf.Map `ebpf:"nh_gen"`
 	Policies    *ebpf.Map `ebpf:"policies"`
@@ -251,6 +262,7 @@ type Seg6xMaps struct {
 func (m *Seg6xMaps) Close() error {
 	return _Seg6xClose(
 		m.ActionStats,
+		m.IcmpTat,
 		m.NhCache,
 		m.NhGen,
 		m.Policies,
@@ -272,7 +284,9 @@ func (m *Seg6xMaps) Close() error {
 //
 // It can be passed to LoadSeg6xObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xVariables struct {
-	NhCacheNs *ebpf.Variable `ebpf:"nh_cache_ns"`
+	IcmpBurst      *ebpf.Variable `ebpf:"icmp_burst"`
+	IcmpIntervalNs *ebpf.Variable `ebpf:"icmp_interval_ns"`
+	NhCacheNs      *ebpf.Variable `ebpf:"nh_cache_ns"`
 }
 
 // Seg6xPrograms contains all programs after they have been loaded into the kernel.

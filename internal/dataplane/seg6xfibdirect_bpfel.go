@@ -76,11 +76,15 @@ type Seg6xFibDirectPortKey struct {
 }
 
 type Seg6xFibDirectPortVal struct {
-	_       structs.HostLayout
-	TableId uint32
-	Flags   uint32
-	Plens4  uint64
-	Plens6  [3]uint64
+	_        structs.HostLayout
+	TableId  uint32
+	Flags    uint32
+	Plens4   uint64
+	Plens6   [3]uint64
+	Gw4      uint32
+	MssClamp uint16
+	Pad      uint16
+	Gw6      [16]uint8
 }
 
 type Seg6xFibDirectRoute4Key struct {
@@ -119,23 +123,26 @@ type Seg6xFibDirectSidEntry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	Seg6xFibDirectMapActionStats = "action_stats"
-	Seg6xFibDirectMapNhCache     = "nh_cache"
-	Seg6xFibDirectMapNhGen       = "nh_gen"
-	Seg6xFibDirectMapPolicies    = "policies"
-	Seg6xFibDirectMapPolicyStats = "policy_stats"
-	Seg6xFibDirectMapPorts       = "ports"
-	Seg6xFibDirectMapReasonStats = "reason_stats"
-	Seg6xFibDirectMapRoutes4     = "routes4"
-	Seg6xFibDirectMapRoutes6     = "routes6"
-	Seg6xFibDirectMapScratch     = "scratch"
-	Seg6xFibDirectMapSidSources  = "sid_sources"
-	Seg6xFibDirectMapSidSpace    = "sid_space"
-	Seg6xFibDirectMapSidStats    = "sid_stats"
-	Seg6xFibDirectMapSids        = "sids"
-	Seg6xFibDirectMapTxPorts     = "tx_ports"
-	Seg6xFibDirectProgSeg6xXdp   = "seg6x_xdp"
-	Seg6xFibDirectVarNhCacheNs   = "nh_cache_ns"
+	Seg6xFibDirectMapActionStats    = "action_stats"
+	Seg6xFibDirectMapIcmpTat        = "icmp_tat"
+	Seg6xFibDirectMapNhCache        = "nh_cache"
+	Seg6xFibDirectMapNhGen          = "nh_gen"
+	Seg6xFibDirectMapPolicies       = "policies"
+	Seg6xFibDirectMapPolicyStats    = "policy_stats"
+	Seg6xFibDirectMapPorts          = "ports"
+	Seg6xFibDirectMapReasonStats    = "reason_stats"
+	Seg6xFibDirectMapRoutes4        = "routes4"
+	Seg6xFibDirectMapRoutes6        = "routes6"
+	Seg6xFibDirectMapScratch        = "scratch"
+	Seg6xFibDirectMapSidSources     = "sid_sources"
+	Seg6xFibDirectMapSidSpace       = "sid_space"
+	Seg6xFibDirectMapSidStats       = "sid_stats"
+	Seg6xFibDirectMapSids           = "sids"
+	Seg6xFibDirectMapTxPorts        = "tx_ports"
+	Seg6xFibDirectProgSeg6xXdp      = "seg6x_xdp"
+	Seg6xFibDirectVarIcmpBurst      = "icmp_burst"
+	Seg6xFibDirectVarIcmpIntervalNs = "icmp_interval_ns"
+	Seg6xFibDirectVarNhCacheNs      = "nh_cache_ns"
 )
 
 // LoadSeg6xFibDirect returns the embedded CollectionSpec for Seg6xFibDirect.
@@ -188,6 +195,7 @@ type Seg6xFibDirectProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xFibDirectMapSpecs struct {
 	ActionStats *ebpf.MapSpec `ebpf:"action_stats"`
+	IcmpTat     *ebpf.MapSpec `ebpf:"icmp_tat"`
 	NhCache     *ebpf.MapSpec `ebpf:"nh_cache"`
 	NhGen       *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies    *ebpf.MapSpec `ebpf:"policies"`
@@ -208,7 +216,9 @@ type Seg6xFibDirectMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xFibDirectVariableSpecs struct {
-	NhCacheNs *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
+	IcmpBurst      *ebpf.VariableSpec `ebpf:"icmp_burst"`
+	IcmpIntervalNs *ebpf.VariableSpec `ebpf:"icmp_interval_ns"`
+	NhCacheNs      *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
 }
 
 // Seg6xFibDirectObjects contains all objects after they have been loaded into the kernel.
@@ -232,6 +242,7 @@ func (o *Seg6xFibDirectObjects) Close() error {
 // It can be passed to LoadSeg6xFibDirectObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xFibDirectMaps struct {
 	ActionStats *ebpf.Map `ebpf:"action_stats"`
+	IcmpTat     *ebpf.Map `ebpf:"icmp_tat"`
 	NhCache     *ebpf.Map `ebpf:"nh_cache"`
 	NhGen       *ebpf.Map `ebpf:"nh_gen"`
 	Policies    *ebpf.Map `ebpf:"policies"`
@@ -251,6 +262,7 @@ type Seg6xFibDirectMaps struct {
 func (m *Seg6xFibDirectMaps) Close() error {
 	return _Seg6xFibDirectClose(
 		m.ActionStats,
+		m.IcmpTat,
 		m.NhCache,
 		m.NhGen,
 		m.Policies,
@@ -272,7 +284,9 @@ func (m *Seg6xFibDirectMaps) Close() error {
 //
 // It can be passed to LoadSeg6xFibDirectObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xFibDirectVariables struct {
-	NhCacheNs *ebpf.Variable `ebpf:"nh_cache_ns"`
+	IcmpBurst      *ebpf.Variable `ebpf:"icmp_burst"`
+	IcmpIntervalNs *ebpf.Variable `ebpf:"icmp_interval_ns"`
+	NhCacheNs      *ebpf.Variable `ebpf:"nh_cache_ns"`
 }
 
 // Seg6xFibDirectPrograms contains all programs after they have been loaded into the kernel.

@@ -16,22 +16,27 @@ func TestFixtureOutputsAreWellFormed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked := 0
+	checked, answers := 0, 0
 	for _, f := range fs {
 		switch f.Action {
-		case "XDP_REDIRECT", "XDP_TX":
+		case "XDP_REDIRECT":
 			if err := Leaving(f.Input, f.Output); err != nil {
 				t.Errorf("%s: %v", f.Name, err)
 			}
 			checked++
+		case "XDP_TX":
+			if err := Answered(f.Input, f.Output); err != nil {
+				t.Errorf("%s: %v", f.Name, err)
+			}
+			answers++
 		case "XDP_PASS":
 			if err := Passed(f.Input, f.Output); err != nil {
 				t.Errorf("%s: %v", f.Name, err)
 			}
 		}
 	}
-	if checked < 20 {
-		t.Fatalf("only %d fixtures leave seg6x", checked)
+	if checked < 20 || answers < 2 {
+		t.Fatalf("only %d fixtures leave seg6x, %d are answered", checked, answers)
 	}
 }
 
@@ -86,6 +91,36 @@ func TestDamageIsFound(t *testing.T) {
 			t.Fatalf("%s undamaged: %v", c.fixture, err)
 		}
 		err := Leaving(in, c.damage(out))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s damaged (%s): got %v", c.fixture, c.want, err)
+		}
+	}
+}
+
+func TestDamagedAnswerIsFound(t *testing.T) {
+	const l3 = 18 // the answers leave with the VLAN tag of the port
+	cases := []struct {
+		fixture, want string
+		damage        func(out []byte) []byte
+	}{
+		{"too_big_v4_df", "ICMP checksum", func(o []byte) []byte { o[l3+24] ^= 1; return o }},
+		{"too_big_v4_df", "quotes", func(o []byte) []byte { o[l3+28+100] ^= 1; return o }},
+		{"too_big_v4_df", "total length", func(o []byte) []byte { return o[:len(o)-4] }},
+		{"too_big_v4_df", "MTU", func(o []byte) []byte { binary.BigEndian.PutUint16(o[l3+26:], 1480); return o }},
+		{"too_big_v4_df", "type 3 code 3", func(o []byte) []byte { o[l3+21] = 3; return o }},
+		{"too_big_v4_df", "VLAN", func(o []byte) []byte { o[15] ^= 1; return o }},
+		{"too_big_v4_df", "MAC", func(o []byte) []byte { o[0] ^= 2; return o }},
+		{"too_big_v4_df", "header checksum", func(o []byte) []byte { o[l3+16] ^= 1; return o }},
+		{"too_big_v6", "ICMPv6 checksum", func(o []byte) []byte { o[l3+8] ^= 1; return o }},
+		{"too_big_v6", "from", func(o []byte) []byte { o[l3+24] ^= 1; return o }},
+		{"too_big_v6", "payload length", func(o []byte) []byte { return append(o, 0, 0) }},
+	}
+	for _, c := range cases {
+		in, out := fixture(t, c.fixture)
+		if err := Answered(in, out); err != nil {
+			t.Fatalf("%s undamaged: %v", c.fixture, err)
+		}
+		err := Answered(in, c.damage(out))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s damaged (%s): got %v", c.fixture, c.want, err)
 		}

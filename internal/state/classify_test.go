@@ -53,7 +53,7 @@ func vlanText(v int) string {
 func TestPortImageFlags(t *testing.T) {
 	ifaces := []Interface{{Name: "fab", Role: RoleFabric, Ifindex: 2}, {Name: "acc", Role: RoleAuto, Ifindex: 3}}
 	tenants := []Tenant{{Name: "blue", KernelFallback: true, Ports: []Port{{Dev: "acc", VLAN: 100, Ifindex: 3}}}}
-	part := func(string) portValT { return tenantVal(77, &[2][129]uint32{}, true) }
+	part := func(string) portValT { return tenantVal(77, &[2][129]uint32{}, &Tenant{KernelFallback: true}) }
 	for _, sources := range []bool{false, true} {
 		im := portImage(ifaces, tenants, part, sources)
 		check := func(ifindex uint32, vlan uint16, want uint32, table uint32) {

@@ -5,6 +5,7 @@ package state
 // SRH header of each policy, SID entries; and the whole image used to reconcile pinned maps.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 
@@ -44,12 +45,22 @@ const (
 // portVLANAny is PORT_VLAN_ANY: the key of an interface's entry for every VLAN without its own.
 const portVLANAny = 0xFFFF
 
-// tenantVal is the tenant part of a port entry: the route table version and its prefix lengths.
-func tenantVal(tableID uint32, plens *[2][129]uint32, fallback bool) dataplane.Seg6xPortVal {
+// tenantVal is the tenant part of a port entry: the route table version and its prefix lengths, the
+// gateway addresses and MSS clamping of tenant t.
+func tenantVal(tableID uint32, plens *[2][129]uint32, t *Tenant) dataplane.Seg6xPortVal {
 	v := dataplane.Seg6xPortVal{TableId: tableID, Flags: portFlagTenant}
-	if fallback {
+	if t.KernelFallback {
 		v.Flags |= portFlagKernelFallback
 	}
+	for _, a := range t.Gateway {
+		if a.Is4() {
+			b := a.As4()
+			v.Gw4 = binary.NativeEndian.Uint32(b[:]) // network order in memory
+		} else {
+			v.Gw6 = a.As16()
+		}
+	}
+	v.MssClamp, _ = MSSClampValue(t.MSSClamp) // validated before
 	plensVal(&v, plens)
 	return v
 }
@@ -214,7 +225,7 @@ func (r *runtime) image() (*Image, error) {
 	}
 	im.Ports = portImage(r.ifaceList(), r.tenantList(), func(name string) portValT {
 		t := r.tenants[name]
-		return tenantVal(t.tableID, &t.plens, t.KernelFallback)
+		return tenantVal(t.tableID, &t.plens, &t.Tenant)
 	}, len(r.domain.Sources) > 0)
 	for _, t := range r.tenants {
 		for pfx, pol := range t.routes {

@@ -72,10 +72,27 @@ type Tenant struct {
 	Ports []Port `yaml:"ports,omitempty" json:"ports"`
 	// KernelFallback says the kernel holds the same routes (the kernel mirror sets it): a packet the
 	// fast path cannot encapsulate (no room in the frame) goes to the kernel instead of being dropped.
-	KernelFallback bool   `yaml:"kernel_fallback,omitempty" json:"kernel_fallback,omitempty"`
-	ID             uint32 `yaml:"-" json:"id,omitempty"`     // data plane route table id, assigned when applied
-	Origin         string `yaml:"-" json:"origin,omitempty"` // "" (API, config) or OriginKernel
+	KernelFallback bool `yaml:"kernel_fallback,omitempty" json:"kernel_fallback,omitempty"`
+	// Gateway holds the tenant's gateway addresses, at most one IPv4 and one IPv6 (the address its
+	// hosts route through): the source of the ICMP errors the fast path sends them (a packet too big
+	// for its tunnel). A too-big packet of a family without one is dropped unanswered (DROP_TOO_BIG).
+	Gateway []netip.Addr `yaml:"gateway,omitempty" json:"gateway,omitempty"`
+	// MSSClamp lowers the MSS option of the tenant's TCP SYNs at the headend: "off" (the default),
+	// "auto" (to fit the tunnel each SYN takes: its MTU minus the IP and TCP headers) or a number (the
+	// largest MSS let through, for both IPv4 and IPv6).
+	MSSClamp string `yaml:"mss_clamp,omitempty" json:"mss_clamp,omitempty"`
+	ID       uint32 `yaml:"-" json:"id,omitempty"`     // data plane route table id, assigned when applied
+	Origin   string `yaml:"-" json:"origin,omitempty"` // "" (API, config) or OriginKernel
 }
+
+// MSS clamping modes of a tenant (Tenant.MSSClamp), besides a number.
+const (
+	MSSClampOff  = "off"
+	MSSClampAuto = "auto"
+	// MinMSS and MaxMSS bound a fixed MSS (TCP_MIN_MSS of the kernel; 65535 means auto in the map).
+	MinMSS = 88
+	MaxMSS = 65534
+)
 
 // Port is where a tenant's traffic enters: an interface and a VLAN ID (0 = untagged).
 type Port struct {
@@ -94,6 +111,9 @@ type Route struct {
 	HopLimit uint8        `yaml:"hoplimit,omitempty" json:"hoplimit,omitempty"` // default 64
 	ID       uint32       `yaml:"-" json:"id,omitempty"`                        // policy and counter index
 	UsedSrc  netip.Addr   `yaml:"-" json:"used_src,omitempty"`                  // Src, or the one the kernel chose
+	// Filled in by show (FillPaths), from the kernel's route towards Segs[0] at that moment:
+	Egress    string `yaml:"-" json:"egress,omitempty"`     // the interface (or why it is unknown)
+	TunnelMTU int    `yaml:"-" json:"tunnel_mtu,omitempty"` // its MTU minus the outer IPv6 + SRH
 }
 
 // SID is a local segment identifier and the endpoint behavior bound to it.

@@ -93,7 +93,8 @@ func boolInt(b bool) int {
 }
 
 func sameTenant(cur, want *Tenant) bool {
-	if cur.Table != want.Table || cur.KernelFallback != want.KernelFallback || len(cur.Ports) != len(want.Ports) {
+	if cur.Table != want.Table || cur.KernelFallback != want.KernelFallback || len(cur.Ports) != len(want.Ports) ||
+		!slices.Equal(cur.Gateway, want.Gateway) || cur.MSSClamp != want.MSSClamp {
 		return false
 	}
 	for i := range cur.Ports {

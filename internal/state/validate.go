@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"regexp"
 	"slices"
+	"strconv"
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
@@ -162,6 +163,51 @@ func validateTenant(t *Tenant, add func(error)) {
 		}
 		seen[k] = true
 	}
+	var fam [2]int
+	for _, a := range t.Gateway {
+		switch {
+		case !a.IsValid() || a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() || a.Is4In6() || a.Zone() != "":
+			add(fieldErr(obj, "gateway", "%s is not a unicast address", a))
+		case a.Is4():
+			fam[0]++
+		default:
+			fam[1]++
+		}
+	}
+	if fam[0] > 1 || fam[1] > 1 {
+		add(fieldErr(obj, "gateway", "at most one IPv4 and one IPv6 address"))
+	}
+	if v, err := MSSClampValue(t.MSSClamp); err != nil {
+		add(fieldErr(obj, "mss_clamp", "%v", err))
+	} else {
+		t.MSSClamp = mssClampString(v) // one spelling per setting: off is the default, left out
+	}
+}
+
+// MSSClampValue is the data plane's value of a tenant's MSS clamping (mss_clamp in struct port_val):
+// 0 off, 0xFFFF auto, else the largest MSS.
+func MSSClampValue(s string) (uint16, error) {
+	switch s {
+	case "", MSSClampOff:
+		return 0, nil
+	case MSSClampAuto:
+		return 0xFFFF, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil || n < MinMSS || n > MaxMSS {
+		return 0, fmt.Errorf("%q: want off, auto or an MSS of %d-%d bytes", s, MinMSS, MaxMSS)
+	}
+	return uint16(n), nil
+}
+
+func mssClampString(v uint16) string {
+	switch v {
+	case 0:
+		return ""
+	case 0xFFFF:
+		return MSSClampAuto
+	}
+	return strconv.Itoa(int(v))
 }
 
 func validateRoute(r *Route, add func(error)) {

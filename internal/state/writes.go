@@ -212,10 +212,10 @@ func (c *change) portsBefore(rt *runtime) map[portKeyT]portValT {
 	}
 	return portImage(ifaces, tenants, func(name string) portValT {
 		if b, ok := c.tenants[name]; ok {
-			return tenantVal(b.tableID, &b.plens, b.t.KernelFallback)
+			return tenantVal(b.tableID, &b.plens, &b.t)
 		}
 		t := rt.tenants[name]
-		return tenantVal(t.tableID, &t.plens, t.KernelFallback)
+		return tenantVal(t.tableID, &t.plens, &t.Tenant)
 	}, len(sources) > 0)
 }
 
@@ -352,11 +352,11 @@ func (s *Store) write(t *txn, c *change) error {
 	sources := len(rt.domain.Sources) > 0
 	final := portImage(rt.ifaceList(), rt.tenantList(), func(name string) portValT {
 		tn := rt.tenants[name]
-		return tenantVal(tn.tableID, &tn.plens, tn.KernelFallback)
+		return tenantVal(tn.tableID, &tn.plens, &tn.Tenant)
 	}, sources)
 	mid := portImage(rt.ifaceList(), rt.tenantList(), func(name string) portValT {
 		tn := rt.tenants[name]
-		v := tenantVal(tn.tableID, &tn.plens, tn.KernelFallback)
+		v := tenantVal(tn.tableID, &tn.plens, &tn.Tenant)
 		if b, ok := c.tenants[name]; ok && c.swapped[name] == nil && b.had && b.tableID == tn.tableID {
 			plensVal(&v, &b.plens) // union: lengths of routes not yet deleted stay visible
 		}

@@ -57,7 +57,7 @@ func TestTruncatedAndMutatedFrames(t *testing.T) {
 func totalDrops(t *testing.T) uint64 {
 	var n uint64
 	for _, r := range dataplane.ReasonTable {
-		if r.Drop {
+		if r.Action == dataplane.XDPDrop {
 			c, err := rig.ReasonCount(r.Name)
 			if err != nil {
 				t.Fatal(err)
