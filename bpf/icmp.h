@@ -1,7 +1,7 @@
 /* icmp.h: the answer to a tenant packet too big for its tunnel (RFC 1191, RFC 8201, RFC 4443): an
  * ICMP "fragmentation needed" or ICMPv6 "packet too big" built in place of the packet, from the
  * tenant's gateway address to the packet's source, quoting the packet, and sent back out of the port
- * it came in on with the same VLAN tags (XDP_TX). Rate-limited per CPU like the kernel's own errors. */
+ * it came in on with the same VLAN tags. Rate-limited per CPU like the kernel's own errors. */
 #pragma once
 
 #include <linux/bpf.h>
@@ -24,6 +24,17 @@
  * when the program is loaded; icmp_burst 0 sends none. */
 const volatile __u64 icmp_interval_ns = 1000000;
 const volatile __u32 icmp_burst = 50;
+
+/* Sends the frame, now the ICMP error for reason, back out of the interface it came in on: a redirect
+ * to the ingress interface rather than XDP_TX, which on a veth reaches the peer only when the peer
+ * runs an XDP program (a tenant VM's or container's veth does not). */
+static __always_inline int answer(struct xdp_md *ctx, int reason, __u32 bytes)
+{
+	if (bpf_redirect_map(&tx_ports, ctx->ingress_ifindex, XDP_DROP) != XDP_REDIRECT)
+		return verdict(DROP_TX_GONE, bytes);
+	count(&reason_stats, (__u32)reason, bytes);
+	return finish(XDP_REDIRECT, bytes);
+}
 
 /* May this CPU send an ICMP error now? A virtual schedule (GCRA): tat is when the next error is due;
  * an error is allowed while tat is less than a burst ahead of now. */
@@ -215,7 +226,7 @@ static __always_inline int icmp4_too_big(struct xdp_md *ctx, struct pkt *p, cons
 	*(__u16 *)(icmp + 4) = 0;
 	*(__be16 *)(icmp + 6) = bpf_htons(mtu > 0xFFFF ? 0xFFFF : mtu);
 	*(__u16 *)(icmp + 2) = csum_fold(sum16(icmp, 4) + (__u64)qsum);
-	return verdict(ICMP_TOO_BIG, p->len);
+	return answer(ctx, ICMP_TOO_BIG, p->len);
 }
 
 /* Turns the tenant IPv6 packet at p->l3off, len bytes, into ICMPv6 "packet too big" announcing mtu. */
@@ -267,5 +278,5 @@ static __always_inline int icmp6_too_big(struct xdp_md *ctx, struct pkt *p, cons
 	/* Pseudo-header (RFC 8200 8.1): addresses, upper-layer length, next header. */
 	sum = sum16(&ip6->saddr, 16) + bpf_htons(8 + q) + bpf_htons(PROTO_ICMPV6);
 	*(__u16 *)(icmp + 2) = csum_fold(sum + sum16(icmp, 4) + (__u64)qsum);
-	return verdict(ICMP_TOO_BIG, p->len);
+	return answer(ctx, ICMP_TOO_BIG, p->len);
 }

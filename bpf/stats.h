@@ -20,11 +20,10 @@ static __always_inline int finish(int action, __u32 bytes)
 	return action;
 }
 
-/* A packet seg6x owns but drops, answers or hands to the kernel, with the reason (its value says which). */
+/* A packet seg6x owns but drops or hands to the kernel, with the reason (its value says which; the
+ * answers, ICMP_*, leave through answer() in icmp.h). */
 static __always_inline int verdict(int reason, __u32 bytes)
 {
 	count(&reason_stats, (__u32)reason, bytes);
-	if (reason >= REASON_PASS_FIRST)
-		return finish(XDP_PASS, bytes);
-	return finish(reason >= REASON_TX_FIRST ? XDP_TX : XDP_DROP, bytes);
+	return finish(reason >= REASON_PASS_FIRST ? XDP_PASS : XDP_DROP, bytes);
 }

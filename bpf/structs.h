@@ -17,10 +17,11 @@ enum sid_action {
 };
 
 /* Why a packet was dropped (DROP_*), answered (ICMP_*) or handed to the kernel (PASS_*). One counter
- * each. Every value is explicit and says what happens to the packet: 1..47 drop it, 48..63 drop it and
- * send an ICMP error back out of the port it came in on (REASON_TX_FIRST: XDP_TX), 64..127 hand it to
- * the kernel (REASON_PASS_FIRST); internal/dataplane/reasons.go names each one and a test keeps the two
- * in step. */
+ * each. Every value is explicit and says what happens to the packet: 1..47 drop it, 48..63 replace it
+ * with an ICMP error sent back out of the port it came in on (REASON_ANSWER_FIRST: a redirect to the
+ * ingress interface, which unlike XDP_TX also reaches a veth peer without an XDP program), 64..127 hand
+ * it to the kernel (REASON_PASS_FIRST); internal/dataplane/reasons.go names each one and a test keeps
+ * the two in step. */
 enum reason {
 	REASON_NONE = 0,
 	DROP_TRUNC_VLAN = 1,		/* frame ends inside an 802.1Q tag */
@@ -46,7 +47,7 @@ enum reason {
 					 * of its family, an ICMP error itself, a later fragment, not from a unicast source) */
 	DROP_TOO_BIG_RATELIMIT = 21,	/* larger than its tunnel; the ICMP error was over the per-CPU rate limit */
 	DROP_DECAP_TOO_BIG = 22,	/* decapsulated packet larger than the MTU of its egress (tenant) port */
-	REASON_TX_FIRST = 48,
+	REASON_ANSWER_FIRST = 48,
 	ICMP_TOO_BIG = 48,		/* larger than its tunnel (IPv4 DF, IPv6): ICMP frag needed / packet too big sent */
 	REASON_PASS_FIRST = 64,
 	PASS_NO_MATCH = 64,		/* reserved: not counted per packet (traffic seg6x does not own) */

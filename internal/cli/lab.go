@@ -99,7 +99,7 @@ with End.DT4 (tenant A, table 100) or End.DX4 (tenant B), pushing the tenant's V
 	for _, x := range []*cobra.Command{demo, up, down} {
 		x.Flags().StringVar(&prefix, "prefix", "s6x", "namespace name prefix")
 	}
-	c.AddCommand(demo, up, down, labPortCmd(), labPortStatsCmd(), labEchoCmd(), labProbeCmd(), labInjectCmd(), labSniffCmd())
+	c.AddCommand(demo, up, down, labPortCmd(), labPortStatsCmd(), labEchoCmd(), labProbeCmd(), labBulkServerCmd(), labBulkCmd(), labInjectCmd(), labSniffCmd())
 	return c
 }
 
@@ -131,6 +131,11 @@ func printReport(rep *lab.Report) {
 	for _, f := range rep.Flows {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%d/%d\t%d/%d\t%d\n", f.Tenant, f.From, f.To, f.PingRx, f.PingTx,
 			f.UDP.OK, f.UDP.Sent, f.TCP.OK, f.TCP.Sent, f.UDP.WrongTenant+f.TCP.WrongTenant)
+	}
+	w.Flush()
+	fmt.Fprintln(w, "\nBULK TCP\tFROM\tTO\tMB EACH WAY\tUP Mbit/s\tDOWN Mbit/s\tEVERY BYTE CHECKED")
+	for _, b := range rep.Bulk {
+		fmt.Fprintf(w, "tenant %s\t%s\t%s\t%d\t%.0f\t%.0f\t%v\n", b.Tenant, b.From, b.To, b.Bytes>>20, b.UpMbps, b.DownMbps, b.SentOK && b.RecvOK)
 	}
 	w.Flush()
 	hosts := make([]string, 0, len(rep.Ports))
@@ -212,6 +217,36 @@ func labEchoCmd() *cobra.Command {
 	c.Flags().IntVar(&port, "port", lab.EchoPort, "UDP and TCP port")
 	c.Flags().DurationVar(&dur, "duration", time.Minute, "how long to serve")
 	c.Flags().StringVar(&foreign, "foreign-log", "", "file collecting messages of other tenants")
+	return c
+}
+
+func labBulkServerCmd() *cobra.Command {
+	var port int
+	var dur time.Duration
+	c := &cobra.Command{
+		Use: "bulk-server", Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error { return lab.BulkServer(port, dur) },
+	}
+	c.Flags().IntVar(&port, "port", lab.BulkPort, "TCP port")
+	c.Flags().DurationVar(&dur, "duration", time.Minute, "how long to serve")
+	return c
+}
+
+func labBulkCmd() *cobra.Command {
+	var dst string
+	var n int64
+	var seed uint64
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use: "bulk", Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return printJSON(lab.Bulk(dst, n, seed, timeout))
+		},
+	}
+	c.Flags().StringVar(&dst, "dst", "", "address:port of a bulk-server")
+	c.Flags().Int64Var(&n, "bytes", lab.BulkBytes, "bytes each way")
+	c.Flags().Uint64Var(&seed, "seed", 1, "stream seed")
+	c.Flags().DurationVar(&timeout, "timeout", time.Minute, "whole transfer")
 	return c
 }
 

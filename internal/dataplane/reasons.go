@@ -7,23 +7,24 @@ package dataplane
 type Reason struct {
 	Value int    // enum reason value (the reason_stats key)
 	Name  string // as in C
-	// Action is the XDP action the reason leads to: XDP_DROP (DROP_*), XDP_TX (ICMP_*: the packet is
-	// replaced by an ICMP error sent back out of its port) or XDP_PASS (PASS_*: to the kernel).
+	// Action is the XDP action the reason leads to: XDP_DROP (DROP_*), XDP_REDIRECT (ICMP_*: the
+	// packet is replaced by an ICMP error sent back out of the interface it came in on) or XDP_PASS
+	// (PASS_*: to the kernel).
 	Action int
 }
 
 // XDP actions (XDP_* in linux/bpf.h).
 const (
-	XDPDrop = 1
-	XDPPass = 2
-	XDPTX   = 3
+	XDPDrop     = 1
+	XDPPass     = 2
+	XDPRedirect = 4
 )
 
 // ReasonSlots is the size of reason_stats (REASON_MAX): values 1..47 drop, 48..63 answer, 64..127 pass.
 const ReasonSlots = 128
 
-// ReasonTXFirst is the first value of a reason that answers the packet with an ICMP error.
-const ReasonTXFirst = 48
+// ReasonAnswerFirst is the first value of a reason that answers the packet with an ICMP error.
+const ReasonAnswerFirst = 48
 
 // ReasonPassFirst is the first value of a reason that hands the packet to the kernel.
 const ReasonPassFirst = 64
@@ -52,7 +53,7 @@ var ReasonTable = []Reason{
 	{20, "DROP_TOO_BIG", XDPDrop},
 	{21, "DROP_TOO_BIG_RATELIMIT", XDPDrop},
 	{22, "DROP_DECAP_TOO_BIG", XDPDrop},
-	{48, "ICMP_TOO_BIG", XDPTX},
+	{48, "ICMP_TOO_BIG", XDPRedirect},
 	{64, "PASS_NO_MATCH", XDPPass},
 	{65, "PASS_TTL", XDPPass},
 	{66, "PASS_LOCAL", XDPPass},
@@ -87,13 +88,14 @@ func ReasonName(v int) string {
 	return ""
 }
 
-// ReasonAction is the XDP action of reason value v, as verdict() in bpf/stats.h decides it.
+// ReasonAction is the XDP action of reason value v, as verdict() in bpf/stats.h and answer() in
+// bpf/icmp.h decide it.
 func ReasonAction(v int) int {
 	switch {
 	case v >= ReasonPassFirst:
 		return XDPPass
-	case v >= ReasonTXFirst:
-		return XDPTX
+	case v >= ReasonAnswerFirst:
+		return XDPRedirect
 	default:
 		return XDPDrop
 	}

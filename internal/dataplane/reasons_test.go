@@ -25,9 +25,9 @@ func TestReasonsMatchC(t *testing.T) {
 		v, _ := strconv.Atoi(string(m[2]))
 		c[string(m[1])] = v
 	}
-	if c["REASON_MAX"] != ReasonSlots || c["REASON_PASS_FIRST"] != ReasonPassFirst || c["REASON_TX_FIRST"] != ReasonTXFirst {
-		t.Fatalf("C: REASON_MAX %d, REASON_PASS_FIRST %d, REASON_TX_FIRST %d; Go: %d, %d, %d", c["REASON_MAX"],
-			c["REASON_PASS_FIRST"], c["REASON_TX_FIRST"], ReasonSlots, ReasonPassFirst, ReasonTXFirst)
+	if c["REASON_MAX"] != ReasonSlots || c["REASON_PASS_FIRST"] != ReasonPassFirst || c["REASON_ANSWER_FIRST"] != ReasonAnswerFirst {
+		t.Fatalf("C: REASON_MAX %d, REASON_PASS_FIRST %d, REASON_ANSWER_FIRST %d; Go: %d, %d, %d", c["REASON_MAX"],
+			c["REASON_PASS_FIRST"], c["REASON_ANSWER_FIRST"], ReasonSlots, ReasonPassFirst, ReasonAnswerFirst)
 	}
 	nc := 0
 	for name, v := range c {
@@ -52,7 +52,7 @@ func TestReasonsMatchC(t *testing.T) {
 			t.Errorf("%s: value %d outside 1..%d", r.Name, r.Value, ReasonSlots-1)
 		}
 		// The verdict the data plane gives (value range) is the one the name and the table state.
-		byName := map[string]int{"DROP": XDPDrop, "ICMP": XDPTX, "PASS": XDPPass}[strings.SplitN(r.Name, "_", 2)[0]]
+		byName := map[string]int{"DROP": XDPDrop, "ICMP": XDPRedirect, "PASS": XDPPass}[strings.SplitN(r.Name, "_", 2)[0]]
 		if byName != r.Action || ReasonAction(r.Value) != r.Action {
 			t.Errorf("%s (value %d): table says action %d, its name %d, verdict() %d", r.Name, r.Value, r.Action, byName, ReasonAction(r.Value))
 		}

@@ -140,6 +140,10 @@ func (l *Lab) setupHost(h Host) error {
 		"link set lo up",
 		"link set eth0 address " + h.MAC,
 		"link set eth0 up",
+		// TCP always hands the device GSO aggregates, segmented only after the access port's tc
+		// program has written the VLAN tag into the frame, where GSO no longer finds the IP header
+		// and drops them. One segment per skb: segments leave whole, tagged, as from a VM's NIC.
+		"link set eth0 gso_max_segs 1",
 		"addr add " + h.Addr + " dev eth0",
 		"route add default via " + h.GW + " dev eth0",
 		"neigh add " + h.GW + " lladdr " + h.PEMAC + " dev eth0 nud permanent",

@@ -36,7 +36,11 @@ type Report struct {
 	Ports   map[string]PortCounters    `json:"access_ports"`
 	Foreign map[string][]string        `json:"foreign_messages"` // per host: messages of the other tenant
 	Stats   map[string]json.RawMessage `json:"seg6x_stats"`      // per router: seg6x stats --json
+	Bulk    []BulkResult               `json:"bulk_tcp"`         // per tenant: checked transfer each way
 }
+
+// BulkBytes is how much each checked bulk TCP transfer carries each way.
+const BulkBytes = 20 << 20
 
 var pingRx = regexp.MustCompile(`(\d+) received`)
 
@@ -57,17 +61,18 @@ func (l *Lab) Traffic(count int) (*Report, error) {
 			return nil, err
 		}
 		servers = append(servers, cmd)
+		bulk := exec.Command("ip", "netns", "exec", l.NS(h.Name), l.Bin, "lab", "bulk-server",
+			"--port", strconv.Itoa(BulkPort), "--duration", "300s")
+		if err := bulk.Start(); err != nil {
+			return nil, err
+		}
+		servers = append(servers, bulk)
 	}
 	time.Sleep(500 * time.Millisecond) // let the servers bind
 
 	rep := &Report{Ports: map[string]PortCounters{}, Foreign: map[string][]string{}, Stats: map[string]json.RawMessage{}}
 	for _, h := range hosts {
-		var peer Host
-		for _, o := range hosts {
-			if o.Tenant == h.Tenant && o.Site != h.Site {
-				peer = o
-			}
-		}
+		peer := l.peerOf(h)
 		dst := strings.Split(peer.Addr, "/")[0]
 		f := Flow{Tenant: h.Tenant, From: h.Name, To: dst, PingTx: count}
 		l.logf("tenant %s: %s -> %s (%s): ping, UDP, TCP", h.Tenant, h.Name, dst, peer.Name)
@@ -90,6 +95,23 @@ func (l *Lab) Traffic(count int) (*Report, error) {
 			}
 		}
 		rep.Flows = append(rep.Flows, f)
+	}
+	// Bulk TCP with full-sized segments, site 1 -> site 2 and back, every byte checked.
+	for i, h := range hosts {
+		if h.Site != 1 {
+			continue
+		}
+		peer := l.peerOf(h)
+		dst := fmt.Sprintf("%s:%d", strings.Split(peer.Addr, "/")[0], BulkPort)
+		l.logf("tenant %s: %s <-> %s: checked bulk TCP, %d MB each way", h.Tenant, h.Name, peer.Name, BulkBytes>>20)
+		out, err := l.Exec(h.Name, l.Bin, "lab", "bulk", "--dst", dst, "--bytes", strconv.Itoa(BulkBytes),
+			"--seed", strconv.Itoa(i+1), "--timeout", "60s")
+		var br BulkResult
+		if jerr := json.Unmarshal([]byte(out), &br); jerr != nil {
+			br = BulkResult{Error: fmt.Sprintf("bulk client: %v %v", err, jerr)}
+		}
+		br.Tenant, br.From, br.To = h.Tenant, h.Name, peer.Name
+		rep.Bulk = append(rep.Bulk, br)
 	}
 	for _, h := range hosts {
 		out, err := l.Exec(h.Name, l.Bin, "lab", "port-stats", "--pin", filepath.Join(l.NodeDir(h.Name), "bpf"))
@@ -115,6 +137,16 @@ func (l *Lab) Traffic(count int) (*Report, error) {
 	return rep, nil
 }
 
+// peerOf is the host of h's tenant on the other site.
+func (l *Lab) peerOf(h Host) Host {
+	for _, o := range hosts {
+		if o.Tenant == h.Tenant && o.Site != h.Site {
+			return o
+		}
+	}
+	return Host{}
+}
+
 func (l *Lab) foreignLog(host string) string { return filepath.Join(l.NodeDir(host), "foreign.log") }
 
 // Problems lists every way the report falls short of a working, isolated overlay.
@@ -137,6 +169,15 @@ func (r *Report) Problems() []string {
 		}
 		if pc.TxTagged == 0 || pc.RxOK == 0 {
 			p = append(p, fmt.Sprintf("%s: no tagged frames sent (%d) or received (%d)", h, pc.TxTagged, pc.RxOK))
+		}
+	}
+	if len(r.Bulk) != 2 {
+		p = append(p, fmt.Sprintf("%d bulk TCP transfers, want one per tenant", len(r.Bulk)))
+	}
+	for _, b := range r.Bulk {
+		if !b.SentOK || !b.RecvOK {
+			p = append(p, fmt.Sprintf("tenant %s bulk TCP %s<->%s: sent checked %v, received checked %v: %s",
+				b.Tenant, b.From, b.To, b.SentOK, b.RecvOK, b.Error))
 		}
 	}
 	for h, msgs := range r.Foreign {

@@ -81,8 +81,8 @@ var pe1Commands = [][]string{
 	{"attach", "fab", "--role", "fabric"},
 	{"attach", "ta", "tb", "--role", "access"},
 	{"domain", "set", "locators", "fc00:1::/48,fc00:2::/48,fc00:3::/48", "sources", "fc00::/16"},
-	{"tenant", "add", "A", "table", "100", "vlan", "100", "dev", "ta"},
-	{"tenant", "add", "B", "table", "200", "vlan", "200", "dev", "tb"},
+	{"tenant", "add", "A", "table", "100", "vlan", "100", "dev", "ta", "gateway", "198.18.1.1", "mss-clamp", "auto"},
+	{"tenant", "add", "B", "table", "200", "vlan", "200", "dev", "tb", "gateway", "198.18.1.1"},
 	{"route", "add", "198.18.2.0/24", "tenant", "A", "encap", "seg6", "mode", "encap", "segs", "fc00:2::1,fc00:3::a", "src", "fc00:1::1"},
 	{"route", "add", "198.18.2.0/24", "tenant", "B", "encap", "seg6", "mode", "encap.red", "segs", "fc00:2::1,fc00:3::b", "src", "fc00:1::1"},
 	{"sid", "add", "fc00:1::a", "action", "End.DT4", "tenant", "A", "vlan", "100"},
@@ -102,9 +102,12 @@ interfaces: [{name: fab, role: fabric}, {name: ta}, {name: tb}]
 domain:
   locators: ["fc00:1::/48", "fc00:2::/48", "fc00:3::/48"]   # the domain's SID space: refused from tenants
   sources: ["fc00::/16"]                                   # SIDs only from the domain's own addresses
+# gateway: the address the hosts route through, source of the ICMP errors for packets too big for
+# the tunnel (docs/mtu.md). Tenant A's TCP SYNs are clamped to an MSS that fits the tunnel; tenant B's
+# hosts find the tunnel MTU by path MTU discovery, from those ICMP errors.
 tenants:
-  - {name: A, table: 100, ports: [{dev: ta, vlan: 100}]}
-  - {name: B, table: 200, ports: [{dev: tb, vlan: 200}]}
+  - {name: A, table: 100, ports: [{dev: ta, vlan: 100}], gateway: [198.18.2.1], mss_clamp: auto}
+  - {name: B, table: 200, ports: [{dev: tb, vlan: 200}], gateway: [198.18.2.1]}
 routes:
   - {tenant: A, prefix: 198.18.1.0/24, mode: encap, segs: ["fc00:2::1", "fc00:1::a"], src: "fc00:3::1"}
   - {tenant: B, prefix: 198.18.1.0/24, mode: encap.red, segs: ["fc00:2::1", "fc00:1::b"], src: "fc00:3::1"}

@@ -18,18 +18,18 @@ func TestFixtureOutputsAreWellFormed(t *testing.T) {
 	}
 	checked, answers := 0, 0
 	for _, f := range fs {
-		switch f.Action {
-		case "XDP_REDIRECT":
-			if err := Leaving(f.Input, f.Output); err != nil {
-				t.Errorf("%s: %v", f.Name, err)
-			}
-			checked++
-		case "XDP_TX":
+		switch {
+		case f.Reason == "ICMP_TOO_BIG":
 			if err := Answered(f.Input, f.Output); err != nil {
 				t.Errorf("%s: %v", f.Name, err)
 			}
 			answers++
-		case "XDP_PASS":
+		case f.Action == "XDP_REDIRECT" || f.Action == "XDP_TX":
+			if err := Leaving(f.Input, f.Output); err != nil {
+				t.Errorf("%s: %v", f.Name, err)
+			}
+			checked++
+		case f.Action == "XDP_PASS":
 			if err := Passed(f.Input, f.Output); err != nil {
 				t.Errorf("%s: %v", f.Name, err)
 			}

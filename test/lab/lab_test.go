@@ -3,12 +3,16 @@
 package labtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/lab"
+	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/internal/testbin"
 	"google.golang.org/protobuf/encoding/protojson"
 )
@@ -66,6 +70,56 @@ func TestLab(t *testing.T) {
 	}
 	if len(p.Sids) != 1 || p.Sids[0].Count.GetPackets() < 12*count {
 		t.Errorf("transit End counted %v, want >= %d packets", p.Sids, 12*count)
+	}
+	// The bulk transfers (checked in rep.Problems) carried full-sized segments both ways: tenant A's
+	// clamped to the tunnel at the SYN, tenant B's after path MTU discovery from the PEs' ICMP errors.
+	for _, b := range rep.Bulk {
+		t.Logf("bulk TCP tenant %s %s<->%s: %d MB each way, %.0f / %.0f Mbit/s", b.Tenant, b.From, b.To, b.Bytes>>20, b.UpMbps, b.DownMbps)
+	}
+	tunnelMTU(t, l)
+}
+
+// tunnelMTU checks, in the same lab run, what a host learns from a packet too big for the tunnel:
+// `ping -M do` gets "frag needed" from the tenant's gateway with the tunnel MTU that `seg6x show
+// routes` states (fabric MTU 1500 minus tenant A's 80 and tenant B's 64 bytes of outer header), and
+// the host's route cache then holds that MTU.
+func tunnelMTU(t *testing.T, l *lab.Lab) {
+	out, err := l.Seg6x("pe1", "show", "routes", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var routes []state.Route
+	if err := json.Unmarshal([]byte(out), &routes); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"A": 1420, "B": 1436}
+	for _, r := range routes {
+		if r.TunnelMTU != want[r.Tenant] || r.Egress != "fab" {
+			t.Errorf("pe1 route %s tenant %s: egress %q tunnel MTU %d, want fab %d", r.Prefix, r.Tenant, r.Egress, r.TunnelMTU, want[r.Tenant])
+		}
+	}
+	for _, h := range lab.Hosts() {
+		if h.Site != 1 {
+			continue
+		}
+		mtu := want[h.Tenant]
+		// Forget what the bulk transfer taught the host, then send 8 bytes more than fits (after the
+		// 8-byte ICMP echo and the 20-byte IPv4 headers).
+		if _, err := l.IP(h.Name, "route", "flush", "cache"); err != nil {
+			t.Fatal(err)
+		}
+		size := mtu - 28 + 8
+		out, _ := l.Exec(h.Name, "ping", "-c", "1", "-W", "1", "-M", "do", "-s", strconv.Itoa(size), "198.18.2.2")
+		if msg := fmt.Sprintf("From 198.18.1.1 icmp_seq=1 Frag needed and DF set (mtu = %d)", mtu); !strings.Contains(out, msg) {
+			t.Errorf("%s: ping -M do -s %d: want %q, got:\n%s", h.Name, size, msg, out)
+		}
+		out, err := l.IP(h.Name, "route", "get", "198.18.2.2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, fmt.Sprintf(" mtu %d", mtu)) {
+			t.Errorf("%s: route cache holds no mtu %d:\n%s", h.Name, mtu, out)
+		}
 	}
 }
 

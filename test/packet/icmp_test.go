@@ -50,7 +50,7 @@ func TestICMPRateLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		switch res.Action {
-		case dataplane.XDPTX:
+		case dataplane.XDPRedirect:
 			tx++
 		case dataplane.XDPDrop:
 			drop++
@@ -65,7 +65,7 @@ func TestICMPRateLimit(t *testing.T) {
 	most := uint64(icmpBurst + elapsed.Milliseconds() + 1)
 	t.Logf("%d runs in %v: %d answered, %d rate-limited", runs, elapsed, answered, limited)
 	if answered != uint64(tx) || limited != uint64(drop) || answered+limited != runs {
-		t.Fatalf("counters %d answered + %d limited, actions %d XDP_TX + %d XDP_DROP, want %d in all", answered, limited, tx, drop, runs)
+		t.Fatalf("counters %d answered + %d limited, actions %d XDP_REDIRECT + %d XDP_DROP, want %d in all", answered, limited, tx, drop, runs)
 	}
 	if answered < icmpBurst || answered > most {
 		t.Errorf("%d answered: want the burst of %d and at most %d (refill over %v)", answered, icmpBurst, most, elapsed)
@@ -76,7 +76,7 @@ func TestICMPRateLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Action != dataplane.XDPTX {
-		t.Errorf("after the refill: %s, want XDP_TX", dataplane.Actions[res.Action])
+	if res.Action != dataplane.XDPRedirect {
+		t.Errorf("after the refill: %s, want XDP_REDIRECT", dataplane.Actions[res.Action])
 	}
 }
