@@ -172,6 +172,16 @@ static __always_inline int icmp6_may_answer(const struct ipv6hdr *ip6, const voi
 	return 1;
 }
 
+/* A too-big packet of a tenant without a gateway address of its family: a tenant whose routes the
+ * kernel holds too (the kernel mirror's, which the API cannot give a gateway) leaves it to the
+ * kernel as before; any other drops it unanswered. */
+static __always_inline int no_gateway(const struct port_val *tv, struct pkt *p)
+{
+	if (tv->flags & PORT_F_KERNEL_FALLBACK)
+		return verdict(PASS_FIB_FRAG_NEEDED, p->len);
+	return verdict(DROP_TOO_BIG, p->len);
+}
+
 /* Turns the tenant IPv4 packet (with DF) at p->l3off, len bytes, into ICMP "fragmentation needed"
  * announcing mtu, and returns the verdict (ICMP_TOO_BIG, or why not). */
 static __always_inline int icmp4_too_big(struct xdp_md *ctx, struct pkt *p, const struct port_val *tv,
@@ -188,7 +198,9 @@ static __always_inline int icmp4_too_big(struct xdp_md *ctx, struct pkt *p, cons
 
 	if ((void *)(iph + 1) > data_end || data + sizeof(mac) > data_end)
 		return verdict(DROP_TRUNC_IP, p->len);
-	if (!tv->gw4 || (*(__u8 *)data & 1) || !icmp4_may_answer(iph, data_end))
+	if (!tv->gw4)
+		return no_gateway(tv, p);
+	if ((*(__u8 *)data & 1) || !icmp4_may_answer(iph, data_end))
 		return verdict(DROP_TOO_BIG, p->len);
 	if (!icmp_allowed())
 		return verdict(DROP_TOO_BIG_RATELIMIT, p->len);
@@ -245,7 +257,9 @@ static __always_inline int icmp6_too_big(struct xdp_md *ctx, struct pkt *p, cons
 		return verdict(DROP_TRUNC_IP, p->len);
 	__builtin_memcpy(&hi, tv->gw6, 8);
 	__builtin_memcpy(&lo, tv->gw6 + 8, 8);
-	if ((hi | lo) == 0 || (*(__u8 *)data & 1) || !icmp6_may_answer(ip6, data_end))
+	if ((hi | lo) == 0)
+		return no_gateway(tv, p);
+	if ((*(__u8 *)data & 1) || !icmp6_may_answer(ip6, data_end))
 		return verdict(DROP_TOO_BIG, p->len);
 	if (!icmp_allowed())
 		return verdict(DROP_TOO_BIG_RATELIMIT, p->len);
