@@ -42,7 +42,10 @@ func KernelPath(dst, src netip.Addr) (Path, error) {
 		opts.SrcAddr = src.AsSlice()
 	}
 	rs, err := netlink.RouteGetWithOptions(dst.AsSlice(), opts)
-	if err != nil || len(rs) == 0 {
+	if err != nil {
+		return Path{}, fmt.Errorf("route to %s from %s: %v", dst, src, err)
+	}
+	if len(rs) == 0 {
 		return Path{}, fmt.Errorf("no route to %s", dst)
 	}
 	link, err := netlink.LinkByIndex(rs[0].LinkIndex)
