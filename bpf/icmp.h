@@ -12,6 +12,7 @@
 #include "parse.h"
 #include "stats.h"
 #include "fwd.h"
+#include "csum.h"
 
 #define ICMP4_HLEN 28				 /* IPv4 + ICMP header in front of the quote */
 #define ICMP6_HLEN 48				 /* IPv6 + ICMPv6 header */
@@ -93,27 +94,6 @@ static __always_inline __s64 quote_sum(struct xdp_md *ctx, __u32 off, __u32 n)
 	return sum;
 }
 
-/* Sum of n 16-bit words at p as they lie in memory (so the folded complement is stored as is). */
-static __always_inline __u64 sum16(const void *p, int n)
-{
-	const __u16 *w = p;
-	__u64 sum = 0;
-
-#pragma unroll
-	for (int i = 0; i < n; i++)
-		sum += w[i];
-	return sum;
-}
-
-static __always_inline __u16 csum_fold(__u64 sum)
-{
-	sum = (sum & 0xFFFF) + (sum >> 16);
-	sum = (sum & 0xFFFF) + (sum >> 16);
-	sum = (sum & 0xFFFF) + (sum >> 16);
-	sum = (sum & 0xFFFF) + (sum >> 16);
-	return ~sum;
-}
-
 /* After the frame grew by `shift` bytes in front: the Ethernet header (and the 802.1Q tags, l3off is
  * 14, 18 or 22) of the frame as it came, now `shift` bytes further on, is written at the start with
  * the addresses swapped: to the sender, from the MAC the frame was sent to. */
@@ -131,6 +111,16 @@ static __always_inline int icmp_l2(void *data, void *data_end, __u32 shift, __u3
 	if (l3off >= ETH_HLEN + 2 * VLAN_HLEN)
 		__builtin_memcpy(d + 18, s + 18, VLAN_HLEN);
 	return 0;
+}
+
+/* Makes room for an answer of hlen header bytes in front of the first q bytes of the packet at l3off
+ * and writes its Ethernet header; the answer's IP header then starts at l3off. 0, or -1 when the
+ * frame cannot be adjusted. */
+static __always_inline int icmp_make_room(struct xdp_md *ctx, __u32 l3off, __u32 hlen, __u32 q, const __u8 *mac)
+{
+	if (bpf_xdp_adjust_head(ctx, -(int)hlen) || trim_to(ctx, l3off + hlen + q))
+		return -1;
+	return icmp_l2((void *)(long)ctx->data, (void *)(long)ctx->data_end, hlen, l3off, mac);
 }
 
 /* Is the tenant IPv4 packet one an ICMP error may answer (RFC 1812 4.3.2.7, as the kernel's
@@ -211,12 +201,10 @@ static __always_inline int icmp4_too_big(struct xdp_md *ctx, struct pkt *p, cons
 	if (qsum < 0)
 		return verdict(DROP_TOO_BIG, p->len);
 
-	if (bpf_xdp_adjust_head(ctx, -ICMP4_HLEN) || trim_to(ctx, l3off + ICMP4_HLEN + q))
+	if (icmp_make_room(ctx, l3off, ICMP4_HLEN, q, mac))
 		return verdict(DROP_NO_ROOM, p->len);
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
-	if (icmp_l2(data, data_end, ICMP4_HLEN, l3off, mac))
-		return verdict(DROP_NO_ROOM, p->len);
 	iph = data + l3off;
 	if ((void *)iph + ICMP4_HLEN > data_end)
 		return verdict(DROP_NO_ROOM, p->len);
@@ -269,12 +257,10 @@ static __always_inline int icmp6_too_big(struct xdp_md *ctx, struct pkt *p, cons
 	if (qsum < 0)
 		return verdict(DROP_TOO_BIG, p->len);
 
-	if (bpf_xdp_adjust_head(ctx, -ICMP6_HLEN) || trim_to(ctx, l3off + ICMP6_HLEN + q))
+	if (icmp_make_room(ctx, l3off, ICMP6_HLEN, q, mac))
 		return verdict(DROP_NO_ROOM, p->len);
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
-	if (icmp_l2(data, data_end, ICMP6_HLEN, l3off, mac))
-		return verdict(DROP_NO_ROOM, p->len);
 	ip6 = data + l3off;
 	if ((void *)ip6 + ICMP6_HLEN > data_end)
 		return verdict(DROP_NO_ROOM, p->len);

@@ -8,6 +8,7 @@
 #include "consts.h"
 #include "structs.h"
 #include "fwd.h"
+#include "csum.h"
 
 #define TCP_HLEN 20
 #define TCP_OPT_MSS 2
@@ -79,9 +80,7 @@ static __always_inline void mss_clamp(void *data, void *data_end, __u32 l4off, _
 				new = ((new & 0xFF) << 8) | (new >> 8);
 			}
 			sum = (~(__u32)bpf_ntohs(*(__be16 *)(th + 16)) & 0xFFFF) + (~old & 0xFFFF) + new;
-			sum = (sum & 0xFFFF) + (sum >> 16);
-			sum = (sum & 0xFFFF) + (sum >> 16);
-			*(__be16 *)(th + 16) = bpf_htons(~sum & 0xFFFF);
+			*(__be16 *)(th + 16) = bpf_htons(csum_fold(sum));
 			return;
 		}
 		i += len;

@@ -66,16 +66,9 @@ func answered4(in, out []byte) error {
 	if out[0] != 0x45 || out[9] != 1 || len(out) < 28 {
 		return fmt.Errorf("answer is not ICMP in a 20-byte IPv4 header")
 	}
-	q := min(inLen, quote4Max)
-	icmp := out[20:]
-	if icmp[0] != 3 || icmp[1] != 4 {
-		return fmt.Errorf("answer is ICMP type %d code %d, want 3 code 4 (fragmentation needed)", icmp[0], icmp[1])
-	}
-	if mtu := int(binary.BigEndian.Uint16(icmp[6:])); mtu == 0 || mtu >= inLen {
-		return fmt.Errorf("answer's next-hop MTU %d for a %d-byte packet", mtu, inLen)
-	}
-	if len(icmp) != 8+q || !bytes.Equal(icmp[8:], in[:q]) {
-		return fmt.Errorf("answer quotes %d bytes, want the packet's first %d as they came", len(icmp)-8, q)
+	icmp := out[20:] // type 3 code 4: fragmentation needed
+	if err := icmpMessage("ICMP", icmp, in, 3, 4, int(binary.BigEndian.Uint16(icmp[6:])), inLen, quote4Max); err != nil {
+		return err
 	}
 	if Checksum(icmp) != 0 {
 		return fmt.Errorf("answer's ICMP checksum wrong")
@@ -101,16 +94,9 @@ func answered6(in, out []byte) error {
 	if out[6] != 58 {
 		return fmt.Errorf("answer's next header %d, want ICMPv6", out[6])
 	}
-	q := min(inLen, quote6Max)
-	icmp := out[40:]
-	if icmp[0] != 2 || icmp[1] != 0 {
-		return fmt.Errorf("answer is ICMPv6 type %d code %d, want 2 (packet too big)", icmp[0], icmp[1])
-	}
-	if mtu := int(binary.BigEndian.Uint32(icmp[4:])); mtu == 0 || mtu >= inLen {
-		return fmt.Errorf("answer's MTU %d for a %d-byte packet", mtu, inLen)
-	}
-	if len(icmp) != 8+q || !bytes.Equal(icmp[8:], in[:q]) {
-		return fmt.Errorf("answer quotes %d bytes, want the packet's first %d as they came", len(icmp)-8, q)
+	icmp := out[40:] // type 2: packet too big
+	if err := icmpMessage("ICMPv6", icmp, in, 2, 0, int(binary.BigEndian.Uint32(icmp[4:])), inLen, quote6Max); err != nil {
+		return err
 	}
 	pseudo := make([]byte, 0, 40+len(icmp))
 	pseudo = append(pseudo, out[8:40]...)
@@ -118,6 +104,22 @@ func answered6(in, out []byte) error {
 	pseudo = append(pseudo, 0, 0, 0, 58)
 	if Checksum(append(pseudo, icmp...)) != 0 {
 		return fmt.Errorf("answer's ICMPv6 checksum wrong")
+	}
+	return nil
+}
+
+// icmpMessage checks the ICMP(v6) message of an answer after its IP header: type and code, an MTU
+// smaller than the packet answered (inLen bytes), and that packet's first bytes, as many as fit under
+// quoteMax, quoted as they came.
+func icmpMessage(kind string, icmp, in []byte, typ, code byte, mtu, inLen, quoteMax int) error {
+	if icmp[0] != typ || icmp[1] != code {
+		return fmt.Errorf("answer is %s type %d code %d, want %d code %d", kind, icmp[0], icmp[1], typ, code)
+	}
+	if mtu == 0 || mtu >= inLen {
+		return fmt.Errorf("answer's MTU %d for a %d-byte packet", mtu, inLen)
+	}
+	if q := min(inLen, quoteMax); len(icmp) != 8+q || !bytes.Equal(icmp[8:], in[:q]) {
+		return fmt.Errorf("answer quotes %d bytes, want the packet's first %d as they came", len(icmp)-8, q)
 	}
 	return nil
 }
