@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -82,8 +81,8 @@ func show(what string) error {
 		fmt.Fprintln(w)
 	}
 	if what == "all" || what == "domain" {
-		fmt.Fprintf(w, "DOMAIN LOCATORS\t%s\n", prefixesOrNone(cur.Domain.Locators, "none: only local SIDs are refused on access ports"))
-		fmt.Fprintf(w, "DOMAIN SOURCES\t%s\n", prefixesOrNone(cur.Domain.Sources, "any: fabric packets to local SIDs are not checked by source"))
+		fmt.Fprintf(w, "DOMAIN LOCATORS\t%s\n", listOr(cur.Domain.Locators, "none: only local SIDs are refused on access ports"))
+		fmt.Fprintf(w, "DOMAIN SOURCES\t%s\n", listOr(cur.Domain.Sources, "any: fabric packets to local SIDs are not checked by source"))
 		fmt.Fprintln(w)
 	}
 	if what == "all" || what == "tenants" {
@@ -97,10 +96,7 @@ func show(what string) error {
 					ports = append(ports, fmt.Sprintf("%s vlan %d", p.Dev, p.VLAN))
 				}
 			}
-			gw := "-"
-			if len(t.Gateway) > 0 {
-				gw = joinAddrs(t.Gateway)
-			}
+			gw := listOr(t.Gateway, "-")
 			mss := t.MSSClamp
 			if mss == "" {
 				mss = state.MSSClampOff
@@ -123,7 +119,7 @@ func show(what string) error {
 			if egress == "" {
 				egress = "-"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.Tenant, r.Prefix, r.Mode, joinAddrs(r.Segs), src, r.HopLimit, r.ID, egress, mtu)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.Tenant, r.Prefix, r.Mode, listOr(r.Segs, "-"), src, r.HopLimit, r.ID, egress, mtu)
 		}
 		fmt.Fprintln(w)
 	}
@@ -158,7 +154,8 @@ func vlanName(v int) string {
 	return fmt.Sprintf("vlan %d", v)
 }
 
-func prefixesOrNone[T fmt.Stringer](ps []T, none string) string {
+// listOr joins the items with commas, or says none when there are none.
+func listOr[T fmt.Stringer](ps []T, none string) string {
 	if len(ps) == 0 {
 		return none
 	}
@@ -232,12 +229,4 @@ func showKernel() error {
 	}
 	fmt.Println()
 	return nil
-}
-
-func joinAddrs(as []netip.Addr) string {
-	out := make([]string, len(as))
-	for i, a := range as {
-		out[i] = a.String()
-	}
-	return strings.Join(out, ",")
 }
