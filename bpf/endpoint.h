@@ -11,6 +11,7 @@
 #include "stats.h"
 #include "fwd.h"
 #include "ipcheck.h"
+#include "icmp.h"
 
 /* Returned by end_transit when the new destination is another local SID (no verdict yet). */
 #define SID_CHAIN -1
@@ -135,7 +136,7 @@ static __always_inline int end_decap(struct xdp_md *ctx, struct pkt *p, struct s
 	if (reason == REASON_NONE) {
 		rc = fib_lookup(ctx, &fib, table);
 		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
-			return verdict(DROP_DECAP_TOO_BIG, p->len);
+			return decap_too_big(ctx, p, &fib, table, proto, ioff, inner_len, vlan);
 		if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 			reason = fib_reason(rc);
 	}

@@ -94,8 +94,8 @@ static __always_inline int headend_v6(void *data, void *data_end, struct pkt *p,
 }
 
 /* A tenant packet larger than its tunnel: the egress MTU (fib_mtu) minus the outer header. With DF
- * (IPv6: always) it is answered with an ICMP error announcing the tunnel MTU; without, the kernel gets
- * it (to be fragmented before encapsulation: not yet done, see docs/mtu.md). */
+ * (IPv6: always) it is answered with an ICMP error announcing the tunnel MTU; without, the daemon
+ * fragments it (slowpath.h) and each fragment comes back through here. */
 static __always_inline int tunnel_too_big(struct xdp_md *ctx, struct pkt *p, const struct port_val *tv,
 					  const struct inner *in, __u32 fib_mtu, __u32 hdr_len)
 {
@@ -103,10 +103,10 @@ static __always_inline int tunnel_too_big(struct xdp_md *ctx, struct pkt *p, con
 
 	if (p->proto == ETH_P_IP_BE) {
 		if (!in->df)
-			return verdict(PASS_FIB_FRAG_NEEDED, p->len);
-		return icmp4_too_big(ctx, p, tv, in->len, mtu);
+			return fragment_later(ctx, p, in->len, mtu);
+		return icmp4_too_big(ctx, p, tv, in->len, mtu, 0);
 	}
-	return icmp6_too_big(ctx, p, tv, in->len, mtu);
+	return icmp6_too_big(ctx, p, tv, in->len, mtu, 0);
 }
 
 /* Grows the frame at its tail when the headroom cannot hold the outer header (long segment lists):

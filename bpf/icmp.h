@@ -1,7 +1,9 @@
 /* icmp.h: the answer to a tenant packet too big for its tunnel (RFC 1191, RFC 8201, RFC 4443): an
  * ICMP "fragmentation needed" or ICMPv6 "packet too big" built in place of the packet, from the
  * tenant's gateway address to the packet's source, quoting the packet, and sent back out of the port
- * it came in on with the same VLAN tags. Rate-limited per CPU like the kernel's own errors. */
+ * it came in on with the same VLAN tags. A decapsulated packet too big for its tenant port gets the
+ * same answer, sent through the daemon (slowpath.h) into the tenant's port and so through the
+ * tenant's own tunnel back to the sender. Rate-limited per CPU like the kernel's own errors. */
 #pragma once
 
 #include <linux/bpf.h>
@@ -13,6 +15,7 @@
 #include "stats.h"
 #include "fwd.h"
 #include "csum.h"
+#include "slowpath.h"
 
 #define ICMP4_HLEN 28				 /* IPv4 + ICMP header in front of the quote */
 #define ICMP6_HLEN 48				 /* IPv6 + ICMPv6 header */
@@ -172,10 +175,20 @@ static __always_inline int no_gateway(const struct port_val *tv, struct pkt *p)
 	return verdict(DROP_TOO_BIG, p->len);
 }
 
+/* Sends the answer built in place: back out of the port it came in on (via 0: ICMP_TOO_BIG), or
+ * through the daemon into port via (SLOW_DECAP_ICMP). */
+static __always_inline int send_answer(struct xdp_md *ctx, __u32 via, __u32 l3off, __u32 bytes)
+{
+	if (!via)
+		return answer(ctx, ICMP_TOO_BIG, bytes);
+	return slow_inject(ctx, via, l3off, bytes);
+}
+
 /* Turns the tenant IPv4 packet (with DF) at p->l3off, len bytes, into ICMP "fragmentation needed"
- * announcing mtu, and returns the verdict (ICMP_TOO_BIG, or why not). */
+ * announcing mtu, and returns the verdict (ICMP_TOO_BIG or SLOW_DECAP_ICMP, or why not: the packet
+ * is then dropped as DROP_TOO_BIG, or DROP_DECAP_TOO_BIG when via says it was decapsulated). */
 static __always_inline int icmp4_too_big(struct xdp_md *ctx, struct pkt *p, const struct port_val *tv,
-					 __u32 len, __u32 mtu)
+					 __u32 len, __u32 mtu, __u32 via)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -191,7 +204,7 @@ static __always_inline int icmp4_too_big(struct xdp_md *ctx, struct pkt *p, cons
 	if (!tv->gw4)
 		return no_gateway(tv, p);
 	if ((*(__u8 *)data & 1) || !icmp4_may_answer(iph, data_end))
-		return verdict(DROP_TOO_BIG, p->len);
+		return verdict(via ? DROP_DECAP_TOO_BIG : DROP_TOO_BIG, p->len);
 	if (!icmp_allowed())
 		return verdict(DROP_TOO_BIG_RATELIMIT, p->len);
 	__builtin_memcpy(mac, data, sizeof(mac));
@@ -199,7 +212,7 @@ static __always_inline int icmp4_too_big(struct xdp_md *ctx, struct pkt *p, cons
 	tos = (iph->tos & 0x1E) | 0xC0; /* as the kernel's errors: internetwork control precedence */
 	qsum = quote_sum(ctx, p->l3off, q);
 	if (qsum < 0)
-		return verdict(DROP_TOO_BIG, p->len);
+		return verdict(via ? DROP_DECAP_TOO_BIG : DROP_TOO_BIG, p->len);
 
 	if (icmp_make_room(ctx, l3off, ICMP4_HLEN, q, mac))
 		return verdict(DROP_NO_ROOM, p->len);
@@ -226,12 +239,12 @@ static __always_inline int icmp4_too_big(struct xdp_md *ctx, struct pkt *p, cons
 	*(__u16 *)(icmp + 4) = 0;
 	*(__be16 *)(icmp + 6) = bpf_htons(mtu > 0xFFFF ? 0xFFFF : mtu);
 	*(__u16 *)(icmp + 2) = csum_fold(sum16(icmp, 4) + (__u64)qsum);
-	return answer(ctx, ICMP_TOO_BIG, p->len);
+	return send_answer(ctx, via, l3off, p->len);
 }
 
 /* Turns the tenant IPv6 packet at p->l3off, len bytes, into ICMPv6 "packet too big" announcing mtu. */
 static __always_inline int icmp6_too_big(struct xdp_md *ctx, struct pkt *p, const struct port_val *tv,
-					 __u32 len, __u32 mtu)
+					 __u32 len, __u32 mtu, __u32 via)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -248,14 +261,14 @@ static __always_inline int icmp6_too_big(struct xdp_md *ctx, struct pkt *p, cons
 	if ((hi | lo) == 0)
 		return no_gateway(tv, p);
 	if ((*(__u8 *)data & 1) || !icmp6_may_answer(ip6, data_end))
-		return verdict(DROP_TOO_BIG, p->len);
+		return verdict(via ? DROP_DECAP_TOO_BIG : DROP_TOO_BIG, p->len);
 	if (!icmp_allowed())
 		return verdict(DROP_TOO_BIG_RATELIMIT, p->len);
 	__builtin_memcpy(mac, data, sizeof(mac));
 	__builtin_memcpy(dst, &ip6->saddr, 16);
 	qsum = quote_sum(ctx, p->l3off, q);
 	if (qsum < 0)
-		return verdict(DROP_TOO_BIG, p->len);
+		return verdict(via ? DROP_DECAP_TOO_BIG : DROP_TOO_BIG, p->len);
 
 	if (icmp_make_room(ctx, l3off, ICMP6_HLEN, q, mac))
 		return verdict(DROP_NO_ROOM, p->len);
@@ -278,5 +291,54 @@ static __always_inline int icmp6_too_big(struct xdp_md *ctx, struct pkt *p, cons
 	/* Pseudo-header (RFC 8200 8.1): addresses, upper-layer length, next header. */
 	sum = sum16(&ip6->saddr, 16) + bpf_htons(8 + q) + bpf_htons(PROTO_ICMPV6);
 	*(__u16 *)(icmp + 2) = csum_fold(sum + sum16(icmp, 4) + (__u64)qsum);
-	return answer(ctx, ICMP_TOO_BIG, p->len);
+	return send_answer(ctx, via, l3off, p->len);
+}
+
+/* A decapsulated packet (inner_len bytes at ioff, ethertype proto) larger than the MTU of its egress
+ * port (fib: the lookup in table that said so, mtu_result set). When that port is a tenant port with
+ * a gateway address of the packet's family, an IPv4 packet with DF or an IPv6 packet is answered: the
+ * outer headers go, the frame is addressed as the tenant's host would send it (its MAC to the port's,
+ * with the SID's VLAN), turned into the ICMP error, and sent through the daemon into that port, so the
+ * tenant's routes carry it back to the sender. Anything else is dropped (DROP_DECAP_TOO_BIG). */
+static __always_inline int decap_too_big(struct xdp_md *ctx, struct pkt *p, struct bpf_fib_lookup *fib,
+					 __u32 table, __be16 proto, __u32 ioff, __u32 inner_len, __u16 vlan)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 mtu = fib->mtu_result, l2len = ETH_HLEN + (vlan ? VLAN_HLEN : 0);
+	struct port_key k = {};
+	struct port_val *tv;
+	struct pkt a = { .l3off = l2len, .len = p->len, .vlan = vlan, .proto = proto };
+	__u64 hi, lo;
+
+	ioff &= 0x3FFF;
+	if (proto == ETH_P_IP_BE) {
+		struct iphdr *iph = data + ioff;
+		if ((void *)(iph + 1) > data_end || !(iph->frag_off & IP_DF_BE))
+			return verdict(DROP_DECAP_TOO_BIG, p->len);
+	}
+	/* The same lookup without the MTU check names the egress port. */
+	fib->tot_len = 0;
+	fib->tbid = table;
+	if (bpf_fib_lookup(ctx, fib, sizeof(*fib), fib_flags(table)) != BPF_FIB_LKUP_RET_SUCCESS)
+		return verdict(DROP_DECAP_TOO_BIG, p->len);
+	k.ifindex = fib->ifindex;
+	k.vlan = vlan;
+	tv = bpf_map_lookup_elem(&ports, &k);
+	if (!tv) {
+		k.vlan = PORT_VLAN_ANY;
+		tv = bpf_map_lookup_elem(&ports, &k);
+	}
+	if (!tv || !(tv->flags & PORT_F_TENANT))
+		return verdict(DROP_DECAP_TOO_BIG, p->len);
+	__builtin_memcpy(&hi, tv->gw6, 8);
+	__builtin_memcpy(&lo, tv->gw6 + 8, 8);
+	if (proto == ETH_P_IP_BE ? !tv->gw4 : (hi | lo) == 0)
+		return verdict(DROP_DECAP_TOO_BIG, p->len);
+	if (trim_to(ctx, ioff + inner_len) ||
+	    write_l2(ctx, (int)ioff - (int)l2len, fib->dmac, fib->smac, vlan, proto))
+		return verdict(DROP_NO_ROOM, p->len);
+	if (proto == ETH_P_IP_BE)
+		return icmp4_too_big(ctx, &a, tv, inner_len, mtu, k.ifindex);
+	return icmp6_too_big(ctx, &a, tv, inner_len, mtu, k.ifindex);
 }

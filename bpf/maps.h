@@ -154,3 +154,12 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } icmp_tat SEC(".maps");
+
+/* The slow path's queue to the daemon (slowpath.h): one perf ring per CPU, each record a slow_meta and
+ * the frame. Pinned: the daemon reads the rings of whichever program instance is attached. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+} slow_path SEC(".maps");

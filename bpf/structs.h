@@ -16,8 +16,10 @@ enum sid_action {
 	SID_END_DT46 = 8,
 };
 
-/* Why a packet was dropped (DROP_*), answered (ICMP_*) or handed to the kernel (PASS_*). One counter
- * each. Every value is explicit and says what happens to the packet: 1..47 drop it, 48..63 replace it
+/* Why a packet was dropped (DROP_*), handed to the daemon (SLOW_*), answered (ICMP_*) or handed to the
+ * kernel (PASS_*). One counter each. Every value is explicit and says what happens to the packet: 1..39
+ * drop it, 40..47 consume it here (XDP_DROP) after sending it to the daemon's slow path (slowpath.h),
+ * which sends what becomes of it back through this program, 48..63 replace it
  * with an ICMP error sent back out of the port it came in on (REASON_ANSWER_FIRST: a redirect to the
  * ingress interface, which unlike XDP_TX also reaches a veth peer without an XDP program), 64..127 hand
  * it to the kernel (REASON_PASS_FIRST); internal/dataplane/reasons.go names each one and a test keeps
@@ -46,7 +48,14 @@ enum reason {
 	DROP_TOO_BIG = 20,		/* larger than its tunnel, and no ICMP error may answer it (no gateway address
 					 * of its family, an ICMP error itself, a later fragment, not from a unicast source) */
 	DROP_TOO_BIG_RATELIMIT = 21,	/* larger than its tunnel; the ICMP error was over the per-CPU rate limit */
-	DROP_DECAP_TOO_BIG = 22,	/* decapsulated packet larger than the MTU of its egress (tenant) port */
+	DROP_DECAP_TOO_BIG = 22,	/* decapsulated packet larger than the MTU of its egress (tenant) port, not
+					 * answered (IPv4 without DF, no gateway address, no daemon, not answerable) */
+	DROP_SLOW_BUSY = 23,		/* for the daemon's slow path, but its queue (perf ring) is full */
+	REASON_SLOW_FIRST = 40,
+	SLOW_FRAGMENT = 40,		/* IPv4 without DF larger than its tunnel: the daemon fragments it and runs each
+					 * fragment through this program as from the same port */
+	SLOW_DECAP_ICMP = 41,		/* decapsulated packet too big for its tenant port: replaced by the ICMP error,
+					 * which the daemon runs through this program as sent by the tenant */
 	REASON_ANSWER_FIRST = 48,
 	ICMP_TOO_BIG = 48,		/* larger than its tunnel (IPv4 DF, IPv6): ICMP frag needed / packet too big sent */
 	REASON_PASS_FIRST = 64,
@@ -63,6 +72,20 @@ enum reason {
 	PASS_NO_ROOM = 74,		/* no room for the outer header; the tenant's routes are the kernel's: it encapsulates */
 	PASS_IPV4_OPTIONS = 75,		/* IPv4 header with options: the kernel validates them (and answers with ICMP) */
 	REASON_MAX = 128,
+};
+
+/* What a slow path record (the perf ring slow_path, followed by the frame) asks of the daemon. */
+enum slow_kind {
+	SLOW_KIND_FRAGMENT = 1, /* fragment the IPv4 packet at l3off to fit mtu, run each fragment in at ifindex */
+	SLOW_KIND_INJECT = 2,	/* run the frame in at ifindex as it is */
+};
+
+struct slow_meta {
+	__u32 kind;    /* enum slow_kind */
+	__u32 ifindex; /* the port the frame (or its fragments) enters through */
+	__u32 mtu;     /* SLOW_KIND_FRAGMENT: the largest IPv4 packet the tunnel takes */
+	__u32 l3off;   /* offset of the IP header in the frame */
+	__u32 len;     /* frame length (the record's sample is padded beyond it) */
 };
 
 /* Where a frame came in: ingress ifindex + VLAN ID (0 = untagged; PORT_VLAN_ANY = any VLAN of the

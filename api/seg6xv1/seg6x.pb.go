@@ -1575,6 +1575,7 @@ type StatsReply struct {
 	Reasons       map[string]*Counter    `protobuf:"bytes,2,rep,name=reasons,proto3" json:"reasons,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // drop / pass reason -> packets/bytes (non-zero only)
 	Policies      []*PolicyStats         `protobuf:"bytes,3,rep,name=policies,proto3" json:"policies,omitempty"`
 	Sids          []*SidStats            `protobuf:"bytes,4,rep,name=sids,proto3" json:"sids,omitempty"`
+	SlowPath      *SlowPath              `protobuf:"bytes,5,opt,name=slow_path,json=slowPath,proto3" json:"slow_path,omitempty"` // the daemon's slow path (absent: no daemon)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1637,6 +1638,114 @@ func (x *StatsReply) GetSids() []*SidStats {
 	return nil
 }
 
+func (x *StatsReply) GetSlowPath() *SlowPath {
+	if x != nil {
+		return x.SlowPath
+	}
+	return nil
+}
+
+// What the daemon's slow path did with the frames the XDP program handed it (SLOW_* reasons).
+type SlowPath struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Running       bool                   `protobuf:"varint,1,opt,name=running,proto3" json:"running,omitempty"`       // the daemon reads the ring (else the program falls back)
+	Records       uint64                 `protobuf:"varint,2,opt,name=records,proto3" json:"records,omitempty"`       // records read
+	Fragmented    uint64                 `protobuf:"varint,3,opt,name=fragmented,proto3" json:"fragmented,omitempty"` // IPv4 packets fragmented
+	Fragments     uint64                 `protobuf:"varint,4,opt,name=fragments,proto3" json:"fragments,omitempty"`   // fragments run back through the program
+	Injected      uint64                 `protobuf:"varint,5,opt,name=injected,proto3" json:"injected,omitempty"`     // answers run in through a tenant port
+	Failed        uint64                 `protobuf:"varint,6,opt,name=failed,proto3" json:"failed,omitempty"`         // records that could not be handled (last_error says why)
+	Lost          uint64                 `protobuf:"varint,7,opt,name=lost,proto3" json:"lost,omitempty"`             // records the kernel dropped: the ring was full
+	LastError     string                 `protobuf:"bytes,8,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SlowPath) Reset() {
+	*x = SlowPath{}
+	mi := &file_seg6x_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SlowPath) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SlowPath) ProtoMessage() {}
+
+func (x *SlowPath) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SlowPath.ProtoReflect.Descriptor instead.
+func (*SlowPath) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *SlowPath) GetRunning() bool {
+	if x != nil {
+		return x.Running
+	}
+	return false
+}
+
+func (x *SlowPath) GetRecords() uint64 {
+	if x != nil {
+		return x.Records
+	}
+	return 0
+}
+
+func (x *SlowPath) GetFragmented() uint64 {
+	if x != nil {
+		return x.Fragmented
+	}
+	return 0
+}
+
+func (x *SlowPath) GetFragments() uint64 {
+	if x != nil {
+		return x.Fragments
+	}
+	return 0
+}
+
+func (x *SlowPath) GetInjected() uint64 {
+	if x != nil {
+		return x.Injected
+	}
+	return 0
+}
+
+func (x *SlowPath) GetFailed() uint64 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *SlowPath) GetLost() uint64 {
+	if x != nil {
+		return x.Lost
+	}
+	return 0
+}
+
+func (x *SlowPath) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
 type StatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1645,7 +1754,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1657,7 +1766,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1670,7 +1779,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{22}
+	return file_seg6x_proto_rawDescGZIP(), []int{23}
 }
 
 type StatusReply struct {
@@ -1699,7 +1808,7 @@ type StatusReply struct {
 
 func (x *StatusReply) Reset() {
 	*x = StatusReply{}
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1711,7 +1820,7 @@ func (x *StatusReply) String() string {
 func (*StatusReply) ProtoMessage() {}
 
 func (x *StatusReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1724,7 +1833,7 @@ func (x *StatusReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusReply.ProtoReflect.Descriptor instead.
 func (*StatusReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{23}
+	return file_seg6x_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StatusReply) GetVersion() string {
@@ -1861,7 +1970,7 @@ type KernelRequest struct {
 
 func (x *KernelRequest) Reset() {
 	*x = KernelRequest{}
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1873,7 +1982,7 @@ func (x *KernelRequest) String() string {
 func (*KernelRequest) ProtoMessage() {}
 
 func (x *KernelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1886,7 +1995,7 @@ func (x *KernelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRequest.ProtoReflect.Descriptor instead.
 func (*KernelRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{24}
+	return file_seg6x_proto_rawDescGZIP(), []int{25}
 }
 
 type KernelRoute struct {
@@ -1904,7 +2013,7 @@ type KernelRoute struct {
 
 func (x *KernelRoute) Reset() {
 	*x = KernelRoute{}
-	mi := &file_seg6x_proto_msgTypes[25]
+	mi := &file_seg6x_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1916,7 +2025,7 @@ func (x *KernelRoute) String() string {
 func (*KernelRoute) ProtoMessage() {}
 
 func (x *KernelRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[25]
+	mi := &file_seg6x_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1929,7 +2038,7 @@ func (x *KernelRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRoute.ProtoReflect.Descriptor instead.
 func (*KernelRoute) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{25}
+	return file_seg6x_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *KernelRoute) GetRoute() string {
@@ -1998,7 +2107,7 @@ type KernelReply struct {
 
 func (x *KernelReply) Reset() {
 	*x = KernelReply{}
-	mi := &file_seg6x_proto_msgTypes[26]
+	mi := &file_seg6x_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2010,7 +2119,7 @@ func (x *KernelReply) String() string {
 func (*KernelReply) ProtoMessage() {}
 
 func (x *KernelReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[26]
+	mi := &file_seg6x_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2023,7 +2132,7 @@ func (x *KernelReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelReply.ProtoReflect.Descriptor instead.
 func (*KernelReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{26}
+	return file_seg6x_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *KernelReply) GetMirroring() bool {
@@ -2212,19 +2321,32 @@ const file_seg6x_proto_rawDesc = "" +
 	"\bSidStats\x12\x10\n" +
 	"\x03sid\x18\x01 \x01(\tR\x03sid\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12'\n" +
-	"\x05count\x18\x03 \x01(\v2\x11.seg6x.v1.CounterR\x05count\"\xff\x02\n" +
+	"\x05count\x18\x03 \x01(\v2\x11.seg6x.v1.CounterR\x05count\"\xb0\x03\n" +
 	"\n" +
 	"StatsReply\x12;\n" +
 	"\aactions\x18\x01 \x03(\v2!.seg6x.v1.StatsReply.ActionsEntryR\aactions\x12;\n" +
 	"\areasons\x18\x02 \x03(\v2!.seg6x.v1.StatsReply.ReasonsEntryR\areasons\x121\n" +
 	"\bpolicies\x18\x03 \x03(\v2\x15.seg6x.v1.PolicyStatsR\bpolicies\x12&\n" +
-	"\x04sids\x18\x04 \x03(\v2\x12.seg6x.v1.SidStatsR\x04sids\x1aM\n" +
+	"\x04sids\x18\x04 \x03(\v2\x12.seg6x.v1.SidStatsR\x04sids\x12/\n" +
+	"\tslow_path\x18\x05 \x01(\v2\x12.seg6x.v1.SlowPathR\bslowPath\x1aM\n" +
 	"\fActionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
 	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\x1aM\n" +
 	"\fReasonsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
-	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\"\x0f\n" +
+	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\"\xe3\x01\n" +
+	"\bSlowPath\x12\x18\n" +
+	"\arunning\x18\x01 \x01(\bR\arunning\x12\x18\n" +
+	"\arecords\x18\x02 \x01(\x04R\arecords\x12\x1e\n" +
+	"\n" +
+	"fragmented\x18\x03 \x01(\x04R\n" +
+	"fragmented\x12\x1c\n" +
+	"\tfragments\x18\x04 \x01(\x04R\tfragments\x12\x1a\n" +
+	"\binjected\x18\x05 \x01(\x04R\binjected\x12\x16\n" +
+	"\x06failed\x18\x06 \x01(\x04R\x06failed\x12\x12\n" +
+	"\x04lost\x18\a \x01(\x04R\x04lost\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\b \x01(\tR\tlastError\"\x0f\n" +
 	"\rStatusRequest\"\xd5\x04\n" +
 	"\vStatusReply\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x16\n" +
@@ -2294,7 +2416,7 @@ func file_seg6x_proto_rawDescGZIP() []byte {
 }
 
 var file_seg6x_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_seg6x_proto_goTypes = []any{
 	(Op_Kind)(0),              // 0: seg6x.v1.Op.Kind
 	(*Options)(nil),           // 1: seg6x.v1.Options
@@ -2319,13 +2441,14 @@ var file_seg6x_proto_goTypes = []any{
 	(*PolicyStats)(nil),       // 20: seg6x.v1.PolicyStats
 	(*SidStats)(nil),          // 21: seg6x.v1.SidStats
 	(*StatsReply)(nil),        // 22: seg6x.v1.StatsReply
-	(*StatusRequest)(nil),     // 23: seg6x.v1.StatusRequest
-	(*StatusReply)(nil),       // 24: seg6x.v1.StatusReply
-	(*KernelRequest)(nil),     // 25: seg6x.v1.KernelRequest
-	(*KernelRoute)(nil),       // 26: seg6x.v1.KernelRoute
-	(*KernelReply)(nil),       // 27: seg6x.v1.KernelReply
-	nil,                       // 28: seg6x.v1.StatsReply.ActionsEntry
-	nil,                       // 29: seg6x.v1.StatsReply.ReasonsEntry
+	(*SlowPath)(nil),          // 23: seg6x.v1.SlowPath
+	(*StatusRequest)(nil),     // 24: seg6x.v1.StatusRequest
+	(*StatusReply)(nil),       // 25: seg6x.v1.StatusReply
+	(*KernelRequest)(nil),     // 26: seg6x.v1.KernelRequest
+	(*KernelRoute)(nil),       // 27: seg6x.v1.KernelRoute
+	(*KernelReply)(nil),       // 28: seg6x.v1.KernelReply
+	nil,                       // 29: seg6x.v1.StatsReply.ActionsEntry
+	nil,                       // 30: seg6x.v1.StatsReply.ReasonsEntry
 }
 var file_seg6x_proto_depIdxs = []int32{
 	5,  // 0: seg6x.v1.Tenant.ports:type_name -> seg6x.v1.Port
@@ -2350,33 +2473,34 @@ var file_seg6x_proto_depIdxs = []int32{
 	14, // 19: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
 	19, // 20: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
 	19, // 21: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
-	28, // 22: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
-	29, // 23: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
+	29, // 22: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
+	30, // 23: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
 	20, // 24: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
 	21, // 25: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
-	2,  // 26: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
-	4,  // 27: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
-	3,  // 28: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
-	26, // 29: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
-	19, // 30: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
-	19, // 31: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
-	11, // 32: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
-	15, // 33: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
-	16, // 34: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
-	18, // 35: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
-	23, // 36: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
-	25, // 37: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
-	13, // 38: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
-	13, // 39: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
-	17, // 40: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
-	22, // 41: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
-	24, // 42: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
-	27, // 43: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
-	38, // [38:44] is the sub-list for method output_type
-	32, // [32:38] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	23, // 26: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
+	2,  // 27: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
+	4,  // 28: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
+	3,  // 29: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
+	27, // 30: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
+	19, // 31: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
+	19, // 32: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
+	11, // 33: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
+	15, // 34: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
+	16, // 35: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
+	18, // 36: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
+	24, // 37: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
+	26, // 38: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
+	13, // 39: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
+	13, // 40: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
+	17, // 41: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
+	22, // 42: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
+	25, // 43: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
+	28, // 44: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
+	39, // [39:45] is the sub-list for method output_type
+	33, // [33:39] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_seg6x_proto_init() }
@@ -2399,7 +2523,7 @@ func file_seg6x_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seg6x_proto_rawDesc), len(file_seg6x_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,13 +27,15 @@ var (
 	descRunSeconds  = prometheus.NewDesc("seg6x_prog_run_seconds_total", "XDP program run time (only while kernel.bpf_stats_enabled=1).", nil, nil)
 	descRunCount    = prometheus.NewDesc("seg6x_prog_run_count_total", "XDP program runs (only while kernel.bpf_stats_enabled=1).", nil, nil)
 	descAttached    = prometheus.NewDesc("seg6x_interface_attached", "1 if the interface has the seg6x program attached.", []string{"interface"}, nil)
+	descSlow        = prometheus.NewDesc("seg6x_slowpath_total", "The daemon's slow path: records read, packets fragmented, fragments and answers run back in, records failed or lost (ring full).", []string{"what"}, nil)
+	descSlowRunning = prometheus.NewDesc("seg6x_slowpath_running", "1 while the daemon reads the slow path ring.", nil, nil)
 )
 
 type collector struct{ srv *Server }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPolicyPkts, descPolicyBytes, descSIDPkts, descSIDBytes, descActionPkts,
-		descActionBytes, descReasonPkts, descObjects, descAPIErrors, descGeneration, descRunSeconds, descRunCount, descAttached} {
+		descActionBytes, descReasonPkts, descObjects, descAPIErrors, descGeneration, descRunSeconds, descRunCount, descAttached, descSlow, descSlowRunning} {
 		ch <- d
 	}
 }
@@ -67,6 +69,19 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		for r, v := range st.Reasons {
 			counter(descReasonPkts, v.Packets, r)
+		}
+		if sp := st.SlowPath; sp != nil {
+			running := 0.0
+			if sp.Running {
+				running = 1
+			}
+			gauge(descSlowRunning, running)
+			counter(descSlow, sp.Records, "records")
+			counter(descSlow, sp.Fragmented, "fragmented")
+			counter(descSlow, sp.Fragments, "fragments")
+			counter(descSlow, sp.Injected, "injected")
+			counter(descSlow, sp.Failed, "failed")
+			counter(descSlow, sp.Lost, "lost")
 		}
 	}
 	gauge(descObjects, float64(status.Tenants), "tenants")

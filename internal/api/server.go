@@ -37,6 +37,7 @@ type Server struct {
 	apiErrors uint64
 	kernel    KernelReporter
 	changed   func()
+	slow      func() *pb.SlowPath // the daemon's slow path counters (nil: no daemon)
 	paths     state.PathFinder // egress and MTU towards a first SID (show routes)
 }
 
@@ -232,7 +233,17 @@ func (s *Server) stats() (*pb.StatsReply, error) {
 		}
 		out.Sids = append(out.Sids, &pb.SidStats{Sid: sd.SID.String(), Action: sd.Action, Count: c})
 	}
+	if s.slow != nil {
+		out.SlowPath = s.slow()
+	}
 	return out, nil
+}
+
+// SetSlowPath attaches the daemon's slow path: report gives its counters (Stats, metrics).
+func (s *Server) SetSlowPath(report func() *pb.SlowPath) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.slow = report
 }
 
 func (s *Server) Status(ctx context.Context, req *pb.StatusRequest) (*pb.StatusReply, error) {

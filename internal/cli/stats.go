@@ -21,8 +21,10 @@ func statsCmd() *cobra.Command {
 	return queryCmd("stats", "Show packet and byte counters per SR policy, SID, XDP action and drop/pass reason",
 		`Counters are per CPU in the data plane and summed here. Routes with the same segment list, source,
 mode and hop limit share one SR policy and its counter ("routes" says how many); SID counters count
-packets the behavior processed; reasons say why a packet was dropped (DROP_*) or handed to the
-kernel (PASS_*). Bytes are frame bytes as received. --json prints the API's StatsReply.`,
+packets the behavior processed; reasons say why a packet was dropped (DROP_*), handed to the
+daemon's slow path (SLOW_*: fragmented, or an ICMP error relayed; the daemon's own counters follow),
+answered with an ICMP error (ICMP_*) or handed to the kernel (PASS_*). Bytes are frame bytes as
+received. --json prints the API's StatsReply.`,
 		func(c pb.ControlClient) (*pb.StatsReply, error) {
 			return c.Stats(context.Background(), &pb.StatsRequest{})
 		},
@@ -106,6 +108,18 @@ func printStats(s *pb.StatsReply) {
 	for _, x := range s.Sids {
 		pk, b := count(x.Count)
 		fmt.Fprintf(w, "%s %s\t%d\t%d\t\n", x.Sid, x.Action, pk, b)
+	}
+	w.Flush()
+	if sp := s.SlowPath; sp != nil {
+		state := "running"
+		if !sp.Running {
+			state = "NOT RUNNING (IPv4 without DF too big for its tunnel goes to the kernel)"
+		}
+		fmt.Printf("\nslow path: %s; %d records: %d packets fragmented into %d fragments, %d answers relayed; %d failed, %d lost (ring full)\n",
+			state, sp.Records, sp.Fragmented, sp.Fragments, sp.Injected, sp.Failed, sp.Lost)
+		if sp.LastError != "" {
+			fmt.Printf("slow path last error: %s\n", sp.LastError)
+		}
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/seg6x/seg6x/internal/config"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/mirror"
+	"github.com/seg6x/seg6x/internal/slowpath"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -148,6 +149,8 @@ func Run(ctx context.Context, o Options) error {
 		o.logf("metrics on http://%s/metrics, health on /healthz", ml.Addr())
 	}
 
+	stops = append([]func(){startSlowPath(ctx, srv, st, &o)}, stops...)
+
 	if err := watchLinks(wctx, srv, o.logf); err != nil {
 		o.logf("not following interface changes: %v", err)
 	}
@@ -225,6 +228,27 @@ func shutdown(srv *api.Server, o *Options, stops []func()) error {
 		}
 	})
 	return err
+}
+
+// startSlowPath reads the program's slow path ring while the daemon runs (bpf/slowpath.h) and returns
+// its stop function.
+func startSlowPath(ctx context.Context, srv *api.Server, st *state.Store, o *Options) func() {
+	r := slowpath.New(o.Dir, st.Maps.SlowPath, o.logf)
+	srv.SetSlowPath(func() *pb.SlowPath {
+		s := r.Stats()
+		return &pb.SlowPath{Running: s.Running, Records: s.Records, Fragmented: s.Fragmented, Fragments: s.Fragments,
+			Injected: s.Injected, Failed: s.Failed, Lost: s.Lost, LastError: s.LastError}
+	})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := r.Run(rctx); err != nil {
+			o.logf("slow path unavailable: %v (IPv4 without DF too big for its tunnel goes to the kernel; decapsulated packets too big for their port are dropped unanswered)", err)
+		}
+	}()
+	o.logf("slow path: fragmenting IPv4 too big for its tunnel, relaying ICMP errors of decapsulated packets")
+	return func() { cancel(); <-done }
 }
 
 func kernelReply(m *mirror.Mirror) *pb.KernelReply {

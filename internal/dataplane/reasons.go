@@ -7,7 +7,8 @@ package dataplane
 type Reason struct {
 	Value int    // enum reason value (the reason_stats key)
 	Name  string // as in C
-	// Action is the XDP action the reason leads to: XDP_DROP (DROP_*), XDP_REDIRECT (ICMP_*: the
+	// Action is the XDP action the reason leads to: XDP_DROP (DROP_*, and SLOW_*: the frame went to
+	// the daemon's slow path), XDP_REDIRECT (ICMP_*: the
 	// packet is replaced by an ICMP error sent back out of the interface it came in on) or XDP_PASS
 	// (PASS_*: to the kernel).
 	Action int
@@ -20,8 +21,13 @@ const (
 	XDPRedirect = 4
 )
 
-// ReasonSlots is the size of reason_stats (REASON_MAX): values 1..47 drop, 48..63 answer, 64..127 pass.
+// ReasonSlots is the size of reason_stats (REASON_MAX): values 1..39 drop, 40..47 go to the daemon's
+// slow path (the frame is consumed, XDP_DROP, and what becomes of it re-enters the program), 48..63
+// answer, 64..127 pass.
 const ReasonSlots = 128
+
+// ReasonSlowFirst is the first value of a reason that hands the frame to the daemon's slow path.
+const ReasonSlowFirst = 40
 
 // ReasonAnswerFirst is the first value of a reason that answers the packet with an ICMP error.
 const ReasonAnswerFirst = 48
@@ -53,6 +59,9 @@ var ReasonTable = []Reason{
 	{20, "DROP_TOO_BIG", XDPDrop},
 	{21, "DROP_TOO_BIG_RATELIMIT", XDPDrop},
 	{22, "DROP_DECAP_TOO_BIG", XDPDrop},
+	{23, "DROP_SLOW_BUSY", XDPDrop},
+	{40, "SLOW_FRAGMENT", XDPDrop},
+	{41, "SLOW_DECAP_ICMP", XDPDrop},
 	{48, "ICMP_TOO_BIG", XDPRedirect},
 	{64, "PASS_NO_MATCH", XDPPass},
 	{65, "PASS_TTL", XDPPass},

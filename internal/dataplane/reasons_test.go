@@ -25,13 +25,15 @@ func TestReasonsMatchC(t *testing.T) {
 		v, _ := strconv.Atoi(string(m[2]))
 		c[string(m[1])] = v
 	}
-	if c["REASON_MAX"] != ReasonSlots || c["REASON_PASS_FIRST"] != ReasonPassFirst || c["REASON_ANSWER_FIRST"] != ReasonAnswerFirst {
-		t.Fatalf("C: REASON_MAX %d, REASON_PASS_FIRST %d, REASON_ANSWER_FIRST %d; Go: %d, %d, %d", c["REASON_MAX"],
-			c["REASON_PASS_FIRST"], c["REASON_ANSWER_FIRST"], ReasonSlots, ReasonPassFirst, ReasonAnswerFirst)
+	if c["REASON_MAX"] != ReasonSlots || c["REASON_PASS_FIRST"] != ReasonPassFirst || c["REASON_ANSWER_FIRST"] != ReasonAnswerFirst ||
+		c["REASON_SLOW_FIRST"] != ReasonSlowFirst {
+		t.Fatalf("C: REASON_MAX %d, REASON_PASS_FIRST %d, REASON_ANSWER_FIRST %d, REASON_SLOW_FIRST %d; Go: %d, %d, %d, %d", c["REASON_MAX"],
+			c["REASON_PASS_FIRST"], c["REASON_ANSWER_FIRST"], c["REASON_SLOW_FIRST"], ReasonSlots, ReasonPassFirst, ReasonAnswerFirst, ReasonSlowFirst)
 	}
 	nc := 0
 	for name, v := range c {
-		if !strings.HasPrefix(name, "DROP_") && !strings.HasPrefix(name, "PASS_") && !strings.HasPrefix(name, "ICMP_") {
+		if !strings.HasPrefix(name, "DROP_") && !strings.HasPrefix(name, "PASS_") && !strings.HasPrefix(name, "ICMP_") &&
+			!strings.HasPrefix(name, "SLOW_") {
 			continue
 		}
 		nc++
@@ -52,9 +54,12 @@ func TestReasonsMatchC(t *testing.T) {
 			t.Errorf("%s: value %d outside 1..%d", r.Name, r.Value, ReasonSlots-1)
 		}
 		// The verdict the data plane gives (value range) is the one the name and the table state.
-		byName := map[string]int{"DROP": XDPDrop, "ICMP": XDPRedirect, "PASS": XDPPass}[strings.SplitN(r.Name, "_", 2)[0]]
+		byName := map[string]int{"DROP": XDPDrop, "SLOW": XDPDrop, "ICMP": XDPRedirect, "PASS": XDPPass}[strings.SplitN(r.Name, "_", 2)[0]]
 		if byName != r.Action || ReasonAction(r.Value) != r.Action {
 			t.Errorf("%s (value %d): table says action %d, its name %d, verdict() %d", r.Name, r.Value, r.Action, byName, ReasonAction(r.Value))
+		}
+		if slow := strings.HasPrefix(r.Name, "SLOW_"); slow != (r.Value >= ReasonSlowFirst && r.Value < ReasonAnswerFirst) {
+			t.Errorf("%s (value %d): SLOW_ names and only they take values %d..%d", r.Name, r.Value, ReasonSlowFirst, ReasonAnswerFirst-1)
 		}
 	}
 }

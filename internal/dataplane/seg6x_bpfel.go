@@ -119,6 +119,15 @@ type Seg6xSidEntry struct {
 	Nh     [16]uint8
 }
 
+type Seg6xSlowMeta struct {
+	_       structs.HostLayout
+	Kind    uint32
+	Ifindex uint32
+	Mtu     uint32
+	L3off   uint32
+	Len     uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -138,6 +147,7 @@ const (
 	Seg6xMapSidSpace       = "sid_space"
 	Seg6xMapSidStats       = "sid_stats"
 	Seg6xMapSids           = "sids"
+	Seg6xMapSlowPath       = "slow_path"
 	Seg6xMapTxPorts        = "tx_ports"
 	Seg6xProgSeg6xXdp      = "seg6x_xdp"
 	Seg6xVarIcmpBurst      = "icmp_burst"
@@ -209,6 +219,7 @@ type Seg6xMapSpecs struct {
 	SidSpace    *ebpf.MapSpec `ebpf:"sid_space"`
 	SidStats    *ebpf.MapSpec `ebpf:"sid_stats"`
 	Sids        *ebpf.MapSpec `ebpf:"sids"`
+	SlowPath    *ebpf.MapSpec `ebpf:"slow_path"`
 	TxPorts     *ebpf.MapSpec `ebpf:"tx_ports"`
 }
 
@@ -256,6 +267,7 @@ type Seg6xMaps struct {
 	SidSpace    *ebpf.Map `ebpf:"sid_space"`
 	SidStats    *ebpf.Map `ebpf:"sid_stats"`
 	Sids        *ebpf.Map `ebpf:"sids"`
+	SlowPath    *ebpf.Map `ebpf:"slow_path"`
 	TxPorts     *ebpf.Map `ebpf:"tx_ports"`
 }
 
@@ -276,6 +288,7 @@ func (m *Seg6xMaps) Close() error {
 		m.SidSpace,
 		m.SidStats,
 		m.Sids,
+		m.SlowPath,
 		m.TxPorts,
 	)
 }

@@ -138,6 +138,7 @@ const (
 	Seg6xFibDirectMapSidSpace       = "sid_space"
 	Seg6xFibDirectMapSidStats       = "sid_stats"
 	Seg6xFibDirectMapSids           = "sids"
+	Seg6xFibDirectMapSlowPath       = "slow_path"
 	Seg6xFibDirectMapTxPorts        = "tx_ports"
 	Seg6xFibDirectProgSeg6xXdp      = "seg6x_xdp"
 	Seg6xFibDirectVarIcmpBurst      = "icmp_burst"
@@ -209,6 +210,7 @@ type Seg6xFibDirectMapSpecs struct {
 	SidSpace    *ebpf.MapSpec `ebpf:"sid_space"`
 	SidStats    *ebpf.MapSpec `ebpf:"sid_stats"`
 	Sids        *ebpf.MapSpec `ebpf:"sids"`
+	SlowPath    *ebpf.MapSpec `ebpf:"slow_path"`
 	TxPorts     *ebpf.MapSpec `ebpf:"tx_ports"`
 }
 
@@ -256,6 +258,7 @@ type Seg6xFibDirectMaps struct {
 	SidSpace    *ebpf.Map `ebpf:"sid_space"`
 	SidStats    *ebpf.Map `ebpf:"sid_stats"`
 	Sids        *ebpf.Map `ebpf:"sids"`
+	SlowPath    *ebpf.Map `ebpf:"slow_path"`
 	TxPorts     *ebpf.Map `ebpf:"tx_ports"`
 }
 
@@ -276,6 +279,7 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.SidSpace,
 		m.SidStats,
 		m.Sids,
+		m.SlowPath,
 		m.TxPorts,
 	)
 }

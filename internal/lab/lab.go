@@ -128,7 +128,10 @@ func (l *Lab) Up() error {
 			return err
 		}
 	}
-	return l.configure()
+	if err := l.configure(); err != nil {
+		return err
+	}
+	return l.startDaemons()
 }
 
 func (l *Lab) setupHost(h Host) error {
@@ -190,6 +193,7 @@ func (l *Lab) configure() error {
 // Down removes every namespace and state directory of the lab; it is safe to call more than once
 // and after a partial Up.
 func (l *Lab) Down() {
+	l.stopDaemons()
 	for _, n := range allNodes() {
 		_ = exec.Command("ip", "netns", "del", l.NS(n)).Run()
 		_ = unix.Unmount(filepath.Join(l.NodeDir(n), "bpf"), unix.MNT_DETACH)

@@ -78,9 +78,17 @@ func TestNextHopCache(t *testing.T) {
 	// gives exactly the expected action and bytes.
 	for i := range fs {
 		for run := 0; run < 2; run++ {
+			var slow *slowRing
+			if len(fs[i].Slow) > 0 {
+				slow = openSlowRing(t)
+			}
 			res, err := rig.Run(objs.Seg6xXdp, &fs[i], 1)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if slow != nil {
+				slow.expect(t, &fs[i])
+				slow.Close()
 			}
 			if dataplane.Actions[res.Action] != fs[i].Action || (fs[i].Action != "XDP_DROP" && !bytes.Equal(res.Output, fs[i].Output)) {
 				t.Errorf("%s (run %d with the cache): %s, output equal: %v", fs[i].Name, run, dataplane.Actions[res.Action],

@@ -32,9 +32,17 @@ func TestFixtures(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			var slow *slowRing
+			if len(f.Slow) > 0 {
+				slow = openSlowRing(t)
+				defer slow.Close()
+			}
 			res, err := rig.Run(nil, f, 1)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if slow != nil {
+				slow.expect(t, f)
 			}
 			want := dataplane.ActionIndex(f.Action)
 			if int(res.Action) != want {
@@ -73,6 +81,7 @@ func TestEveryDropReasonHasAFixture(t *testing.T) {
 		"PASS_FIB_OTHER":         "", // forwarding disabled and other FIB states the rig does not set up
 		"DROP_TX_GONE":           "TestDetachedEgressWithCachedNextHop (nhcache_test.go)",
 		"DROP_TOO_BIG_RATELIMIT": "TestICMPRateLimit (icmp_test.go)",
+		"DROP_SLOW_BUSY":         "TestSlowPathBusy (slowpath_test.go)",
 	}
 	for _, r := range dataplane.ReasonTable {
 		if _, ok := elsewhere[r.Name]; ok {
