@@ -38,7 +38,7 @@ type Server struct {
 	kernel    KernelReporter
 	changed   func()
 	slow      func() *pb.SlowPath // the daemon's slow path counters (nil: no daemon)
-	paths     state.PathFinder // egress and MTU towards a first SID (show routes)
+	paths     state.PathFinder    // egress and MTU towards a first SID (show routes)
 }
 
 // NewServer serves st; daemon says whether a daemon (not a one-shot CLI) runs it.

@@ -78,7 +78,7 @@ func TestSlowPathWithoutDaemon(t *testing.T) {
 // A ring nobody reads fills up: then the packet is dropped and counted as DROP_SLOW_BUSY (the
 // kernel counts the lost record, which the daemon reports).
 func TestSlowPathBusy(t *testing.T) {
-	defer onOneCPU(t)() // one CPU's ring
+	defer onOneCPU(t)()                                   // one CPU's ring
 	rd, err := slowpath.OpenRing(rig.Objs.SlowPath, 4096) // one page: a 1500-byte record or two
 	if err != nil {
 		t.Fatal(err)
