@@ -77,6 +77,86 @@ func TestLab(t *testing.T) {
 		t.Logf("bulk TCP tenant %s %s<->%s: %d MB each way, %.0f / %.0f Mbit/s", b.Tenant, b.From, b.To, b.Bytes>>20, b.UpMbps, b.DownMbps)
 	}
 	tunnelMTU(t, l)
+	fragmented(t, l)
+	decapTooBig(t, l)
+}
+
+// slowPath returns a router's slow path counters (its daemon's).
+func slowPath(t *testing.T, l *lab.Lab, node string) *pb.SlowPath {
+	t.Helper()
+	out, err := l.Seg6x(node, "stats", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s pb.StatsReply
+	if err := protojson.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	if !s.GetSlowPath().GetRunning() {
+		t.Fatalf("%s: the daemon's slow path is not running: %v", node, s.GetSlowPath())
+	}
+	return s.GetSlowPath()
+}
+
+// fragmented: a 1500-byte IPv4 packet without DF, too big for both tenants' tunnels, is delivered:
+// pe1 fragments it (the echo request) and pe2 the reply, each fragment then fits and is encapsulated.
+func fragmented(t *testing.T, l *lab.Lab) {
+	before := slowPath(t, l, "pe1")
+	for _, h := range lab.Hosts() {
+		if h.Site != 1 {
+			continue
+		}
+		// The host must send 1500-byte packets, not fragment them itself for a path MTU it learned.
+		if _, err := l.IP(h.Name, "route", "flush", "cache"); err != nil {
+			t.Fatal(err)
+		}
+		out, err := l.Exec(h.Name, "ping", "-c", "3", "-W", "2", "-M", "dont", "-s", "1472", "198.18.2.2")
+		if err != nil || !strings.Contains(out, "1480 bytes from 198.18.2.2") {
+			t.Errorf("%s: ping -M dont -s 1472: %v\n%s", h.Name, err, out)
+		}
+	}
+	after := slowPath(t, l, "pe1")
+	if after.Fragmented < before.Fragmented+6 || after.Fragments < before.Fragments+12 || after.Failed != before.Failed {
+		t.Errorf("pe1 slow path: %d -> %d packets fragmented into %d -> %d fragments, %d -> %d failed; want 6 more "+
+			"packets in 12 more fragments, none failed", before.Fragmented, after.Fragmented, before.Fragments,
+			after.Fragments, before.Failed, after.Failed)
+	}
+}
+
+// decapTooBig: with pe2's access links at MTU 1400, a 1408-byte packet with DF fits the tunnel but not
+// the tenant port after decapsulation: pe2 answers "frag needed" (MTU 1400) from the tenant's gateway,
+// through the tenant's own tunnel back to the sender, whose route cache then holds the MTU.
+func decapTooBig(t *testing.T, l *lab.Lab) {
+	for _, dev := range []string{"ta", "tb"} {
+		if _, err := l.IP("pe2", "link", "set", dev, "mtu", "1400"); err != nil {
+			t.Fatal(err)
+		}
+		defer l.IP("pe2", "link", "set", dev, "mtu", "1500")
+	}
+	before := slowPath(t, l, "pe2")
+	for _, h := range lab.Hosts() {
+		if h.Site != 1 {
+			continue
+		}
+		if _, err := l.IP(h.Name, "route", "flush", "cache"); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := l.Exec(h.Name, "ping", "-c", "1", "-W", "2", "-M", "do", "-s", "1380", "198.18.2.2")
+		if msg := "From 198.18.2.1 icmp_seq=1 Frag needed and DF set (mtu = 1400)"; !strings.Contains(out, msg) {
+			t.Errorf("%s: ping -M do -s 1380 with pe2's access MTU 1400: want %q, got:\n%s", h.Name, msg, out)
+		}
+		out, err := l.IP(h.Name, "route", "get", "198.18.2.2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, " mtu 1400") {
+			t.Errorf("%s: route cache holds no mtu 1400:\n%s", h.Name, out)
+		}
+		_, _ = l.IP(h.Name, "route", "flush", "cache")
+	}
+	if after := slowPath(t, l, "pe2"); after.Injected < before.Injected+2 {
+		t.Errorf("pe2 slow path relayed %d answers, want 2", after.Injected-before.Injected)
+	}
 }
 
 // tunnelMTU checks, in the same lab run, what a host learns from a packet too big for the tunnel:
