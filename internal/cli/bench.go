@@ -43,7 +43,7 @@ type MicroResult struct {
 }
 
 func benchCmd() *cobra.Command {
-	c := &cobra.Command{Use: "bench", Short: "Benchmarks: run (throughput rig), micro (ns/packet), control (route/SID load), tcp, mirror (kernel mirror)"}
+	c := &cobra.Command{Use: "bench", Short: "Benchmarks: run (throughput rig), micro (ns/packet), control (route/SID load), tcp, mirror (kernel mirror), slowpath (fragmenting)"}
 	var runs int
 	micro := &cobra.Command{
 		Use:   "micro [--runs N]",
@@ -85,7 +85,7 @@ network namespace and removes it.`,
 		},
 	}
 	micro.Flags().IntVar(&runs, "runs", 20000, "test runs per case")
-	c.AddCommand(micro, benchRunCmd(), benchControlCmd(), benchTCPCmd(), benchMirrorCmd())
+	c.AddCommand(micro, benchRunCmd(), benchControlCmd(), benchTCPCmd(), benchMirrorCmd(), benchSlowPathCmd())
 	return c
 }
 

@@ -224,7 +224,7 @@ func (r *Relay) inject(ifindex uint32, frame []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = prog.Run(&ebpf.RunOptions{Data: frame, Repeat: 1, Flags: liveFrames,
+	_, err = prog.Run(&ebpf.RunOptions{Data: frame, Repeat: 1, Flags: liveFrames, BatchSize: 1,
 		Context: xdpMd{DataEnd: uint32(len(frame)), IngressIfindex: ifindex}})
 	if err != nil {
 		return fmt.Errorf("running a frame in at ifindex %d: %w", ifindex, err)
