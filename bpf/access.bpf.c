@@ -15,6 +15,7 @@ enum access_counter {
 	ACCESS_RX_OK,	      /* frames received with this port's VLAN, tag popped */
 	ACCESS_RX_UNTAGGED,   /* frames received without a tag: dropped */
 	ACCESS_RX_WRONG_VLAN, /* frames received with another VLAN: dropped */
+	ACCESS_RX_PE_MLD,     /* untagged MLDv2 reports of the PE's own kernel (IPv6 on for tenant routes): dropped */
 	ACCESS_MAX,
 };
 
@@ -56,7 +57,12 @@ SEC("tc")
 int access_ingress(struct __sk_buff *skb)
 {
 	if (!skb->vlan_present) {
-		bump(ACCESS_RX_UNTAGGED);
+		__u8 dst[6];
+		if (skb->protocol == bpf_htons(ETH_P_IPV6) && !bpf_skb_load_bytes(skb, 0, dst, 6) && dst[0] == 0x33 &&
+		    dst[1] == 0x33 && dst[2] == 0 && dst[3] == 0 && dst[4] == 0 && dst[5] == 0x16)
+			bump(ACCESS_RX_PE_MLD); /* to ff02::16, all MLDv2-capable routers */
+		else
+			bump(ACCESS_RX_UNTAGGED);
 		return TC_ACT_SHOT;
 	}
 	if ((skb->vlan_tci & 0x0FFF) != access_vid) {

@@ -20,6 +20,9 @@ type PortCounters struct {
 	RxOK        uint64 `json:"rx_ok"`
 	RxUntagged  uint64 `json:"rx_untagged"`
 	RxWrongVLAN uint64 `json:"rx_wrong_vlan"`
+	// RxPEMLD counts untagged MLDv2 reports from the PE's kernel (IPv6 is on on its tenant A port for
+	// the tenant's routes, and forwarding joins the routers' groups): not tenant traffic, dropped.
+	RxPEMLD uint64 `json:"rx_pe_mld"`
 }
 
 // AttachAccessPort makes dev an access port of VLAN vid, pinning links and counters under pin.
@@ -69,11 +72,11 @@ func ReadAccessPort(pin string) (PortCounters, error) {
 		return c, err
 	}
 	defer m.Close()
-	vals := make([]uint64, 4)
+	vals := make([]uint64, 5)
 	for i := range vals {
 		if err := m.Lookup(uint32(i), &vals[i]); err != nil {
 			return c, err
 		}
 	}
-	return PortCounters{TxTagged: vals[0], RxOK: vals[1], RxUntagged: vals[2], RxWrongVLAN: vals[3]}, nil
+	return PortCounters{TxTagged: vals[0], RxOK: vals[1], RxUntagged: vals[2], RxWrongVLAN: vals[3], RxPEMLD: vals[4]}, nil
 }

@@ -102,10 +102,12 @@ func (l *Lab) Up() error {
 				return err
 			}
 		}
-		// Tenant-facing ports carry only the tenants' tagged traffic: no IPv6 of the PE's own on them.
-		for _, dev := range []string{"ta", "tb"} {
-			if r != "p" {
-				if _, err := l.Exec(r, "sysctl", "-qw", "net.ipv6.conf."+dev+".disable_ipv6=1"); err != nil {
+		// Tenant-facing ports carry only the tenants' tagged traffic: no IPv6 of the PE's own on them
+		// (tenant A's IPv6 routes and neighbors on ta need IPv6 on, but no address, not even link-local).
+		if r != "p" {
+			for _, s := range []string{"net.ipv6.conf.tb.disable_ipv6=1", "net.ipv6.conf.ta.addr_gen_mode=1",
+				"net.ipv6.conf.ta.accept_ra=0"} {
+				if _, err := l.Exec(r, "sysctl", "-qw", s); err != nil {
 					return err
 				}
 			}
@@ -135,9 +137,16 @@ func (l *Lab) Up() error {
 }
 
 func (l *Lab) setupHost(h Host) error {
-	// IPv4-only tenant hosts: no IPv6 router/neighbor solicitations on the access port.
-	if _, err := l.Exec(h.Name, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"); err != nil {
-		return err
+	// IPv4-only hosts (tenant B) have no IPv6; tenant A's have a static address, route and gateway
+	// neighbor and nothing automatic: no link-local address, router or neighbor solicitations.
+	sysctls := []string{"net.ipv6.conf.all.disable_ipv6=1"}
+	if h.Addr6 != "" {
+		sysctls = []string{"net.ipv6.conf.eth0.addr_gen_mode=1", "net.ipv6.conf.eth0.accept_ra=0", "net.ipv6.conf.eth0.accept_dad=0"}
+	}
+	for _, s := range sysctls {
+		if _, err := l.Exec(h.Name, "sysctl", "-qw", s); err != nil {
+			return err
+		}
 	}
 	lines := []string{
 		"link set lo up",
@@ -150,6 +159,11 @@ func (l *Lab) setupHost(h Host) error {
 		"addr add " + h.Addr + " dev eth0",
 		"route add default via " + h.GW + " dev eth0",
 		"neigh add " + h.GW + " lladdr " + h.PEMAC + " dev eth0 nud permanent",
+	}
+	if h.Addr6 != "" {
+		lines = append(lines, "-6 addr add "+h.Addr6+" dev eth0 nodad",
+			"-6 route add default via "+h.GW6+" dev eth0",
+			"-6 neigh add "+h.GW6+" lladdr "+h.PEMAC+" dev eth0 nud permanent")
 	}
 	for _, line := range lines {
 		if _, err := l.IP(h.Name, strings.Fields(line)...); err != nil {

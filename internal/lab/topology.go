@@ -17,13 +17,15 @@ type Host struct {
 	PEDev  string // the PE's interface towards it
 	PEMAC  string
 	GW     string
+	Addr6  string // tenant A is dual-stack: IPv6 with prefix length ("" for IPv4-only tenant B)
+	GW6    string
 }
 
 var hosts = []Host{
-	{"hA1", "A", 1, 100, "198.18.1.2/24", "02:00:00:01:0a:02", "pe1", "ta", "02:00:00:01:0a:01", "198.18.1.1"},
-	{"hB1", "B", 1, 200, "198.18.1.2/24", "02:00:00:01:0b:02", "pe1", "tb", "02:00:00:01:0b:01", "198.18.1.1"},
-	{"hA2", "A", 2, 100, "198.18.2.2/24", "02:00:00:02:0a:02", "pe2", "ta", "02:00:00:02:0a:01", "198.18.2.1"},
-	{"hB2", "B", 2, 200, "198.18.2.2/24", "02:00:00:02:0b:02", "pe2", "tb", "02:00:00:02:0b:01", "198.18.2.1"},
+	{"hA1", "A", 1, 100, "198.18.1.2/24", "02:00:00:01:0a:02", "pe1", "ta", "02:00:00:01:0a:01", "198.18.1.1", "2001:db8:1::2/64", "2001:db8:1::1"},
+	{"hB1", "B", 1, 200, "198.18.1.2/24", "02:00:00:01:0b:02", "pe1", "tb", "02:00:00:01:0b:01", "198.18.1.1", "", ""},
+	{"hA2", "A", 2, 100, "198.18.2.2/24", "02:00:00:02:0a:02", "pe2", "ta", "02:00:00:02:0a:01", "198.18.2.1", "2001:db8:2::2/64", "2001:db8:2::1"},
+	{"hB2", "B", 2, 200, "198.18.2.2/24", "02:00:00:02:0b:02", "pe2", "tb", "02:00:00:02:0b:01", "198.18.2.1", "", ""},
 }
 
 // Routers of the lab, in the order they are configured.
@@ -38,9 +40,11 @@ func setupLines() map[string][]string {
 			"-6 addr add fc00:a::1/64 dev fab nodad",
 			"-6 route add fc00:2::/48 via fc00:a::2 dev fab",
 			"-6 route add fc00:3::/48 via fc00:a::2 dev fab",
-			"route add 198.18.1.0/24 dev ta table 100", // tenant A: End.DT4 table
-			"route add 198.18.1.0/24 dev tb",           // tenant B: End.DX4 next hop
+			"route add 198.18.1.0/24 dev ta table 100", // tenant A: End.DT46 table
+			"-6 route add 2001:db8:1::/64 dev ta table 100",
+			"route add 198.18.1.0/24 dev tb", // tenant B: End.DX4 next hop
 			"neigh add 198.18.1.2 lladdr 02:00:00:01:0a:02 dev ta nud permanent",
+			"-6 neigh add 2001:db8:1::2 lladdr 02:00:00:01:0a:02 dev ta nud permanent",
 			"neigh add 198.18.1.2 lladdr 02:00:00:01:0b:02 dev tb nud permanent",
 		},
 		"p": {
@@ -58,8 +62,10 @@ func setupLines() map[string][]string {
 			"-6 route add fc00:1::/48 via fc00:b::1 dev fab",
 			"-6 route add fc00:2::/48 via fc00:b::1 dev fab",
 			"route add 198.18.2.0/24 dev ta table 100",
+			"-6 route add 2001:db8:2::/64 dev ta table 100",
 			"route add 198.18.2.0/24 dev tb",
 			"neigh add 198.18.2.2 lladdr 02:00:00:02:0a:02 dev ta nud permanent",
+			"-6 neigh add 2001:db8:2::2 lladdr 02:00:00:02:0a:02 dev ta nud permanent",
 			"neigh add 198.18.2.2 lladdr 02:00:00:02:0b:02 dev tb nud permanent",
 		},
 	}
@@ -81,11 +87,12 @@ var pe1Commands = [][]string{
 	{"attach", "fab", "--role", "fabric"},
 	{"attach", "ta", "tb", "--role", "access"},
 	{"domain", "set", "locators", "fc00:1::/48,fc00:2::/48,fc00:3::/48", "sources", "fc00::/16"},
-	{"tenant", "add", "A", "table", "100", "vlan", "100", "dev", "ta", "gateway", "198.18.1.1", "mss-clamp", "auto"},
+	{"tenant", "add", "A", "table", "100", "vlan", "100", "dev", "ta", "gateway", "198.18.1.1", "gateway", "2001:db8:1::1", "mss-clamp", "auto"},
 	{"tenant", "add", "B", "table", "200", "vlan", "200", "dev", "tb", "gateway", "198.18.1.1"},
 	{"route", "add", "198.18.2.0/24", "tenant", "A", "encap", "seg6", "mode", "encap", "segs", "fc00:2::1,fc00:3::a", "src", "fc00:1::1"},
+	{"route", "add", "2001:db8:2::/64", "tenant", "A", "encap", "seg6", "mode", "encap", "segs", "fc00:2::1,fc00:3::a", "src", "fc00:1::1"},
 	{"route", "add", "198.18.2.0/24", "tenant", "B", "encap", "seg6", "mode", "encap.red", "segs", "fc00:2::1,fc00:3::b", "src", "fc00:1::1"},
-	{"sid", "add", "fc00:1::a", "action", "End.DT4", "tenant", "A", "vlan", "100"},
+	{"sid", "add", "fc00:1::a", "action", "End.DT46", "tenant", "A", "vlan", "100"},
 	{"sid", "add", "fc00:1::b", "action", "End.DX4", "nh4", "198.18.1.2", "vlan", "200"},
 }
 
@@ -96,7 +103,7 @@ sids:
   - {sid: "fc00:2::1", action: End}
 `
 
-const pe2YAML = `# pe2: site 2 PE. Tenant A decapsulates with End.DT4 (table 100), tenant B with End.DX4.
+const pe2YAML = `# pe2: site 2 PE. Tenant A (dual-stack) decapsulates with End.DT46 (table 100), tenant B with End.DX4.
 # fab faces the SR domain; ta and tb are access ports (role auto would say the same: tenants are on them).
 interfaces: [{name: fab, role: fabric}, {name: ta}, {name: tb}]
 domain:
@@ -106,13 +113,14 @@ domain:
 # the tunnel (docs/mtu.md). Tenant A's TCP SYNs are clamped to an MSS that fits the tunnel; tenant B's
 # hosts find the tunnel MTU by path MTU discovery, from those ICMP errors.
 tenants:
-  - {name: A, table: 100, ports: [{dev: ta, vlan: 100}], gateway: [198.18.2.1], mss_clamp: auto}
+  - {name: A, table: 100, ports: [{dev: ta, vlan: 100}], gateway: [198.18.2.1, "2001:db8:2::1"], mss_clamp: auto}
   - {name: B, table: 200, ports: [{dev: tb, vlan: 200}], gateway: [198.18.2.1]}
 routes:
   - {tenant: A, prefix: 198.18.1.0/24, mode: encap, segs: ["fc00:2::1", "fc00:1::a"], src: "fc00:3::1"}
+  - {tenant: A, prefix: "2001:db8:1::/64", mode: encap, segs: ["fc00:2::1", "fc00:1::a"], src: "fc00:3::1"}
   - {tenant: B, prefix: 198.18.1.0/24, mode: encap.red, segs: ["fc00:2::1", "fc00:1::b"], src: "fc00:3::1"}
 sids:
-  - {sid: "fc00:3::a", action: End.DT4, tenant: A, vlan: 100}
+  - {sid: "fc00:3::a", action: End.DT46, tenant: A, vlan: 100}
   - {sid: "fc00:3::b", action: End.DX4, nh4: 198.18.2.2, vlan: 200}
 `
 

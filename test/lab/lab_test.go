@@ -1,5 +1,6 @@
 // Package labtest runs the namespace lab end to end: real ping, UDP and TCP in both directions for
-// two tenants with overlapping IPv4 space, through H.Encaps(.Red), End, End.DT4 and End.DX4.
+// two tenants with overlapping IPv4 space (tenant A also IPv6), through H.Encaps(.Red), End, End.DT46
+// and End.DX4.
 package labtest
 
 import (
@@ -39,18 +40,27 @@ func TestLab(t *testing.T) {
 	}
 
 	// Each behavior did the work: both PEs encapsulated for both tenants and decapsulated with
-	// End.DT4 (tenant A) and End.DX4 (tenant B); the transit node ran End on every packet.
+	// End.DT46 (tenant A) and End.DX4 (tenant B); the transit node ran End on every packet.
 	for _, node := range []string{"pe1", "pe2"} {
 		var s pb.StatsReply
 		if err := protojson.Unmarshal(rep.Stats[node], &s); err != nil {
 			t.Fatal(err)
 		}
-		if len(s.Policies) != 2 {
-			t.Errorf("%s: %d policies, want 2 (one per tenant)", node, len(s.Policies))
+		// Tenant A's IPv4 and IPv6 routes share the segment list but not the policy (the prebuilt
+		// header's next header differs); tenant B has one. Per segment list, the IPv4 traffic counts.
+		if len(s.Policies) != 3 {
+			t.Errorf("%s: %d policies, want 3 (tenant A IPv4 and IPv6, tenant B)", node, len(s.Policies))
 		}
+		perSegs := map[string]uint64{}
 		for _, p := range s.Policies {
-			if p.Count.GetPackets() < 3*count {
-				t.Errorf("%s: policy %d (%v) counted %d packets, want >= %d", node, p.Id, p.Segs, p.Count.GetPackets(), 3*count)
+			perSegs[strings.Join(p.Segs, ",")] += p.Count.GetPackets()
+		}
+		if len(perSegs) != 2 {
+			t.Errorf("%s: %d segment lists, want 2 (one per tenant)", node, len(perSegs))
+		}
+		for segs, n := range perSegs {
+			if n < 3*count {
+				t.Errorf("%s: policies of %s counted %d packets, want >= %d", node, segs, n, 3*count)
 			}
 		}
 		for _, sd := range s.Sids {
@@ -78,7 +88,35 @@ func TestLab(t *testing.T) {
 	}
 	tunnelMTU(t, l)
 	fragmented(t, l)
+	ipv6Tenant(t, l)
 	decapTooBig(t, l)
+}
+
+// ipv6Tenant: tenant A is dual-stack (End.DT46 on both PEs). IPv6 pings cross both ways; one above
+// the tunnel MTU (1420) gets an ICMPv6 packet too big from the tenant's IPv6 gateway, which the host
+// then holds in its route cache.
+func ipv6Tenant(t *testing.T, l *lab.Lab) {
+	for _, p := range [][2]string{{"hA1", "2001:db8:2::2"}, {"hA2", "2001:db8:1::2"}} {
+		out, err := l.Exec(p[0], "ping", "-6", "-c", "2", "-W", "2", p[1])
+		if err != nil || !strings.Contains(out, "64 bytes from "+p[1]) {
+			t.Errorf("%s: ping -6 %s: %v\n%s", p[0], p[1], err, out)
+		}
+	}
+	if _, err := l.IP("hA1", "-6", "route", "flush", "cache"); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := l.Exec("hA1", "ping", "-6", "-c", "1", "-W", "2", "-M", "do", "-s", "1400", "2001:db8:2::2")
+	if msg := "From 2001:db8:1::1 icmp_seq=1 Packet too big: mtu=1420"; !strings.Contains(out, msg) {
+		t.Errorf("hA1: ping -6 -M do -s 1400: want %q, got:\n%s", msg, out)
+	}
+	out, err := l.IP("hA1", "-6", "route", "get", "2001:db8:2::2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, " mtu 1420") {
+		t.Errorf("hA1: IPv6 route cache holds no mtu 1420:\n%s", out)
+	}
+	_, _ = l.IP("hA1", "-6", "route", "flush", "cache")
 }
 
 // slowPath returns a router's slow path counters (its daemon's).
@@ -154,8 +192,14 @@ func decapTooBig(t *testing.T, l *lab.Lab) {
 		}
 		_, _ = l.IP(h.Name, "route", "flush", "cache")
 	}
-	if after := slowPath(t, l, "pe2"); after.Injected < before.Injected+2 {
-		t.Errorf("pe2 slow path relayed %d answers, want 2", after.Injected-before.Injected)
+	// IPv6 (tenant A): a packet too big, from the tenant's IPv6 gateway at pe2.
+	out, _ := l.Exec("hA1", "ping", "-6", "-c", "1", "-W", "2", "-M", "do", "-s", "1360", "2001:db8:2::2")
+	if msg := "From 2001:db8:2::1 icmp_seq=1 Packet too big: mtu=1400"; !strings.Contains(out, msg) {
+		t.Errorf("hA1: ping -6 -M do -s 1360 with pe2's access MTU 1400: want %q, got:\n%s", msg, out)
+	}
+	_, _ = l.IP("hA1", "-6", "route", "flush", "cache")
+	if after := slowPath(t, l, "pe2"); after.Injected < before.Injected+3 {
+		t.Errorf("pe2 slow path relayed %d answers, want 3", after.Injected-before.Injected)
 	}
 }
 
