@@ -22,6 +22,10 @@ const (
 // ErrDontFragment is returned for a packet whose DF flag forbids fragmenting it.
 var ErrDontFragment = errors.New("DF set")
 
+// ErrBeyondMax is returned for a fragment whose offset and length reach beyond 65535 bytes (RFC 791:
+// no datagram is longer), which no receiver reassembles.
+var ErrBeyondMax = errors.New("fragment beyond the largest IPv4 datagram")
+
 // FragmentIPv4 splits the IPv4 packet at l3off of frame (the bytes before it, Ethernet and VLAN tags,
 // are repeated in front of every fragment) into fragments of at most mtu bytes of IP each: the data
 // cut in multiples of 8 bytes, the offsets and MF flag set (the last fragment keeps the packet's own
@@ -54,6 +58,10 @@ func FragmentIPv4(frame []byte, l3off, mtu int) ([][]byte, error) {
 	chunk := (mtu - ihl) &^ 7
 	data := ip[ihl:total]
 	origOff := int(flags&ipv4Offset) * 8
+	if origOff+len(data) > 0xFFFF-ihl {
+		// A fragment reaching beyond the largest datagram: no offset can say where its pieces go.
+		return nil, fmt.Errorf("%w: offset %d + %d bytes of data", ErrBeyondMax, origOff, len(data))
+	}
 	lastMF := flags & ipv4FlagMF
 	hdr := append([]byte(nil), ip[:ihl]...)
 	var out [][]byte

@@ -130,6 +130,11 @@ func TestFragmentIPv4Refuses(t *testing.T) {
 	if _, err := FragmentIPv4(frame, l3+2, 1400); err == nil {
 		t.Error("not an IPv4 header at l3off: no error")
 	}
+	// A fragment at offset 65528 with 1000 bytes of data reaches beyond 65535.
+	frame, l3 = ipv4Frame(nil, 1000, 0x1FFF)
+	if _, err := FragmentIPv4(frame, l3, 500); !errors.Is(err, ErrBeyondMax) {
+		t.Errorf("fragment beyond the maximum: %v, want ErrBeyondMax", err)
+	}
 	small, l3 := ipv4Frame(nil, 100, 0)
 	frags, err := FragmentIPv4(small, l3, 1400)
 	if err != nil || len(frags) != 1 || !bytes.Equal(frags[0], small) {

@@ -16,21 +16,28 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/internal/slowpath"
 )
 
 var rig *fixtures.Rig
+
+// ring reads the slow path's records, as the daemon would: with it, the program hands the slow path
+// what it cannot finish (SLOW_*) and the oracle checks each record.
+var ring *slowpath.Ring
 
 func TestMain(m *testing.M) {
 	os.Exit(fixtures.RigMain(m, "seg6x-fuzz", func(r *fixtures.Rig) error {
 		rig = r
 		// The far ends of the rig's veths must stay silent (no IPv6 router solicitations, MLD or
 		// DAD arriving at the attached program): every reason counter move has to be a fuzzed frame's.
-		for _, dev := range []string{"fab1", "ta1", "tb1", "tc1", "big1"} {
+		for _, dev := range []string{"fab1", "ta1", "tb1", "tc1", "big1", "tf1"} {
 			if out, err := exec.Command("sysctl", "-qw", "net.ipv6.conf."+dev+".disable_ipv6=1").CombinedOutput(); err != nil {
 				return fmt.Errorf("%v %s", err, out)
 			}
 		}
-		return nil
+		var err error
+		ring, err = slowpath.OpenRing(r.Objs.SlowPath, 1<<20)
+		return err
 	}))
 }
 

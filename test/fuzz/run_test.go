@@ -5,6 +5,7 @@ package fuzz
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"sort"
@@ -16,6 +17,7 @@ import (
 	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/pktcheck"
 	"github.com/seg6x/seg6x/internal/pktfuzz"
+	"github.com/seg6x/seg6x/internal/slowpath"
 )
 
 // tally is what a run saw.
@@ -80,7 +82,11 @@ func phase(name string, prog *ebpf.Program, g *pktfuzz.Gen, n int, t *tally) err
 		t.actions[action]++
 		t.kinds[f.Kind]++
 		t.outcomes[strings.SplitN(f.Kind, "/", 2)[0]+" -> "+action]++
-		if err := verdictOK(action, moved, f.Data, o); err != nil {
+		err = verdictOK(action, moved, f.Data, o)
+		if err == nil && len(moved) == 1 && strings.HasPrefix(moved[0], "SLOW_") {
+			err = slowRecordOK(moved[0], idx, f.Data)
+		}
+		if err != nil {
 			t.failed++
 			if len(t.failures) < keepFailures {
 				t.failures = append(t.failures, fmt.Sprintf("%s frame %d (%s on %s): %s, reasons %v: %v\n  in  %s\n  out %s",
@@ -101,9 +107,9 @@ func verdictOK(action string, moved []string, in, out []byte) error {
 		return strings.HasPrefix(moved[0], "DROP_") == drop
 	}
 	switch action {
-	case "XDP_DROP":
-		if !one(true) {
-			return fmt.Errorf("a drop must count exactly one drop reason once")
+	case "XDP_DROP": // dropped, or consumed for the daemon's slow path (its record is checked apart)
+		if !one(true) && !(len(moved) == 1 && strings.HasPrefix(moved[0], "SLOW_") && strings.HasSuffix(moved[0], "+1")) {
+			return fmt.Errorf("a drop must count exactly one drop or slow path reason once")
 		}
 		return nil
 	case "XDP_PASS":
@@ -123,6 +129,45 @@ func verdictOK(action string, moved []string, in, out []byte) error {
 		return pktcheck.Leaving(in, out)
 	}
 	return fmt.Errorf("%s", action)
+}
+
+// slowRecordOK reads the record a frame that moved reason (SLOW_*+1) put on the slow path's ring and
+// checks it: the port it came in on, and for a packet to fragment the packet itself and the fragments
+// the daemon's code makes of it (RFC 791, independently checked), for an answer the ICMP error for the
+// decapsulated packet.
+func slowRecordOK(reason string, ifindex int, in []byte) error {
+	ring.SetDeadline(time.Now().Add(time.Second))
+	rec, err := ring.Read()
+	if err != nil {
+		return fmt.Errorf("%s but no slow path record: %w", reason, err)
+	}
+	m, frame, err := slowpath.Decode(rec.RawSample)
+	if err != nil {
+		return err
+	}
+	switch reason {
+	case "SLOW_FRAGMENT+1":
+		if m.Kind != slowpath.KindFragment || int(m.Ifindex) != ifindex {
+			return fmt.Errorf("fragment record of kind %d for ifindex %d, frame from %d", m.Kind, m.Ifindex, ifindex)
+		}
+		if err := pktcheck.ToFragment(in, frame, int(m.L3off), int(m.Mtu)); err != nil {
+			return err
+		}
+		frags, err := slowpath.Expand(m, frame)
+		if errors.Is(err, slowpath.ErrBeyondMax) && pktcheck.BeyondIPv4Max(frame[m.L3off:]) {
+			return nil // refused, and counted by the daemon as a failed record
+		}
+		if err != nil {
+			return err
+		}
+		return pktcheck.Fragments(frame, int(m.L3off), min(int(m.Mtu), slowpath.MaxInjectFrame-int(m.L3off)), frags)
+	case "SLOW_DECAP_ICMP+1":
+		if m.Kind != slowpath.KindInject {
+			return fmt.Errorf("answer record of kind %d", m.Kind)
+		}
+		return pktcheck.DecapAnswered(in, frame)
+	}
+	return fmt.Errorf("unknown slow path reason %s", reason)
 }
 
 // report formats the tally: rate, then counts per action, per reason and per kind of frame.
