@@ -132,6 +132,9 @@ func printReport(rep *lab.Report) {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%d/%d\t%d/%d\t%d\n", f.Tenant, f.From, f.To, f.PingRx, f.PingTx,
 			f.UDP.OK, f.UDP.Sent, f.TCP.OK, f.TCP.Sent, f.UDP.WrongTenant+f.TCP.WrongTenant)
 	}
+	for _, pg := range rep.Ping6 {
+		fmt.Fprintf(w, "%s (IPv6)\t%s\t%s\t%d/%d\t-\t-\t-\n", pg.Tenant, pg.From, pg.To, pg.Rx, pg.Sent)
+	}
 	w.Flush()
 	fmt.Fprintln(w, "\nBULK TCP\tFROM\tTO\tMB EACH WAY\tUP Mbit/s\tDOWN Mbit/s\tEVERY BYTE CHECKED")
 	for _, b := range rep.Bulk {

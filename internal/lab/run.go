@@ -37,6 +37,16 @@ type Report struct {
 	Foreign map[string][]string        `json:"foreign_messages"` // per host: messages of the other tenant
 	Stats   map[string]json.RawMessage `json:"seg6x_stats"`      // per router: seg6x stats --json
 	Bulk    []BulkResult               `json:"bulk_tcp"`         // per tenant: checked transfer each way
+	Ping6   []Ping6                    `json:"ping6"`            // dual-stack tenant A: IPv6 pings each way
+}
+
+// Ping6 is count IPv6 pings from one host of the dual-stack tenant to the other.
+type Ping6 struct {
+	Tenant string `json:"tenant"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Sent   int    `json:"sent"`
+	Rx     int    `json:"received"`
 }
 
 // BulkBytes is how much each checked bulk TCP transfer carries each way.
@@ -95,6 +105,20 @@ func (l *Lab) Traffic(count int) (*Report, error) {
 			}
 		}
 		rep.Flows = append(rep.Flows, f)
+	}
+	// IPv6 for the dual-stack tenant (A): ping each way.
+	for _, h := range hosts {
+		if h.Addr6 == "" {
+			continue
+		}
+		dst := strings.Split(l.peerOf(h).Addr6, "/")[0]
+		l.logf("tenant %s: %s -> %s: ping -6", h.Tenant, h.Name, dst)
+		pg := Ping6{Tenant: h.Tenant, From: h.Name, To: dst, Sent: count}
+		out, _ := l.Exec(h.Name, "ping", "-6", "-c", strconv.Itoa(count), "-i", "0.2", "-W", "1", dst)
+		if m := pingRx.FindStringSubmatch(out); m != nil {
+			pg.Rx, _ = strconv.Atoi(m[1])
+		}
+		rep.Ping6 = append(rep.Ping6, pg)
 	}
 	// Bulk TCP with full-sized segments, site 1 -> site 2 and back, every byte checked.
 	for i, h := range hosts {
@@ -169,6 +193,14 @@ func (r *Report) Problems() []string {
 		}
 		if pc.TxTagged == 0 || pc.RxOK == 0 {
 			p = append(p, fmt.Sprintf("%s: no tagged frames sent (%d) or received (%d)", h, pc.TxTagged, pc.RxOK))
+		}
+	}
+	if len(r.Ping6) != 2 {
+		p = append(p, fmt.Sprintf("%d IPv6 ping runs, want one each way for tenant A", len(r.Ping6)))
+	}
+	for _, pg := range r.Ping6 {
+		if pg.Rx != pg.Sent || pg.Sent == 0 {
+			p = append(p, fmt.Sprintf("tenant %s %s->%s: %d/%d IPv6 pings answered", pg.Tenant, pg.From, pg.To, pg.Rx, pg.Sent))
 		}
 	}
 	if len(r.Bulk) != 2 {
