@@ -99,6 +99,7 @@ func (r *Relay) Run(ctx context.Context) error {
 		}
 		if err != nil {
 			r.fail(fmt.Errorf("reading the ring: %w", err))
+			time.Sleep(10 * time.Millisecond) // not a busy loop on an error that persists
 			continue
 		}
 		r.mu.Lock()
