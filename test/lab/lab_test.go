@@ -122,14 +122,7 @@ func ipv6Tenant(t *testing.T, l *lab.Lab) {
 // slowPath returns a router's slow path counters (its daemon's).
 func slowPath(t *testing.T, l *lab.Lab, node string) *pb.SlowPath {
 	t.Helper()
-	out, err := l.Seg6x(node, "stats", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s pb.StatsReply
-	if err := protojson.Unmarshal([]byte(out), &s); err != nil {
-		t.Fatal(err)
-	}
+	s := stats(t, l, node) // boundary_test.go
 	if !s.GetSlowPath().GetRunning() {
 		t.Fatalf("%s: the daemon's slow path is not running: %v", node, s.GetSlowPath())
 	}
