@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"net"
 	"os/exec"
 	"time"
 
@@ -117,12 +116,12 @@ func RunSlowPath(n int) (*SlowPathResult, error) {
 	}
 	// The relay's own work per record (fragmenting, two live runs), without the ring: the same record
 	// handed to it directly.
-	ta0, err := net.InterfaceByName("ta0")
+	ta0, err := rig.Ifindex(in.Dev)
 	if err != nil {
 		return nil, err
 	}
 	sample := binary.LittleEndian.AppendUint32(nil, slowpath.KindFragment)
-	for _, v := range []uint32{uint32(ta0.Index), 1436, 18, uint32(len(in.Input))} {
+	for _, v := range []uint32{ta0, 1436, 18, uint32(len(in.Input))} {
 		sample = binary.LittleEndian.AppendUint32(sample, v)
 	}
 	sample = append(sample, in.Input...)

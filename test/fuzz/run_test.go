@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"sort"
 	"strings"
 	"time"
@@ -40,7 +39,6 @@ const keepFailures = 10
 
 // phase runs n frames of g through prog and checks each.
 func phase(name string, prog *ebpf.Program, g *pktfuzz.Gen, n int, t *tally) error {
-	ifindex := map[string]int{}
 	before := make([]uint64, dataplane.ReasonSlots)
 	after := make([]uint64, dataplane.ReasonSlots)
 	var scratch fixtures.ReasonScratch
@@ -51,14 +49,11 @@ func phase(name string, prog *ebpf.Program, g *pktfuzz.Gen, n int, t *tally) err
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		f := g.Next()
-		idx, ok := ifindex[f.Dev]
-		if !ok {
-			it, err := net.InterfaceByName(f.Dev)
-			if err != nil {
-				return err
-			}
-			idx, ifindex[f.Dev] = it.Index, it.Index
+		ifindex, err := rig.Ifindex(f.Dev)
+		if err != nil {
+			return err
 		}
+		idx := int(ifindex)
 		ret, o, err := rig.RunFrame(prog, idx, f.Data, out)
 		if err != nil {
 			return fmt.Errorf("%s frame %d: %w", name, i, err)
