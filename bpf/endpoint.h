@@ -1,5 +1,7 @@
-/* endpoint.h: SRv6 endpoint behaviors of local SIDs (RFC 8986 4.1-4.8): End, End.X, End.T and the
- * decapsulating End.DX4, End.DX6, End.DT4, End.DT6, End.DT46. */
+/* endpoint.h: SRv6 endpoint behaviors of local SIDs (RFC 8986 4.1-4.8): one function per behavior (End,
+ * End.X, End.T and the decapsulating End.DX4, End.DX6, End.DT4, End.DT6, End.DT46) built on shared steps
+ * (SRH advance, inner-packet validation, FIB forward), dispatched from one switch in endpoint(). The
+ * codes are enum sid_action; the control plane's table of the same behaviors is internal/state/behaviors.go. */
 #pragma once
 
 #include <linux/bpf.h>
@@ -13,166 +15,285 @@
 #include "ipcheck.h"
 #include "icmp.h"
 
-/* Returned by end_transit when the new destination is another local SID (no verdict yet). */
+/* Returned by a transit behavior when the new destination is another local SID (no verdict yet). */
 #define SID_CHAIN -1
 
-/* End, End.X, End.T: SL--, DA = Segment List[SL], hop limit--, forward. */
-static __always_inline int end_transit(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid,
-				       struct srh_info *s)
+/* Where a behavior sends the packet: the FIB lookup to make and, after decapsulation, where the inner
+ * packet lies and what the kernel gets if the fast path does not forward it. */
+struct hop {
+	struct bpf_fib_lookup fib;
+	__u32 table;	 /* FIB table (0: main, through the policy rules) */
+	__u32 ioff;	 /* decap: offset of the inner packet */
+	__u32 inner_len; /* decap: its length */
+	__be16 proto;	 /* decap: its ethertype */
+	__u16 vlan;	 /* decap: VLAN ID pushed on egress (0: none) */
+	int to_kernel;	 /* decap: PASS_* reason to hand the decapsulated packet to the kernel (0: forward) */
+};
+
+/* ---- Shared steps ---------------------------------------------------------------------------------- */
+
+/* SRH advance (RFC 8986 4.1): SL--, DA = Segment List[SL], hop limit--. The lookup goes to the new
+ * destination. Returns REASON_NONE or the reason the packet goes no further here. */
+static __always_inline int srh_advance(struct xdp_md *ctx, struct pkt *p, struct srh_info *s, struct hop *h)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	struct bpf_fib_lookup fib = {};
 	struct ipv6hdr *ip6 = data + p->l3off;
 	__u8 *srh, *seg;
 	__u32 sl, off;
-	int rc;
 
 	if (!s->srh_off || s->sl == 0)
-		return verdict(PASS_LOCAL, p->len);
+		return PASS_LOCAL;
 	if ((void *)(ip6 + 1) > data_end)
-		return verdict(DROP_TRUNC_IP, p->len);
+		return DROP_TRUNC_IP;
 	if (ip6->hop_limit <= 1)
-		return verdict(PASS_TTL, p->len);
+		return PASS_TTL;
 
 	sl = (__u32)s->sl - 1;
 	off = (s->srh_off & 0x3FFF) + SRH_FIXED_LEN + (sl & 0xFF) * 16;
 	seg = data + off;
 	srh = data + (s->srh_off & 0x3FFF);
 	if ((void *)(seg + 16) > data_end || (void *)(srh + SRH_FIXED_LEN) > data_end)
-		return verdict(DROP_SRH_BAD_LEN, p->len);
+		return DROP_SRH_BAD_LEN;
 	srh[3] = sl;
 	__builtin_memcpy(&ip6->daddr, seg, 16);
 	ip6->hop_limit--;
-	/* The next SID is this node's too (End then End.DX4 on one node): process it in the same pass. */
-	if (sid->action != SID_END_X && bpf_map_lookup_elem(&sids, &ip6->daddr))
-		return SID_CHAIN;
 
-	fib.family = AF_INET6;
-	fib.ifindex = ctx->ingress_ifindex;
-	fib.tot_len = IPV6_HLEN + bpf_ntohs(ip6->payload_len);
-	__builtin_memcpy(fib.ipv6_src, &ip6->saddr, 16);
-	if (sid->action == SID_END_X)
-		__builtin_memcpy(fib.ipv6_dst, sid->nh, 16);
-	else
-		__builtin_memcpy(fib.ipv6_dst, &ip6->daddr, 16);
-	rc = fib_lookup(ctx, &fib, sid->action == SID_END_T ? sid->table : 0);
-	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
-		return verdict(fib_reason(rc), p->len);
-	if (write_l2(ctx, (int)p->l3off - ETH_HLEN, fib.dmac, fib.smac, 0, ETH_P_IPV6_BE))
-		return verdict(DROP_NO_ROOM, p->len);
-	return redirect(fib.ifindex, p->len);
+	h->fib.family = AF_INET6;
+	h->fib.ifindex = ctx->ingress_ifindex;
+	h->fib.tot_len = IPV6_HLEN + bpf_ntohs(ip6->payload_len);
+	__builtin_memcpy(h->fib.ipv6_src, &ip6->saddr, 16);
+	__builtin_memcpy(h->fib.ipv6_dst, &ip6->daddr, 16);
+	return REASON_NONE;
 }
 
-/* Decapsulation: the inner packet is looked up (DX: the configured next hop in the main table; DT: its
- * destination in the SID's table), its TTL / hop limit decremented, and it leaves with the SID's VLAN.
- * Anything the fast path cannot finish goes to the kernel already decapsulated. */
-static __always_inline int end_decap(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid,
-				     struct srh_info *s)
+/* Is the (new) destination another local SID? Then it is processed in the same pass (End then
+ * End.DX4 on one node). */
+static __always_inline int next_is_local(struct xdp_md *ctx, struct pkt *p)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	struct bpf_fib_lookup fib = {};
-	__u8 act = sid->action;
+	struct ipv6hdr *ip6 = data + p->l3off;
+
+	return (void *)(ip6 + 1) <= data_end && bpf_map_lookup_elem(&sids, &ip6->daddr);
+}
+
+/* A decap behavior may only act on the last segment. */
+static __always_inline int decap_sl_ok(struct srh_info *s)
+{
+	return !(s->srh_off && s->sl != 0);
+}
+
+/* The inner packet of a decap behavior (ethertype proto, at the SRH's next header): validated as the
+ * headend validates tenant packets (ipcheck.h), its lookup set up: its own destination in the SID's
+ * table (by_dst: End.DT*) or the SID's next hop in the main table (End.DX*). A packet the kernel must
+ * see (IPv4 options, TTL / hop limit expiring) is still decapsulated, then handed over. */
+static __always_inline int inner_packet(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid,
+					struct srh_info *s, struct hop *h, __be16 proto, int by_dst)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
 	__u32 ioff = s->next_off & 0x3FFF;
-	__u8 mac[2 * ETH_ALEN];
-	__u32 inner_len, table = 0;
-	__be16 proto;
-	__u16 vlan = (sid->flags & SID_F_VLAN) ? sid->vlan : 0;
-	int reason = REASON_NONE, rc;
+	int rc;
 
-	if (s->srh_off && s->sl != 0)
-		return verdict(DROP_DECAP_SL_NONZERO, p->len);
-
-	if (s->next_hdr == PROTO_IPIP && (act == SID_END_DX4 || act == SID_END_DT4 || act == SID_END_DT46)) {
+	rc = ip_check_at(data, data_end, ioff, proto, &h->inner_len);
+	if (rc == PASS_IPV4_OPTIONS)
+		h->to_kernel = PASS_IPV4_OPTIONS; /* the kernel validates the options of the decapsulated packet */
+	else if (rc != REASON_NONE)
+		return DROP_BAD_INNER;
+	h->ioff = ioff;
+	h->proto = proto;
+	h->vlan = (sid->flags & SID_F_VLAN) ? sid->vlan : 0;
+	h->fib.ifindex = ctx->ingress_ifindex;
+	h->fib.tot_len = h->inner_len;
+	if (by_dst)
+		h->table = sid->table;
+	if (proto == ETH_P_IP_BE) {
 		struct iphdr *iph = data + ioff;
 
 		if ((void *)(iph + 1) > data_end)
-			return verdict(DROP_BAD_INNER, p->len);
-		rc = ip4_check(iph, data_end, &inner_len);
-		if (rc == PASS_IPV4_OPTIONS) {
-			/* The kernel validates the options of the decapsulated packet (and forwards it). */
-			reason = PASS_IPV4_OPTIONS;
-		} else if (rc != REASON_NONE) {
-			return verdict(DROP_BAD_INNER, p->len);
-		}
-		proto = ETH_P_IP_BE;
-		fib.family = AF_INET;
-		fib.tos = iph->tos;
-		fib.l4_protocol = iph->protocol;
-		fib.ipv4_src = iph->saddr;
-		if (act == SID_END_DX4) {
-			__builtin_memcpy(&fib.ipv4_dst, sid->nh, 4);
-		} else {
-			fib.ipv4_dst = iph->daddr;
-			table = sid->table;
-		}
-		if (iph->ttl <= 1 && reason == REASON_NONE)
-			reason = PASS_TTL;
-	} else if (s->next_hdr == PROTO_IPV6 && (act == SID_END_DX6 || act == SID_END_DT6 || act == SID_END_DT46)) {
+			return DROP_BAD_INNER;
+		h->fib.family = AF_INET;
+		h->fib.tos = iph->tos;
+		h->fib.l4_protocol = iph->protocol;
+		h->fib.ipv4_src = iph->saddr;
+		if (by_dst)
+			h->fib.ipv4_dst = iph->daddr;
+		else
+			__builtin_memcpy(&h->fib.ipv4_dst, sid->nh, 4);
+		if (iph->ttl <= 1 && !h->to_kernel)
+			h->to_kernel = PASS_TTL;
+	} else {
 		struct ipv6hdr *ip6 = data + ioff;
 
-		if ((void *)(ip6 + 1) > data_end || ip6_check(ip6, data_end, &inner_len) != REASON_NONE)
-			return verdict(DROP_BAD_INNER, p->len);
-		proto = ETH_P_IPV6_BE;
-		fib.family = AF_INET6;
-		fib.l4_protocol = ip6->nexthdr;
-		__builtin_memcpy(fib.ipv6_src, &ip6->saddr, 16);
-		if (act == SID_END_DX6) {
-			__builtin_memcpy(fib.ipv6_dst, sid->nh, 16);
-		} else {
-			__builtin_memcpy(fib.ipv6_dst, &ip6->daddr, 16);
-			table = sid->table;
-		}
+		if ((void *)(ip6 + 1) > data_end)
+			return DROP_BAD_INNER;
+		h->fib.family = AF_INET6;
+		h->fib.l4_protocol = ip6->nexthdr;
+		__builtin_memcpy(h->fib.ipv6_src, &ip6->saddr, 16);
+		if (by_dst)
+			__builtin_memcpy(h->fib.ipv6_dst, &ip6->daddr, 16);
+		else
+			__builtin_memcpy(h->fib.ipv6_dst, sid->nh, 16);
 		if (ip6->hop_limit <= 1)
-			reason = PASS_TTL;
-	} else {
-		return verdict(DROP_BAD_INNER, p->len);
+			h->to_kernel = PASS_TTL;
 	}
 	count(&sid_stats, sid->id, p->len);
+	return REASON_NONE;
+}
 
-	fib.ifindex = ctx->ingress_ifindex;
-	fib.tot_len = inner_len;
+/* FIB forward of a transit behavior: the outer packet leaves through the FIB's next hop. */
+static __always_inline int transit_forward(struct xdp_md *ctx, struct pkt *p, struct hop *h)
+{
+	int rc = fib_lookup(ctx, &h->fib, h->table);
+
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+		return verdict(fib_reason(rc), p->len);
+	if (write_l2(ctx, (int)p->l3off - ETH_HLEN, h->fib.dmac, h->fib.smac, 0, ETH_P_IPV6_BE))
+		return verdict(DROP_NO_ROOM, p->len);
+	return redirect(h->fib.ifindex, p->len);
+}
+
+/* FIB forward after decapsulation: the inner packet leaves through the FIB's next hop with the SID's
+ * VLAN, its TTL / hop limit decremented; one too big for its port is answered (icmp.h); anything the
+ * fast path cannot finish goes to the kernel already decapsulated, addressed to this node's MAC as it
+ * arrived. */
+static __always_inline int decap_forward(struct xdp_md *ctx, struct pkt *p, struct hop *h)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 ioff = h->ioff & 0x3FFF;
+	__u8 mac[2 * ETH_ALEN];
+	int reason = h->to_kernel, rc;
+
 	if (reason == REASON_NONE) {
-		rc = fib_lookup(ctx, &fib, table);
+		rc = fib_lookup(ctx, &h->fib, h->table);
 		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
-			return decap_too_big(ctx, p, &fib, table, proto, ioff, inner_len, vlan);
+			return decap_too_big(ctx, p, &h->fib, h->table, h->proto, ioff, h->inner_len, h->vlan);
 		if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 			reason = fib_reason(rc);
 	}
 
 	if (reason == REASON_NONE) {
-		/* Forward: TTL / hop limit of the inner packet, in place before the headers move. */
-		if (proto == ETH_P_IP_BE) {
-			struct iphdr *iph = data + ioff;
-			if ((void *)(iph + 1) > data_end)
-				return verdict(DROP_BAD_INNER, p->len);
-			ip4_dec_ttl(iph);
-		} else {
-			struct ipv6hdr *ip6 = data + ioff;
-			if ((void *)(ip6 + 1) > data_end)
-				return verdict(DROP_BAD_INNER, p->len);
-			ip6->hop_limit--;
-		}
-		if (trim_to(ctx, ioff + inner_len))
+		/* TTL / hop limit of the inner packet, in place before the headers move. */
+		if (ip_forwarded(data, data_end, ioff, h->proto))
+			return verdict(DROP_BAD_INNER, p->len);
+		if (trim_to(ctx, ioff + h->inner_len))
 			return verdict(DROP_NO_ROOM, p->len);
-		if (write_l2(ctx, (int)ioff - ETH_HLEN - (vlan ? VLAN_HLEN : 0), fib.dmac, fib.smac, vlan, proto))
+		if (write_l2(ctx, (int)ioff - ETH_HLEN - (h->vlan ? VLAN_HLEN : 0), h->fib.dmac, h->fib.smac, h->vlan,
+			     h->proto))
 			return verdict(DROP_NO_ROOM, p->len);
-		return redirect(fib.ifindex, p->len);
+		return redirect(h->fib.ifindex, p->len);
 	}
 
-	/* Hand the kernel the decapsulated packet, addressed to this node's MAC as it arrived. */
 	{
 		struct ethhdr *eth = data;
 		if ((void *)(eth + 1) > data_end)
 			return verdict(DROP_TRUNC_IP, p->len);
 		__builtin_memcpy(mac, eth, sizeof(mac));
 	}
-	if (trim_to(ctx, ioff + inner_len))
+	if (trim_to(ctx, ioff + h->inner_len))
 		return verdict(DROP_NO_ROOM, p->len);
-	if (write_l2(ctx, (int)ioff - ETH_HLEN, mac, mac + ETH_ALEN, 0, proto))
+	if (write_l2(ctx, (int)ioff - ETH_HLEN, mac, mac + ETH_ALEN, 0, h->proto))
 		return verdict(DROP_NO_ROOM, p->len);
 	return verdict(reason, p->len);
+}
+
+/* ---- One function per behavior (RFC 8986 4.1-4.8) ---------------------------------------------------
+ * Each returns REASON_NONE with *h set for the shared forward step, SID_CHAIN, or the reason for the
+ * verdict. Transit behaviors count the packet on arrival, decap behaviors once the inner packet is
+ * found sound. */
+
+/* End: the next segment, looked up in the main table. */
+static __always_inline int end(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+			       struct hop *h)
+{
+	int rc = srh_advance(ctx, p, s, h);
+
+	if (rc != REASON_NONE)
+		return rc;
+	return next_is_local(ctx, p) ? SID_CHAIN : REASON_NONE;
+}
+
+/* End.X: the next segment, forwarded to the SID's IPv6 next hop (a layer-3 cross-connect). */
+static __always_inline int end_x(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+				 struct hop *h)
+{
+	int rc = srh_advance(ctx, p, s, h);
+
+	if (rc != REASON_NONE)
+		return rc;
+	__builtin_memcpy(h->fib.ipv6_dst, sid->nh, 16);
+	return REASON_NONE;
+}
+
+/* End.T: the next segment, looked up in the SID's table. */
+static __always_inline int end_t(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+				 struct hop *h)
+{
+	int rc = srh_advance(ctx, p, s, h);
+
+	if (rc != REASON_NONE)
+		return rc;
+	h->table = sid->table;
+	return next_is_local(ctx, p) ? SID_CHAIN : REASON_NONE;
+}
+
+/* End.DX4: decapsulate, the IPv4 packet to the SID's next hop. */
+static __always_inline int end_dx4(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+				   struct hop *h)
+{
+	if (!decap_sl_ok(s))
+		return DROP_DECAP_SL_NONZERO;
+	if (s->next_hdr != PROTO_IPIP)
+		return DROP_BAD_INNER;
+	return inner_packet(ctx, p, sid, s, h, ETH_P_IP_BE, 0);
+}
+
+/* End.DX6: decapsulate, the IPv6 packet to the SID's next hop. */
+static __always_inline int end_dx6(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+				   struct hop *h)
+{
+	if (!decap_sl_ok(s))
+		return DROP_DECAP_SL_NONZERO;
+	if (s->next_hdr != PROTO_IPV6)
+		return DROP_BAD_INNER;
+	return inner_packet(ctx, p, sid, s, h, ETH_P_IPV6_BE, 0);
+}
+
+/* End.DT4: decapsulate, the IPv4 packet looked up in the SID's table. */
+static __always_inline int end_dt4(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+				   struct hop *h)
+{
+	if (!decap_sl_ok(s))
+		return DROP_DECAP_SL_NONZERO;
+	if (s->next_hdr != PROTO_IPIP)
+		return DROP_BAD_INNER;
+	return inner_packet(ctx, p, sid, s, h, ETH_P_IP_BE, 1);
+}
+
+/* End.DT6: decapsulate, the IPv6 packet looked up in the SID's table. */
+static __always_inline int end_dt6(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+				   struct hop *h)
+{
+	if (!decap_sl_ok(s))
+		return DROP_DECAP_SL_NONZERO;
+	if (s->next_hdr != PROTO_IPV6)
+		return DROP_BAD_INNER;
+	return inner_packet(ctx, p, sid, s, h, ETH_P_IPV6_BE, 1);
+}
+
+/* End.DT46: decapsulate, either family looked up in the SID's table. */
+static __always_inline int end_dt46(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+				    struct hop *h)
+{
+	if (!decap_sl_ok(s))
+		return DROP_DECAP_SL_NONZERO;
+	if (s->next_hdr == PROTO_IPIP)
+		return inner_packet(ctx, p, sid, s, h, ETH_P_IP_BE, 1);
+	if (s->next_hdr == PROTO_IPV6)
+		return inner_packet(ctx, p, sid, s, h, ETH_P_IPV6_BE, 1);
+	return DROP_BAD_INNER;
 }
 
 /* The outer IPv6 header of a packet addressed to a local SID, as the kernel's IPv6 input takes it:
@@ -201,7 +322,8 @@ static __always_inline int endpoint(struct xdp_md *ctx, struct pkt *p, struct si
 {
 	void *data, *data_end;
 	struct srh_info s = {};
-	int rc;
+	struct hop h = {};
+	int rc, decap = 0;
 
 	rc = outer_check(ctx, p);
 	if (rc != REASON_NONE)
@@ -216,17 +338,45 @@ static __always_inline int endpoint(struct xdp_md *ctx, struct pkt *p, struct si
 		return verdict(PASS_SRH_TLV, p->len);
 	switch (sid->action) {
 	case SID_END:
+		count(&sid_stats, sid->id, p->len);
+		rc = end(ctx, p, sid, &s, &h);
+		break;
 	case SID_END_X:
+		count(&sid_stats, sid->id, p->len);
+		rc = end_x(ctx, p, sid, &s, &h);
+		break;
 	case SID_END_T:
 		count(&sid_stats, sid->id, p->len);
-		return end_transit(ctx, p, sid, &s);
+		rc = end_t(ctx, p, sid, &s, &h);
+		break;
 	case SID_END_DX4:
+		rc = end_dx4(ctx, p, sid, &s, &h);
+		decap = 1;
+		break;
 	case SID_END_DX6:
+		rc = end_dx6(ctx, p, sid, &s, &h);
+		decap = 1;
+		break;
 	case SID_END_DT4:
+		rc = end_dt4(ctx, p, sid, &s, &h);
+		decap = 1;
+		break;
 	case SID_END_DT6:
+		rc = end_dt6(ctx, p, sid, &s, &h);
+		decap = 1;
+		break;
 	case SID_END_DT46:
-		return end_decap(ctx, p, sid, &s);
+		rc = end_dt46(ctx, p, sid, &s, &h);
+		decap = 1;
+		break;
 	default:
 		return finish(XDP_PASS, p->len);
 	}
+	if (rc == SID_CHAIN)
+		return SID_CHAIN;
+	if (rc != REASON_NONE)
+		return verdict(rc, p->len);
+	if (decap)
+		return decap_forward(ctx, p, &h);
+	return transit_forward(ctx, p, &h);
 }

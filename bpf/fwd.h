@@ -3,6 +3,7 @@
 
 #include <linux/bpf.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <bpf/bpf_helpers.h>
 #include "maps.h"
 #include "structs.h"
@@ -152,6 +153,26 @@ static __always_inline void ip4_dec_ttl(struct iphdr *iph)
 	check += bpf_htons(0x0100);
 	iph->check = (__u16)(check + (check >= 0xFFFF));
 	iph->ttl--;
+}
+
+/* The forwarding step of the IPv4 or IPv6 header at off (proto: its ethertype): TTL or hop limit minus
+ * one, the IPv4 checksum updated. Returns -1 when the header is not within the frame. */
+static __always_inline int ip_forwarded(void *data, void *data_end, __u32 off, __be16 proto)
+{
+	if (proto == ETH_P_IP_BE) {
+		struct iphdr *iph = data + off;
+
+		if ((void *)(iph + 1) > data_end)
+			return -1;
+		ip4_dec_ttl(iph);
+	} else {
+		struct ipv6hdr *ip6 = data + off;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return -1;
+		ip6->hop_limit--;
+	}
+	return 0;
 }
 
 /* Drops trailing bytes (Ethernet padding) so the frame ends where the L3 packet ends. */

@@ -36,11 +36,11 @@ static __always_inline int headend_v4(void *data, void *data_end, struct pkt *p,
 	__u32 *ports = NULL;
 	int rc;
 
-	if ((void *)(iph + 1) > data_end)
-		return DROP_TRUNC_IP;
-	rc = ip4_check(iph, data_end, &in->len);
+	rc = ip_check_at(data, data_end, p->l3off, ETH_P_IP_BE, &in->len);
 	if (rc != REASON_NONE)
 		return rc;
+	if ((void *)(iph + 1) > data_end)
+		return DROP_TRUNC_IP;
 	policy_id = route4_lookup(tv, iph->daddr);
 	if (!policy_id)
 		return PASS_NO_MATCH;
@@ -68,11 +68,11 @@ static __always_inline int headend_v6(void *data, void *data_end, struct pkt *p,
 	__u32 *ports = NULL;
 	int rc;
 
-	if ((void *)(ip6 + 1) > data_end)
-		return DROP_TRUNC_IP;
-	rc = ip6_check(ip6, data_end, &in->len);
+	rc = ip_check_at(data, data_end, p->l3off, ETH_P_IPV6_BE, &in->len);
 	if (rc != REASON_NONE)
 		return rc;
+	if ((void *)(ip6 + 1) > data_end)
+		return DROP_TRUNC_IP;
 	__builtin_memcpy(&hi, &ip6->daddr, 8);
 	__builtin_memcpy(&lo, (__u8 *)&ip6->daddr + 8, 8);
 	policy_id = route6_lookup(tv, hi, lo);
@@ -208,17 +208,8 @@ static __always_inline int headend(struct xdp_md *ctx, struct pkt *p, const stru
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	ioff = ETH_HLEN + (hdr_len & 0x1FF); /* hdr_len <= MAX_ENCAP_HDR: a range the verifier sees */
-	if (p->proto == ETH_P_IP_BE) {
-		struct iphdr *iph = data + ioff;
-		if ((void *)(iph + 1) > data_end)
-			return verdict(DROP_NO_ROOM, p->len);
-		ip4_dec_ttl(iph);
-	} else {
-		struct ipv6hdr *ip6 = data + ioff;
-		if ((void *)(ip6 + 1) > data_end)
-			return verdict(DROP_NO_ROOM, p->len);
-		ip6->hop_limit--;
-	}
+	if (ip_forwarded(data, data_end, ioff, p->proto))
+		return verdict(DROP_NO_ROOM, p->len);
 	if (bpf_xdp_store_bytes(ctx, ETH_HLEN, pol->hdr, hdr_len))
 		return verdict(DROP_NO_ROOM, p->len);
 	if (write_l2(ctx, 0, fib.dmac, fib.smac, 0, ETH_P_IPV6_BE))

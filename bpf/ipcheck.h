@@ -77,3 +77,23 @@ static __always_inline int ip6_check(const struct ipv6hdr *ip6, const void *data
 	}
 	return REASON_NONE;
 }
+
+/* The IPv4 or IPv6 header at off (proto: its ethertype) checked as above (the tenant's packet at the
+ * headend, the inner packet of a decap behavior); *len gets its length. DROP_TRUNC_IP when its fixed
+ * header is not within the frame. */
+static __always_inline int ip_check_at(const void *data, const void *data_end, __u32 off, __be16 proto, __u32 *len)
+{
+	if (proto == ETH_P_IP_BE) {
+		const struct iphdr *iph = data + off;
+
+		if ((const void *)(iph + 1) > data_end)
+			return DROP_TRUNC_IP;
+		return ip4_check(iph, data_end, len);
+	} else {
+		const struct ipv6hdr *ip6 = data + off;
+
+		if ((const void *)(ip6 + 1) > data_end)
+			return DROP_TRUNC_IP;
+		return ip6_check(ip6, data_end, len);
+	}
+}

@@ -88,4 +88,15 @@ int seg6x_xdp(struct xdp_md *ctx)
 	return finish(XDP_PASS, p.len);
 }
 
+/* Types the control plane takes from this object's BTF (bpf2go -type): enums are only kept in BTF when
+ * something refers to them. */
+const enum sid_action *const export_sid_action __attribute__((unused)) = 0;
+const enum reason *const export_reason __attribute__((unused)) = 0;
+const enum slow_kind *const export_slow_kind __attribute__((unused)) = 0;
+const enum port_flags *const export_port_flags __attribute__((unused)) = 0;
+const enum port_vlan *const export_port_vlan __attribute__((unused)) = 0;
+const enum sid_flags *const export_sid_flags __attribute__((unused)) = 0;
+const enum mss_clamp *const export_mss_clamp __attribute__((unused)) = 0;
+const enum limits *const export_limits __attribute__((unused)) = 0;
+
 char _license[] SEC("license") = "GPL";

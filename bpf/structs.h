@@ -90,7 +90,9 @@ struct slow_meta {
 
 /* Where a frame came in: ingress ifindex + VLAN ID (0 = untagged; PORT_VLAN_ANY = any VLAN of the
  * interface without an entry of its own). */
-#define PORT_VLAN_ANY 0xFFFF
+enum port_vlan {
+	PORT_VLAN_ANY = 0xFFFF,
+};
 
 struct port_key {
 	__u32 ifindex;
@@ -104,14 +106,18 @@ struct port_key {
  * table: replacing the whole table writes a new table_id and then flips this entry, so a packet sees
  * the old table or the new one, never a mix. The prefix-length bitmaps say which exact-match lookups
  * a destination needs (longest first). */
-#define PORT_F_SIDS 1		   /* fabric: local SIDs are processed */
-#define PORT_F_BOUNDARY 2	   /* access: SIDs, locators and SRHs are refused */
-#define PORT_F_TENANT 4		   /* tenant traffic: headend through table_id */
-#define PORT_F_SID_SOURCES 8	   /* fabric: a packet to a local SID needs a source in sid_sources */
-#define PORT_F_KERNEL_FALLBACK 16  /* the kernel holds the same routes: hand it what XDP cannot encapsulate */
+enum port_flags {
+	PORT_F_SIDS = 1,	     /* fabric: local SIDs are processed */
+	PORT_F_BOUNDARY = 2,	     /* access: SIDs, locators and SRHs are refused */
+	PORT_F_TENANT = 4,	     /* tenant traffic: headend through table_id */
+	PORT_F_SID_SOURCES = 8,	     /* fabric: a packet to a local SID needs a source in sid_sources */
+	PORT_F_KERNEL_FALLBACK = 16, /* the kernel holds the same routes: hand it what XDP cannot encapsulate */
+};
 
-#define MSS_CLAMP_OFF 0
-#define MSS_CLAMP_AUTO 0xFFFF /* fit the tunnel: its MTU minus the IPv4 / IPv6 and TCP headers */
+enum mss_clamp {
+	MSS_CLAMP_OFF = 0,
+	MSS_CLAMP_AUTO = 0xFFFF, /* fit the tunnel: its MTU minus the IPv4 / IPv6 and TCP headers */
+};
 
 struct port_val {
 	__u32 table_id;
@@ -158,7 +164,9 @@ struct encap_policy {
 	__u8 hdr[MAX_ENCAP_HDR];
 };
 
-#define SID_F_VLAN 1 /* push sid_entry.vlan_tci on egress after decap */
+enum sid_flags {
+	SID_F_VLAN = 1, /* push sid_entry.vlan on egress after decap */
+};
 
 struct sid_entry {
 	__u32 id;     /* counter index */
@@ -198,4 +206,15 @@ struct nh_entry {
 struct counter {
 	__u64 packets;
 	__u64 bytes;
+};
+
+/* The data plane's capacities (consts.h) as the control plane must see them: bpf2go turns this into Go
+ * constants, and a test checks the control plane's limits against them. */
+enum limits {
+	LIMIT_SEGMENTS = MAX_SEGMENTS,
+	LIMIT_POLICIES = MAX_POLICIES,
+	LIMIT_ROUTES4 = MAX_ROUTES4,
+	LIMIT_ROUTES6 = MAX_ROUTES6,
+	LIMIT_SIDS = MAX_SIDS,
+	LIMIT_DOMAIN_PREFIXES = MAX_DOMAIN_PREFIXES,
 };

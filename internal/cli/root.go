@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/state"
@@ -27,7 +28,7 @@ var g globals
 func NewRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "seg6x",
-		Short: "SRv6 data plane in XDP: H.Encaps(.Red), End, End.X, End.T, End.DX4/DX6, End.DT4/DT6/DT46",
+		Short: "SRv6 data plane in XDP: H.Encaps(.Red), " + strings.Join(state.Actions, ", "),
 		Long: `seg6x runs SRv6 (RFC 8754/8986) in XDP on Linux, reusing the kernel's FIB and neighbor tables
 and handing the kernel whatever the fast path cannot finish.
 

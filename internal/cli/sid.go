@@ -4,28 +4,20 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
 
 func sidCmd() *cobra.Command {
-	c := &cobra.Command{Use: "sid", Short: "Local SIDs: End, End.X, End.T, End.DX4, End.DX6, End.DT4, End.DT6, End.DT46"}
+	c := &cobra.Command{Use: "sid", Short: "Local SIDs: " + strings.Join(state.Actions, ", ")}
 	add := func(replace bool) *cobra.Command {
 		verb := map[bool]string{false: "add", true: "replace"}[replace]
 		return &cobra.Command{
 			Use:   verb + " SID action ACTION [nh4 ADDR | nh6 ADDR | table ID | tenant NAME] [vlan VID]",
 			Short: verb + " a local SID",
-			Long: `Bind an endpoint behavior to SID (an IPv6 address, matched exactly).
-  End                      next segment
-  End.X     nh6 ADDR       next segment, forwarded to an IPv6 next hop
-  End.T     table ID       next segment, looked up in routing table ID
-  End.DX4   nh4 ADDR       decapsulate, forward the IPv4 packet to ADDR
-  End.DX6   nh6 ADDR       decapsulate, forward the IPv6 packet to ADDR
-  End.DT4   table ID       decapsulate, look the IPv4 packet up in table ID
-  End.DT6   table ID       decapsulate, look the IPv6 packet up in table ID
-  End.DT46  table ID       decapsulate either family, look it up in table ID
-"tenant NAME" may replace "table" for End.DT*; decap behaviors may push "vlan VID" on egress.
+			Long: "Bind an endpoint behavior to SID (an IPv6 address, matched exactly).\n" + state.BehaviorHelp() + `
 Example:
   seg6x sid ` + verb + ` fc00:1::64 action End.DT4 tenant blue vlan 100`,
 			Args: cobra.MinimumNArgs(1),

@@ -1,7 +1,16 @@
 package dataplane
 
-// reasons.go: the drop/answer/pass reasons of the data plane (enum reason in bpf/structs.h: same values
-// and names, and a test keeps them in step) with what each does to the packet, and the XDP actions.
+// reasons.go: the drop/answer/pass reasons of the data plane (enum reason in bpf/structs.h, read from
+// the compiled program's BTF) with what each does to the packet, and the XDP actions.
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cilium/ebpf/btf"
+)
 
 // Reason is one reason_stats slot.
 type Reason struct {
@@ -24,57 +33,42 @@ const (
 // ReasonSlots is the size of reason_stats (REASON_MAX): values 1..39 drop, 40..47 go to the daemon's
 // slow path (the frame is consumed, XDP_DROP, and what becomes of it re-enters the program), 48..63
 // answer, 64..127 pass.
-const ReasonSlots = 128
+const ReasonSlots = int(Seg6xReasonREASON_MAX)
 
 // ReasonSlowFirst is the first value of a reason that hands the frame to the daemon's slow path.
-const ReasonSlowFirst = 40
+const ReasonSlowFirst = int(Seg6xReasonREASON_SLOW_FIRST)
 
 // ReasonAnswerFirst is the first value of a reason that answers the packet with an ICMP error.
-const ReasonAnswerFirst = 48
+const ReasonAnswerFirst = int(Seg6xReasonREASON_ANSWER_FIRST)
 
 // ReasonPassFirst is the first value of a reason that hands the packet to the kernel.
-const ReasonPassFirst = 64
+const ReasonPassFirst = int(Seg6xReasonREASON_PASS_FIRST)
 
-// ReasonTable lists every reason by value: drops, answers, passes.
-var ReasonTable = []Reason{
-	{1, "DROP_TRUNC_VLAN", XDPDrop},
-	{2, "DROP_TRUNC_IP", XDPDrop},
-	{3, "DROP_BAD_IPV4_IHL", XDPDrop},
-	{4, "DROP_TRUNC_EXTHDR", XDPDrop},
-	{5, "DROP_TOO_MANY_EXTHDRS", XDPDrop},
-	{6, "DROP_SRH_BAD_LEN", XDPDrop},
-	{7, "DROP_SRH_SL_BEYOND", XDPDrop},
-	{8, "DROP_BAD_ROUTING_TYPE", XDPDrop},
-	{9, "DROP_DECAP_SL_NONZERO", XDPDrop},
-	{10, "DROP_BAD_INNER", XDPDrop},
-	{11, "DROP_NO_ROOM", XDPDrop},
-	{12, "DROP_BOUNDARY_SID", XDPDrop},
-	{13, "DROP_BOUNDARY_LOCATOR", XDPDrop},
-	{14, "DROP_BOUNDARY_SRH", XDPDrop},
-	{15, "DROP_SID_SOURCE", XDPDrop},
-	{16, "DROP_BAD_IP_VERSION", XDPDrop},
-	{17, "DROP_BAD_IPV4_CSUM", XDPDrop},
-	{18, "DROP_BAD_IP_LEN", XDPDrop},
-	{19, "DROP_TX_GONE", XDPDrop},
-	{20, "DROP_TOO_BIG", XDPDrop},
-	{21, "DROP_TOO_BIG_RATELIMIT", XDPDrop},
-	{22, "DROP_DECAP_TOO_BIG", XDPDrop},
-	{23, "DROP_SLOW_BUSY", XDPDrop},
-	{40, "SLOW_FRAGMENT", XDPDrop},
-	{41, "SLOW_DECAP_ICMP", XDPDrop},
-	{48, "ICMP_TOO_BIG", XDPRedirect},
-	{64, "PASS_NO_MATCH", XDPPass},
-	{65, "PASS_TTL", XDPPass},
-	{66, "PASS_LOCAL", XDPPass},
-	{67, "PASS_FIB_NO_NEIGH", XDPPass},
-	{68, "PASS_FIB_FRAG_NEEDED", XDPPass},
-	{69, "PASS_FIB_UNREACHABLE", XDPPass},
-	{70, "PASS_FIB_OTHER", XDPPass},
-	{71, "PASS_TX_NOT_ATTACHED", XDPPass},
-	{72, "PASS_FRAGMENT", XDPPass},
-	{73, "PASS_SRH_TLV", XDPPass},
-	{74, "PASS_NO_ROOM", XDPPass},
-	{75, "PASS_IPV4_OPTIONS", XDPPass},
+// ReasonTable lists every reason by value: drops, answers, passes. It is read from the compiled
+// program's own type information (enum reason), so Go cannot disagree with C on a name or value.
+var ReasonTable = reasonsFromBTF()
+
+// reasonsFromBTF lists the DROP_, SLOW_, ICMP_ and PASS_ members of enum reason in the embedded
+// program, by value.
+func reasonsFromBTF() []Reason {
+	spec, err := btf.LoadSpecFromReader(bytes.NewReader(_Seg6xBytes))
+	if err != nil {
+		panic(fmt.Sprintf("dataplane: the embedded program has no readable BTF: %v", err))
+	}
+	var e *btf.Enum
+	if err := spec.TypeByName("reason", &e); err != nil {
+		panic(fmt.Sprintf("dataplane: enum reason not in the embedded program: %v", err))
+	}
+	var out []Reason
+	for _, m := range e.Values {
+		kind, _, _ := strings.Cut(m.Name, "_")
+		if kind != "DROP" && kind != "SLOW" && kind != "ICMP" && kind != "PASS" {
+			continue // REASON_NONE and the range markers
+		}
+		out = append(out, Reason{Value: int(m.Value), Name: m.Name, Action: ReasonAction(int(m.Value))})
+	}
+	slices.SortFunc(out, func(a, b Reason) int { return a.Value - b.Value })
+	return out
 }
 
 // ReasonIndex returns the reason_stats key of a reason name, or -1.

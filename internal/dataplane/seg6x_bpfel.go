@@ -39,11 +39,29 @@ type Seg6xIn6Addr struct {
 	}
 }
 
+type Seg6xLimits uint32
+
+const (
+	Seg6xLimitsLIMIT_SEGMENTS        Seg6xLimits = 16
+	Seg6xLimitsLIMIT_POLICIES        Seg6xLimits = 65536
+	Seg6xLimitsLIMIT_ROUTES4         Seg6xLimits = 4194304
+	Seg6xLimitsLIMIT_ROUTES6         Seg6xLimits = 1048576
+	Seg6xLimitsLIMIT_SIDS            Seg6xLimits = 131072
+	Seg6xLimitsLIMIT_DOMAIN_PREFIXES Seg6xLimits = 1024
+)
+
 type Seg6xLpm6Key struct {
 	_         structs.HostLayout
 	Prefixlen uint32
 	Addr      [16]uint8
 }
+
+type Seg6xMssClamp uint32
+
+const (
+	Seg6xMssClampMSS_CLAMP_OFF  Seg6xMssClamp = 0
+	Seg6xMssClampMSS_CLAMP_AUTO Seg6xMssClamp = 65535
+)
 
 type Seg6xNhEntry struct {
 	_         structs.HostLayout
@@ -68,6 +86,16 @@ type Seg6xNhKey struct {
 	Dst        [16]uint8
 }
 
+type Seg6xPortFlags uint32
+
+const (
+	Seg6xPortFlagsPORT_F_SIDS            Seg6xPortFlags = 1
+	Seg6xPortFlagsPORT_F_BOUNDARY        Seg6xPortFlags = 2
+	Seg6xPortFlagsPORT_F_TENANT          Seg6xPortFlags = 4
+	Seg6xPortFlagsPORT_F_SID_SOURCES     Seg6xPortFlags = 8
+	Seg6xPortFlagsPORT_F_KERNEL_FALLBACK Seg6xPortFlags = 16
+)
+
 type Seg6xPortKey struct {
 	_       structs.HostLayout
 	Ifindex uint32
@@ -86,6 +114,60 @@ type Seg6xPortVal struct {
 	Pad      uint16
 	Gw6      [16]uint8
 }
+
+type Seg6xPortVlan uint32
+
+const (
+	Seg6xPortVlanPORT_VLAN_ANY Seg6xPortVlan = 65535
+)
+
+type Seg6xReason uint32
+
+const (
+	Seg6xReasonREASON_NONE            Seg6xReason = 0
+	Seg6xReasonDROP_TRUNC_VLAN        Seg6xReason = 1
+	Seg6xReasonDROP_TRUNC_IP          Seg6xReason = 2
+	Seg6xReasonDROP_BAD_IPV4IHL       Seg6xReason = 3
+	Seg6xReasonDROP_TRUNC_EXTHDR      Seg6xReason = 4
+	Seg6xReasonDROP_TOO_MANY_EXTHDRS  Seg6xReason = 5
+	Seg6xReasonDROP_SRH_BAD_LEN       Seg6xReason = 6
+	Seg6xReasonDROP_SRH_SL_BEYOND     Seg6xReason = 7
+	Seg6xReasonDROP_BAD_ROUTING_TYPE  Seg6xReason = 8
+	Seg6xReasonDROP_DECAP_SL_NONZERO  Seg6xReason = 9
+	Seg6xReasonDROP_BAD_INNER         Seg6xReason = 10
+	Seg6xReasonDROP_NO_ROOM           Seg6xReason = 11
+	Seg6xReasonDROP_BOUNDARY_SID      Seg6xReason = 12
+	Seg6xReasonDROP_BOUNDARY_LOCATOR  Seg6xReason = 13
+	Seg6xReasonDROP_BOUNDARY_SRH      Seg6xReason = 14
+	Seg6xReasonDROP_SID_SOURCE        Seg6xReason = 15
+	Seg6xReasonDROP_BAD_IP_VERSION    Seg6xReason = 16
+	Seg6xReasonDROP_BAD_IPV4CSUM      Seg6xReason = 17
+	Seg6xReasonDROP_BAD_IP_LEN        Seg6xReason = 18
+	Seg6xReasonDROP_TX_GONE           Seg6xReason = 19
+	Seg6xReasonDROP_TOO_BIG           Seg6xReason = 20
+	Seg6xReasonDROP_TOO_BIG_RATELIMIT Seg6xReason = 21
+	Seg6xReasonDROP_DECAP_TOO_BIG     Seg6xReason = 22
+	Seg6xReasonDROP_SLOW_BUSY         Seg6xReason = 23
+	Seg6xReasonREASON_SLOW_FIRST      Seg6xReason = 40
+	Seg6xReasonSLOW_FRAGMENT          Seg6xReason = 40
+	Seg6xReasonSLOW_DECAP_ICMP        Seg6xReason = 41
+	Seg6xReasonREASON_ANSWER_FIRST    Seg6xReason = 48
+	Seg6xReasonICMP_TOO_BIG           Seg6xReason = 48
+	Seg6xReasonREASON_PASS_FIRST      Seg6xReason = 64
+	Seg6xReasonPASS_NO_MATCH          Seg6xReason = 64
+	Seg6xReasonPASS_TTL               Seg6xReason = 65
+	Seg6xReasonPASS_LOCAL             Seg6xReason = 66
+	Seg6xReasonPASS_FIB_NO_NEIGH      Seg6xReason = 67
+	Seg6xReasonPASS_FIB_FRAG_NEEDED   Seg6xReason = 68
+	Seg6xReasonPASS_FIB_UNREACHABLE   Seg6xReason = 69
+	Seg6xReasonPASS_FIB_OTHER         Seg6xReason = 70
+	Seg6xReasonPASS_TX_NOT_ATTACHED   Seg6xReason = 71
+	Seg6xReasonPASS_FRAGMENT          Seg6xReason = 72
+	Seg6xReasonPASS_SRH_TLV           Seg6xReason = 73
+	Seg6xReasonPASS_NO_ROOM           Seg6xReason = 74
+	Seg6xReasonPASS_IPV4OPTIONS       Seg6xReason = 75
+	Seg6xReasonREASON_MAX             Seg6xReason = 128
+)
 
 type Seg6xRoute4Key struct {
 	_       structs.HostLayout
@@ -108,6 +190,19 @@ type Seg6xScratch struct {
 	Buf [4096]uint8
 }
 
+type Seg6xSidAction uint32
+
+const (
+	Seg6xSidActionSID_END      Seg6xSidAction = 1
+	Seg6xSidActionSID_END_X    Seg6xSidAction = 2
+	Seg6xSidActionSID_END_T    Seg6xSidAction = 3
+	Seg6xSidActionSID_END_DX4  Seg6xSidAction = 4
+	Seg6xSidActionSID_END_DX6  Seg6xSidAction = 5
+	Seg6xSidActionSID_END_DT4  Seg6xSidAction = 6
+	Seg6xSidActionSID_END_DT6  Seg6xSidAction = 7
+	Seg6xSidActionSID_END_DT46 Seg6xSidAction = 8
+)
+
 type Seg6xSidEntry struct {
 	_      structs.HostLayout
 	Id     uint32
@@ -118,6 +213,19 @@ type Seg6xSidEntry struct {
 	Pad    uint32
 	Nh     [16]uint8
 }
+
+type Seg6xSidFlags uint32
+
+const (
+	Seg6xSidFlagsSID_F_VLAN Seg6xSidFlags = 1
+)
+
+type Seg6xSlowKind uint32
+
+const (
+	Seg6xSlowKindSLOW_KIND_FRAGMENT Seg6xSlowKind = 1
+	Seg6xSlowKindSLOW_KIND_INJECT   Seg6xSlowKind = 2
+)
 
 type Seg6xSlowMeta struct {
 	_       structs.HostLayout
@@ -132,27 +240,35 @@ type Seg6xSlowMeta struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	Seg6xMapActionStats    = "action_stats"
-	Seg6xMapIcmpTat        = "icmp_tat"
-	Seg6xMapNhCache        = "nh_cache"
-	Seg6xMapNhGen          = "nh_gen"
-	Seg6xMapPolicies       = "policies"
-	Seg6xMapPolicyStats    = "policy_stats"
-	Seg6xMapPorts          = "ports"
-	Seg6xMapReasonStats    = "reason_stats"
-	Seg6xMapRoutes4        = "routes4"
-	Seg6xMapRoutes6        = "routes6"
-	Seg6xMapScratch        = "scratch"
-	Seg6xMapSidSources     = "sid_sources"
-	Seg6xMapSidSpace       = "sid_space"
-	Seg6xMapSidStats       = "sid_stats"
-	Seg6xMapSids           = "sids"
-	Seg6xMapSlowPath       = "slow_path"
-	Seg6xMapTxPorts        = "tx_ports"
-	Seg6xProgSeg6xXdp      = "seg6x_xdp"
-	Seg6xVarIcmpBurst      = "icmp_burst"
-	Seg6xVarIcmpIntervalNs = "icmp_interval_ns"
-	Seg6xVarNhCacheNs      = "nh_cache_ns"
+	Seg6xMapActionStats     = "action_stats"
+	Seg6xMapIcmpTat         = "icmp_tat"
+	Seg6xMapNhCache         = "nh_cache"
+	Seg6xMapNhGen           = "nh_gen"
+	Seg6xMapPolicies        = "policies"
+	Seg6xMapPolicyStats     = "policy_stats"
+	Seg6xMapPorts           = "ports"
+	Seg6xMapReasonStats     = "reason_stats"
+	Seg6xMapRoutes4         = "routes4"
+	Seg6xMapRoutes6         = "routes6"
+	Seg6xMapScratch         = "scratch"
+	Seg6xMapSidSources      = "sid_sources"
+	Seg6xMapSidSpace        = "sid_space"
+	Seg6xMapSidStats        = "sid_stats"
+	Seg6xMapSids            = "sids"
+	Seg6xMapSlowPath        = "slow_path"
+	Seg6xMapTxPorts         = "tx_ports"
+	Seg6xProgSeg6xXdp       = "seg6x_xdp"
+	Seg6xVarExportLimits    = "export_limits"
+	Seg6xVarExportMssClamp  = "export_mss_clamp"
+	Seg6xVarExportPortFlags = "export_port_flags"
+	Seg6xVarExportPortVlan  = "export_port_vlan"
+	Seg6xVarExportReason    = "export_reason"
+	Seg6xVarExportSidAction = "export_sid_action"
+	Seg6xVarExportSidFlags  = "export_sid_flags"
+	Seg6xVarExportSlowKind  = "export_slow_kind"
+	Seg6xVarIcmpBurst       = "icmp_burst"
+	Seg6xVarIcmpIntervalNs  = "icmp_interval_ns"
+	Seg6xVarNhCacheNs       = "nh_cache_ns"
 )
 
 // LoadSeg6x returns the embedded CollectionSpec for Seg6x.
@@ -227,9 +343,17 @@ type Seg6xMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xVariableSpecs struct {
-	IcmpBurst      *ebpf.VariableSpec `ebpf:"icmp_burst"`
-	IcmpIntervalNs *ebpf.VariableSpec `ebpf:"icmp_interval_ns"`
-	NhCacheNs      *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
+	ExportLimits    *ebpf.VariableSpec `ebpf:"export_limits"`
+	ExportMssClamp  *ebpf.VariableSpec `ebpf:"export_mss_clamp"`
+	ExportPortFlags *ebpf.VariableSpec `ebpf:"export_port_flags"`
+	ExportPortVlan  *ebpf.VariableSpec `ebpf:"export_port_vlan"`
+	ExportReason    *ebpf.VariableSpec `ebpf:"export_reason"`
+	ExportSidAction *ebpf.VariableSpec `ebpf:"export_sid_action"`
+	ExportSidFlags  *ebpf.VariableSpec `ebpf:"export_sid_flags"`
+	ExportSlowKind  *ebpf.VariableSpec `ebpf:"export_slow_kind"`
+	IcmpBurst       *ebpf.VariableSpec `ebpf:"icmp_burst"`
+	IcmpIntervalNs  *ebpf.VariableSpec `ebpf:"icmp_interval_ns"`
+	NhCacheNs       *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
 }
 
 // Seg6xObjects contains all objects after they have been loaded into the kernel.
@@ -297,9 +421,17 @@ func (m *Seg6xMaps) Close() error {
 //
 // It can be passed to LoadSeg6xObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xVariables struct {
-	IcmpBurst      *ebpf.Variable `ebpf:"icmp_burst"`
-	IcmpIntervalNs *ebpf.Variable `ebpf:"icmp_interval_ns"`
-	NhCacheNs      *ebpf.Variable `ebpf:"nh_cache_ns"`
+	ExportLimits    *ebpf.Variable `ebpf:"export_limits"`
+	ExportMssClamp  *ebpf.Variable `ebpf:"export_mss_clamp"`
+	ExportPortFlags *ebpf.Variable `ebpf:"export_port_flags"`
+	ExportPortVlan  *ebpf.Variable `ebpf:"export_port_vlan"`
+	ExportReason    *ebpf.Variable `ebpf:"export_reason"`
+	ExportSidAction *ebpf.Variable `ebpf:"export_sid_action"`
+	ExportSidFlags  *ebpf.Variable `ebpf:"export_sid_flags"`
+	ExportSlowKind  *ebpf.Variable `ebpf:"export_slow_kind"`
+	IcmpBurst       *ebpf.Variable `ebpf:"icmp_burst"`
+	IcmpIntervalNs  *ebpf.Variable `ebpf:"icmp_interval_ns"`
+	NhCacheNs       *ebpf.Variable `ebpf:"nh_cache_ns"`
 }
 
 // Seg6xPrograms contains all programs after they have been loaded into the kernel.

@@ -123,27 +123,35 @@ type Seg6xFibDirectSidEntry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	Seg6xFibDirectMapActionStats    = "action_stats"
-	Seg6xFibDirectMapIcmpTat        = "icmp_tat"
-	Seg6xFibDirectMapNhCache        = "nh_cache"
-	Seg6xFibDirectMapNhGen          = "nh_gen"
-	Seg6xFibDirectMapPolicies       = "policies"
-	Seg6xFibDirectMapPolicyStats    = "policy_stats"
-	Seg6xFibDirectMapPorts          = "ports"
-	Seg6xFibDirectMapReasonStats    = "reason_stats"
-	Seg6xFibDirectMapRoutes4        = "routes4"
-	Seg6xFibDirectMapRoutes6        = "routes6"
-	Seg6xFibDirectMapScratch        = "scratch"
-	Seg6xFibDirectMapSidSources     = "sid_sources"
-	Seg6xFibDirectMapSidSpace       = "sid_space"
-	Seg6xFibDirectMapSidStats       = "sid_stats"
-	Seg6xFibDirectMapSids           = "sids"
-	Seg6xFibDirectMapSlowPath       = "slow_path"
-	Seg6xFibDirectMapTxPorts        = "tx_ports"
-	Seg6xFibDirectProgSeg6xXdp      = "seg6x_xdp"
-	Seg6xFibDirectVarIcmpBurst      = "icmp_burst"
-	Seg6xFibDirectVarIcmpIntervalNs = "icmp_interval_ns"
-	Seg6xFibDirectVarNhCacheNs      = "nh_cache_ns"
+	Seg6xFibDirectMapActionStats     = "action_stats"
+	Seg6xFibDirectMapIcmpTat         = "icmp_tat"
+	Seg6xFibDirectMapNhCache         = "nh_cache"
+	Seg6xFibDirectMapNhGen           = "nh_gen"
+	Seg6xFibDirectMapPolicies        = "policies"
+	Seg6xFibDirectMapPolicyStats     = "policy_stats"
+	Seg6xFibDirectMapPorts           = "ports"
+	Seg6xFibDirectMapReasonStats     = "reason_stats"
+	Seg6xFibDirectMapRoutes4         = "routes4"
+	Seg6xFibDirectMapRoutes6         = "routes6"
+	Seg6xFibDirectMapScratch         = "scratch"
+	Seg6xFibDirectMapSidSources      = "sid_sources"
+	Seg6xFibDirectMapSidSpace        = "sid_space"
+	Seg6xFibDirectMapSidStats        = "sid_stats"
+	Seg6xFibDirectMapSids            = "sids"
+	Seg6xFibDirectMapSlowPath        = "slow_path"
+	Seg6xFibDirectMapTxPorts         = "tx_ports"
+	Seg6xFibDirectProgSeg6xXdp       = "seg6x_xdp"
+	Seg6xFibDirectVarExportLimits    = "export_limits"
+	Seg6xFibDirectVarExportMssClamp  = "export_mss_clamp"
+	Seg6xFibDirectVarExportPortFlags = "export_port_flags"
+	Seg6xFibDirectVarExportPortVlan  = "export_port_vlan"
+	Seg6xFibDirectVarExportReason    = "export_reason"
+	Seg6xFibDirectVarExportSidAction = "export_sid_action"
+	Seg6xFibDirectVarExportSidFlags  = "export_sid_flags"
+	Seg6xFibDirectVarExportSlowKind  = "export_slow_kind"
+	Seg6xFibDirectVarIcmpBurst       = "icmp_burst"
+	Seg6xFibDirectVarIcmpIntervalNs  = "icmp_interval_ns"
+	Seg6xFibDirectVarNhCacheNs       = "nh_cache_ns"
 )
 
 // LoadSeg6xFibDirect returns the embedded CollectionSpec for Seg6xFibDirect.
@@ -218,9 +226,17 @@ type Seg6xFibDirectMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xFibDirectVariableSpecs struct {
-	IcmpBurst      *ebpf.VariableSpec `ebpf:"icmp_burst"`
-	IcmpIntervalNs *ebpf.VariableSpec `ebpf:"icmp_interval_ns"`
-	NhCacheNs      *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
+	ExportLimits    *ebpf.VariableSpec `ebpf:"export_limits"`
+	ExportMssClamp  *ebpf.VariableSpec `ebpf:"export_mss_clamp"`
+	ExportPortFlags *ebpf.VariableSpec `ebpf:"export_port_flags"`
+	ExportPortVlan  *ebpf.VariableSpec `ebpf:"export_port_vlan"`
+	ExportReason    *ebpf.VariableSpec `ebpf:"export_reason"`
+	ExportSidAction *ebpf.VariableSpec `ebpf:"export_sid_action"`
+	ExportSidFlags  *ebpf.VariableSpec `ebpf:"export_sid_flags"`
+	ExportSlowKind  *ebpf.VariableSpec `ebpf:"export_slow_kind"`
+	IcmpBurst       *ebpf.VariableSpec `ebpf:"icmp_burst"`
+	IcmpIntervalNs  *ebpf.VariableSpec `ebpf:"icmp_interval_ns"`
+	NhCacheNs       *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
 }
 
 // Seg6xFibDirectObjects contains all objects after they have been loaded into the kernel.
@@ -288,9 +304,17 @@ func (m *Seg6xFibDirectMaps) Close() error {
 //
 // It can be passed to LoadSeg6xFibDirectObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xFibDirectVariables struct {
-	IcmpBurst      *ebpf.Variable `ebpf:"icmp_burst"`
-	IcmpIntervalNs *ebpf.Variable `ebpf:"icmp_interval_ns"`
-	NhCacheNs      *ebpf.Variable `ebpf:"nh_cache_ns"`
+	ExportLimits    *ebpf.Variable `ebpf:"export_limits"`
+	ExportMssClamp  *ebpf.Variable `ebpf:"export_mss_clamp"`
+	ExportPortFlags *ebpf.Variable `ebpf:"export_port_flags"`
+	ExportPortVlan  *ebpf.Variable `ebpf:"export_port_vlan"`
+	ExportReason    *ebpf.Variable `ebpf:"export_reason"`
+	ExportSidAction *ebpf.Variable `ebpf:"export_sid_action"`
+	ExportSidFlags  *ebpf.Variable `ebpf:"export_sid_flags"`
+	ExportSlowKind  *ebpf.Variable `ebpf:"export_slow_kind"`
+	IcmpBurst       *ebpf.Variable `ebpf:"icmp_burst"`
+	IcmpIntervalNs  *ebpf.Variable `ebpf:"icmp_interval_ns"`
+	NhCacheNs       *ebpf.Variable `ebpf:"nh_cache_ns"`
 }
 
 // Seg6xFibDirectPrograms contains all programs after they have been loaded into the kernel.

@@ -354,31 +354,31 @@ func localSID(r *kernelRoute) (state.SID, string) {
 			return sd, fmt.Sprintf("seg6local attribute %d", a)
 		}
 	}
-	switch l.Action {
-	case 1:
-		sd.Action = "End"
-	case 2:
-		sd.Action, sd.NH6 = "End.X", l.NH6
-	case 3:
-		sd.Action, sd.Table = "End.T", l.Table
-	case 5:
-		sd.Action, sd.NH6 = "End.DX6", l.NH6
-	case 6:
-		sd.Action, sd.NH4 = "End.DX4", l.NH4
-	case 7:
-		sd.Action, sd.Table = "End.DT6", l.Table
-		if l.VRFTable != 0 {
-			sd.Table = l.VRFTable
-		}
-	case 8:
-		sd.Action, sd.Table = "End.DT4", l.VRFTable
-	case 16:
-		sd.Action, sd.Table = "End.DT46", l.VRFTable
-	default:
+	b := state.BehaviorOfKernel(int(l.Action))
+	if b == nil {
 		return sd, "action " + localActionName(l.Action) + " is not implemented by seg6x"
 	}
-	if (sd.Action == "End.T" || strings.HasPrefix(sd.Action, "End.DT")) && sd.Table == 0 {
-		return sd, sd.Action + " without a table"
+	sd.Action = b.Name
+	switch b.Needs {
+	case state.ParamNH4:
+		sd.NH4 = l.NH4
+	case state.ParamNH6:
+		sd.NH6 = l.NH6
+	case state.ParamTable:
+		switch b.KernelTable {
+		case state.KernelTableMain:
+			sd.Table = l.Table
+		case state.KernelTableVRF:
+			sd.Table = l.VRFTable
+		case state.KernelTableEither:
+			sd.Table = l.Table
+			if l.VRFTable != 0 {
+				sd.Table = l.VRFTable
+			}
+		}
+		if sd.Table == 0 {
+			return sd, sd.Action + " without a table"
+		}
 	}
 	return sd, ""
 }

@@ -12,20 +12,21 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/perf"
 	"github.com/seg6x/seg6x/internal/dataplane"
 )
 
-// Record kinds (enum slow_kind in bpf/structs.h).
+// Record kinds (enum slow_kind in bpf/structs.h, as bpf2go generated it).
 const (
-	KindFragment = 1 // fragment the IPv4 packet to the record's MTU, run each fragment in
-	KindInject   = 2 // run the frame in as it is
+	KindFragment = uint32(dataplane.Seg6xSlowKindSLOW_KIND_FRAGMENT) // fragment the IPv4 packet to the record's MTU, run each fragment in
+	KindInject   = uint32(dataplane.Seg6xSlowKindSLOW_KIND_INJECT)   // run the frame in as it is
 )
 
 const (
-	metaLen = 20 // struct slow_meta
+	metaLen = int(unsafe.Sizeof(dataplane.Seg6xSlowMeta{})) // struct slow_meta
 	// RingBytes is the size of each CPU's perf ring: about 80 full-size frames of backlog per CPU;
 	// beyond that the program counts DROP_SLOW_BUSY.
 	RingBytes = 128 << 10

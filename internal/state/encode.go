@@ -12,13 +12,6 @@ import (
 	"github.com/seg6x/seg6x/internal/dataplane"
 )
 
-// sid_action values (enum sid_action in bpf/structs.h).
-var actionCode = map[string]uint8{
-	"End": 1, "End.X": 2, "End.T": 3, "End.DX4": 4, "End.DX6": 5, "End.DT4": 6, "End.DT6": 7, "End.DT46": 8,
-}
-
-const sidFlagVLAN = 1 // SID_F_VLAN
-
 // plensVal sets the prefix-length bitmaps of v from route counts per length.
 func plensVal(v *dataplane.Seg6xPortVal, plens *[2][129]uint32) {
 	for n := 0; n <= 32; n++ {
@@ -33,17 +26,17 @@ func plensVal(v *dataplane.Seg6xPortVal, plens *[2][129]uint32) {
 	}
 }
 
-// PORT_F_* in bpf/structs.h.
+// PORT_F_* and PORT_VLAN_ANY (the key of an interface's entry for every VLAN without its own), as
+// bpf2go generated them from bpf/structs.h.
 const (
-	portFlagSIDs           = 1
-	portFlagBoundary       = 2
-	portFlagTenant         = 4
-	portFlagSIDSources     = 8
-	portFlagKernelFallback = 16
+	portFlagSIDs           = uint32(dataplane.Seg6xPortFlagsPORT_F_SIDS)
+	portFlagBoundary       = uint32(dataplane.Seg6xPortFlagsPORT_F_BOUNDARY)
+	portFlagTenant         = uint32(dataplane.Seg6xPortFlagsPORT_F_TENANT)
+	portFlagSIDSources     = uint32(dataplane.Seg6xPortFlagsPORT_F_SID_SOURCES)
+	portFlagKernelFallback = uint32(dataplane.Seg6xPortFlagsPORT_F_KERNEL_FALLBACK)
+	portVLANAny            = uint16(dataplane.Seg6xPortVlanPORT_VLAN_ANY)
+	sidFlagVLAN            = uint8(dataplane.Seg6xSidFlagsSID_F_VLAN)
 )
-
-// portVLANAny is PORT_VLAN_ANY: the key of an interface's entry for every VLAN without its own.
-const portVLANAny = 0xFFFF
 
 // tenantVal is the tenant part of a port entry: the route table version and its prefix lengths, the
 // gateway addresses and MSS clamping of tenant t.
@@ -116,7 +109,10 @@ func route6Key(table uint32, p netip.Prefix) dataplane.Seg6xRoute6Key {
 }
 
 func sidEntry(sd SID, tenantTable func(string) uint32) dataplane.Seg6xSidEntry {
-	e := dataplane.Seg6xSidEntry{Id: sd.ID, Action: actionCode[sd.Action], Table: sd.Table}
+	e := dataplane.Seg6xSidEntry{Id: sd.ID, Table: sd.Table}
+	if b := BehaviorNamed(sd.Action); b != nil {
+		e.Action = b.Code
+	}
 	if sd.Tenant != "" {
 		e.Table = tenantTable(sd.Tenant)
 	}

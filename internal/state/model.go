@@ -119,7 +119,7 @@ type Route struct {
 // SID is a local segment identifier and the endpoint behavior bound to it.
 type SID struct {
 	SID    netip.Addr `yaml:"sid" json:"sid"`
-	Action string     `yaml:"action" json:"action"`
+	Action string     `yaml:"action" json:"action"`                     // a Behavior's name (behaviors.go)
 	NH4    netip.Addr `yaml:"nh4,omitempty" json:"nh4,omitempty"`       // End.DX4
 	NH6    netip.Addr `yaml:"nh6,omitempty" json:"nh6,omitempty"`       // End.X, End.DX6
 	Table  uint32     `yaml:"table,omitempty" json:"table,omitempty"`   // End.T, End.DT4/6/46
@@ -128,9 +128,6 @@ type SID struct {
 	ID     uint32     `yaml:"-" json:"id,omitempty"`
 	Origin string     `yaml:"-" json:"origin,omitempty"` // "" (API, config) or OriginKernel
 }
-
-// Actions lists the endpoint behaviors seg6x implements, by their RFC 8986 names.
-var Actions = []string{"End", "End.X", "End.T", "End.DX4", "End.DX6", "End.DT4", "End.DT6", "End.DT46"}
 
 // Route modes.
 const (

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
-	"slices"
 	"strconv"
+	"strings"
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
@@ -16,15 +16,6 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
 func routeObj(r *Route) string   { return fmt.Sprintf("route %s tenant %s", r.Prefix, r.Tenant) }
 func sidObj(s *SID) string       { return fmt.Sprintf("sid %s", s.SID) }
 func tenantObj(t *Tenant) string { return fmt.Sprintf("tenant %q", t.Name) }
-
-// IsDecap reports whether action decapsulates (and so may push a VLAN on egress).
-func IsDecap(action string) bool {
-	switch action {
-	case "End.DX4", "End.DX6", "End.DT4", "End.DT6", "End.DT46":
-		return true
-	}
-	return false
-}
 
 // Validate returns every problem in a whole desired state (a config file): each object on its own,
 // duplicates, and references between objects. It also fills defaults in place.
@@ -184,14 +175,21 @@ func validateTenant(t *Tenant, add func(error)) {
 	}
 }
 
+// The data plane's mss_clamp values for off and auto (enum mss_clamp in bpf/structs.h; a test in
+// internal/dataplane checks them against the compiled program).
+const (
+	MSSClampOffValue  uint16 = 0
+	MSSClampAutoValue uint16 = 0xFFFF
+)
+
 // MSSClampValue is the data plane's value of a tenant's MSS clamping (mss_clamp in struct port_val):
-// 0 off, 0xFFFF auto, else the largest MSS.
+// MSSClampOffValue, MSSClampAutoValue, else the largest MSS.
 func MSSClampValue(s string) (uint16, error) {
 	switch s {
 	case "", MSSClampOff:
-		return 0, nil
+		return MSSClampOffValue, nil
 	case MSSClampAuto:
-		return 0xFFFF, nil
+		return MSSClampAutoValue, nil
 	}
 	n, err := strconv.ParseUint(s, 10, 32)
 	if err != nil || n < MinMSS || n > MaxMSS {
@@ -202,9 +200,9 @@ func MSSClampValue(s string) (uint16, error) {
 
 func mssClampString(v uint16) string {
 	switch v {
-	case 0:
+	case MSSClampOffValue:
 		return ""
-	case 0xFFFF:
+	case MSSClampAutoValue:
 		return MSSClampAuto
 	}
 	return strconv.Itoa(int(v))
@@ -263,16 +261,15 @@ func validateSID(sd *SID, tenant func(string) *Tenant, add func(error)) {
 // tenant up by name; nil leaves the tenant reference unchecked).
 func validateSIDParams(sd *SID, tenant func(string) *Tenant, add func(error)) {
 	obj := sidObj(sd)
-	if !slices.Contains(Actions, sd.Action) {
+	b := BehaviorNamed(sd.Action)
+	if b == nil {
 		add(fieldErr(obj, "action", "%q is not one of %v", sd.Action, Actions))
 		return
 	}
-	needNH4 := sd.Action == "End.DX4"
-	needNH6 := sd.Action == "End.X" || sd.Action == "End.DX6"
-	needTable := sd.Action == "End.T" || sd.Action == "End.DT4" || sd.Action == "End.DT6" || sd.Action == "End.DT46"
+	needNH4, needNH6, needTable := b.Needs == ParamNH4, b.Needs == ParamNH6, b.Needs == ParamTable
 	if sd.Tenant != "" {
-		if !IsDecap(sd.Action) || !needTable {
-			add(fieldErr(obj, "tenant", "only End.DT4/End.DT6/End.DT46 take a tenant"))
+		if !b.TakesTenant() {
+			add(fieldErr(obj, "tenant", "%s takes no tenant; only %s do", sd.Action, strings.Join(tenantBehaviors(), "/")))
 		} else if tenant != nil { // nil: the reference is checked later
 			t := tenant(sd.Tenant)
 			switch {
@@ -304,10 +301,21 @@ func validateSIDParams(sd *SID, tenant func(string) *Tenant, add func(error)) {
 		add(fieldErr(obj, "table", "%s takes no table", sd.Action))
 	}
 	if sd.VLAN != 0 {
-		if !IsDecap(sd.Action) {
-			add(fieldErr(obj, "vlan", "%s does not decapsulate; only End.DX*/End.DT* push a VLAN", sd.Action))
+		if !b.Decap {
+			add(fieldErr(obj, "vlan", "%s does not decapsulate; only decap behaviors push a VLAN", sd.Action))
 		} else if sd.VLAN > 4094 {
 			add(fieldErr(obj, "vlan", "%d is not a VLAN ID (1-4094)", sd.VLAN))
 		}
 	}
+}
+
+// tenantBehaviors names the behaviors whose table may be given as a tenant.
+func tenantBehaviors() []string {
+	var out []string
+	for i := range Behaviors {
+		if Behaviors[i].TakesTenant() {
+			out = append(out, Behaviors[i].Name)
+		}
+	}
+	return out
 }

@@ -1,0 +1,96 @@
+package dataplane_test
+
+// enums_test.go: every enum the control plane shares with the compiled program (the export_*
+// anchors in bpf/seg6x.bpf.c) has a Go counterpart with the same members and values: the behavior
+// table (enum sid_action), the reasons (enum reason), the control plane's limits (enum limits) and
+// MSS clamp values, and the generated constants the encoder and the slow path use directly. A C
+// member without a counterpart, or a different value, fails here.
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/state"
+)
+
+// goCounterparts holds, per shared enum, the Go value of every member name.
+func goCounterparts() map[string]map[string]int64 {
+	behaviors := map[string]int64{}
+	for i := range state.Behaviors {
+		b := &state.Behaviors[i]
+		behaviors[b.CName()] = int64(b.Code)
+	}
+	reasons := map[string]int64{"REASON_NONE": 0, "REASON_SLOW_FIRST": int64(dataplane.ReasonSlowFirst),
+		"REASON_ANSWER_FIRST": int64(dataplane.ReasonAnswerFirst), "REASON_PASS_FIRST": int64(dataplane.ReasonPassFirst),
+		"REASON_MAX": int64(dataplane.ReasonSlots)}
+	for _, r := range dataplane.ReasonTable {
+		reasons[r.Name] = int64(r.Value)
+	}
+	return map[string]map[string]int64{
+		"sid_action": behaviors,
+		"reason":     reasons,
+		"limits": {
+			"LIMIT_SEGMENTS": state.MaxSegments, "LIMIT_POLICIES": state.MaxPolicies, "LIMIT_ROUTES4": state.MaxRoutes4,
+			"LIMIT_ROUTES6": state.MaxRoutes6, "LIMIT_SIDS": state.MaxSIDs, "LIMIT_DOMAIN_PREFIXES": state.MaxDomainPrefixes,
+		},
+		"mss_clamp": {"MSS_CLAMP_OFF": int64(state.MSSClampOffValue), "MSS_CLAMP_AUTO": int64(state.MSSClampAutoValue)},
+		// Used through bpf2go's constants (state/encode.go, slowpath/relay.go): listed so that a new
+		// member shows up here, and so that the generated file is the one built from this C.
+		"slow_kind": {"SLOW_KIND_FRAGMENT": int64(dataplane.Seg6xSlowKindSLOW_KIND_FRAGMENT),
+			"SLOW_KIND_INJECT": int64(dataplane.Seg6xSlowKindSLOW_KIND_INJECT)},
+		"port_flags": {"PORT_F_SIDS": int64(dataplane.Seg6xPortFlagsPORT_F_SIDS), "PORT_F_BOUNDARY": int64(dataplane.Seg6xPortFlagsPORT_F_BOUNDARY),
+			"PORT_F_TENANT": int64(dataplane.Seg6xPortFlagsPORT_F_TENANT), "PORT_F_SID_SOURCES": int64(dataplane.Seg6xPortFlagsPORT_F_SID_SOURCES),
+			"PORT_F_KERNEL_FALLBACK": int64(dataplane.Seg6xPortFlagsPORT_F_KERNEL_FALLBACK)},
+		"port_vlan": {"PORT_VLAN_ANY": int64(dataplane.Seg6xPortVlanPORT_VLAN_ANY)},
+		"sid_flags": {"SID_F_VLAN": int64(dataplane.Seg6xSidFlagsSID_F_VLAN)},
+	}
+}
+
+func TestSharedEnumsMatchC(t *testing.T) {
+	spec, err := dataplane.LoadSeg6x()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := goCounterparts()
+	seen := map[string]bool{}
+	for name := range spec.Variables {
+		enum, ok := strings.CutPrefix(name, "export_")
+		if !ok {
+			continue
+		}
+		seen[enum] = true
+		var e *btf.Enum
+		if err := spec.Types.TypeByName(enum, &e); err != nil {
+			t.Errorf("enum %s (anchored by %s): %v", enum, name, err)
+			continue
+		}
+		gov, ok := want[enum]
+		if !ok {
+			t.Errorf("enum %s is shared with the control plane but has no Go counterpart in this test", enum)
+			continue
+		}
+		cnames := map[string]bool{}
+		for _, m := range e.Values {
+			cnames[m.Name] = true
+			v, ok := gov[m.Name]
+			switch {
+			case !ok:
+				t.Errorf("enum %s: C member %s = %d has no Go counterpart", enum, m.Name, m.Value)
+			case uint64(v) != m.Value:
+				t.Errorf("enum %s: %s is %d in C, %d in Go", enum, m.Name, m.Value, v)
+			}
+		}
+		for n, v := range gov {
+			if !cnames[n] {
+				t.Errorf("enum %s: Go has %s = %d, C does not", enum, n, v)
+			}
+		}
+	}
+	for enum := range want {
+		if !seen[enum] {
+			t.Errorf("enum %s: not exported by the program (no export_%s anchor in bpf/seg6x.bpf.c)", enum, enum)
+		}
+	}
+}
