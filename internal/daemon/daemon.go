@@ -197,7 +197,7 @@ func total(c state.Counts) int {
 func applyConfig(ctx context.Context, c pb.ControlClient, path string, o *Options) error {
 	desired, err := config.Load(path)
 	if err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
+		return fmt.Errorf("config: %w", err) // Load's errors name the file
 	}
 	rep, err := c.ApplyState(ctx, &pb.ApplyStateRequest{State: api.StateToPB(&desired)})
 	if err != nil {
