@@ -23,6 +23,7 @@ updated, objects not in it are removed. Applying the same file twice changes not
 written unless the whole file is valid. --dry-run validates and prints the diff only. A tenant whose
 routes differ gets its whole route table swapped in one step: traffic sees the old table or the new.
 With a daemon running this is the same API call the daemon makes for --config at start and SIGHUP.
+"seg6x config export" prints the running state as such a file (applying it changes nothing).
 
 File format (every key optional except where an object needs it):
   interfaces: [{name: eth0}, {name: eth1, mode: generic}]

@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"time"
 
 	"github.com/seg6x/seg6x/internal/daemon"
 	"github.com/spf13/cobra"
@@ -37,6 +38,9 @@ Next-hop cache: the daemon's programs reuse a FIB result for the same lookup for
 route, rule, link or neighbor change it hears over netlink, so the time limit matters only while no
 daemon runs. "seg6x set nexthop-cache-ms N" (N > 0) overrides it; --nexthop-cache-ms 0 turns it off.
 
+The daemon owns the instance (a lock on <dir>/lock). If a command run without a daemon holds it
+at start, the daemon waits for it up to --lock-wait (default 10s), naming the holder, then gives up.
+
 Run it under systemd with deploy/seg6x.service (see docs/operations.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -53,6 +57,7 @@ Run it under systemd with deploy/seg6x.service (see docs/operations.md).`,
 	c.Flags().StringVar(&o.TLS.CA, "tls-client-ca", "", "with --listen: CA that signs client certificates (PEM)")
 	c.Flags().BoolVar(&o.Cleanup, "cleanup", false, "on a clean stop, detach everything and remove all state")
 	c.Flags().Uint32Var(&o.NextHopCacheMs, "nexthop-cache-ms", 1000, "next-hop cache time while the state's nexthop_cache_ms is 0 (this daemon invalidates the cache on every route, rule, link or neighbor change; 0 = off)")
+	c.Flags().DurationVar(&o.LockWait, "lock-wait", 10*time.Second, "how long to wait for the instance while another seg6x process holds it (a command run without a daemon); 0 = fail at once")
 	c.Flags().BoolVar(&o.Mirror, "mirror-kernel", false, "accelerate the kernel's own seg6/seg6local routes (followed over netlink; see docs/kernel-mirror.md)")
 	return c
 }

@@ -46,6 +46,7 @@ Typical use:
   seg6x route add 198.18.2.0/24 tenant blue encap seg6 mode encap segs fc00:2::64 src fc00:1::1
   seg6x sid add fc00:1::64 action End.DT4 tenant blue vlan 100
   seg6x apply -f seg6x.yaml
+  seg6x config export > seg6x.yaml   # the running state as such a file
   seg6x show
   seg6x stats
   seg6x daemon --config seg6x.yaml --metrics 127.0.0.1:9469 [--mirror-kernel]
@@ -62,7 +63,7 @@ Typical use:
 	root.PersistentFlags().StringVar(&g.tls.Cert, "client-cert", "", "with --server: client certificate")
 	root.PersistentFlags().StringVar(&g.tls.Key, "client-key", "", "with --server: client key")
 	root.AddCommand(attachCmd(), detachCmd(), domainCmd(), tenantCmd(), routeCmd(), sidCmd(), applyCmd(), showCmd(),
-		statsCmd(), setCmd(), statusCmd(), daemonCmd(), benchCmd(), labCmd())
+		statsCmd(), setCmd(), statusCmd(), configCmd(), daemonCmd(), benchCmd(), labCmd())
 	return root
 }
 

@@ -51,6 +51,3 @@ func Load(path string) (state.State, error) {
 	}
 	return s, nil
 }
-
-// Marshal renders a state as the YAML that Load reads back (ids and resolved fields left out).
-func Marshal(s state.State) ([]byte, error) { return yaml.Marshal(s) }

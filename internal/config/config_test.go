@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -60,6 +62,29 @@ func TestParseErrors(t *testing.T) {
 		_, err := Parse(strings.NewReader(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Parse(%q) error = %v, want mention of %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+// TestLoadErrorMessage pins whole messages for a bad file: the path, "yaml: " once, the line, and
+// for a bad value its key path.
+func TestLoadErrorMessage(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ in, want string }{
+		{"routes:\n  - tenant: a\n    prefix: 10.0.0.0/33\n",
+			`yaml: line 3: routes[0].prefix: netip.ParsePrefix("10.0.0.0/33"): prefix length out of range`},
+		{"\t- x", "yaml: line 1: found character that cannot start any token"},
+		{"tenants:\n  - name: a\n    colour: red\n", "yaml: unmarshal errors:\n  line 3: field colour not found in type state.Tenant"},
+		{"sids:\n  - sid: fc00::1\n    action: End\n    nh6: not-an-address\n",
+			`yaml: line 4: sids[0].nh6: ParseAddr("not-an-address"): unable to parse IP`},
+	} {
+		path := filepath.Join(dir, "bad.yaml")
+		if err := os.WriteFile(path, []byte(tc.in), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if want := path + ": " + tc.want; err == nil || err.Error() != want {
+			t.Errorf("Load of %q:\n got: %v\nwant: %s", tc.in, err, want)
 		}
 	}
 }

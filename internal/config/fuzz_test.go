@@ -24,14 +24,14 @@ var (
 	yamlLine  = regexp.MustCompile(`^yaml: (line \d+: |unmarshal errors:\n  line \d+: )`)
 	lineNum   = regexp.MustCompile(`^yaml: (?:unmarshal errors:\n  )?line (\d+): `)
 	netipErr  = regexp.MustCompile(`^yaml: line \d+: (\S+: )?(ParseAddr|netip\.ParsePrefix)\(`)
-	addrWhere = regexp.MustCompile(`^yaml: line \d+: (domain\.(locators|sources)\[\d+\]|routes\[\d+\]\.(prefix|src|segs\[\d+\])|sids\[\d+\]\.(sid|nh4|nh6)): `)
+	addrWhere = regexp.MustCompile(`^yaml: line \d+: (domain\.(locators|sources)\[\d+\]|tenants\[\d+\]\.gateway\[\d+\]|routes\[\d+\]\.(prefix|src|segs\[\d+\])|sids\[\d+\]\.(sid|nh4|nh6)): `)
 )
 
 // For state.Validate: every problem is a FieldError about an object of the model, and its field
 // (when it names one) is a key of that object.
 var (
 	objectRE = regexp.MustCompile(`(?s)^(options|domain|interface|interface ".*"|tenant ".*"|route .* tenant .*|sid .*)$`)
-	fieldRE  = regexp.MustCompile(`^(|nexthop_cache_ms|(locators|sources|segs)\[\d+\]|locators|sources|name|mode|role|dev|vlan|port|tenant|prefix|segs|src|sid|action|nh4|nh6|table)$`)
+	fieldRE  = regexp.MustCompile(`^(|nexthop_cache_ms|(locators|sources|segs)\[\d+\]|locators|sources|name|mode|role|dev|vlan|port|tenant|prefix|segs|src|sid|action|nh4|nh6|table|gateway|mss_clamp)$`)
 )
 
 func FuzzParse(f *testing.F) {
@@ -99,6 +99,9 @@ func FuzzParse(f *testing.F) {
 
 // checkWhere fails unless msg names a line of data (and the key path of a bad address or prefix).
 func checkWhere(t *testing.T, data []byte, msg string) {
+	if strings.Count(msg, "yaml: ") > 1 {
+		t.Fatalf(`"yaml: " more than once: %q`, msg)
+	}
 	if msg == "yaml: "+excessiveAliasing { // the whole document's
 		return
 	}

@@ -39,7 +39,10 @@ type Options struct {
 	// NextHopCacheMs is the next-hop cache time of the programs this daemon loads while the state's
 	// nexthop_cache_ms is 0 (--nexthop-cache-ms; 0 = off).
 	NextHopCacheMs uint32
-	Log            io.Writer
+	// LockWait is how long to wait for the instance while another process (a CLI command run
+	// without a daemon, another daemon) holds it (--lock-wait; 0 = fail at once).
+	LockWait time.Duration
+	Log      io.Writer
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -57,9 +60,21 @@ func Run(ctx context.Context, o Options) error {
 	if o.NextHopCacheMs > state.MaxNextHopCacheMs {
 		return fmt.Errorf("--nexthop-cache-ms %d is more than %d", o.NextHopCacheMs, state.MaxNextHopCacheMs)
 	}
-	st, err := state.OpenWith(o.Dir, state.HostEnv{}, state.OpenOptions{NoWait: true, DefaultNextHopCacheMs: o.NextHopCacheMs})
+	if c, err := net.DialTimeout("unix", o.Socket, time.Second); err == nil { // waiting for it would be no use
+		c.Close()
+		return fmt.Errorf("a seg6x daemon already serves %s (its API answers on %s)", o.Dir, o.Socket)
+	}
+	lock := state.LockPath(o.Dir)
+	st, err := state.OpenWith(o.Dir, state.HostEnv{}, state.OpenOptions{
+		NoWait: o.LockWait <= 0, Wait: o.LockWait, DefaultNextHopCacheMs: o.NextHopCacheMs,
+		Waiting: func() { o.logf("%s is held by %s; waiting up to %v for it", o.Dir, lockHolder(lock), o.LockWait) },
+	})
 	if errors.Is(err, state.ErrLocked) {
-		return fmt.Errorf("%s is held by another seg6x daemon or command", o.Dir)
+		if o.LockWait > 0 {
+			return fmt.Errorf("%s is still held by %s after %v (--lock-wait): another seg6x daemon, or a command that has not finished",
+				o.Dir, lockHolder(lock), o.LockWait)
+		}
+		return fmt.Errorf("%s is held by %s: another seg6x daemon, or a command that has not finished", o.Dir, lockHolder(lock))
 	}
 	if err != nil {
 		return err
@@ -197,7 +212,7 @@ func total(c state.Counts) int {
 func applyConfig(ctx context.Context, c pb.ControlClient, path string, o *Options) error {
 	desired, err := config.Load(path)
 	if err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
+		return fmt.Errorf("config: %w", err) // Load's errors name the file
 	}
 	rep, err := c.ApplyState(ctx, &pb.ApplyStateRequest{State: api.StateToPB(&desired)})
 	if err != nil {

@@ -5,12 +5,14 @@ package state
 // whole or not at all) and Apply (a whole desired state, turned into operations by plan.go).
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"golang.org/x/sys/unix"
@@ -37,12 +39,16 @@ type Store struct {
 	snapshotBytes, journalBytes int64
 }
 
-// ErrLocked is returned by Open with NoWait when another process holds the instance.
+// ErrLocked is returned by Open with NoWait or Wait when another process holds the instance.
 var ErrLocked = fmt.Errorf("the instance is in use by another seg6x process")
 
 // OpenOptions change how Open behaves.
 type OpenOptions struct {
 	NoWait bool // fail with ErrLocked instead of waiting for the lock
+	// Wait, when set (and not NoWait), bounds the wait for the lock: ErrLocked after this long.
+	Wait time.Duration
+	// Waiting, when set, is called once if the lock is held by another process and Open waits for it.
+	Waiting func()
 	// DefaultNextHopCacheMs is the next-hop cache time programs loaded through this store get when
 	// the state's nexthop_cache_ms is 0: the daemon, which invalidates the cache on every netlink
 	// change, passes its --nexthop-cache-ms; the in-process CLI passes 0 (off).
@@ -57,20 +63,9 @@ func OpenWith(dir string, env Env, o OpenOptions) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	lf, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	lf, err := lockFile(LockPath(dir), o)
 	if err != nil {
 		return nil, err
-	}
-	how := unix.LOCK_EX
-	if o.NoWait {
-		how |= unix.LOCK_NB
-	}
-	if err := unix.Flock(int(lf.Fd()), how); err != nil {
-		lf.Close()
-		if err == unix.EWOULDBLOCK {
-			return nil, ErrLocked
-		}
-		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
 	st := &Store{Dir: dir, Env: env, lock: lf, defaultNextHopCacheMs: o.DefaultNextHopCacheMs}
 	if err := st.load(); err != nil {
@@ -101,6 +96,60 @@ func OpenWith(dir string, env Env, o OpenOptions) (*Store, error) {
 		st.NewMaps = rep
 	}
 	return st, nil
+}
+
+// LockPath is the file whose flock(2) makes a process the owner of instance dir.
+func LockPath(dir string) string { return filepath.Join(dir, "lock") }
+
+// lockPoll is how often a bounded wait (OpenOptions.Wait) tries the lock again.
+const lockPoll = 20 * time.Millisecond
+
+// lockFile opens and locks path: at once or ErrLocked (o.NoWait), within o.Wait or ErrLocked, or
+// whenever the holder lets go (neither set).
+func lockFile(path string, o OpenOptions) (*os.File, error) {
+	lf, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if !o.NoWait && o.Wait <= 0 && o.Waiting == nil {
+		err = unix.Flock(int(lf.Fd()), unix.LOCK_EX)
+	} else {
+		err = flockWithin(lf, o)
+	}
+	if err != nil {
+		lf.Close()
+		if !errors.Is(err, ErrLocked) {
+			err = fmt.Errorf("lock %s: %w", path, err)
+		}
+		return nil, err
+	}
+	return lf, nil
+}
+
+// flockWithin tries the lock without blocking until it is free or the wait o allows is over.
+func flockWithin(lf *os.File, o OpenOptions) error {
+	deadline := time.Now().Add(o.Wait)
+	for first := true; ; first = false {
+		err := unix.Flock(int(lf.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EWOULDBLOCK {
+			return err // nil: ours
+		}
+		left := time.Until(deadline)
+		switch {
+		case o.NoWait:
+			return ErrLocked
+		case o.Wait > 0 && left <= 0:
+			return fmt.Errorf("%w (still held after %v)", ErrLocked, o.Wait)
+		}
+		if first && o.Waiting != nil {
+			o.Waiting()
+		}
+		sleep := lockPoll
+		if o.Wait > 0 {
+			sleep = min(sleep, left)
+		}
+		time.Sleep(sleep)
+	}
 }
 
 // Close releases the maps and the lock.

@@ -1,0 +1,164 @@
+package config
+
+// roundtrip_test.go: Marshal then Parse gives back the same state, over every field of every object
+// kind; a field added to the model without a value in the fixture below fails the test.
+
+import (
+	"bytes"
+	"net/netip"
+	"reflect"
+	"regexp"
+	"testing"
+
+	"github.com/seg6x/seg6x/internal/state"
+)
+
+// everyField is a valid state with every YAML field of every object kind set, to a value other than
+// its default (so Validate's defaults cannot hide a lost field), in at least one object; it also
+// sets resolved fields (yaml:"-"), which Marshal must leave out.
+func everyField() state.State {
+	a, p := netip.MustParseAddr, netip.MustParsePrefix
+	return state.State{
+		Options: state.Options{NextHopCacheMs: 20},
+		Domain: state.Domain{
+			Locators: []netip.Prefix{p("fc00:1::/48"), p("fc00:2::/48")},
+			Sources:  []netip.Prefix{p("fc00::/16")},
+		},
+		Interfaces: []state.Interface{
+			{Name: "eth0", Mode: "generic", Role: state.RoleFabric, Ifindex: 3},
+			{Name: "eth1", Mode: "native", Role: state.RoleAccess, Ifindex: 4},
+		},
+		Tenants: []state.Tenant{
+			{Name: "blue", Table: 100, Ports: []state.Port{{Dev: "eth1", VLAN: 100, Ifindex: 4}, {Dev: "eth1"}},
+				KernelFallback: true, Gateway: []netip.Addr{a("198.18.1.1"), a("2001:db8:a::1")}, MSSClamp: "1400",
+				ID: 1, Origin: state.OriginKernel},
+			{Name: "green", Table: 101, Ports: []state.Port{{Dev: "eth1", VLAN: 200}}, MSSClamp: state.MSSClampAuto},
+		},
+		Routes: []state.Route{
+			{Tenant: "blue", Prefix: p("198.18.2.0/24"), Mode: state.ModeEncapRed, Segs: []netip.Addr{a("fc00:2::1"), a("fc00:3::64")},
+				Src: a("fc00:1::1"), HopLimit: 9, ID: 5, UsedSrc: a("fc00:1::1"), Egress: "eth0", TunnelMTU: 1400},
+			{Tenant: "blue", Prefix: p("2001:db8:b::/48"), Mode: state.ModeEncap, Segs: []netip.Addr{a("fc00:2::1")}, HopLimit: 64},
+			{Tenant: "green", Prefix: p("10.0.0.0/8"), Mode: state.ModePass},
+		},
+		SIDs: []state.SID{
+			{SID: a("fc00:1::64"), Action: "End.DT4", Table: 100, Tenant: "blue", VLAN: 100, ID: 3, Origin: state.OriginKernel},
+			{SID: a("fc00:1::65"), Action: "End.DX4", NH4: a("198.18.9.2"), VLAN: 200},
+			{SID: a("fc00:1::66"), Action: "End.X", NH6: a("fc00:9::1")},
+			{SID: a("fc00:1::67"), Action: "End.DX6", NH6: a("2001:db8::2")},
+		},
+	}
+}
+
+// resolvedKey matches a key of the fields the model tags yaml:"-" (their JSON names).
+var resolvedKey = regexp.MustCompile(`(?m)^[ -]*(ifindex|id|origin|used_src|egress|tunnel_mtu):`)
+
+func TestMarshalRoundTripEveryField(t *testing.T) {
+	in := everyField()
+	set := map[string]bool{}
+	fieldsSet(reflect.ValueOf(in), set)
+	if len(set) < 30 {
+		t.Fatalf("only %d fields found in the model: %v", len(set), set)
+	}
+	for f, ok := range set {
+		if !ok {
+			t.Errorf("%s is not set in everyField(): give it a non-default value in some object", f)
+		}
+	}
+	want := everyField() // Validate fills defaults in place: not in the state that is written
+	if err := state.Validate(&want); err != nil {
+		t.Fatalf("the fixture is not valid: %v", err)
+	}
+	out, err := Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Parse(bytes.NewReader(out))
+	if err != nil {
+		t.Fatalf("Marshal's output does not parse: %v\n%s", err, out)
+	}
+	if err := state.Validate(&got); err != nil {
+		t.Fatalf("Marshal's output is not valid: %v\n%s", err, out)
+	}
+	want = normal(want)
+	if got = normal(got); !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip changed the state\nYAML:\n%s\ngot:  %+v\nwant: %+v", out, got, want)
+	}
+	again, err := Marshal(got)
+	if err != nil || !bytes.Equal(again, out) {
+		t.Fatalf("Marshal of the parsed state differs (%v):\n%s\n---\n%s", err, out, again)
+	}
+	if m := resolvedKey.Find(out); m != nil {
+		t.Errorf("Marshal wrote %q, a resolved field:\n%s", m, out)
+	}
+}
+
+// TestMarshalEmpty: nothing set writes nothing (an empty file is the empty state).
+func TestMarshalEmpty(t *testing.T) {
+	out, err := Marshal(state.State{Routes: []state.Route{}, Domain: state.Domain{Sources: []netip.Prefix{}}})
+	if err != nil || string(out) != "{}\n" {
+		t.Fatalf("Marshal(empty) = %q, %v", out, err)
+	}
+}
+
+// fieldsSet records, for every YAML field of every struct type reachable from v (Type.Field), whether
+// some value under v has it non-zero. An empty list still lists its element type's fields.
+func fieldsSet(v reflect.Value, set map[string]bool) {
+	switch v.Kind() {
+	case reflect.Struct:
+		t := v.Type()
+		if ownEncoding(t) {
+			return
+		}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() || f.Tag.Get("yaml") == "-" {
+				continue
+			}
+			fv := v.Field(i)
+			key := t.Name() + "." + f.Name
+			set[key] = set[key] || !(fv.IsZero() || (fv.Kind() == reflect.Slice && fv.Len() == 0))
+			fieldsSet(fv, set)
+		}
+	case reflect.Slice:
+		if v.Len() == 0 {
+			fieldsSet(reflect.Zero(v.Type().Elem()), set)
+		}
+		for i := 0; i < v.Len(); i++ {
+			fieldsSet(v.Index(i), set)
+		}
+	}
+}
+
+// normal clears in place what a file cannot hold (yaml:"-" fields) and makes empty lists nil (a list
+// left out and an empty one mean the same); it returns s.
+func normal(s state.State) state.State {
+	normalValue(reflect.ValueOf(&s).Elem())
+	return s
+}
+
+func normalValue(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		if ownEncoding(v.Type()) {
+			return
+		}
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Type().Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			if f.Tag.Get("yaml") == "-" {
+				v.Field(i).SetZero()
+				continue
+			}
+			normalValue(v.Field(i))
+		}
+	case reflect.Slice:
+		if v.Len() == 0 {
+			v.SetZero()
+		}
+		for i := 0; i < v.Len(); i++ {
+			normalValue(v.Index(i))
+		}
+	}
+}
