@@ -100,7 +100,7 @@ func tenantFromPB(t *pb.Tenant) (state.Tenant, error) {
 }
 
 func tenantToPB(t *state.Tenant) *pb.Tenant {
-	out := &pb.Tenant{Name: t.Name, Table: t.Table, Origin: t.Origin, KernelFallback: t.KernelFallback, MssClamp: t.MSSClamp}
+	out := &pb.Tenant{Name: t.Name, Table: t.Table, Origin: string(t.Origin), KernelFallback: t.KernelFallback, MssClamp: t.MSSClamp}
 	for _, g := range t.Gateway {
 		out.Gateway = append(out.Gateway, g.String())
 	}
@@ -122,7 +122,7 @@ func sidFromPB(s *pb.Sid) (state.SID, error) {
 
 func sidToPB(s *state.SID) *pb.Sid {
 	out := &pb.Sid{Sid: s.SID.String(), Action: s.Action, Table: s.Table, Tenant: s.Tenant, Vlan: uint32(s.VLAN), Id: s.ID,
-		Origin: s.Origin}
+		Origin: string(s.Origin)}
 	if s.NH4.IsValid() {
 		out.Nh4 = s.NH4.String()
 	}
@@ -373,10 +373,10 @@ func StateFromChunks(chunks []*pb.StateChunk) (state.State, uint64, error) {
 		s.Routes[i].TunnelMTU, s.Routes[i].Egress = int(r.GetTunnelMtu()), r.GetEgress()
 	}
 	for i, sd := range all.Sids {
-		s.SIDs[i].ID, s.SIDs[i].Origin = sd.GetId(), sd.GetOrigin()
+		s.SIDs[i].ID, s.SIDs[i].Origin = sd.GetId(), state.Origin(sd.GetOrigin())
 	}
 	for i, t := range all.Tenants {
-		s.Tenants[i].Origin = t.GetOrigin()
+		s.Tenants[i].Origin = state.Origin(t.GetOrigin())
 	}
 	for i, it := range all.Interfaces {
 		s.Interfaces[i].Ifindex = int(it.GetIfindex())

@@ -1,7 +1,6 @@
 package api
 
-// kernel.go: the Kernel RPC (the kernel mirror's report) and the hook that tells the mirror when the
-// API changed something it depends on.
+// kernel.go: the Kernel RPC (the kernel mirror's report).
 
 import (
 	"context"
@@ -12,11 +11,11 @@ import (
 // KernelReporter produces the kernel mirror's report.
 type KernelReporter func() *pb.KernelReply
 
-// SetKernel attaches the kernel mirror: report answers Kernel, changed runs after every API commit.
-func (s *Server) SetKernel(report KernelReporter, changed func()) {
+// SetKernel attaches the kernel mirror's report (the mirror itself follows the controller).
+func (s *Server) SetKernel(report KernelReporter) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.kernel, s.changed = report, changed
+	s.kernel = report
 }
 
 func (s *Server) Kernel(ctx context.Context, req *pb.KernelRequest) (*pb.KernelReply, error) {
@@ -27,11 +26,4 @@ func (s *Server) Kernel(ctx context.Context, req *pb.KernelRequest) (*pb.KernelR
 		return &pb.KernelReply{}, nil
 	}
 	return report(), nil
-}
-
-// notify tells the mirror (if any) that the API changed the state; called after a commit.
-func (s *Server) notify() {
-	if s.changed != nil {
-		s.changed()
-	}
 }

@@ -4,6 +4,7 @@ package api
 // at scrape time) and /healthz (every configured interface has its program attached).
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	pb "github.com/seg6x/seg6x/api/seg6xv1"
 )
 
 var (
@@ -41,10 +43,8 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	c.srv.mu.Lock()
-	st, err := c.srv.stats()
+	st, err := c.srv.Stats(context.Background(), &pb.StatsRequest{})
 	status := c.srv.status()
-	c.srv.mu.Unlock()
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
@@ -107,9 +107,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 
 // Health reports nil when every configured interface has a program attached.
 func (s *Server) Health() error {
-	s.mu.Lock()
 	st := s.status()
-	s.mu.Unlock()
 	for _, it := range st.Interfaces {
 		if it.ProgId == 0 {
 			return fmt.Errorf("interface %s has no program attached", it.Name)

@@ -1,12 +1,12 @@
 package api
 
-// server.go: the Seg6x gRPC service. Every change is one state.Store.Commit under one lock; errors
-// are mapped to gRPC codes (bad input: InvalidArgument, stale generation: FailedPrecondition, a map
-// write that failed and was rolled back: Internal) and counted.
+// server.go: the Seg6x gRPC service, a thin adapter over the core controller (internal/core): each call
+// decodes its request, makes one controller call, and encodes the reply. Errors are mapped to gRPC
+// codes by their kind (core.KindOf: bad input InvalidArgument, stale generation FailedPrecondition, a
+// write that failed and was rolled back Internal).
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strings"
 	"sync"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
+	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
 	"google.golang.org/grpc/codes"
@@ -26,56 +27,41 @@ var Version = "0.2.0"
 // MaxMessage bounds one API message (a batch of a million routes is about 100 MB).
 const MaxMessage = 1 << 30
 
-// Server implements pb.ControlServer on an open store.
+// Server implements pb.ControlServer over a controller.
 type Server struct {
 	pb.UnimplementedControlServer
-	mu        sync.Mutex
-	st        *state.Store
-	daemon    bool
-	started   time.Time
-	lastErr   string
-	apiErrors uint64
-	kernel    KernelReporter
-	changed   func()
-	slow      func() *pb.SlowPath // the daemon's slow path counters (nil: no daemon)
-	paths     state.PathFinder    // egress and MTU towards a first SID (show routes)
+	ctl     *core.Controller
+	daemon  bool
+	started time.Time
+	paths   state.PathFinder // egress and MTU towards a first SID (show routes)
+
+	mu     sync.Mutex          // the reporters below
+	kernel KernelReporter      // the kernel mirror's report (nil: no mirror)
+	slow   func() *pb.SlowPath // the daemon's slow path counters (nil: no daemon)
 }
 
-// NewServer serves st; daemon says whether a daemon (not a one-shot CLI) runs it.
-func NewServer(st *state.Store, daemon bool) *Server {
-	return &Server{st: st, daemon: daemon, started: time.Now(), paths: state.KernelPath}
+// NewServer serves st through a controller of its own (a one-shot CLI, tests); daemon says whether
+// a daemon runs it.
+func NewServer(st *state.Store, daemon bool) *Server { return NewServerFor(core.New(st), daemon) }
+
+// NewServerFor serves ctl, which other front ends of the same process also use.
+func NewServerFor(ctl *core.Controller, daemon bool) *Server {
+	return &Server{ctl: ctl, daemon: daemon, started: time.Now(), paths: state.KernelPath}
 }
 
-// Locked runs f with the store under the API lock: the daemon (config, shutdown) and the kernel
-// mirror change the store only this way, so they never interleave with an API call.
-func (s *Server) Locked(f func(st *state.Store)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f(s.st)
-}
+// Controller is the controller the server adapts.
+func (s *Server) Controller() *core.Controller { return s.ctl }
 
-// fail records and converts an error (called with s.mu held or not; it takes no lock itself).
-func (s *Server) fail(err error) error {
+// grpcError converts a controller error to a status with the code of its kind.
+func grpcError(err error) error {
 	code := codes.Internal
-	var fe *state.FieldError
-	var es state.Errors
-	var oe *state.OpError
-	switch {
-	case errors.As(err, &fe), errors.As(err, &es):
+	switch core.KindOf(err) {
+	case core.KindInvalid:
 		code = codes.InvalidArgument
-	case errors.As(err, &oe) && !strings.Contains(oe.Err.Error(), ": write "):
-		code = codes.InvalidArgument
+	case core.KindStale:
+		code = codes.FailedPrecondition
 	}
-	s.lastErr = time.Now().UTC().Format(time.RFC3339) + " " + firstLine(err.Error())
-	s.apiErrors++
 	return status.Error(code, err.Error())
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " ..."
-	}
-	return s
 }
 
 func diffToPB(d *state.Diff) *pb.Diff {
@@ -96,62 +82,41 @@ func DiffFromPB(d *pb.Diff) *state.Diff {
 	return out
 }
 
-// checkGen refuses a request made for another generation than the running one (0: any).
-func (s *Server) checkGen(g uint64) error {
-	if g == 0 || g == s.st.Gen() {
-		return nil
-	}
-	s.apiErrors++
-	return status.Errorf(codes.FailedPrecondition, "generation is %d, not %d: the state changed since it was read", s.st.Gen(), g)
+func commitReply(res core.Result) *pb.CommitReply {
+	return &pb.CommitReply{Diff: diffToPB(res.Diff), Generation: res.Generation}
 }
 
 func (s *Server) Commit(ctx context.Context, req *pb.CommitRequest) (*pb.CommitReply, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	ops, err := OpsFromPB(req.GetOps())
 	if err != nil {
-		return nil, s.fail(err)
+		return nil, grpcError(s.ctl.Fail(err))
 	}
-	if err := s.checkGen(req.GetIfGeneration()); err != nil {
-		return nil, err
-	}
-	d, err := s.st.Commit(ops, req.GetDryRun())
+	res, err := s.ctl.Commit(ops, core.Options{DryRun: req.GetDryRun(), IfGeneration: req.GetIfGeneration()})
 	if err != nil {
-		return nil, s.fail(err)
+		return nil, grpcError(err)
 	}
-	if !req.GetDryRun() && !d.Empty() {
-		s.notify()
-	}
-	return &pb.CommitReply{Diff: diffToPB(d), Generation: s.st.Gen()}, nil
+	return commitReply(res), nil
 }
 
 func (s *Server) ApplyState(ctx context.Context, req *pb.ApplyStateRequest) (*pb.CommitReply, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	desired, err := StateFromPB(req.GetState())
 	if err != nil {
-		return nil, s.fail(err)
+		return nil, grpcError(s.ctl.Fail(err))
 	}
-	if err := s.checkGen(req.GetIfGeneration()); err != nil {
-		return nil, err
-	}
-	d, err := s.st.Apply(desired, req.GetDryRun())
+	res, err := s.ctl.Apply(desired, core.Options{DryRun: req.GetDryRun(), IfGeneration: req.GetIfGeneration()})
 	if err != nil {
-		return nil, s.fail(err)
+		return nil, grpcError(err)
 	}
-	if !req.GetDryRun() && !d.Empty() {
-		s.notify()
-	}
-	return &pb.CommitReply{Diff: diffToPB(d), Generation: s.st.Gen()}, nil
+	return commitReply(res), nil
 }
 
 const chunkObjects = 20000
 
 func (s *Server) Show(req *pb.ShowRequest, stream pb.Control_ShowServer) error {
 	// A consistent copy under the lock; streaming it (slow clients, big tables) holds nothing.
-	s.mu.Lock()
-	cur, gen := s.st.Current(), s.st.Gen()
-	s.mu.Unlock()
+	var cur state.State
+	var gen uint64
+	s.ctl.Read(func(st *state.Store) { cur, gen = st.Current(), st.Gen() })
 	state.FillPaths(cur.Routes, s.paths) // the live egress MTU of every route's tunnel
 	head := cur
 	head.Routes, head.SIDs = nil, nil
@@ -187,17 +152,22 @@ func sumCounter(m *ebpf.Map, idx uint32) (*pb.Counter, error) {
 }
 
 func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsReply, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out, err := s.stats()
+	var out *pb.StatsReply
+	var err error
+	s.ctl.Read(func(st *state.Store) { out, err = stats(st) })
 	if err != nil {
-		return nil, s.fail(err)
+		return nil, grpcError(s.ctl.Fail(err))
 	}
+	s.mu.Lock()
+	if s.slow != nil {
+		out.SlowPath = s.slow()
+	}
+	s.mu.Unlock()
 	return out, nil
 }
 
-func (s *Server) stats() (*pb.StatsReply, error) {
-	m := s.st.Maps
+func stats(st *state.Store) (*pb.StatsReply, error) {
+	m := st.Maps
 	out := &pb.StatsReply{Actions: map[string]*pb.Counter{}, Reasons: map[string]*pb.Counter{}}
 	for i, name := range dataplane.Actions {
 		c, err := sumCounter(m.ActionStats, uint32(i))
@@ -215,7 +185,7 @@ func (s *Server) stats() (*pb.StatsReply, error) {
 			out.Reasons[r.Name] = c
 		}
 	}
-	for _, p := range s.st.Policies() {
+	for _, p := range st.Policies() {
 		c, err := sumCounter(m.PolicyStats, p.ID)
 		if err != nil {
 			return nil, err
@@ -226,15 +196,12 @@ func (s *Server) stats() (*pb.StatsReply, error) {
 		}
 		out.Policies = append(out.Policies, ps)
 	}
-	for _, sd := range s.st.SIDs() {
+	for _, sd := range st.SIDs() {
 		c, err := sumCounter(m.SidStats, sd.ID)
 		if err != nil {
 			return nil, err
 		}
 		out.Sids = append(out.Sids, &pb.SidStats{Sid: sd.SID.String(), Action: sd.Action, Count: c})
-	}
-	if s.slow != nil {
-		out.SlowPath = s.slow()
 	}
 	return out, nil
 }
@@ -247,26 +214,30 @@ func (s *Server) SetSlowPath(report func() *pb.SlowPath) {
 }
 
 func (s *Server) Status(ctx context.Context, req *pb.StatusRequest) (*pb.StatusReply, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return s.status(), nil
 }
 
 func (s *Server) status() *pb.StatusReply {
-	n := s.st.Counts()
-	out := &pb.StatusReply{Version: Version, Daemon: s.daemon, StartedUnix: s.started.Unix(), Generation: s.st.Gen(),
+	var out *pb.StatusReply
+	s.ctl.Read(func(st *state.Store) { out = s.statusOf(st) })
+	out.LastError, out.ApiErrors = s.ctl.LastError()
+	return out
+}
+
+func (s *Server) statusOf(st *state.Store) *pb.StatusReply {
+	n := st.Counts()
+	out := &pb.StatusReply{Version: Version, Daemon: s.daemon, StartedUnix: s.started.Unix(), Generation: st.Gen(),
 		Tenants: uint32(n.Tenants), Routes4: uint32(n.Routes4), Routes6: uint32(n.Routes6), Policies: uint32(n.Policies),
-		Sids: uint32(n.SIDs), LastError: s.lastErr, ApiErrors: s.apiErrors, NexthopCacheMs: s.st.NextHopCacheMs(),
-		Ports: PortClassesToPB(s.st.Ports())}
-	d := s.st.Domain()
+		Sids: uint32(n.SIDs), NexthopCacheMs: st.NextHopCacheMs(), Ports: PortClassesToPB(st.Ports())}
+	d := st.Domain()
 	out.Domain = domainToPB(&d)
 	if b, err := os.ReadFile("/proc/sys/kernel/bpf_stats_enabled"); err == nil {
 		out.BpfStats = strings.TrimSpace(string(b)) == "1"
 	}
 	seen := map[uint32]bool{}
-	for _, it := range s.st.Interfaces() {
+	for _, it := range st.Interfaces() {
 		pi := ifaceToPB(&it)
-		if id, err := dataplane.ProgramID(s.st.Dir, it.Ifindex); err == nil {
+		if id, err := dataplane.ProgramID(st.Dir, it.Ifindex); err == nil {
 			pi.ProgId = id
 		}
 		out.Interfaces = append(out.Interfaces, pi)

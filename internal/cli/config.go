@@ -84,14 +84,14 @@ func exportYAML(cur state.State, gen uint64) ([]byte, error) {
 	return append([]byte(head), b...), nil
 }
 
-// withoutMirror is s without the kernel mirror's tenants, their routes and its SIDs, and how many
-// objects that left out.
+// withoutMirror is s with only the objects a config file owns: other origins' tenants (the kernel
+// mirror's, BGP's), their routes and SIDs are left out; it also says how many were.
 func withoutMirror(s state.State) (state.State, int) {
 	out := s
 	out.Tenants, out.Routes, out.SIDs = nil, nil, nil
 	kernel := map[string]bool{}
 	for _, t := range s.Tenants {
-		if t.Origin == state.OriginKernel {
+		if t.Origin != state.OriginConfig {
 			kernel[t.Name] = true
 			continue
 		}
@@ -103,7 +103,7 @@ func withoutMirror(s state.State) (state.State, int) {
 		}
 	}
 	for _, sd := range s.SIDs {
-		if sd.Origin != state.OriginKernel {
+		if sd.Origin == state.OriginConfig {
 			out.SIDs = append(out.SIDs, sd)
 		}
 	}

@@ -186,12 +186,7 @@ func sidParams(s *state.SID) string {
 	return strings.Join(p, " ")
 }
 
-func origin(o string) string {
-	if o == "" {
-		return "api"
-	}
-	return o
-}
+func origin(o state.Origin) string { return o.String() }
 
 func showKernel() error {
 	c, done, err := connect()

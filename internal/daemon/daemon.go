@@ -20,6 +20,7 @@ import (
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/config"
+	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/mirror"
 	"github.com/seg6x/seg6x/internal/slowpath"
@@ -106,14 +107,12 @@ func Run(ctx context.Context, o Options) error {
 		o.logf("moved to map layout %s; removed the maps of %v", dataplane.MapLayout, rep.OldLayouts)
 	}
 
-	srv := api.NewServer(st, true)
-	local, stopLocal, err := api.Local(srv)
-	if err != nil {
-		return err
-	}
-	defer stopLocal()
+	// Every front end of this daemon (the config file, the link watcher, the kernel mirror, the gRPC
+	// API) changes the state through this one controller.
+	ctl := core.New(st)
+	srv := api.NewServerFor(ctl, true)
 	if o.Config != "" {
-		if err := applyConfig(ctx, local, o.Config, &o); err != nil {
+		if err := applyConfig(ctl, o.Config, &o); err != nil {
 			return err
 		}
 	}
@@ -166,13 +165,20 @@ func Run(ctx context.Context, o Options) error {
 
 	stops = append([]func(){startSlowPath(ctx, srv, st, &o)}, stops...)
 
-	if err := watchLinks(wctx, srv, o.logf); err != nil {
+	if err := watchLinks(wctx, ctl, o.logf); err != nil {
 		o.logf("not following interface changes: %v", err)
 	}
 
 	if o.Mirror {
-		m := mirror.New(mirror.Locker(srv.Locked), o.logf)
-		srv.SetKernel(func() *pb.KernelReply { return kernelReply(m) }, m.Kick)
+		m := mirror.New(ctl, o.logf)
+		srv.SetKernel(func() *pb.KernelReply { return kernelReply(m) })
+		// Another front end's change (interfaces, its own tenants and SIDs) can change what the
+		// mirror may translate: it looks again.
+		ctl.Subscribe(func(ch core.Change) {
+			if ch.Origin != state.OriginKernel {
+				m.Kick()
+			}
+		})
 		mctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); _ = m.Run(mctx) }()
@@ -187,17 +193,17 @@ func Run(ctx context.Context, o Options) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return shutdown(srv, &o, stops)
+			return shutdown(ctl, &o, stops)
 		case s := <-sig:
 			if s != syscall.SIGHUP {
 				o.logf("%v: stopping", s)
-				return shutdown(srv, &o, stops)
+				return shutdown(ctl, &o, stops)
 			}
 			if o.Config == "" {
 				o.logf("SIGHUP: no --config file to re-apply")
 				continue
 			}
-			if err := applyConfig(ctx, local, o.Config, &o); err != nil {
+			if err := applyConfig(ctl, o.Config, &o); err != nil {
 				o.logf("SIGHUP: %v (running state unchanged)", err)
 			}
 		}
@@ -208,31 +214,31 @@ func total(c state.Counts) int {
 	return c.Interfaces + c.Tenants + c.Routes4 + c.Routes6 + c.SIDs
 }
 
-// applyConfig makes the running state equal to the file, through the same API call as any client.
-func applyConfig(ctx context.Context, c pb.ControlClient, path string, o *Options) error {
+// applyConfig makes the running state equal to the file, through the same controller call as the
+// API's ApplyState.
+func applyConfig(ctl *core.Controller, path string, o *Options) error {
 	desired, err := config.Load(path)
 	if err != nil {
 		return fmt.Errorf("config: %w", err) // Load's errors name the file
 	}
-	rep, err := c.ApplyState(ctx, &pb.ApplyStateRequest{State: api.StateToPB(&desired)})
+	res, err := ctl.Apply(desired, core.Options{Origin: state.OriginConfig})
 	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
-	d := rep.GetDiff()
-	o.logf("applied %s: %d added, %d changed, %d removed (generation %d)", path, len(d.GetAdded()),
-		len(d.GetChanged()), len(d.GetRemoved()), rep.GetGeneration())
+	o.logf("applied %s: %d added, %d changed, %d removed (generation %d)", path, len(res.Diff.Added),
+		len(res.Diff.Changed), len(res.Diff.Removed), res.Generation)
 	return nil
 }
 
 // shutdown stops the API, saves a compact snapshot and, with Cleanup, removes everything (forwarding
 // stops then).
-func shutdown(srv *api.Server, o *Options, stops []func()) error {
+func shutdown(ctl *core.Controller, o *Options, stops []func()) error {
 	for _, stop := range stops {
 		stop()
 	}
 	clear(stops) // the deferred loop in Run finds nothing left to stop
 	var err error
-	srv.Locked(func(st *state.Store) {
+	ctl.Read(func(st *state.Store) { // nothing changes the objects: the snapshot only compacts the journal
 		if err = st.Compact(); err != nil {
 			return
 		}

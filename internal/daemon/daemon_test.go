@@ -3,7 +3,6 @@ package daemon
 // daemon_test.go: messages a user sees from the daemon (no root needed).
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,7 +20,7 @@ func TestConfigErrorNamesFileOnce(t *testing.T) {
 	if err := os.WriteFile(path, []byte("routes:\n  - tenant: a\n    prefix: 10.0.0.0/33\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := applyConfig(context.Background(), nil, path, &Options{})
+	err := applyConfig(nil, path, &Options{})
 	want := "config: " + path + `: yaml: line 3: routes[0].prefix: netip.ParsePrefix("10.0.0.0/33"): prefix length out of range`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got  %v\nwant %s", err, want)

@@ -8,14 +8,14 @@ import (
 	"context"
 	"net"
 
-	"github.com/seg6x/seg6x/internal/api"
+	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )
 
 // watchLinks re-applies interfaces and tenants whose devices changed ifindex, until ctx ends.
-func watchLinks(ctx context.Context, srv *api.Server, logf func(string, ...any)) error {
+func watchLinks(ctx context.Context, ctl *core.Controller, logf func(string, ...any)) error {
 	sub, err := nl.Subscribe(unix.NETLINK_ROUTE, unix.RTNLGRP_LINK)
 	if err != nil {
 		return err
@@ -26,7 +26,7 @@ func watchLinks(ctx context.Context, srv *api.Server, logf func(string, ...any))
 			if _, _, err := sub.Receive(); err != nil && err != unix.ENOBUFS {
 				return
 			}
-			srv.Locked(func(st *state.Store) { relink(st, logf) })
+			ctl.Do(func(s *core.Session) { relink(s, logf) })
 		}
 	}()
 	return nil
@@ -34,7 +34,8 @@ func watchLinks(ctx context.Context, srv *api.Server, logf func(string, ...any))
 
 // relink commits, for every device whose ifindex is no longer the recorded one, the same objects
 // again (the commit resolves the ifindex anew and re-attaches the program).
-func relink(st *state.Store, logf func(string, ...any)) {
+func relink(s *core.Session, logf func(string, ...any)) {
+	st := s.Store
 	now := func(dev string) int {
 		it, err := net.InterfaceByName(dev)
 		if err != nil {
@@ -62,9 +63,29 @@ func relink(st *state.Store, logf func(string, ...any)) {
 	if len(ops) == 0 {
 		return
 	}
-	if _, err := st.Commit(ops, false); err != nil {
+	if _, err := commitEachOrigin(s, ops); err != nil {
 		logf("interfaces changed, re-applying them failed: %v", err)
 		return
 	}
 	logf("interfaces changed: re-applied %d objects with their new ifindex", len(ops))
+}
+
+// commitEachOrigin commits ops, one batch per origin (a front end only changes its own objects).
+func commitEachOrigin(s *core.Session, ops []state.Op) (int, error) {
+	by := map[state.Origin][]state.Op{}
+	var order []state.Origin
+	for _, op := range ops {
+		if by[op.Origin] == nil {
+			order = append(order, op.Origin)
+		}
+		by[op.Origin] = append(by[op.Origin], op)
+	}
+	n := 0
+	for _, o := range order {
+		if _, err := s.Commit(by[o], core.Options{Origin: o}); err != nil {
+			return n, err
+		}
+		n += len(by[o])
+	}
+	return n, nil
 }

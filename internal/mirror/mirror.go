@@ -2,8 +2,8 @@ package mirror
 
 // mirror.go: the mirror's loop. Subscribe to route, rule and link events first, then dump; apply
 // each event to the in-memory copy of the kernel's routes, translate, and commit the difference to
-// the kernel-owned seg6x objects (origin "kernel") through state.Store.Commit, the function behind
-// the API. A netlink overrun (ENOBUFS) or an interrupted dump starts a full resync.
+// the kernel-owned seg6x objects (origin kernel) through the core controller, as every front end
+// does. A netlink overrun (ENOBUFS) or an interrupted dump starts a full resync.
 
 import (
 	"context"
@@ -16,18 +16,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )
 
-// Locker gives the mirror the store under the API's lock (api.Server.Locked).
-type Locker func(func(st *state.Store))
-
 // Mirror follows the kernel's SRv6 configuration.
 type Mirror struct {
-	lock Locker
+	ctl  *core.Controller
 	logf func(string, ...any)
 	kick chan struct{}
 
@@ -51,9 +49,9 @@ type Stats struct {
 	LastCommit time.Time `json:"last_commit"`
 }
 
-// New makes a mirror that changes the store through lock.
-func New(lock Locker, logf func(string, ...any)) *Mirror {
-	return &Mirror{lock: lock, logf: logf, kick: make(chan struct{}, 1), routes: map[string]*kernelRoute{},
+// New makes a mirror that changes the state through ctl, as origin kernel.
+func New(ctl *core.Controller, logf func(string, ...any)) *Mirror {
+	return &Mirror{ctl: ctl, logf: logf, kick: make(chan struct{}, 1), routes: map[string]*kernelRoute{},
 		rules: map[int][]netlink.Rule{}}
 }
 
@@ -285,7 +283,8 @@ func (m *Mirror) sync() (int, bool) {
 	var d *desired
 	var failed []string
 	var nops int
-	m.lock(func(st *state.Store) {
+	m.ctl.Do(func(s *core.Session) {
+		st := s.Store
 		in := &input{routes: m.routes, rules: m.rules, ifaces: st.Interfaces(), userPorts: map[state.Port]string{},
 			userSIDs: map[netip.Addr]bool{}, tunsrc: tunsrc}
 		cur := currentKernel(st)
@@ -307,13 +306,14 @@ func (m *Mirror) sync() (int, bool) {
 		if len(ops) == 0 {
 			return
 		}
-		if _, err := st.Commit(ops, false); err == nil {
+		kernel := core.Options{Origin: state.OriginKernel}
+		if _, err := s.Commit(ops, kernel); err == nil {
 			m.counted(nil)
 			return
 		}
 		// Something in the batch is refused (a conflict): commit what can be, report the rest.
 		for _, op := range ops {
-			if _, err := st.Commit([]state.Op{op}, false); err != nil {
+			if _, err := s.Commit([]state.Op{op}, kernel); err != nil {
 				failed = append(failed, err.Error())
 				m.counted(err)
 			} else {

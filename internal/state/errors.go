@@ -1,6 +1,8 @@
 package state
 
-// errors.go: validation errors that name the object, the field and the reason.
+// errors.go: the errors a change can end with, by type (callers tell them apart with errors.As, never by
+// their text): validation errors that name the object, the field and the reason (FieldError, Errors,
+// OpError wrapping one), and a data plane or state file write that failed and was undone (WriteError).
 
 import (
 	"fmt"
@@ -35,3 +37,10 @@ func (es Errors) Error() string {
 func fieldErr(object, field, format string, args ...any) error {
 	return &FieldError{Object: object, Field: field, Reason: fmt.Sprintf(format, args...)}
 }
+
+// WriteError is a commit that passed validation but could not be written (a map update, an attach,
+// the state journal); everything it wrote was restored.
+type WriteError struct{ Err error }
+
+func (e *WriteError) Error() string { return e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }

@@ -82,7 +82,7 @@ type Tenant struct {
 	// largest MSS let through, for both IPv4 and IPv6).
 	MSSClamp string `yaml:"mss_clamp,omitempty" json:"mss_clamp,omitempty"`
 	ID       uint32 `yaml:"-" json:"id,omitempty"`     // data plane route table id, assigned when applied
-	Origin   string `yaml:"-" json:"origin,omitempty"` // "" (API, config) or OriginKernel
+	Origin   Origin `yaml:"-" json:"origin,omitempty"` // the front end that owns it (origins.go)
 }
 
 // MSS clamping modes of a tenant (Tenant.MSSClamp), besides a number.
@@ -126,7 +126,7 @@ type SID struct {
 	Tenant string     `yaml:"tenant,omitempty" json:"tenant,omitempty"` // End.DT*: table (and VLAN) of a tenant
 	VLAN   uint16     `yaml:"vlan,omitempty" json:"vlan,omitempty"`     // decap: 802.1Q tag pushed on egress
 	ID     uint32     `yaml:"-" json:"id,omitempty"`
-	Origin string     `yaml:"-" json:"origin,omitempty"` // "" (API, config) or OriginKernel
+	Origin Origin     `yaml:"-" json:"origin,omitempty"` // the front end that owns it (origins.go)
 }
 
 // Route modes.
@@ -137,10 +137,6 @@ const (
 	// be encapsulated by a covering one (the kernel mirror installs one per non-seg6 kernel route).
 	ModePass = "pass"
 )
-
-// OriginKernel marks tenants and SIDs that the kernel mirror owns (made from the kernel's seg6
-// routes); the API and config files cannot change them, and the mirror changes nothing else.
-const OriginKernel = "kernel"
 
 // DefaultHopLimit is the outer hop limit when a route gives none.
 const DefaultHopLimit = 64

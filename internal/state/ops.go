@@ -34,7 +34,7 @@ func (k OpKind) String() string {
 // Op is one change. Exactly one object field is set; for OpDelete only its key fields matter.
 type Op struct {
 	Kind         OpKind
-	Origin       string // who asks: "" (API, config) or OriginKernel (the kernel mirror)
+	Origin       Origin // who asks (origins.go): it may only change objects of its own origin
 	Options      *Options
 	Domain       *Domain
 	Interface    *Interface
@@ -172,17 +172,6 @@ func collect(f func(add func(error))) error {
 		return nil
 	}
 	return errs
-}
-
-// owned refuses an operation on an object another origin owns.
-func owned(op Op, have string, obj string) error {
-	if op.Origin == have {
-		return nil
-	}
-	if have == OriginKernel {
-		return fieldErr(obj, "", "owned by the kernel mirror (change it with ip route in the kernel)")
-	}
-	return fieldErr(obj, "", "conflicts with an object set through the seg6x API or config")
 }
 
 func exists(kind OpKind, had bool, obj string) error {

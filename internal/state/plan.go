@@ -11,7 +11,7 @@ import (
 )
 
 // Plan returns the operations that turn the running state into desired (validated, defaults filled).
-// Objects the kernel mirror owns are outside a file's scope: never removed by it.
+// Objects of other origins (the kernel mirror's, BGP's) are outside a file's scope: never removed by it.
 func (s *Store) Plan(desired *State) []Op {
 	rt := s.rt
 	var ops, dels []Op
@@ -54,7 +54,7 @@ func (s *Store) Plan(desired *State) []Op {
 		}
 	}
 	for name, t := range rt.tenants {
-		if want[name] || t.Origin == OriginKernel { // the kernel mirror's objects are not the file's
+		if want[name] || t.Origin != OriginConfig { // other origins' objects are not the file's
 			continue
 		}
 		if len(t.routes) > 0 {
@@ -76,7 +76,7 @@ func (s *Store) Plan(desired *State) []Op {
 		ops = append(ops, Op{Kind: OpReplace, SID: &sd})
 	}
 	for addr, sd := range rt.sids {
-		if !wantSID[addr] && sd.Origin != OriginKernel {
+		if !wantSID[addr] && sd.Origin == OriginConfig {
 			ops = append(ops, Op{Kind: OpDelete, SID: &SID{SID: addr}})
 		}
 	}

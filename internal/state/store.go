@@ -218,7 +218,7 @@ func (s *Store) Commit(ops []Op, dryRun bool) (*Diff, error) {
 			err = fmt.Errorf("%w (and restoring the maps failed: %v)", err, uerr)
 		}
 		c.rollback()
-		return nil, err
+		return nil, &WriteError{Err: err}
 	}
 	if err := s.write(t, c); err != nil {
 		return fail(err)

@@ -1,0 +1,194 @@
+// Package core is the one controller every front end changes seg6x through: the gRPC API server, the
+// daemon's config apply and link watcher, the kernel mirror and (next) BGP call it directly. It holds
+// the store under one lock, checks the generation a change was made for, keeps the last error, and
+// tells subscribers what changed and who changed it. The gRPC server is a thin adapter over it.
+package core
+
+// controller.go: the Controller, its sessions (the store under the lock) and change notifications.
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seg6x/seg6x/internal/state"
+)
+
+// Controller serialises every read and change of one open store.
+type Controller struct {
+	mu      sync.Mutex
+	st      *state.Store
+	lastErr string
+	errors  uint64
+
+	subMu sync.Mutex
+	subs  []func(Change)
+}
+
+// New controls st (already open and locked against other processes).
+func New(st *state.Store) *Controller { return &Controller{st: st} }
+
+// Options say how a change is made.
+type Options struct {
+	// Origin is who asks (state.OriginConfig for the API and config files, state.OriginKernel,
+	// ...): a change may only touch objects of its own origin. Set on every operation of the batch.
+	Origin state.Origin
+	DryRun bool
+	// IfGeneration, when not 0, refuses the change unless the running state is still that
+	// generation (optimistic locking: a client read the state, then asks for a change).
+	IfGeneration uint64
+}
+
+// Result is what a change did.
+type Result struct {
+	Diff       *state.Diff
+	Generation uint64
+}
+
+// Change is what subscribers are told after a change was applied (never for dry runs or empty
+// diffs).
+type Change struct {
+	Origin     state.Origin
+	Diff       *state.Diff
+	Generation uint64
+}
+
+// Subscribe calls f after every applied change, outside the lock, in commit order. f must not block.
+func (c *Controller) Subscribe(f func(Change)) {
+	c.subMu.Lock()
+	defer c.subMu.Unlock()
+	c.subs = append(c.subs, f)
+}
+
+// Session is the store under the controller's lock, for a front end that reads and then changes it
+// as one step (the kernel mirror compares the store with the kernel, then commits the difference).
+type Session struct {
+	c       *Controller
+	Store   *state.Store // read through its methods; change only through Session.Commit / Apply
+	changes []Change
+}
+
+// Do runs f with the store under the lock; the changes f commits are announced once f returns.
+func (c *Controller) Do(f func(s *Session)) {
+	s := &Session{c: c, Store: c.st}
+	c.mu.Lock()
+	func() {
+		defer c.mu.Unlock()
+		f(s)
+	}()
+	c.announce(s.changes)
+}
+
+// Read runs f with the store under the lock (a consistent view; f must not change it).
+func (c *Controller) Read(f func(st *state.Store)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(c.st)
+}
+
+// Commit applies ops as one unit (state.Store.Commit) for o.Origin.
+func (c *Controller) Commit(ops []state.Op, o Options) (res Result, err error) {
+	c.Do(func(s *Session) { res, err = s.Commit(ops, o) })
+	return res, err
+}
+
+// Apply makes desired the running state of the API's and config files' objects (state.Store.Apply:
+// a config file); objects of other origins are left alone.
+func (c *Controller) Apply(desired state.State, o Options) (res Result, err error) {
+	c.Do(func(s *Session) { res, err = s.Apply(desired, o) })
+	return res, err
+}
+
+// Commit applies ops within the session.
+func (s *Session) Commit(ops []state.Op, o Options) (Result, error) {
+	if err := s.checkGen(o.IfGeneration); err != nil {
+		return Result{}, err
+	}
+	for i := range ops {
+		ops[i].Origin = o.Origin
+	}
+	d, err := s.Store.Commit(ops, o.DryRun)
+	return s.done(d, err, o)
+}
+
+// Apply makes desired the running state of the API's and config files' objects within the session.
+func (s *Session) Apply(desired state.State, o Options) (Result, error) {
+	if o.Origin != state.OriginConfig {
+		return Result{}, s.c.record(fmt.Errorf("a whole state is applied for the API and config files, not for origin %s", o.Origin))
+	}
+	if err := s.checkGen(o.IfGeneration); err != nil {
+		return Result{}, err
+	}
+	d, err := s.Store.Apply(desired, o.DryRun)
+	return s.done(d, err, o)
+}
+
+// Fail records err as the last error of the instance (a front end's own failure: a request it
+// could not decode) and returns it.
+func (s *Session) Fail(err error) error { return s.c.record(err) }
+
+func (s *Session) checkGen(g uint64) error {
+	if g == 0 || g == s.Store.Gen() {
+		return nil
+	}
+	return s.c.record(&StaleError{Have: s.Store.Gen(), Want: g})
+}
+
+func (s *Session) done(d *state.Diff, err error, o Options) (Result, error) {
+	if err != nil {
+		return Result{}, s.c.record(err)
+	}
+	res := Result{Diff: d, Generation: s.Store.Gen()}
+	if !o.DryRun && !d.Empty() {
+		s.changes = append(s.changes, Change{Origin: o.Origin, Diff: d, Generation: res.Generation})
+	}
+	return res, nil
+}
+
+// Fail records err as the last error (for a front end that failed before reaching the controller:
+// a request it could not decode) and returns it.
+func (c *Controller) Fail(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.record(err)
+}
+
+// record keeps err as the last error; called with c.mu held.
+func (c *Controller) record(err error) error {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i] + " ..."
+	}
+	c.lastErr = time.Now().UTC().Format(time.RFC3339) + " " + msg
+	c.errors++
+	return err
+}
+
+// LastError is the last refused or failed change ("" if none) and how many there were.
+func (c *Controller) LastError() (string, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastErr, c.errors
+}
+
+func (c *Controller) announce(changes []Change) {
+	if len(changes) == 0 {
+		return
+	}
+	c.subMu.Lock()
+	subs := append([]func(Change){}, c.subs...)
+	c.subMu.Unlock()
+	for _, ch := range changes {
+		for _, f := range subs {
+			f(ch)
+		}
+	}
+}
+
+// StaleError refuses a change made for another generation than the running one.
+type StaleError struct{ Have, Want uint64 }
+
+func (e *StaleError) Error() string {
+	return fmt.Sprintf("generation is %d, not %d: the state changed since it was read", e.Have, e.Want)
+}

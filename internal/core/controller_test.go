@@ -1,0 +1,95 @@
+package core
+
+// controller_test.go: the controller checks generations, records the last error, classifies errors by
+// type, marks every operation with the caller's origin, and announces applied changes (not dry runs,
+// not empty ones) to subscribers after the lock is released.
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"testing"
+
+	"github.com/seg6x/seg6x/internal/state"
+)
+
+func tenantOp(name string) []state.Op {
+	return []state.Op{{Kind: state.OpAdd, Tenant: &state.Tenant{Name: name, Table: 100}}}
+}
+
+func TestControllerCommitsAndAnnounces(t *testing.T) {
+	ctl := New(openStore(t))
+	var got []Change
+	ctl.Subscribe(func(ch Change) {
+		// Announced outside the lock: reading the store from here must not deadlock.
+		ctl.Read(func(st *state.Store) {})
+		got = append(got, ch)
+	})
+
+	if _, err := ctl.Commit(tenantOp("dry"), Options{DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ctl.Commit(tenantOp("blue"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Generation != 1 || len(res.Diff.Added) != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	if len(got) != 1 || got[0].Origin != state.OriginConfig || got[0].Generation != 1 {
+		t.Fatalf("announced %+v, want one change of origin config at generation 1", got)
+	}
+
+	// Stale generation: refused, typed, recorded.
+	_, err = ctl.Commit(tenantOp("red"), Options{IfGeneration: 7})
+	var stale *StaleError
+	if !errors.As(err, &stale) || stale.Have != 1 || stale.Want != 7 || KindOf(err) != KindStale {
+		t.Fatalf("stale commit: %v (kind %v)", err, KindOf(err))
+	}
+	if last, n := ctl.LastError(); n != 1 || last == "" {
+		t.Fatalf("last error %q, %d errors", last, n)
+	}
+
+	// Another origin cannot change the config's tenant: an invalid request, by type.
+	_, err = ctl.Commit([]state.Op{{Kind: state.OpDelete, Tenant: &state.Tenant{Name: "blue"}}}, Options{Origin: state.OriginKernel})
+	if err == nil || KindOf(err) != KindInvalid {
+		t.Fatalf("kernel deleting a config tenant: %v (kind %v)", err, KindOf(err))
+	}
+	// Apply is the config file's: refused for another origin.
+	if _, err := ctl.Apply(state.State{}, Options{Origin: state.OriginBGP}); err == nil {
+		t.Fatal("Apply for origin bgp accepted")
+	}
+	if len(got) != 1 {
+		t.Fatalf("refused changes were announced: %+v", got)
+	}
+
+	// The kernel's own objects: its origin is set on every operation by the controller.
+	res, err = ctl.Commit([]state.Op{{Kind: state.OpAdd, SID: &state.SID{SID: netip.MustParseAddr("fc00:1::1"), Action: "End"}}},
+		Options{Origin: state.OriginKernel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sids []state.SID
+	ctl.Read(func(st *state.Store) { sids = st.SIDs() })
+	if len(sids) != 1 || sids[0].Origin != state.OriginKernel || len(got) != 2 || got[1].Origin != state.OriginKernel {
+		t.Fatalf("sids %+v, announced %+v", sids, got)
+	}
+}
+
+func TestKindOf(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want Kind
+	}{
+		{&state.FieldError{Object: "x", Reason: "bad"}, KindInvalid},
+		{state.Errors{&state.FieldError{Object: "x", Reason: "bad"}}, KindInvalid},
+		{&state.OpError{Err: errors.New("no free id")}, KindInvalid},
+		{&state.WriteError{Err: errors.New("write 3 entries to routes4: no space")}, KindInternal},
+		{fmt.Errorf("wrapped: %w", &StaleError{Have: 2, Want: 1}), KindStale},
+		{errors.New("anything else"), KindInternal},
+	} {
+		if got := KindOf(c.err); got != c.want {
+			t.Errorf("%v: kind %v, want %v", c.err, got, c.want)
+		}
+	}
+}
