@@ -14,7 +14,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 path = sys.argv[1] if len(sys.argv) > 1 else "bench/results/latest.json"
 out = os.path.dirname(path)
-points = json.load(open(path))
+data = json.load(open(path))
+# {"meta": {date, command, commit, machine}, "results": [...]}; a bare list is the older form.
+points = data["results"] if isinstance(data, dict) else data
 flows = "single" if any(p["flows"] == "single" for p in points) else points[0]["flows"]
 pts = [p for p in points if p["flows"] == flows]
 names = []

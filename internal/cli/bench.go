@@ -61,12 +61,13 @@ network namespace and removes it.`,
 			if done, err := reexecInOwnNetns("seg6x-bench"); done || err != nil {
 				return err
 			}
+			meta := bench.NewMeta()
 			res, scale, err := RunMicro(runs)
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return printJSON(map[string]any{"cases": res, "route_scale": scale})
+				return printJSON(bench.Results{Meta: meta, Results: map[string]any{"cases": res, "route_scale": scale}})
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintf(w, "CASE\tACTION\tNS/PKT\tVS BARE\tFIB-DIRECT\tNH-CACHE\tWHAT\n")
@@ -247,15 +248,16 @@ statistics on: the CPU time of the DUT's receive thread per frame and the XDP pr
 				return err
 			}
 			o.Bin, o.Prefix, o.Log = bin, "s6b", os.Stderr
+			meta := bench.NewMeta()
 			res, err := bench.Run(o)
 			if err != nil {
 				return err
 			}
-			if err := writeResults(out, res); err != nil {
+			if err := writeResults(out, bench.Results{Meta: meta, Results: res}); err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return printJSON(res)
+				return printJSON(bench.Results{Meta: meta, Results: res})
 			}
 			printBench(res)
 			fmt.Printf("\nresults: %s\n", out)
@@ -274,7 +276,7 @@ statistics on: the CPU time of the DUT's receive thread per frame and the XDP pr
 	return c
 }
 
-func writeResults(path string, res []bench.Point) error {
+func writeResults(path string, res bench.Results) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -381,12 +383,13 @@ maps (memlock) and the Go heap of the control plane.`,
 			if err != nil {
 				return fmt.Errorf("--sids: %w", err)
 			}
+			meta := bench.NewMeta()
 			res, err := bench.RunControl(rc, sc)
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return printJSON(res)
+				return printJSON(bench.Results{Meta: meta, Results: res})
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "OBJECTS\tCOUNT\tLOAD s\tPER s\tONE MORE (ms)\tTABLE SWAP (ms, routes)\tMAPS MiB\tGO HEAP MiB")
@@ -425,12 +428,13 @@ offloads off (frames are MTU-sized as on a wire) in every mode.`,
 			if err != nil {
 				return err
 			}
+			meta := bench.NewMeta()
 			res, err := bench.RunTCP(bin, d, os.Stderr)
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return printJSON(res)
+				return printJSON(bench.Results{Meta: meta, Results: res})
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "MODE\tGbps\tRETRANSMITS\tVS NO OVERLAY")
@@ -477,12 +481,13 @@ output, and what was lost in the switch.`,
 			if err != nil {
 				return err
 			}
+			meta := bench.NewMeta()
 			res, err := bench.RunMirror(bin, n, flood, !noSwitch)
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return printJSON(res)
+				return printJSON(bench.Results{Meta: meta, Results: res})
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "CHANGE\tCOUNT\tMEDIAN ms\tMAX ms")

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/seg6x/seg6x/internal/bench"
 	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/slowpath"
 	"github.com/spf13/cobra"
@@ -51,12 +52,13 @@ one fragment, and the program's time to queue one packet. Needs root.`,
 			if done, err := reexecInOwnNetns("seg6x-bench"); done || err != nil {
 				return err
 			}
+			meta := bench.NewMeta()
 			r, err := RunSlowPath(packets)
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return printJSON(r)
+				return printJSON(bench.Results{Meta: meta, Results: r})
 			}
 			fmt.Printf("slow path: %d packets offered at %.0f/s (program: %.0f ns each to queue)\n", r.Offered, r.OfferedPerSec, r.ProgramNsPacket)
 			fmt.Printf("  fragmented %d into %d fragments in %.2f s: %.0f packets/s (%.1f us per packet), %d ring full, %d failed\n",
