@@ -37,7 +37,7 @@ func client(t *testing.T) (pb.ControlClient, *state.Store) {
 		t.Skip("needs root (bpffs, BPF maps)")
 	}
 	dir := t.TempDir()
-	st, err := state.Open(dir, fakeEnv{"eth1": 7, "eth2": 8})
+	st, err := dataplane.OpenStore(dir, fakeEnv{"eth1": 7, "eth2": 8}, state.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +89,8 @@ type snapshot struct {
 
 func take(t *testing.T, st *state.Store) snapshot {
 	cur := st.Current()
-	return snapshot{state: fmt.Sprintf("%+v", cur), gen: st.Gen(), ports: entries(t, st.Maps.Ports),
-		routes4: entries(t, st.Maps.Routes4), sids: entries(t, st.Maps.Sids)}
+	return snapshot{state: fmt.Sprintf("%+v", cur), gen: st.Gen(), ports: entries(t, dataplane.MapsOf(st).Ports),
+		routes4: entries(t, dataplane.MapsOf(st).Routes4), sids: entries(t, dataplane.MapsOf(st).Sids)}
 }
 
 func TestBadRequestsChangeNothing(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
+	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -92,12 +93,12 @@ func Connect(t Target) (pb.ControlClient, func(), error) {
 		}
 		// A socket nobody answers on: a daemon that died (kill -9). Work in-process if the lock is free.
 	}
-	st, err := state.OpenWith(t.Dir, state.HostEnv{}, state.OpenOptions{NoWait: true})
+	st, err := dataplane.OpenStore(t.Dir, state.HostEnv{}, state.OpenOptions{NoWait: true})
 	if errors.Is(err, state.ErrLocked) {
 		if _, serr := os.Stat(sock); serr == nil {
 			return nil, nil, fmt.Errorf("instance %s is locked (a daemon?) but %s does not answer", t.Dir, sock)
 		}
-		st, err = state.Open(t.Dir, state.HostEnv{}) // another CLI command: wait for it
+		st, err = dataplane.OpenStore(t.Dir, state.HostEnv{}, state.OpenOptions{}) // another CLI command: wait for it
 	}
 	if err != nil {
 		return nil, nil, err

@@ -96,7 +96,7 @@ func fuzzSeeds() []proto.Message {
 // replaces find something), and its server.
 func fuzzStore(f *testing.F) (*state.Store, *Server) {
 	dir := f.TempDir()
-	st, err := state.Open(dir, fakeEnv{"eth1": 7, "eth2": 8})
+	st, err := dataplane.OpenStore(dir, fakeEnv{"eth1": 7, "eth2": 8}, state.OpenOptions{})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -167,7 +167,7 @@ func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsRepl
 }
 
 func stats(st *state.Store) (*pb.StatsReply, error) {
-	m := st.Maps
+	m := dataplane.MapsOf(st)
 	out := &pb.StatsReply{Actions: map[string]*pb.Counter{}, Reasons: map[string]*pb.Counter{}}
 	for i, name := range dataplane.Actions {
 		c, err := sumCounter(m.ActionStats, uint32(i))

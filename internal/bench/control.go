@@ -103,7 +103,7 @@ func controlOnce(kind string, n int) (ControlResult, error) {
 		_ = unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
 		_ = os.RemoveAll(dir)
 	}()
-	st, err := state.Open(dir, state.HostEnv{})
+	st, err := dataplane.OpenStore(dir, state.HostEnv{}, state.OpenOptions{})
 	if err != nil {
 		return r, err
 	}
@@ -186,7 +186,7 @@ func controlOnce(kind string, n int) (ControlResult, error) {
 		r.SwapMillis = float64(time.Since(t0).Microseconds()) / 1000
 		r.SwapRoutes = len(tr.Routes)
 	}
-	r.MapMiB = mapMemory(st.Maps)
+	r.MapMiB = mapMemory(dataplane.MapsOf(st))
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

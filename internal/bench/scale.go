@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -15,7 +16,7 @@ import (
 // the DUT's namespace (interface names resolve there; no goroutines may run the commit elsewhere).
 func scaleRoutes(r *Rig, total int) error {
 	return inNS(r.ns("dut"), func() error {
-		st, err := state.Open(r.DutDir(), state.HostEnv{})
+		st, err := dataplane.OpenStore(r.DutDir(), state.HostEnv{}, state.OpenOptions{})
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
@@ -104,13 +105,13 @@ maps and the saved state (only when no daemon runs: a daemon is stopped with --c
 
 // purgeAll removes the instance entirely. A running daemon owns it: stop that one with --cleanup.
 func purgeAll() error {
-	if st, err := state.OpenWith(g.dir, state.HostEnv{}, state.OpenOptions{NoWait: true}); err == nil {
+	if st, err := dataplane.OpenStore(g.dir, state.HostEnv{}, state.OpenOptions{NoWait: true}); err == nil {
 		st.Close()
 	} else if errors.Is(err, state.ErrLocked) {
 		return fmt.Errorf("%s is in use (a daemon?): stop the daemon with --cleanup, or stop it and purge then", g.dir)
 	}
 	// An instance whose maps have another layout cannot even be opened; purging it is still right.
-	if err := state.Purge(g.dir); err != nil {
+	if err := dataplane.Purge(g.dir); err != nil {
 		return err
 	}
 	fmt.Println("purged", g.dir)

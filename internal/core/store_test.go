@@ -22,7 +22,9 @@ func (f fakeEnv) Ifindex(dev string) (int, error) {
 	return 0, fmt.Errorf("no such interface %q", dev)
 }
 
-func (fakeEnv) SourceFor(netip.Addr) (netip.Addr, error) { return netip.MustParseAddr("fc00:1::1"), nil }
+func (fakeEnv) SourceFor(netip.Addr) (netip.Addr, error) {
+	return netip.MustParseAddr("fc00:1::1"), nil
+}
 
 func openStore(t *testing.T) *state.Store {
 	t.Helper()
@@ -30,7 +32,7 @@ func openStore(t *testing.T) *state.Store {
 		t.Skip("needs root (bpffs, BPF maps)")
 	}
 	dir := t.TempDir()
-	st, err := state.Open(dir, fakeEnv{})
+	st, err := dataplane.OpenStore(dir, fakeEnv{}, state.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

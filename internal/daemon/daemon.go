@@ -66,7 +66,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("a seg6x daemon already serves %s (its API answers on %s)", o.Dir, o.Socket)
 	}
 	lock := state.LockPath(o.Dir)
-	st, err := state.OpenWith(o.Dir, state.HostEnv{}, state.OpenOptions{
+	st, err := dataplane.OpenStore(o.Dir, state.HostEnv{}, state.OpenOptions{
 		NoWait: o.LockWait <= 0, Wait: o.LockWait, DefaultNextHopCacheMs: o.NextHopCacheMs,
 		Waiting: func() { o.logf("%s is held by %s; waiting up to %v for it", o.Dir, lockHolder(lock), o.LockWait) },
 	})
@@ -85,7 +85,7 @@ func Run(ctx context.Context, o Options) error {
 	// starts, for anything cached before).
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	if err := watchNextHops(wctx, st.Maps.NhGen, o.logf); err != nil {
+	if err := watchNextHops(wctx, dataplane.MapsOf(st).NhGen, o.logf); err != nil {
 		o.logf("next-hop cache invalidation unavailable: %v (entries expire by time only)", err)
 	}
 	if nm := st.NewMaps; nm != nil {
@@ -244,7 +244,7 @@ func shutdown(ctl *core.Controller, o *Options, stops []func()) error {
 		}
 		if o.Cleanup {
 			st.Close()
-			err = state.Purge(o.Dir)
+			err = dataplane.Purge(o.Dir)
 			o.logf("cleanup: detached every interface and removed all state")
 		}
 	})
@@ -254,7 +254,7 @@ func shutdown(ctl *core.Controller, o *Options, stops []func()) error {
 // startSlowPath reads the program's slow path ring while the daemon runs (bpf/slowpath.h) and returns
 // its stop function.
 func startSlowPath(ctx context.Context, srv *api.Server, st *state.Store, o *Options) func() {
-	r := slowpath.New(o.Dir, st.Maps.SlowPath, o.logf)
+	r := slowpath.New(o.Dir, dataplane.MapsOf(st).SlowPath, o.logf)
 	srv.SetSlowPath(func() *pb.SlowPath {
 		s := r.Stats()
 		return &pb.SlowPath{Running: s.Running, Records: s.Records, Fragmented: s.Fragmented, Fragments: s.Fragments,

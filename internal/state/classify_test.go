@@ -53,27 +53,24 @@ func vlanText(v int) string {
 func TestPortImageFlags(t *testing.T) {
 	ifaces := []Interface{{Name: "fab", Role: RoleFabric, Ifindex: 2}, {Name: "acc", Role: RoleAuto, Ifindex: 3}}
 	tenants := []Tenant{{Name: "blue", KernelFallback: true, Ports: []Port{{Dev: "acc", VLAN: 100, Ifindex: 3}}}}
-	part := func(string) portValT { return tenantVal(77, &[2][129]uint32{}, &Tenant{KernelFallback: true}) }
+	part := func(string) PortSpec { return tenantSpec(77, &[2][129]uint32{}, &Tenant{KernelFallback: true}) }
 	for _, sources := range []bool{false, true} {
 		im := portImage(ifaces, tenants, part, sources)
-		check := func(ifindex uint32, vlan uint16, want uint32, table uint32) {
+		check := func(ifindex uint32, vlan uint16, want PortSpec) {
 			t.Helper()
-			v, ok := im[portKeyT{Ifindex: ifindex, Vlan: vlan}]
+			v, ok := im[PortKey{Ifindex: ifindex, VLAN: vlan}]
 			if !ok {
 				t.Fatalf("sources %v: no entry for (%d, %d)", sources, ifindex, vlan)
 			}
-			if v.Flags != want || v.TableId != table {
-				t.Errorf("sources %v: (%d, %d): flags %#x table %d, want %#x table %d", sources, ifindex, vlan, v.Flags, v.TableId, want, table)
+			if v != want {
+				t.Errorf("sources %v: (%d, %d): %+v, want %+v", sources, ifindex, vlan, v, want)
 			}
 		}
-		fabric := uint32(portFlagSIDs)
-		if sources {
-			fabric |= portFlagSIDSources
-		}
-		check(2, portVLANAny, fabric, 0)
-		check(2, 0, fabric, 0)
-		check(3, portVLANAny, portFlagBoundary, 0)
-		check(3, 100, portFlagBoundary|portFlagTenant|portFlagKernelFallback, 77)
+		fabric := PortSpec{SIDs: true, SIDSources: sources}
+		check(2, VLANAnyKey, fabric)
+		check(2, 0, fabric)
+		check(3, VLANAnyKey, PortSpec{Boundary: true})
+		check(3, 100, PortSpec{Boundary: true, Tenant: true, KernelFallback: true, TableID: 77})
 		if len(im) != 4 {
 			t.Errorf("sources %v: %d entries, want 4: %v", sources, len(im), im)
 		}

@@ -1,7 +1,9 @@
 // Package state owns the seg6x object model (interfaces, tenants, encap routes, local SIDs): it
-// validates changes, keeps the running state (indexed, saved as snapshot + journal) and writes the BPF
-// maps. Every front end (the API and so the CLI, YAML files, the kernel mirror) changes the data plane
-// only through Store.Commit (Apply turns a whole desired state into one Commit).
+// validates changes, keeps the running state (indexed, saved as snapshot + journal) and plans what the
+// data plane must hold, in its own terms (dataplane.go); a Dataplane (internal/dataplane's BPF maps, or
+// a fake in tests) encodes and writes it. The package touches no BPF, so its tests run without root.
+// Every front end changes state through the core controller (internal/core), which calls Store.Commit
+// (Apply turns a whole desired state into one Commit).
 package state
 
 // model.go: the objects and their serialised form (YAML for config files, JSON for show and state).

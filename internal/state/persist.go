@@ -459,3 +459,14 @@ func (s *Store) Compact() error {
 	s.snapshotBytes, s.journalBytes = size, 0
 	return nil
 }
+
+// RemoveSaved deletes the saved state of instance dir (Purge, with the data plane's own part).
+func RemoveSaved(dir string) error {
+	var errs []error
+	for _, f := range []string{"state.snapshot", "state.journal", "state.json"} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

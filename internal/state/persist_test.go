@@ -4,16 +4,13 @@ import (
 	"net/netip"
 	"os"
 	"testing"
-
-	"github.com/seg6x/seg6x/internal/dataplane"
-	"golang.org/x/sys/unix"
 )
 
 func reopen(t *testing.T, st *Store) *Store {
 	t.Helper()
 	dir, env := st.Dir, st.Env
 	st.Close()
-	n, err := Open(dir, env)
+	n, err := Open(dir, env, openFake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +64,10 @@ func TestSavedStateReplays(t *testing.T) {
 	if rep.Written != 0 || rep.Removed != 0 {
 		t.Fatalf("maps did not match the saved state: %+v", rep)
 	}
-	if n := countEntries(t, st.Maps.Routes4) + countEntries(t, st.Maps.Routes6); n != 2 {
+	if n := countEntries(st, TableRoutes); n != 2 {
 		t.Fatalf("route maps hold %d entries after the swap, want 2", n)
 	}
+	checkImage(t, st)
 }
 
 // What a crashed commit left (map entries without a journal line, a torn last line) is removed by
@@ -85,14 +83,9 @@ func TestReconcileAfterCrash(t *testing.T) {
 	}
 	f.WriteString(`{"gen":2,"recs":[{"sid":{"sid":"fc00:1::99","act`)
 	f.Close()
-	stale := dataplane.Seg6xRoute4Key{TableId: 77, Plen: 24, Addr: [4]byte{198, 18, 99, 0}}
-	if err := st.Maps.Routes4.Put(stale, dataplane.Seg6xEncapVal{PolicyId: 1}); err != nil {
-		t.Fatal(err)
-	}
-	var k [16]byte = mustAddr("fc00:1::64").As16()
-	if err := st.Maps.Sids.Delete(k); err != nil {
-		t.Fatal(err)
-	}
+	stale := RouteKey{TableID: 77, Prefix: mustPrefix("198.18.99.0/24")}
+	fakeOf(st).table(TableRoutes)[stale] = uint32(1)
+	delete(fakeOf(st).table(TableSIDs), mustAddr("fc00:1::64"))
 	st = reopen(t, st)
 	if len(st.Current().SIDs) != 2 {
 		t.Fatalf("torn journal line: %d SIDs, want the 2 committed", len(st.Current().SIDs))
@@ -104,14 +97,14 @@ func TestReconcileAfterCrash(t *testing.T) {
 	if rep.Removed != 1 || rep.Written != 1 {
 		t.Fatalf("reconcile %+v, want 1 stale route removed and 1 SID written", rep)
 	}
-	var v dataplane.Seg6xEncapVal
-	if err := st.Maps.Routes4.Lookup(stale, &v); err == nil {
-		t.Fatal("stale route still in the map")
+	if _, ok := fakeOf(st).table(TableRoutes)[stale]; ok {
+		t.Fatal("stale route still in the data plane")
 	}
+	checkImage(t, st)
 }
 
-// Maps of a new layout (here: no maps at all, as after a layout change) are filled from the saved
-// state when the instance is opened.
+// A fresh data plane (no maps of this layout, as after a layout change or a lost bpffs) is filled
+// from the saved state when the instance is opened.
 func TestNewMapsFilledFromSavedState(t *testing.T) {
 	st := openTemp(t)
 	if _, err := st.Apply(baseState(), false); err != nil {
@@ -119,21 +112,22 @@ func TestNewMapsFilledFromSavedState(t *testing.T) {
 	}
 	dir, env := st.Dir, st.Env
 	st.Close()
-	if err := os.RemoveAll(dataplane.MapPinDir(dir)); err != nil {
-		t.Fatal(err)
-	}
-	n, err := Open(dir, env)
+	dropFake(dir)
+	n, err := Open(dir, env, openFake)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	if c := countEntries(t, n.Maps.Sids); c != 2 {
+	if n.NewMaps == nil || n.NewMaps.Written == 0 {
+		t.Fatalf("a fresh data plane was not filled: %+v", n.NewMaps)
+	}
+	if c := countEntries(n, TableSIDs); c != 2 {
 		t.Fatalf("new maps hold %d SIDs, want 2", c)
 	}
-	if c := countEntries(t, n.Maps.Routes4); c != 1 {
+	if c := countEntries(n, TableRoutes); c != 1 {
 		t.Fatalf("new maps hold %d routes, want 1", c)
 	}
-	_ = unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
+	checkImage(t, n)
 }
 
 // A released policy id is not handed out again within the quarantine (a packet that read it just

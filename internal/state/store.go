@@ -1,8 +1,8 @@
 package state
 
-// store.go: one seg6x instance (a directory holding the saved state, a lock and a bpffs with the
-// pinned maps and links) and the two ways to change it: Commit (a batch of operations, applied
-// whole or not at all) and Apply (a whole desired state, turned into operations by plan.go).
+// store.go: one seg6x instance (a directory holding the saved state and a lock, and the data plane
+// that forwards by it) and the two ways to change it: Commit (a batch of operations, applied whole or
+// not at all) and Apply (a whole desired state, turned into operations by plan.go).
 
 import (
 	"errors"
@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/dataplane"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,15 +24,15 @@ const DefaultDir = "/run/seg6x"
 type Store struct {
 	Dir  string
 	Env  Env
-	Maps *dataplane.Seg6xMaps
+	dp   Dataplane
 	lock *os.File
 	rt   *runtime
 	gen  uint64
 
 	defaultNextHopCacheMs uint32 // OpenOptions.DefaultNextHopCacheMs
 
-	// NewMaps is set when Open found no maps of this version's layout for a saved state and made
-	// and filled them (an upgrade that changed the layout, or a lost bpffs): what that did.
+	// NewMaps is set when Open found a fresh data plane for a saved state (an upgrade that changed
+	// the map layout, or a lost bpffs) and filled it: what that did.
 	NewMaps *ReconcileReport
 
 	snapshotBytes, journalBytes int64
@@ -53,10 +52,16 @@ type OpenOptions struct {
 	// the state's nexthop_cache_ms is 0: the daemon, which invalidates the cache on every netlink
 	// change, passes its --nexthop-cache-ms; the in-process CLI passes 0 (off).
 	DefaultNextHopCacheMs uint32
+	// Dataplane opens the data plane of instance dir once the instance is locked (the BPF one:
+	// internal/dataplane.OpenStore sets it; tests pass a fake).
+	Dataplane func(dir string) (Dataplane, error)
 }
 
-// Open locks instance dir (waiting for other seg6x commands), loads its state and opens its maps.
-func Open(dir string, env Env) (*Store, error) { return OpenWith(dir, env, OpenOptions{}) }
+// Open locks instance dir (waiting for other seg6x commands), loads its state and opens its data
+// plane through dp.
+func Open(dir string, env Env, dp func(dir string) (Dataplane, error)) (*Store, error) {
+	return OpenWith(dir, env, OpenOptions{Dataplane: dp})
+}
 
 // OpenWith is Open with options.
 func OpenWith(dir string, env Env, o OpenOptions) (*Store, error) {
@@ -78,16 +83,19 @@ func OpenWith(dir string, env Env, o OpenOptions) (*Store, error) {
 	if fi, err := os.Stat(st.journalPath()); err == nil {
 		st.journalBytes = fi.Size()
 	}
-	_, statErr := os.Stat(filepath.Join(dataplane.MapPinDir(dir), "sids"))
-	m, err := dataplane.OpenMaps(dir)
+	if o.Dataplane == nil {
+		st.Close()
+		return nil, fmt.Errorf("open %s: no data plane given", dir)
+	}
+	dp, err := o.Dataplane(dir)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	st.Maps = m
-	// Maps just created for a saved state (this version's map layout is new, or bpffs was lost):
-	// fill them and move the links to this version's program before anything else happens.
-	if os.IsNotExist(statErr) && total(st.rt.counts()) > 0 {
+	st.dp = dp
+	// A data plane just created for a saved state (this version's map layout is new, or bpffs was
+	// lost): fill it and move the links to this version's program before anything else happens.
+	if dp.Fresh() && total(st.rt.counts()) > 0 {
 		rep, err := st.Reconcile()
 		if err != nil {
 			st.Close()
@@ -152,11 +160,14 @@ func flockWithin(lf *os.File, o OpenOptions) error {
 	}
 }
 
-// Close releases the maps and the lock.
+// Dataplane is the data plane the store writes (the BPF one's maps: internal/dataplane.MapsOf).
+func (s *Store) Dataplane() Dataplane { return s.dp }
+
+// Close releases the data plane and the lock.
 func (s *Store) Close() {
-	if s.Maps != nil {
-		s.Maps.Close()
-		s.Maps = nil
+	if s.dp != nil {
+		s.dp.Close()
+		s.dp = nil
 	}
 	if s.lock != nil {
 		s.lock.Close()
@@ -212,19 +223,18 @@ func (s *Store) Commit(ops []Op, dryRun bool) (*Diff, error) {
 		c.rollback()
 		return c.diff, nil
 	}
-	t := &txn{}
-	fail := func(err error) (*Diff, error) {
-		if uerr := t.rollback(); uerr != nil {
-			err = fmt.Errorf("%w (and restoring the maps failed: %v)", err, uerr)
-		}
+	undo, err := s.dp.Apply(s.steps(c))
+	if err != nil {
 		c.rollback()
 		return nil, &WriteError{Err: err}
 	}
-	if err := s.write(t, c); err != nil {
-		return fail(err)
-	}
 	if err := s.appendJournal(s.rt.changeRecords(c)); err != nil {
-		return fail(fmt.Errorf("saving state: %w", err))
+		err = fmt.Errorf("saving state: %w", err)
+		if uerr := undo(); uerr != nil {
+			err = fmt.Errorf("%w (and restoring the data plane failed: %v)", err, uerr)
+		}
+		c.rollback()
+		return nil, &WriteError{Err: err}
 	}
 	s.gen++
 	s.releaseIDs(c)

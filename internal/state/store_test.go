@@ -4,13 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"strings"
 	"testing"
-
-	"github.com/cilium/ebpf"
-	"github.com/seg6x/seg6x/internal/dataplane"
-	"golang.org/x/sys/unix"
 )
 
 // fakeEnv resolves names without touching the host's interfaces.
@@ -27,19 +22,17 @@ func (f fakeEnv) SourceFor(dst netip.Addr) (netip.Addr, error) {
 	return netip.MustParseAddr("fc00:1::1"), nil
 }
 
+// openTemp opens a store in a new directory on the in-memory data plane (fake_test.go).
 func openTemp(t *testing.T) *Store {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (bpffs, BPF maps)")
-	}
 	dir := t.TempDir()
-	st, err := Open(dir, fakeEnv{"eth1": 7, "eth2": 8})
+	st, err := Open(dir, fakeEnv{"eth1": 7, "eth2": 8}, openFake)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		st.Close()
-		_ = unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
+		dropFake(dir)
 	})
 	return st
 }
@@ -59,19 +52,8 @@ func baseState() State {
 	}
 }
 
-func countEntries(t *testing.T, m *ebpf.Map) int {
-	t.Helper()
-	n := 0
-	it := m.Iterate()
-	var k, v []byte
-	for it.Next(&k, &v) {
-		n++
-	}
-	if err := it.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
+// countEntries is the number of entries of one data plane table.
+func countEntries(st *Store, tb Table) int { return fakeOf(st).count(tb) }
 
 func TestApplyIdempotentAndRemoves(t *testing.T) {
 	st := openTemp(t)
@@ -82,10 +64,10 @@ func TestApplyIdempotentAndRemoves(t *testing.T) {
 	if len(d.Added) != 4 {
 		t.Fatalf("first apply added %v", d.Added)
 	}
-	if n := countEntries(t, st.Maps.Sids); n != 2 {
+	if n := countEntries(st, TableSIDs); n != 2 {
 		t.Fatalf("sids map has %d entries, want 2", n)
 	}
-	if n := countEntries(t, st.Maps.Routes4); n != 1 {
+	if n := countEntries(st, TableRoutes); n != 1 {
 		t.Fatalf("routes4 has %d entries, want 1", n)
 	}
 	d, err = st.Apply(baseState(), false)
@@ -101,12 +83,13 @@ func TestApplyIdempotentAndRemoves(t *testing.T) {
 	if len(d.Removed) != 2 {
 		t.Fatalf("removed %v", d.Removed)
 	}
-	if n := countEntries(t, st.Maps.Sids); n != 1 {
+	if n := countEntries(st, TableSIDs); n != 1 {
 		t.Fatalf("sids map has %d entries after removal, want 1", n)
 	}
-	if n := countEntries(t, st.Maps.Routes4); n != 0 {
+	if n := countEntries(st, TableRoutes); n != 0 {
 		t.Fatalf("routes4 has %d entries after removal, want 0", n)
 	}
+	checkImage(t, st)
 }
 
 func TestInvalidInputChangesNothing(t *testing.T) {
@@ -149,27 +132,28 @@ func TestInvalidInputChangesNothing(t *testing.T) {
 			if !same(before, st.Current()) {
 				t.Fatal("running state changed after a rejected apply")
 			}
-			if n := countEntries(t, st.Maps.Sids); n != 2 {
+			if n := countEntries(st, TableSIDs); n != 2 {
 				t.Fatalf("sids map has %d entries, want 2", n)
 			}
 		})
 	}
 }
 
-// A failure half way through the map writes (here: attaching native XDP to loopback, which has none,
-// after tx_ports was written) must undo what was already written.
+// A failure half way through the data plane steps (here: attaching an interface, after tx_ports,
+// policies, SIDs, routes and ports were written) must undo what was already written.
 func TestFailedApplyRollsBack(t *testing.T) {
 	st := openTemp(t)
 	st.Env = fakeEnv{"eth1": 7, "eth2": 8, "lo": 1}
+	fakeOf(st).failOn = "lo"
 	next := baseState()
-	next.Interfaces = []Interface{{Name: "lo", Mode: "native"}} // loopback has no native XDP
+	next.Interfaces = []Interface{{Name: "lo", Mode: "native"}}
 	_, err := st.Apply(next, false)
 	if err == nil || !strings.Contains(err.Error(), "attach lo") {
 		t.Fatalf("error %v, want an attach failure", err)
 	}
-	for name, m := range map[string]*ebpf.Map{"tx_ports": st.Maps.TxPorts, "sids": st.Maps.Sids, "routes4": st.Maps.Routes4, "ports": st.Maps.Ports} {
-		if n := countEntries(t, m); n != 0 {
-			t.Errorf("%s has %d entries after a failed apply", name, n)
+	for _, tb := range []Table{TableTxPorts, TableSIDs, TableRoutes, TablePorts} {
+		if n := countEntries(st, tb); n != 0 {
+			t.Errorf("table %d has %d entries after a failed apply", tb, n)
 		}
 	}
 	if len(st.Current().SIDs) != 0 {
@@ -179,46 +163,9 @@ func TestFailedApplyRollsBack(t *testing.T) {
 	if errors.As(err, &zero) {
 		t.Error("an attach failure is not a validation error")
 	}
-}
-
-func TestOuterHeaderLayouts(t *testing.T) {
-	r := Route{Prefix: mustPrefix("198.18.0.0/15"), Src: mustAddr("fc00:1::1"), HopLimit: 64,
-		Segs: []netip.Addr{mustAddr("fc00:2::1"), mustAddr("fc00:3::1"), mustAddr("fc00:4::1")}}
-	for _, tc := range []struct {
-		mode              string
-		segs              int
-		wantLen           int
-		wantNH, wantSL    byte
-		wantLast, wantExt byte
-	}{
-		{ModeEncap, 3, 40 + 8 + 48, 43, 2, 2, 6},
-		{ModeEncapRed, 3, 40 + 8 + 32, 43, 2, 1, 4},
-		{ModeEncapRed, 1, 40, 4, 0, 0, 0},
-		{ModeEncap, 1, 40 + 8 + 16, 43, 0, 0, 2},
-	} {
-		rr := r
-		rr.Mode = tc.mode
-		rr.Segs = r.Segs[:tc.segs]
-		pol, err := outerHeader(&policy{mode: rr.Mode, segs: rr.Segs, usedSrc: rr.Src, hopLimit: rr.HopLimit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := pol.Hdr[:pol.HdrLen]
-		if int(pol.HdrLen) != tc.wantLen || h[6] != tc.wantNH {
-			t.Fatalf("%s/%d: len %d nh %d", tc.mode, tc.segs, pol.HdrLen, h[6])
-		}
-		if netip.AddrFrom16([16]byte(h[24:40])) != r.Segs[0] {
-			t.Fatalf("%s/%d: destination is not the first SID", tc.mode, tc.segs)
-		}
-		if tc.wantNH == 43 {
-			if h[40] != 4 || h[41] != tc.wantExt || h[42] != 4 || h[43] != tc.wantSL || h[44] != tc.wantLast {
-				t.Fatalf("%s/%d: SRH %x", tc.mode, tc.segs, h[40:48])
-			}
-			// Segment List[0] is the last SID.
-			if netip.AddrFrom16([16]byte(h[48:64])) != rr.Segs[len(rr.Segs)-1] {
-				t.Fatalf("%s/%d: Segment List[0] is not the last SID", tc.mode, tc.segs)
-			}
-		}
+	var we *WriteError
+	if !errors.As(err, &we) {
+		t.Errorf("an attach failure is a WriteError: %T %v", err, err)
 	}
 }
 
@@ -262,6 +209,7 @@ func TestOriginsKeepApart(t *testing.T) {
 			t.Fatalf("pass route read back as %+v", r)
 		}
 	}
+	checkImage(t, st)
 	st = reopen(t, st)
 	if got := st.Current(); !same(got, cur) {
 		t.Fatalf("pass route or origins not saved:\n%+v\n%+v", got, cur)

@@ -1,31 +1,13 @@
 package state
 
-// tunnel_test.go: the overhead EncapOverhead states is the header length the encoder writes, for every
-// mode and segment count, and FillPaths derives the tunnel MTU from it.
+// tunnel_test.go: FillPaths derives the tunnel MTU from EncapOverhead (which internal/dataplane's
+// tests check against the header its encoder writes).
 
 import (
 	"errors"
 	"net/netip"
 	"testing"
 )
-
-func TestEncapOverheadIsTheEncodedHeader(t *testing.T) {
-	for _, mode := range []string{ModeEncap, ModeEncapRed} {
-		for n := 1; n <= MaxSegments; n++ {
-			p := &policy{mode: mode, usedSrc: netip.MustParseAddr("fc00:1::1"), hopLimit: 64}
-			for i := 0; i < n; i++ {
-				p.segs = append(p.segs, netip.AddrFrom16([16]byte{0xfc, 0, 0, 2, 15: byte(i + 1)}))
-			}
-			h, err := outerHeader(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := EncapOverhead(mode, n); got != int(h.HdrLen) {
-				t.Errorf("%s, %d SIDs: EncapOverhead %d, encoded header %d bytes", mode, n, got, h.HdrLen)
-			}
-		}
-	}
-}
 
 func TestFillPaths(t *testing.T) {
 	a, b := netip.MustParseAddr("fc00:2::1"), netip.MustParseAddr("fc00:9::1")

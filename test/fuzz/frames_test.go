@@ -115,7 +115,7 @@ func TestFuzzFrames(t *testing.T) {
 // removeTxPorts deletes every redirect-map entry behind the program's back (the next-hop cache is
 // not told) and returns what puts them back.
 func removeTxPorts() (func() error, error) {
-	m := rig.Store.Maps.TxPorts
+	m := dataplane.MapsOf(rig.Store).TxPorts
 	var k, v uint32
 	saved := map[uint32]uint32{}
 	it := m.Iterate()

@@ -230,11 +230,11 @@ func countMap(t *testing.T, st *state.Store) mapCounts {
 	var k4 dataplane.Seg6xRoute4Key
 	var k6 dataplane.Seg6xRoute6Key
 	var v dataplane.Seg6xEncapVal
-	it := st.Maps.Routes4.Iterate()
+	it := dataplane.MapsOf(st).Routes4.Iterate()
 	for it.Next(&k4, &v) {
 		c.routes4++
 	}
-	it = st.Maps.Routes6.Iterate()
+	it = dataplane.MapsOf(st).Routes6.Iterate()
 	for it.Next(&k6, &v) {
 		c.routes6++
 	}

@@ -119,10 +119,10 @@ func TestNextHopCache(t *testing.T) {
 	neigh("02:00:00:00:01:99")
 	dmac("within the cache time, no invalidation", f.Output[:6])
 	var gen uint64
-	if err := rig.Store.Maps.NhGen.Lookup(uint32(0), &gen); err != nil {
+	if err := dataplane.MapsOf(rig.Store).NhGen.Lookup(uint32(0), &gen); err != nil {
 		t.Fatal(err)
 	}
-	if err := rig.Store.Maps.NhGen.Update(uint32(0), gen+1, 0); err != nil {
+	if err := dataplane.MapsOf(rig.Store).NhGen.Update(uint32(0), gen+1, 0); err != nil {
 		t.Fatal(err)
 	}
 	dmac("after an nh_gen bump", []byte{0x02, 0, 0, 0, 0x01, 0x99})
@@ -238,11 +238,11 @@ func TestDetachedEgressWithCachedNextHop(t *testing.T) {
 
 	// The redirect entry disappears under a cached next hop.
 	idx := uint32(tb0.Index)
-	if err := rig.Store.Maps.TxPorts.Delete(idx); err != nil {
+	if err := dataplane.MapsOf(rig.Store).TxPorts.Delete(idx); err != nil {
 		t.Fatal(err)
 	}
 	run("tx port gone, cache still naming it", "XDP_DROP", "DROP_TX_GONE", nil)
-	if err := rig.Store.Maps.TxPorts.Put(idx, idx); err != nil {
+	if err := dataplane.MapsOf(rig.Store).TxPorts.Put(idx, idx); err != nil {
 		t.Fatal(err)
 	}
 

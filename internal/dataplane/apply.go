@@ -1,0 +1,284 @@
+package dataplane
+
+// apply.go: runs the steps of one commit (state.Step) against the maps and links, batched for large
+// changes, each with its undo; a failed step undoes every step before it.
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/seg6x/seg6x/internal/state"
+)
+
+func msDuration(ms uint32) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+type txn struct {
+	undo []func() error
+}
+
+func (t *txn) do(desc string, f, undo func() error) error {
+	if err := f(); err != nil {
+		return fmt.Errorf("%s: %w", desc, err)
+	}
+	t.undo = append(t.undo, undo)
+	return nil
+}
+
+func (t *txn) rollback() error {
+	var errs []error
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		if err := t.undo[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	t.undo = nil
+	return errors.Join(errs...)
+}
+
+// entry is one map write: key k gets v (or is deleted), and had/old say what to restore.
+type entry[K, V any] struct {
+	k   K
+	v   V
+	old V
+	had bool
+}
+
+const batchSize = 8192
+
+// putBatch writes es in batches; undo restores the old values and removes new keys.
+func putBatch[K, V any](t *txn, m *ebpf.Map, es []entry[K, V]) error {
+	for lo := 0; lo < len(es); lo += batchSize {
+		chunk := es[lo:min(lo+batchSize, len(es))]
+		keys := make([]K, len(chunk))
+		vals := make([]V, len(chunk))
+		for i, e := range chunk {
+			keys[i], vals[i] = e.k, e.v
+		}
+		err := t.do(fmt.Sprintf("write %d entries to %s", len(chunk), m), func() error {
+			if len(chunk) > 1 {
+				if _, err := m.BatchUpdate(keys, vals, nil); !errors.Is(err, ebpf.ErrNotSupported) {
+					return err
+				}
+			}
+			for i := range keys { // a batch of one, or a map type without batch updates (devmaps)
+				if err := m.Update(keys[i], vals[i], ebpf.UpdateAny); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, func() error { return restore(m, chunk) })
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteBatch removes es (a key already gone is not an error); undo puts the old values back.
+func deleteBatch[K, V any](t *txn, m *ebpf.Map, es []entry[K, V]) error {
+	for lo := 0; lo < len(es); lo += batchSize {
+		chunk := es[lo:min(lo+batchSize, len(es))]
+		keys := make([]K, len(chunk))
+		for i, e := range chunk {
+			keys[i] = e.k
+		}
+		err := t.do(fmt.Sprintf("delete %d entries from %s", len(chunk), m), func() error {
+			if len(chunk) > 1 {
+				if _, err := m.BatchDelete(keys, nil); err == nil {
+					return nil
+				}
+			}
+			for _, k := range keys { // one by one: some were already gone, or a batch of one
+				if err := m.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+					return err
+				}
+			}
+			return nil
+		}, func() error { return restore(m, chunk) })
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func restore[K, V any](m *ebpf.Map, es []entry[K, V]) error {
+	var errs []error
+	for _, e := range es {
+		var err error
+		if e.had {
+			err = m.Update(e.k, e.old, ebpf.UpdateAny)
+		} else if err = m.Delete(e.k); errors.Is(err, ebpf.ErrKeyNotExist) {
+			err = nil
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// zeroCounters clears the per-CPU counters of newly assigned ids.
+func zeroCounters(m *ebpf.Map, ids []uint32) error {
+	n, err := ebpf.PossibleCPU()
+	if err != nil {
+		return err
+	}
+	zero := make([]Seg6xCounter, n)
+	for _, id := range ids {
+		if err := m.Update(id, zero, ebpf.UpdateAny); err != nil {
+			return fmt.Errorf("reset counters of id %d in %s: %w", id, m, err)
+		}
+	}
+	return nil
+}
+
+// convert encodes the entries of a step: key and value (and the old value) through kf and vf.
+func convert[K, V any](es []state.Entry, kf func(any) K, vf func(any) (V, error)) ([]entry[K, V], error) {
+	out := make([]entry[K, V], len(es))
+	for i, e := range es {
+		out[i] = entry[K, V]{k: kf(e.Key), had: e.Had}
+		var err error
+		if e.Val != nil {
+			if out[i].v, err = vf(e.Val); err != nil {
+				return nil, err
+			}
+		}
+		if e.Had && e.Old != nil {
+			if out[i].old, err = vf(e.Old); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func ok[V any](f func(any) V) func(any) (V, error) {
+	return func(a any) (V, error) { return f(a), nil }
+}
+
+// write runs one put or delete step.
+func (b *BPF) write(t *txn, st state.Step) error {
+	m := b.Maps
+	switch st.Table {
+	case state.TableTxPorts:
+		es, _ := convert(st.Entries, func(a any) uint32 { return a.(uint32) }, ok(func(a any) uint32 { return a.(uint32) }))
+		return putOrDelete(t, m.TxPorts, es, st.Kind)
+	case state.TableSIDSpace, state.TableSIDSources:
+		es, _ := convert(st.Entries, func(a any) Seg6xLpm6Key { return lpmKey(a.(netip.Prefix)) }, ok(func(any) uint8 { return 1 }))
+		for i := range es {
+			es[i].v, es[i].old = 1, 1
+		}
+		mm := m.SidSpace
+		if st.Table == state.TableSIDSources {
+			mm = m.SidSources
+		}
+		return putOrDelete(t, mm, es, st.Kind)
+	case state.TablePolicies:
+		es, err := convert(st.Entries, func(a any) uint32 { return a.(uint32) }, func(a any) (Seg6xEncapPolicy, error) { return OuterHeader(a.(state.PolicySpec)) })
+		if err != nil {
+			return err
+		}
+		return putOrDelete(t, m.Policies, es, st.Kind)
+	case state.TableSIDs:
+		es, _ := convert(st.Entries, func(a any) [16]byte { return a.(netip.Addr).As16() }, ok(func(a any) Seg6xSidEntry { return SIDEntry(a.(state.SIDSpec)) }))
+		return putOrDelete(t, m.Sids, es, st.Kind)
+	case state.TableRoutes:
+		var e4, e6 []state.Entry
+		for _, e := range st.Entries {
+			if e.Key.(state.RouteKey).Prefix.Addr().Is4() {
+				e4 = append(e4, e)
+			} else {
+				e6 = append(e6, e)
+			}
+		}
+		val := ok(func(a any) Seg6xEncapVal { return Seg6xEncapVal{PolicyId: a.(uint32)} })
+		r4, _ := convert(e4, func(a any) Seg6xRoute4Key { return route4Key(a.(state.RouteKey)) }, val)
+		r6, _ := convert(e6, func(a any) Seg6xRoute6Key { return route6Key(a.(state.RouteKey)) }, val)
+		if err := putOrDelete(t, m.Routes4, r4, st.Kind); err != nil {
+			return err
+		}
+		return putOrDelete(t, m.Routes6, r6, st.Kind)
+	case state.TablePorts:
+		es, _ := convert(st.Entries, func(a any) Seg6xPortKey { return portKey(a.(state.PortKey)) }, ok(func(a any) Seg6xPortVal { return portVal(a.(state.PortSpec)) }))
+		return putOrDelete(t, m.Ports, es, st.Kind)
+	}
+	return fmt.Errorf("unknown table %d", st.Table)
+}
+
+func putOrDelete[K, V any](t *txn, m *ebpf.Map, es []entry[K, V], kind state.StepKind) error {
+	if kind == state.StepDelete {
+		return deleteBatch(t, m, es)
+	}
+	return putBatch(t, m, es)
+}
+
+// Apply runs the steps of one commit; see state.Dataplane.
+func (b *BPF) Apply(steps []state.Step) (func() error, error) {
+	t := &txn{}
+	var objs *Seg6xObjects
+	defer func() {
+		if objs != nil {
+			objs.Close()
+		}
+	}()
+	fail := func(err error) (func() error, error) {
+		if uerr := t.rollback(); uerr != nil {
+			err = fmt.Errorf("%w (and restoring the maps failed: %v)", err, uerr)
+		}
+		return nil, err
+	}
+	for _, st := range steps {
+		var err error
+		switch st.Kind {
+		case state.StepPut, state.StepDelete:
+			err = b.write(t, st)
+		case state.StepResetCounters:
+			m := b.Maps.PolicyStats
+			if st.Table == state.TableSIDs {
+				m = b.Maps.SidStats
+			}
+			err = zeroCounters(m, st.IDs)
+		case state.StepAttach:
+			it := st.Iface
+			wasAttached := Attached(b.Dir, it.Ifindex)
+			if st.IfDetached && wasAttached {
+				continue
+			}
+			if objs == nil {
+				if objs, err = LoadObjects(b.Dir, programOptions(st.Options)); err != nil {
+					break
+				}
+			}
+			err = t.do(fmt.Sprintf("attach %s", it.Name),
+				func() error { return Attach(b.Dir, objs, it.Ifindex, Mode(it.Mode)) },
+				func() error {
+					if wasAttached {
+						return nil // the program was updated in place; the old one cannot be brought back
+					}
+					return Detach(b.Dir, it.Ifindex)
+				})
+		case state.StepDetach:
+			it := st.Iface
+			// Re-attaching on rollback needs the program; a failed detach is rare enough to report instead.
+			err = t.do(fmt.Sprintf("detach %s", it.Name), func() error { return Detach(b.Dir, it.Ifindex) }, func() error { return nil })
+		case state.StepInvalidateNextHops:
+			err = t.do("invalidate the next-hop cache", func() error {
+				var gen uint64
+				if err := b.Maps.NhGen.Lookup(uint32(0), &gen); err != nil {
+					return err
+				}
+				return b.Maps.NhGen.Update(uint32(0), gen+1, ebpf.UpdateAny)
+			}, func() error { return nil })
+		default:
+			err = fmt.Errorf("unknown step kind %d", st.Kind)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	return t.rollback, nil
+}

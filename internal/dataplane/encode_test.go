@@ -1,0 +1,69 @@
+package dataplane_test
+
+// encode_test.go: the outer header the encoder builds for each mode and segment count (RFC 8986
+// H.Encaps / H.Encaps.Red layouts), and that its length is the overhead the model states.
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/state"
+)
+
+func TestEncapOverheadIsTheEncodedHeader(t *testing.T) {
+	for _, mode := range []string{state.ModeEncap, state.ModeEncapRed} {
+		for n := 1; n <= state.MaxSegments; n++ {
+			p := state.PolicySpec{Mode: mode, Src: netip.MustParseAddr("fc00:1::1"), HopLimit: 64}
+			for i := 0; i < n; i++ {
+				p.Segs = append(p.Segs, netip.AddrFrom16([16]byte{0xfc, 0, 0, 2, 15: byte(i + 1)}))
+			}
+			h, err := dataplane.OuterHeader(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := state.EncapOverhead(mode, n); got != int(h.HdrLen) {
+				t.Errorf("%s, %d SIDs: EncapOverhead %d, encoded header %d bytes", mode, n, got, h.HdrLen)
+			}
+		}
+	}
+}
+
+func TestOuterHeaderLayouts(t *testing.T) {
+	a := netip.MustParseAddr
+	segs := []netip.Addr{a("fc00:2::1"), a("fc00:3::1"), a("fc00:4::1")}
+	for _, tc := range []struct {
+		mode              string
+		segs              int
+		wantLen           int
+		wantNH, wantSL    byte
+		wantLast, wantExt byte
+	}{
+		{state.ModeEncap, 3, 40 + 8 + 48, 43, 2, 2, 6},
+		{state.ModeEncapRed, 3, 40 + 8 + 32, 43, 2, 1, 4},
+		{state.ModeEncapRed, 1, 40, 4, 0, 0, 0},
+		{state.ModeEncap, 1, 40 + 8 + 16, 43, 0, 0, 2},
+	} {
+		ss := segs[:tc.segs]
+		pol, err := dataplane.OuterHeader(state.PolicySpec{Mode: tc.mode, Segs: ss, Src: a("fc00:1::1"), HopLimit: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := pol.Hdr[:pol.HdrLen]
+		if int(pol.HdrLen) != tc.wantLen || h[6] != tc.wantNH {
+			t.Fatalf("%s/%d: len %d nh %d", tc.mode, tc.segs, pol.HdrLen, h[6])
+		}
+		if netip.AddrFrom16([16]byte(h[24:40])) != segs[0] {
+			t.Fatalf("%s/%d: destination is not the first SID", tc.mode, tc.segs)
+		}
+		if tc.wantNH == 43 {
+			if h[40] != 4 || h[41] != tc.wantExt || h[42] != 4 || h[43] != tc.wantSL || h[44] != tc.wantLast {
+				t.Fatalf("%s/%d: SRH %x", tc.mode, tc.segs, h[40:48])
+			}
+			// Segment List[0] is the last SID.
+			if netip.AddrFrom16([16]byte(h[48:64])) != ss[len(ss)-1] {
+				t.Fatalf("%s/%d: Segment List[0] is not the last SID", tc.mode, tc.segs)
+			}
+		}
+	}
+}

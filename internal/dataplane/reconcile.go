@@ -1,0 +1,210 @@
+package dataplane
+
+// reconcile.go: makes the pinned maps and links hold exactly a state's image, without flushing: what
+// is right stays, what is missing is written, what nobody owns (a commit cut short by a crash,
+// interfaces no longer configured) is removed, and every attached interface gets the program of this
+// binary through an atomic link update. Purge removes an instance entirely.
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/seg6x/seg6x/internal/state"
+	"golang.org/x/sys/unix"
+)
+
+// syncMap makes hash map m hold exactly want: stale keys removed, missing or different ones written.
+func syncMap[K comparable, V comparable](m *ebpf.Map, want map[K]V, rep *state.ReconcileReport) error {
+	var stale []K
+	have := make(map[K]bool, len(want))
+	var k K
+	var v V
+	it := m.Iterate()
+	var put []entry[K, V]
+	for it.Next(&k, &v) {
+		if w, ok := want[k]; !ok {
+			stale = append(stale, k)
+		} else {
+			have[k] = true
+			if w != v {
+				put = append(put, entry[K, V]{k: k, v: w})
+			}
+		}
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("reading %s: %w", m, err)
+	}
+	for key, val := range want {
+		if !have[key] {
+			put = append(put, entry[K, V]{k: key, v: val})
+		}
+	}
+	t := &txn{}
+	if err := putBatch(t, m, put); err != nil {
+		return err
+	}
+	rep.Written += len(put)
+	del := make([]entry[K, V], len(stale))
+	for i, key := range stale {
+		del[i] = entry[K, V]{k: key}
+	}
+	if err := deleteBatch(t, m, del); err != nil {
+		return err
+	}
+	rep.Removed += len(stale)
+	return nil
+}
+
+func lpmImage(ps []netip.Prefix) map[Seg6xLpm6Key]uint8 {
+	im := make(map[Seg6xLpm6Key]uint8, len(ps))
+	for _, p := range ps {
+		im[lpmKey(p)] = 1
+	}
+	return im
+}
+
+// Reconcile writes im into the maps and attaches the program to every interface of im; see
+// state.Dataplane.
+func (b *BPF) Reconcile(im *state.Image, opts state.ProgramOptions) (*state.ReconcileReport, error) {
+	rep := &state.ReconcileReport{}
+	m := b.Maps
+	tx := make(map[uint32]uint32, len(im.TxPorts))
+	for _, idx := range im.TxPorts {
+		tx[idx] = idx
+	}
+	if err := syncMap(m.TxPorts, tx, rep); err != nil {
+		return rep, err
+	}
+	var pols []entry[uint32, Seg6xEncapPolicy]
+	for id, p := range im.Policies {
+		h, err := OuterHeader(p)
+		if err != nil {
+			return rep, err
+		}
+		pols = append(pols, entry[uint32, Seg6xEncapPolicy]{k: id, v: h})
+	}
+	if err := putBatch(&txn{}, m.Policies, pols); err != nil {
+		return rep, err
+	}
+	sids := make(map[[16]byte]Seg6xSidEntry, len(im.SIDs))
+	for a, v := range im.SIDs {
+		sids[a.As16()] = SIDEntry(v)
+	}
+	if err := syncMap(m.Sids, sids, rep); err != nil {
+		return rep, err
+	}
+	r4 := map[Seg6xRoute4Key]Seg6xEncapVal{}
+	r6 := map[Seg6xRoute6Key]Seg6xEncapVal{}
+	for k, id := range im.Routes {
+		if k.Prefix.Addr().Is4() {
+			r4[route4Key(k)] = Seg6xEncapVal{PolicyId: id}
+		} else {
+			r6[route6Key(k)] = Seg6xEncapVal{PolicyId: id}
+		}
+	}
+	if err := syncMap(m.Routes4, r4, rep); err != nil {
+		return rep, err
+	}
+	if err := syncMap(m.Routes6, r6, rep); err != nil {
+		return rep, err
+	}
+	if err := syncMap(m.SidSpace, lpmImage(im.SIDSpace), rep); err != nil {
+		return rep, err
+	}
+	if err := syncMap(m.SidSources, lpmImage(im.SIDSources), rep); err != nil {
+		return rep, err
+	}
+	ports := make(map[Seg6xPortKey]Seg6xPortVal, len(im.Ports))
+	for k, v := range im.Ports {
+		ports[portKey(k)] = portVal(v)
+	}
+	if err := syncMap(m.Ports, ports, rep); err != nil {
+		return rep, err
+	}
+	if err := b.reattach(im, opts, rep); err != nil {
+		return rep, err
+	}
+	// Maps of an older layout: no program uses them any more.
+	ents, _ := os.ReadDir(PinDir(b.Dir))
+	for _, e := range ents {
+		if e.IsDir() && strings.HasPrefix(e.Name(), "maps-") && e.Name() != MapLayout {
+			if err := os.RemoveAll(filepath.Join(PinDir(b.Dir), e.Name())); err != nil {
+				return rep, err
+			}
+			rep.OldLayouts = append(rep.OldLayouts, e.Name())
+		}
+	}
+	return rep, nil
+}
+
+// reattach gives every interface of im this binary's program and removes links of others.
+func (b *BPF) reattach(im *state.Image, opts state.ProgramOptions, rep *state.ReconcileReport) error {
+	keep := map[int]bool{}
+	if len(im.Interfaces) > 0 {
+		objs, err := LoadObjects(b.Dir, programOptions(opts))
+		if err != nil {
+			return err
+		}
+		defer objs.Close()
+		for _, it := range im.Interfaces {
+			keep[it.Ifindex] = true
+			if err := Attach(b.Dir, objs, it.Ifindex, Mode(it.Mode)); err != nil {
+				return fmt.Errorf("attach %s: %w", it.Name, err)
+			}
+			rep.Attached++
+		}
+	}
+	ents, err := os.ReadDir(filepath.Join(PinDir(b.Dir), "links"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		idx, err := strconv.Atoi(e.Name())
+		if err != nil || keep[idx] {
+			continue
+		}
+		if err := Detach(b.Dir, idx); err != nil {
+			return err
+		}
+		rep.Detached++
+	}
+	return nil
+}
+
+// Purge removes every trace of instance dir from the kernel and the disk: links (detaching the
+// program), pinned maps, the bpffs mount and the saved state. Nothing may have the instance open.
+func Purge(dir string) error {
+	pins := PinDir(dir)
+	ents, _ := os.ReadDir(filepath.Join(pins, "links"))
+	var errs []error
+	for _, e := range ents {
+		if idx, err := strconv.Atoi(e.Name()); err == nil {
+			if err := Detach(dir, idx); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	entries, _ := os.ReadDir(pins)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".debug") {
+			continue // the kernel's own bpffs iterators (maps.debug, progs.debug)
+		}
+		if err := os.RemoveAll(filepath.Join(pins, e.Name())); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	_ = unix.Unmount(pins, unix.MNT_DETACH)
+	if err := state.RemoveSaved(dir); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

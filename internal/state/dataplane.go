@@ -1,0 +1,150 @@
+package state
+
+// dataplane.go: what the store asks of a data plane, in the model's terms. The store plans (which
+// entries change, in which order, what to restore); a Dataplane encodes and writes them. The BPF one
+// is internal/dataplane (maps and XDP links); tests use an in-memory fake, so the model, validation,
+// planning and persistence run without root.
+
+import "net/netip"
+
+// Dataplane holds the forwarding state of one instance.
+type Dataplane interface {
+	// Apply runs the steps of one commit in order. When a step fails, every step already run is
+	// undone (old values restored, new keys removed) and the error is returned; otherwise undo
+	// reverts the whole commit (when what follows it, saving the state, fails).
+	Apply(steps []Step) (undo func() error, err error)
+	// Reconcile makes the data plane hold exactly im, without flushing what is already right, and
+	// gives every interface of im the program (opts: its load-time settings).
+	Reconcile(im *Image, opts ProgramOptions) (*ReconcileReport, error)
+	// Fresh reports whether the data plane was created empty when the store opened (a new map
+	// layout, a lost bpffs): a saved state must then be written into it.
+	Fresh() bool
+	Close()
+}
+
+// ProgramOptions are the load-time settings of the program attached to interfaces.
+type ProgramOptions struct {
+	NextHopCacheMs uint32 // 0: off
+}
+
+// Table names one table of the data plane. Its entries' key and value types:
+//
+//	TableTxPorts     uint32 ifindex                 -> uint32 ifindex (interfaces that may be redirected to)
+//	TableSIDSpace    netip.Prefix                   -> nil (the domain's locators)
+//	TableSIDSources  netip.Prefix                   -> nil (the domain's sources)
+//	TablePolicies    uint32 policy id               -> PolicySpec
+//	TableSIDs        netip.Addr                     -> SIDSpec
+//	TableRoutes      RouteKey                       -> uint32 policy id (0: hand to the kernel)
+//	TablePorts       PortKey                        -> PortSpec
+type Table int
+
+// The tables.
+const (
+	TableTxPorts Table = iota + 1
+	TableSIDSpace
+	TableSIDSources
+	TablePolicies
+	TableSIDs
+	TableRoutes
+	TablePorts
+)
+
+// StepKind says what a step does.
+type StepKind int
+
+// The steps.
+const (
+	StepPut                StepKind = iota + 1 // write Entries to Table
+	StepDelete                                 // delete Entries' keys from Table (a key already gone is fine)
+	StepResetCounters                          // zero the counters of IDs (Table: TablePolicies or TableSIDs)
+	StepAttach                                 // attach the program to Iface (replacing its program in place; undo detaches it unless it had one)
+	StepDetach                                 // detach Iface
+	StepInvalidateNextHops                     // make every cached next hop stale
+)
+
+// Step is one ordered step of a commit.
+type Step struct {
+	Kind    StepKind
+	Table   Table
+	Entries []Entry
+	IDs     []uint32
+	Iface   Interface      // StepAttach, StepDetach (its Ifindex resolved)
+	Options ProgramOptions // StepAttach
+	// IfDetached: StepAttach only when the interface has no program (its link was lost).
+	IfDetached bool
+}
+
+// Entry is one key of a step: its new value, and what undo restores (Old when Had, else nothing).
+type Entry struct {
+	Key, Val, Old any
+	Had           bool
+}
+
+// RouteKey is an encap route in one version of a tenant's route table.
+type RouteKey struct {
+	TableID uint32
+	Prefix  netip.Prefix
+}
+
+// PortKey is where a frame comes in: an interface and a VLAN (VLANAnyKey: any VLAN without an
+// entry of its own).
+type PortKey struct {
+	Ifindex uint32
+	VLAN    uint16
+}
+
+// VLANAnyKey is the VLAN of a PortKey that covers every VLAN of the interface without its own.
+const VLANAnyKey = 0xFFFF
+
+// PortSpec is how the fast path treats frames from a port.
+type PortSpec struct {
+	SIDs           bool // fabric: local SIDs are processed
+	Boundary       bool // access: SIDs, locators and SRHs are refused
+	SIDSources     bool // fabric: a packet to a local SID needs a source among the domain's sources
+	Tenant         bool // tenant traffic: the headend, through TableID
+	KernelFallback bool // the kernel holds the tenant's routes: it gets what XDP cannot encapsulate
+	TableID        uint32
+	Plens4         uint64    // bit n: the table has IPv4 routes of prefix length n
+	Plens6         [3]uint64 // bit n of 192: IPv6 routes of prefix length n
+	Gateway4       netip.Addr
+	Gateway6       netip.Addr
+	MSSClamp       uint16 // MSSClampValue
+}
+
+// PolicySpec is one SR policy: the outer header the headend prepends.
+type PolicySpec struct {
+	ID       uint32
+	Inner6   bool
+	Mode     string
+	Segs     []netip.Addr
+	Src      netip.Addr // the source used (the configured one, or the kernel's choice)
+	HopLimit uint8      // 0: DefaultHopLimit
+}
+
+// SIDSpec is a local SID with its tenant resolved to a table.
+type SIDSpec struct {
+	SID   SID
+	Table uint32 // the routing table of End.T / End.DT* (the SID's own, or its tenant's)
+}
+
+// Image is everything the data plane holds for one running state.
+type Image struct {
+	Interfaces []Interface // each gets the program
+	TxPorts    []uint32
+	SIDSpace   []netip.Prefix
+	SIDSources []netip.Prefix
+	Policies   map[uint32]PolicySpec
+	SIDs       map[netip.Addr]SIDSpec
+	Routes     map[RouteKey]uint32
+	Ports      map[PortKey]PortSpec
+}
+
+// ReconcileReport says what Reconcile found and did.
+type ReconcileReport struct {
+	Written  int `json:"written"`  // entries written (missing or different)
+	Removed  int `json:"removed"`  // stale entries removed
+	Attached int `json:"attached"` // interfaces whose program was attached or updated
+	Detached int `json:"detached"` // links of interfaces no longer configured
+
+	OldLayouts []string `json:"old_layouts,omitempty"` // map directories of an older layout, removed
+}

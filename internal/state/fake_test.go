@@ -1,0 +1,191 @@
+package state
+
+// fake_test.go: an in-memory Dataplane for the store's tests (no root, no BPF): tables of entries by
+// key, steps applied with undo, failures injected by interface name, and one data plane per instance
+// directory that outlives a store (reopen finds it; dropping it is a lost bpffs).
+
+import (
+	"fmt"
+	"net/netip"
+	"reflect"
+	"sync"
+	"testing"
+)
+
+type fakeDP struct {
+	tables   map[Table]map[any]any
+	attached map[string]bool
+	failOn   string // attaching this interface fails
+	fresh    bool
+}
+
+var (
+	fakesMu sync.Mutex
+	fakes   = map[string]*fakeDP{}
+)
+
+// openFake returns the fake data plane of instance dir, creating it (fresh) if there is none.
+func openFake(dir string) (Dataplane, error) {
+	fakesMu.Lock()
+	defer fakesMu.Unlock()
+	if f := fakes[dir]; f != nil {
+		f.fresh = false
+		return f, nil
+	}
+	f := &fakeDP{tables: map[Table]map[any]any{}, attached: map[string]bool{}, fresh: true}
+	fakes[dir] = f
+	return f, nil
+}
+
+func dropFake(dir string) {
+	fakesMu.Lock()
+	defer fakesMu.Unlock()
+	delete(fakes, dir)
+}
+
+func fakeOf(st *Store) *fakeDP { return st.Dataplane().(*fakeDP) }
+
+func (f *fakeDP) table(t Table) map[any]any {
+	if f.tables[t] == nil {
+		f.tables[t] = map[any]any{}
+	}
+	return f.tables[t]
+}
+
+func (f *fakeDP) count(t Table) int { return len(f.tables[t]) }
+
+func (f *fakeDP) Fresh() bool { return f.fresh }
+func (f *fakeDP) Close()      {}
+
+func (f *fakeDP) Apply(steps []Step) (func() error, error) {
+	var undo []func()
+	rollback := func() error {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+		undo = nil
+		return nil
+	}
+	for _, st := range steps {
+		switch st.Kind {
+		case StepPut, StepDelete:
+			tb := f.table(st.Table)
+			for _, e := range st.Entries {
+				old, had := tb[e.Key]
+				if st.Kind == StepPut {
+					tb[e.Key] = e.Val
+				} else {
+					delete(tb, e.Key)
+				}
+				k := e.Key
+				undo = append(undo, func() {
+					if had {
+						tb[k] = old
+					} else {
+						delete(tb, k)
+					}
+				})
+			}
+		case StepAttach:
+			name, was := st.Iface.Name, f.attached[st.Iface.Name]
+			if st.IfDetached && was {
+				continue
+			}
+			if name == f.failOn {
+				rollback()
+				return nil, fmt.Errorf("attach %s: injected failure", name)
+			}
+			f.attached[name] = true
+			undo = append(undo, func() { f.attached[name] = was })
+		case StepDetach:
+			name := st.Iface.Name
+			delete(f.attached, name)
+		case StepResetCounters, StepInvalidateNextHops:
+		default:
+			rollback()
+			return nil, fmt.Errorf("unknown step %d", st.Kind)
+		}
+	}
+	return rollback, nil
+}
+
+// imageTables is im as the fake's tables hold it.
+func imageTables(im *Image) map[Table]map[any]any {
+	out := map[Table]map[any]any{TableTxPorts: {}, TableSIDSpace: {}, TableSIDSources: {}, TablePolicies: {}, TableSIDs: {},
+		TableRoutes: {}, TablePorts: {}}
+	for _, idx := range im.TxPorts {
+		out[TableTxPorts][idx] = idx
+	}
+	for _, p := range im.SIDSpace {
+		out[TableSIDSpace][p] = nil
+	}
+	for _, p := range im.SIDSources {
+		out[TableSIDSources][p] = nil
+	}
+	for id, p := range im.Policies {
+		out[TablePolicies][id] = p
+	}
+	for a, v := range im.SIDs {
+		out[TableSIDs][a] = v
+	}
+	for k, v := range im.Routes {
+		out[TableRoutes][k] = v
+	}
+	for k, v := range im.Ports {
+		out[TablePorts][k] = v
+	}
+	return out
+}
+
+func (f *fakeDP) Reconcile(im *Image, opts ProgramOptions) (*ReconcileReport, error) {
+	rep := &ReconcileReport{}
+	for t, want := range imageTables(im) {
+		have := f.table(t)
+		for k, v := range want {
+			if hv, ok := have[k]; !ok || !reflect.DeepEqual(hv, v) {
+				have[k] = v
+				rep.Written++
+			}
+		}
+		if t == TablePolicies {
+			continue // slots are overwritten, never removed (an array map)
+		}
+		for k := range have {
+			if _, ok := want[k]; !ok {
+				delete(have, k)
+				rep.Removed++
+			}
+		}
+	}
+	f.attached = map[string]bool{}
+	for _, it := range im.Interfaces {
+		f.attached[it.Name] = true
+		rep.Attached++
+	}
+	return rep, nil
+}
+
+// checkImage: what the fake holds after the commits so far is exactly the store's image (policy
+// slots may outlive their policy).
+func checkImage(t *testing.T, st *Store) {
+	t.Helper()
+	f := fakeOf(st)
+	for tb, want := range imageTables(st.Image()) {
+		have := f.tables[tb]
+		for k, v := range want {
+			if hv, ok := have[k]; !ok || !reflect.DeepEqual(hv, v) {
+				t.Errorf("table %d key %v: data plane has %v (present %v), image %v", tb, k, hv, ok, v)
+			}
+		}
+		if tb == TablePolicies {
+			continue
+		}
+		for k, v := range have {
+			if _, ok := want[k]; !ok {
+				t.Errorf("table %d: stale key %v = %v", tb, k, v)
+			}
+		}
+	}
+}
+
+var _ = netip.Addr{}

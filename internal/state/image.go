@@ -1,0 +1,114 @@
+package state
+
+// image.go: what the data plane holds for the objects of the running state, in the model's terms
+// (dataplane.go): tenant port entries (route table version + prefix-length bitmaps), routes, policies,
+// SIDs with their tables resolved; and the whole image used to reconcile a data plane. The data plane
+// encodes them (internal/dataplane).
+
+import "net/netip"
+
+// setPlens sets the prefix-length bitmaps of v from route counts per length.
+func setPlens(v *PortSpec, plens *[2][129]uint32) {
+	for n := 0; n <= 32; n++ {
+		if plens[0][n] > 0 {
+			v.Plens4 |= 1 << n
+		}
+	}
+	for n := 0; n <= 128; n++ {
+		if plens[1][n] > 0 {
+			v.Plens6[n/64] |= 1 << (n % 64)
+		}
+	}
+}
+
+// tenantSpec is the tenant part of a port entry: the route table version and its prefix lengths, the
+// gateway addresses and MSS clamping of tenant t.
+func tenantSpec(tableID uint32, plens *[2][129]uint32, t *Tenant) PortSpec {
+	v := PortSpec{Tenant: true, TableID: tableID, KernelFallback: t.KernelFallback}
+	for _, a := range t.Gateway {
+		if a.Is4() {
+			v.Gateway4 = a
+		} else {
+			v.Gateway6 = a
+		}
+	}
+	v.MSSClamp, _ = MSSClampValue(t.MSSClamp) // validated before
+	setPlens(&v, plens)
+	return v
+}
+
+// portImage computes the port entries for interfaces and tenants (Classify), with each tenant's part
+// of the entry from tenantPart, and whether fabric ports check the sources of packets to local SIDs.
+func portImage(ifaces []Interface, tenants []Tenant, tenantPart func(name string) PortSpec, checkSources bool) map[PortKey]PortSpec {
+	im := map[PortKey]PortSpec{}
+	for _, pc := range Classify(ifaces, tenants) {
+		var v PortSpec
+		if pc.Tenant != "" {
+			v = tenantPart(pc.Tenant)
+		}
+		if pc.Side == SideFabric {
+			v.SIDs = true
+			v.SIDSources = checkSources
+		} else {
+			v.Boundary = true
+		}
+		k := PortKey{Ifindex: uint32(pc.Ifindex), VLAN: VLANAnyKey}
+		if pc.VLAN != VLANAny {
+			k.VLAN = uint16(pc.VLAN)
+		}
+		im[k] = v
+	}
+	return im
+}
+
+// policySpec is the data plane's form of policy p.
+func policySpec(p *policy) PolicySpec {
+	return PolicySpec{ID: p.id, Inner6: p.inner6, Mode: p.mode, Segs: p.segs, Src: p.usedSrc, HopLimit: p.hopLimit}
+}
+
+// sidSpec is sd with its table resolved (a tenant's table through tenantTable).
+func sidSpec(sd SID, tenantTable func(string) uint32) SIDSpec {
+	v := SIDSpec{SID: sd, Table: sd.Table}
+	if sd.Tenant != "" {
+		v.Table = tenantTable(sd.Tenant)
+	}
+	return v
+}
+
+func (r *runtime) tenantTable(name string) uint32 {
+	if t := r.tenants[name]; t != nil {
+		return t.Table
+	}
+	return 0
+}
+
+// image is every data plane entry of the running state.
+func (r *runtime) image() *Image {
+	im := &Image{
+		SIDSpace:   append([]netip.Prefix(nil), r.domain.Locators...),
+		SIDSources: append([]netip.Prefix(nil), r.domain.Sources...),
+		Policies:   make(map[uint32]PolicySpec, len(r.polByID)),
+		SIDs:       make(map[netip.Addr]SIDSpec, len(r.sids)),
+		Routes:     make(map[RouteKey]uint32, r.nroutes[0]+r.nroutes[1]),
+	}
+	for _, it := range r.ifaces {
+		im.Interfaces = append(im.Interfaces, it)
+		im.TxPorts = append(im.TxPorts, uint32(it.Ifindex))
+	}
+	for id, p := range r.polByID {
+		im.Policies[id] = policySpec(p)
+	}
+	im.Ports = portImage(r.ifaceList(), r.tenantList(), func(name string) PortSpec {
+		t := r.tenants[name]
+		return tenantSpec(t.tableID, &t.plens, &t.Tenant)
+	}, len(r.domain.Sources) > 0)
+	for _, t := range r.tenants {
+		for pfx, pol := range t.routes {
+			im.Routes[RouteKey{TableID: t.tableID, Prefix: pfx}] = pol.id
+		}
+	}
+	for addr, sd := range r.sids {
+		im.SIDs[addr] = sidSpec(sd, r.tenantTable)
+	}
+	return im
+}
