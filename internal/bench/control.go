@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"time"
@@ -20,7 +19,7 @@ import (
 	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
-	"golang.org/x/sys/unix"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 // ControlResult is one row of `seg6x bench control`.
@@ -62,8 +61,8 @@ func controlRoute(i int) *pb.Route {
 // RunControl measures loads of each route count and SID count. It must run inside a namespace made
 // for it: it creates a veth pair there for the tenant ports.
 func RunControl(routeCounts, sidCounts []int) ([]ControlResult, error) {
-	if out, err := exec.Command("ip", "link", "add", "cp0", "type", "veth", "peer", "name", "cp1").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("ip link add: %v: %s", err, out)
+	if err := testsupport.Run("ip", "link", "add", "cp0", "type", "veth", "peer", "name", "cp1"); err != nil {
+		return nil, err
 	}
 	var res []ControlResult
 	for _, n := range routeCounts {
@@ -99,10 +98,7 @@ func controlOnce(kind string, n int) (ControlResult, error) {
 	if err != nil {
 		return r, err
 	}
-	defer func() {
-		_ = unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
-		_ = os.RemoveAll(dir)
-	}()
+	defer testsupport.RemoveInstance(dir)
 	st, err := state.Open(dir, state.HostEnv{})
 	if err != nil {
 		return r, err

@@ -2,62 +2,23 @@
 // for seg6x, the kernel and bare XDP forwarding, RFC 2544-style searches and their reports.
 package bench
 
-// frames.go: byte builders for the generator's frame templates and the sink's expected patterns.
+// frames.go: the generator's IPv4/UDP payload and the sink's expected patterns (the headers come
+// from internal/testsupport's builders).
 
 import (
-	"encoding/binary"
 	"net/netip"
 
-	"github.com/seg6x/seg6x/internal/pktcheck"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
-func ethHdr(dst, src [6]byte, vlan uint16, etype uint16) []byte {
-	b := append(append([]byte{}, dst[:]...), src[:]...)
-	if vlan != 0 {
-		b = binary.BigEndian.AppendUint16(b, 0x8100)
-		b = binary.BigEndian.AppendUint16(b, vlan&0x0FFF)
-	}
-	return binary.BigEndian.AppendUint16(b, etype)
-}
-
-// ipv4UDP is an IPv4/UDP packet of total length totalLen (>= 28).
+// ipv4UDP is an IPv4/UDP packet of total length totalLen (>= 28): its payload bytes count up from
+// 28, its UDP checksum is 0.
 func ipv4UDP(src, dst netip.Addr, ttl uint8, sport, dport uint16, totalLen int) []byte {
-	b := make([]byte, totalLen)
-	b[0], b[8], b[9] = 0x45, ttl, 17
-	binary.BigEndian.PutUint16(b[2:], uint16(totalLen))
-	s4, d4 := src.As4(), dst.As4()
-	copy(b[12:], s4[:])
-	copy(b[16:], d4[:])
-	binary.BigEndian.PutUint16(b[10:], pktcheck.Checksum(b[:20]))
-	binary.BigEndian.PutUint16(b[20:], sport)
-	binary.BigEndian.PutUint16(b[22:], dport)
-	binary.BigEndian.PutUint16(b[24:], uint16(totalLen-20))
-	for i := 28; i < totalLen; i++ {
-		b[i] = byte(i)
+	data := make([]byte, totalLen-28)
+	for i := range data {
+		data[i] = byte(28 + i)
 	}
-	return b
-}
-
-// ipv6Hdr is a 40-byte IPv6 header.
-func ipv6Hdr(src, dst netip.Addr, nh uint8, hlim uint8, payloadLen int) []byte {
-	b := make([]byte, 40)
-	b[0] = 0x60
-	binary.BigEndian.PutUint16(b[4:], uint16(payloadLen))
-	b[6], b[7] = nh, hlim
-	s, d := src.As16(), dst.As16()
-	copy(b[8:], s[:])
-	copy(b[24:], d[:])
-	return b
-}
-
-// srhHdr is an SRH; list is in packet order (Segment List[0] first).
-func srhHdr(nh uint8, list []netip.Addr, sl uint8) []byte {
-	b := []byte{nh, uint8(2 * len(list)), 4, sl, uint8(len(list) - 1), 0, 0, 0}
-	for _, a := range list {
-		s := a.As16()
-		b = append(b, s[:]...)
-	}
-	return b
+	return testsupport.IPv4{Src: src, Dst: dst, TTL: ttl, Proto: 17}.Packet(testsupport.UDP(sport, dport, data))
 }
 
 // pattern is what the sink checks: value and mask over the first patLen bytes, and a minimum length.

@@ -17,8 +17,7 @@ import (
 	"time"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/dataplane"
-	"golang.org/x/sys/unix"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 // Latency summarises the propagation delays of one kind of change, in milliseconds.
@@ -51,8 +50,8 @@ type MirrorResult struct {
 // mirrorNS is a namespace with two attached veths and a seg6x daemon mirroring the kernel.
 type mirrorNS struct {
 	ns, dir string
-	daemon  *Daemon
-	logs    LogBuffer
+	daemon  *testsupport.Daemon
+	logs    testsupport.LogBuffer
 	batch   io.WriteCloser
 	ipCmd   *exec.Cmd
 }
@@ -64,18 +63,18 @@ func startMirrorNS(bin, ns string) (*mirrorNS, error) {
 		{"-n", ns, "link", "set", "m0", "up"}, {"-n", ns, "link", "set", "m1", "up"}, {"-n", ns, "link", "set", "lo", "up"},
 		{"-n", ns, "-6", "addr", "add", "fc00:1::1/64", "dev", "m0", "nodad"}, {"-n", ns, "-6", "route", "add", "fc00:2::/48", "dev", "m0"}}
 	for _, s := range steps {
-		if err := sh("ip", s...); err != nil {
+		if err := testsupport.Run("ip", s...); err != nil {
 			return m, err
 		}
 	}
-	if err := dataplane.EnsureBPFFS(dataplane.PinDir(m.dir)); err != nil {
+	if err := testsupport.MountInstance(m.dir); err != nil {
 		return m, err
 	}
 	cfg := filepath.Join(m.dir, "seg6x.yaml")
 	if err := os.WriteFile(cfg, []byte("interfaces: [{name: m0}, {name: m1}]\n"), 0o600); err != nil {
 		return m, err
 	}
-	d, err := StartDaemon(bin, ns, m.dir, &m.logs, "--mirror-kernel", "--config", cfg)
+	d, err := testsupport.StartDaemon(bin, ns, m.dir, &m.logs, "--mirror-kernel", "--config", cfg)
 	if err != nil {
 		return m, err
 	}
@@ -96,9 +95,8 @@ func (m *mirrorNS) stop() {
 	if m.daemon != nil {
 		m.daemon.Signal(os.Kill)
 	}
-	_ = exec.Command("ip", "netns", "del", m.ns).Run()
-	_ = unix.Unmount(dataplane.PinDir(m.dir), unix.MNT_DETACH)
-	_ = os.RemoveAll(m.dir)
+	testsupport.DelNetns(m.ns)
+	testsupport.RemoveInstance(m.dir)
 }
 
 // kernelRoutes returns the mirror's accelerated kernel routes by prefix (their descriptions).
@@ -267,7 +265,7 @@ func runSwitchover(bin string) (*StreamResult, error) {
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\n", devDutIn, devDutEg)), 0o600); err != nil {
 		return nil, err
 	}
-	d, err := StartDaemon(bin, r.ns("dut"), r.DutDir(), nil, "--mirror-kernel", "--config", cfg)
+	d, err := testsupport.StartDaemon(bin, r.ns("dut"), r.DutDir(), nil, "--mirror-kernel", "--config", cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/seg6x/seg6x/internal/testsupport"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -45,7 +46,7 @@ func threadCPU(tid int) (uint64, error) {
 // dutIngressProgram returns the XDP program attached to the DUT's ingress veth.
 func (r *Rig) dutIngressProgram() (*ebpf.Program, error) {
 	var id uint32
-	err := inNS(r.ns("dut"), func() error {
+	err := testsupport.InNetns(r.ns("dut"), func() error {
 		l, err := netlink.LinkByName(devDutIn)
 		if err != nil {
 			return err

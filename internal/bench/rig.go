@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +16,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/vishvananda/netns"
+	"github.com/seg6x/seg6x/internal/testsupport"
 	"golang.org/x/sys/unix"
 )
 
@@ -101,54 +99,21 @@ func macStr(m [6]byte) string { return net.HardwareAddr(m[:]).String() }
 
 func (r *Rig) ns(role string) string { return r.Prefix + "-" + role }
 
-func sh(name string, args ...string) error {
-	out, err := exec.Command(name, args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
-
 // DutIP runs `ip -n <dut> args`.
 func (r *Rig) DutIP(args ...string) error {
-	return sh("ip", append([]string{"-n", r.ns("dut")}, args...)...)
+	_, err := testsupport.IP(r.ns("dut"), args...)
+	return err
 }
 
 // DutExec runs a command in the DUT namespace.
 func (r *Rig) DutExec(args ...string) error {
-	return sh("ip", append([]string{"netns", "exec", r.ns("dut")}, args...)...)
+	_, err := testsupport.NetnsExec(r.ns("dut"), args...)
+	return err
 }
 
 // Seg6x runs the seg6x CLI on the DUT's instance.
 func (r *Rig) Seg6x(args ...string) error {
-	return r.DutExec(append([]string{r.Bin, "--dir", filepath.Join(r.Dir, "dut")}, args...)...)
-}
-
-// inNS runs fn on an OS thread switched into namespace name.
-func inNS(name string, fn func() error) error {
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer orig.Close()
-	target, err := netns.GetFromName(name)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer target.Close()
-	if err := netns.Set(target); err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	ferr := fn()
-	if err := netns.Set(orig); err != nil {
-		return fmt.Errorf("restore netns: %w", err) // thread stays locked and dies with its goroutine
-	}
-	runtime.UnlockOSThread()
-	return ferr
+	return r.DutExec(append([]string{r.Bin, "--dir", r.DutDir()}, args...)...)
 }
 
 // Up builds the rig: namespaces, links, DUT addressing, generator and sink programs, CPU placement.
@@ -163,17 +128,15 @@ func Up(prefix, bin string) (*Rig, error) {
 }
 
 func (r *Rig) up() error {
-	for _, role := range []string{"gen", "dut", "sink"} {
-		if err := sh("ip", "netns", "add", r.ns(role)); err != nil {
-			return err
-		}
+	if err := testsupport.AddNetns(r.ns("gen"), r.ns("dut"), r.ns("sink")); err != nil {
+		return err
 	}
 	// The generator's interface needs no IPv6: without it, it sends no router solicitations that a
 	// bare redirect would carry to the sink as wrong frames.
-	if err := sh("ip", "netns", "exec", r.ns("gen"), "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"); err != nil {
+	if err := testsupport.Sysctl(r.ns("gen"), "net.ipv6.conf.default.disable_ipv6=1"); err != nil {
 		return err
 	}
-	if err := dataplane.EnsureBPFFS(filepath.Join(r.Dir, "dut", "bpf")); err != nil {
+	if err := testsupport.MountInstance(r.DutDir()); err != nil {
 		return err
 	}
 	steps := [][]string{
@@ -183,41 +146,35 @@ func (r *Rig) up() error {
 		{"-n", r.ns("sink"), "link", "set", devSink, "up"},
 	}
 	for _, s := range steps {
-		if err := sh("ip", s...); err != nil {
+		if err := testsupport.Run("ip", s...); err != nil {
 			return err
 		}
 	}
-	for _, s := range []string{"net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1",
-		"net.ipv6.conf.all.seg6_enabled=1", "net.ipv6.conf.default.seg6_enabled=1"} {
-		if err := r.DutExec("sysctl", "-qw", s); err != nil {
-			return err
-		}
+	if err := testsupport.Sysctl(r.ns("dut"), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1",
+		"net.ipv6.conf.all.seg6_enabled=1", "net.ipv6.conf.default.seg6_enabled=1"); err != nil {
+		return err
 	}
-	dut := []string{
-		"link set lo up", "link set " + devDutIn + " up", "link set " + devDutEg + " up",
-		"addr add 198.18.0.1/24 dev " + devDutIn,
-		"addr add 198.19.0.1/24 dev " + devDutEg,
-		"-6 addr add fc00:b0::1/64 dev " + devDutIn + " nodad",
-		"-6 addr add fc00:b1::1/64 dev " + devDutEg + " nodad",
-		"neigh add 198.19.0.2 lladdr " + macStr(macSink) + " dev " + devDutEg + " nud permanent",
-		"-6 neigh add fc00:b1::2 lladdr " + macStr(macSink) + " dev " + devDutEg + " nud permanent",
-		"route add 198.19.1.0/24 via 198.19.0.2 dev " + devDutEg,
+	if err := testsupport.IPLines(r.ns("dut"),
+		"link set lo up", "link set "+devDutIn+" up", "link set "+devDutEg+" up",
+		"addr add 198.18.0.1/24 dev "+devDutIn,
+		"addr add 198.19.0.1/24 dev "+devDutEg,
+		"-6 addr add fc00:b0::1/64 dev "+devDutIn+" nodad",
+		"-6 addr add fc00:b1::1/64 dev "+devDutEg+" nodad",
+		"neigh add 198.19.0.2 lladdr "+macStr(macSink)+" dev "+devDutEg+" nud permanent",
+		"-6 neigh add fc00:b1::2 lladdr "+macStr(macSink)+" dev "+devDutEg+" nud permanent",
+		"route add 198.19.1.0/24 via 198.19.0.2 dev "+devDutEg,
 		// End.DX4's next hop sits behind a gateway: the kernel's End.DX4 resolves the neighbor of the
 		// route's gateway, or of the inner destination when the next hop is directly connected.
-		"route add 198.19.0.3/32 via 198.19.0.2 dev " + devDutEg,
-		"route add 198.19.1.0/24 via 198.19.0.2 dev " + devDutEg + " table 100",
-		"-6 route add fc00:e::/48 via fc00:b1::2 dev " + devDutEg,
-	}
-	for _, line := range dut {
-		if err := r.DutIP(strings.Fields(line)...); err != nil {
-			return err
-		}
+		"route add 198.19.0.3/32 via 198.19.0.2 dev "+devDutEg,
+		"route add 198.19.1.0/24 via 198.19.0.2 dev "+devDutEg+" table 100",
+		"-6 route add fc00:e::/48 via fc00:b1::2 dev "+devDutEg,
+	); err != nil {
+		return err
 	}
 	for _, dev := range []string{devDutIn, devDutEg} {
-		for _, s := range []string{"net.ipv4.conf." + dev + ".forwarding=1", "net.ipv6.conf." + dev + ".forwarding=1", "net.ipv6.conf." + dev + ".seg6_enabled=1"} {
-			if err := r.DutExec("sysctl", "-qw", s); err != nil {
-				return err
-			}
+		if err := testsupport.Sysctl(r.ns("dut"), "net.ipv4.conf."+dev+".forwarding=1", "net.ipv6.conf."+dev+".forwarding=1",
+			"net.ipv6.conf."+dev+".seg6_enabled=1"); err != nil {
+			return err
 		}
 	}
 	if err := dataplane.LoadBenchObjects(&r.objs, nil); err != nil {
@@ -235,7 +192,7 @@ func (r *Rig) up() error {
 
 // attachIn attaches prog to dev in namespace role; the link lives as long as the rig.
 func (r *Rig) attachIn(role, dev string, prog *ebpf.Program, ifindex *int) error {
-	return inNS(r.ns(role), func() error {
+	return testsupport.InNetns(r.ns(role), func() error {
 		it, err := net.InterfaceByName(dev)
 		if err != nil {
 			return err
@@ -255,7 +212,7 @@ func (r *Rig) attachIn(role, dev string, prog *ebpf.Program, ifindex *int) error
 // AttachDutBare attaches the bare redirect program to the DUT's ingress (the rig's forwarding limit).
 func (r *Rig) AttachDutBare() error {
 	var eg int
-	if err := inNS(r.ns("dut"), func() error {
+	if err := testsupport.InNetns(r.ns("dut"), func() error {
 		it, err := net.InterfaceByName(devDutEg)
 		if err != nil {
 			return err
@@ -270,7 +227,7 @@ func (r *Rig) AttachDutBare() error {
 		return err
 	}
 	// A devmap resolves the ifindex in the writer's namespace: write it from the DUT's.
-	if err := inNS(r.ns("dut"), func() error { return r.base.BareTx.Update(uint32(eg), uint32(eg), ebpf.UpdateAny) }); err != nil {
+	if err := testsupport.InNetns(r.ns("dut"), func() error { return r.base.BareTx.Update(uint32(eg), uint32(eg), ebpf.UpdateAny) }); err != nil {
 		return err
 	}
 	if err := r.attachIn("dut", devDutIn, r.base.BareRedirect, nil); err != nil {
@@ -292,7 +249,7 @@ func (r *Rig) AttachDutPass() error {
 // scenario attached the DUT (veth has NAPI only while an XDP program is attached).
 func (r *Rig) PinNAPI() error {
 	for _, x := range []struct{ role, dev string }{{"dut", devDutIn}, {"sink", devSink}} {
-		if err := sh("ip", "netns", "exec", r.ns(x.role), "sh", "-c", "echo 1 > /sys/class/net/"+x.dev+"/threaded"); err != nil {
+		if _, err := testsupport.NetnsExec(r.ns(x.role), "sh", "-c", "echo 1 > /sys/class/net/"+x.dev+"/threaded"); err != nil {
 			return err
 		}
 	}
@@ -340,9 +297,7 @@ func (r *Rig) Down() {
 	r.links = nil
 	r.objs.Close()
 	r.base.Close()
-	for _, role := range []string{"gen", "dut", "sink"} {
-		_ = exec.Command("ip", "netns", "del", r.ns(role)).Run()
-	}
-	_ = unix.Unmount(filepath.Join(r.Dir, "dut", "bpf"), unix.MNT_DETACH)
+	testsupport.DelNetns(r.ns("gen"), r.ns("dut"), r.ns("sink"))
+	testsupport.UnmountInstance(r.DutDir())
 	_ = os.RemoveAll(r.Dir)
 }

@@ -9,12 +9,13 @@ import (
 	"net/netip"
 
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 // scaleRoutes installs the headend config with `total` routes through the state API, from inside
 // the DUT's namespace (interface names resolve there; no goroutines may run the commit elsewhere).
 func scaleRoutes(r *Rig, total int) error {
-	return inNS(r.ns("dut"), func() error {
+	return testsupport.InNetns(r.ns("dut"), func() error {
 		st, err := state.Open(r.DutDir(), state.HostEnv{})
 		if err != nil {
 			return err

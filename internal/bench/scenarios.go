@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 // Scenario is one DUT configuration with its traffic.
@@ -37,7 +39,7 @@ func sid(s string) netip.Addr { return netip.MustParseAddr(s) }
 
 // plain is an untagged (or tagged) IPv4/UDP frame of length n.
 func plain(n, f int, vlan uint16) []byte {
-	h := ethHdr(macDutIn, macGen, vlan, 0x0800)
+	h := testsupport.Ethernet(macDutIn[:], macGen[:], vlan, 0x0800)
 	return append(h, ipv4UDP(hostSrc, flowDst(f), 64, uint16(1000+f), uint16(2000+f), n-len(h))...)
 }
 
@@ -45,19 +47,18 @@ func plain(n, f int, vlan uint16) []byte {
 // the smallest such frame when n is smaller: an inner 46-byte IPv4 packet, so that decapsulated
 // frames are not shorter than Ethernet's 60-byte minimum.
 func srv6Frame(n, f int, dst netip.Addr, list []netip.Addr, sl uint8) []byte {
-	h := ethHdr(macDutIn, macGen, 0, 0x86DD)
-	srh := srhHdr(4, list, sl)
+	h := testsupport.Ethernet(macDutIn[:], macGen[:], 0, 0x86DD)
+	srh := testsupport.SRH(4, list, sl)
 	innerLen := max(n-len(h)-40-len(srh), 46)
-	out := append(h, ipv6Hdr(sid("fc00:9::1"), dst, 43, 64, len(srh)+innerLen)...)
-	out = append(out, srh...)
-	return append(out, ipv4UDP(hostSrc, flowDst(f), 64, uint16(1000+f), uint16(2000+f), innerLen)...)
+	inner := ipv4UDP(hostSrc, flowDst(f), 64, uint16(1000+f), uint16(2000+f), innerLen)
+	return append(h, testsupport.IPv6{Src: sid("fc00:9::1"), Dst: dst, NextHeader: 43, HopLimit: 64}.Packet(append(srh, inner...))...)
 }
 
 // expectIPv4 checks MACs, VLAN, and the IPv4 header fields that do not vary between flows.
 func expectIPv4(off int, ttl uint8, vlan uint16) func(n int) pattern {
 	return func(n int) pattern {
 		var p pattern
-		p.expect(0, ethHdr(macSink, macDutEg, vlan, 0x0800))
+		p.expect(0, testsupport.Ethernet(macSink[:], macDutEg[:], vlan, 0x0800))
 		l3 := 14
 		if vlan != 0 {
 			l3 = 18
@@ -79,7 +80,7 @@ func expectIPv4(off int, ttl uint8, vlan uint16) func(n int) pattern {
 func expectEncap(list []netip.Addr, first netip.Addr, sl uint8, srh bool, inTagged bool, hlim, ttl byte) func(n int) pattern {
 	return func(n int) pattern {
 		var p pattern
-		p.expect(0, ethHdr(macSink, macDutEg, 0, 0x86DD))
+		p.expect(0, testsupport.Ethernet(macSink[:], macDutEg[:], 0, 0x86DD))
 		inner := n - 14
 		if inTagged {
 			inner -= 4
@@ -248,7 +249,7 @@ func Scenarios() []*Scenario {
 			},
 			Expect: func(n int) pattern {
 				var p pattern
-				p.expect(0, ethHdr(macSink, macDutEg, 0, 0x86DD))
+				p.expect(0, testsupport.Ethernet(macSink[:], macDutEg[:], 0, 0x86DD))
 				p.expect(20, []byte{43, 63})
 				d := sid("fc00:e::1").As16()
 				p.expect(38, d[:])

@@ -14,8 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/dataplane"
-	"golang.org/x/sys/unix"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 // TCPResult is one mode of `seg6x bench tcp`.
@@ -32,20 +31,19 @@ type tcpLab struct {
 
 func (t *tcpLab) ns(n string) string { return t.prefix + "-" + n }
 
-func (t *tcpLab) ip(node string, line string) error {
-	return sh("ip", append([]string{"-n", t.ns(node)}, strings.Fields(line)...)...)
-}
+func (t *tcpLab) ip(node string, line string) error { return testsupport.IPLines(t.ns(node), line) }
 
 func (t *tcpLab) exec(node string, args ...string) error {
-	return sh("ip", append([]string{"netns", "exec", t.ns(node)}, args...)...)
+	_, err := testsupport.NetnsExec(t.ns(node), args...)
+	return err
 }
 
 var tcpNodes = []string{"h1", "pe1", "p", "pe2", "h2"}
 
 func (t *tcpLab) down() {
 	for _, n := range tcpNodes {
-		_ = exec.Command("ip", "netns", "del", t.ns(n)).Run()
-		_ = unix.Unmount(filepath.Join(t.dir, n, "bpf"), unix.MNT_DETACH)
+		testsupport.DelNetns(t.ns(n))
+		testsupport.UnmountInstance(filepath.Join(t.dir, n))
 	}
 	_ = os.RemoveAll(t.dir)
 }
@@ -54,16 +52,16 @@ func (t *tcpLab) down() {
 // configuration of either overlay.
 func (t *tcpLab) up() error {
 	for _, n := range tcpNodes {
-		if err := sh("ip", "netns", "add", t.ns(n)); err != nil {
+		if err := testsupport.AddNetns(t.ns(n)); err != nil {
 			return err
 		}
-		if err := dataplane.EnsureBPFFS(filepath.Join(t.dir, n, "bpf")); err != nil {
+		if err := testsupport.MountInstance(filepath.Join(t.dir, n)); err != nil {
 			return err
 		}
 	}
 	links := [][4]string{{"h1", "eth0", "pe1", "ha"}, {"pe1", "fab", "p", "w"}, {"p", "e", "pe2", "fab"}, {"pe2", "ha", "h2", "eth0"}}
 	for _, l := range links {
-		if err := sh("ip", "link", "add", "s6ttmp0", "netns", t.ns(l[0]), "type", "veth", "peer", "name", "s6ttmp1", "netns", t.ns(l[2])); err != nil {
+		if err := testsupport.Run("ip", "link", "add", "s6ttmp0", "netns", t.ns(l[0]), "type", "veth", "peer", "name", "s6ttmp1", "netns", t.ns(l[2])); err != nil {
 			return err
 		}
 		if err := t.ip(l[0], "link set s6ttmp0 name "+l[1]); err != nil {
@@ -95,29 +93,25 @@ func (t *tcpLab) up() error {
 		if err := t.ip(n, "link set lo up"); err != nil {
 			return err
 		}
-		out, _ := exec.Command("ip", "-n", t.ns(n), "-o", "link", "show").Output()
+		out, _ := testsupport.IP(t.ns(n), "-o", "link", "show")
 		for _, dev := range []string{"eth0", "ha", "fab", "w", "e"} {
-			if strings.Contains(string(out), ": "+dev+"@") {
+			if strings.Contains(out, ": "+dev+"@") {
 				if err := t.ip(n, "link set "+dev+" up"); err != nil {
 					return err
 				}
 			}
 		}
-		for _, line := range cfg[n] {
-			if err := t.ip(n, line); err != nil {
-				return err
-			}
+		if err := testsupport.IPLines(t.ns(n), cfg[n]...); err != nil {
+			return err
 		}
-		for _, s := range []string{"net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1",
-			"net.ipv6.conf.all.seg6_enabled=1", "net.ipv6.conf.default.seg6_enabled=1", "net.ipv4.conf.all.rp_filter=0"} {
-			if err := t.exec(n, "sysctl", "-qw", s); err != nil {
-				return err
-			}
+		if err := testsupport.Sysctl(t.ns(n), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1",
+			"net.ipv6.conf.all.seg6_enabled=1", "net.ipv6.conf.default.seg6_enabled=1", "net.ipv4.conf.all.rp_filter=0"); err != nil {
+			return err
 		}
 	}
 	for _, n := range []string{"pe1", "p", "pe2"} {
 		for _, dev := range []string{"fab", "w", "e", "ha"} {
-			_ = t.exec(n, "sysctl", "-qw", "net.ipv6.conf."+dev+".seg6_enabled=1")
+			_ = testsupport.Sysctl(t.ns(n), "net.ipv6.conf."+dev+".seg6_enabled=1")
 		}
 	}
 	// Resolve the fabric's IPv6 neighbors first (retrying while the new links settle).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/testsupport"
 	"golang.org/x/sys/unix"
 )
 
@@ -99,7 +100,7 @@ type Trial struct {
 // kernelReceived reads IpInReceives + Ip6InReceives of the DUT's network namespace.
 func (r *Rig) kernelReceived() (uint64, error) {
 	var total uint64
-	err := inNS(r.ns("dut"), func() error {
+	err := testsupport.InNetns(r.ns("dut"), func() error {
 		for _, f := range []struct{ file, key string }{{"snmp", "Ip:"}, {"snmp6", "Ip6InReceives"}} {
 			b, err := os.ReadFile("/proc/thread-self/net/" + f.file)
 			if err != nil {
@@ -158,7 +159,7 @@ func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
 	if err := r.objs.GenStats.Update(uint32(0), dataplane.BenchGenState{}, ebpf.UpdateAny); err != nil {
 		return Trial{}, err
 	}
-	err = inNS(r.ns("gen"), func() error {
+	err = testsupport.InNetns(r.ns("gen"), func() error {
 		var set unix.CPUSet
 		set.Set(genCPU)
 		if err := unix.SchedSetaffinity(0, &set); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/seg6x/seg6x/internal/bench"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/internal/testsupport"
 	"github.com/spf13/cobra"
 )
 
@@ -451,7 +452,7 @@ offloads off (frames are MTU-sized as on a wire) in every mode.`,
 // reexecInOwnNetns runs this command again inside a network namespace of its own (removed
 // afterwards). done is true in the parent, which exits with the child's status.
 func reexecInOwnNetns(prefix string) (done bool, err error) {
-	code, done, err := fixtures.ReexecInNetns(prefix)
+	code, done, err := testsupport.ReexecInNetns(prefix)
 	if err != nil || !done {
 		return done, err
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/seg6x/seg6x/internal/bench"
-	"github.com/seg6x/seg6x/internal/testbin"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 // scenarioRig builds a rig with sc set up on it, removed when the test ends.
@@ -29,7 +29,7 @@ func scenarioRig(t *testing.T, prefix, bin string, sc *bench.Scenario) *bench.Ri
 }
 
 func TestRigAcceptsCorrectFramesOnly(t *testing.T) {
-	bin := testbin.Seg6x(t)
+	bin := testsupport.BuildSeg6x(t)
 	prefix := fmt.Sprintf("s6bt%d", os.Getpid()%10000)
 	for _, sc := range bench.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
@@ -73,7 +73,7 @@ func TestRigAcceptsCorrectFramesOnly(t *testing.T) {
 // TestProfileMeasuresTheDUT: the profile trial counts the frames the DUT's program ran on and splits
 // the DUT thread's CPU time; the program's share is part of the thread's time.
 func TestProfileMeasuresTheDUT(t *testing.T) {
-	bin := testbin.Seg6x(t)
+	bin := testsupport.BuildSeg6x(t)
 	prefix := fmt.Sprintf("s6bp%d", os.Getpid()%10000)
 	for _, sc := range bench.Scenarios() {
 		if sc.Name != "bare_redirect" && sc.Name != "seg6x_encap_1sid" && sc.Name != "kernel_ipv4" {

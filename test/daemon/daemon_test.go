@@ -20,8 +20,7 @@ import (
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/bench"
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/testbin"
-	"golang.org/x/sys/unix"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 type daemon struct {
@@ -29,8 +28,8 @@ type daemon struct {
 	r    *bench.Rig
 	bin  string
 	cfg  string
-	d    *bench.Daemon // nil while stopped
-	logs *bench.LogBuffer
+	d    *testsupport.Daemon // nil while stopped
+	logs *testsupport.LogBuffer
 }
 
 // start runs the daemon with args (default: --config cfg) and waits until it serves.
@@ -40,7 +39,7 @@ func (d *daemon) start(args ...string) {
 		args = []string{"--config", d.cfg}
 	}
 	var err error
-	if d.d, err = bench.StartDaemon(d.bin, d.r.DutNS(), d.r.DutDir(), d.logs, args...); err != nil {
+	if d.d, err = testsupport.StartDaemon(d.bin, d.r.DutNS(), d.r.DutDir(), d.logs, args...); err != nil {
 		d.t.Fatalf("%v:\n%s", err, d.logs)
 	}
 }
@@ -53,7 +52,7 @@ func (d *daemon) kill(sig syscall.Signal) {
 }
 
 func setup(t *testing.T, name string, segs []netip.Addr) (*bench.Rig, *daemon) {
-	bin := testbin.Seg6x(t)
+	bin := testsupport.BuildSeg6x(t)
 	r, err := bench.Up(fmt.Sprintf("s6%s%d", name, os.Getpid()%1000), bin)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +62,7 @@ func setup(t *testing.T, name string, segs []netip.Addr) (*bench.Rig, *daemon) {
 		r.Down()
 		t.Fatal(err)
 	}
-	d := &daemon{t: t, r: r, bin: bin, cfg: cfg, logs: &bench.LogBuffer{}}
+	d := &daemon{t: t, r: r, bin: bin, cfg: cfg, logs: &testsupport.LogBuffer{}}
 	t.Cleanup(func() { // registered first: a failing start must not leave the rig behind
 		d.kill(syscall.SIGKILL)
 		r.Down()
@@ -283,10 +282,7 @@ func TestNetlinkChangesInvalidateNextHopCache(t *testing.T) {
 	neigh := func(mac string) {
 		t.Helper()
 		before := read()
-		if out, err := exec.Command("ip", "-n", r.DutNS(), "-6", "neigh", "replace", "fc00:b1::2", "lladdr", mac,
-			"dev", "s6bd1", "nud", "permanent").CombinedOutput(); err != nil {
-			t.Fatalf("%v %s", err, out)
-		}
+		testsupport.MustRun(t, "ip", "-n", r.DutNS(), "-6", "neigh", "replace", "fc00:b1::2", "lladdr", mac, "dev", "s6bd1", "nud", "permanent")
 		for i := 0; i < 500 && read() == before; i++ {
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -321,30 +317,25 @@ func TestNetlinkChangesInvalidateNextHopCache(t *testing.T) {
 // An attached interface deleted and created again (a new ifindex) is attached again, and the tenant
 // port on it follows, without anyone re-running a command.
 func TestRecreatedInterfaceIsReattached(t *testing.T) {
-	bin := testbin.Seg6x(t)
+	bin := testsupport.BuildSeg6x(t)
 	ns := fmt.Sprintf("s6lk%d", os.Getpid()%10000)
 	ip := func(args ...string) {
 		t.Helper()
-		if out, err := exec.Command("ip", append([]string{"-n", ns}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %v: %v %s", args, err, out)
-		}
+		testsupport.MustRun(t, "ip", append([]string{"-n", ns}, args...)...)
 	}
-	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
+	if err := testsupport.AddNetns(ns); err != nil {
+		t.Fatal(err)
 	}
-	defer exec.Command("ip", "netns", "del", ns).Run()
+	defer testsupport.DelNetns(ns)
 	ip("link", "add", "x0", "type", "veth", "peer", "name", "x1")
 	ip("link", "set", "x0", "up")
 	ip("link", "set", "x1", "up")
 	dir := filepath.Join(t.TempDir(), "inst")
-	if err := dataplane.EnsureBPFFS(dataplane.PinDir(dir)); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
+	testsupport.ScratchInstance(t, dir)
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(cfg, []byte("interfaces: [{name: x0}]\ntenants: [{name: t, ports: [{dev: x0, vlan: 7}]}]\n"), 0o600)
-	var logs bench.LogBuffer
-	d, err := bench.StartDaemon(bin, ns, dir, &logs, "--config", cfg)
+	var logs testsupport.LogBuffer
+	d, err := testsupport.StartDaemon(bin, ns, dir, &logs, "--config", cfg)
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, logs.String())
 	}

@@ -1,4 +1,4 @@
-package bench
+package testsupport
 
 // logbuffer.go: LogBuffer, a daemon's output collected while the process writes it and a test or
 // benchmark reads it.

@@ -1,6 +1,6 @@
-package bench
+package testsupport
 
-// daemon.go: a seg6x daemon run in a network namespace, for the benchmarks here and the tests under
+// daemon.go: a seg6x daemon run in a network namespace, for the benchmark rig and the tests under
 // test/: start it, wait until its socket answers, talk to it, stop it.
 
 import (
