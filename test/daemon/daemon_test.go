@@ -18,14 +18,14 @@ import (
 
 	"github.com/cilium/ebpf"
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/bench"
+	"github.com/seg6x/seg6x/internal/benchrig"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 type daemon struct {
 	t    *testing.T
-	r    *bench.Rig
+	r    *benchrig.Rig
 	bin  string
 	cfg  string
 	d    *testsupport.Daemon // nil while stopped
@@ -51,14 +51,14 @@ func (d *daemon) kill(sig syscall.Signal) {
 	}
 }
 
-func setup(t *testing.T, name string, segs []netip.Addr) (*bench.Rig, *daemon) {
+func setup(t *testing.T, name string, segs []netip.Addr) (*benchrig.Rig, *daemon) {
 	bin := testsupport.BuildSeg6x(t)
-	r, err := bench.Up(fmt.Sprintf("s6%s%d", name, os.Getpid()%1000), bin)
+	r, err := benchrig.Up(fmt.Sprintf("s6%s%d", name, os.Getpid()%1000), bin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(t.TempDir(), "seg6x.yaml")
-	if err := os.WriteFile(cfg, []byte(bench.HeadendConfig(segs, 0)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(benchrig.HeadendConfig(segs, 0)), 0o600); err != nil {
 		r.Down()
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func setup(t *testing.T, name string, segs []netip.Addr) (*bench.Rig, *daemon) {
 // Forwarding continues while the daemon is killed (-9) and restarted, and stopped cleanly and
 // restarted: every frame of a steady stream arrives, correctly encapsulated.
 func TestRestartLosesNothing(t *testing.T) {
-	segs := bench.SIDs(0, 2)
+	segs := benchrig.SIDs(0, 2)
 	r, d := setup(t, "rs", segs)
 	restarts := 0
 	res, err := r.Stream(segs, nil, 40000, 4*time.Second, func() error {
@@ -119,12 +119,12 @@ func TestRestartLosesNothing(t *testing.T) {
 // routes, one swap) back and forth while traffic flows: every frame arrives encapsulated exactly
 // as one of the two policies says, none is lost, and both were seen.
 func TestAtomicUpdatesUnderTraffic(t *testing.T) {
-	a, b := bench.SIDs(0, 1), bench.SIDs(1, 3)
+	a, b := benchrig.SIDs(0, 1), benchrig.SIDs(1, 3)
 	r, d := setup(t, "at", a)
 	c := d.d.Client
 	ctx := context.Background()
 	route := func(segs []netip.Addr, prefix string) *pb.Route {
-		rt := &pb.Route{Tenant: "t", Prefix: prefix, Src: bench.EncapSrc().String()}
+		rt := &pb.Route{Tenant: "t", Prefix: prefix, Src: benchrig.EncapSrc().String()}
 		for _, s := range segs {
 			rt.Segs = append(rt.Segs, s.String())
 		}
@@ -175,7 +175,7 @@ func TestAtomicUpdatesUnderTraffic(t *testing.T) {
 // SIGHUP re-applies the config file through the API; a broken file changes nothing and the daemon
 // keeps running.
 func TestSIGHUPReappliesConfig(t *testing.T) {
-	a, b := bench.SIDs(0, 1), bench.SIDs(1, 2)
+	a, b := benchrig.SIDs(0, 1), benchrig.SIDs(1, 2)
 	_, d := setup(t, "hu", a)
 	c := d.d.Client
 	segsNow := func() string {
@@ -212,7 +212,7 @@ func TestSIGHUPReappliesConfig(t *testing.T) {
 	if !d.logs.WaitFor("SIGHUP:") {
 		t.Fatalf("the broken config was not reported:\n%s", d.logs)
 	}
-	hup(bench.HeadendConfig(b, 0))
+	hup(benchrig.HeadendConfig(b, 0))
 	want := b[0].String() + "," + b[1].String()
 	for i := 0; i < 50 && segsNow() != want; i++ {
 		time.Sleep(20 * time.Millisecond)
@@ -224,7 +224,7 @@ func TestSIGHUPReappliesConfig(t *testing.T) {
 
 // A clean stop with --cleanup detaches every interface and removes the pinned maps and the state.
 func TestCleanupRemovesEverything(t *testing.T) {
-	r, d := setup(t, "cl", bench.SIDs(0, 1))
+	r, d := setup(t, "cl", benchrig.SIDs(0, 1))
 	links := filepath.Join(r.DutDir(), "bpf", "links")
 	if ents, _ := os.ReadDir(links); len(ents) != 2 {
 		t.Fatalf("%d pinned links before the stop, want 2", len(ents))
@@ -257,7 +257,7 @@ func TestCleanupRemovesEverything(t *testing.T) {
 // Each step waits for the generation bump (observable), not for time, and streams for 200 ms, well
 // inside the cache time: without the invalidation the cached MAC would still be used.
 func TestNetlinkChangesInvalidateNextHopCache(t *testing.T) {
-	segs := bench.SIDs(0, 1)
+	segs := benchrig.SIDs(0, 1)
 	r, d := setup(t, "nh", segs)
 	st, err := d.d.Client.Status(context.Background(), &pb.StatusRequest{})
 	if err != nil {

@@ -1,4 +1,4 @@
-package bench
+package benchrig
 
 // stream.go: a steady, counted stream through the DUT while something else changes it (the daemon
 // is killed and restarted, policies and route tables are replaced). The sink accepts one or two

@@ -1,4 +1,4 @@
-package bench
+package benchrig
 
 // tcp.go: single-flow TCP (iperf3) from a host through an encap node, a transit node and a decap
 // node to another host: over seg6x, over the kernel's seg6, and over plain IPv4 routing (no overlay).

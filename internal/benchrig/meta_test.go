@@ -1,4 +1,4 @@
-package bench
+package benchrig
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package bench
+package benchrig
 
 // rig.go: the namespaces of one benchmark rig (generator -> DUT -> sink over veth), the generator
 // and sink programs, and CPU placement (DUT receive work alone on one CPU).
@@ -15,7 +15,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
-	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/benchrig/rigbpf"
 	"github.com/seg6x/seg6x/internal/testsupport"
 	"golang.org/x/sys/unix"
 )
@@ -88,8 +88,8 @@ type Rig struct {
 	Prefix  string
 	Bin     string // seg6x binary, run in the DUT namespace for seg6x scenarios
 	Dir     string
-	objs    dataplane.BenchObjects
-	base    dataplane.BaselineObjects
+	objs    rigbpf.BenchObjects
+	base    rigbpf.BaselineObjects
 	links   []link.Link
 	genIdx  int
 	dutNAPI int // thread id of the DUT's receive NAPI thread (PinNAPI)
@@ -177,10 +177,10 @@ func (r *Rig) up() error {
 			return err
 		}
 	}
-	if err := dataplane.LoadBenchObjects(&r.objs, nil); err != nil {
+	if err := rigbpf.LoadBenchObjects(&r.objs, nil); err != nil {
 		return err
 	}
-	if err := dataplane.LoadBaselineObjects(&r.base, nil); err != nil {
+	if err := rigbpf.LoadBaselineObjects(&r.base, nil); err != nil {
 		return err
 	}
 	// XDP_TX from live frames needs a program on the generator's device; the sink counts.
@@ -222,7 +222,7 @@ func (r *Rig) AttachDutBare() error {
 	}); err != nil {
 		return err
 	}
-	route := dataplane.BaselineBareRoute{Ifindex: uint32(eg), Dmac: macSink, Smac: macDutEg}
+	route := rigbpf.BaselineBareRoute{Ifindex: uint32(eg), Dmac: macSink, Smac: macDutEg}
 	if err := r.base.BareCfg.Update(uint32(0), route, ebpf.UpdateAny); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package bench
+package benchrig
 
 // scenarios.go: what runs on the DUT in each scenario, the frames the generator sends, and what the
 // sink must see for a frame to count.

@@ -1,4 +1,4 @@
-package bench
+package benchrig
 
 // scale.go: the route-scale scenarios: the same headend traffic with 10 routes and with a million
 // routes installed. In both, the tenant's flows miss a /32 lookup and match a /24 (two exact-match

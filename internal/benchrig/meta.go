@@ -1,4 +1,4 @@
-package bench
+package benchrig
 
 // meta.go: where a results file came from. Every JSON a `seg6x bench` command writes (bench run
 // --out, and every bench command's --json) is a Results: this metadata, then the command's own

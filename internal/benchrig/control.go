@@ -1,4 +1,4 @@
-package bench
+package benchrig
 
 // control.go: control-plane rates through the control API (the gRPC server, in-process): time to
 // load N encap routes (spread over tenants and shared SR policies, in batches of one commit each) or

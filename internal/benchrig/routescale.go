@@ -1,4 +1,4 @@
-package bench
+package benchrig
 
 // routescale.go: the CPU cost of the headend with 10 and with a million routes installed, from
 // BPF_PROG_TEST_RUN on the packet-test rig (`seg6x bench micro`). Unlike the throughput rig this is

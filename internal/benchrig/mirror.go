@@ -1,4 +1,4 @@
-package bench
+package benchrig
 
 // mirror.go: `seg6x bench mirror`: how fast kernel route changes reach the fast path through the
 // kernel mirror (add, replace, delete; a flood of thousands), and what a switch back to the kernel

@@ -1,6 +1,8 @@
-// Package bench is `seg6x bench`: a generator -> DUT -> sink rig in network namespaces, scenarios
-// for seg6x, the kernel and bare XDP forwarding, RFC 2544-style searches and their reports.
-package bench
+// Package benchrig is the benchmark rig behind `seg6x bench`: a generator -> DUT -> sink rig in
+// network namespaces, scenarios for seg6x, the kernel and bare XDP forwarding, RFC 2544-style
+// searches and their reports; the micro, slow path, TCP, control-plane and kernel-mirror benchmarks.
+// Its BPF objects are in rigbpf. No product package imports either (apart_test.go checks).
+package benchrig
 
 // frames.go: the generator's IPv4/UDP payload and the sink's expected patterns (the headers come
 // from internal/testsupport's builders).

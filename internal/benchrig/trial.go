@@ -1,4 +1,4 @@
-package bench
+package benchrig
 
 // trial.go: one trial (generate at a rate for a duration, count what the sink accepted) and the
 // RFC 2544-style searches built on it.
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/benchrig/rigbpf"
 	"github.com/seg6x/seg6x/internal/testsupport"
 	"golang.org/x/sys/unix"
 )
@@ -34,7 +34,7 @@ func (r *Rig) Load(frames [][]byte, p pattern) (int, error) {
 	longest := 0
 	for i := 0; i < tplFlows; i++ {
 		f := frames[i%len(frames)]
-		var t dataplane.BenchFrameTpl
+		var t rigbpf.BenchFrameTpl
 		t.Len = uint32(len(f))
 		copy(t.Data[:], f)
 		if err := r.objs.GenTpl.Update(uint32(i), &t, ebpf.UpdateAny); err != nil {
@@ -54,10 +54,10 @@ func (r *Rig) setPatterns(ps ...pattern) error {
 		return fmt.Errorf("the sink takes 1 or 2 patterns, not %d", len(ps))
 	}
 	for i := uint32(0); i < 2; i++ {
-		var sp dataplane.BenchSinkPattern // entry 1 unused: min_len 0
+		var sp rigbpf.BenchSinkPattern // entry 1 unused: min_len 0
 		if int(i) < len(ps) {
 			p := ps[i]
-			sp = dataplane.BenchSinkPattern{Value: p.value, Mask: p.mask, MinLen: uint32(max(p.minLen, 1))}
+			sp = rigbpf.BenchSinkPattern{Value: p.value, Mask: p.mask, MinLen: uint32(max(p.minLen, 1))}
 		}
 		if err := r.objs.SinkPat.Update(i, &sp, ebpf.UpdateAny); err != nil {
 			return err
@@ -156,7 +156,7 @@ func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
 	if err := r.objs.GenCfg.Update(uint32(2), gap, ebpf.UpdateAny); err != nil {
 		return Trial{}, err
 	}
-	if err := r.objs.GenStats.Update(uint32(0), dataplane.BenchGenState{}, ebpf.UpdateAny); err != nil {
+	if err := r.objs.GenStats.Update(uint32(0), rigbpf.BenchGenState{}, ebpf.UpdateAny); err != nil {
 		return Trial{}, err
 	}
 	err = testsupport.InNetns(r.ns("gen"), func() error {
@@ -182,7 +182,7 @@ func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
 	if err != nil {
 		return Trial{}, err
 	}
-	var gs dataplane.BenchGenState
+	var gs rigbpf.BenchGenState
 	if err := r.objs.GenStats.Lookup(uint32(0), &gs); err != nil {
 		return Trial{}, err
 	}
@@ -234,7 +234,7 @@ func (r *Rig) Search(frameLen int, hi float64, maxLoss float64, steps int, d tim
 
 // LastBad returns the first bytes of the last frame the sink rejected.
 func (r *Rig) LastBad() []byte {
-	var t dataplane.BenchFrameTpl
+	var t rigbpf.BenchFrameTpl
 	if err := r.objs.SinkLastBad.Lookup(uint32(0), &t); err != nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package bench
+package benchrig
 
 // runner.go: runs scenarios over frame sizes and flow modes, repeats each point, and summarises.
 

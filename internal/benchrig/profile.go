@@ -1,4 +1,4 @@
-package bench
+package benchrig
 
 // profile.go: where the DUT's CPU goes, per frame. One extra trial at the generator's full rate
 // with the kernel's BPF run-time statistics on: the DUT's receive NAPI thread runs alone on its CPU
