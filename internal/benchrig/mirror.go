@@ -189,19 +189,13 @@ func RunMirror(bin string, n, flood int, switchover bool) (*MirrorResult, error)
 	}
 	res.FloodDeleteSeconds = time.Since(t0).Seconds()
 	// Nothing stale in the data plane: the kernel tenant holds no encap route any more.
-	st, err := m.daemon.Client.Show(context.Background(), &pb.ShowRequest{})
+	routes, err := m.daemon.Routes()
 	if err != nil {
 		return nil, err
 	}
-	for {
-		ch, err := st.Recv()
-		if err != nil {
-			break
-		}
-		for _, r := range ch.GetState().GetRoutes() {
-			if r.Mode != "pass" {
-				res.Stale++
-			}
+	for _, r := range routes {
+		if r.Mode != "pass" {
+			res.Stale++
 		}
 	}
 	_, k, err := m.kernelRoutes()

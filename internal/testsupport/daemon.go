@@ -1,7 +1,7 @@
 package testsupport
 
 // daemon.go: a seg6x daemon run in a network namespace, for the benchmark rig and the tests under
-// test/: start it, wait until its socket answers, talk to it, stop it.
+// test/: start it, wait until its socket answers, talk to it (its client, the routes it shows), stop it.
 
 import (
 	"context"
@@ -56,4 +56,23 @@ func (d *Daemon) Signal(sig os.Signal) {
 	}
 	_ = d.Cmd.Process.Signal(sig)
 	_ = d.Cmd.Wait() // also waits for the output to be copied
+}
+
+// Routes are the routes of the daemon's state: its Show stream, read to the end.
+func (d *Daemon) Routes() ([]*pb.Route, error) {
+	st, err := d.Client.Show(context.Background(), &pb.ShowRequest{})
+	if err != nil {
+		return nil, err
+	}
+	var out []*pb.Route
+	for {
+		ch, err := st.Recv()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ch.GetState().GetRoutes()...)
+	}
 }

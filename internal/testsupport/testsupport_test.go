@@ -1,14 +1,18 @@
 package testsupport_test
 
-// testsupport_test.go: the packet builders write what the output oracle (internal/pktcheck) accepts,
-// and FakeEnv is a state.Env.
+// testsupport_test.go: the packet builders write what the output oracle (internal/pktcheck) accepts;
+// FakeEnv serves a store, whose routes a Daemon's client reads back.
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"net/netip"
+	"os"
 	"testing"
 
+	pb "github.com/seg6x/seg6x/api/seg6xv1"
+	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/pktcheck"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/internal/testsupport"
@@ -43,5 +47,37 @@ func TestBuildersMakeWellFormedPackets(t *testing.T) {
 	}
 	if _, err := (testsupport.FakeEnv{"eth1": 7}).Ifindex("eth2"); err == nil {
 		t.Error("FakeEnv resolved a name it does not hold")
+	}
+}
+
+// A store on FakeEnv served in-process: Daemon.Routes reads back what was committed.
+func TestFakeEnvStoreAndDaemonRoutes(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (bpffs, BPF maps)")
+	}
+	dir := t.TempDir()
+	st, err := state.Open(dir, testsupport.FakeEnv{"eth1": 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(); testsupport.UnmountInstance(dir) })
+	c, stop, err := api.Local(api.NewServer(st, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	ops := []*pb.Op{
+		{Kind: pb.Op_ADD, Object: &pb.Op_Tenant{Tenant: &pb.Tenant{Name: "A", Table: 100, Ports: []*pb.Port{{Dev: "eth1", Vlan: 10}}}}},
+		{Kind: pb.Op_ADD, Object: &pb.Op_Route{Route: &pb.Route{Tenant: "A", Prefix: "198.18.2.0/24", Segs: []string{"fc00:2::1"}}}},
+	}
+	if _, err := c.Commit(context.Background(), &pb.CommitRequest{Ops: ops}); err != nil {
+		t.Fatal(err)
+	}
+	routes, err := (&testsupport.Daemon{Client: c}).Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(routes) != 1 || routes[0].Prefix != "198.18.2.0/24" || routes[0].UsedSrc != "fc00:1::1" {
+		t.Fatalf("routes %v, want 198.18.2.0/24 from FakeEnv's source fc00:1::1", routes)
 	}
 }

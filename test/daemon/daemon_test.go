@@ -177,21 +177,14 @@ func TestAtomicUpdatesUnderTraffic(t *testing.T) {
 func TestSIGHUPReappliesConfig(t *testing.T) {
 	a, b := benchrig.SIDs(0, 1), benchrig.SIDs(1, 2)
 	_, d := setup(t, "hu", a)
-	c := d.d.Client
 	segsNow := func() string {
-		st, err := c.Show(context.Background(), &pb.ShowRequest{})
+		routes, err := d.d.Routes()
 		if err != nil {
 			t.Fatal(err)
 		}
 		var segs []string
-		for {
-			ch, err := st.Recv()
-			if err != nil {
-				break
-			}
-			for _, r := range ch.GetState().GetRoutes() {
-				segs = append(segs, strings.Join(r.Segs, ","))
-			}
+		for _, r := range routes {
+			segs = append(segs, strings.Join(r.Segs, ","))
 		}
 		return strings.Join(segs, ";")
 	}
