@@ -11,9 +11,11 @@ all: build
 deps:
 	@scripts/deps.sh
 
-# bpf2go: compiles bpf/*.c with clang and writes Go bindings (types generated from the C structs).
+# bpf2go: compiles bpf/*.c with clang and writes Go bindings (types generated from the C structs):
+# the product program (internal/dataplane), the benchmark rig's (internal/benchrig/rigbpf) and the
+# lab's access ports (internal/lab/accessbpf).
 generate: deps
-	cd internal/dataplane && $(GO) generate ./...
+	$(GO) generate ./internal/dataplane/ ./internal/benchrig/rigbpf/ ./internal/lab/accessbpf/
 
 build: generate
 	$(GO) build -o $(BIN) ./cmd/seg6x

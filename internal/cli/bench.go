@@ -1,13 +1,11 @@
 package cli
 
-// bench.go: `seg6x bench micro`: ns per packet of each behavior from BPF_PROG_TEST_RUN, next to a
-// bare MAC-swap redirect, in a namespace of its own.
+// bench.go: the `seg6x bench` commands (micro, run, control, tcp, mirror; slowpath in
+// bench_slowpath.go): their flags, help and tables. The rig and the measurements are internal/benchrig's.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,32 +13,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/cilium/ebpf"
-	"github.com/seg6x/seg6x/internal/bench"
-	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/internal/benchrig"
+	"github.com/seg6x/seg6x/internal/testsupport"
 	"github.com/spf13/cobra"
 )
-
-// microCases are the fixtures timed by `bench micro`, one per behavior (see internal/fixtures).
-var microCases = []string{
-	"encap1_v4_udp", "encap2_v4_tcp_tos", "encap10", "encap16", "encap_red2", "encap_red1_icmp", "encap1_v6",
-	"end", "end_x", "end_t", "end_dx4", "end_dx6", "end_dt4_vlan", "end_dt6_vlan", "end_dt46_v4",
-	"no_route", "drop_srh_bad_len",
-}
-
-// MicroResult is one row of `seg6x bench micro --json`.
-type MicroResult struct {
-	Case        string  `json:"case"`
-	Description string  `json:"description"`
-	Action      string  `json:"action"`
-	NsPerPkt    float64 `json:"ns_per_pkt"`
-	VsBare      float64 `json:"ratio_to_bare_redirect"`
-	// The FIB_MAIN_DIRECT build variant (main-table lookups skip the policy rules).
-	DirectNsPerPkt float64 `json:"fib_direct_ns_per_pkt"`
-	// With the headend's next-hop cache on (nexthop_cache_ms 1000; other behaviors unaffected).
-	CachedNsPerPkt float64 `json:"nh_cache_ns_per_pkt"`
-}
 
 func benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Benchmarks: run (throughput rig), micro (ns/packet), control (route/SID load), tcp, mirror (kernel mirror), slowpath (fragmenting)"}
@@ -61,13 +37,13 @@ network namespace and removes it.`,
 			if done, err := reexecInOwnNetns("seg6x-bench"); done || err != nil {
 				return err
 			}
-			meta := bench.NewMeta()
-			res, scale, err := RunMicro(runs)
+			meta := benchrig.NewMeta()
+			res, scale, err := benchrig.RunMicro(runs)
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return printJSON(bench.Results{Meta: meta, Results: map[string]any{"cases": res, "route_scale": scale}})
+				return printJSON(benchrig.Results{Meta: meta, Results: map[string]any{"cases": res, "route_scale": scale}})
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintf(w, "CASE\tACTION\tNS/PKT\tVS BARE\tFIB-DIRECT\tNH-CACHE\tWHAT\n")
@@ -90,121 +66,8 @@ network namespace and removes it.`,
 	return c
 }
 
-// RunMicro times every micro case and the headend at 10 and 1M routes; it must run inside a
-// namespace made for it.
-func RunMicro(runs int) ([]MicroResult, []bench.ScaleRow, error) {
-	rig, err := fixtures.NewRig()
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rig.Close()
-	res, err := microCasesRun(rig, runs)
-	if err != nil {
-		return nil, nil, err
-	}
-	scale, err := bench.RouteScale(rig, []int{10, 1000000}, runs)
-	return res, scale, err
-}
-
-func microCasesRun(rig *fixtures.Rig, runs int) ([]MicroResult, error) {
-	all, err := fixtures.Load()
-	if err != nil {
-		return nil, err
-	}
-	byName := map[string]*fixtures.Fixture{}
-	for i := range all {
-		byName[all[i].Name] = &all[i]
-	}
-
-	bare, err := loadBare("fab0", "02:00:00:00:01:02")
-	if err != nil {
-		return nil, err
-	}
-	defer bare.Close()
-	ref := *byName["encap1_v4_udp"]
-	ref.Name, ref.Description = "bare_redirect", "MAC swap + redirect only (same input frame as encap1_v4_udp)"
-	bareRes, err := rig.Run(bare.BareRedirect, &ref, runs)
-	if err != nil {
-		return nil, err
-	}
-	if bareRes.Action != uint32(dataplane.ActionIndex("XDP_REDIRECT")) {
-		return nil, fmt.Errorf("bare redirect returned %s", dataplane.Actions[bareRes.Action])
-	}
-	bareNs := float64(bareRes.PerRun) / float64(time.Nanosecond)
-	out := []MicroResult{{Case: ref.Name, Description: ref.Description, Action: "XDP_REDIRECT", NsPerPkt: bareNs, VsBare: 1,
-		DirectNsPerPkt: bareNs, CachedNsPerPkt: bareNs}}
-	cached, err := dataplane.LoadObjects(rig.Dir, dataplane.ProgramOptions{NextHopCache: time.Second})
-	if err != nil {
-		return nil, err
-	}
-	defer cached.Close()
-	direct, err := dataplane.LoadFibDirectObjects(rig.Dir)
-	if err != nil {
-		return nil, err
-	}
-	defer direct.Close()
-	for _, name := range microCases {
-		f := byName[name]
-		if f == nil {
-			return nil, fmt.Errorf("micro case %s has no fixture", name)
-		}
-		r, err := rig.Run(nil, f, runs)
-		if err != nil {
-			return nil, err
-		}
-		if want := dataplane.ActionIndex(f.Action); int(r.Action) != want {
-			return nil, fmt.Errorf("%s returned %s, fixture expects %s", name, dataplane.Actions[r.Action], f.Action)
-		}
-		rd, err := rig.Run(direct.Seg6xXdp, f, runs)
-		if err != nil {
-			return nil, err
-		}
-		if rd.Action != r.Action {
-			return nil, fmt.Errorf("%s: FIB_MAIN_DIRECT variant returned %s", name, dataplane.Actions[rd.Action])
-		}
-		rc, err := rig.Run(cached.Seg6xXdp, f, runs)
-		if err != nil {
-			return nil, err
-		}
-		if rc.Action != r.Action || !bytes.Equal(rc.Output, r.Output) {
-			return nil, fmt.Errorf("%s: with the next-hop cache the result differs", name)
-		}
-		ns := float64(r.PerRun)
-		out = append(out, MicroResult{Case: name, Description: f.Description, Action: f.Action, NsPerPkt: ns, VsBare: ns / bareNs,
-			DirectNsPerPkt: float64(rd.PerRun), CachedNsPerPkt: float64(rc.PerRun)})
-	}
-	return out, nil
-}
-
-// loadBare loads the baseline redirect program towards dev with destination MAC dmac.
-func loadBare(dev, dmac string) (*dataplane.BaselineObjects, error) {
-	var o dataplane.BaselineObjects
-	if err := dataplane.LoadBaselineObjects(&o, nil); err != nil {
-		return nil, err
-	}
-	it, err := net.InterfaceByName(dev)
-	if err != nil {
-		o.Close()
-		return nil, err
-	}
-	mac, _ := net.ParseMAC(dmac)
-	r := dataplane.BaselineBareRoute{Ifindex: uint32(it.Index)}
-	copy(r.Dmac[:], mac)
-	copy(r.Smac[:], it.HardwareAddr)
-	if err := o.BareCfg.Update(uint32(0), r, ebpf.UpdateAny); err != nil {
-		o.Close()
-		return nil, err
-	}
-	idx := uint32(it.Index)
-	if err := o.BareTx.Update(idx, idx, ebpf.UpdateAny); err != nil {
-		o.Close()
-		return nil, err
-	}
-	return &o, nil
-}
-
 func benchRunCmd() *cobra.Command {
-	var o bench.Options
+	var o benchrig.Options
 	var sizes, flows, scenarios, out string
 	var quick bool
 	c := &cobra.Command{
@@ -225,7 +88,7 @@ statistics on: the CPU time of the DUT's receive thread per frame and the XDP pr
 			}
 			for _, s := range strings.Split(sizes, ",") {
 				if s == "imix" {
-					o.Sizes = append(o.Sizes, bench.IMIX)
+					o.Sizes = append(o.Sizes, benchrig.IMIX)
 					continue
 				}
 				n, err := strconv.Atoi(s)
@@ -248,16 +111,16 @@ statistics on: the CPU time of the DUT's receive thread per frame and the XDP pr
 				return err
 			}
 			o.Bin, o.Prefix, o.Log = bin, "s6b", os.Stderr
-			meta := bench.NewMeta()
-			res, err := bench.Run(o)
+			meta := benchrig.NewMeta()
+			res, err := benchrig.Run(o)
 			if err != nil {
 				return err
 			}
-			if err := writeResults(out, bench.Results{Meta: meta, Results: res}); err != nil {
+			if err := writeResults(out, benchrig.Results{Meta: meta, Results: res}); err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return printJSON(bench.Results{Meta: meta, Results: res})
+				return printJSON(benchrig.Results{Meta: meta, Results: res})
 			}
 			printBench(res)
 			fmt.Printf("\nresults: %s\n", out)
@@ -276,7 +139,7 @@ statistics on: the CPU time of the DUT's receive thread per frame and the XDP pr
 	return c
 }
 
-func writeResults(path string, res bench.Results) error {
+func writeResults(path string, res benchrig.Results) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -288,12 +151,12 @@ func writeResults(path string, res bench.Results) error {
 }
 
 // printProfiles is the table of a --profile-only run.
-func printProfiles(res []bench.Point) {
+func printProfiles(res []benchrig.Point) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "SCENARIO\tSIZE\tFLOWS\tDUT ns/frame\tXDP ns/frame\tBUSY\tRUNS (DUT ns)\tCPU vs KERNEL\tCPU COST vs BARE")
 	for _, p := range res {
 		size := strconv.Itoa(p.FrameSize)
-		if p.FrameSize == bench.IMIX {
+		if p.FrameSize == benchrig.IMIX {
 			size = "imix"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f%%\t%.0f\t%.2fx\t%.2fx\n", p.Scenario, size, p.Flows, p.DUTNsPerFrame,
@@ -304,7 +167,7 @@ func printProfiles(res []bench.Point) {
 	fmt.Println("BUSY below ~90%: the DUT was not saturated and its figure includes wake-ups (docs/benchmarks.md).")
 }
 
-func printBench(res []bench.Point) {
+func printBench(res []benchrig.Point) {
 	if len(res) > 0 && len(res[0].NDRRuns) == 0 {
 		printProfiles(res)
 		return
@@ -317,7 +180,7 @@ func printBench(res []bench.Point) {
 			lim = ">=" // the DUT kept up with the generator: a lower bound
 		}
 		size := strconv.Itoa(p.FrameSize)
-		if p.FrameSize == bench.IMIX {
+		if p.FrameSize == benchrig.IMIX {
 			size = "imix"
 		}
 		busy := ""
@@ -336,7 +199,7 @@ func printBench(res []bench.Point) {
 	for _, p := range res {
 		if p.VsTenRoutes > 0 {
 			size := strconv.Itoa(p.FrameSize)
-			if p.FrameSize == bench.IMIX {
+			if p.FrameSize == benchrig.IMIX {
 				size = "imix"
 			}
 			fmt.Printf("route scale: seg6x H.Encaps with 1M routes vs 10 routes (PDR), %s %s: %.2f (target >= 0.8)\n",
@@ -383,13 +246,13 @@ maps (memlock) and the Go heap of the control plane.`,
 			if err != nil {
 				return fmt.Errorf("--sids: %w", err)
 			}
-			meta := bench.NewMeta()
-			res, err := bench.RunControl(rc, sc)
+			meta := benchrig.NewMeta()
+			res, err := benchrig.RunControl(rc, sc)
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return printJSON(bench.Results{Meta: meta, Results: res})
+				return printJSON(benchrig.Results{Meta: meta, Results: res})
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "OBJECTS\tCOUNT\tLOAD s\tPER s\tONE MORE (ms)\tTABLE SWAP (ms, routes)\tMAPS MiB\tGO HEAP MiB")
@@ -428,13 +291,13 @@ offloads off (frames are MTU-sized as on a wire) in every mode.`,
 			if err != nil {
 				return err
 			}
-			meta := bench.NewMeta()
-			res, err := bench.RunTCP(bin, d, os.Stderr)
+			meta := benchrig.NewMeta()
+			res, err := benchrig.RunTCP(bin, d, os.Stderr)
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return printJSON(bench.Results{Meta: meta, Results: res})
+				return printJSON(benchrig.Results{Meta: meta, Results: res})
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "MODE\tGbps\tRETRANSMITS\tVS NO OVERLAY")
@@ -451,7 +314,7 @@ offloads off (frames are MTU-sized as on a wire) in every mode.`,
 // reexecInOwnNetns runs this command again inside a network namespace of its own (removed
 // afterwards). done is true in the parent, which exits with the child's status.
 func reexecInOwnNetns(prefix string) (done bool, err error) {
-	code, done, err := fixtures.ReexecInNetns(prefix)
+	code, done, err := testsupport.ReexecInNetns(prefix)
 	if err != nil || !done {
 		return done, err
 	}
@@ -481,19 +344,19 @@ output, and what was lost in the switch.`,
 			if err != nil {
 				return err
 			}
-			meta := bench.NewMeta()
-			res, err := bench.RunMirror(bin, n, flood, !noSwitch)
+			meta := benchrig.NewMeta()
+			res, err := benchrig.RunMirror(bin, n, flood, !noSwitch)
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return printJSON(bench.Results{Meta: meta, Results: res})
+				return printJSON(benchrig.Results{Meta: meta, Results: res})
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "CHANGE\tCOUNT\tMEDIAN ms\tMAX ms")
 			for _, x := range []struct {
 				name string
-				l    bench.Latency
+				l    benchrig.Latency
 			}{{"add", res.Add}, {"replace", res.Replace}, {"delete", res.Delete}} {
 				fmt.Fprintf(w, "%s\t%d\t%.2f\t%.2f\n", x.name, x.l.Count, x.l.Median, x.l.Max)
 			}

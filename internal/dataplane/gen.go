@@ -1,9 +1,7 @@
 // Package dataplane loads the seg6x XDP programs, pins their maps, and attaches them to interfaces.
-// gen.go holds the bpf2go directives; the generated files (seg6x_*, baseline_*, access_*) sit beside it.
+// gen.go holds the bpf2go directive of the product program; the generated files (seg6x_bpfel.*) sit
+// beside it. The benchmark rig's programs are in internal/benchrig/rigbpf, the lab's in
+// internal/lab/accessbpf.
 package dataplane
 
 //go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -type sid_entry -type encap_policy -type route4_key -type route6_key -type encap_val -type port_key -type port_val -type lpm6_key -type counter -type nh_entry -type nh_key -type slow_meta -type sid_action -type reason -type slow_kind -type port_flags -type port_vlan -type sid_flags -type mss_clamp -type limits Seg6x ../../bpf/seg6x.bpf.c -- -I../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip Seg6xFibDirect ../../bpf/seg6x.bpf.c -- -I../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror -DFIB_MAIN_DIRECT
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -type bare_route Baseline ../../bpf/baseline.bpf.c -- -I../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip Access ../../bpf/access.bpf.c -- -I../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -type sink_pattern -type frame_tpl -type gen_state Bench ../../bpf/bench.bpf.c -- -I../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror

@@ -100,17 +100,3 @@ func LoadObjects(dir string, po ProgramOptions) (*Seg6xObjects, error) {
 	}
 	return &o, nil
 }
-
-// LoadFibDirectObjects loads the FIB_MAIN_DIRECT build variant bound to instance dir's pinned maps
-// (for benchmarks: main-table FIB lookups skip the policy rules).
-func LoadFibDirectObjects(dir string) (*Seg6xFibDirectObjects, error) {
-	spec, err := LoadSeg6xFibDirect()
-	if err != nil {
-		return nil, err
-	}
-	var o Seg6xFibDirectObjects
-	if err := spec.LoadAndAssign(&o, collectionOptions(dir)); err != nil {
-		return nil, fmt.Errorf("loading FIB_MAIN_DIRECT variant: %w", err)
-	}
-	return &o, nil
-}

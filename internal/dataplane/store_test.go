@@ -6,7 +6,6 @@ package dataplane_test
 
 import (
 	"errors"
-	"fmt"
 	"net/netip"
 	"os"
 	"strings"
@@ -15,21 +14,9 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/testsupport"
 	"golang.org/x/sys/unix"
 )
-
-type fakeEnv map[string]int
-
-func (f fakeEnv) Ifindex(dev string) (int, error) {
-	if i, ok := f[dev]; ok {
-		return i, nil
-	}
-	return 0, fmt.Errorf("no such interface %q", dev)
-}
-
-func (fakeEnv) SourceFor(netip.Addr) (netip.Addr, error) {
-	return netip.MustParseAddr("fc00:1::1"), nil
-}
 
 func openStore(t *testing.T, dir string, env state.Env) *state.Store {
 	t.Helper()
@@ -74,7 +61,7 @@ func count(t *testing.T, m *ebpf.Map) int {
 // A failure half way through (attaching native XDP to loopback, which has none, after tx_ports,
 // SIDs, routes and ports were written) leaves the maps as they were.
 func TestBPFFailedApplyRollsBack(t *testing.T) {
-	st := openStore(t, t.TempDir(), fakeEnv{"eth1": 7, "lo": 1})
+	st := openStore(t, t.TempDir(), testsupport.FakeEnv{"eth1": 7, "lo": 1})
 	next := base()
 	next.Interfaces = []state.Interface{{Name: "lo", Mode: "native"}}
 	_, err := st.Apply(next, false)
@@ -93,7 +80,7 @@ func TestBPFFailedApplyRollsBack(t *testing.T) {
 // After commits the maps need nothing from Reconcile; a stale entry and a missing one (a crash
 // between a map write and the journal) are fixed by it.
 func TestBPFReconcile(t *testing.T) {
-	st := openStore(t, t.TempDir(), fakeEnv{"eth1": 7})
+	st := openStore(t, t.TempDir(), testsupport.FakeEnv{"eth1": 7})
 	if _, err := st.Apply(base(), false); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +108,7 @@ func TestBPFNewMapsFilled(t *testing.T) {
 		t.Skip("needs root (bpffs, BPF maps)")
 	}
 	dir := t.TempDir()
-	st, err := dataplane.OpenStore(dir, fakeEnv{"eth1": 7}, state.OpenOptions{})
+	st, err := dataplane.OpenStore(dir, testsupport.FakeEnv{"eth1": 7}, state.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +119,7 @@ func TestBPFNewMapsFilled(t *testing.T) {
 	if err := os.RemoveAll(dataplane.MapPinDir(dir)); err != nil {
 		t.Fatal(err)
 	}
-	n := openStore(t, dir, fakeEnv{"eth1": 7})
+	n := openStore(t, dir, testsupport.FakeEnv{"eth1": 7})
 	if n.NewMaps == nil {
 		t.Fatal("new maps not reported")
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
-	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/lab/accessbpf"
 )
 
 // PortCounters are the access_stats of one access port.
@@ -31,14 +31,14 @@ func AttachAccessPort(dev string, vid uint16, pin string) error {
 	if err != nil {
 		return err
 	}
-	spec, err := dataplane.LoadAccess()
+	spec, err := accessbpf.LoadAccess()
 	if err != nil {
 		return err
 	}
 	if err := spec.Variables["access_vid"].Set(vid); err != nil {
 		return err
 	}
-	var objs dataplane.AccessObjects
+	var objs accessbpf.AccessObjects
 	if err := spec.LoadAndAssign(&objs, nil); err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/pktcheck"
+	"github.com/seg6x/seg6x/internal/testsupport"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,20 +42,9 @@ func (a Attack) Frame(h Host, n int) ([]byte, error) {
 	inner := ipv4UDP(peerOf(a.Victim), a.Victim, EchoPort, []byte(fmt.Sprintf("%s-%d %s->%s", AttackMarker, n, a.From, a.Dst)))
 	payload, nh := inner, uint8(4)
 	if len(a.Segs) > 0 {
-		srh := make([]byte, 8+16*len(a.Segs))
-		srh[0], srh[1], srh[2], srh[3], srh[4] = 4, uint8(2*len(a.Segs)), 4, a.SL, uint8(len(a.Segs)-1)
-		for i, s := range a.Segs {
-			copy(srh[8+16*i:], s.AsSlice())
-		}
-		payload, nh = append(srh, inner...), 43
+		payload, nh = append(testsupport.SRH(4, a.Segs, a.SL), inner...), 43
 	}
-	ip6 := make([]byte, 40)
-	binary.BigEndian.PutUint32(ip6, 6<<28)
-	binary.BigEndian.PutUint16(ip6[4:], uint16(len(payload)))
-	ip6[6], ip6[7] = nh, 64
-	copy(ip6[8:], a.Src.AsSlice())
-	copy(ip6[24:], a.Dst.AsSlice())
-	return ether(h, 0x86DD, append(ip6, payload...))
+	return ether(h, 0x86DD, testsupport.IPv6{Src: a.Src, Dst: a.Dst, NextHeader: nh, HopLimit: 64}.Packet(payload))
 }
 
 // CanaryFrame is tenant IPv4/UDP from h to dst:CanaryPort with CanaryMarker: the overlay delivers it.
@@ -74,8 +63,7 @@ func ether(h Host, ethertype uint16, l3 []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := append(append(append([]byte{}, peMAC...), hostMAC...), byte(ethertype>>8), byte(ethertype))
-	return append(f, l3...), nil
+	return append(testsupport.Ethernet(peMAC, hostMAC, 0, ethertype), l3...), nil
 }
 
 // peerOf is a host address on the victim's other site: a source the victim's stack accepts (its own
@@ -89,21 +77,11 @@ func peerOf(victim netip.Addr) netip.Addr {
 	return victim
 }
 
-// ipv4UDP is a complete IPv4/UDP packet with valid checksums.
+// ipv4UDP is a complete IPv4/UDP packet (TTL 64, from port 40000) with valid checksums.
 func ipv4UDP(src, dst netip.Addr, port uint16, data []byte) []byte {
-	p := make([]byte, 28+len(data))
-	p[0], p[8], p[9] = 0x45, 64, 17
-	binary.BigEndian.PutUint16(p[2:], uint16(len(p)))
-	copy(p[12:], src.AsSlice())
-	copy(p[16:], dst.AsSlice())
-	binary.BigEndian.PutUint16(p[10:], pktcheck.Checksum(p[:20]))
-	binary.BigEndian.PutUint16(p[20:], 40000)
-	binary.BigEndian.PutUint16(p[22:], port)
-	binary.BigEndian.PutUint16(p[24:], uint16(8+len(data)))
-	copy(p[28:], data)
-	pseudo := append(append([]byte{}, p[12:20]...), 0, 17, p[24], p[25]) // addresses, protocol, UDP length
-	binary.BigEndian.PutUint16(p[26:], pktcheck.Checksum(append(pseudo, p[20:]...)))
-	return p
+	udp := testsupport.UDP(40000, port, data)
+	binary.BigEndian.PutUint16(udp[6:], testsupport.L4Checksum(src, dst, 17, udp))
+	return testsupport.IPv4{Src: src, Dst: dst, TTL: 64, Proto: 17}.Packet(udp)
 }
 
 // SendRaw writes frames on dev with an AF_PACKET socket (through the device's tc egress, like all of

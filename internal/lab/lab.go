@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
-	"github.com/seg6x/seg6x/internal/dataplane"
-	"golang.org/x/sys/unix"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 // Lab is one instance of the lab.
@@ -45,23 +43,14 @@ func allNodes() []string {
 	return n
 }
 
-// run runs a command and returns its combined output, with the command in the error.
-func run(name string, args ...string) (string, error) {
-	out, err := exec.Command(name, args...).CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return string(out), nil
-}
-
-// IP runs `ip -n <ns of node> args...`.
+// IP runs `ip -n <ns of node> args...` and returns its output.
 func (l *Lab) IP(node string, args ...string) (string, error) {
-	return run("ip", append([]string{"-n", l.NS(node)}, args...)...)
+	return testsupport.IP(l.NS(node), args...)
 }
 
-// Exec runs a command inside a node's namespace.
+// Exec runs a command inside a node's namespace and returns its output.
 func (l *Lab) Exec(node string, args ...string) (string, error) {
-	return run("ip", append([]string{"netns", "exec", l.NS(node)}, args...)...)
+	return testsupport.NetnsExec(l.NS(node), args...)
 }
 
 // Seg6x runs the seg6x CLI inside a router's namespace on that router's instance.
@@ -75,17 +64,17 @@ func (l *Lab) logf(format string, args ...any) { fmt.Fprintf(l.Log, format+"\n",
 func (l *Lab) Up() error {
 	l.logf("lab %s: creating namespaces", l.Prefix)
 	for _, n := range allNodes() {
-		if _, err := run("ip", "netns", "add", l.NS(n)); err != nil {
+		if err := testsupport.AddNetns(l.NS(n)); err != nil {
 			return err
 		}
 		// The bpffs is mounted here, in this mount namespace: one mounted by seg6x inside
 		// `ip netns exec` would vanish (with every pin) when that command's mount namespace does.
-		if err := dataplane.EnsureBPFFS(filepath.Join(l.NodeDir(n), "bpf")); err != nil {
+		if err := testsupport.MountInstance(l.NodeDir(n)); err != nil {
 			return err
 		}
 	}
 	for _, lk := range links {
-		if _, err := run("ip", "link", "add", "s6xtmp0", "address", lk[4], "netns", l.NS(lk[0]), "type", "veth",
+		if err := testsupport.Run("ip", "link", "add", "s6xtmp0", "address", lk[4], "netns", l.NS(lk[0]), "type", "veth",
 			"peer", "name", "s6xtmp1", "netns", l.NS(lk[2])); err != nil {
 			return err
 		}
@@ -97,25 +86,19 @@ func (l *Lab) Up() error {
 		}
 	}
 	for _, r := range routers {
-		for _, s := range []string{"net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1"} {
-			if _, err := l.Exec(r, "sysctl", "-qw", s); err != nil {
-				return err
-			}
+		if err := testsupport.Sysctl(l.NS(r), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1"); err != nil {
+			return err
 		}
 		// Tenant-facing ports carry only the tenants' tagged traffic: no IPv6 of the PE's own on them
 		// (tenant A's IPv6 routes and neighbors on ta need IPv6 on, but no address, not even link-local).
 		if r != "p" {
-			for _, s := range []string{"net.ipv6.conf.tb.disable_ipv6=1", "net.ipv6.conf.ta.addr_gen_mode=1",
-				"net.ipv6.conf.ta.accept_ra=0"} {
-				if _, err := l.Exec(r, "sysctl", "-qw", s); err != nil {
-					return err
-				}
-			}
-		}
-		for _, line := range setupLines()[r] {
-			if _, err := l.IP(r, strings.Fields(line)...); err != nil {
+			if err := testsupport.Sysctl(l.NS(r), "net.ipv6.conf.tb.disable_ipv6=1", "net.ipv6.conf.ta.addr_gen_mode=1",
+				"net.ipv6.conf.ta.accept_ra=0"); err != nil {
 				return err
 			}
+		}
+		if err := testsupport.IPLines(l.NS(r), setupLines()[r]...); err != nil {
+			return err
 		}
 	}
 	for _, h := range hosts {
@@ -143,10 +126,8 @@ func (l *Lab) setupHost(h Host) error {
 	if h.Addr6 != "" {
 		sysctls = []string{"net.ipv6.conf.eth0.addr_gen_mode=1", "net.ipv6.conf.eth0.accept_ra=0", "net.ipv6.conf.eth0.accept_dad=0"}
 	}
-	for _, s := range sysctls {
-		if _, err := l.Exec(h.Name, "sysctl", "-qw", s); err != nil {
-			return err
-		}
+	if err := testsupport.Sysctl(l.NS(h.Name), sysctls...); err != nil {
+		return err
 	}
 	lines := []string{
 		"link set lo up",
@@ -165,10 +146,8 @@ func (l *Lab) setupHost(h Host) error {
 			"-6 route add default via "+h.GW6+" dev eth0",
 			"-6 neigh add "+h.GW6+" lladdr "+h.PEMAC+" dev eth0 nud permanent")
 	}
-	for _, line := range lines {
-		if _, err := l.IP(h.Name, strings.Fields(line)...); err != nil {
-			return err
-		}
+	if err := testsupport.IPLines(l.NS(h.Name), lines...); err != nil {
+		return err
 	}
 	// GRO gives the veth NAPI, which frames XDP-redirected into it need. Checksum offload off: a
 	// veth would otherwise hand the PE frames with CHECKSUM_PARTIAL (checksum not yet written),
@@ -209,8 +188,8 @@ func (l *Lab) configure() error {
 func (l *Lab) Down() {
 	l.stopDaemons()
 	for _, n := range allNodes() {
-		_ = exec.Command("ip", "netns", "del", l.NS(n)).Run()
-		_ = unix.Unmount(filepath.Join(l.NodeDir(n), "bpf"), unix.MNT_DETACH)
+		testsupport.DelNetns(l.NS(n))
+		testsupport.UnmountInstance(l.NodeDir(n))
 	}
 	_ = os.RemoveAll(l.Dir)
 }

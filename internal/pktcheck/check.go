@@ -2,7 +2,7 @@
 // seg6x sends (XDP_REDIRECT, XDP_TX) or hands to the kernel (XDP_PASS) is well formed, given the frame
 // that came in. The rules are RFC 8200 (IPv6), RFC 8754 (SRH) and RFC 791/1812 (IPv4) as the kernel's
 // input path applies them; docs/fuzzing.md says which and why. Its Checksum is also the one the
-// project's frame builders (bench, lab) use.
+// project's frame builders (internal/testsupport) use.
 package pktcheck
 
 import (

@@ -1,4 +1,4 @@
-package pktcheck
+package pktcheck_test
 
 // check_test.go: the oracle accepts every expected output of the packet fixtures (built by scapy,
 // independently of the data plane) and rejects each kind of damage the fuzz harness looks for.
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/internal/pktcheck"
 )
 
 func TestFixtureOutputsAreWellFormed(t *testing.T) {
@@ -20,17 +21,17 @@ func TestFixtureOutputsAreWellFormed(t *testing.T) {
 	for _, f := range fs {
 		switch {
 		case f.Reason == "ICMP_TOO_BIG":
-			if err := Answered(f.Input, f.Output); err != nil {
+			if err := pktcheck.Answered(f.Input, f.Output); err != nil {
 				t.Errorf("%s: %v", f.Name, err)
 			}
 			answers++
 		case f.Action == "XDP_REDIRECT" || f.Action == "XDP_TX":
-			if err := Leaving(f.Input, f.Output); err != nil {
+			if err := pktcheck.Leaving(f.Input, f.Output); err != nil {
 				t.Errorf("%s: %v", f.Name, err)
 			}
 			checked++
 		case f.Action == "XDP_PASS":
-			if err := Passed(f.Input, f.Output); err != nil {
+			if err := pktcheck.Passed(f.Input, f.Output); err != nil {
 				t.Errorf("%s: %v", f.Name, err)
 			}
 		}
@@ -43,17 +44,8 @@ func TestFixtureOutputsAreWellFormed(t *testing.T) {
 // fixture returns a copy of the named fixture's input and output.
 func fixture(t *testing.T, name string) ([]byte, []byte) {
 	t.Helper()
-	fs, err := fixtures.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fs {
-		if f.Name == name {
-			return append([]byte(nil), f.Input...), append([]byte(nil), f.Output...)
-		}
-	}
-	t.Fatalf("no fixture %s", name)
-	return nil, nil
+	f := fixtures.Get(t, name)
+	return f.Input, f.Output
 }
 
 func TestDamageIsFound(t *testing.T) {
@@ -70,7 +62,7 @@ func TestDamageIsFound(t *testing.T) {
 		{"encap1_v4_udp", "inner IPv4 TTL 0", func(o []byte) []byte {
 			ip := o[l3+64 : l3+64+20]
 			ip[8], ip[10], ip[11] = 0, 0, 0
-			binary.BigEndian.PutUint16(ip[10:], Checksum(ip))
+			binary.BigEndian.PutUint16(ip[10:], pktcheck.Checksum(ip))
 			return o
 		}},
 		{"encap1_v4_udp", "inner IPv4 IHL", func(o []byte) []byte { o[l3+64] = 0x44; return o }},
@@ -83,14 +75,14 @@ func TestDamageIsFound(t *testing.T) {
 			binary.BigEndian.PutUint16(o[l3+2:], binary.BigEndian.Uint16(o[l3+2:])+1)
 			return o
 		}},
-		{"encap1_v4_udp", "more than", func(o []byte) []byte { return append(o, make([]byte, MaxGrowth)...) }},
+		{"encap1_v4_udp", "more than", func(o []byte) []byte { return append(o, make([]byte, pktcheck.MaxGrowth)...) }},
 	}
 	for _, c := range cases {
 		in, out := fixture(t, c.fixture)
-		if err := Leaving(in, out); err != nil {
+		if err := pktcheck.Leaving(in, out); err != nil {
 			t.Fatalf("%s undamaged: %v", c.fixture, err)
 		}
-		err := Leaving(in, c.damage(out))
+		err := pktcheck.Leaving(in, c.damage(out))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s damaged (%s): got %v", c.fixture, c.want, err)
 		}
@@ -117,10 +109,10 @@ func TestDamagedAnswerIsFound(t *testing.T) {
 	}
 	for _, c := range cases {
 		in, out := fixture(t, c.fixture)
-		if err := Answered(in, out); err != nil {
+		if err := pktcheck.Answered(in, out); err != nil {
 			t.Fatalf("%s undamaged: %v", c.fixture, err)
 		}
-		err := Answered(in, c.damage(out))
+		err := pktcheck.Answered(in, c.damage(out))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s damaged (%s): got %v", c.fixture, c.want, err)
 		}

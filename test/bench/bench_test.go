@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/bench"
-	"github.com/seg6x/seg6x/internal/testbin"
+	"github.com/seg6x/seg6x/internal/benchrig"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 // scenarioRig builds a rig with sc set up on it, removed when the test ends.
-func scenarioRig(t *testing.T, prefix, bin string, sc *bench.Scenario) *bench.Rig {
+func scenarioRig(t *testing.T, prefix, bin string, sc *benchrig.Scenario) *benchrig.Rig {
 	t.Helper()
-	r, err := bench.Up(prefix, bin)
+	r, err := benchrig.Up(prefix, bin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,9 +29,9 @@ func scenarioRig(t *testing.T, prefix, bin string, sc *bench.Scenario) *bench.Ri
 }
 
 func TestRigAcceptsCorrectFramesOnly(t *testing.T) {
-	bin := testbin.Seg6x(t)
+	bin := testsupport.BuildSeg6x(t)
 	prefix := fmt.Sprintf("s6bt%d", os.Getpid()%10000)
-	for _, sc := range bench.Scenarios() {
+	for _, sc := range benchrig.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			r := scenarioRig(t, prefix, bin, sc)
 			n := len(sc.Frame(60, 0))
@@ -56,7 +56,7 @@ func TestRigAcceptsCorrectFramesOnly(t *testing.T) {
 				t.Fatalf("the DUT's kernel received %d of %d frames", tr.KernelIn, tr.Sent)
 			}
 			// The same traffic against an expectation with one byte wrong: nothing may count.
-			if _, err := r.Load(frames, bench.Corrupt(sc.Expect(n))); err != nil {
+			if _, err := r.Load(frames, benchrig.Corrupt(sc.Expect(n))); err != nil {
 				t.Fatal(err)
 			}
 			tr, err = r.Run(longest, 20000, 100*time.Millisecond)
@@ -73,9 +73,9 @@ func TestRigAcceptsCorrectFramesOnly(t *testing.T) {
 // TestProfileMeasuresTheDUT: the profile trial counts the frames the DUT's program ran on and splits
 // the DUT thread's CPU time; the program's share is part of the thread's time.
 func TestProfileMeasuresTheDUT(t *testing.T) {
-	bin := testbin.Seg6x(t)
+	bin := testsupport.BuildSeg6x(t)
 	prefix := fmt.Sprintf("s6bp%d", os.Getpid()%10000)
-	for _, sc := range bench.Scenarios() {
+	for _, sc := range benchrig.Scenarios() {
 		if sc.Name != "bare_redirect" && sc.Name != "seg6x_encap_1sid" && sc.Name != "kernel_ipv4" {
 			continue
 		}

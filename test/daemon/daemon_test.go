@@ -18,19 +18,18 @@ import (
 
 	"github.com/cilium/ebpf"
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/bench"
+	"github.com/seg6x/seg6x/internal/benchrig"
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/testbin"
-	"golang.org/x/sys/unix"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 type daemon struct {
 	t    *testing.T
-	r    *bench.Rig
+	r    *benchrig.Rig
 	bin  string
 	cfg  string
-	d    *bench.Daemon // nil while stopped
-	logs *bench.LogBuffer
+	d    *testsupport.Daemon // nil while stopped
+	logs *testsupport.LogBuffer
 }
 
 // start runs the daemon with args (default: --config cfg) and waits until it serves.
@@ -40,7 +39,7 @@ func (d *daemon) start(args ...string) {
 		args = []string{"--config", d.cfg}
 	}
 	var err error
-	if d.d, err = bench.StartDaemon(d.bin, d.r.DutNS(), d.r.DutDir(), d.logs, args...); err != nil {
+	if d.d, err = testsupport.StartDaemon(d.bin, d.r.DutNS(), d.r.DutDir(), d.logs, args...); err != nil {
 		d.t.Fatalf("%v:\n%s", err, d.logs)
 	}
 }
@@ -52,18 +51,18 @@ func (d *daemon) kill(sig syscall.Signal) {
 	}
 }
 
-func setup(t *testing.T, name string, segs []netip.Addr) (*bench.Rig, *daemon) {
-	bin := testbin.Seg6x(t)
-	r, err := bench.Up(fmt.Sprintf("s6%s%d", name, os.Getpid()%1000), bin)
+func setup(t *testing.T, name string, segs []netip.Addr) (*benchrig.Rig, *daemon) {
+	bin := testsupport.BuildSeg6x(t)
+	r, err := benchrig.Up(fmt.Sprintf("s6%s%d", name, os.Getpid()%1000), bin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(t.TempDir(), "seg6x.yaml")
-	if err := os.WriteFile(cfg, []byte(bench.HeadendConfig(segs, 0)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(benchrig.HeadendConfig(segs, 0)), 0o600); err != nil {
 		r.Down()
 		t.Fatal(err)
 	}
-	d := &daemon{t: t, r: r, bin: bin, cfg: cfg, logs: &bench.LogBuffer{}}
+	d := &daemon{t: t, r: r, bin: bin, cfg: cfg, logs: &testsupport.LogBuffer{}}
 	t.Cleanup(func() { // registered first: a failing start must not leave the rig behind
 		d.kill(syscall.SIGKILL)
 		r.Down()
@@ -75,7 +74,7 @@ func setup(t *testing.T, name string, segs []netip.Addr) (*bench.Rig, *daemon) {
 // Forwarding continues while the daemon is killed (-9) and restarted, and stopped cleanly and
 // restarted: every frame of a steady stream arrives, correctly encapsulated.
 func TestRestartLosesNothing(t *testing.T) {
-	segs := bench.SIDs(0, 2)
+	segs := benchrig.SIDs(0, 2)
 	r, d := setup(t, "rs", segs)
 	restarts := 0
 	res, err := r.Stream(segs, nil, 40000, 4*time.Second, func() error {
@@ -120,12 +119,12 @@ func TestRestartLosesNothing(t *testing.T) {
 // routes, one swap) back and forth while traffic flows: every frame arrives encapsulated exactly
 // as one of the two policies says, none is lost, and both were seen.
 func TestAtomicUpdatesUnderTraffic(t *testing.T) {
-	a, b := bench.SIDs(0, 1), bench.SIDs(1, 3)
+	a, b := benchrig.SIDs(0, 1), benchrig.SIDs(1, 3)
 	r, d := setup(t, "at", a)
 	c := d.d.Client
 	ctx := context.Background()
 	route := func(segs []netip.Addr, prefix string) *pb.Route {
-		rt := &pb.Route{Tenant: "t", Prefix: prefix, Src: bench.EncapSrc().String()}
+		rt := &pb.Route{Tenant: "t", Prefix: prefix, Src: benchrig.EncapSrc().String()}
 		for _, s := range segs {
 			rt.Segs = append(rt.Segs, s.String())
 		}
@@ -176,23 +175,16 @@ func TestAtomicUpdatesUnderTraffic(t *testing.T) {
 // SIGHUP re-applies the config file through the API; a broken file changes nothing and the daemon
 // keeps running.
 func TestSIGHUPReappliesConfig(t *testing.T) {
-	a, b := bench.SIDs(0, 1), bench.SIDs(1, 2)
+	a, b := benchrig.SIDs(0, 1), benchrig.SIDs(1, 2)
 	_, d := setup(t, "hu", a)
-	c := d.d.Client
 	segsNow := func() string {
-		st, err := c.Show(context.Background(), &pb.ShowRequest{})
+		routes, err := d.d.Routes()
 		if err != nil {
 			t.Fatal(err)
 		}
 		var segs []string
-		for {
-			ch, err := st.Recv()
-			if err != nil {
-				break
-			}
-			for _, r := range ch.GetState().GetRoutes() {
-				segs = append(segs, strings.Join(r.Segs, ","))
-			}
+		for _, r := range routes {
+			segs = append(segs, strings.Join(r.Segs, ","))
 		}
 		return strings.Join(segs, ";")
 	}
@@ -213,7 +205,7 @@ func TestSIGHUPReappliesConfig(t *testing.T) {
 	if !d.logs.WaitFor("SIGHUP:") {
 		t.Fatalf("the broken config was not reported:\n%s", d.logs)
 	}
-	hup(bench.HeadendConfig(b, 0))
+	hup(benchrig.HeadendConfig(b, 0))
 	want := b[0].String() + "," + b[1].String()
 	for i := 0; i < 50 && segsNow() != want; i++ {
 		time.Sleep(20 * time.Millisecond)
@@ -225,7 +217,7 @@ func TestSIGHUPReappliesConfig(t *testing.T) {
 
 // A clean stop with --cleanup detaches every interface and removes the pinned maps and the state.
 func TestCleanupRemovesEverything(t *testing.T) {
-	r, d := setup(t, "cl", bench.SIDs(0, 1))
+	r, d := setup(t, "cl", benchrig.SIDs(0, 1))
 	links := filepath.Join(r.DutDir(), "bpf", "links")
 	if ents, _ := os.ReadDir(links); len(ents) != 2 {
 		t.Fatalf("%d pinned links before the stop, want 2", len(ents))
@@ -258,7 +250,7 @@ func TestCleanupRemovesEverything(t *testing.T) {
 // Each step waits for the generation bump (observable), not for time, and streams for 200 ms, well
 // inside the cache time: without the invalidation the cached MAC would still be used.
 func TestNetlinkChangesInvalidateNextHopCache(t *testing.T) {
-	segs := bench.SIDs(0, 1)
+	segs := benchrig.SIDs(0, 1)
 	r, d := setup(t, "nh", segs)
 	st, err := d.d.Client.Status(context.Background(), &pb.StatusRequest{})
 	if err != nil {
@@ -283,10 +275,7 @@ func TestNetlinkChangesInvalidateNextHopCache(t *testing.T) {
 	neigh := func(mac string) {
 		t.Helper()
 		before := read()
-		if out, err := exec.Command("ip", "-n", r.DutNS(), "-6", "neigh", "replace", "fc00:b1::2", "lladdr", mac,
-			"dev", "s6bd1", "nud", "permanent").CombinedOutput(); err != nil {
-			t.Fatalf("%v %s", err, out)
-		}
+		testsupport.MustRun(t, "ip", "-n", r.DutNS(), "-6", "neigh", "replace", "fc00:b1::2", "lladdr", mac, "dev", "s6bd1", "nud", "permanent")
 		for i := 0; i < 500 && read() == before; i++ {
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -321,30 +310,25 @@ func TestNetlinkChangesInvalidateNextHopCache(t *testing.T) {
 // An attached interface deleted and created again (a new ifindex) is attached again, and the tenant
 // port on it follows, without anyone re-running a command.
 func TestRecreatedInterfaceIsReattached(t *testing.T) {
-	bin := testbin.Seg6x(t)
+	bin := testsupport.BuildSeg6x(t)
 	ns := fmt.Sprintf("s6lk%d", os.Getpid()%10000)
 	ip := func(args ...string) {
 		t.Helper()
-		if out, err := exec.Command("ip", append([]string{"-n", ns}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %v: %v %s", args, err, out)
-		}
+		testsupport.MustRun(t, "ip", append([]string{"-n", ns}, args...)...)
 	}
-	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
+	if err := testsupport.AddNetns(ns); err != nil {
+		t.Fatal(err)
 	}
-	defer exec.Command("ip", "netns", "del", ns).Run()
+	defer testsupport.DelNetns(ns)
 	ip("link", "add", "x0", "type", "veth", "peer", "name", "x1")
 	ip("link", "set", "x0", "up")
 	ip("link", "set", "x1", "up")
 	dir := filepath.Join(t.TempDir(), "inst")
-	if err := dataplane.EnsureBPFFS(dataplane.PinDir(dir)); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
+	testsupport.ScratchInstance(t, dir)
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(cfg, []byte("interfaces: [{name: x0}]\ntenants: [{name: t, ports: [{dev: x0, vlan: 7}]}]\n"), 0o600)
-	var logs bench.LogBuffer
-	d, err := bench.StartDaemon(bin, ns, dir, &logs, "--config", cfg)
+	var logs testsupport.LogBuffer
+	d, err := testsupport.StartDaemon(bin, ns, dir, &logs, "--config", cfg)
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, logs.String())
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/seg6x/seg6x/internal/testsupport"
 	"golang.org/x/sys/unix"
 )
 
@@ -18,7 +19,7 @@ func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 func openPort(ns, dev string) (*port, error) {
 	p := &port{}
-	err := inNS(ns, func() error {
+	err := testsupport.InNetns(ns, func() error {
 		it, err := net.InterfaceByName(dev)
 		if err != nil {
 			return err

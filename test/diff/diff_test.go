@@ -18,14 +18,11 @@ import (
 	"time"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/bench"
-	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/testbin"
-	"golang.org/x/sys/unix"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 func TestSameBytesAsTheKernel(t *testing.T) {
-	bin := testbin.Seg6x(t)
+	bin := testsupport.BuildSeg6x(t)
 	tmp := t.TempDir()
 	id := os.Getpid() % 10000
 	k, x := topo{fmt.Sprintf("s6dk%d", id)}, topo{fmt.Sprintf("s6dx%d", id)}
@@ -37,14 +34,11 @@ func TestSameBytesAsTheKernel(t *testing.T) {
 	}
 	// seg6x on the second copy: attach, and mirror the kernel's configuration.
 	dir := filepath.Join(tmp, "x")
-	if err := dataplane.EnsureBPFFS(dataplane.PinDir(dir)); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
+	testsupport.ScratchInstance(t, dir)
 	cfg := filepath.Join(tmp, "x.yaml")
 	os.WriteFile(cfg, []byte("interfaces: [{name: d0}, {name: d1}]\n"), 0o600)
-	var logs bench.LogBuffer
-	d, err := bench.StartDaemon(bin, x.ns("dut"), dir, &logs, "--mirror-kernel", "--config", cfg)
+	var logs testsupport.LogBuffer
+	d, err := testsupport.StartDaemon(bin, x.ns("dut"), dir, &logs, "--mirror-kernel", "--config", cfg)
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, logs.String())
 	}

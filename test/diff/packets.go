@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 type testPacket struct {
@@ -23,27 +25,7 @@ func a(s string) netip.Addr { return netip.MustParseAddr(s) }
 
 func mac(s string) []byte { m, _ := net.ParseMAC(s); return m }
 
-func eth(etype uint16) []byte {
-	b := append(append([]byte{}, mac(macD0)...), mac(macS0)...)
-	return binary.BigEndian.AppendUint16(b, etype)
-}
-
-func sum(b []byte, s uint32) uint32 {
-	for i := 0; i+1 < len(b); i += 2 {
-		s += uint32(binary.BigEndian.Uint16(b[i:]))
-	}
-	if len(b)%2 == 1 {
-		s += uint32(b[len(b)-1]) << 8
-	}
-	return s
-}
-
-func fold(s uint32) uint16 {
-	for s>>16 != 0 {
-		s = s&0xffff + s>>16
-	}
-	return ^uint16(s)
-}
+func eth(etype uint16) []byte { return testsupport.Ethernet(mac(macD0), mac(macS0), 0, etype) }
 
 // l4 builds a UDP, TCP or ICMP(v6) segment with a correct checksum over the pseudo-header.
 func l4(proto byte, src, dst netip.Addr, n int) []byte {
@@ -72,53 +54,24 @@ func l4(proto byte, src, dst netip.Addr, n int) []byte {
 	for i := len(b) - n; i < len(b); i++ {
 		b[i] = byte(i * 7)
 	}
-	var ck int
+	ck := 2 // ICMP, ICMPv6
 	switch proto {
 	case 17:
 		ck = 6
 	case 6:
 		ck = 16
-	default:
-		ck = 2
 	}
-	var s uint32
-	if proto != 1 { // ICMPv4 has no pseudo-header
-		s = sum(src.AsSlice(), 0)
-		s = sum(dst.AsSlice(), s)
-		s += uint32(proto) + uint32(len(b))
-	}
-	binary.BigEndian.PutUint16(b[ck:], fold(sum(b, s)))
+	binary.BigEndian.PutUint16(b[ck:], testsupport.L4Checksum(src, dst, proto, b))
 	return b
 }
 
 func ipv4(src, dst netip.Addr, ttl, proto byte, payload []byte) []byte {
-	b := make([]byte, 20, 20+len(payload))
-	b[0], b[8], b[9] = 0x45, ttl, proto
-	binary.BigEndian.PutUint16(b[2:], uint16(20+len(payload)))
-	binary.BigEndian.PutUint16(b[4:], 0x1234)
-	copy(b[12:], src.AsSlice())
-	copy(b[16:], dst.AsSlice())
-	binary.BigEndian.PutUint16(b[10:], fold(sum(b, 0)))
-	return append(b, payload...)
+	return testsupport.IPv4{Src: src, Dst: dst, TTL: ttl, Proto: proto, ID: 0x1234}.Packet(payload)
 }
 
+// ipv6 has traffic class 0 and flow label 0x01234.
 func ipv6(src, dst netip.Addr, nh, hl byte, payload []byte) []byte {
-	b := make([]byte, 40, 40+len(payload))
-	b[0], b[1], b[2], b[3] = 0x60, 0x00, 0x12, 0x34 // traffic class 0, flow label 0x01234
-	binary.BigEndian.PutUint16(b[4:], uint16(len(payload)))
-	b[6], b[7] = nh, hl
-	copy(b[8:], src.AsSlice())
-	copy(b[24:], dst.AsSlice())
-	return append(b, payload...)
-}
-
-// srh is a segment routing header; list is in packet order (Segment List[0] = the last segment).
-func srh(nh byte, list []netip.Addr, sl byte) []byte {
-	b := []byte{nh, byte(2 * len(list)), 4, sl, byte(len(list) - 1), 0, 0, 0}
-	for _, s := range list {
-		b = append(b, s.AsSlice()...)
-	}
-	return b
+	return testsupport.IPv6{Src: src, Dst: dst, NextHeader: nh, HopLimit: hl, FlowLabel: 0x01234}.Packet(payload)
 }
 
 func inner4(proto byte, dst netip.Addr, ttl byte, n int) []byte {
@@ -139,7 +92,7 @@ func srv6(active netip.Addr, list []netip.Addr, sl, hl byte, innerNH byte, inner
 	if list == nil {
 		return append(eth(0x86dd), ipv6(a("fc00:a0::2"), active, innerNH, hl, inner)...)
 	}
-	return append(eth(0x86dd), ipv6(a("fc00:a0::2"), active, 43, hl, append(srh(innerNH, list, sl), inner...))...)
+	return append(eth(0x86dd), ipv6(a("fc00:a0::2"), active, 43, hl, append(testsupport.SRH(innerNH, list, sl), inner...))...)
 }
 
 func corpus() []testPacket {

@@ -5,11 +5,9 @@ package difftest
 
 import (
 	"fmt"
-	"os/exec"
-	"runtime"
 	"strings"
 
-	"github.com/vishvananda/netns"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 var (
@@ -55,23 +53,10 @@ type topo struct{ p string }
 
 func (t topo) ns(role string) string { return t.p + "-" + role }
 
-func run(args ...string) error {
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
-
 func (t topo) up() error {
 	t.down()
-	for _, r := range []string{"src", "dut", "dst"} {
-		if err := run("ip", "netns", "add", t.ns(r)); err != nil {
-			return err
-		}
-	}
-	dut := func(line string) error {
-		return run(append([]string{"ip", "-n", t.ns("dut")}, strings.Fields(line)...)...)
+	if err := testsupport.AddNetns(t.ns("src"), t.ns("dut"), t.ns("dst")); err != nil {
+		return err
 	}
 	steps := []string{
 		"link add d0 address " + macD0 + " type veth peer name s0 address " + macS0 + " netns " + t.ns("src"),
@@ -90,50 +75,23 @@ func (t topo) up() error {
 		"-6 route add 2001:db8:30::/48 via fc00:e1::2 dev d1",
 		"-6 route add 2001:db8:31::/48 via fc00:e1::2 dev d1 table 100",
 	}
-	for _, s := range append(steps, kernelConfig()...) {
-		if err := dut(s); err != nil {
-			return err
-		}
+	if err := testsupport.IPLines(t.ns("dut"), append(steps, kernelConfig()...)...); err != nil {
+		return err
 	}
-	for _, s := range []string{"net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1",
+	if err := testsupport.Sysctl(t.ns("dut"), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1",
 		"net.ipv6.conf.all.seg6_enabled=1", "net.ipv6.conf.d0.seg6_enabled=1", "net.ipv4.conf.d0.forwarding=1",
-		"net.ipv6.conf.d0.forwarding=1", "net.ipv4.conf.d1.forwarding=1", "net.ipv6.conf.d1.forwarding=1"} {
-		if err := run("ip", "netns", "exec", t.ns("dut"), "sysctl", "-qw", s); err != nil {
-			return err
-		}
+		"net.ipv6.conf.d0.forwarding=1", "net.ipv4.conf.d1.forwarding=1", "net.ipv6.conf.d1.forwarding=1"); err != nil {
+		return err
 	}
-	for _, s := range [][]string{{t.ns("src"), "s0"}, {t.ns("dst"), "e0"}} {
-		if err := run("ip", "-n", s[0], "link", "set", s[1], "up"); err != nil {
-			return err
-		}
+	if err := testsupport.IPLines(t.ns("src"), "link set s0 up"); err != nil {
+		return err
+	}
+	if err := testsupport.IPLines(t.ns("dst"), "link set e0 up"); err != nil {
+		return err
 	}
 	// e0 receives what seg6x redirects into d1 only with GRO on (veth NAPI).
-	return run("ip", "netns", "exec", t.ns("dst"), "ethtool", "-K", "e0", "gro", "on")
+	_, err := testsupport.NetnsExec(t.ns("dst"), "ethtool", "-K", "e0", "gro", "on")
+	return err
 }
 
-func (t topo) down() {
-	for _, r := range []string{"src", "dut", "dst"} {
-		_ = exec.Command("ip", "netns", "del", t.ns(r)).Run()
-	}
-}
-
-// inNS runs fn on a thread in namespace name (sockets made there stay there).
-func inNS(name string, fn func() error) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		return err
-	}
-	defer orig.Close()
-	h, err := netns.GetFromName(name)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	if err := netns.Set(h); err != nil {
-		return err
-	}
-	defer netns.Set(orig)
-	return fn()
-}
+func (t topo) down() { testsupport.DelNetns(t.ns("src"), t.ns("dut"), t.ns("dst")) }

@@ -6,7 +6,6 @@ package fuzz
 
 import (
 	"net/netip"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +13,7 @@ import (
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/pktfuzz"
-	"golang.org/x/sys/unix"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 // The rig's kernel routes (internal/fixtures/topology.go) the configuration does not name, and its
@@ -45,13 +44,7 @@ func TestFuzzFrames(t *testing.T) {
 	g := pktfuzz.New(int64(seed), pktfuzz.TargetOf(cfg, devs, fabric, prefixes(kernel6), prefixes(kernel4)))
 
 	// One CPU: the next-hop cache is per CPU, and the cached phase must hit what it filled.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var one unix.CPUSet
-	one.Set(0)
-	if err := unix.SchedSetaffinity(0, &one); err != nil {
-		t.Fatal(err)
-	}
+	defer testsupport.OnOneCPU(t)()
 
 	cached, err := dataplane.LoadObjects(rig.Dir, dataplane.ProgramOptions{NextHopCache: time.Hour})
 	if err != nil {

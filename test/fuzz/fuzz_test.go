@@ -9,14 +9,13 @@
 package fuzz
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/slowpath"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 var rig *fixtures.Rig
@@ -31,8 +30,8 @@ func TestMain(m *testing.M) {
 		// The far ends of the rig's veths must stay silent (no IPv6 router solicitations, MLD or
 		// DAD arriving at the attached program): every reason counter move has to be a fuzzed frame's.
 		for _, dev := range []string{"fab1", "ta1", "tb1", "tc1", "big1", "tf1"} {
-			if out, err := exec.Command("sysctl", "-qw", "net.ipv6.conf."+dev+".disable_ipv6=1").CombinedOutput(); err != nil {
-				return fmt.Errorf("%v %s", err, out)
+			if err := testsupport.Sysctl("", "net.ipv6.conf."+dev+".disable_ipv6=1"); err != nil {
+				return err
 			}
 		}
 		var err error

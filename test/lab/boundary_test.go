@@ -24,7 +24,7 @@ import (
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/lab"
-	"github.com/seg6x/seg6x/internal/testbin"
+	"github.com/seg6x/seg6x/internal/testsupport"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -90,7 +90,7 @@ func attacks() []lab.Attack {
 var peOf = map[string]string{"hA1": "pe1", "hB1": "pe1", "hA2": "pe2", "hB2": "pe2"}
 
 func TestBoundary(t *testing.T) {
-	bin := testbin.Seg6x(t)
+	bin := testsupport.BuildSeg6x(t)
 	l := lab.New(fmt.Sprintf("s6b%d", os.Getpid()%100000), bin, testWriter{t})
 	defer l.Down()
 	if err := l.Up(); err != nil {

@@ -14,12 +14,12 @@ import (
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/lab"
 	"github.com/seg6x/seg6x/internal/state"
-	"github.com/seg6x/seg6x/internal/testbin"
+	"github.com/seg6x/seg6x/internal/testsupport"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
 func TestLab(t *testing.T) {
-	bin := testbin.Seg6x(t)
+	bin := testsupport.BuildSeg6x(t)
 	l := lab.New(fmt.Sprintf("s6t%d", os.Getpid()%100000), bin, testWriter{t})
 	defer l.Down()
 	if err := l.Up(); err != nil {

@@ -7,14 +7,14 @@ package mirrortest
 import (
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/bench"
-	"github.com/seg6x/seg6x/internal/testbin"
+	"github.com/seg6x/seg6x/internal/benchrig"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 func TestMirrorFollowsTheKernel(t *testing.T) {
-	bin := testbin.Seg6x(t)
+	bin := testsupport.BuildSeg6x(t)
 	t.Setenv("SEG6X_MIRROR_RCVBUF", "4096") // overrun on purpose during the flood
-	res, err := bench.RunMirror(bin, 5, 2000, true)
+	res, err := benchrig.RunMirror(bin, 5, 2000, true)
 	if err != nil {
 		t.Fatal(err)
 	}

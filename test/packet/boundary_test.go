@@ -13,21 +13,6 @@ import (
 	"github.com/seg6x/seg6x/internal/state"
 )
 
-func fixture(t *testing.T, name string) *fixtures.Fixture {
-	t.Helper()
-	fs, err := fixtures.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range fs {
-		if fs[i].Name == name {
-			return &fs[i]
-		}
-	}
-	t.Fatalf("fixture %s not found", name)
-	return nil
-}
-
 // expect runs f and checks the action and (when reason is set) that reason counted it once.
 func expect(t *testing.T, when string, f *fixtures.Fixture, action, reason string) {
 	t.Helper()
@@ -57,10 +42,10 @@ func commit(t *testing.T, ops ...state.Op) {
 }
 
 func TestBoundaryFollowsChanges(t *testing.T) {
-	other := fixture(t, "boundary_sid_no_tenant_vlan") // ta0 VLAN 200 (no tenant) to the End SID
-	tenant := fixture(t, "boundary_sid_dx4_srh")       // ta0 VLAN 100 (tenant blue) to End.DX4
-	loc := fixture(t, "boundary_locator")              // tenant blue to fc00:3::99
-	src := fixture(t, "sid_source_outside_domain")     // fab0, End SID from 2001:db8:66::1
+	other := fixtures.Get(t, "boundary_sid_no_tenant_vlan") // ta0 VLAN 200 (no tenant) to the End SID
+	tenant := fixtures.Get(t, "boundary_sid_dx4_srh")       // ta0 VLAN 100 (tenant blue) to End.DX4
+	loc := fixtures.Get(t, "boundary_locator")              // tenant blue to fc00:3::99
+	src := fixtures.Get(t, "sid_source_outside_domain")     // fab0, End SID from 2001:db8:66::1
 	cfg, err := fixtures.Config()
 	if err != nil {
 		t.Fatal(err)

@@ -9,25 +9,14 @@ import (
 
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 const icmpBurst = 50 // icmp_burst in bpf/icmp.h
 
 func TestICMPRateLimit(t *testing.T) {
-	fs, err := fixtures.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f *fixtures.Fixture
-	for i := range fs {
-		if fs[i].Name == "too_big_v4_df" {
-			f = &fs[i]
-		}
-	}
-	if f == nil {
-		t.Fatal("fixture too_big_v4_df missing")
-	}
-	defer onOneCPU(t)() // one CPU, so one bucket
+	f := fixtures.Get(t, "too_big_v4_df")
+	defer testsupport.OnOneCPU(t)() // one CPU, so one bucket
 	counts := func() (answered, limited uint64) {
 		a, err := rig.ReasonCount("ICMP_TOO_BIG")
 		if err != nil {

@@ -5,7 +5,6 @@ package packet
 // after incremental changes and after a whole-table swap.
 
 import (
-	"encoding/binary"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -14,39 +13,24 @@ import (
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 const lpmVLAN = 7
 
-// frame builds a VLAN-tagged IPv4/UDP or IPv6/UDP frame for dst arriving on ta0.
+// The MACs of lpmFrame: ta0's, and its peer's.
+var lpmDst, lpmSrc = []byte{2, 0, 0, 0, 0x0a, 0}, []byte{2, 0, 0, 0, 0x0a, 2}
+
+// lpmFrame builds a VLAN-tagged IPv4/UDP or IPv6/UDP frame for dst arriving on ta0 (the IPv4 header
+// checksum valid: the headend checks it).
 func lpmFrame(dst netip.Addr) []byte {
-	b := []byte{2, 0, 0, 0, 0x0a, 0, 2, 0, 0, 0, 0x0a, 2, 0x81, 0, 0, lpmVLAN}
+	udp := testsupport.UDP(1000, 2000, make([]byte, 8))
 	if dst.Is4() {
-		b = append(b, 0x08, 0x00)
-		ip := []byte{0x45, 0, 0, 36, 0, 1, 0, 0, 64, 17, 0, 0, 198, 18, 1, 2}
-		d := dst.As4()
-		ip = append(ip, d[:]...)
-		var sum uint32
-		for i := 0; i < len(ip); i += 2 {
-			sum += uint32(ip[i])<<8 | uint32(ip[i+1])
-		}
-		sum = (sum & 0xFFFF) + sum>>16
-		sum = (sum & 0xFFFF) + sum>>16
-		binary.BigEndian.PutUint16(ip[10:], ^uint16(sum)) // a valid header checksum: the headend checks it
-		b = append(b, ip...)
-	} else {
-		b = append(b, 0x86, 0xdd)
-		ip := []byte{0x60, 0, 0, 0, 0, 16, 17, 64}
-		src := netip.MustParseAddr("2001:db8:a::2").As16()
-		d := dst.As16()
-		ip = append(append(ip, src[:]...), d[:]...)
-		b = append(b, ip...)
+		ip := testsupport.IPv4{Src: netip.MustParseAddr("198.18.1.2"), Dst: dst, TTL: 64, Proto: 17, ID: 1}
+		return append(testsupport.Ethernet(lpmDst, lpmSrc, lpmVLAN, 0x0800), ip.Packet(udp)...)
 	}
-	udp := make([]byte, 16)
-	binary.BigEndian.PutUint16(udp[0:], 1000)
-	binary.BigEndian.PutUint16(udp[2:], 2000)
-	binary.BigEndian.PutUint16(udp[4:], 16)
-	return append(b, udp...)
+	ip := testsupport.IPv6{Src: netip.MustParseAddr("2001:db8:a::2"), Dst: dst, NextHeader: 17, HopLimit: 64}
+	return append(testsupport.Ethernet(lpmDst, lpmSrc, lpmVLAN, 0x86dd), ip.Packet(udp)...)
 }
 
 type lpmRoute struct {

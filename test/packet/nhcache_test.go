@@ -5,33 +5,14 @@ import (
 	"encoding/binary"
 	"net"
 	"os/exec"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/state"
-	"golang.org/x/sys/unix"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
-
-// onOneCPU pins the calling goroutine's thread to CPU 0; the returned function undoes it.
-func onOneCPU(t *testing.T) func() {
-	t.Helper()
-	runtime.LockOSThread()
-	var one, all unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &all); err != nil {
-		t.Fatal(err)
-	}
-	one.Set(0)
-	if err := unix.SchedSetaffinity(0, &one); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		unix.SchedSetaffinity(0, &all)
-		runtime.UnlockOSThread()
-	}
-}
 
 // loadWithCache loads the program with the next-hop cache on (ttl) and returns it, the fixtures and
 // the one named name.
@@ -46,14 +27,12 @@ func loadWithCache(t *testing.T, ttl time.Duration, name string) (*dataplane.Seg
 		objs.Close()
 		t.Fatal(err)
 	}
-	for i := range fs {
-		if fs[i].Name == name {
-			return objs, fs, &fs[i]
-		}
+	f := fixtures.Find(fs, name)
+	if f == nil {
+		objs.Close()
+		t.Fatalf("fixture %s not found", name)
 	}
-	objs.Close()
-	t.Fatalf("fixture %s not found", name)
-	return nil, nil, nil
+	return objs, fs, f
 }
 
 // TestNextHopCache runs the program with the next-hop cache on: cached results give the same bytes,
@@ -61,7 +40,7 @@ func loadWithCache(t *testing.T, ttl time.Duration, name string) (*dataplane.Seg
 // the entry is looked up again (so the MTU check still happens).
 func TestNextHopCache(t *testing.T) {
 	const ttl = 150 * time.Millisecond
-	defer onOneCPU(t)() // the cache is per CPU: consecutive runs must see the same entries
+	defer testsupport.OnOneCPU(t)() // the cache is per CPU: consecutive runs must see the same entries
 	objs, fs, f := loadWithCache(t, ttl, "encap1_v4_udp")
 	defer objs.Close()
 	for i := 0; i < 3; i++ { // miss, then hits
@@ -101,9 +80,7 @@ func TestNextHopCache(t *testing.T) {
 	// the daemon does on every netlink change) makes the new one used at once; without a bump, the
 	// next change shows once the cache time has passed.
 	neigh := func(mac string) {
-		if out, err := exec.Command("ip", "-6", "neigh", "replace", "fc00:12::2", "lladdr", mac, "dev", "fab0", "nud", "permanent").CombinedOutput(); err != nil {
-			t.Fatalf("ip neigh: %v %s", err, out)
-		}
+		testsupport.MustRun(t, "ip", "-6", "neigh", "replace", "fc00:12::2", "lladdr", mac, "dev", "fab0", "nud", "permanent")
 	}
 	dmac := func(when string, want []byte) {
 		t.Helper()
@@ -136,15 +113,7 @@ func TestNextHopCache(t *testing.T) {
 	big = append(big, make([]byte, 3470-len(big))...)
 	ipLen := len(big) - 18
 	binary.BigEndian.PutUint16(big[18+2:], uint16(ipLen))
-	big[18+10], big[18+11] = 0, 0
-	var sum uint32
-	for i := 0; i < 20; i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(big[18+i:]))
-	}
-	for sum>>16 != 0 {
-		sum = sum&0xFFFF + sum>>16
-	}
-	binary.BigEndian.PutUint16(big[18+10:], ^uint16(sum))
+	testsupport.FixIPv4Checksum(big[18:])
 	binary.BigEndian.PutUint16(big[18+20+4:], uint16(ipLen-20)) // UDP length
 	bf := *f
 	bf.Input = big
@@ -164,12 +133,10 @@ func TestNextHopCache(t *testing.T) {
 // ruled source must still leave the way the FIB routes it (the cache key holds the source, the
 // ingress interface, the protocol and the TOS, not only the destination).
 func TestNextHopCacheKeysEveryLookupInput(t *testing.T) {
-	defer onOneCPU(t)() // the cache is per CPU: stay on one
+	defer testsupport.OnOneCPU(t)() // the cache is per CPU: stay on one
 	ip := func(args ...string) {
 		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %v: %v %s", args, err, out)
-		}
+		testsupport.MustRun(t, "ip", args...)
 	}
 	// Source fc00:9::77 is routed by table 300: next hop fc00:12::3 (another MAC) for fc00:3::/48.
 	ip("-6", "neigh", "replace", "fc00:12::3", "lladdr", "02:00:00:00:01:33", "dev", "fab0", "nud", "permanent")
@@ -211,7 +178,7 @@ func TestNextHopCacheKeysEveryLookupInput(t *testing.T) {
 // dropped and counted (DROP_TX_GONE), never aborted; once the store has detached the interface (which
 // invalidates every cached next hop), the FIB is asked again and the kernel gets the packet.
 func TestDetachedEgressWithCachedNextHop(t *testing.T) {
-	defer onOneCPU(t)()
+	defer testsupport.OnOneCPU(t)()
 	objs, _, f := loadWithCache(t, time.Minute, "end_dx4") // leaves through tb0
 	defer objs.Close()
 	tb0, err := net.InterfaceByName("tb0")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/slowpath"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 type slowRing struct{ rd *slowpath.Ring }
@@ -70,20 +71,20 @@ func (s *slowRing) expect(t *testing.T, f *fixtures.Fixture) {
 // as before the slow path existed (fixture headend_frag_needed is the same case), a decapsulated
 // packet too big for its port is dropped unanswered.
 func TestSlowPathWithoutDaemon(t *testing.T) {
-	expect(t, "no daemon", fixture(t, "slow_fragment"), "XDP_PASS", "PASS_FIB_FRAG_NEEDED")
-	expect(t, "no daemon", fixture(t, "slow_decap_icmp4"), "XDP_DROP", "DROP_DECAP_TOO_BIG")
+	expect(t, "no daemon", fixtures.Get(t, "slow_fragment"), "XDP_PASS", "PASS_FIB_FRAG_NEEDED")
+	expect(t, "no daemon", fixtures.Get(t, "slow_decap_icmp4"), "XDP_DROP", "DROP_DECAP_TOO_BIG")
 }
 
 // A ring nobody reads fills up: then the packet is dropped and counted as DROP_SLOW_BUSY (the
 // kernel counts the lost record, which the daemon reports).
 func TestSlowPathBusy(t *testing.T) {
-	defer onOneCPU(t)()                                   // one CPU's ring
+	defer testsupport.OnOneCPU(t)()                       // one CPU's ring
 	rd, err := slowpath.OpenRing(rig.Objs.SlowPath, 4096) // one page: a 1500-byte record or two
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rd.Close()
-	f := fixture(t, "slow_fragment")
+	f := fixtures.Get(t, "slow_fragment")
 	before, err := rig.ReasonCount("DROP_SLOW_BUSY")
 	if err != nil {
 		t.Fatal(err)

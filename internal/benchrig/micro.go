@@ -1,0 +1,145 @@
+package benchrig
+
+// micro.go: `seg6x bench micro`: ns per packet of each behavior from BPF_PROG_TEST_RUN on the packet
+// fixtures' rig, next to a bare MAC-swap redirect, the FIB_MAIN_DIRECT variant and the next-hop cache.
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/seg6x/seg6x/internal/benchrig/rigbpf"
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/fixtures"
+)
+
+// microCases are the fixtures timed by `bench micro`, one per behavior (see internal/fixtures).
+var microCases = []string{
+	"encap1_v4_udp", "encap2_v4_tcp_tos", "encap10", "encap16", "encap_red2", "encap_red1_icmp", "encap1_v6",
+	"end", "end_x", "end_t", "end_dx4", "end_dx6", "end_dt4_vlan", "end_dt6_vlan", "end_dt46_v4",
+	"no_route", "drop_srh_bad_len",
+}
+
+// MicroResult is one row of `seg6x bench micro --json`.
+type MicroResult struct {
+	Case        string  `json:"case"`
+	Description string  `json:"description"`
+	Action      string  `json:"action"`
+	NsPerPkt    float64 `json:"ns_per_pkt"`
+	VsBare      float64 `json:"ratio_to_bare_redirect"`
+	// The FIB_MAIN_DIRECT build variant (main-table lookups skip the policy rules).
+	DirectNsPerPkt float64 `json:"fib_direct_ns_per_pkt"`
+	// With the headend's next-hop cache on (nexthop_cache_ms 1000; other behaviors unaffected).
+	CachedNsPerPkt float64 `json:"nh_cache_ns_per_pkt"`
+}
+
+// RunMicro times every micro case and the headend at 10 and 1M routes; it must run inside a
+// namespace made for it.
+func RunMicro(runs int) ([]MicroResult, []ScaleRow, error) {
+	rig, err := fixtures.NewRig()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rig.Close()
+	res, err := microCasesRun(rig, runs)
+	if err != nil {
+		return nil, nil, err
+	}
+	scale, err := RouteScale(rig, []int{10, 1000000}, runs)
+	return res, scale, err
+}
+
+func microCasesRun(rig *fixtures.Rig, runs int) ([]MicroResult, error) {
+	all, err := fixtures.Load()
+	if err != nil {
+		return nil, err
+	}
+
+	bare, err := loadBare("fab0", "02:00:00:00:01:02")
+	if err != nil {
+		return nil, err
+	}
+	defer bare.Close()
+	ref := *fixtures.Find(all, "encap1_v4_udp")
+	ref.Name, ref.Description = "bare_redirect", "MAC swap + redirect only (same input frame as encap1_v4_udp)"
+	bareRes, err := rig.Run(bare.BareRedirect, &ref, runs)
+	if err != nil {
+		return nil, err
+	}
+	if bareRes.Action != uint32(dataplane.ActionIndex("XDP_REDIRECT")) {
+		return nil, fmt.Errorf("bare redirect returned %s", dataplane.Actions[bareRes.Action])
+	}
+	bareNs := float64(bareRes.PerRun) / float64(time.Nanosecond)
+	out := []MicroResult{{Case: ref.Name, Description: ref.Description, Action: "XDP_REDIRECT", NsPerPkt: bareNs, VsBare: 1,
+		DirectNsPerPkt: bareNs, CachedNsPerPkt: bareNs}}
+	cached, err := dataplane.LoadObjects(rig.Dir, dataplane.ProgramOptions{NextHopCache: time.Second})
+	if err != nil {
+		return nil, err
+	}
+	defer cached.Close()
+	direct, err := rigbpf.LoadFibDirect(rig.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer direct.Close()
+	for _, name := range microCases {
+		f := fixtures.Find(all, name)
+		if f == nil {
+			return nil, fmt.Errorf("micro case %s has no fixture", name)
+		}
+		r, err := rig.Run(nil, f, runs)
+		if err != nil {
+			return nil, err
+		}
+		if want := dataplane.ActionIndex(f.Action); int(r.Action) != want {
+			return nil, fmt.Errorf("%s returned %s, fixture expects %s", name, dataplane.Actions[r.Action], f.Action)
+		}
+		rd, err := rig.Run(direct.Seg6xXdp, f, runs)
+		if err != nil {
+			return nil, err
+		}
+		if rd.Action != r.Action {
+			return nil, fmt.Errorf("%s: FIB_MAIN_DIRECT variant returned %s", name, dataplane.Actions[rd.Action])
+		}
+		rc, err := rig.Run(cached.Seg6xXdp, f, runs)
+		if err != nil {
+			return nil, err
+		}
+		if rc.Action != r.Action || !bytes.Equal(rc.Output, r.Output) {
+			return nil, fmt.Errorf("%s: with the next-hop cache the result differs", name)
+		}
+		ns := float64(r.PerRun)
+		out = append(out, MicroResult{Case: name, Description: f.Description, Action: f.Action, NsPerPkt: ns, VsBare: ns / bareNs,
+			DirectNsPerPkt: float64(rd.PerRun), CachedNsPerPkt: float64(rc.PerRun)})
+	}
+	return out, nil
+}
+
+// loadBare loads the baseline redirect program towards dev with destination MAC dmac.
+func loadBare(dev, dmac string) (*rigbpf.BaselineObjects, error) {
+	var o rigbpf.BaselineObjects
+	if err := rigbpf.LoadBaselineObjects(&o, nil); err != nil {
+		return nil, err
+	}
+	it, err := net.InterfaceByName(dev)
+	if err != nil {
+		o.Close()
+		return nil, err
+	}
+	mac, _ := net.ParseMAC(dmac)
+	r := rigbpf.BaselineBareRoute{Ifindex: uint32(it.Index)}
+	copy(r.Dmac[:], mac)
+	copy(r.Smac[:], it.HardwareAddr)
+	if err := o.BareCfg.Update(uint32(0), r, ebpf.UpdateAny); err != nil {
+		o.Close()
+		return nil, err
+	}
+	idx := uint32(it.Index)
+	if err := o.BareTx.Update(idx, idx, ebpf.UpdateAny); err != nil {
+		o.Close()
+		return nil, err
+	}
+	return &o, nil
+}

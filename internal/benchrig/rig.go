@@ -1,0 +1,303 @@
+package benchrig
+
+// rig.go: the namespaces of one benchmark rig (generator -> DUT -> sink over veth), the generator
+// and sink programs, and CPU placement (DUT receive work alone on one CPU).
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/seg6x/seg6x/internal/benchrig/rigbpf"
+	"github.com/seg6x/seg6x/internal/testsupport"
+	"golang.org/x/sys/unix"
+)
+
+// Interface names are global enough to find their NAPI threads (napi/<dev>-<id>).
+const (
+	devGen   = "s6bg0" // generator, in <prefix>-gen
+	devDutIn = "s6bd0" // DUT ingress, in <prefix>-dut
+	devDutEg = "s6bd1" // DUT egress
+	devSink  = "s6bs0" // sink, in <prefix>-sink
+)
+
+var (
+	macGen   = [6]byte{0x02, 0xb0, 0, 0, 0, 0x01}
+	macDutIn = [6]byte{0x02, 0xb0, 0, 0, 0, 0x02}
+	macDutEg = [6]byte{0x02, 0xb0, 0, 0, 0, 0x03}
+	macSink  = [6]byte{0x02, 0xb0, 0, 0, 0, 0x04}
+)
+
+// CPUs: the DUT's receive NAPI thread runs alone on dutCPU at real-time priority; the generator,
+// the sink's NAPI thread (real-time, so it preempts the generator between its batches) and every
+// thread of this process share genCPU. SEG6X_BENCH_SINK_CPU moves the sink, for experiments.
+const (
+	genCPU = 0
+	dutCPU = 1
+	rtPrio = 50
+)
+
+var sinkCPU = func() int {
+	if v := os.Getenv("SEG6X_BENCH_SINK_CPU"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return genCPU
+}()
+
+// keepOffDutCPU pins every thread of this process to genCPU, so only the DUT runs on dutCPU.
+func keepOffDutCPU() error {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	var set unix.CPUSet
+	set.Set(genCPU)
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		_ = unix.SchedSetaffinity(tid, &set)
+	}
+	return nil
+}
+
+type schedParam struct{ prio int32 }
+
+// setFIFO gives a thread SCHED_FIFO priority prio.
+func setFIFO(pid, prio int) error {
+	p := schedParam{prio: int32(prio)}
+	_, _, errno := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(pid), 1 /* SCHED_FIFO */, uintptr(unsafe.Pointer(&p)))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// Rig is one generator -> DUT -> sink set of namespaces.
+type Rig struct {
+	Prefix  string
+	Bin     string // seg6x binary, run in the DUT namespace for seg6x scenarios
+	Dir     string
+	objs    rigbpf.BenchObjects
+	base    rigbpf.BaselineObjects
+	links   []link.Link
+	genIdx  int
+	dutNAPI int // thread id of the DUT's receive NAPI thread (PinNAPI)
+}
+
+func macStr(m [6]byte) string { return net.HardwareAddr(m[:]).String() }
+
+func (r *Rig) ns(role string) string { return r.Prefix + "-" + role }
+
+// DutIP runs `ip -n <dut> args`.
+func (r *Rig) DutIP(args ...string) error {
+	_, err := testsupport.IP(r.ns("dut"), args...)
+	return err
+}
+
+// DutExec runs a command in the DUT namespace.
+func (r *Rig) DutExec(args ...string) error {
+	_, err := testsupport.NetnsExec(r.ns("dut"), args...)
+	return err
+}
+
+// Seg6x runs the seg6x CLI on the DUT's instance.
+func (r *Rig) Seg6x(args ...string) error {
+	return r.DutExec(append([]string{r.Bin, "--dir", r.DutDir()}, args...)...)
+}
+
+// Up builds the rig: namespaces, links, DUT addressing, generator and sink programs, CPU placement.
+func Up(prefix, bin string) (*Rig, error) {
+	r := &Rig{Prefix: prefix, Bin: bin, Dir: filepath.Join("/run/seg6x-bench", prefix)}
+	r.Down() // what an interrupted earlier run may have left
+	if err := r.up(); err != nil {
+		r.Down()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Rig) up() error {
+	if err := testsupport.AddNetns(r.ns("gen"), r.ns("dut"), r.ns("sink")); err != nil {
+		return err
+	}
+	// The generator's interface needs no IPv6: without it, it sends no router solicitations that a
+	// bare redirect would carry to the sink as wrong frames.
+	if err := testsupport.Sysctl(r.ns("gen"), "net.ipv6.conf.default.disable_ipv6=1"); err != nil {
+		return err
+	}
+	if err := testsupport.MountInstance(r.DutDir()); err != nil {
+		return err
+	}
+	steps := [][]string{
+		{"link", "add", devGen, "address", macStr(macGen), "netns", r.ns("gen"), "type", "veth", "peer", "name", devDutIn, "address", macStr(macDutIn), "netns", r.ns("dut")},
+		{"link", "add", devDutEg, "address", macStr(macDutEg), "mtu", "3000", "netns", r.ns("dut"), "type", "veth", "peer", "name", devSink, "address", macStr(macSink), "mtu", "3000", "netns", r.ns("sink")},
+		{"-n", r.ns("gen"), "link", "set", devGen, "up"},
+		{"-n", r.ns("sink"), "link", "set", devSink, "up"},
+	}
+	for _, s := range steps {
+		if err := testsupport.Run("ip", s...); err != nil {
+			return err
+		}
+	}
+	if err := testsupport.Sysctl(r.ns("dut"), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1",
+		"net.ipv6.conf.all.seg6_enabled=1", "net.ipv6.conf.default.seg6_enabled=1"); err != nil {
+		return err
+	}
+	if err := testsupport.IPLines(r.ns("dut"),
+		"link set lo up", "link set "+devDutIn+" up", "link set "+devDutEg+" up",
+		"addr add 198.18.0.1/24 dev "+devDutIn,
+		"addr add 198.19.0.1/24 dev "+devDutEg,
+		"-6 addr add fc00:b0::1/64 dev "+devDutIn+" nodad",
+		"-6 addr add fc00:b1::1/64 dev "+devDutEg+" nodad",
+		"neigh add 198.19.0.2 lladdr "+macStr(macSink)+" dev "+devDutEg+" nud permanent",
+		"-6 neigh add fc00:b1::2 lladdr "+macStr(macSink)+" dev "+devDutEg+" nud permanent",
+		"route add 198.19.1.0/24 via 198.19.0.2 dev "+devDutEg,
+		// End.DX4's next hop sits behind a gateway: the kernel's End.DX4 resolves the neighbor of the
+		// route's gateway, or of the inner destination when the next hop is directly connected.
+		"route add 198.19.0.3/32 via 198.19.0.2 dev "+devDutEg,
+		"route add 198.19.1.0/24 via 198.19.0.2 dev "+devDutEg+" table 100",
+		"-6 route add fc00:e::/48 via fc00:b1::2 dev "+devDutEg,
+	); err != nil {
+		return err
+	}
+	for _, dev := range []string{devDutIn, devDutEg} {
+		if err := testsupport.Sysctl(r.ns("dut"), "net.ipv4.conf."+dev+".forwarding=1", "net.ipv6.conf."+dev+".forwarding=1",
+			"net.ipv6.conf."+dev+".seg6_enabled=1"); err != nil {
+			return err
+		}
+	}
+	if err := rigbpf.LoadBenchObjects(&r.objs, nil); err != nil {
+		return err
+	}
+	if err := rigbpf.LoadBaselineObjects(&r.base, nil); err != nil {
+		return err
+	}
+	// XDP_TX from live frames needs a program on the generator's device; the sink counts.
+	if err := r.attachIn("gen", devGen, r.base.XdpPass, &r.genIdx); err != nil {
+		return err
+	}
+	return r.attachIn("sink", devSink, r.objs.BenchSink, nil)
+}
+
+// attachIn attaches prog to dev in namespace role; the link lives as long as the rig.
+func (r *Rig) attachIn(role, dev string, prog *ebpf.Program, ifindex *int) error {
+	return testsupport.InNetns(r.ns(role), func() error {
+		it, err := net.InterfaceByName(dev)
+		if err != nil {
+			return err
+		}
+		l, err := link.AttachXDP(link.XDPOptions{Program: prog, Interface: it.Index, Flags: link.XDPDriverMode})
+		if err != nil {
+			return fmt.Errorf("attach %s to %s: %w", prog, dev, err)
+		}
+		r.links = append(r.links, l)
+		if ifindex != nil {
+			*ifindex = it.Index
+		}
+		return nil
+	})
+}
+
+// AttachDutBare attaches the bare redirect program to the DUT's ingress (the rig's forwarding limit).
+func (r *Rig) AttachDutBare() error {
+	var eg int
+	if err := testsupport.InNetns(r.ns("dut"), func() error {
+		it, err := net.InterfaceByName(devDutEg)
+		if err != nil {
+			return err
+		}
+		eg = it.Index
+		return nil
+	}); err != nil {
+		return err
+	}
+	route := rigbpf.BaselineBareRoute{Ifindex: uint32(eg), Dmac: macSink, Smac: macDutEg}
+	if err := r.base.BareCfg.Update(uint32(0), route, ebpf.UpdateAny); err != nil {
+		return err
+	}
+	// A devmap resolves the ifindex in the writer's namespace: write it from the DUT's.
+	if err := testsupport.InNetns(r.ns("dut"), func() error { return r.base.BareTx.Update(uint32(eg), uint32(eg), ebpf.UpdateAny) }); err != nil {
+		return err
+	}
+	if err := r.attachIn("dut", devDutIn, r.base.BareRedirect, nil); err != nil {
+		return err
+	}
+	return r.attachIn("dut", devDutEg, r.base.XdpPass, nil)
+}
+
+// AttachDutPass gives the DUT's devices a plain XDP_PASS program (kernel scenarios: frames sent with
+// XDP_TX into a veth need a program on the receiving end; everything then goes to the kernel).
+func (r *Rig) AttachDutPass() error {
+	if err := r.attachIn("dut", devDutIn, r.base.XdpPass, nil); err != nil {
+		return err
+	}
+	return r.attachIn("dut", devDutEg, r.base.XdpPass, nil)
+}
+
+// PinNAPI makes the DUT's and the sink's veth NAPI threaded and pins the threads; call it once the
+// scenario attached the DUT (veth has NAPI only while an XDP program is attached).
+func (r *Rig) PinNAPI() error {
+	for _, x := range []struct{ role, dev string }{{"dut", devDutIn}, {"sink", devSink}} {
+		if _, err := testsupport.NetnsExec(r.ns(x.role), "sh", "-c", "echo 1 > /sys/class/net/"+x.dev+"/threaded"); err != nil {
+			return err
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	pinned := map[string]bool{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if err != nil {
+			continue
+		}
+		name := strings.TrimSpace(string(comm))
+		for dev, cpu := range map[string]int{devDutIn: dutCPU, devSink: sinkCPU} {
+			if strings.HasPrefix(name, "napi/"+dev+"-") {
+				var set unix.CPUSet
+				set.Set(cpu)
+				if err := unix.SchedSetaffinity(pid, &set); err != nil {
+					return fmt.Errorf("pin %s: %w", name, err)
+				}
+				if err := setFIFO(pid, rtPrio); err != nil {
+					return fmt.Errorf("real-time priority for %s: %w", name, err)
+				}
+				pinned[dev] = true
+				if dev == devDutIn {
+					r.dutNAPI = pid
+				}
+			}
+		}
+	}
+	if !pinned[devDutIn] || !pinned[devSink] {
+		return fmt.Errorf("threaded NAPI kthreads not found (pinned %v)", pinned)
+	}
+	return keepOffDutCPU()
+}
+
+// Down removes the rig; safe after a partial Up.
+func (r *Rig) Down() {
+	for _, l := range r.links {
+		l.Close()
+	}
+	r.links = nil
+	r.objs.Close()
+	r.base.Close()
+	testsupport.DelNetns(r.ns("gen"), r.ns("dut"), r.ns("sink"))
+	testsupport.UnmountInstance(r.DutDir())
+	_ = os.RemoveAll(r.Dir)
+}

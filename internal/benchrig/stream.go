@@ -1,0 +1,110 @@
+package benchrig
+
+// stream.go: a steady, counted stream through the DUT while something else changes it (the daemon
+// is killed and restarted, policies and route tables are replaced). The sink accepts one or two
+// exact outputs; every frame sent must arrive as one of them.
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// HeadendConfig is a DUT config (YAML) with one tenant on the ingress port (VLAN vlanIn) whose
+// route 198.19.1.0/24 is encapsulated with segs, plus filler extra routes.
+func HeadendConfig(segs []netip.Addr, extra int) string {
+	names := make([]string, len(segs))
+	for i, s := range segs {
+		names[i] = `"` + s.String() + `"`
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "interfaces: [{name: %s}, {name: %s}]\n", devDutIn, devDutEg)
+	fmt.Fprintf(&b, "tenants: [{name: t, table: 100, ports: [{dev: %s, vlan: %d}]}]\nroutes:\n", devDutIn, vlanIn)
+	fmt.Fprintf(&b, "  - {tenant: t, prefix: 198.19.1.0/24, segs: [%s], src: \"%s\"}\n", strings.Join(names, ", "), encapSrc)
+	for i := 0; i < extra; i++ {
+		fmt.Fprintf(&b, "  - {tenant: t, prefix: 198.18.%d.%d/32, segs: [%s], src: \"%s\"}\n", 100+i/250, i%250, names[0], encapSrc)
+	}
+	return b.String()
+}
+
+// SIDs returns n SIDs the DUT routes towards the sink (fc00:e::1, fc00:e::2, ...), from offset on.
+func SIDs(offset, n int) []netip.Addr {
+	s := make([]netip.Addr, n)
+	for i := range s {
+		s[i] = sid(fmt.Sprintf("fc00:e::%x", offset+i+1))
+	}
+	return s
+}
+
+// EncapSrc is the outer source HeadendConfig sets.
+func EncapSrc() netip.Addr { return encapSrc }
+
+// DutDir is the DUT's seg6x instance directory (its bpffs is mounted by Up).
+func (r *Rig) DutDir() string { return filepath.Join(r.Dir, "dut") }
+
+// DutNS is the DUT's network namespace.
+func (r *Rig) DutNS() string { return r.ns("dut") }
+
+// StreamResult counts one stream.
+type StreamResult struct {
+	Sent, Good, Bad uint64
+	Matched         [2]uint64 // frames that matched the first / the second expected output
+	LastBad         []byte
+}
+
+// Stream sends tenant frames (64 bytes, 3 flows) into the DUT at rate for d and counts what the
+// sink accepted as the H.Encaps output of segs (and of alt, if given). during runs while the stream
+// flows; Stream returns once both are done.
+func (r *Rig) Stream(segs, alt []netip.Addr, rate float64, d time.Duration, during func() error) (StreamResult, error) {
+	const n = 64
+	frames := [][]byte{plain(n, 0, vlanIn), plain(n, 1, vlanIn), plain(n, 2, vlanIn)}
+	expect := func(s []netip.Addr) pattern {
+		return expectEncap(reverse(s), s[0], uint8(len(s)-1), true, true, 64, 63)(n)
+	}
+	pats := []pattern{expect(segs)}
+	if len(alt) > 0 {
+		pats = append(pats, expect(alt))
+	}
+	return r.streamFrames(frames, pats, rate, d, during)
+}
+
+// streamFrames sends frames at rate for d while during runs; the sink accepts pats (one or two).
+func (r *Rig) streamFrames(frames [][]byte, pats []pattern, rate float64, d time.Duration, during func() error) (StreamResult, error) {
+	longest, err := r.Load(frames, pats[0])
+	if err != nil {
+		return StreamResult{}, err
+	}
+	if err := r.setPatterns(pats...); err != nil {
+		return StreamResult{}, err
+	}
+	before, err := r.sinkStats()
+	if err != nil {
+		return StreamResult{}, err
+	}
+	type out struct {
+		t   Trial
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		t, err := r.Run(longest, rate, d)
+		done <- out{t, err}
+	}()
+	derr := during()
+	o := <-done
+	if o.err != nil {
+		return StreamResult{}, o.err
+	}
+	after, err := r.sinkStats()
+	if err != nil {
+		return StreamResult{}, err
+	}
+	res := StreamResult{Sent: o.t.Sent, Good: after[0] - before[0], Bad: after[2] - before[2],
+		Matched: [2]uint64{after[3] - before[3], after[4] - before[4]}}
+	if res.Bad > 0 {
+		res.LastBad = r.LastBad()
+	}
+	return res, derr
+}

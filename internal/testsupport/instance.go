@@ -1,0 +1,33 @@
+package testsupport
+
+// instance.go: scratch seg6x instance directories: their bpffs mounted from this mount namespace (one
+// mounted by seg6x inside `ip netns exec` would vanish with that command's), and removed again.
+
+import (
+	"os"
+	"testing"
+
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"golang.org/x/sys/unix"
+)
+
+// MountInstance mounts the bpffs of the instance directory dir (creating dir).
+func MountInstance(dir string) error { return dataplane.EnsureBPFFS(dataplane.PinDir(dir)) }
+
+// UnmountInstance unmounts the bpffs of the instance directory dir, if mounted.
+func UnmountInstance(dir string) { _ = unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH) }
+
+// RemoveInstance unmounts the bpffs of the instance directory dir and removes dir.
+func RemoveInstance(dir string) {
+	UnmountInstance(dir)
+	_ = os.RemoveAll(dir)
+}
+
+// ScratchInstance mounts the bpffs of instance directory dir for t and unmounts it when t ends.
+func ScratchInstance(t testing.TB, dir string) {
+	t.Helper()
+	if err := MountInstance(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { UnmountInstance(dir) })
+}

@@ -1,0 +1,122 @@
+package testsupport
+
+// netns.go: network namespaces: creating and deleting them, ip and sysctl inside one, running Go
+// code on a thread switched into one, and running this process again inside a fresh one.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+
+	"github.com/vishvananda/netns"
+)
+
+// AddNetns creates the named network namespaces.
+func AddNetns(names ...string) error {
+	for _, n := range names {
+		if err := Run("ip", "netns", "add", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DelNetns deletes the named network namespaces, ignoring those that do not exist.
+func DelNetns(names ...string) {
+	for _, n := range names {
+		_ = exec.Command("ip", "netns", "del", n).Run()
+	}
+}
+
+// IP runs `ip -n ns args...` (plain `ip args...` when ns is "": the current namespace).
+func IP(ns string, args ...string) (string, error) {
+	if ns == "" {
+		return Output("ip", args...)
+	}
+	return Output("ip", append([]string{"-n", ns}, args...)...)
+}
+
+// IPLines runs each line (`ip` arguments separated by spaces) with IP in ns.
+func IPLines(ns string, lines ...string) error {
+	for _, line := range lines {
+		if _, err := IP(ns, strings.Fields(line)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NetnsExec runs a command inside namespace ns (`ip netns exec ns args...`).
+func NetnsExec(ns string, args ...string) (string, error) {
+	return Output("ip", append([]string{"netns", "exec", ns}, args...)...)
+}
+
+// Sysctl sets each "key=value" with `sysctl -qw` inside ns ("": the current namespace).
+func Sysctl(ns string, settings ...string) error {
+	for _, s := range settings {
+		var err error
+		if ns == "" {
+			err = Run("sysctl", "-qw", s)
+		} else {
+			_, err = NetnsExec(ns, "sysctl", "-qw", s)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// InNetns runs fn on an OS thread switched into namespace name (sockets and links made there stay
+// there), and switches the thread back.
+func InNetns(name string, fn func() error) error {
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	defer orig.Close()
+	target, err := netns.GetFromName(name)
+	if err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	defer target.Close()
+	if err := netns.Set(target); err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	ferr := fn()
+	if err := netns.Set(orig); err != nil {
+		return fmt.Errorf("restore netns: %w", err) // thread stays locked and dies with its goroutine
+	}
+	runtime.UnlockOSThread()
+	return ferr
+}
+
+// ReexecInNetns runs this binary again inside a fresh network namespace (deleted afterwards) unless
+// it already runs in one made for it; it returns the child's exit code and true when it did so.
+func ReexecInNetns(prefix string) (int, bool, error) {
+	const marker = "SEG6X_IN_TEST_NETNS"
+	if os.Getenv(marker) != "" {
+		return 0, false, nil
+	}
+	ns := fmt.Sprintf("%s-%d", prefix, os.Getpid())
+	if err := AddNetns(ns); err != nil {
+		return 0, true, err
+	}
+	defer DelNetns(ns)
+	cmd := exec.Command("ip", append([]string{"netns", "exec", ns, os.Args[0]}, os.Args[1:]...)...)
+	cmd.Env = append(os.Environ(), marker+"=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), true, nil
+		}
+		return 1, true, err
+	}
+	return 0, true, nil
+}
