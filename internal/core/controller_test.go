@@ -1,4 +1,4 @@
-package core
+package core_test
 
 // controller_test.go: the controller checks generations, records the last error, classifies errors by
 // type, marks every operation with the caller's origin, and announces applied changes (not dry runs,
@@ -10,7 +10,9 @@ import (
 	"net/netip"
 	"testing"
 
+	. "github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 func tenantOp(name string) []state.Op {
@@ -18,7 +20,7 @@ func tenantOp(name string) []state.Op {
 }
 
 func TestControllerCommitsAndAnnounces(t *testing.T) {
-	ctl := New(openStore(t))
+	ctl := New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{}))
 	var got []Change
 	ctl.Subscribe(func(ch Change) {
 		// Announced outside the lock: reading the store from here must not deadlock.

@@ -15,23 +15,10 @@ import (
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/internal/testsupport"
-	"golang.org/x/sys/unix"
 )
 
 func openStore(t *testing.T, dir string, env state.Env) *state.Store {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (bpffs, BPF maps)")
-	}
-	st, err := dataplane.OpenStore(dir, env, state.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		st.Close()
-		_ = unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
-	})
-	return st
+	return testsupport.OpenStore(t, dir, env)
 }
 
 func base() state.State {

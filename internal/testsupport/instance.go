@@ -1,13 +1,15 @@
 package testsupport
 
 // instance.go: scratch seg6x instance directories: their bpffs mounted from this mount namespace (one
-// mounted by seg6x inside `ip netns exec` would vanish with that command's), and removed again.
+// mounted by seg6x inside `ip netns exec` would vanish with that command's), and removed again; a
+// store opened on one for a test.
 
 import (
 	"os"
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/state"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,4 +32,22 @@ func ScratchInstance(t testing.TB, dir string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { UnmountInstance(dir) })
+}
+
+// OpenStore opens a store on the BPF data plane in instance dir for a test (skipped without root),
+// closed and unmounted when the test ends.
+func OpenStore(t testing.TB, dir string, env state.Env) *state.Store {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (bpffs, BPF maps)")
+	}
+	st, err := dataplane.OpenStore(dir, env, state.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		st.Close()
+		UnmountInstance(dir)
+	})
+	return st
 }
