@@ -124,10 +124,6 @@ func (s *Session) Apply(desired state.State, o Options) (Result, error) {
 	return s.done(d, err, o)
 }
 
-// Fail records err as the last error of the instance (a front end's own failure: a request it
-// could not decode) and returns it.
-func (s *Session) Fail(err error) error { return s.c.record(err) }
-
 func (s *Session) checkGen(g uint64) error {
 	if g == 0 || g == s.Store.Gen() {
 		return nil

@@ -6,7 +6,6 @@ package state
 
 import (
 	"fmt"
-	"net/netip"
 	"reflect"
 	"sync"
 	"testing"
@@ -187,5 +186,3 @@ func checkImage(t *testing.T, st *Store) {
 		}
 	}
 }
-
-var _ = netip.Addr{}
