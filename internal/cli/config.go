@@ -39,8 +39,8 @@ Use it to start a config file from what was set with the CLI or the API (then ru
 
 Left out: what seg6x assigns or finds when it applies a file (policy, table and SID ids, ifindexes,
 the source address the kernel chose, a route's egress and tunnel MTU: "seg6x show" has them), and
-the objects of the kernel mirror (seg6x daemon --mirror-kernel; origin "kernel" in "seg6x show"),
-which follow the kernel's routes: a file neither sets nor removes them. Defaults are written out
+objects another front end owns, such as the kernel mirror's (seg6x daemon --mirror-kernel; origin
+"kernel" in "seg6x show"), which follow the kernel's routes: a file neither sets nor removes them. Defaults are written out
 (mode: native, role: auto, route mode: encap, hoplimit: 64).
 
 -o FILE writes the file instead of standard output (mode 0600, replaced whole: a reader never sees
@@ -72,7 +72,7 @@ half a file).`,
 // exportYAML is the file that makes a running state (generation gen) again: the state without the
 // kernel mirror's objects, under a comment that says what it is.
 func exportYAML(cur state.State, gen uint64) ([]byte, error) {
-	file, left := withoutMirror(cur)
+	file, left := configOwned(cur)
 	b, err := config.Marshal(file)
 	if err != nil {
 		return nil, err
@@ -84,9 +84,9 @@ func exportYAML(cur state.State, gen uint64) ([]byte, error) {
 	return append([]byte(head), b...), nil
 }
 
-// withoutMirror is s with only the objects a config file owns: other origins' tenants (the kernel
+// configOwned is s with only the objects a config file owns: other origins' tenants (the kernel
 // mirror's, BGP's), their routes and SIDs are left out; it also says how many were.
-func withoutMirror(s state.State) (state.State, int) {
+func configOwned(s state.State) (state.State, int) {
 	out := s
 	out.Tenants, out.Routes, out.SIDs = nil, nil, nil
 	kernel := map[string]bool{}

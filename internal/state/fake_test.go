@@ -136,25 +136,37 @@ func imageTables(im *Image) map[Table]map[any]any {
 	return out
 }
 
-func (f *fakeDP) Reconcile(im *Image, opts ProgramOptions) (*ReconcileReport, error) {
-	rep := &ReconcileReport{}
-	for t, want := range imageTables(im) {
-		have := f.table(t)
-		for k, v := range want {
-			if hv, ok := have[k]; !ok || !reflect.DeepEqual(hv, v) {
-				have[k] = v
-				rep.Written++
-			}
+// tableDiff lists what differs between a table and the image's: keys missing or holding another
+// value, and stale keys (policy slots may outlive their policy: an array map never loses one).
+func tableDiff(tb Table, have, want map[any]any) (wrong, stale []any) {
+	for k, v := range want {
+		if hv, ok := have[k]; !ok || !reflect.DeepEqual(hv, v) {
+			wrong = append(wrong, k)
 		}
-		if t == TablePolicies {
-			continue // slots are overwritten, never removed (an array map)
-		}
+	}
+	if tb != TablePolicies {
 		for k := range have {
 			if _, ok := want[k]; !ok {
-				delete(have, k)
-				rep.Removed++
+				stale = append(stale, k)
 			}
 		}
+	}
+	return wrong, stale
+}
+
+func (f *fakeDP) Reconcile(im *Image, opts ProgramOptions) (*ReconcileReport, error) {
+	rep := &ReconcileReport{}
+	for tb, want := range imageTables(im) {
+		have := f.table(tb)
+		wrong, stale := tableDiff(tb, have, want)
+		for _, k := range wrong {
+			have[k] = want[k]
+		}
+		for _, k := range stale {
+			delete(have, k)
+		}
+		rep.Written += len(wrong)
+		rep.Removed += len(stale)
 	}
 	f.attached = map[string]bool{}
 	for _, it := range im.Interfaces {
@@ -164,25 +176,17 @@ func (f *fakeDP) Reconcile(im *Image, opts ProgramOptions) (*ReconcileReport, er
 	return rep, nil
 }
 
-// checkImage: what the fake holds after the commits so far is exactly the store's image (policy
-// slots may outlive their policy).
+// checkImage: what the fake holds after the commits so far is exactly the store's image.
 func checkImage(t *testing.T, st *Store) {
 	t.Helper()
 	f := fakeOf(st)
 	for tb, want := range imageTables(st.Image()) {
-		have := f.tables[tb]
-		for k, v := range want {
-			if hv, ok := have[k]; !ok || !reflect.DeepEqual(hv, v) {
-				t.Errorf("table %d key %v: data plane has %v (present %v), image %v", tb, k, hv, ok, v)
-			}
+		wrong, stale := tableDiff(tb, f.tables[tb], want)
+		for _, k := range wrong {
+			t.Errorf("table %d key %v: data plane has %v, image %v", tb, k, f.tables[tb][k], want[k])
 		}
-		if tb == TablePolicies {
-			continue
-		}
-		for k, v := range have {
-			if _, ok := want[k]; !ok {
-				t.Errorf("table %d: stale key %v = %v", tb, k, v)
-			}
+		for _, k := range stale {
+			t.Errorf("table %d: stale key %v = %v", tb, k, f.tables[tb][k])
 		}
 	}
 }
