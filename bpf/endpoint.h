@@ -13,7 +13,7 @@
 #include "stats.h"
 #include "fwd.h"
 #include "ipcheck.h"
-#include "icmp.h"
+#include "toobig.h"
 
 /* Returned by a transit behavior when the new destination is another local SID (no verdict yet). */
 #define SID_CHAIN -1
@@ -34,10 +34,10 @@ struct hop {
 
 /* SRH advance (RFC 8986 4.1): SL--, DA = Segment List[SL], hop limit--. The lookup goes to the new
  * destination. Returns REASON_NONE or the reason the packet goes no further here. */
-static __always_inline int srh_advance(struct xdp_md *ctx, struct pkt *p, struct srh_info *s, struct hop *h)
+static __always_inline int srh_advance(struct ctx_buff *ctx, struct pkt *p, struct srh_info *s, struct hop *h)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
+	void *data = ctx_data(ctx);
+	void *data_end = ctx_data_end(ctx);
 	struct ipv6hdr *ip6 = data + p->l3off;
 	__u8 *srh, *seg;
 	__u32 sl, off;
@@ -61,7 +61,12 @@ static __always_inline int srh_advance(struct xdp_md *ctx, struct pkt *p, struct
 
 	h->fib.family = AF_INET6;
 	h->fib.ifindex = ctx->ingress_ifindex;
-	h->fib.tot_len = IPV6_HLEN + bpf_ntohs(ip6->payload_len);
+	h->fib.tot_len = ctx_wire_len(ctx, data, data_end, p->l3off, s->next_off,
+				      s->next_hdr == PROTO_IPIP ? ETH_P_IP_BE :
+				      s->next_hdr == PROTO_IPV6 ? ETH_P_IPV6_BE : 0,
+				      IPV6_HLEN + bpf_ntohs(ip6->payload_len));
+	if (!h->fib.tot_len)
+		return PASS_GSO_UNSIZED;
 	__builtin_memcpy(h->fib.ipv6_src, &ip6->saddr, 16);
 	__builtin_memcpy(h->fib.ipv6_dst, &ip6->daddr, 16);
 	return REASON_NONE;
@@ -69,10 +74,10 @@ static __always_inline int srh_advance(struct xdp_md *ctx, struct pkt *p, struct
 
 /* Is the (new) destination another local SID? Then it is processed in the same pass (End then
  * End.DX4 on one node). */
-static __always_inline int next_is_local(struct xdp_md *ctx, struct pkt *p)
+static __always_inline int next_is_local(struct ctx_buff *ctx, struct pkt *p)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
+	void *data = ctx_data(ctx);
+	void *data_end = ctx_data_end(ctx);
 	struct ipv6hdr *ip6 = data + p->l3off;
 
 	return (void *)(ip6 + 1) <= data_end && bpf_map_lookup_elem(&sids, &ip6->daddr);
@@ -88,15 +93,15 @@ static __always_inline int decap_sl_ok(struct srh_info *s)
  * headend validates tenant packets (ipcheck.h), its lookup set up: its own destination in the SID's
  * table (by_dst: End.DT*) or the SID's next hop in the main table (End.DX*). A packet the kernel must
  * see (IPv4 options, TTL / hop limit expiring) is still decapsulated, then handed over. */
-static __always_inline int inner_packet(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid,
+static __always_inline int inner_packet(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid,
 					struct srh_info *s, struct hop *h, __be16 proto, int by_dst)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
+	void *data = ctx_data(ctx);
+	void *data_end = ctx_data_end(ctx);
 	__u32 ioff = s->next_off & 0x3FFF;
 	int rc;
 
-	rc = ip_check_at(data, data_end, ioff, proto, &h->inner_len);
+	rc = ip_check_at(data, data_end, ctx_len(ctx), ioff, proto, &h->inner_len);
 	if (rc == PASS_IPV4_OPTIONS)
 		h->to_kernel = PASS_IPV4_OPTIONS; /* the kernel validates the options of the decapsulated packet */
 	else if (rc != REASON_NONE)
@@ -105,7 +110,9 @@ static __always_inline int inner_packet(struct xdp_md *ctx, struct pkt *p, struc
 	h->proto = proto;
 	h->vlan = (sid->flags & SID_F_VLAN) ? sid->vlan : 0;
 	h->fib.ifindex = ctx->ingress_ifindex;
-	h->fib.tot_len = h->inner_len;
+	h->fib.tot_len = ctx_wire_len(ctx, data, data_end, ioff, ioff, proto, h->inner_len);
+	if (!h->fib.tot_len)
+		return PASS_GSO_UNSIZED;
 	if (by_dst)
 		h->table = sid->table;
 	if (proto == ETH_P_IP_BE) {
@@ -143,13 +150,13 @@ static __always_inline int inner_packet(struct xdp_md *ctx, struct pkt *p, struc
 }
 
 /* FIB forward of a transit behavior: the outer packet leaves through the FIB's next hop. */
-static __always_inline int transit_forward(struct xdp_md *ctx, struct pkt *p, struct hop *h)
+static __always_inline int transit_forward(struct ctx_buff *ctx, struct pkt *p, struct hop *h)
 {
 	int rc = fib_lookup(ctx, &h->fib, h->table);
 
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return verdict(fib_reason(rc), p->len);
-	if (write_l2(ctx, (int)p->l3off - ETH_HLEN, h->fib.dmac, h->fib.smac, 0, ETH_P_IPV6_BE))
+	if (ctx_set_l2(ctx, p->l3off, h->fib.dmac, h->fib.smac, 0, ETH_P_IPV6_BE))
 		return verdict(DROP_NO_ROOM, p->len);
 	return redirect(h->fib.ifindex, p->len);
 }
@@ -158,10 +165,10 @@ static __always_inline int transit_forward(struct xdp_md *ctx, struct pkt *p, st
  * VLAN, its TTL / hop limit decremented; one too big for its port is answered (icmp.h); anything the
  * fast path cannot finish goes to the kernel already decapsulated, addressed to this node's MAC as it
  * arrived. */
-static __always_inline int decap_forward(struct xdp_md *ctx, struct pkt *p, struct hop *h)
+static __always_inline int decap_forward(struct ctx_buff *ctx, struct pkt *p, struct hop *h)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
+	void *data = ctx_data(ctx);
+	void *data_end = ctx_data_end(ctx);
 	__u32 ioff = h->ioff & 0x3FFF;
 	__u8 mac[2 * ETH_ALEN];
 	int reason = h->to_kernel, rc;
@@ -178,10 +185,9 @@ static __always_inline int decap_forward(struct xdp_md *ctx, struct pkt *p, stru
 		/* TTL / hop limit of the inner packet, in place before the headers move. */
 		if (ip_forwarded(data, data_end, ioff, h->proto))
 			return verdict(DROP_BAD_INNER, p->len);
-		if (trim_to(ctx, ioff + h->inner_len))
+		if (ctx_trim(ctx, ioff + h->inner_len))
 			return verdict(DROP_NO_ROOM, p->len);
-		if (write_l2(ctx, (int)ioff - ETH_HLEN - (h->vlan ? VLAN_HLEN : 0), h->fib.dmac, h->fib.smac, h->vlan,
-			     h->proto))
+		if (ctx_set_l2(ctx, ioff, h->fib.dmac, h->fib.smac, h->vlan, h->proto))
 			return verdict(DROP_NO_ROOM, p->len);
 		return redirect(h->fib.ifindex, p->len);
 	}
@@ -192,9 +198,9 @@ static __always_inline int decap_forward(struct xdp_md *ctx, struct pkt *p, stru
 			return verdict(DROP_TRUNC_IP, p->len);
 		__builtin_memcpy(mac, eth, sizeof(mac));
 	}
-	if (trim_to(ctx, ioff + h->inner_len))
+	if (ctx_trim(ctx, ioff + h->inner_len))
 		return verdict(DROP_NO_ROOM, p->len);
-	if (write_l2(ctx, (int)ioff - ETH_HLEN, mac, mac + ETH_ALEN, 0, h->proto))
+	if (ctx_set_l2(ctx, ioff, mac, mac + ETH_ALEN, 0, h->proto))
 		return verdict(DROP_NO_ROOM, p->len);
 	return verdict(reason, p->len);
 }
@@ -205,7 +211,7 @@ static __always_inline int decap_forward(struct xdp_md *ctx, struct pkt *p, stru
  * found sound. */
 
 /* End: the next segment, looked up in the main table. */
-static __always_inline int end(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+static __always_inline int end(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
 			       struct hop *h)
 {
 	int rc = srh_advance(ctx, p, s, h);
@@ -216,7 +222,7 @@ static __always_inline int end(struct xdp_md *ctx, struct pkt *p, struct sid_ent
 }
 
 /* End.X: the next segment, forwarded to the SID's IPv6 next hop (a layer-3 cross-connect). */
-static __always_inline int end_x(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+static __always_inline int end_x(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
 				 struct hop *h)
 {
 	int rc = srh_advance(ctx, p, s, h);
@@ -228,7 +234,7 @@ static __always_inline int end_x(struct xdp_md *ctx, struct pkt *p, struct sid_e
 }
 
 /* End.T: the next segment, looked up in the SID's table. */
-static __always_inline int end_t(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+static __always_inline int end_t(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
 				 struct hop *h)
 {
 	int rc = srh_advance(ctx, p, s, h);
@@ -240,7 +246,7 @@ static __always_inline int end_t(struct xdp_md *ctx, struct pkt *p, struct sid_e
 }
 
 /* End.DX4: decapsulate, the IPv4 packet to the SID's next hop. */
-static __always_inline int end_dx4(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+static __always_inline int end_dx4(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
 				   struct hop *h)
 {
 	if (!decap_sl_ok(s))
@@ -251,7 +257,7 @@ static __always_inline int end_dx4(struct xdp_md *ctx, struct pkt *p, struct sid
 }
 
 /* End.DX6: decapsulate, the IPv6 packet to the SID's next hop. */
-static __always_inline int end_dx6(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+static __always_inline int end_dx6(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
 				   struct hop *h)
 {
 	if (!decap_sl_ok(s))
@@ -262,7 +268,7 @@ static __always_inline int end_dx6(struct xdp_md *ctx, struct pkt *p, struct sid
 }
 
 /* End.DT4: decapsulate, the IPv4 packet looked up in the SID's table. */
-static __always_inline int end_dt4(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+static __always_inline int end_dt4(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
 				   struct hop *h)
 {
 	if (!decap_sl_ok(s))
@@ -273,7 +279,7 @@ static __always_inline int end_dt4(struct xdp_md *ctx, struct pkt *p, struct sid
 }
 
 /* End.DT6: decapsulate, the IPv6 packet looked up in the SID's table. */
-static __always_inline int end_dt6(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+static __always_inline int end_dt6(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
 				   struct hop *h)
 {
 	if (!decap_sl_ok(s))
@@ -284,7 +290,7 @@ static __always_inline int end_dt6(struct xdp_md *ctx, struct pkt *p, struct sid
 }
 
 /* End.DT46: decapsulate, either family looked up in the SID's table. */
-static __always_inline int end_dt46(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+static __always_inline int end_dt46(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
 				    struct hop *h)
 {
 	if (!decap_sl_ok(s))
@@ -299,26 +305,26 @@ static __always_inline int end_dt46(struct xdp_md *ctx, struct pkt *p, struct si
 /* The outer IPv6 header of a packet addressed to a local SID, as the kernel's IPv6 input takes it:
  * version 6, payload length not 0 and not beyond the frame; bytes beyond it (Ethernet padding) are
  * trimmed, so lengths and the MTU check below are those of the real packet. */
-static __always_inline int outer_check(struct xdp_md *ctx, struct pkt *p)
+static __always_inline int outer_check(struct ctx_buff *ctx, struct pkt *p)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
+	void *data = ctx_data(ctx);
+	void *data_end = ctx_data_end(ctx);
 	struct ipv6hdr *ip6 = data + p->l3off;
 	__u32 len;
 	int rc;
 
 	if ((void *)(ip6 + 1) > data_end)
 		return DROP_TRUNC_IP;
-	rc = ip6_check(ip6, data_end, &len);
+	rc = ip6_check(ip6, data_end, ctx_len(ctx) - p->l3off, &len);
 	if (rc != REASON_NONE)
 		return rc;
-	if (trim_to(ctx, p->l3off + len))
+	if (ctx_trim(ctx, p->l3off + len))
 		return DROP_NO_ROOM;
 	return REASON_NONE;
 }
 
 /* A packet whose IPv6 destination is a local SID. */
-static __always_inline int endpoint(struct xdp_md *ctx, struct pkt *p, struct sid_entry *sid)
+static __always_inline int endpoint(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid)
 {
 	void *data, *data_end;
 	struct srh_info s = {};
@@ -328,8 +334,8 @@ static __always_inline int endpoint(struct xdp_md *ctx, struct pkt *p, struct si
 	rc = outer_check(ctx, p);
 	if (rc != REASON_NONE)
 		return verdict(rc, p->len);
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
+	data = ctx_data(ctx);
+	data_end = ctx_data_end(ctx);
 	rc = find_srh(data, data_end, p->l3off, &s);
 	if (rc != REASON_NONE)
 		return verdict(rc, p->len);
@@ -370,7 +376,7 @@ static __always_inline int endpoint(struct xdp_md *ctx, struct pkt *p, struct si
 		decap = 1;
 		break;
 	default:
-		return finish(XDP_PASS, p->len);
+		return finish(ACT_PASS, p->len);
 	}
 	if (rc == SID_CHAIN)
 		return SID_CHAIN;

@@ -1,4 +1,5 @@
-/* fwd.h: FIB lookup through the kernel's tables, L2 rewrite (with optional 802.1Q push) and redirect. */
+/* fwd.h: FIB lookup through the kernel's tables (with the next-hop cache), the IP forwarding step, and
+ * the redirect verdict. */
 #pragma once
 
 #include <linux/bpf.h>
@@ -8,6 +9,7 @@
 #include "maps.h"
 #include "structs.h"
 #include "stats.h"
+#include "ctx.h"
 
 /* fib_lookup's result when the FIB found a next hop on an interface without seg6x (not a
  * bpf_fib_lookup code: those are 0..9). */
@@ -68,7 +70,7 @@ static __always_inline int tx_ok(__u32 ifindex)
  * otherwise); only such results are cached, so a cache hit needs no tx_ports check. The key holds
  * every input of the lookup (source, ingress interface, protocol, TOS too), so source- or
  * interface-based policy rules and source-specific routes are answered as the FIB would. */
-static __always_inline int fib_lookup(struct xdp_md *ctx, struct bpf_fib_lookup *fib, __u32 table)
+static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_lookup *fib, __u32 table)
 {
 	struct nh_key key;
 	__u32 len = fib->tot_len;
@@ -116,36 +118,6 @@ static __always_inline int fib_lookup(struct xdp_md *ctx, struct bpf_fib_lookup 
 	return rc;
 }
 
-/* Moves the frame start by `shift` bytes (positive: drop bytes in front, negative: grow) and writes a
- * fresh Ethernet header (with an 802.1Q tag when vlan != 0) in front of the L3 header, which then starts
- * at ETH_HLEN (+ VLAN_HLEN). Returns 0, or -1 when the frame cannot be adjusted. */
-static __always_inline int write_l2(struct xdp_md *ctx, int shift, const __u8 *dmac, const __u8 *smac,
-				    __u16 vlan, __be16 proto)
-{
-	void *data, *data_end;
-	struct ethhdr *eth;
-
-	if (shift && bpf_xdp_adjust_head(ctx, shift))
-		return -1;
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	if ((void *)(eth + 1) + VLAN_HLEN > data_end)
-		return -1;
-	__builtin_memcpy(eth->h_dest, dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, smac, ETH_ALEN);
-	if (vlan) {
-		struct vlan_tag *tag = (void *)(eth + 1);
-
-		eth->h_proto = ETH_P_8021Q_BE;
-		tag->tci = bpf_htons(vlan & 0x0FFF);
-		tag->proto = proto;
-	} else {
-		eth->h_proto = proto;
-	}
-	return 0;
-}
-
 static __always_inline void ip4_dec_ttl(struct iphdr *iph)
 {
 	__u32 check = iph->check;
@@ -175,24 +147,12 @@ static __always_inline int ip_forwarded(void *data, void *data_end, __u32 off, _
 	return 0;
 }
 
-/* Drops trailing bytes (Ethernet padding) so the frame ends where the L3 packet ends. */
-static __always_inline int trim_to(struct xdp_md *ctx, __u32 want_len)
-{
-	__u32 have = ctx->data_end - ctx->data;
-
-	if (have > want_len)
-		return bpf_xdp_adjust_tail(ctx, -(int)(have - want_len));
-	return 0;
-}
-
 /* The verdict of a packet rewritten for ifindex: redirected, or, when the interface left the redirect
  * map after the next hop was chosen (a cached next hop of an interface just detached), dropped and
  * counted instead of aborted. */
 static __always_inline int redirect(__u32 ifindex, __u32 bytes)
 {
-	int rc = bpf_redirect_map(&tx_ports, ifindex, XDP_DROP);
-
-	if (rc != XDP_REDIRECT)
+	if (ctx_redirect(ifindex))
 		return verdict(DROP_TX_GONE, bytes);
-	return finish(rc, bytes);
+	return finish(ACT_REDIRECT, bytes);
 }

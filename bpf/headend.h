@@ -12,8 +12,8 @@
 #include "flowlabel.h"
 #include "routes.h"
 #include "ipcheck.h"
-#include "icmp.h"
 #include "mss.h"
+#include "toobig.h"
 
 /* What the headend learned about the inner packet before rewriting anything. */
 struct inner {
@@ -28,7 +28,7 @@ struct inner {
 
 /* Checks the tenant's IPv4 packet (ipcheck.h) and finds its policy. Returns REASON_NONE, a DROP_* or
  * PASS_* reason, or PASS_NO_MATCH when no route of the tenant covers the destination. */
-static __always_inline int headend_v4(void *data, void *data_end, struct pkt *p,
+static __always_inline int headend_v4(void *data, void *data_end, __u32 pkt_len, struct pkt *p,
 				      const struct port_val *tv, struct inner *in)
 {
 	struct iphdr *iph = data + p->l3off;
@@ -36,7 +36,7 @@ static __always_inline int headend_v4(void *data, void *data_end, struct pkt *p,
 	__u32 *ports = NULL;
 	int rc;
 
-	rc = ip_check_at(data, data_end, p->l3off, ETH_P_IP_BE, &in->len);
+	rc = ip_check_at(data, data_end, pkt_len, p->l3off, ETH_P_IP_BE, &in->len);
 	if (rc != REASON_NONE)
 		return rc;
 	if ((void *)(iph + 1) > data_end)
@@ -59,7 +59,7 @@ static __always_inline int headend_v4(void *data, void *data_end, struct pkt *p,
 	return REASON_NONE;
 }
 
-static __always_inline int headend_v6(void *data, void *data_end, struct pkt *p,
+static __always_inline int headend_v6(void *data, void *data_end, __u32 pkt_len, struct pkt *p,
 				      const struct port_val *tv, struct inner *in)
 {
 	struct ipv6hdr *ip6 = data + p->l3off;
@@ -68,7 +68,7 @@ static __always_inline int headend_v6(void *data, void *data_end, struct pkt *p,
 	__u32 *ports = NULL;
 	int rc;
 
-	rc = ip_check_at(data, data_end, p->l3off, ETH_P_IPV6_BE, &in->len);
+	rc = ip_check_at(data, data_end, pkt_len, p->l3off, ETH_P_IPV6_BE, &in->len);
 	if (rc != REASON_NONE)
 		return rc;
 	if ((void *)(ip6 + 1) > data_end)
@@ -93,80 +93,44 @@ static __always_inline int headend_v6(void *data, void *data_end, struct pkt *p,
 	return REASON_NONE;
 }
 
-/* A tenant packet larger than its tunnel: the egress MTU (fib_mtu) minus the outer header. With DF
- * (IPv6: always) it is answered with an ICMP error announcing the tunnel MTU; without, the daemon
- * fragments it (slowpath.h) and each fragment comes back through here. */
-static __always_inline int tunnel_too_big(struct xdp_md *ctx, struct pkt *p, const struct port_val *tv,
-					  const struct inner *in, __u32 fib_mtu, __u32 hdr_len)
-{
-	__u32 mtu = fib_mtu > hdr_len ? fib_mtu - hdr_len : 0;
-
-	if (p->proto == ETH_P_IP_BE) {
-		if (!in->df)
-			return fragment_later(ctx, p, in->len, mtu);
-		return icmp4_too_big(ctx, p, tv, in->len, mtu, 0);
-	}
-	return icmp6_too_big(ctx, p, tv, in->len, mtu, 0);
-}
-
-/* Grows the frame at its tail when the headroom cannot hold the outer header (long segment lists):
- * the inner packet is copied out, the frame extended, and the packet written back further along. */
-static __always_inline int grow_by_tail(struct xdp_md *ctx, __u32 l3off, __u32 inner_len, __u32 hdr_len)
-{
-	__u32 zero = 0;
-	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	__u32 n = inner_len;
-	int grow = (int)(ETH_HLEN + hdr_len) - (int)l3off;
-
-	if (!s || n == 0 || n >= SCRATCH_SIZE)
-		return -1;
-	n -= 1;
-	asm volatile("%0 &= 0xfff" : "+r"(n)); /* 1..SCRATCH_SIZE, a range the verifier can see */
-	n += 1;
-	if (bpf_xdp_load_bytes(ctx, l3off, s->buf, n))
-		return -1;
-	if (bpf_xdp_adjust_tail(ctx, grow))
-		return -1;
-	if (bpf_xdp_store_bytes(ctx, ETH_HLEN + hdr_len, s->buf, n))
-		return -1;
-	return 0;
-}
-
 /* Tenant traffic of the port tv (its route table): match the inner destination in the tenant's routes
  * and encapsulate into the policy's prebuilt IPv6 + SRH header. */
-static __always_inline int headend(struct xdp_md *ctx, struct pkt *p, const struct port_val *tv)
+static __always_inline int headend(struct ctx_buff *ctx, struct pkt *p, const struct port_val *tv)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
+	void *data = ctx_data(ctx);
+	void *data_end = ctx_data_end(ctx);
 	struct bpf_fib_lookup fib = {};
 	struct encap_policy *pol;
 	struct inner in = {};
 	struct ipv6hdr *o6;
-	__u32 hdr_len, ioff;
+	__u32 hdr_len, ioff, wire;
 	int rc, to_kernel = REASON_NONE;
 
 	if (p->proto == ETH_P_IP_BE)
-		rc = headend_v4(data, data_end, p, tv, &in);
+		rc = headend_v4(data, data_end, ctx_len(ctx), p, tv, &in);
 	else
-		rc = headend_v6(data, data_end, p, tv, &in);
+		rc = headend_v6(data, data_end, ctx_len(ctx), p, tv, &in);
 	if (rc == PASS_NO_MATCH)
-		return finish(XDP_PASS, p->len);
+		return finish(ACT_PASS, p->len);
 	if (rc != REASON_NONE)
 		return verdict(rc, p->len);
 
 	pol = bpf_map_lookup_elem(&policies, &in.policy_id);
 	if (!pol)
-		return finish(XDP_PASS, p->len);
+		return finish(ACT_PASS, p->len);
 	hdr_len = pol->hdr_len;
 	if (hdr_len < IPV6_HLEN || hdr_len > MAX_ENCAP_HDR)
-		return finish(XDP_PASS, p->len);
+		return finish(ACT_PASS, p->len);
 	count(&policy_stats, in.policy_id, p->len);
 	if (in.ttl <= 1)
 		return verdict(PASS_TTL, p->len);
+	wire = ctx_wire_len(ctx, data, data_end, p->l3off, p->l3off, p->proto, in.len);
+	if (!wire)
+		return verdict(PASS_GSO_UNSIZED, p->len);
 
 	fib.family = AF_INET6;
 	fib.ifindex = ctx->ingress_ifindex;
-	fib.tot_len = in.len + hdr_len;
+	fib.tot_len = wire + hdr_len;
 	__builtin_memcpy(fib.ipv6_src, pol->hdr + 8, 16);
 	__builtin_memcpy(fib.ipv6_dst, pol->hdr + 24, 16);
 	if (in.syn_off) {
@@ -177,7 +141,7 @@ static __always_inline int headend(struct xdp_md *ctx, struct pkt *p, const stru
 	}
 	rc = fib_lookup(ctx, &fib, 0);
 	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
-		return tunnel_too_big(ctx, p, tv, &in, fib.mtu_result, hdr_len);
+		return tunnel_too_big(ctx, p, tv, in.len, in.df, fib.mtu_result, hdr_len);
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH || rc == FIB_TX_NOT_ATTACHED)
 		to_kernel = fib_reason(rc);
 	else if (rc != BPF_FIB_LKUP_RET_SUCCESS)
@@ -194,29 +158,27 @@ static __always_inline int headend(struct xdp_md *ctx, struct pkt *p, const stru
 
 	/* Committed: drop any Ethernet padding, make room for the outer header, then forward the inner
 	 * packet (TTL / hop limit) where it now lies. */
-	if (trim_to(ctx, p->l3off + in.len))
+	if (ctx_trim(ctx, p->l3off + in.len))
 		return verdict(DROP_NO_ROOM, p->len);
-	if (bpf_xdp_adjust_head(ctx, (int)p->l3off - (int)(ETH_HLEN + hdr_len))) {
-		if (grow_by_tail(ctx, p->l3off, in.len, hdr_len)) {
-			/* Nothing changed but the padding: a tenant whose routes the kernel also holds (the
-			 * kernel mirror) lets the kernel encapsulate; otherwise the packet cannot go out. */
-			if (tv->flags & PORT_F_KERNEL_FALLBACK)
-				return verdict(PASS_NO_ROOM, p->len);
-			return verdict(DROP_NO_ROOM, p->len);
-		}
+	if (ctx_encap_room(ctx, p->l3off, in.len, hdr_len)) {
+		/* Nothing changed but the padding: a tenant whose routes the kernel also holds (the kernel
+		 * mirror) lets the kernel encapsulate; otherwise the packet cannot go out. */
+		if (tv->flags & PORT_F_KERNEL_FALLBACK)
+			return verdict(PASS_NO_ROOM, p->len);
+		return verdict(DROP_NO_ROOM, p->len);
 	}
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
+	data = ctx_data(ctx);
+	data_end = ctx_data_end(ctx);
 	ioff = ETH_HLEN + (hdr_len & 0x1FF); /* hdr_len <= MAX_ENCAP_HDR: a range the verifier sees */
 	if (ip_forwarded(data, data_end, ioff, p->proto))
 		return verdict(DROP_NO_ROOM, p->len);
-	if (bpf_xdp_store_bytes(ctx, ETH_HLEN, pol->hdr, hdr_len))
+	if (ctx_store(ctx, ETH_HLEN, pol->hdr, hdr_len))
 		return verdict(DROP_NO_ROOM, p->len);
-	if (write_l2(ctx, 0, fib.dmac, fib.smac, 0, ETH_P_IPV6_BE))
+	if (ctx_set_l2(ctx, ETH_HLEN, fib.dmac, fib.smac, 0, ETH_P_IPV6_BE))
 		return verdict(DROP_NO_ROOM, p->len);
 
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
+	data = ctx_data(ctx);
+	data_end = ctx_data_end(ctx);
 	o6 = data + ETH_HLEN;
 	if ((void *)(o6 + 1) > data_end)
 		return verdict(DROP_NO_ROOM, p->len);

@@ -14,6 +14,7 @@
 #include "parse.h"
 #include "stats.h"
 #include "fwd.h"
+#include "ctx.h"
 #include "csum.h"
 #include "slowpath.h"
 
@@ -32,12 +33,12 @@ const volatile __u32 icmp_burst = 50;
 /* Sends the frame, now the ICMP error for reason, back out of the interface it came in on: a redirect
  * to the ingress interface rather than XDP_TX, which on a veth reaches the peer only when the peer
  * runs an XDP program (a tenant VM's or container's veth does not). */
-static __always_inline int answer(struct xdp_md *ctx, int reason, __u32 bytes)
+static __always_inline int answer(struct ctx_buff *ctx, int reason, __u32 bytes)
 {
-	if (bpf_redirect_map(&tx_ports, ctx->ingress_ifindex, XDP_DROP) != XDP_REDIRECT)
+	if (ctx_redirect(ctx->ingress_ifindex))
 		return verdict(DROP_TX_GONE, bytes);
 	count(&reason_stats, (__u32)reason, bytes);
-	return finish(XDP_REDIRECT, bytes);
+	return finish(ACT_REDIRECT, bytes);
 }
 
 /* May this CPU send an ICMP error now? A virtual schedule (GCRA): tat is when the next error is due;
@@ -67,7 +68,7 @@ static __always_inline __s64 csum_chunk(__u8 *p, __u32 c, __s64 sum)
 
 /* One's complement sum (not folded) of the n bytes of the frame at off, n <= ICMP6_QUOTE_MAX, read
  * through the per-CPU scratch buffer (bpf_csum_diff takes at most 512 bytes a call). -1 on failure. */
-static __always_inline __s64 quote_sum(struct xdp_md *ctx, __u32 off, __u32 n)
+static __always_inline __s64 quote_sum(struct ctx_buff *ctx, __u32 off, __u32 n)
 {
 	__u32 zero = 0, r, c;
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
@@ -119,9 +120,9 @@ static __always_inline int icmp_l2(void *data, void *data_end, __u32 shift, __u3
 /* Makes room for an answer of hlen header bytes in front of the first q bytes of the packet at l3off
  * and writes its Ethernet header; the answer's IP header then starts at l3off. 0, or -1 when the
  * frame cannot be adjusted. */
-static __always_inline int icmp_make_room(struct xdp_md *ctx, __u32 l3off, __u32 hlen, __u32 q, const __u8 *mac)
+static __always_inline int icmp_make_room(struct ctx_buff *ctx, __u32 l3off, __u32 hlen, __u32 q, const __u8 *mac)
 {
-	if (bpf_xdp_adjust_head(ctx, -(int)hlen) || trim_to(ctx, l3off + hlen + q))
+	if (bpf_xdp_adjust_head(ctx, -(int)hlen) || ctx_trim(ctx, l3off + hlen + q))
 		return -1;
 	return icmp_l2((void *)(long)ctx->data, (void *)(long)ctx->data_end, hlen, l3off, mac);
 }
@@ -177,7 +178,7 @@ static __always_inline int no_gateway(const struct port_val *tv, struct pkt *p)
 
 /* Sends the answer built in place: back out of the port it came in on (via 0: ICMP_TOO_BIG), or
  * through the daemon into port via (SLOW_DECAP_ICMP). */
-static __always_inline int send_answer(struct xdp_md *ctx, __u32 via, __u32 l3off, __u32 bytes)
+static __always_inline int send_answer(struct ctx_buff *ctx, __u32 via, __u32 l3off, __u32 bytes)
 {
 	if (!via)
 		return answer(ctx, ICMP_TOO_BIG, bytes);
@@ -187,7 +188,7 @@ static __always_inline int send_answer(struct xdp_md *ctx, __u32 via, __u32 l3of
 /* Turns the tenant IPv4 packet (with DF) at p->l3off, len bytes, into ICMP "fragmentation needed"
  * announcing mtu, and returns the verdict (ICMP_TOO_BIG or SLOW_DECAP_ICMP, or why not: the packet
  * is then dropped as DROP_TOO_BIG, or DROP_DECAP_TOO_BIG when via says it was decapsulated). */
-static __always_inline int icmp4_too_big(struct xdp_md *ctx, struct pkt *p, const struct port_val *tv,
+static __always_inline int icmp4_too_big(struct ctx_buff *ctx, struct pkt *p, const struct port_val *tv,
 					 __u32 len, __u32 mtu, __u32 via)
 {
 	void *data = (void *)(long)ctx->data;
@@ -243,7 +244,7 @@ static __always_inline int icmp4_too_big(struct xdp_md *ctx, struct pkt *p, cons
 }
 
 /* Turns the tenant IPv6 packet at p->l3off, len bytes, into ICMPv6 "packet too big" announcing mtu. */
-static __always_inline int icmp6_too_big(struct xdp_md *ctx, struct pkt *p, const struct port_val *tv,
+static __always_inline int icmp6_too_big(struct ctx_buff *ctx, struct pkt *p, const struct port_val *tv,
 					 __u32 len, __u32 mtu, __u32 via)
 {
 	void *data = (void *)(long)ctx->data;
@@ -300,7 +301,7 @@ static __always_inline int icmp6_too_big(struct xdp_md *ctx, struct pkt *p, cons
  * outer headers go, the frame is addressed as the tenant's host would send it (its MAC to the port's,
  * with the SID's VLAN), turned into the ICMP error, and sent through the daemon into that port, so the
  * tenant's routes carry it back to the sender. Anything else is dropped (DROP_DECAP_TOO_BIG). */
-static __always_inline int decap_too_big(struct xdp_md *ctx, struct pkt *p, struct bpf_fib_lookup *fib,
+static __always_inline int decap_too_big(struct ctx_buff *ctx, struct pkt *p, struct bpf_fib_lookup *fib,
 					 __u32 table, __be16 proto, __u32 ioff, __u32 inner_len, __u16 vlan)
 {
 	void *data = (void *)(long)ctx->data;
@@ -335,8 +336,8 @@ static __always_inline int decap_too_big(struct xdp_md *ctx, struct pkt *p, stru
 	__builtin_memcpy(&lo, tv->gw6 + 8, 8);
 	if (proto == ETH_P_IP_BE ? !tv->gw4 : (hi | lo) == 0)
 		return verdict(DROP_DECAP_TOO_BIG, p->len);
-	if (trim_to(ctx, ioff + inner_len) ||
-	    write_l2(ctx, (int)ioff - (int)l2len, fib->dmac, fib->smac, vlan, proto))
+	if (ctx_trim(ctx, ioff + inner_len) ||
+	    ctx_set_l2(ctx, ioff, fib->dmac, fib->smac, vlan, proto))
 		return verdict(DROP_NO_ROOM, p->len);
 	if (proto == ETH_P_IP_BE)
 		return icmp4_too_big(ctx, &a, tv, inner_len, mtu, k.ifindex);

@@ -28,7 +28,7 @@ static __always_inline __u32 syn_at(void *data, void *data_end, __u32 l4off)
 /* The largest MSS that fits the tunnel of a packet with these FIB inputs and outer header length
  * hdr_len: the FIB is asked for the egress MTU (a lookup for a 65535-byte packet reports it), minus the
  * outer header, the inner IP header (ip_hlen) and the TCP header. 0 when no limit is known. */
-static __always_inline __u32 tunnel_mss(struct xdp_md *ctx, const struct bpf_fib_lookup *in, __u32 hdr_len,
+static __always_inline __u32 tunnel_mss(struct ctx_buff *ctx, const struct bpf_fib_lookup *in, __u32 hdr_len,
 					__u32 ip_hlen)
 {
 	struct bpf_fib_lookup f = *in;

@@ -20,9 +20,9 @@
 
 /* Queues the whole frame (trimmed to m->len first) with m; 0, SLOW_NO_READER or another error. A
  * function of its own (not inlined): the record's type then reaches BTF, where bpf2go finds it. */
-static __noinline long slow_send(struct xdp_md *ctx, struct slow_meta *m)
+static __noinline long slow_send(struct ctx_buff *ctx, struct slow_meta *m)
 {
-	if (trim_to(ctx, m->len))
+	if (ctx_trim(ctx, m->len))
 		return -1;
 	m->len = ctx->data_end - ctx->data;
 	return bpf_perf_event_output(ctx, &slow_path, BPF_F_CURRENT_CPU | ((__u64)(m->len & 0xFFFF) << 32), m,
@@ -31,7 +31,7 @@ static __noinline long slow_send(struct xdp_md *ctx, struct slow_meta *m)
 
 /* A tenant IPv4 packet without DF (len bytes at p->l3off) larger than the tunnel MTU mtu: to the
  * daemon's fragmenter. Without a daemon, the kernel gets it as before (PASS_FIB_FRAG_NEEDED). */
-static __always_inline int fragment_later(struct xdp_md *ctx, struct pkt *p, __u32 len, __u32 mtu)
+static __always_inline int fragment_later(struct ctx_buff *ctx, struct pkt *p, __u32 len, __u32 mtu)
 {
 	struct slow_meta m = { .kind = SLOW_KIND_FRAGMENT, .ifindex = ctx->ingress_ifindex, .mtu = mtu,
 			       .l3off = p->l3off, .len = p->l3off + len };
@@ -48,7 +48,7 @@ static __always_inline int fragment_later(struct xdp_md *ctx, struct pkt *p, __u
 }
 
 /* The frame, an answer built in place, to the daemon, which runs it in at port ifindex. */
-static __always_inline int slow_inject(struct xdp_md *ctx, __u32 ifindex, __u32 l3off, __u32 bytes)
+static __always_inline int slow_inject(struct ctx_buff *ctx, __u32 ifindex, __u32 l3off, __u32 bytes)
 {
 	struct slow_meta m = { .kind = SLOW_KIND_INJECT, .ifindex = ifindex, .l3off = l3off,
 			       .len = ctx->data_end - ctx->data };

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "maps.h"
+#include "ctx.h"
 
 static __always_inline void count(void *map, __u32 idx, __u32 bytes)
 {
@@ -13,11 +14,12 @@ static __always_inline void count(void *map, __u32 idx, __u32 bytes)
 	}
 }
 
-/* Every program exit goes through here so the action counters see each packet once. */
+/* Every program exit goes through here so the action counters see each packet once: action is an
+ * ACT_* (ctx.h), returned as the hook's code. */
 static __always_inline int finish(int action, __u32 bytes)
 {
 	count(&action_stats, (__u32)action, bytes);
-	return action;
+	return ctx_ret(action);
 }
 
 /* A packet seg6x owns but drops or hands to the kernel, with the reason (its value says which; the
@@ -25,5 +27,5 @@ static __always_inline int finish(int action, __u32 bytes)
 static __always_inline int verdict(int reason, __u32 bytes)
 {
 	count(&reason_stats, (__u32)reason, bytes);
-	return finish(reason >= REASON_PASS_FIRST ? XDP_PASS : XDP_DROP, bytes);
+	return finish(reason >= REASON_PASS_FIRST ? ACT_PASS : ACT_DROP, bytes);
 }

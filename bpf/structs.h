@@ -71,6 +71,8 @@ enum reason {
 	PASS_SRH_TLV = 73,		/* SRH with TLVs addressed to a SID: kernel validates them (and HMAC) */
 	PASS_NO_ROOM = 74,		/* no room for the outer header; the tenant's routes are the kernel's: it encapsulates */
 	PASS_IPV4_OPTIONS = 75,		/* IPv4 header with options: the kernel validates them (and answers with ICMP) */
+	PASS_GSO_UNSIZED = 76,		/* tc: a GSO aggregate whose segment size cannot be told (not TCP / UDP behind a
+					 * plain IP header): the kernel forwards it */
 	REASON_MAX = 128,
 };
 

@@ -14,11 +14,21 @@ import (
 func attachCmd() *cobra.Command {
 	var mode, role string
 	c := &cobra.Command{
-		Use:   "attach DEV... [--role fabric|access|auto] [--mode native|generic]",
-		Short: "Attach the seg6x XDP program to interfaces, on their side of the SR domain boundary",
-		Long: `Attach the seg6x XDP program to each DEV. Every interface the fast path should forward to must
-be attached (it becomes a redirect target). On veth, the peer of an attached device needs an XDP
-program or GRO enabled to receive redirected frames (a kernel rule for veth).
+		Use:   "attach DEV... [--role fabric|access|auto] [--mode xdp|generic|tc]",
+		Short: "Attach the seg6x program (XDP or tc) to interfaces, on their side of the SR domain boundary",
+		Long: `Attach the seg6x program to each DEV. Every interface the fast path should forward to must be
+attached (it becomes a redirect target).
+
+--mode picks the hook, per interface:
+  xdp      the default (also "native"): XDP in the driver, frames before the kernel's stack; the
+           fastest per packet, for network nodes. On veth, the peer of an attached device needs an
+           XDP program or GRO enabled to receive redirected frames (a kernel rule for veth).
+  generic  XDP on skbs, for devices without native XDP (slow; for tests)
+  tc       tcx ingress, skbs after GRO: for hypervisors, where VMs send and receive 64 KB TSO/GRO
+           aggregates; they are encapsulated and decapsulated whole and segmented only at the wire.
+           See docs/hypervisor.md.
+The same behaviors, maps and state serve both hooks; an attached interface moves between them with
+another attach (the new hook is attached before the old one is removed).
 
 --role says which side of the SR domain boundary the interface's frames come from:
   fabric   local SIDs are processed (End, End.X, End.T, End.DX*, End.DT*); tenant VLANs configured on
@@ -26,40 +36,48 @@ program or GRO enabled to receive redirected frames (a kernel rule for veth).
   access   tenant traffic only: never processed as a local SID; IPv6 addressed to a local SID or
            into the domain's locators (seg6x domain), or carrying an SRH, is dropped and counted
   auto     the default: access when a tenant has a port on the interface, fabric otherwise
-Without --role, an interface already attached keeps its role. "seg6x show interfaces" shows the
+Without --role (--mode), an interface already attached keeps its role (mode). "seg6x show interfaces" shows the
 side of every (interface, VLAN) and why. Examples:
   seg6x attach eth0 --role fabric
-  seg6x attach eth1 eth2 --role access`,
+  seg6x attach eth1 eth2 --role access
+  seg6x attach vm1 vm2 --mode tc --role access     (a hypervisor's VM ports)`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if mode != "native" && mode != "generic" {
-				return fmt.Errorf("--mode: %q is not native or generic", mode)
+			if mode != "" {
+				mode = state.NormalizeMode(mode)
+				if mode != state.ModeNative && mode != state.ModeGeneric && mode != state.ModeTC {
+					return fmt.Errorf("--mode: %q is not xdp, generic or tc", mode)
+				}
 			}
 			if role != "" && role != state.RoleAuto && role != state.RoleFabric && role != state.RoleAccess {
 				return fmt.Errorf("--role: %q is not fabric, access or auto", role)
 			}
-			roles := map[string]string{}
-			if role == "" {
-				cur, _, err := fetchState()
+			// Without --role or --mode, an attached interface keeps its own.
+			cur := map[string]state.Interface{}
+			if role == "" || mode == "" {
+				st, _, err := fetchState()
 				if err != nil {
 					return err
 				}
-				for _, it := range cur.Interfaces {
-					roles[it.Name] = it.Role
+				for _, it := range st.Interfaces {
+					cur[it.Name] = it
 				}
 			}
 			ops := make([]state.Op, len(args))
 			for i, dev := range args {
-				r := role
+				r, m := role, mode
 				if r == "" {
-					r = roles[dev]
+					r = cur[dev].Role
 				}
-				ops[i] = state.Op{Kind: state.OpReplace, Interface: &state.Interface{Name: dev, Mode: mode, Role: r}}
+				if m == "" {
+					m = cur[dev].Mode
+				}
+				ops[i] = state.Op{Kind: state.OpReplace, Interface: &state.Interface{Name: dev, Mode: m, Role: r}}
 			}
 			return commit(ops...)
 		},
 	}
-	c.Flags().StringVar(&mode, "mode", "native", "XDP attach mode: native (driver) or generic (skb)")
+	c.Flags().StringVar(&mode, "mode", "", "hook: xdp (native, driver), generic (XDP on skbs) or tc (tcx ingress, keeps GSO aggregates) (default: keep, or xdp)")
 	c.Flags().StringVar(&role, "role", "", "side of the SR domain boundary: fabric, access or auto (default: keep, or auto)")
 	return c
 }

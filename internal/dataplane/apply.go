@@ -219,10 +219,10 @@ func putOrDelete[K, V any](t *txn, m *ebpf.Map, es []entry[K, V], kind state.Ste
 // Apply runs the steps of one commit; see state.Dataplane.
 func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 	t := &txn{}
-	var objs *Seg6xObjects
+	var progs *Programs
 	defer func() {
-		if objs != nil {
-			objs.Close()
+		if progs != nil {
+			progs.Close()
 		}
 	}()
 	fail := func(err error) (func() error, error) {
@@ -248,13 +248,11 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 			if st.IfDetached && wasAttached {
 				continue
 			}
-			if objs == nil {
-				if objs, err = LoadObjects(b.Dir, programOptions(st.Options)); err != nil {
-					break
-				}
+			if progs == nil {
+				progs = NewPrograms(b.Dir, programOptions(st.Options))
 			}
 			err = t.do(fmt.Sprintf("attach %s", it.Name),
-				func() error { return Attach(b.Dir, objs, it.Ifindex, Mode(it.Mode)) },
+				func() error { return Attach(b.Dir, progs, it.Ifindex, Mode(it.Mode)) },
 				func() error {
 					if wasAttached {
 						return nil // the program was updated in place; the old one cannot be brought back

@@ -1,7 +1,7 @@
 package dataplane
 
-// attach.go: attaching the XDP program to interfaces through pinned bpf_links, so the fast path keeps
-// running after the seg6x process exits.
+// attach.go: attaching the XDP or tc program to interfaces through pinned bpf_links, so the fast path
+// keeps running after the seg6x process exits.
 
 import (
 	"errors"
@@ -10,59 +10,110 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
 )
 
-// Mode is how the XDP program is attached: "native" (driver) or "generic" (skb).
+// Mode is the hook the program is attached to: XDP "native" (driver) or "generic" (skb), or "tc"
+// (tcx ingress: skbs after GRO, for hypervisors whose VMs send and receive GSO aggregates).
 type Mode string
 
 const (
 	ModeNative  Mode = "native"
 	ModeGeneric Mode = "generic"
+	ModeTC      Mode = "tc"
 )
 
 func linkPath(dir string, ifindex int) string {
 	return filepath.Join(PinDir(dir), "links", strconv.Itoa(ifindex))
 }
 
-// Attached reports whether instance dir has a pinned XDP link on ifindex.
+// Attached reports whether instance dir has a pinned link on ifindex.
 func Attached(dir string, ifindex int) bool {
 	_, err := os.Stat(linkPath(dir, ifindex))
 	return err == nil
 }
 
-// Attach attaches the program to ifindex (or updates the program of an existing link) and pins the
-// link. Making the interface a redirect target (tx_ports) is the state package's job.
-func Attach(dir string, objs *Seg6xObjects, ifindex int, mode Mode) error {
-	flags := link.XDPDriverMode
+// Attach attaches the program of mode to ifindex (or updates the program of an existing link of the
+// same hook) and pins the link. Moving an interface from one hook to the other attaches the new link
+// before the old one goes, so no packet meets neither program. Making the interface a redirect target
+// (tx_ports) is the state package's job.
+func Attach(dir string, progs *Programs, ifindex int, mode Mode) error {
 	switch mode {
-	case ModeGeneric:
-		flags = link.XDPGenericMode
-	case ModeNative, "":
+	case ModeNative, ModeGeneric, ModeTC, "":
 	default:
-		return fmt.Errorf("mode %q: want native or generic", mode)
+		return fmt.Errorf("mode %q: want native, generic or tc", mode)
+	}
+	prog, err := progs.For(mode)
+	if err != nil {
+		return err
 	}
 	path := linkPath(dir, ifindex)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
+	var old link.Link
 	if Attached(dir, ifindex) {
 		l, err := link.LoadPinnedLink(path, nil)
-		if err == nil {
+		if err != nil {
+			_ = os.Remove(path) // stale pin (interface gone); attach afresh
+		} else {
 			defer l.Close()
-			return l.Update(objs.Seg6xXdp)
+			switch {
+			case isTCX(l) != (mode == ModeTC):
+				old = l // the other hook: replaced once the new link is in place
+			case mode == ModeTC || xdpGeneric(ifindex) == (mode == ModeGeneric):
+				return l.Update(prog)
+			default:
+				// XDP in the other mode (driver / generic): one XDP program per interface, so the
+				// old link goes first (a short gap, as with ip link set ... xdp).
+				if err := l.Unpin(); err != nil {
+					return fmt.Errorf("unpin the old link of ifindex %d: %w", ifindex, err)
+				}
+				l.Close()
+			}
 		}
-		_ = os.Remove(path) // stale pin (interface gone); attach afresh
 	}
-	l, err := link.AttachXDP(link.XDPOptions{Program: objs.Seg6xXdp, Interface: ifindex, Flags: flags})
-	if err != nil {
-		return fmt.Errorf("attach XDP to ifindex %d (%s mode): %w", ifindex, mode, err)
+	var l link.Link
+	if mode == ModeTC {
+		l, err = link.AttachTCX(link.TCXOptions{Program: prog, Interface: ifindex, Attach: ebpf.AttachTCXIngress})
+		if err != nil {
+			return fmt.Errorf("attach tc (tcx ingress) to ifindex %d: %w", ifindex, err)
+		}
+	} else {
+		flags := link.XDPDriverMode
+		if mode == ModeGeneric {
+			flags = link.XDPGenericMode
+		}
+		l, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifindex, Flags: flags})
+		if err != nil {
+			return fmt.Errorf("attach XDP to ifindex %d (%s mode): %w", ifindex, mode, err)
+		}
 	}
 	defer l.Close()
+	if old != nil {
+		if err := old.Unpin(); err != nil {
+			return fmt.Errorf("unpin the old link of ifindex %d: %w", ifindex, err)
+		}
+	}
 	if err := l.Pin(path); err != nil {
 		return fmt.Errorf("pin link: %w", err)
 	}
 	return nil
+}
+
+// xdpGeneric tells whether the XDP program on ifindex runs in generic (skb) mode.
+func xdpGeneric(ifindex int) bool {
+	l, err := netlink.LinkByIndex(ifindex)
+	return err == nil && l.Attrs().Xdp != nil && l.Attrs().Xdp.AttachMode == nl.XDP_ATTACHED_SKB
+}
+
+// isTCX tells a tcx link from an XDP one.
+func isTCX(l link.Link) bool {
+	info, err := l.Info()
+	return err == nil && info.Type == link.TCXType
 }
 
 // Detach removes the pinned link of ifindex, which detaches the program.
@@ -95,4 +146,20 @@ func ProgramID(dir string, ifindex int) (uint32, error) {
 		return 0, err
 	}
 	return uint32(info.Program), nil
+}
+
+// Hook returns the hook of the pinned link of ifindex: "xdp", "tc", or "" when there is none.
+func Hook(dir string, ifindex int) (string, error) {
+	l, err := link.LoadPinnedLink(linkPath(dir, ifindex), nil)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", nil
+		}
+		return "", err
+	}
+	defer l.Close()
+	if isTCX(l) {
+		return "tc", nil
+	}
+	return "xdp", nil
 }

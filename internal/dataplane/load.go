@@ -80,23 +80,83 @@ type ProgramOptions struct {
 
 // LoadObjects loads the XDP program of instance dir, bound to its pinned maps.
 func LoadObjects(dir string, po ProgramOptions) (*Seg6xObjects, error) {
-	if err := EnsureBPFFS(PinDir(dir)); err != nil {
+	var o Seg6xObjects
+	if err := loadProgram(dir, po, "XDP", LoadSeg6x, &o); err != nil {
 		return nil, err
 	}
-	spec, err := LoadSeg6x()
+	return &o, nil
+}
+
+// LoadTCObjects loads the tc program of instance dir, bound to the same pinned maps as the XDP one
+// (both objects declare them alike, pinned by name).
+func LoadTCObjects(dir string, po ProgramOptions) (*Seg6xTcObjects, error) {
+	var o Seg6xTcObjects
+	if err := loadProgram(dir, po, "tc", LoadSeg6xTc, &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+func loadProgram(dir string, po ProgramOptions, hook string, load func() (*ebpf.CollectionSpec, error), to any) error {
+	if err := EnsureBPFFS(PinDir(dir)); err != nil {
+		return err
+	}
+	spec, err := load()
+	if err != nil {
+		return err
+	}
+	if err := spec.Variables["nh_cache_ns"].Set(uint64(po.NextHopCache.Nanoseconds())); err != nil {
+		return fmt.Errorf("set nh_cache_ns: %w", err)
+	}
+	if err := spec.LoadAndAssign(to, collectionOptions(dir)); err != nil {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			return fmt.Errorf("verifier rejected the seg6x %s program: %+v", hook, ve)
+		}
+		return fmt.Errorf("loading the %s program: %w", hook, err)
+	}
+	return nil
+}
+
+// Programs are the two programs of one load (ProgramOptions), each loaded when first asked for: an
+// instance without tc interfaces never loads the tc program.
+type Programs struct {
+	dir string
+	po  ProgramOptions
+	xdp *Seg6xObjects
+	tc  *Seg6xTcObjects
+}
+
+// NewPrograms prepares the programs of instance dir; nothing is loaded yet.
+func NewPrograms(dir string, po ProgramOptions) *Programs { return &Programs{dir: dir, po: po} }
+
+// For returns the program of attach mode m (loading it on first use).
+func (p *Programs) For(m Mode) (*ebpf.Program, error) {
+	var err error
+	if m == ModeTC {
+		if p.tc == nil {
+			p.tc, err = LoadTCObjects(p.dir, p.po)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return p.tc.Seg6xTc, nil
+	}
+	if p.xdp == nil {
+		p.xdp, err = LoadObjects(p.dir, p.po)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := spec.Variables["nh_cache_ns"].Set(uint64(po.NextHopCache.Nanoseconds())); err != nil {
-		return nil, fmt.Errorf("set nh_cache_ns: %w", err)
+	return p.xdp.Seg6xXdp, nil
+}
+
+// Close releases the loaded programs (attached ones stay, held by their links).
+func (p *Programs) Close() {
+	if p.xdp != nil {
+		p.xdp.Close()
 	}
-	var o Seg6xObjects
-	if err := spec.LoadAndAssign(&o, collectionOptions(dir)); err != nil {
-		var ve *ebpf.VerifierError
-		if errors.As(err, &ve) {
-			return nil, fmt.Errorf("verifier rejected the seg6x program: %+v", ve)
-		}
-		return nil, fmt.Errorf("loading program: %w", err)
+	if p.tc != nil {
+		p.tc.Close()
 	}
-	return &o, nil
 }

@@ -147,14 +147,11 @@ func (b *BPF) Reconcile(im *state.Image, opts state.ProgramOptions) (*state.Reco
 func (b *BPF) reattach(im *state.Image, opts state.ProgramOptions, rep *state.ReconcileReport) error {
 	keep := map[int]bool{}
 	if len(im.Interfaces) > 0 {
-		objs, err := LoadObjects(b.Dir, programOptions(opts))
-		if err != nil {
-			return err
-		}
-		defer objs.Close()
+		progs := NewPrograms(b.Dir, programOptions(opts))
+		defer progs.Close()
 		for _, it := range im.Interfaces {
 			keep[it.Ifindex] = true
-			if err := Attach(b.Dir, objs, it.Ifindex, Mode(it.Mode)); err != nil {
+			if err := Attach(b.Dir, progs, it.Ifindex, Mode(it.Mode)); err != nil {
 				return fmt.Errorf("attach %s: %w", it.Name, err)
 			}
 			rep.Attached++

@@ -166,6 +166,7 @@ const (
 	Seg6xReasonPASS_SRH_TLV           Seg6xReason = 73
 	Seg6xReasonPASS_NO_ROOM           Seg6xReason = 74
 	Seg6xReasonPASS_IPV4OPTIONS       Seg6xReason = 75
+	Seg6xReasonPASS_GSO_UNSIZED       Seg6xReason = 76
 	Seg6xReasonREASON_MAX             Seg6xReason = 128
 )
 

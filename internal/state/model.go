@@ -52,12 +52,30 @@ const MaxDomainPrefixes = 1024
 // Interface is a netdev with the seg6x XDP program attached.
 type Interface struct {
 	Name string `yaml:"name" json:"name"`
-	Mode string `yaml:"mode,omitempty" json:"mode,omitempty"` // native (default) | generic
+	// Mode is the hook: xdp (= native, the default: XDP in the driver, for network nodes), generic (XDP
+	// on skbs, for devices without native XDP) or tc (tcx ingress, for hypervisors: GSO aggregates of
+	// VMs are encapsulated and decapsulated whole).
+	Mode string `yaml:"mode,omitempty" json:"mode,omitempty"`
 	// Role is the interface's side of the SR domain boundary: fabric (local SIDs are processed),
 	// access (never: tenant traffic only) or auto (the default: access when a tenant port of the API
 	// or a config file is on it, fabric otherwise). A tenant port is always access for its VLAN.
 	Role    string `yaml:"role,omitempty" json:"role,omitempty"`
 	Ifindex int    `yaml:"-" json:"ifindex,omitempty"` // resolved when applied
+}
+
+// Interface modes (hooks); "xdp" is accepted for native.
+const (
+	ModeNative  = "native"
+	ModeGeneric = "generic"
+	ModeTC      = "tc"
+)
+
+// NormalizeMode returns the stored name of an interface mode: "" and "xdp" are native.
+func NormalizeMode(m string) string {
+	if m == "" || m == "xdp" {
+		return ModeNative
+	}
+	return m
 }
 
 // Interface roles.

@@ -94,11 +94,9 @@ func validateInterface(it *Interface, add func(error)) {
 	if it.Name == "" {
 		add(fieldErr("interface", "name", "missing"))
 	}
-	if it.Mode == "" {
-		it.Mode = "native"
-	}
-	if it.Mode != "native" && it.Mode != "generic" {
-		add(fieldErr(obj, "mode", "%q is not native or generic", it.Mode))
+	it.Mode = NormalizeMode(it.Mode)
+	if it.Mode != ModeNative && it.Mode != ModeGeneric && it.Mode != ModeTC {
+		add(fieldErr(obj, "mode", "%q is not xdp (native), generic or tc", it.Mode))
 	}
 	if it.Role == "" {
 		it.Role = RoleAuto

@@ -1,0 +1,137 @@
+/* ctx_xdp.h: the packet context (ctx.h) of the XDP hook: a frame in one linear buffer, VLAN tags as
+ * bytes in it, redirects through the devmap of attached ports. */
+#pragma once
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "consts.h"
+#include "maps.h"
+#include "parse.h"
+
+#define ctx_buff xdp_md
+#define CTX_ANSWERS_TOO_BIG 1
+
+static __always_inline void *ctx_data(struct xdp_md *ctx)
+{
+	return (void *)(long)ctx->data;
+}
+
+static __always_inline void *ctx_data_end(struct xdp_md *ctx)
+{
+	return (void *)(long)ctx->data_end;
+}
+
+static __always_inline __u32 ctx_len(struct xdp_md *ctx)
+{
+	return ctx->data_end - ctx->data;
+}
+
+static __always_inline int ctx_ret(int action)
+{
+	return action;
+}
+
+/* Through the devmap of attached ports: fails when the interface left it after the next hop was
+ * chosen (a cached next hop of an interface just detached). */
+static __always_inline int ctx_redirect(__u32 ifindex)
+{
+	return bpf_redirect_map(&tx_ports, ifindex, XDP_DROP) == XDP_REDIRECT ? 0 : -1;
+}
+
+static __always_inline int ctx_trim(struct xdp_md *ctx, __u32 want_len)
+{
+	__u32 have = ctx->data_end - ctx->data;
+
+	if (have > want_len)
+		return bpf_xdp_adjust_tail(ctx, -(int)(have - want_len));
+	return 0;
+}
+
+static __always_inline int ctx_store(struct xdp_md *ctx, __u32 off, const void *src, __u32 n)
+{
+	return bpf_xdp_store_bytes(ctx, off, (void *)src, n);
+}
+
+/* Moves the frame start by `shift` bytes (positive: drop bytes in front, negative: grow) and writes a
+ * fresh Ethernet header (with an 802.1Q tag when vlan != 0) in front of the L3 header, which then starts
+ * at ETH_HLEN (+ VLAN_HLEN). Returns 0, or -1 when the frame cannot be adjusted. */
+static __always_inline int write_l2(struct xdp_md *ctx, int shift, const __u8 *dmac, const __u8 *smac,
+				    __u16 vlan, __be16 proto)
+{
+	void *data, *data_end;
+	struct ethhdr *eth;
+
+	if (shift && bpf_xdp_adjust_head(ctx, shift))
+		return -1;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	if ((void *)(eth + 1) + VLAN_HLEN > data_end)
+		return -1;
+	__builtin_memcpy(eth->h_dest, dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, smac, ETH_ALEN);
+	if (vlan) {
+		struct vlan_tag *tag = (void *)(eth + 1);
+
+		eth->h_proto = ETH_P_8021Q_BE;
+		tag->tci = bpf_htons(vlan & 0x0FFF);
+		tag->proto = proto;
+	} else {
+		eth->h_proto = proto;
+	}
+	return 0;
+}
+
+/* The packet at l3off (ethertype proto) gets a fresh Ethernet header, with an 802.1Q tag when vlan != 0:
+ * whatever lay in front of it (the frame's own L2 header and tags, an outer header being removed) goes. */
+static __always_inline int ctx_set_l2(struct xdp_md *ctx, __u32 l3off, const __u8 *dmac, const __u8 *smac,
+				      __u16 vlan, __be16 proto)
+{
+	return write_l2(ctx, (int)l3off - ETH_HLEN - (vlan ? VLAN_HLEN : 0), dmac, smac, vlan, proto);
+}
+
+/* Grows the frame at its tail when the headroom cannot hold the outer header (long segment lists):
+ * the inner packet is copied out, the frame extended, and the packet written back further along. */
+static __always_inline int grow_by_tail(struct xdp_md *ctx, __u32 l3off, __u32 inner_len, __u32 hdr_len)
+{
+	__u32 zero = 0;
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	__u32 n = inner_len;
+	int grow = (int)(ETH_HLEN + hdr_len) - (int)l3off;
+
+	if (!s || n == 0 || n >= SCRATCH_SIZE)
+		return -1;
+	n -= 1;
+	asm volatile("%0 &= 0xfff" : "+r"(n)); /* 1..SCRATCH_SIZE, a range the verifier can see */
+	n += 1;
+	if (bpf_xdp_load_bytes(ctx, l3off, s->buf, n))
+		return -1;
+	if (bpf_xdp_adjust_tail(ctx, grow))
+		return -1;
+	if (bpf_xdp_store_bytes(ctx, ETH_HLEN + hdr_len, s->buf, n))
+		return -1;
+	return 0;
+}
+
+/* Makes room for hdr_len bytes of outer header between a 14-byte L2 header and the packet at l3off
+ * (inner_len bytes, already trimmed to its length): afterwards the packet starts at ETH_HLEN + hdr_len.
+ * The frame's own L2 header and tags are left to be overwritten. 0, or -1 when the frame cannot grow. */
+static __always_inline int ctx_encap_room(struct xdp_md *ctx, __u32 l3off, __u32 inner_len, __u32 hdr_len)
+{
+	if (!bpf_xdp_adjust_head(ctx, (int)l3off - (int)(ETH_HLEN + hdr_len)))
+		return 0;
+	return grow_by_tail(ctx, l3off, inner_len, hdr_len);
+}
+
+/* A frame is what reaches the wire. */
+static __always_inline __u32 ctx_wire_len(struct xdp_md *ctx, void *data, void *data_end, __u32 l3off,
+					  __u32 ipoff, __be16 proto, __u32 len)
+{
+	return len;
+}
+
+/* Ethernet and up to MAX_VLAN_TAGS tags, all in the frame's bytes. */
+static __always_inline int ctx_parse(struct xdp_md *ctx, struct pkt *p)
+{
+	return parse_l2(ctx_data(ctx), ctx_data_end(ctx), p);
+}

@@ -1,0 +1,91 @@
+/* pipeline.h: what every packet goes through, on either hook (ctx.h): parse, find the port's side of the
+ * SR domain boundary, then act: local SIDs on fabric ports, the boundary checks on access ports, the
+ * headend for tenant ports. */
+#pragma once
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "ctx.h"
+#include "consts.h"
+#include "structs.h"
+#include "maps.h"
+#include "parse.h"
+#include "stats.h"
+#include "boundary.h"
+#include "headend.h"
+#include "endpoint.h"
+
+/* The port a frame arrived on: its own (interface, VLAN) entry, or the interface's entry for any VLAN. */
+static __always_inline struct port_val *port_of(struct ctx_buff *ctx, struct pkt *p)
+{
+	struct port_key k = { .ifindex = ctx->ingress_ifindex, .vlan = p->vlan };
+	struct port_val *pv = bpf_map_lookup_elem(&ports, &k);
+
+	if (pv)
+		return pv;
+	k.vlan = PORT_VLAN_ANY;
+	return bpf_map_lookup_elem(&ports, &k);
+}
+
+/* Fabric side, IPv6: a chain of local SIDs (End then End.DX4 on one node) in one pass. Returns the
+ * verdict, or NOT_A_SID when the destination is not a local SID. */
+#define NOT_A_SID -2
+static __always_inline int local_sids(struct ctx_buff *ctx, struct pkt *p, __u32 flags)
+{
+	for (int i = 0; i < MAX_SID_CHAIN; i++) {
+		void *data = ctx_data(ctx);
+		void *data_end = ctx_data_end(ctx);
+		struct ipv6hdr *ip6 = data + p->l3off;
+		struct sid_entry *sid;
+		int rc;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return i == 0 ? NOT_A_SID : finish(ACT_PASS, p->len);
+		sid = bpf_map_lookup_elem(&sids, &ip6->daddr);
+		if (!sid)
+			return i == 0 ? NOT_A_SID : finish(ACT_PASS, p->len);
+		if (i == 0 && (flags & PORT_F_SID_SOURCES) && !sid_source_ok(ip6))
+			return verdict(DROP_SID_SOURCE, p->len);
+		rc = endpoint(ctx, p, sid);
+		if (rc != SID_CHAIN)
+			return rc;
+	}
+	/* A longer chain of local SIDs than the fast path follows: the kernel takes it from here. */
+	return verdict(PASS_LOCAL, p->len);
+}
+
+static __always_inline int seg6x_main(struct ctx_buff *ctx)
+{
+	struct pkt p = {};
+	struct port_val *port;
+	void *data, *data_end;
+	__u32 flags;
+	int rc;
+
+	rc = ctx_parse(ctx, &p);
+	p.len = ctx_len(ctx);
+	if (rc != REASON_NONE)
+		return verdict(rc, p.len);
+	if (p.proto != ETH_P_IPV6_BE && p.proto != ETH_P_IP_BE)
+		return finish(ACT_PASS, p.len);
+
+	/* A port without an entry is treated as access without a tenant: nothing is let in. */
+	port = port_of(ctx, &p);
+	flags = port ? port->flags : PORT_F_BOUNDARY;
+	if (p.proto == ETH_P_IPV6_BE) {
+		if (flags & PORT_F_SIDS) {
+			rc = local_sids(ctx, &p, flags);
+			if (rc != NOT_A_SID)
+				return rc;
+		} else {
+			data = ctx_data(ctx);
+			data_end = ctx_data_end(ctx);
+			rc = boundary6(data, data_end, &p);
+			if (rc != REASON_NONE)
+				return verdict(rc, p.len);
+		}
+	}
+	if (port && (flags & PORT_F_TENANT))
+		return headend(ctx, &p, port);
+	return finish(ACT_PASS, p.len);
+}
