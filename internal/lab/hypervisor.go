@@ -78,7 +78,9 @@ func (h *Hypervisor) Seg6x(node string, args ...string) (string, error) {
 	return h.Exec(node, append([]string{h.Bin, "--dir", h.NodeDir(node)}, args...)...)
 }
 
-func (h *Hypervisor) ip(node string, lines ...string) error { return testsupport.IPLines(h.NS(node), lines...) }
+func (h *Hypervisor) ip(node string, lines ...string) error {
+	return testsupport.IPLines(h.NS(node), lines...)
+}
 
 // Down removes every namespace and instance of the lab (also after a partial Up).
 func (h *Hypervisor) Down() {
