@@ -12,10 +12,10 @@ deps:
 	@scripts/deps.sh
 
 # bpf2go: compiles bpf/*.c with clang and writes Go bindings (types generated from the C structs):
-# the product program (internal/dataplane), the benchmark rig's (internal/benchrig/rigbpf) and the
-# lab's access ports (internal/lab/accessbpf).
+# the product program (internal/dataplane), the benchmark rig's (internal/benchrig/rigbpf), the
+# lab's access ports (internal/lab/accessbpf) and its GSO observer (internal/lab/gsoprobe).
 generate: deps
-	$(GO) generate ./internal/dataplane/ ./internal/benchrig/rigbpf/ ./internal/lab/accessbpf/
+	$(GO) generate ./internal/dataplane/ ./internal/benchrig/rigbpf/ ./internal/lab/accessbpf/ ./internal/lab/gsoprobe/
 
 build: generate
 	$(GO) build -o $(BIN) ./cmd/seg6x

@@ -1,7 +1,8 @@
 package testsupport
 
 // verifier.go: every program of a BPF object through the kernel's verifier, for the packages that
-// hold bpf2go bindings (internal/dataplane, internal/benchrig/rigbpf, internal/lab/accessbpf).
+// hold bpf2go bindings (internal/dataplane, internal/benchrig/rigbpf, internal/lab/accessbpf,
+// internal/lab/gsoprobe).
 
 import (
 	"errors"
