@@ -20,6 +20,11 @@
 #define ADJ_ROOM_DECAP_L3_IPV4 (1ULL << 7)
 #define ADJ_ROOM_DECAP_L3_IPV6 (1ULL << 8)
 
+/* The flag that also clears the tunnel's GSO type and skb->encapsulation on decapsulation
+ * (BPF_F_ADJ_ROOM_DECAP_IPXIP6, kernels after 6.18), set at load time when the running kernel has it
+ * (0: its decapsulated aggregates keep SKB_GSO_IPXIP6; see docs/hypervisor.md). */
+const volatile __u64 decap_tunnel_flag = 0;
+
 /* Headers the behaviors read directly: Ethernet, IPv6 + SRH of MAX_SEGMENTS, the inner IP and TCP
  * headers with options. */
 #define CTX_PULL_LEN 512
@@ -116,7 +121,7 @@ static __always_inline int ctx_set_l2(struct __sk_buff *ctx, __u32 l3off, const 
 	__u64 flags = BPF_F_ADJ_ROOM_FIXED_GSO;
 
 	if (l3off > ETH_HLEN) {
-		flags |= proto == ETH_P_IP_BE ? ADJ_ROOM_DECAP_L3_IPV4 : ADJ_ROOM_DECAP_L3_IPV6;
+		flags |= (proto == ETH_P_IP_BE ? ADJ_ROOM_DECAP_L3_IPV4 : ADJ_ROOM_DECAP_L3_IPV6) | decap_tunnel_flag;
 		if (bpf_skb_adjust_room(ctx, -(int)(l3off - ETH_HLEN), BPF_ADJ_ROOM_MAC, flags))
 			return -1;
 	}

@@ -139,11 +139,14 @@ statistics on: the CPU time of the DUT's receive thread per frame and the XDP pr
 	return c
 }
 
-func writeResults(path string, res benchrig.Results) error {
+func writeResults(path string, res benchrig.Results) error { return writeJSON(path, res) }
+
+// writeJSON writes v as indented JSON to path (creating its directory).
+func writeJSON(path string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(res, "", "  ")
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -278,13 +281,18 @@ maps (memlock) and the Go heap of the control plane.`,
 
 func benchTCPCmd() *cobra.Command {
 	var d time.Duration
+	var outPath string
 	c := &cobra.Command{
-		Use:   "tcp [--time 5s]",
-		Short: "Single-flow TCP (iperf3) through encap, transit and decap nodes: seg6x vs kernel seg6 vs no overlay",
-		Long: `Builds h1 - pe1 - p - pe2 - h2 in namespaces three times: with plain IPv4 routing (no overlay), with
-the kernel's seg6 (H.Encaps at pe1/pe2, End at p, End.DX4 at the far PE) and with seg6x doing the
-same, and runs one iperf3 TCP flow from h1 to h2 for each. Hosts have checksum and segmentation
-offloads off (frames are MTU-sized as on a wire) in every mode.`,
+		Use:   "tcp [--time 5s] [--out bench/results/tcp.json]",
+		Short: "TCP between two VMs across two hypervisors and a transit node: no overlay vs kernel seg6 vs seg6x XDP vs seg6x tc",
+		Long: `Builds the hypervisor lab (vm1 - hv1 - p - hv2 - vm2 in namespaces; every veth with TSO, GSO and
+GRO on, as a hypervisor's VM ports; a fabric MTU of 1600) once per mode: plain IPv4 routing (no
+overlay), the kernel's seg6 (H.Encaps, End at p, End.DX4), seg6x with every port on XDP, and seg6x
+with every port on tc. In each, iperf3 runs vm1 -> vm2 with one flow and with four. Reported per
+(mode, flows): Gbps received, retransmits, and CPU ns per byte: the machine's busy CPU time during
+the run (all nodes share this kernel) over the bytes delivered. Written to --out as a list of
+{"mode","flows","gbps","retransmits","cpu_ns_per_byte","ratio_to_plain"} records (the run's
+date, command, commit and machine beside it in <out>.meta.json). Method: docs/benchmarks.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bin, err := os.Executable()
@@ -296,18 +304,27 @@ offloads off (frames are MTU-sized as on a wire) in every mode.`,
 			if err != nil {
 				return err
 			}
+			if outPath != "" {
+				if err := writeJSON(outPath, res); err != nil {
+					return err
+				}
+				if err := writeJSON(strings.TrimSuffix(outPath, ".json")+".meta.json", meta); err != nil {
+					return err
+				}
+			}
 			if g.jsonOut {
-				return printJSON(benchrig.Results{Meta: meta, Results: res})
+				return printJSON(res)
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(w, "MODE\tGbps\tRETRANSMITS\tVS NO OVERLAY")
+			fmt.Fprintln(w, "MODE\tFLOWS\tGbps\tRETRANSMITS\tCPU ns/BYTE\tVS NO OVERLAY")
 			for _, r := range res {
-				fmt.Fprintf(w, "%s\t%.2f\t%d\t%.2f\n", r.Mode, r.Gbps, r.Retransmit, r.VsPlain)
+				fmt.Fprintf(w, "%s\t%d\t%.2f\t%d\t%.2f\t%.2f\n", r.Mode, r.Flows, r.Gbps, r.Retransmits, r.CPUNsPerByte, r.VsPlain)
 			}
 			return w.Flush()
 		},
 	}
-	c.Flags().DurationVar(&d, "time", 5*time.Second, "iperf3 run time per mode")
+	c.Flags().DurationVar(&d, "time", 5*time.Second, "iperf3 run time per mode and flow count")
+	c.Flags().StringVar(&outPath, "out", "", "write the records as JSON to this file (bench/results/tcp.json)")
 	return c
 }
 

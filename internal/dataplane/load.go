@@ -108,6 +108,11 @@ func loadProgram(dir string, po ProgramOptions, hook string, load func() (*ebpf.
 	if err := spec.Variables["nh_cache_ns"].Set(uint64(po.NextHopCache.Nanoseconds())); err != nil {
 		return fmt.Errorf("set nh_cache_ns: %w", err)
 	}
+	if v, ok := spec.Variables["decap_tunnel_flag"]; ok {
+		if err := v.Set(DecapTunnelFlag()); err != nil {
+			return fmt.Errorf("set decap_tunnel_flag: %w", err)
+		}
+	}
 	if err := spec.LoadAndAssign(to, collectionOptions(dir)); err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {

@@ -123,25 +123,26 @@ type Seg6xTcSidEntry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	Seg6xTcMapActionStats = "action_stats"
-	Seg6xTcMapIcmpTat     = "icmp_tat"
-	Seg6xTcMapNhCache     = "nh_cache"
-	Seg6xTcMapNhGen       = "nh_gen"
-	Seg6xTcMapPolicies    = "policies"
-	Seg6xTcMapPolicyStats = "policy_stats"
-	Seg6xTcMapPorts       = "ports"
-	Seg6xTcMapReasonStats = "reason_stats"
-	Seg6xTcMapRoutes4     = "routes4"
-	Seg6xTcMapRoutes6     = "routes6"
-	Seg6xTcMapScratch     = "scratch"
-	Seg6xTcMapSidSources  = "sid_sources"
-	Seg6xTcMapSidSpace    = "sid_space"
-	Seg6xTcMapSidStats    = "sid_stats"
-	Seg6xTcMapSids        = "sids"
-	Seg6xTcMapSlowPath    = "slow_path"
-	Seg6xTcMapTxPorts     = "tx_ports"
-	Seg6xTcProgSeg6xTc    = "seg6x_tc"
-	Seg6xTcVarNhCacheNs   = "nh_cache_ns"
+	Seg6xTcMapActionStats     = "action_stats"
+	Seg6xTcMapIcmpTat         = "icmp_tat"
+	Seg6xTcMapNhCache         = "nh_cache"
+	Seg6xTcMapNhGen           = "nh_gen"
+	Seg6xTcMapPolicies        = "policies"
+	Seg6xTcMapPolicyStats     = "policy_stats"
+	Seg6xTcMapPorts           = "ports"
+	Seg6xTcMapReasonStats     = "reason_stats"
+	Seg6xTcMapRoutes4         = "routes4"
+	Seg6xTcMapRoutes6         = "routes6"
+	Seg6xTcMapScratch         = "scratch"
+	Seg6xTcMapSidSources      = "sid_sources"
+	Seg6xTcMapSidSpace        = "sid_space"
+	Seg6xTcMapSidStats        = "sid_stats"
+	Seg6xTcMapSids            = "sids"
+	Seg6xTcMapSlowPath        = "slow_path"
+	Seg6xTcMapTxPorts         = "tx_ports"
+	Seg6xTcProgSeg6xTc        = "seg6x_tc"
+	Seg6xTcVarDecapTunnelFlag = "decap_tunnel_flag"
+	Seg6xTcVarNhCacheNs       = "nh_cache_ns"
 )
 
 // LoadSeg6xTc returns the embedded CollectionSpec for Seg6xTc.
@@ -216,7 +217,8 @@ type Seg6xTcMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xTcVariableSpecs struct {
-	NhCacheNs *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
+	DecapTunnelFlag *ebpf.VariableSpec `ebpf:"decap_tunnel_flag"`
+	NhCacheNs       *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
 }
 
 // Seg6xTcObjects contains all objects after they have been loaded into the kernel.
@@ -284,7 +286,8 @@ func (m *Seg6xTcMaps) Close() error {
 //
 // It can be passed to LoadSeg6xTcObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xTcVariables struct {
-	NhCacheNs *ebpf.Variable `ebpf:"nh_cache_ns"`
+	DecapTunnelFlag *ebpf.Variable `ebpf:"decap_tunnel_flag"`
+	NhCacheNs       *ebpf.Variable `ebpf:"nh_cache_ns"`
 }
 
 // Seg6xTcPrograms contains all programs after they have been loaded into the kernel.

@@ -3,7 +3,8 @@ package lab
 // hypervisor.go: the hypervisor lab, vm1 - hv1 - p - hv2 - vm2 in namespaces: two "VMs" behind veth
 // with TSO, GSO and GRO on (as a hypervisor's tap or veth ports), two hypervisors encapsulating their
 // VMs' traffic into SRv6 (H.Encaps towards the other side, End.DT4 at hv1 and End.DX4 at hv2 on the
-// way back), a transit node p doing End between them, and a 9000-byte fabric. Each mode configures
+// way back), a transit node p doing End between them, and a fabric of 1600-byte MTU (the VMs' 1500 plus the
+// outer headers; native XDP on veth takes no larger MTU). Each mode configures
 // the same forwarding with another data plane: plain IPv4 routing (no overlay), the kernel's seg6, or
 // seg6x on its XDP or its tc hook. With WireSegments, p's egress ports have no segmentation offload,
 // so a GSO aggregate is cut into MTU-sized packets there, at "the wire", and the receiving
@@ -96,7 +97,7 @@ var hvLinks = []struct {
 	a, adev, b, bdev string
 	mtu              int
 }{
-	{"vm1", "eth0", "hv1", "vm", 1500}, {"hv1", "fab", "p", "w", 9000}, {"p", "e", "hv2", "fab", 9000},
+	{"vm1", "eth0", "hv1", "vm", 1500}, {"hv1", "fab", "p", "w", 1600}, {"p", "e", "hv2", "fab", 1600},
 	{"hv2", "vm", "vm2", "eth0", 1500},
 }
 
@@ -233,6 +234,15 @@ func (h *Hypervisor) Configure(mode string) error {
 		hook := ""
 		if mode == HVSeg6xTC {
 			hook = "tc"
+		} else {
+			// A frame XDP redirects leaves with the checksum state of the bytes alone: a VM's
+			// offloaded (not yet computed) TCP checksum would arrive wrong. So with XDP, VMs compute
+			// their checksums, which turns their TSO off too: they send MTU-sized segments.
+			for _, vm := range []string{"vm1", "vm2"} {
+				if out, err := h.Exec(vm, "ethtool", "-K", "eth0", "tx", "off"); err != nil {
+					return fmt.Errorf("%s: ethtool: %v: %s", vm, err, out)
+				}
+			}
 		}
 		for _, n := range []string{"hv1", "p", "hv2"} {
 			f := filepath.Join(h.Dir, n+".yaml")
