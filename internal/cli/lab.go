@@ -99,6 +99,7 @@ with End.DT4 (tenant A, table 100) or End.DX4 (tenant B), pushing the tenant's V
 	for _, x := range []*cobra.Command{demo, up, down} {
 		x.Flags().StringVar(&prefix, "prefix", "s6x", "namespace name prefix")
 	}
+	c.AddCommand(labHypervisorCmds()...)
 	c.AddCommand(demo, up, down, labPortCmd(), labPortStatsCmd(), labEchoCmd(), labProbeCmd(), labBulkServerCmd(), labBulkCmd(), labInjectCmd(), labSniffCmd())
 	return c
 }
