@@ -1,6 +1,7 @@
 package benchrig
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -73,9 +74,28 @@ func TestCommittedResultsCarryMeta(t *testing.T) {
 		t.Fatal("no results files in bench/results")
 	}
 	for _, f := range files {
+		if strings.HasSuffix(f, ".meta.json") {
+			continue // read with the list it describes
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// `bench tcp --out` writes a plain list of records (the issue's format) with its metadata
+		// beside it in <name>.meta.json.
+		if bytes.HasPrefix(bytes.TrimSpace(b), []byte("[")) {
+			var recs []json.RawMessage
+			mb, err := os.ReadFile(strings.TrimSuffix(f, ".json") + ".meta.json")
+			var m Meta
+			if err == nil {
+				err = json.Unmarshal(mb, &m)
+			}
+			if jerr := json.Unmarshal(b, &recs); jerr != nil || len(recs) == 0 || err != nil {
+				t.Errorf("%s: a list of records needs records and a .meta.json beside it (%v, %v)", f, jerr, err)
+				continue
+			}
+			checkMeta(t, filepath.Base(f), m)
+			continue
 		}
 		var r struct {
 			Meta    *Meta           `json:"meta"`
