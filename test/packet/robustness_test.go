@@ -1,6 +1,7 @@
 package packet
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 
@@ -12,40 +13,83 @@ import (
 // flipped (fixed seed), through the program: it must never abort, and every drop must be counted
 // under a drop reason.
 func TestTruncatedAndMutatedFrames(t *testing.T) {
+	cutAndMutate(t, 1, 14, func(f *fixtures.Fixture, k int, _ *rand.Rand) (bool, string) {
+		res, err := rig.Run(nil, f, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		switch dataplane.Actions[res.Action] {
+		case "XDP_ABORTED":
+			return false, "XDP_ABORTED"
+		case "XDP_DROP":
+			return true, ""
+		}
+		return false, ""
+	})
+}
+
+// TestTruncatedAndMutatedFramesTC does the same through the tc program, half the mutated frames
+// claiming to be GSO aggregates (random gso_size): it returns only TC_ACT_OK, TC_ACT_SHOT or
+// TC_ACT_REDIRECT, and every TC_ACT_SHOT is counted under a drop reason.
+func TestTruncatedAndMutatedFramesTC(t *testing.T) {
+	cutAndMutate(t, 2, 0, func(f *fixtures.Fixture, k int, rng *rand.Rand) (bool, string) {
+		gso := uint32(0)
+		if k%2 == 1 {
+			gso = uint32(1 + rng.Intn(9000))
+		}
+		res, err := rig.RunTC(f, gso, min(gso, 1)*2)
+		if err != nil {
+			t.Fatalf("%s (%d bytes, gso_size %d): %v", f.Name, len(f.Input), gso, err)
+		}
+		switch res.Action {
+		case fixtures.TCActOK, fixtures.TCActRedirect:
+			return false, ""
+		case fixtures.TCActShot:
+			return true, ""
+		}
+		return false, fmt.Sprintf("tc returned %d (gso_size %d)", res.Action, gso)
+	})
+}
+
+// cutAndMutate runs every fixture cut at every length from minCut (0: the shortest frame the test run
+// takes, testRunMinLen) and 40 mutations of each (random bytes flipped, seed) through run, which says
+// whether the program dropped the frame and what was wrong with its verdict; every drop must be
+// counted under a drop reason. k is the mutation's number (-1 for a cut).
+func cutAndMutate(t *testing.T, seed int64, minCut int, run func(f *fixtures.Fixture, k int, rng *rand.Rand) (bool, string)) {
 	fs, err := fixtures.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dropsBefore := totalDrops(t)
-	drops := uint64(0)
-	rng := rand.New(rand.NewSource(1))
-	runs := 0
-	check := func(f *fixtures.Fixture, in []byte, what string) {
+	drops, runs := uint64(0), 0
+	rng := rand.New(rand.NewSource(seed))
+	check := func(f *fixtures.Fixture, in []byte, k int, what string) {
 		g := *f
 		g.Input = in
-		res, err := rig.Run(nil, &g, 1)
-		if err != nil {
-			t.Fatalf("%s %s: %v", f.Name, what, err)
-		}
+		dropped, bad := run(&g, k, rng)
 		runs++
-		switch dataplane.Actions[res.Action] {
-		case "XDP_ABORTED":
-			t.Errorf("%s %s: XDP_ABORTED", f.Name, what)
-		case "XDP_DROP":
+		if dropped {
 			drops++
+		}
+		if bad != "" {
+			t.Errorf("%s %s: %s", f.Name, what, bad)
 		}
 	}
 	for i := range fs {
 		f := &fs[i]
-		for n := 14; n < len(f.Input); n++ {
-			check(f, f.Input[:n], "cut")
+		from := minCut
+		if from == 0 {
+			from = testRunMinLen(f.Input)
+		}
+		for n := from; n < len(f.Input); n++ {
+			check(f, f.Input[:n], -1, "cut")
 		}
 		for k := 0; k < 40; k++ {
 			in := append([]byte(nil), f.Input...)
 			for j := 0; j < 1+rng.Intn(4); j++ {
 				in[14+rng.Intn(len(in)-14)] ^= byte(1 + rng.Intn(255))
 			}
-			check(f, in, "mutated")
+			check(f, in, k, "mutated")
 		}
 	}
 	if got := totalDrops(t) - dropsBefore; got != drops {
@@ -66,60 +110,6 @@ func totalDrops(t *testing.T) uint64 {
 		}
 	}
 	return n
-}
-
-// TestTruncatedAndMutatedFramesTC does the same through the tc program, half the mutated frames
-// claiming to be GSO aggregates (random gso_size): it returns only TC_ACT_OK, TC_ACT_SHOT or
-// TC_ACT_REDIRECT, and every TC_ACT_SHOT is counted under a drop reason.
-func TestTruncatedAndMutatedFramesTC(t *testing.T) {
-	fs, err := fixtures.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dropsBefore := totalDrops(t)
-	drops := uint64(0)
-	rng := rand.New(rand.NewSource(2))
-	runs := 0
-	check := func(f *fixtures.Fixture, in []byte, gso uint32, what string) {
-		g := *f
-		g.Input = in
-		res, err := rig.RunTC(&g, gso, min(gso, 1)*2)
-		if err != nil {
-			t.Fatalf("%s %s (%d bytes, gso_size %d): %v", f.Name, what, len(in), gso, err)
-		}
-		runs++
-		switch res.Action {
-		case fixtures.TCActOK, fixtures.TCActRedirect:
-		case fixtures.TCActShot:
-			drops++
-		default:
-			t.Errorf("%s %s (gso_size %d): tc returned %d", f.Name, what, gso, res.Action)
-		}
-	}
-	for i := range fs {
-		f := &fs[i]
-		for n := 14; n < len(f.Input); n++ {
-			if n < testRunMinLen(f.Input) {
-				continue
-			}
-			check(f, f.Input[:n], 0, "cut")
-		}
-		for k := 0; k < 40; k++ {
-			in := append([]byte(nil), f.Input...)
-			for j := 0; j < 1+rng.Intn(4); j++ {
-				in[14+rng.Intn(len(in)-14)] ^= byte(1 + rng.Intn(255))
-			}
-			gso := uint32(0)
-			if k%2 == 1 {
-				gso = uint32(1 + rng.Intn(9000))
-			}
-			check(f, in, gso, "mutated")
-		}
-	}
-	if got := totalDrops(t) - dropsBefore; got != drops {
-		t.Errorf("%d skbs dropped, %d counted under a drop reason", drops, got)
-	}
-	t.Logf("%d runs, %d drops, all counted", runs, drops)
 }
 
 // testRunMinLen is the shortest untagged IPv4 / IPv6 frame the kernel's BPF_PROG_TEST_RUN builds an
