@@ -2,9 +2,11 @@ package benchrig
 
 // tcp.go: `seg6x bench tcp`: TCP (iperf3) between the two VMs of the hypervisor lab
 // (internal/lab/hypervisor.go: TSO/GSO/GRO on every veth, as on a hypervisor), one flow and four, over
-// plain IPv4 routing (no overlay), the kernel's seg6, seg6x on XDP and seg6x on tc, each mode on a
-// fresh lab in the same run. CPU time is the whole machine's busy time during the transfer (all nodes
-// share one kernel: the VMs' TCP stacks and every node's forwarding), per byte delivered.
+// plain IPv4 routing (no overlay), the kernel's seg6, seg6x on XDP and seg6x on tc. One lab per mode,
+// all built first; then rounds, each running every mode once (the order rotating between rounds), so
+// drift of the machine spreads over all modes and every ratio is taken within one round. CPU time is
+// the whole machine's (all nodes share one kernel: the VMs' TCP stacks and every node's forwarding),
+// in total and its softirq part (where the forwarding runs), per byte delivered.
 
 import (
 	"encoding/json"
@@ -19,35 +21,51 @@ import (
 	"github.com/seg6x/seg6x/internal/lab"
 )
 
-// TCPResult is one (mode, flows) measurement of `seg6x bench tcp`.
+// TCPRun is one iperf3 run of one (mode, flows) in one round.
+type TCPRun struct {
+	Gbps             float64 `json:"gbps"`
+	Retransmits      int     `json:"retransmits"`
+	CPUNsPerByte     float64 `json:"cpu_ns_per_byte"`
+	SoftirqNsPerByte float64 `json:"softirq_ns_per_byte"`
+	VsPlain          float64 `json:"ratio_to_plain"` // over plain routing's Gbps in the same round
+}
+
+// TCPResult is one (mode, flows) of `seg6x bench tcp`: medians over the rounds, and every run.
 type TCPResult struct {
-	Mode         string  `json:"mode"` // plain | kernel_seg6 | seg6x_xdp | seg6x_tc
-	Flows        int     `json:"flows"`
-	Gbps         float64 `json:"gbps"`
-	Retransmits  int     `json:"retransmits"`
-	CPUNsPerByte float64 `json:"cpu_ns_per_byte"`
-	VsPlain      float64 `json:"ratio_to_plain"` // Gbps over plain routing's with the same flows
+	Mode             string   `json:"mode"` // plain | kernel_seg6 | seg6x_xdp | seg6x_tc
+	Flows            int      `json:"flows"`
+	Gbps             float64  `json:"gbps"`
+	Retransmits      int      `json:"retransmits"`
+	CPUNsPerByte     float64  `json:"cpu_ns_per_byte"`
+	SoftirqNsPerByte float64  `json:"softirq_ns_per_byte"`
+	VsPlain          float64  `json:"ratio_to_plain"` // median of the rounds' ratios
+	GbpsMin          float64  `json:"gbps_min"`
+	GbpsMax          float64  `json:"gbps_max"`
+	Runs             []TCPRun `json:"runs"`
 }
 
 // TCPFlows are the flow counts measured per mode.
 var TCPFlows = []int{1, 4}
 
-// busyNs is the machine's busy CPU time so far (all CPUs, /proc/stat: everything but idle and iowait).
-func busyNs() (uint64, error) {
+// cpuNs is the machine's busy and softirq CPU time so far (all CPUs, /proc/stat; busy is everything
+// but idle and iowait).
+func cpuNs() (busy, softirq uint64, err error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
-	var busy uint64
 	for i, v := range f[1:] {
 		n, _ := strconv.ParseUint(v, 10, 64)
 		if i != 3 && i != 4 && i < 8 { // user nice system [idle iowait] irq softirq steal
 			busy += n
 		}
+		if i == 6 {
+			softirq = n
+		}
 	}
 	// USER_HZ is 100 on Linux: one tick is 10 ms.
-	return busy * 10_000_000, nil
+	return busy * 10_000_000, softirq * 10_000_000, nil
 }
 
 // iperf3 runs one TCP test of d with `flows` parallel flows from vm1 to vm2; it returns Gbps,
@@ -81,50 +99,98 @@ func iperf3(h *lab.Hypervisor, d time.Duration, flows int) (float64, int, float6
 	return res.End.SumReceived.BitsPerSecond / 1e9, res.End.SumSent.Retransmits, res.End.SumReceived.Bytes, nil
 }
 
-// RunTCP measures every mode of lab.HVModes with each of TCPFlows, a fresh lab per mode.
-func RunTCP(bin string, d time.Duration, log io.Writer) ([]TCPResult, error) {
-	var out []TCPResult
-	for _, mode := range lab.HVModes {
-		h := lab.NewHypervisor("s6tcp", bin, nil)
-		err := h.Up()
-		if err == nil {
-			err = h.Configure(mode)
+// measure runs iperf3 once and reads the CPU time around it.
+func measure(h *lab.Hypervisor, d time.Duration, flows int) (TCPRun, error) {
+	b0, s0, err := cpuNs()
+	if err != nil {
+		return TCPRun{}, err
+	}
+	gbps, retr, bytes, err := iperf3(h, d, flows)
+	if err != nil {
+		return TCPRun{}, err
+	}
+	b1, s1, err := cpuNs()
+	if err != nil {
+		return TCPRun{}, err
+	}
+	r := TCPRun{Gbps: gbps, Retransmits: retr}
+	if bytes > 0 {
+		r.CPUNsPerByte = float64(b1-b0) / bytes
+		r.SoftirqNsPerByte = float64(s1-s0) / bytes
+	}
+	return r, nil
+}
+
+// tcpSummary turns the runs of one (mode, flows) into its record.
+func tcpSummary(mode string, flows int, runs []TCPRun) TCPResult {
+	r := TCPResult{Mode: mode, Flows: flows, Runs: runs}
+	var g, c, s, v, rt []float64
+	for i, x := range runs {
+		g, c, s, v = append(g, x.Gbps), append(c, x.CPUNsPerByte), append(s, x.SoftirqNsPerByte), append(v, x.VsPlain)
+		rt = append(rt, float64(x.Retransmits))
+		if i == 0 || x.Gbps < r.GbpsMin {
+			r.GbpsMin = x.Gbps
 		}
-		for _, flows := range TCPFlows {
-			if err != nil {
-				break
-			}
-			var b0, b1 uint64
-			var gbps, bytes float64
-			var retr int
-			b0, err = busyNs()
-			if err == nil {
-				gbps, retr, bytes, err = iperf3(h, d, flows)
-			}
-			if err == nil {
-				b1, err = busyNs()
-			}
-			if err != nil {
-				break
-			}
-			r := TCPResult{Mode: mode, Flows: flows, Gbps: gbps, Retransmits: retr}
-			if bytes > 0 {
-				r.CPUNsPerByte = float64(b1-b0) / bytes
-			}
-			fmt.Fprintf(log, "%-12s %d flow(s): %6.2f Gbps, %d retransmits, %.2f CPU ns/byte\n", mode, flows, gbps,
-				retr, r.CPUNsPerByte)
-			out = append(out, r)
-		}
-		h.Down()
-		if err != nil {
-			return out, fmt.Errorf("%s: %w", mode, err)
+		if x.Gbps > r.GbpsMax {
+			r.GbpsMax = x.Gbps
 		}
 	}
-	for i := range out {
-		for _, p := range out {
-			if p.Mode == lab.HVPlain && p.Flows == out[i].Flows && p.Gbps > 0 {
-				out[i].VsPlain = out[i].Gbps / p.Gbps
+	r.Gbps, r.CPUNsPerByte, r.SoftirqNsPerByte, r.VsPlain = median(g), median(c), median(s), median(v)
+	r.Retransmits = int(median(rt))
+	return r
+}
+
+// RunTCP measures every mode of lab.HVModes with each of TCPFlows, `rounds` times.
+func RunTCP(bin string, d time.Duration, rounds int, log io.Writer) ([]TCPResult, error) {
+	if rounds < 1 {
+		return nil, fmt.Errorf("rounds %d: want at least 1", rounds)
+	}
+	labs := map[string]*lab.Hypervisor{}
+	defer func() {
+		for _, h := range labs {
+			h.Down()
+		}
+	}()
+	for i, mode := range lab.HVModes {
+		h := lab.NewHypervisor(fmt.Sprintf("s6tcp%d", i), bin, nil)
+		labs[mode] = h
+		if err := h.Up(); err != nil {
+			return nil, fmt.Errorf("%s: %w", mode, err)
+		}
+		if err := h.Configure(mode); err != nil {
+			return nil, fmt.Errorf("%s: %w", mode, err)
+		}
+	}
+	type key struct {
+		mode  string
+		flows int
+	}
+	runs := map[key][]TCPRun{}
+	for round := 0; round < rounds; round++ {
+		this := map[key]TCPRun{}
+		for i := range lab.HVModes {
+			mode := lab.HVModes[(i+round)%len(lab.HVModes)]
+			for _, flows := range TCPFlows {
+				r, err := measure(labs[mode], d, flows)
+				if err != nil {
+					return nil, fmt.Errorf("round %d, %s, %d flow(s): %w", round+1, mode, flows, err)
+				}
+				fmt.Fprintf(log, "round %d/%d %-12s %d flow(s): %6.2f Gbps, %d retransmits, %.2f CPU ns/byte (%.2f softirq)\n",
+					round+1, rounds, mode, flows, r.Gbps, r.Retransmits, r.CPUNsPerByte, r.SoftirqNsPerByte)
+				this[key{mode, flows}] = r
 			}
+		}
+		for k, r := range this {
+			if p := this[key{lab.HVPlain, k.flows}]; p.Gbps > 0 {
+				r.VsPlain = r.Gbps / p.Gbps
+			}
+			runs[k] = append(runs[k], r)
+		}
+	}
+	var out []TCPResult
+	for _, mode := range lab.HVModes {
+		for _, flows := range TCPFlows {
+			out = append(out, tcpSummary(mode, flows, runs[key{mode, flows}]))
 		}
 	}
 	return out, nil

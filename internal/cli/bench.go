@@ -281,26 +281,37 @@ maps (memlock) and the Go heap of the control plane.`,
 
 func benchTCPCmd() *cobra.Command {
 	var d time.Duration
+	var rounds int
 	var outPath string
 	c := &cobra.Command{
-		Use:   "tcp [--time 5s] [--out bench/results/tcp.json]",
+		Use:   "tcp [--time 5s] [--rounds 3] [--out bench/results/tcp.json]",
 		Short: "TCP between two VMs across two hypervisors and a transit node: no overlay vs kernel seg6 vs seg6x XDP vs seg6x tc",
 		Long: `Builds the hypervisor lab (vm1 - hv1 - p - hv2 - vm2 in namespaces; every veth with TSO, GSO and
 GRO on, as a hypervisor's VM ports; a fabric MTU of 1600) once per mode: plain IPv4 routing (no
 overlay), the kernel's seg6 (H.Encaps, End at p, End.DX4), seg6x with every port on XDP, and seg6x
-with every port on tc. In each, iperf3 runs vm1 -> vm2 with one flow and with four. Reported per
-(mode, flows): Gbps received, retransmits, and CPU ns per byte: the machine's busy CPU time during
-the run (all nodes share this kernel) over the bytes delivered. Written to --out as a list of
-{"mode","flows","gbps","retransmits","cpu_ns_per_byte","ratio_to_plain"} records (the run's
-date, command, commit and machine beside it in <out>.meta.json). Method: docs/benchmarks.md.`,
+with every port on tc (seg6x under its daemon on each node, as deployed). Then --rounds rounds: in
+each, iperf3 runs vm1 -> vm2 for --time with one flow and with four in every mode, the modes' order
+rotating from round to round. Reported per (mode, flows), as medians over the rounds: Gbps received,
+retransmits, CPU ns per byte (the machine's busy CPU time during the run, all nodes sharing this
+kernel, over the bytes delivered) and its softirq part (where the three nodes' forwarding and the
+VMs' receive run), the ratio to plain routing's Gbps taken within each round, the lowest and highest
+Gbps, and every run. Written to --out as a list of records with at least
+{"mode","flows","gbps","retransmits","cpu_ns_per_byte"} (the run's date, command, commit and machine
+beside it in <out>.meta.json). Method and what limits it: docs/benchmarks.md.`,
+		Example: `  seg6x bench tcp                              # 3 rounds of 5 s: about 3 minutes
+  seg6x bench tcp --rounds 7 --time 10s --out bench/results/tcp.json
+  python3 bench/plot_tcp.py bench/results/tcp.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if d < time.Second {
+				return fmt.Errorf("--time %s: want at least 1s (iperf3 counts whole seconds)", d)
+			}
 			bin, err := os.Executable()
 			if err != nil {
 				return err
 			}
 			meta := benchrig.NewMeta()
-			res, err := benchrig.RunTCP(bin, d, os.Stderr)
+			res, err := benchrig.RunTCP(bin, d, rounds, os.Stderr)
 			if err != nil {
 				return err
 			}
@@ -316,14 +327,17 @@ date, command, commit and machine beside it in <out>.meta.json). Method: docs/be
 				return printJSON(res)
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(w, "MODE\tFLOWS\tGbps\tRETRANSMITS\tCPU ns/BYTE\tVS NO OVERLAY")
+			fmt.Fprintf(w, "MEDIANS OF %d ROUNDS\n", rounds)
+			fmt.Fprintln(w, "MODE\tFLOWS\tGbps\tMIN-MAX\tRETRANSMITS\tCPU ns/BYTE\tSOFTIRQ ns/BYTE\tVS NO OVERLAY")
 			for _, r := range res {
-				fmt.Fprintf(w, "%s\t%d\t%.2f\t%d\t%.2f\t%.2f\n", r.Mode, r.Flows, r.Gbps, r.Retransmits, r.CPUNsPerByte, r.VsPlain)
+				fmt.Fprintf(w, "%s\t%d\t%.2f\t%.1f-%.1f\t%d\t%.3f\t%.3f\t%.2f\n", r.Mode, r.Flows, r.Gbps, r.GbpsMin, r.GbpsMax,
+					r.Retransmits, r.CPUNsPerByte, r.SoftirqNsPerByte, r.VsPlain)
 			}
 			return w.Flush()
 		},
 	}
-	c.Flags().DurationVar(&d, "time", 5*time.Second, "iperf3 run time per mode and flow count")
+	c.Flags().DurationVar(&d, "time", 5*time.Second, "iperf3 run time per mode, flow count and round (whole seconds)")
+	c.Flags().IntVar(&rounds, "rounds", 3, "rounds: every mode once per round, the order rotating")
 	c.Flags().StringVar(&outPath, "out", "", "write the records as JSON to this file (bench/results/tcp.json)")
 	return c
 }

@@ -68,7 +68,7 @@ on the wire and each node's seg6x counters; removes the lab unless --keep.`,
 			fmt.Printf("vm1 retransmitted %d of %d segments; p sent %d packets towards hv2\n", t1.RetransSegs-t0.RetransSegs,
 				t1.OutSegs-t0.OutSegs, w1-w0)
 			if strings.HasPrefix(mode, "seg6x") {
-				for _, node := range []string{"hv1", "p", "hv2"} {
+				for _, node := range lab.HVRouters {
 					out, _ := h.Seg6x(node, "stats")
 					fmt.Printf("\n%s:\n%s", node, out)
 				}

@@ -1,9 +1,10 @@
 package lab
 
 // daemons.go: a `seg6x daemon` on every router once it is configured, as in production: the CLI then
-// talks to it, and its slow path (fragmenting IPv4 without DF too big for the tunnel, relaying the
-// ICMP errors of decapsulated packets) runs. Each daemon outlives the command that started it; Down
-// stops it (pid in <Dir>/<node>.pid, log in <Dir>/<node>.log).
+// talks to it, its slow path (fragmenting IPv4 without DF too big for the tunnel, relaying the ICMP
+// errors of decapsulated packets) runs, and its programs cache next hops (invalidated on every netlink
+// change). Each daemon outlives the command that started it; Down stops it (pid in <Dir>/<node>.pid,
+// log in <Dir>/<node>.log). Used by the main lab (lab.go) and the hypervisor lab (hypervisor.go).
 
 import (
 	"fmt"
@@ -18,19 +19,41 @@ import (
 	"github.com/seg6x/seg6x/internal/api"
 )
 
-func (l *Lab) pidFile(node string) string { return filepath.Join(l.Dir, node+".pid") }
+// daemonSet is where one lab's daemons run: its state root, the binary, its routers and how to reach them.
+type daemonSet struct {
+	name    string // the lab's prefix, for log lines
+	dir     string // pid and log files
+	bin     string
+	nodes   []string
+	ns      func(node string) string
+	nodeDir func(node string) string
+	seg6x   func(node string, args ...string) (string, error)
+	logf    func(format string, args ...any)
+}
+
+func (l *Lab) daemons() daemonSet {
+	return daemonSet{l.Prefix, l.Dir, l.Bin, routers, l.NS, l.NodeDir, l.Seg6x, l.logf}
+}
 
 // DaemonLog is the log file of a router's daemon.
-func (l *Lab) DaemonLog(node string) string { return filepath.Join(l.Dir, node+".log") }
+func (l *Lab) DaemonLog(node string) string { return l.daemons().logFile(node) }
 
-// startDaemons starts a daemon on every router and waits until each answers its API.
-func (l *Lab) startDaemons() error {
-	for _, r := range routers {
-		logf, err := os.OpenFile(l.DaemonLog(r), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+func (l *Lab) startDaemons() error { return l.daemons().start() }
+
+func (l *Lab) stopDaemons() { l.daemons().stop() }
+
+func (d daemonSet) pidFile(node string) string { return filepath.Join(d.dir, node+".pid") }
+
+func (d daemonSet) logFile(node string) string { return filepath.Join(d.dir, node+".log") }
+
+// start starts a daemon on every router and waits until each answers its API.
+func (d daemonSet) start() error {
+	for _, r := range d.nodes {
+		logf, err := os.OpenFile(d.logFile(r), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return err
 		}
-		cmd := exec.Command("ip", "netns", "exec", l.NS(r), l.Bin, "--dir", l.NodeDir(r), "daemon")
+		cmd := exec.Command("ip", "netns", "exec", d.ns(r), d.bin, "--dir", d.nodeDir(r), "daemon")
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // not killed with the terminal of `lab up`
 		err = cmd.Start()
@@ -38,37 +61,37 @@ func (l *Lab) startDaemons() error {
 		if err != nil {
 			return fmt.Errorf("start the daemon of %s: %w", r, err)
 		}
-		if err := os.WriteFile(l.pidFile(r), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600); err != nil {
+		if err := os.WriteFile(d.pidFile(r), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600); err != nil {
 			return err
 		}
 		go cmd.Wait() // reaped if it exits while this process still runs
 	}
-	for _, r := range routers {
+	for _, r := range d.nodes {
 		// The socket first: a CLI started before it exists works in-process and waits for the
 		// instance's lock, which the daemon holds.
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			if _, err := os.Stat(api.SocketPath(l.NodeDir(r))); err == nil {
+			if _, err := os.Stat(api.SocketPath(d.nodeDir(r))); err == nil {
 				break
 			}
 			if time.Now().After(deadline) {
-				log, _ := os.ReadFile(l.DaemonLog(r))
+				log, _ := os.ReadFile(d.logFile(r))
 				return fmt.Errorf("the daemon of %s did not come up in 10 s; log: %s", r, log)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		if out, err := l.Seg6x(r, "status"); err != nil || !strings.Contains(out, "up since") {
+		if out, err := d.seg6x(r, "status"); err != nil || !strings.Contains(out, "up since") {
 			return fmt.Errorf("the daemon of %s does not answer: %v %s", r, err, out)
 		}
-		l.logf("lab %s: seg6x daemon running on %s (log %s)", l.Prefix, r, l.DaemonLog(r))
+		d.logf("lab %s: seg6x daemon running on %s (log %s)", d.name, r, d.logFile(r))
 	}
 	return nil
 }
 
-// stopDaemons sends every daemon SIGTERM and waits up to 5 s for it to exit (then SIGKILL).
-func (l *Lab) stopDaemons() {
-	for _, r := range routers {
-		b, err := os.ReadFile(l.pidFile(r))
+// stop sends every daemon SIGTERM and waits up to 5 s for it to exit (then SIGKILL).
+func (d daemonSet) stop() {
+	for _, r := range d.nodes {
+		b, err := os.ReadFile(d.pidFile(r))
 		if err != nil {
 			continue
 		}
@@ -81,6 +104,6 @@ func (l *Lab) stopDaemons() {
 			time.Sleep(100 * time.Millisecond)
 		}
 		_ = syscall.Kill(pid, syscall.SIGKILL)
-		_ = os.Remove(l.pidFile(r))
+		_ = os.Remove(d.pidFile(r))
 	}
 }

@@ -6,7 +6,8 @@ package lab
 // way back), a transit node p doing End between them, and a fabric of 1600-byte MTU (the VMs' 1500 plus the
 // outer headers; native XDP on veth takes no larger MTU). Each mode configures
 // the same forwarding with another data plane: plain IPv4 routing (no overlay), the kernel's seg6, or
-// seg6x on its XDP or its tc hook. With WireSegments, p's egress ports have no segmentation offload,
+// seg6x on its XDP or its tc hook (configured with `seg6x apply`, then a daemon on each node, as on a
+// real hypervisor: its programs cache next hops). With WireSegments, p's egress ports have no segmentation offload,
 // so a GSO aggregate is cut into MTU-sized packets there, at "the wire", and the receiving
 // hypervisor's GRO puts them back together. `seg6x lab hypervisor`, `seg6x bench tcp` and
 // test/lab/hypervisor_test.go use it.
@@ -85,12 +86,24 @@ func (h *Hypervisor) ip(node string, lines ...string) error {
 
 // Down removes every namespace and instance of the lab (also after a partial Up).
 func (h *Hypervisor) Down() {
+	h.daemons().stop()
 	for _, n := range HVNodes {
 		testsupport.DelNetns(h.NS(n))
 		testsupport.UnmountInstance(h.NodeDir(n))
 	}
 	_ = os.RemoveAll(h.Dir)
 }
+
+// HVRouters are the nodes that forward (each a seg6x instance with its daemon in the seg6x modes).
+var HVRouters = []string{"hv1", "p", "hv2"}
+
+func (h *Hypervisor) daemons() daemonSet {
+	logf := func(format string, args ...any) { fmt.Fprintf(h.Log, format+"\n", args...) }
+	return daemonSet{h.Prefix, h.Dir, h.Bin, HVRouters, h.NS, h.NodeDir, h.Seg6x, logf}
+}
+
+// DaemonLog is the log file of a router's daemon (seg6x modes).
+func (h *Hypervisor) DaemonLog(node string) string { return h.daemons().logFile(node) }
 
 // hvLinks: node, device, peer node, peer device, MTU.
 var hvLinks = []struct {
@@ -163,7 +176,7 @@ func (h *Hypervisor) Up() error {
 			return err
 		}
 	}
-	for _, n := range []string{"hv1", "p", "hv2"} {
+	for _, n := range HVRouters {
 		for _, dev := range []string{"fab", "w", "e", "vm"} {
 			_ = testsupport.Sysctl(h.NS(n), "net.ipv6.conf."+dev+".seg6_enabled=1", "net.ipv4.conf."+dev+".rp_filter=0")
 		}
@@ -244,7 +257,7 @@ func (h *Hypervisor) Configure(mode string) error {
 				}
 			}
 		}
-		for _, n := range []string{"hv1", "p", "hv2"} {
+		for _, n := range HVRouters {
 			f := filepath.Join(h.Dir, n+".yaml")
 			if err := os.WriteFile(f, []byte(hvYAML(n, hook)), 0o600); err != nil {
 				return err
@@ -252,6 +265,10 @@ func (h *Hypervisor) Configure(mode string) error {
 			if out, err := h.Seg6x(n, "apply", "-f", f); err != nil {
 				return fmt.Errorf("%s: seg6x apply: %v: %s", n, err, out)
 			}
+		}
+		// As on a real hypervisor, a daemon runs on each node: its programs cache next hops.
+		if err := h.daemons().start(); err != nil {
+			return err
 		}
 	default:
 		return fmt.Errorf("mode %q: want one of %s", mode, strings.Join(HVModes, ", "))
