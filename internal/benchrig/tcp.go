@@ -18,6 +18,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
 	"github.com/seg6x/seg6x/internal/lab"
 )
 
@@ -42,6 +45,10 @@ type TCPResult struct {
 	GbpsMin          float64  `json:"gbps_min"`
 	GbpsMax          float64  `json:"gbps_max"`
 	Runs             []TCPRun `json:"runs"`
+	// Seg6x modes, one flow: each node's seg6x program time per byte delivered, from one more run
+	// after the rounds with kernel.bpf_stats_enabled=1 (which costs two clock reads per program run,
+	// so the rounds run without it).
+	ProgNsPerByte map[string]float64 `json:"prog_ns_per_byte,omitempty"`
 }
 
 // TCPFlows are the flow counts measured per mode.
@@ -140,6 +147,52 @@ func tcpSummary(mode string, flows int, runs []TCPRun) TCPResult {
 	return r
 }
 
+// progTime is the run time so far of a node's seg6x program(s), from its `seg6x status`.
+func progTime(h *lab.Hypervisor, node string) (uint64, error) {
+	out, err := h.Seg6x(node, "status", "--json")
+	if err != nil {
+		return 0, fmt.Errorf("%s: seg6x status: %v: %s", node, err, out)
+	}
+	var st struct {
+		ProgRunNs uint64 `json:"prog_run_ns,string"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		return 0, fmt.Errorf("%s: seg6x status: %w", node, err)
+	}
+	return st.ProgRunNs, nil
+}
+
+// nodeProgTime runs one flow for d with BPF run-time statistics on and returns each router's seg6x
+// program time per byte delivered.
+func nodeProgTime(h *lab.Hypervisor, d time.Duration) (map[string]float64, error) {
+	stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
+	if err != nil {
+		return nil, fmt.Errorf("enable BPF run-time statistics: %w", err)
+	}
+	defer stats.Close()
+	before := map[string]uint64{}
+	for _, n := range lab.HVRouters {
+		if before[n], err = progTime(h, n); err != nil {
+			return nil, err
+		}
+	}
+	_, _, bytes, err := iperf3(h, d, 1)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, n := range lab.HVRouters {
+		after, err := progTime(h, n)
+		if err != nil {
+			return nil, err
+		}
+		if bytes > 0 {
+			out[n] = float64(after-before[n]) / bytes
+		}
+	}
+	return out, nil
+}
+
 // RunTCP measures every mode of lab.HVModes with each of TCPFlows, `rounds` times.
 func RunTCP(bin string, d time.Duration, rounds int, log io.Writer) ([]TCPResult, error) {
 	if rounds < 1 {
@@ -190,7 +243,16 @@ func RunTCP(bin string, d time.Duration, rounds int, log io.Writer) ([]TCPResult
 	var out []TCPResult
 	for _, mode := range lab.HVModes {
 		for _, flows := range TCPFlows {
-			out = append(out, tcpSummary(mode, flows, runs[key{mode, flows}]))
+			r := tcpSummary(mode, flows, runs[key{mode, flows}])
+			if flows == 1 && (mode == lab.HVSeg6xTC || mode == lab.HVSeg6xXDP) {
+				var err error
+				if r.ProgNsPerByte, err = nodeProgTime(labs[mode], d); err != nil {
+					return nil, fmt.Errorf("%s, program time per node: %w", mode, err)
+				}
+				fmt.Fprintf(log, "%-12s 1 flow, seg6x program ns/byte (bpf stats on): hv1 %.4f, p %.4f, hv2 %.4f\n", mode,
+					r.ProgNsPerByte["hv1"], r.ProgNsPerByte["p"], r.ProgNsPerByte["hv2"])
+			}
+			out = append(out, r)
 		}
 	}
 	return out, nil

@@ -295,7 +295,9 @@ rotating from round to round. Reported per (mode, flows), as medians over the ro
 retransmits, CPU ns per byte (the machine's busy CPU time during the run, all nodes sharing this
 kernel, over the bytes delivered) and its softirq part (where the three nodes' forwarding and the
 VMs' receive run), the ratio to plain routing's Gbps taken within each round, the lowest and highest
-Gbps, and every run. Written to --out as a list of records with at least
+Gbps, and every run; for the seg6x modes also each node's seg6x program time per byte, from one more
+one-flow run with kernel.bpf_stats_enabled=1 (kept out of the rounds: statistics cost two clock
+reads per program run). Written to --out as a list of records with at least
 {"mode","flows","gbps","retransmits","cpu_ns_per_byte"} (the run's date, command, commit and machine
 beside it in <out>.meta.json). Method and what limits it: docs/benchmarks.md.`,
 		Example: `  seg6x bench tcp                              # 3 rounds of 5 s: about 3 minutes
@@ -332,6 +334,12 @@ beside it in <out>.meta.json). Method and what limits it: docs/benchmarks.md.`,
 			for _, r := range res {
 				fmt.Fprintf(w, "%s\t%d\t%.2f\t%.1f-%.1f\t%d\t%.3f\t%.3f\t%.2f\n", r.Mode, r.Flows, r.Gbps, r.GbpsMin, r.GbpsMax,
 					r.Retransmits, r.CPUNsPerByte, r.SoftirqNsPerByte, r.VsPlain)
+			}
+			fmt.Fprintln(w, "\nSEG6X PROGRAM TIME PER NODE (one flow, one more run with bpf stats on)\nMODE\tns/BYTE hv1\tp\thv2")
+			for _, r := range res {
+				if r.ProgNsPerByte != nil {
+					fmt.Fprintf(w, "%s\t%.4f\t%.4f\t%.4f\n", r.Mode, r.ProgNsPerByte["hv1"], r.ProgNsPerByte["p"], r.ProgNsPerByte["hv2"])
+				}
 			}
 			return w.Flush()
 		},
