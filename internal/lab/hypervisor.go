@@ -102,9 +102,6 @@ func (h *Hypervisor) daemons() daemonSet {
 	return daemonSet{h.Prefix, h.Dir, h.Bin, HVRouters, h.NS, h.NodeDir, h.Seg6x, logf}
 }
 
-// DaemonLog is the log file of a router's daemon (seg6x modes).
-func (h *Hypervisor) DaemonLog(node string) string { return h.daemons().logFile(node) }
-
 // hvLinks: node, device, peer node, peer device, MTU.
 var hvLinks = []struct {
 	a, adev, b, bdev string
