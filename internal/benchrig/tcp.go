@@ -9,6 +9,7 @@ package benchrig
 // in total and its softirq part (where the forwarding runs), per byte delivered.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -77,14 +78,14 @@ func cpuNs() (busy, softirq uint64, err error) {
 
 // iperf3 runs one TCP test of d with `flows` parallel flows from vm1 to vm2; it returns Gbps,
 // retransmits and bytes received.
-func iperf3(h *lab.Hypervisor, d time.Duration, flows int) (float64, int, float64, error) {
-	srv := exec.Command("ip", "netns", "exec", h.NS("vm2"), "iperf3", "-s", "-1")
+func iperf3(ctx context.Context, h *lab.Hypervisor, d time.Duration, flows int) (float64, int, float64, error) {
+	srv := exec.CommandContext(ctx, "ip", "netns", "exec", h.NS("vm2"), "iperf3", "-s", "-1")
 	if err := srv.Start(); err != nil {
 		return 0, 0, 0, err
 	}
 	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
 	time.Sleep(300 * time.Millisecond)
-	out, err := exec.Command("ip", "netns", "exec", h.NS("vm1"), "timeout", strconv.Itoa(int(d.Seconds())+20), "iperf3",
+	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", h.NS("vm1"), "timeout", strconv.Itoa(int(d.Seconds())+20), "iperf3",
 		"-c", lab.HVVM2, "-t", strconv.Itoa(int(d.Seconds())), "-P", strconv.Itoa(flows), "-J").Output()
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("iperf3: %v: %s", err, out)
@@ -107,12 +108,12 @@ func iperf3(h *lab.Hypervisor, d time.Duration, flows int) (float64, int, float6
 }
 
 // measure runs iperf3 once and reads the CPU time around it.
-func measure(h *lab.Hypervisor, d time.Duration, flows int) (TCPRun, error) {
+func measure(ctx context.Context, h *lab.Hypervisor, d time.Duration, flows int) (TCPRun, error) {
 	b0, s0, err := cpuNs()
 	if err != nil {
 		return TCPRun{}, err
 	}
-	gbps, retr, bytes, err := iperf3(h, d, flows)
+	gbps, retr, bytes, err := iperf3(ctx, h, d, flows)
 	if err != nil {
 		return TCPRun{}, err
 	}
@@ -164,7 +165,7 @@ func progTime(h *lab.Hypervisor, node string) (uint64, error) {
 
 // nodeProgTime runs one flow for d with BPF run-time statistics on and returns each router's seg6x
 // program time per byte delivered.
-func nodeProgTime(h *lab.Hypervisor, d time.Duration) (map[string]float64, error) {
+func nodeProgTime(ctx context.Context, h *lab.Hypervisor, d time.Duration) (map[string]float64, error) {
 	stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
 	if err != nil {
 		return nil, fmt.Errorf("enable BPF run-time statistics: %w", err)
@@ -176,7 +177,7 @@ func nodeProgTime(h *lab.Hypervisor, d time.Duration) (map[string]float64, error
 			return nil, err
 		}
 	}
-	_, _, bytes, err := iperf3(h, d, 1)
+	_, _, bytes, err := iperf3(ctx, h, d, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -193,8 +194,9 @@ func nodeProgTime(h *lab.Hypervisor, d time.Duration) (map[string]float64, error
 	return out, nil
 }
 
-// RunTCP measures every mode of lab.HVModes with each of TCPFlows, `rounds` times.
-func RunTCP(bin string, d time.Duration, rounds int, log io.Writer) ([]TCPResult, error) {
+// RunTCP measures every mode of lab.HVModes with each of TCPFlows, `rounds` times. Cancelling ctx
+// (the CLI does on SIGINT/SIGTERM) stops the running iperf3 and removes the labs before returning.
+func RunTCP(ctx context.Context, bin string, d time.Duration, rounds int, log io.Writer) ([]TCPResult, error) {
 	if rounds < 1 {
 		return nil, fmt.Errorf("rounds %d: want at least 1", rounds)
 	}
@@ -205,6 +207,9 @@ func RunTCP(bin string, d time.Duration, rounds int, log io.Writer) ([]TCPResult
 		}
 	}()
 	for i, mode := range lab.HVModes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		h := lab.NewHypervisor(fmt.Sprintf("s6tcp%d", i), bin, nil)
 		labs[mode] = h
 		if err := h.Up(); err != nil {
@@ -224,7 +229,10 @@ func RunTCP(bin string, d time.Duration, rounds int, log io.Writer) ([]TCPResult
 		for i := range lab.HVModes {
 			mode := lab.HVModes[(i+round)%len(lab.HVModes)]
 			for _, flows := range TCPFlows {
-				r, err := measure(labs[mode], d, flows)
+				r, err := measure(ctx, labs[mode], d, flows)
+				if ctx.Err() != nil {
+					return nil, fmt.Errorf("interrupted in round %d (%s); its labs are removed", round+1, mode)
+				}
 				if err != nil {
 					return nil, fmt.Errorf("round %d, %s, %d flow(s): %w", round+1, mode, flows, err)
 				}
@@ -246,7 +254,7 @@ func RunTCP(bin string, d time.Duration, rounds int, log io.Writer) ([]TCPResult
 			r := tcpSummary(mode, flows, runs[key{mode, flows}])
 			if flows == 1 && (mode == lab.HVSeg6xTC || mode == lab.HVSeg6xXDP) {
 				var err error
-				if r.ProgNsPerByte, err = nodeProgTime(labs[mode], d); err != nil {
+				if r.ProgNsPerByte, err = nodeProgTime(ctx, labs[mode], d); err != nil {
 					return nil, fmt.Errorf("%s, program time per node: %w", mode, err)
 				}
 				fmt.Fprintf(log, "%-12s 1 flow, seg6x program ns/byte (bpf stats on): hv1 %.4f, p %.4f, hv2 %.4f\n", mode,

@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -313,7 +315,10 @@ beside it in <out>.meta.json). Method and what limits it: docs/benchmarks.md.`,
 				return err
 			}
 			meta := benchrig.NewMeta()
-			res, err := benchrig.RunTCP(bin, d, rounds, os.Stderr)
+			// Interrupted, it stops the running test and removes its labs before exiting.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			res, err := benchrig.RunTCP(ctx, bin, d, rounds, os.Stderr)
 			if err != nil {
 				return err
 			}
