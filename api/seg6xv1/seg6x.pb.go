@@ -496,6 +496,7 @@ type Route struct {
 	UsedSrc       string                 `protobuf:"bytes,8,opt,name=used_src,json=usedSrc,proto3" json:"used_src,omitempty"`        // output only
 	TunnelMtu     uint32                 `protobuf:"varint,9,opt,name=tunnel_mtu,json=tunnelMtu,proto3" json:"tunnel_mtu,omitempty"` // output only: largest tenant packet that fits the tunnel (egress MTU - outer header); 0 unknown
 	Egress        string                 `protobuf:"bytes,10,opt,name=egress,proto3" json:"egress,omitempty"`                        // output only: interface towards segs[0] (or why it is unknown)
+	Origin        string                 `protobuf:"bytes,11,opt,name=origin,proto3" json:"origin,omitempty"`                        // output only: who owns it: "" (the API and config files), kernel, bgp
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -596,6 +597,13 @@ func (x *Route) GetTunnelMtu() uint32 {
 func (x *Route) GetEgress() string {
 	if x != nil {
 		return x.Egress
+	}
+	return ""
+}
+
+func (x *Route) GetOrigin() string {
+	if x != nil {
+		return x.Origin
 	}
 	return ""
 }
@@ -2231,7 +2239,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06origin\x18\x04 \x01(\tR\x06origin\x12'\n" +
 	"\x0fkernel_fallback\x18\x05 \x01(\bR\x0ekernelFallback\x12\x18\n" +
 	"\agateway\x18\x06 \x03(\tR\agateway\x12\x1b\n" +
-	"\tmss_clamp\x18\a \x01(\tR\bmssClamp\"\xfc\x01\n" +
+	"\tmss_clamp\x18\a \x01(\tR\bmssClamp\"\x94\x02\n" +
 	"\x05Route\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x12\n" +
@@ -2244,7 +2252,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"\n" +
 	"tunnel_mtu\x18\t \x01(\rR\ttunnelMtu\x12\x16\n" +
 	"\x06egress\x18\n" +
-	" \x01(\tR\x06egress\"\xbd\x01\n" +
+	" \x01(\tR\x06egress\x12\x16\n" +
+	"\x06origin\x18\v \x01(\tR\x06origin\"\xbd\x01\n" +
 	"\x03Sid\x12\x10\n" +
 	"\x03sid\x18\x01 \x01(\tR\x03sid\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12\x10\n" +

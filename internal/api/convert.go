@@ -73,7 +73,7 @@ func routeFromPB(r *pb.Route) (state.Route, error) {
 
 func routeToPB(r *state.Route) *pb.Route {
 	out := &pb.Route{Tenant: r.Tenant, Prefix: r.Prefix.String(), Mode: r.Mode, Hoplimit: uint32(r.HopLimit),
-		PolicyId: r.ID, TunnelMtu: uint32(r.TunnelMTU), Egress: r.Egress}
+		PolicyId: r.ID, TunnelMtu: uint32(r.TunnelMTU), Egress: r.Egress, Origin: string(r.Origin)}
 	for _, s := range r.Segs {
 		out.Segs = append(out.Segs, s.String())
 	}
@@ -371,6 +371,7 @@ func StateFromChunks(chunks []*pb.StateChunk) (state.State, uint64, error) {
 			s.Routes[i].UsedSrc = a
 		}
 		s.Routes[i].TunnelMTU, s.Routes[i].Egress = int(r.GetTunnelMtu()), r.GetEgress()
+		s.Routes[i].Origin = state.Origin(r.GetOrigin())
 	}
 	for i, sd := range all.Sids {
 		s.SIDs[i].ID, s.SIDs[i].Origin = sd.GetId(), state.Origin(sd.GetOrigin())

@@ -98,7 +98,7 @@ func configOwned(s state.State) (state.State, int) {
 		out.Tenants = append(out.Tenants, t)
 	}
 	for _, r := range s.Routes {
-		if !kernel[r.Tenant] {
+		if !kernel[r.Tenant] && r.Origin == state.OriginConfig {
 			out.Routes = append(out.Routes, r)
 		}
 	}

@@ -106,7 +106,7 @@ func show(what string) error {
 		fmt.Fprintln(w)
 	}
 	if what == "all" || what == "routes" {
-		fmt.Fprintln(w, "TENANT\tPREFIX\tMODE\tSEGS\tSRC\tHOPLIMIT\tPOLICY\tEGRESS\tTUNNEL-MTU")
+		fmt.Fprintln(w, "TENANT\tPREFIX\tMODE\tSEGS\tSRC\tHOPLIMIT\tPOLICY\tEGRESS\tTUNNEL-MTU\tORIGIN")
 		for _, r := range cur.Routes {
 			src := "-"
 			if r.UsedSrc.IsValid() {
@@ -119,7 +119,8 @@ func show(what string) error {
 			if egress == "" {
 				egress = "-"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.Tenant, r.Prefix, r.Mode, listOr(r.Segs, "-"), src, r.HopLimit, r.ID, egress, mtu)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.Tenant, r.Prefix, r.Mode, listOr(r.Segs, "-"), src, r.HopLimit,
+				r.ID, egress, mtu, origin(r.Origin))
 		}
 		fmt.Fprintln(w)
 	}

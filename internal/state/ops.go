@@ -49,6 +49,9 @@ type Op struct {
 type TenantRoutes struct {
 	Tenant string
 	Routes []Route
+	// All replaces the routes of every origin (the tenant's owner, removing it); otherwise only the
+	// asking origin's routes are replaced and the others' stay.
+	All bool
 }
 
 type routeKey struct {
@@ -398,9 +401,16 @@ func (s *Store) unref(c *change, p *policy) {
 	c.onUndo(func() { p.refs++ })
 }
 
-// setRoute points prefix of tenant t at pol (nil: removes it), keeping counts and the undo log.
-func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, pol *policy) {
+// setRoute points prefix of tenant t at pol (nil: removes it) on behalf of origin o, keeping counts and
+// the undo log.
+func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, pol *policy, o Origin) {
 	old := t.routes[prefix]
+	oldOrigin := t.routeOrigin(prefix)
+	if pol != nil {
+		t.setOrigin(prefix, o)
+	} else {
+		t.setOrigin(prefix, t.Origin)
+	}
 	fam := 0
 	if prefix.Addr().Is6() {
 		fam = 1
@@ -429,7 +439,21 @@ func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, pol *polic
 		} else {
 			delete(t.routes, prefix)
 		}
+		t.setOrigin(prefix, oldOrigin)
 	})
+}
+
+// routeOwned refuses a change of the route for p (had: it exists) by another origin than its owner's.
+// A route belongs to its tenant's origin, except that BGP may add routes to a tenant of the API:
+// those are BGP's.
+func routeOwned(op Op, t *tenantRT, p netip.Prefix, had bool, obj string) error {
+	if had {
+		return owned(op, t.routeOrigin(p), obj)
+	}
+	if t.Origin == OriginConfig && op.Origin == OriginBGP {
+		return nil
+	}
+	return owned(op, t.Origin, obj)
 }
 
 func (s *Store) applyRoute(c *change, op Op) error {
@@ -447,13 +471,13 @@ func (s *Store) applyRoute(c *change, op Op) error {
 	if t == nil {
 		return fieldErr(obj, "tenant", "unknown tenant %q", r.Tenant)
 	}
-	if err := owned(op, t.Origin, obj); err != nil {
+	old := t.routes[r.Prefix]
+	if err := routeOwned(op, t, r.Prefix, old != nil, obj); err != nil {
 		return err
 	}
 	if err := s.checkRouteCapacity(op.Kind, r.Prefix); err != nil {
 		return fieldErr(obj, "", "%v", err)
 	}
-	old := t.routes[r.Prefix]
 	if err := exists(op.Kind, old != nil, obj); err != nil {
 		return err
 	}
@@ -463,7 +487,7 @@ func (s *Store) applyRoute(c *change, op Op) error {
 		c.routes[k] = old
 	}
 	if op.Kind == OpDelete {
-		s.setRoute(c, t, r.Prefix, nil)
+		s.setRoute(c, t, r.Prefix, nil, op.Origin)
 		c.note(op.Kind, true, obj)
 		return nil
 	}
@@ -475,7 +499,7 @@ func (s *Store) applyRoute(c *change, op Op) error {
 		s.unref(c, pol) // unchanged
 		return nil
 	}
-	s.setRoute(c, t, r.Prefix, pol) // the route keeps the reference acquire took
+	s.setRoute(c, t, r.Prefix, pol, op.Origin) // the route keeps the reference acquire took
 	c.note(op.Kind, old != nil, obj)
 	return nil
 }
@@ -503,8 +527,10 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	if t == nil {
 		return fieldErr(obj, "tenant", "unknown tenant %q", tr.Tenant)
 	}
-	if err := owned(op, t.Origin, obj); err != nil {
-		return err
+	if op.Origin != t.Origin && (tr.All || t.Origin != OriginConfig || op.Origin != OriginBGP) {
+		if err := owned(op, t.Origin, obj); err != nil {
+			return err
+		}
 	}
 	seen := make(map[netip.Prefix]bool, len(tr.Routes))
 	rs := make([]Route, len(tr.Routes))
@@ -523,12 +549,28 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 			errs = append(errs, fieldErr(routeObj(&r), "", "defined twice"))
 		}
 		seen[r.Prefix] = true
+		r.Origin = op.Origin
 		if r.Prefix.Addr().Is4() {
 			n4++
 		} else {
 			n6++
 		}
 		rs[i] = r
+	}
+	// Other origins' routes stay (unless All): the new table holds them as they are.
+	for p, pol := range t.routes {
+		if o := t.routeOrigin(p); !tr.All && o != op.Origin {
+			if seen[p] {
+				errs = append(errs, fieldErr(routeObj(&Route{Tenant: t.Name, Prefix: p}), "", "%s", originOwners[o]))
+			}
+			kept := routeOf(t, p, pol)
+			if p.Addr().Is4() {
+				n4++
+			} else {
+				n6++
+			}
+			rs = append(rs, kept)
+		}
 	}
 	if len(errs) > 0 {
 		return errs
@@ -555,15 +597,15 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	if err != nil {
 		return fieldErr(obj, "", "%v", err)
 	}
-	oldID, oldRoutes, oldPlens, oldN := t.tableID, t.routes, t.plens, s.rt.nroutes
+	oldID, oldRoutes, oldPlens, oldN, oldOrigins := t.tableID, t.routes, t.plens, s.rt.nroutes, t.origins
 	for _, p := range oldRoutes {
 		s.unref(c, p)
 	}
-	t.tableID, t.routes, t.plens = newID, make(map[netip.Prefix]*policy, len(rs)), [2][129]uint32{}
+	t.tableID, t.routes, t.plens, t.origins = newID, make(map[netip.Prefix]*policy, len(rs)), [2][129]uint32{}, nil
 	s.rt.nroutes[0] -= c4
 	s.rt.nroutes[1] -= c6
 	c.onUndo(func() {
-		t.tableID, t.routes, t.plens, s.rt.nroutes = oldID, oldRoutes, oldPlens, oldN
+		t.tableID, t.routes, t.plens, s.rt.nroutes, t.origins = oldID, oldRoutes, oldPlens, oldN, oldOrigins
 		s.rt.tableIDs.release(newID, false)
 	})
 	for i := range rs {
@@ -572,6 +614,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 			return err
 		}
 		t.routes[rs[i].Prefix] = pol
+		t.setOrigin(rs[i].Prefix, rs[i].Origin)
 		t.countRoute(rs[i].Prefix, 1)
 		if old, had := oldRoutes[rs[i].Prefix]; !had || old != pol {
 			c.note(OpReplace, had, routeObj(&rs[i]))

@@ -36,6 +36,7 @@ type savedRoute struct {
 	T   string       `json:"t"`
 	P   netip.Prefix `json:"p"`
 	Pol uint32       `json:"pol,omitempty"`
+	O   Origin       `json:"o,omitempty"` // when not its tenant's (tenantRT.origins)
 }
 
 type savedTable struct {
@@ -135,7 +136,7 @@ func (r *runtime) replay(rec record) error {
 			}
 			r.nroutes[famOf(p)]--
 		}
-		t.tableID, t.routes, t.plens = rec.Table.ID, map[netip.Prefix]*policy{}, [2][129]uint32{}
+		t.tableID, t.routes, t.plens, t.origins = rec.Table.ID, map[netip.Prefix]*policy{}, [2][129]uint32{}, nil
 	case rec.Route != nil:
 		t, pol := r.tenants[rec.Route.T], r.polByID[rec.Route.Pol]
 		if rec.Route.Pol == 0 {
@@ -153,6 +154,10 @@ func (r *runtime) replay(rec record) error {
 			r.nroutes[famOf(rec.Route.P)]++
 		}
 		t.routes[rec.Route.P] = pol
+		t.setOrigin(rec.Route.P, t.Origin)
+		if rec.Route.O != "" {
+			t.setOrigin(rec.Route.P, rec.Route.O)
+		}
 		if pol != passPolicy {
 			pol.refs++
 		}
@@ -163,6 +168,7 @@ func (r *runtime) replay(rec record) error {
 					old.refs--
 				}
 				delete(t.routes, rec.RouteDel.P)
+				delete(t.origins, rec.RouteDel.P)
 				t.countRoute(rec.RouteDel.P, -1)
 				r.nroutes[famOf(rec.RouteDel.P)]--
 			}
@@ -210,7 +216,7 @@ func (r *runtime) records(emit func(record) error) error {
 			return err
 		}
 		for p, pol := range t.routes {
-			if err := emit(record{Route: &savedRoute{T: t.Name, P: p, Pol: pol.id}}); err != nil {
+			if err := emit(record{Route: &savedRoute{T: t.Name, P: p, Pol: pol.id, O: t.origins[p]}}); err != nil {
 				return err
 			}
 		}
@@ -259,7 +265,7 @@ func (r *runtime) changeRecords(c *change) []record {
 		}
 		recs = append(recs, record{Table: &savedTable{T: name, ID: t.tableID}})
 		for p, pol := range t.routes {
-			recs = append(recs, record{Route: &savedRoute{T: name, P: p, Pol: pol.id}})
+			recs = append(recs, record{Route: &savedRoute{T: name, P: p, Pol: pol.id, O: t.origins[p]}})
 		}
 	}
 	for k := range c.routes {
@@ -267,7 +273,7 @@ func (r *runtime) changeRecords(c *change) []record {
 			continue
 		}
 		if t := r.tenants[k.tenant]; t != nil && t.routes[k.prefix] != nil {
-			recs = append(recs, record{Route: &savedRoute{T: k.tenant, P: k.prefix, Pol: t.routes[k.prefix].id}})
+			recs = append(recs, record{Route: &savedRoute{T: k.tenant, P: k.prefix, Pol: t.routes[k.prefix].id, O: t.origins[k.prefix]}})
 		} else {
 			recs = append(recs, record{RouteDel: &savedRoute{T: k.tenant, P: k.prefix}})
 		}

@@ -57,8 +57,8 @@ func (s *Store) Plan(desired *State) []Op {
 		if want[name] || t.Origin != OriginConfig { // other origins' objects are not the file's
 			continue
 		}
-		if len(t.routes) > 0 {
-			ops = append(ops, Op{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: name}})
+		if len(t.routes) > 0 { // BGP's routes in it go with it
+			ops = append(ops, Op{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: name, All: true}})
 		}
 		dels = append(dels, Op{Kind: OpDelete, Tenant: &Tenant{Name: name}})
 	}
@@ -105,14 +105,15 @@ func sameTenant(cur, want *Tenant) bool {
 	return true
 }
 
+// sameRoutes: the API's routes of tenant cur are want (other origins' routes are not the file's).
 func sameRoutes(cur *tenantRT, want []Route) bool {
-	if len(cur.routes) != len(want) {
+	if len(cur.routes)-len(cur.origins) != len(want) {
 		return false
 	}
 	for i := range want {
 		r := &want[i]
 		p := cur.routes[r.Prefix]
-		if p == nil || (r.Mode == ModePass) != (p == passPolicy) ||
+		if p == nil || cur.routeOrigin(r.Prefix) != OriginConfig || (r.Mode == ModePass) != (p == passPolicy) ||
 			(p != passPolicy && p.key != policyKey(r.Prefix.Addr().Is6(), r.Mode, r.Segs, r.Src, r.HopLimit)) {
 			return false
 		}

@@ -56,6 +56,29 @@ type tenantRT struct {
 	tableID uint32
 	routes  map[netip.Prefix]*policy
 	plens   [2][129]uint32 // routes per prefix length: [0] IPv4, [1] IPv6
+	// origins holds the origin of each route whose origin is not the tenant's (BGP's routes in a
+	// tenant of the API); nil when there is none.
+	origins map[netip.Prefix]Origin
+}
+
+// routeOrigin is the origin of the tenant's route for p.
+func (t *tenantRT) routeOrigin(p netip.Prefix) Origin {
+	if o, ok := t.origins[p]; ok {
+		return o
+	}
+	return t.Origin
+}
+
+// setOrigin records o as the origin of the route for p (the tenant's origin is not stored).
+func (t *tenantRT) setOrigin(p netip.Prefix, o Origin) {
+	if o == t.Origin {
+		delete(t.origins, p)
+		return
+	}
+	if t.origins == nil {
+		t.origins = map[netip.Prefix]Origin{}
+	}
+	t.origins[p] = o
 }
 
 func (t *tenantRT) countRoute(p netip.Prefix, delta int) {
@@ -133,9 +156,9 @@ func cloneDomain(d Domain) Domain {
 }
 
 // routeOf returns the API form of a route.
-func routeOf(tenant string, p netip.Prefix, pol *policy) Route {
-	return Route{Tenant: tenant, Prefix: p, Mode: pol.mode, Segs: slices.Clone(pol.segs), Src: pol.src,
-		HopLimit: pol.hopLimit, ID: pol.id, UsedSrc: pol.usedSrc}
+func routeOf(t *tenantRT, p netip.Prefix, pol *policy) Route {
+	return Route{Tenant: t.Name, Prefix: p, Mode: pol.mode, Segs: slices.Clone(pol.segs), Src: pol.src,
+		HopLimit: pol.hopLimit, ID: pol.id, UsedSrc: pol.usedSrc, Origin: t.routeOrigin(p)}
 }
 
 // state returns the running state as a State (sorted), O(objects).
@@ -150,7 +173,7 @@ func (r *runtime) state() State {
 		tt.ID = t.tableID
 		s.Tenants = append(s.Tenants, tt)
 		for p, pol := range t.routes {
-			s.Routes = append(s.Routes, routeOf(t.Name, p, pol))
+			s.Routes = append(s.Routes, routeOf(t, p, pol))
 		}
 	}
 	for _, sd := range r.sids {

@@ -326,7 +326,7 @@ func (s *Store) Interfaces() []Interface {
 func (s *Store) EachRoute(f func(r Route) bool) {
 	for _, t := range s.rt.tenants {
 		for p, pol := range t.routes {
-			if !f(routeOf(t.Name, p, pol)) {
+			if !f(routeOf(t, p, pol)) {
 				return
 			}
 		}
@@ -354,7 +354,7 @@ func (s *Store) TenantRoutes(name string) map[netip.Prefix]Route {
 	}
 	out := make(map[netip.Prefix]Route, len(t.routes))
 	for p, pol := range t.routes {
-		out[p] = routeOf(name, p, pol)
+		out[p] = routeOf(t, p, pol)
 	}
 	return out
 }
