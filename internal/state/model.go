@@ -130,10 +130,10 @@ type Route struct {
 	Src      netip.Addr   `yaml:"src,omitempty" json:"src,omitempty"`
 	HopLimit uint8        `yaml:"hoplimit,omitempty" json:"hoplimit,omitempty"` // default 64
 	ID       uint32       `yaml:"-" json:"id,omitempty"`                        // policy and counter index
+	UsedSrc  netip.Addr   `yaml:"-" json:"used_src,omitempty"`                  // Src, or the one the kernel chose
 	// Origin is the front end that owns the route (origins.go): its tenant's, or BGP's for a route
 	// learned into a tenant of the API.
 	Origin Origin `yaml:"-" json:"origin,omitempty"`
-	UsedSrc  netip.Addr   `yaml:"-" json:"used_src,omitempty"`                  // Src, or the one the kernel chose
 	// Filled in by show (FillPaths), from the kernel's route towards Segs[0] at that moment:
 	Egress    string `yaml:"-" json:"egress,omitempty"`     // the interface (or why it is unknown)
 	TunnelMTU int    `yaml:"-" json:"tunnel_mtu,omitempty"` // its MTU minus the outer IPv6 + SRH
