@@ -443,14 +443,18 @@ func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, pol *polic
 	})
 }
 
+// mayAddRoutes: origin o may put routes into tenant t. A route belongs to its tenant's origin, except
+// that BGP may add routes to a tenant of the API: those are BGP's.
+func mayAddRoutes(t *tenantRT, o Origin) bool {
+	return o == t.Origin || (t.Origin == OriginConfig && o == OriginBGP)
+}
+
 // routeOwned refuses a change of the route for p (had: it exists) by another origin than its owner's.
-// A route belongs to its tenant's origin, except that BGP may add routes to a tenant of the API:
-// those are BGP's.
 func routeOwned(op Op, t *tenantRT, p netip.Prefix, had bool, obj string) error {
 	if had {
 		return owned(op, t.routeOrigin(p), obj)
 	}
-	if t.Origin == OriginConfig && op.Origin == OriginBGP {
+	if mayAddRoutes(t, op.Origin) {
 		return nil
 	}
 	return owned(op, t.Origin, obj)
@@ -527,10 +531,8 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	if t == nil {
 		return fieldErr(obj, "tenant", "unknown tenant %q", tr.Tenant)
 	}
-	if op.Origin != t.Origin && (tr.All || t.Origin != OriginConfig || op.Origin != OriginBGP) {
-		if err := owned(op, t.Origin, obj); err != nil {
-			return err
-		}
+	if !mayAddRoutes(t, op.Origin) || (tr.All && op.Origin != t.Origin) {
+		return owned(op, t.Origin, obj)
 	}
 	seen := make(map[netip.Prefix]bool, len(tr.Routes))
 	rs := make([]Route, len(tr.Routes))
@@ -561,7 +563,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	for p, pol := range t.routes {
 		if o := t.routeOrigin(p); !tr.All && o != op.Origin {
 			if seen[p] {
-				errs = append(errs, fieldErr(routeObj(&Route{Tenant: t.Name, Prefix: p}), "", "%s", originOwners[o]))
+				errs = append(errs, owned(op, o, routeObj(&Route{Tenant: t.Name, Prefix: p})))
 			}
 			kept := routeOf(t, p, pol)
 			if p.Addr().Is4() {

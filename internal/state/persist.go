@@ -154,9 +154,10 @@ func (r *runtime) replay(rec record) error {
 			r.nroutes[famOf(rec.Route.P)]++
 		}
 		t.routes[rec.Route.P] = pol
-		t.setOrigin(rec.Route.P, t.Origin)
 		if rec.Route.O != "" {
 			t.setOrigin(rec.Route.P, rec.Route.O)
+		} else {
+			delete(t.origins, rec.Route.P)
 		}
 		if pol != passPolicy {
 			pol.refs++
