@@ -75,7 +75,7 @@ func (x Op_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Op_Kind.Descriptor instead.
 func (Op_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{9, 0}
+	return file_seg6x_proto_rawDescGZIP(), []int{13, 0}
 }
 
 type Options struct {
@@ -401,6 +401,7 @@ type Tenant struct {
 	KernelFallback bool                   `protobuf:"varint,5,opt,name=kernel_fallback,json=kernelFallback,proto3" json:"kernel_fallback,omitempty"` // the kernel holds the same routes: what XDP cannot encapsulate goes to it
 	Gateway        []string               `protobuf:"bytes,6,rep,name=gateway,proto3" json:"gateway,omitempty"`                                      // at most one IPv4 and one IPv6: source of the ICMP errors sent to its hosts
 	MssClamp       string                 `protobuf:"bytes,7,opt,name=mss_clamp,json=mssClamp,proto3" json:"mss_clamp,omitempty"`                    // "" or "off" (default), "auto" (fit the tunnel), or the largest MSS
+	Vpn            *TenantVpn             `protobuf:"bytes,8,opt,name=vpn,proto3" json:"vpn,omitempty"`                                              // an SRv6 L3VPN over BGP: RD, route targets, service SID
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -484,6 +485,383 @@ func (x *Tenant) GetMssClamp() string {
 	return ""
 }
 
+func (x *Tenant) GetVpn() *TenantVpn {
+	if x != nil {
+		return x.Vpn
+	}
+	return nil
+}
+
+// TenantVpn is a tenant's vpn: section (see docs/bgp.md).
+type TenantVpn struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Rd              string                 `protobuf:"bytes,1,opt,name=rd,proto3" json:"rd,omitempty"` // route distinguisher: ASN:N or IPv4:N
+	ImportRt        []string               `protobuf:"bytes,2,rep,name=import_rt,json=importRt,proto3" json:"import_rt,omitempty"`
+	ExportRt        []string               `protobuf:"bytes,3,rep,name=export_rt,json=exportRt,proto3" json:"export_rt,omitempty"`
+	Locator         string                 `protobuf:"bytes,4,opt,name=locator,proto3" json:"locator,omitempty"`                                         // the service SID's locator (default: the bgp section's)
+	Sid             string                 `protobuf:"bytes,5,opt,name=sid,proto3" json:"sid,omitempty"`                                                 // a fixed service SID (default: allocated from the locator)
+	Behavior        string                 `protobuf:"bytes,6,opt,name=behavior,proto3" json:"behavior,omitempty"`                                       // End.DT46 (default), End.DT4, End.DT6
+	Advertise       []string               `protobuf:"bytes,7,rep,name=advertise,proto3" json:"advertise,omitempty"`                                     // prefixes sent as VPN routes
+	AdvertiseKernel bool                   `protobuf:"varint,8,opt,name=advertise_kernel,json=advertiseKernel,proto3" json:"advertise_kernel,omitempty"` // also the kernel routes of the tenant's table
+	Encap           string                 `protobuf:"bytes,9,opt,name=encap,proto3" json:"encap,omitempty"`                                             // learned routes: encap (default) or encap.red
+	ServiceSid      string                 `protobuf:"bytes,10,opt,name=service_sid,json=serviceSid,proto3" json:"service_sid,omitempty"`                // output only: the service SID in use
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *TenantVpn) Reset() {
+	*x = TenantVpn{}
+	mi := &file_seg6x_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantVpn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantVpn) ProtoMessage() {}
+
+func (x *TenantVpn) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantVpn.ProtoReflect.Descriptor instead.
+func (*TenantVpn) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *TenantVpn) GetRd() string {
+	if x != nil {
+		return x.Rd
+	}
+	return ""
+}
+
+func (x *TenantVpn) GetImportRt() []string {
+	if x != nil {
+		return x.ImportRt
+	}
+	return nil
+}
+
+func (x *TenantVpn) GetExportRt() []string {
+	if x != nil {
+		return x.ExportRt
+	}
+	return nil
+}
+
+func (x *TenantVpn) GetLocator() string {
+	if x != nil {
+		return x.Locator
+	}
+	return ""
+}
+
+func (x *TenantVpn) GetSid() string {
+	if x != nil {
+		return x.Sid
+	}
+	return ""
+}
+
+func (x *TenantVpn) GetBehavior() string {
+	if x != nil {
+		return x.Behavior
+	}
+	return ""
+}
+
+func (x *TenantVpn) GetAdvertise() []string {
+	if x != nil {
+		return x.Advertise
+	}
+	return nil
+}
+
+func (x *TenantVpn) GetAdvertiseKernel() bool {
+	if x != nil {
+		return x.AdvertiseKernel
+	}
+	return false
+}
+
+func (x *TenantVpn) GetEncap() string {
+	if x != nil {
+		return x.Encap
+	}
+	return ""
+}
+
+func (x *TenantVpn) GetServiceSid() string {
+	if x != nil {
+		return x.ServiceSid
+	}
+	return ""
+}
+
+// Bgp is the node's BGP speaker, run by the daemon.
+type Bgp struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Asn             uint32                 `protobuf:"varint,1,opt,name=asn,proto3" json:"asn,omitempty"`
+	RouterId        string                 `protobuf:"bytes,2,opt,name=router_id,json=routerId,proto3" json:"router_id,omitempty"`              // IPv4
+	ListenPort      int32                  `protobuf:"varint,3,opt,name=listen_port,json=listenPort,proto3" json:"listen_port,omitempty"`       // 0: 179; -1: no listener
+	NextHop         string                 `protobuf:"bytes,4,opt,name=next_hop,json=nextHop,proto3" json:"next_hop,omitempty"`                 // advertised next hop (default: each session's local address)
+	Locator         string                 `protobuf:"bytes,5,opt,name=locator,proto3" json:"locator,omitempty"`                                // default locator of the tenants' service SIDs
+	BlockBits       uint32                 `protobuf:"varint,6,opt,name=block_bits,json=blockBits,proto3" json:"block_bits,omitempty"`          // SID structure: locator block (default 32)
+	FunctionBits    uint32                 `protobuf:"varint,7,opt,name=function_bits,json=functionBits,proto3" json:"function_bits,omitempty"` // SID structure: function (default 16)
+	Transposition   bool                   `protobuf:"varint,8,opt,name=transposition,proto3" json:"transposition,omitempty"`                   // send function bits in the label (RFC 9252 section 4)
+	GracefulRestart *BgpGracefulRestart    `protobuf:"bytes,9,opt,name=graceful_restart,json=gracefulRestart,proto3" json:"graceful_restart,omitempty"`
+	Neighbors       []*BgpNeighborConfig   `protobuf:"bytes,10,rep,name=neighbors,proto3" json:"neighbors,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *Bgp) Reset() {
+	*x = Bgp{}
+	mi := &file_seg6x_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Bgp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Bgp) ProtoMessage() {}
+
+func (x *Bgp) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Bgp.ProtoReflect.Descriptor instead.
+func (*Bgp) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Bgp) GetAsn() uint32 {
+	if x != nil {
+		return x.Asn
+	}
+	return 0
+}
+
+func (x *Bgp) GetRouterId() string {
+	if x != nil {
+		return x.RouterId
+	}
+	return ""
+}
+
+func (x *Bgp) GetListenPort() int32 {
+	if x != nil {
+		return x.ListenPort
+	}
+	return 0
+}
+
+func (x *Bgp) GetNextHop() string {
+	if x != nil {
+		return x.NextHop
+	}
+	return ""
+}
+
+func (x *Bgp) GetLocator() string {
+	if x != nil {
+		return x.Locator
+	}
+	return ""
+}
+
+func (x *Bgp) GetBlockBits() uint32 {
+	if x != nil {
+		return x.BlockBits
+	}
+	return 0
+}
+
+func (x *Bgp) GetFunctionBits() uint32 {
+	if x != nil {
+		return x.FunctionBits
+	}
+	return 0
+}
+
+func (x *Bgp) GetTransposition() bool {
+	if x != nil {
+		return x.Transposition
+	}
+	return false
+}
+
+func (x *Bgp) GetGracefulRestart() *BgpGracefulRestart {
+	if x != nil {
+		return x.GracefulRestart
+	}
+	return nil
+}
+
+func (x *Bgp) GetNeighbors() []*BgpNeighborConfig {
+	if x != nil {
+		return x.Neighbors
+	}
+	return nil
+}
+
+type BgpGracefulRestart struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Enabled       bool                   `protobuf:"varint,1,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	RestartTime   uint32                 `protobuf:"varint,2,opt,name=restart_time,json=restartTime,proto3" json:"restart_time,omitempty"` // seconds (default 120)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BgpGracefulRestart) Reset() {
+	*x = BgpGracefulRestart{}
+	mi := &file_seg6x_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BgpGracefulRestart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BgpGracefulRestart) ProtoMessage() {}
+
+func (x *BgpGracefulRestart) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BgpGracefulRestart.ProtoReflect.Descriptor instead.
+func (*BgpGracefulRestart) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *BgpGracefulRestart) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+func (x *BgpGracefulRestart) GetRestartTime() uint32 {
+	if x != nil {
+		return x.RestartTime
+	}
+	return 0
+}
+
+type BgpNeighborConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Address       string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
+	Asn           uint32                 `protobuf:"varint,2,opt,name=asn,proto3" json:"asn,omitempty"`
+	Password      string                 `protobuf:"bytes,3,opt,name=password,proto3" json:"password,omitempty"` // TCP-MD5
+	LocalAddress  string                 `protobuf:"bytes,4,opt,name=local_address,json=localAddress,proto3" json:"local_address,omitempty"`
+	Families      []string               `protobuf:"bytes,5,rep,name=families,proto3" json:"families,omitempty"` // vpnv4, vpnv6, rtc (default: all three)
+	Description   string                 `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BgpNeighborConfig) Reset() {
+	*x = BgpNeighborConfig{}
+	mi := &file_seg6x_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BgpNeighborConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BgpNeighborConfig) ProtoMessage() {}
+
+func (x *BgpNeighborConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BgpNeighborConfig.ProtoReflect.Descriptor instead.
+func (*BgpNeighborConfig) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *BgpNeighborConfig) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *BgpNeighborConfig) GetAsn() uint32 {
+	if x != nil {
+		return x.Asn
+	}
+	return 0
+}
+
+func (x *BgpNeighborConfig) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
+func (x *BgpNeighborConfig) GetLocalAddress() string {
+	if x != nil {
+		return x.LocalAddress
+	}
+	return ""
+}
+
+func (x *BgpNeighborConfig) GetFamilies() []string {
+	if x != nil {
+		return x.Families
+	}
+	return nil
+}
+
+func (x *BgpNeighborConfig) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
 type Route struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Tenant        string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
@@ -503,7 +881,7 @@ type Route struct {
 
 func (x *Route) Reset() {
 	*x = Route{}
-	mi := &file_seg6x_proto_msgTypes[6]
+	mi := &file_seg6x_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -515,7 +893,7 @@ func (x *Route) String() string {
 func (*Route) ProtoMessage() {}
 
 func (x *Route) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[6]
+	mi := &file_seg6x_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -528,7 +906,7 @@ func (x *Route) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Route.ProtoReflect.Descriptor instead.
 func (*Route) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{6}
+	return file_seg6x_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Route) GetTenant() string {
@@ -625,7 +1003,7 @@ type Sid struct {
 
 func (x *Sid) Reset() {
 	*x = Sid{}
-	mi := &file_seg6x_proto_msgTypes[7]
+	mi := &file_seg6x_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -637,7 +1015,7 @@ func (x *Sid) String() string {
 func (*Sid) ProtoMessage() {}
 
 func (x *Sid) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[7]
+	mi := &file_seg6x_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -650,7 +1028,7 @@ func (x *Sid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sid.ProtoReflect.Descriptor instead.
 func (*Sid) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{7}
+	return file_seg6x_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Sid) GetSid() string {
@@ -727,7 +1105,7 @@ type TenantRoutes struct {
 
 func (x *TenantRoutes) Reset() {
 	*x = TenantRoutes{}
-	mi := &file_seg6x_proto_msgTypes[8]
+	mi := &file_seg6x_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -739,7 +1117,7 @@ func (x *TenantRoutes) String() string {
 func (*TenantRoutes) ProtoMessage() {}
 
 func (x *TenantRoutes) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[8]
+	mi := &file_seg6x_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -752,7 +1130,7 @@ func (x *TenantRoutes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantRoutes.ProtoReflect.Descriptor instead.
 func (*TenantRoutes) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{8}
+	return file_seg6x_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TenantRoutes) GetTenant() string {
@@ -781,6 +1159,7 @@ type Op struct {
 	//	*Op_Sid
 	//	*Op_TenantRoutes
 	//	*Op_Domain
+	//	*Op_Bgp
 	Object        isOp_Object `protobuf_oneof:"object"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -788,7 +1167,7 @@ type Op struct {
 
 func (x *Op) Reset() {
 	*x = Op{}
-	mi := &file_seg6x_proto_msgTypes[9]
+	mi := &file_seg6x_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -800,7 +1179,7 @@ func (x *Op) String() string {
 func (*Op) ProtoMessage() {}
 
 func (x *Op) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[9]
+	mi := &file_seg6x_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -813,7 +1192,7 @@ func (x *Op) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Op.ProtoReflect.Descriptor instead.
 func (*Op) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{9}
+	return file_seg6x_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Op) GetKind() Op_Kind {
@@ -893,6 +1272,15 @@ func (x *Op) GetDomain() *Domain {
 	return nil
 }
 
+func (x *Op) GetBgp() *Bgp {
+	if x != nil {
+		if x, ok := x.Object.(*Op_Bgp); ok {
+			return x.Bgp
+		}
+	}
+	return nil
+}
+
 type isOp_Object interface {
 	isOp_Object()
 }
@@ -925,6 +1313,10 @@ type Op_Domain struct {
 	Domain *Domain `protobuf:"bytes,8,opt,name=domain,proto3,oneof"` // REPLACE only
 }
 
+type Op_Bgp struct {
+	Bgp *Bgp `protobuf:"bytes,9,opt,name=bgp,proto3,oneof"` // REPLACE, or DELETE (removes the section)
+}
+
 func (*Op_Options) isOp_Object() {}
 
 func (*Op_Interface) isOp_Object() {}
@@ -939,6 +1331,8 @@ func (*Op_TenantRoutes) isOp_Object() {}
 
 func (*Op_Domain) isOp_Object() {}
 
+func (*Op_Bgp) isOp_Object() {}
+
 type CommitRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ops           []*Op                  `protobuf:"bytes,1,rep,name=ops,proto3" json:"ops,omitempty"`
@@ -950,7 +1344,7 @@ type CommitRequest struct {
 
 func (x *CommitRequest) Reset() {
 	*x = CommitRequest{}
-	mi := &file_seg6x_proto_msgTypes[10]
+	mi := &file_seg6x_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1356,7 @@ func (x *CommitRequest) String() string {
 func (*CommitRequest) ProtoMessage() {}
 
 func (x *CommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[10]
+	mi := &file_seg6x_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1369,7 @@ func (x *CommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitRequest.ProtoReflect.Descriptor instead.
 func (*CommitRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{10}
+	return file_seg6x_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CommitRequest) GetOps() []*Op {
@@ -1010,7 +1404,7 @@ type Diff struct {
 
 func (x *Diff) Reset() {
 	*x = Diff{}
-	mi := &file_seg6x_proto_msgTypes[11]
+	mi := &file_seg6x_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1022,7 +1416,7 @@ func (x *Diff) String() string {
 func (*Diff) ProtoMessage() {}
 
 func (x *Diff) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[11]
+	mi := &file_seg6x_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1035,7 +1429,7 @@ func (x *Diff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diff.ProtoReflect.Descriptor instead.
 func (*Diff) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{11}
+	return file_seg6x_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Diff) GetAdded() []string {
@@ -1069,7 +1463,7 @@ type CommitReply struct {
 
 func (x *CommitReply) Reset() {
 	*x = CommitReply{}
-	mi := &file_seg6x_proto_msgTypes[12]
+	mi := &file_seg6x_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1081,7 +1475,7 @@ func (x *CommitReply) String() string {
 func (*CommitReply) ProtoMessage() {}
 
 func (x *CommitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[12]
+	mi := &file_seg6x_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1094,7 +1488,7 @@ func (x *CommitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitReply.ProtoReflect.Descriptor instead.
 func (*CommitReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{12}
+	return file_seg6x_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CommitReply) GetDiff() *Diff {
@@ -1119,13 +1513,14 @@ type State struct {
 	Routes        []*Route               `protobuf:"bytes,4,rep,name=routes,proto3" json:"routes,omitempty"`
 	Sids          []*Sid                 `protobuf:"bytes,5,rep,name=sids,proto3" json:"sids,omitempty"`
 	Domain        *Domain                `protobuf:"bytes,6,opt,name=domain,proto3" json:"domain,omitempty"`
+	Bgp           *Bgp                   `protobuf:"bytes,7,opt,name=bgp,proto3" json:"bgp,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *State) Reset() {
 	*x = State{}
-	mi := &file_seg6x_proto_msgTypes[13]
+	mi := &file_seg6x_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1137,7 +1532,7 @@ func (x *State) String() string {
 func (*State) ProtoMessage() {}
 
 func (x *State) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[13]
+	mi := &file_seg6x_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1150,7 +1545,7 @@ func (x *State) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use State.ProtoReflect.Descriptor instead.
 func (*State) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{13}
+	return file_seg6x_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *State) GetOptions() *Options {
@@ -1195,6 +1590,13 @@ func (x *State) GetDomain() *Domain {
 	return nil
 }
 
+func (x *State) GetBgp() *Bgp {
+	if x != nil {
+		return x.Bgp
+	}
+	return nil
+}
+
 type ApplyStateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	State         *State                 `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
@@ -1206,7 +1608,7 @@ type ApplyStateRequest struct {
 
 func (x *ApplyStateRequest) Reset() {
 	*x = ApplyStateRequest{}
-	mi := &file_seg6x_proto_msgTypes[14]
+	mi := &file_seg6x_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1218,7 +1620,7 @@ func (x *ApplyStateRequest) String() string {
 func (*ApplyStateRequest) ProtoMessage() {}
 
 func (x *ApplyStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[14]
+	mi := &file_seg6x_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1231,7 +1633,7 @@ func (x *ApplyStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStateRequest.ProtoReflect.Descriptor instead.
 func (*ApplyStateRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{14}
+	return file_seg6x_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ApplyStateRequest) GetState() *State {
@@ -1263,7 +1665,7 @@ type ShowRequest struct {
 
 func (x *ShowRequest) Reset() {
 	*x = ShowRequest{}
-	mi := &file_seg6x_proto_msgTypes[15]
+	mi := &file_seg6x_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +1677,7 @@ func (x *ShowRequest) String() string {
 func (*ShowRequest) ProtoMessage() {}
 
 func (x *ShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[15]
+	mi := &file_seg6x_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,7 +1690,7 @@ func (x *ShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowRequest.ProtoReflect.Descriptor instead.
 func (*ShowRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{15}
+	return file_seg6x_proto_rawDescGZIP(), []int{19}
 }
 
 // The first chunk carries options, the domain, interfaces, tenants and the generation; routes and SIDs follow
@@ -1303,7 +1705,7 @@ type StateChunk struct {
 
 func (x *StateChunk) Reset() {
 	*x = StateChunk{}
-	mi := &file_seg6x_proto_msgTypes[16]
+	mi := &file_seg6x_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1315,7 +1717,7 @@ func (x *StateChunk) String() string {
 func (*StateChunk) ProtoMessage() {}
 
 func (x *StateChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[16]
+	mi := &file_seg6x_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1328,7 +1730,7 @@ func (x *StateChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateChunk.ProtoReflect.Descriptor instead.
 func (*StateChunk) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{16}
+	return file_seg6x_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StateChunk) GetState() *State {
@@ -1353,7 +1755,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_seg6x_proto_msgTypes[17]
+	mi := &file_seg6x_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1365,7 +1767,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[17]
+	mi := &file_seg6x_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1378,7 +1780,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{17}
+	return file_seg6x_proto_rawDescGZIP(), []int{21}
 }
 
 type Counter struct {
@@ -1391,7 +1793,7 @@ type Counter struct {
 
 func (x *Counter) Reset() {
 	*x = Counter{}
-	mi := &file_seg6x_proto_msgTypes[18]
+	mi := &file_seg6x_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1403,7 +1805,7 @@ func (x *Counter) String() string {
 func (*Counter) ProtoMessage() {}
 
 func (x *Counter) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[18]
+	mi := &file_seg6x_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1416,7 +1818,7 @@ func (x *Counter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Counter.ProtoReflect.Descriptor instead.
 func (*Counter) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{18}
+	return file_seg6x_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Counter) GetPackets() uint64 {
@@ -1447,7 +1849,7 @@ type PolicyStats struct {
 
 func (x *PolicyStats) Reset() {
 	*x = PolicyStats{}
-	mi := &file_seg6x_proto_msgTypes[19]
+	mi := &file_seg6x_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1459,7 +1861,7 @@ func (x *PolicyStats) String() string {
 func (*PolicyStats) ProtoMessage() {}
 
 func (x *PolicyStats) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[19]
+	mi := &file_seg6x_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1472,7 +1874,7 @@ func (x *PolicyStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyStats.ProtoReflect.Descriptor instead.
 func (*PolicyStats) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{19}
+	return file_seg6x_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PolicyStats) GetId() uint32 {
@@ -1528,7 +1930,7 @@ type SidStats struct {
 
 func (x *SidStats) Reset() {
 	*x = SidStats{}
-	mi := &file_seg6x_proto_msgTypes[20]
+	mi := &file_seg6x_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1942,7 @@ func (x *SidStats) String() string {
 func (*SidStats) ProtoMessage() {}
 
 func (x *SidStats) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[20]
+	mi := &file_seg6x_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1955,7 @@ func (x *SidStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SidStats.ProtoReflect.Descriptor instead.
 func (*SidStats) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{20}
+	return file_seg6x_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SidStats) GetSid() string {
@@ -1590,7 +1992,7 @@ type StatsReply struct {
 
 func (x *StatsReply) Reset() {
 	*x = StatsReply{}
-	mi := &file_seg6x_proto_msgTypes[21]
+	mi := &file_seg6x_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +2004,7 @@ func (x *StatsReply) String() string {
 func (*StatsReply) ProtoMessage() {}
 
 func (x *StatsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[21]
+	mi := &file_seg6x_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +2017,7 @@ func (x *StatsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsReply.ProtoReflect.Descriptor instead.
 func (*StatsReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{21}
+	return file_seg6x_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StatsReply) GetActions() map[string]*Counter {
@@ -1670,7 +2072,7 @@ type SlowPath struct {
 
 func (x *SlowPath) Reset() {
 	*x = SlowPath{}
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1682,7 +2084,7 @@ func (x *SlowPath) String() string {
 func (*SlowPath) ProtoMessage() {}
 
 func (x *SlowPath) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1695,7 +2097,7 @@ func (x *SlowPath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlowPath.ProtoReflect.Descriptor instead.
 func (*SlowPath) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{22}
+	return file_seg6x_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SlowPath) GetRunning() bool {
@@ -1762,7 +2164,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1774,7 +2176,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +2189,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{23}
+	return file_seg6x_proto_rawDescGZIP(), []int{27}
 }
 
 type StatusReply struct {
@@ -1816,7 +2218,7 @@ type StatusReply struct {
 
 func (x *StatusReply) Reset() {
 	*x = StatusReply{}
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1828,7 +2230,7 @@ func (x *StatusReply) String() string {
 func (*StatusReply) ProtoMessage() {}
 
 func (x *StatusReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1841,7 +2243,7 @@ func (x *StatusReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusReply.ProtoReflect.Descriptor instead.
 func (*StatusReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{24}
+	return file_seg6x_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StatusReply) GetVersion() string {
@@ -1978,7 +2380,7 @@ type KernelRequest struct {
 
 func (x *KernelRequest) Reset() {
 	*x = KernelRequest{}
-	mi := &file_seg6x_proto_msgTypes[25]
+	mi := &file_seg6x_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2392,7 @@ func (x *KernelRequest) String() string {
 func (*KernelRequest) ProtoMessage() {}
 
 func (x *KernelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[25]
+	mi := &file_seg6x_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2405,7 @@ func (x *KernelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRequest.ProtoReflect.Descriptor instead.
 func (*KernelRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{25}
+	return file_seg6x_proto_rawDescGZIP(), []int{29}
 }
 
 type KernelRoute struct {
@@ -2021,7 +2423,7 @@ type KernelRoute struct {
 
 func (x *KernelRoute) Reset() {
 	*x = KernelRoute{}
-	mi := &file_seg6x_proto_msgTypes[26]
+	mi := &file_seg6x_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2033,7 +2435,7 @@ func (x *KernelRoute) String() string {
 func (*KernelRoute) ProtoMessage() {}
 
 func (x *KernelRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[26]
+	mi := &file_seg6x_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2046,7 +2448,7 @@ func (x *KernelRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRoute.ProtoReflect.Descriptor instead.
 func (*KernelRoute) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{26}
+	return file_seg6x_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *KernelRoute) GetRoute() string {
@@ -2115,7 +2517,7 @@ type KernelReply struct {
 
 func (x *KernelReply) Reset() {
 	*x = KernelReply{}
-	mi := &file_seg6x_proto_msgTypes[27]
+	mi := &file_seg6x_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2127,7 +2529,7 @@ func (x *KernelReply) String() string {
 func (*KernelReply) ProtoMessage() {}
 
 func (x *KernelReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[27]
+	mi := &file_seg6x_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2140,7 +2542,7 @@ func (x *KernelReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelReply.ProtoReflect.Descriptor instead.
 func (*KernelReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{27}
+	return file_seg6x_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *KernelReply) GetMirroring() bool {
@@ -2206,6 +2608,406 @@ func (x *KernelReply) GetLastError() string {
 	return ""
 }
 
+type BgpRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Routes        bool                   `protobuf:"varint,1,opt,name=routes,proto3" json:"routes,omitempty"` // include the learned and advertised routes
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BgpRequest) Reset() {
+	*x = BgpRequest{}
+	mi := &file_seg6x_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BgpRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BgpRequest) ProtoMessage() {}
+
+func (x *BgpRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BgpRequest.ProtoReflect.Descriptor instead.
+func (*BgpRequest) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *BgpRequest) GetRoutes() bool {
+	if x != nil {
+		return x.Routes
+	}
+	return false
+}
+
+type BgpNeighbor struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Address           string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
+	Asn               uint32                 `protobuf:"varint,2,opt,name=asn,proto3" json:"asn,omitempty"`
+	Description       string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	State             string                 `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`                                                     // idle, connect, active, opensent, openconfirm, established
+	EstablishedUnixMs int64                  `protobuf:"varint,5,opt,name=established_unix_ms,json=establishedUnixMs,proto3" json:"established_unix_ms,omitempty"` // when the session came up (0: not up)
+	Families          []string               `protobuf:"bytes,6,rep,name=families,proto3" json:"families,omitempty"`                                               // negotiated: vpnv4, vpnv6, rtc
+	Rtc               bool                   `protobuf:"varint,7,opt,name=rtc,proto3" json:"rtc,omitempty"`                                                        // route target constraint negotiated: the peer sends only what we import
+	Received          uint64                 `protobuf:"varint,8,opt,name=received,proto3" json:"received,omitempty"`                                              // VPN routes received from it
+	Accepted          uint64                 `protobuf:"varint,9,opt,name=accepted,proto3" json:"accepted,omitempty"`                                              // of those, imported into a tenant
+	Advertised        uint64                 `protobuf:"varint,10,opt,name=advertised,proto3" json:"advertised,omitempty"`                                         // VPN routes sent to it
+	GracefulRestart   bool                   `protobuf:"varint,11,opt,name=graceful_restart,json=gracefulRestart,proto3" json:"graceful_restart,omitempty"`        // negotiated
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *BgpNeighbor) Reset() {
+	*x = BgpNeighbor{}
+	mi := &file_seg6x_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BgpNeighbor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BgpNeighbor) ProtoMessage() {}
+
+func (x *BgpNeighbor) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BgpNeighbor.ProtoReflect.Descriptor instead.
+func (*BgpNeighbor) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *BgpNeighbor) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *BgpNeighbor) GetAsn() uint32 {
+	if x != nil {
+		return x.Asn
+	}
+	return 0
+}
+
+func (x *BgpNeighbor) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *BgpNeighbor) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *BgpNeighbor) GetEstablishedUnixMs() int64 {
+	if x != nil {
+		return x.EstablishedUnixMs
+	}
+	return 0
+}
+
+func (x *BgpNeighbor) GetFamilies() []string {
+	if x != nil {
+		return x.Families
+	}
+	return nil
+}
+
+func (x *BgpNeighbor) GetRtc() bool {
+	if x != nil {
+		return x.Rtc
+	}
+	return false
+}
+
+func (x *BgpNeighbor) GetReceived() uint64 {
+	if x != nil {
+		return x.Received
+	}
+	return 0
+}
+
+func (x *BgpNeighbor) GetAccepted() uint64 {
+	if x != nil {
+		return x.Accepted
+	}
+	return 0
+}
+
+func (x *BgpNeighbor) GetAdvertised() uint64 {
+	if x != nil {
+		return x.Advertised
+	}
+	return 0
+}
+
+func (x *BgpNeighbor) GetGracefulRestart() bool {
+	if x != nil {
+		return x.GracefulRestart
+	}
+	return false
+}
+
+type BgpRoute struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Rd            string                 `protobuf:"bytes,1,opt,name=rd,proto3" json:"rd,omitempty"`
+	Prefix        string                 `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	Rts           []string               `protobuf:"bytes,3,rep,name=rts,proto3" json:"rts,omitempty"`
+	NextHop       string                 `protobuf:"bytes,4,opt,name=next_hop,json=nextHop,proto3" json:"next_hop,omitempty"`
+	Sid           string                 `protobuf:"bytes,5,opt,name=sid,proto3" json:"sid,omitempty"`
+	Behavior      string                 `protobuf:"bytes,6,opt,name=behavior,proto3" json:"behavior,omitempty"`
+	Peer          string                 `protobuf:"bytes,7,opt,name=peer,proto3" json:"peer,omitempty"`      // learned: the neighbor it came from
+	Tenant        string                 `protobuf:"bytes,8,opt,name=tenant,proto3" json:"tenant,omitempty"`  // advertised: the tenant; learned: the tenant it was imported into ("" none)
+	Stale         bool                   `protobuf:"varint,9,opt,name=stale,proto3" json:"stale,omitempty"`   // kept through a peer's graceful restart
+	Reason        string                 `protobuf:"bytes,10,opt,name=reason,proto3" json:"reason,omitempty"` // learned but not imported: why
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BgpRoute) Reset() {
+	*x = BgpRoute{}
+	mi := &file_seg6x_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BgpRoute) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BgpRoute) ProtoMessage() {}
+
+func (x *BgpRoute) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BgpRoute.ProtoReflect.Descriptor instead.
+func (*BgpRoute) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *BgpRoute) GetRd() string {
+	if x != nil {
+		return x.Rd
+	}
+	return ""
+}
+
+func (x *BgpRoute) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *BgpRoute) GetRts() []string {
+	if x != nil {
+		return x.Rts
+	}
+	return nil
+}
+
+func (x *BgpRoute) GetNextHop() string {
+	if x != nil {
+		return x.NextHop
+	}
+	return ""
+}
+
+func (x *BgpRoute) GetSid() string {
+	if x != nil {
+		return x.Sid
+	}
+	return ""
+}
+
+func (x *BgpRoute) GetBehavior() string {
+	if x != nil {
+		return x.Behavior
+	}
+	return ""
+}
+
+func (x *BgpRoute) GetPeer() string {
+	if x != nil {
+		return x.Peer
+	}
+	return ""
+}
+
+func (x *BgpRoute) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *BgpRoute) GetStale() bool {
+	if x != nil {
+		return x.Stale
+	}
+	return false
+}
+
+func (x *BgpRoute) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type BgpReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Running       bool                   `protobuf:"varint,1,opt,name=running,proto3" json:"running,omitempty"`
+	Asn           uint32                 `protobuf:"varint,2,opt,name=asn,proto3" json:"asn,omitempty"`
+	RouterId      string                 `protobuf:"bytes,3,opt,name=router_id,json=routerId,proto3" json:"router_id,omitempty"`
+	Neighbors     []*BgpNeighbor         `protobuf:"bytes,4,rep,name=neighbors,proto3" json:"neighbors,omitempty"`
+	Learned       []*BgpRoute            `protobuf:"bytes,5,rep,name=learned,proto3" json:"learned,omitempty"`
+	Advertised    []*BgpRoute            `protobuf:"bytes,6,rep,name=advertised,proto3" json:"advertised,omitempty"`
+	Imported      uint64                 `protobuf:"varint,7,opt,name=imported,proto3" json:"imported,omitempty"` // routes installed into tenants now
+	Commits       uint64                 `protobuf:"varint,8,opt,name=commits,proto3" json:"commits,omitempty"`   // state commits made for learned routes
+	FailedCommits uint64                 `protobuf:"varint,9,opt,name=failed_commits,json=failedCommits,proto3" json:"failed_commits,omitempty"`
+	LastError     string                 `protobuf:"bytes,10,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BgpReply) Reset() {
+	*x = BgpReply{}
+	mi := &file_seg6x_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BgpReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BgpReply) ProtoMessage() {}
+
+func (x *BgpReply) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BgpReply.ProtoReflect.Descriptor instead.
+func (*BgpReply) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *BgpReply) GetRunning() bool {
+	if x != nil {
+		return x.Running
+	}
+	return false
+}
+
+func (x *BgpReply) GetAsn() uint32 {
+	if x != nil {
+		return x.Asn
+	}
+	return 0
+}
+
+func (x *BgpReply) GetRouterId() string {
+	if x != nil {
+		return x.RouterId
+	}
+	return ""
+}
+
+func (x *BgpReply) GetNeighbors() []*BgpNeighbor {
+	if x != nil {
+		return x.Neighbors
+	}
+	return nil
+}
+
+func (x *BgpReply) GetLearned() []*BgpRoute {
+	if x != nil {
+		return x.Learned
+	}
+	return nil
+}
+
+func (x *BgpReply) GetAdvertised() []*BgpRoute {
+	if x != nil {
+		return x.Advertised
+	}
+	return nil
+}
+
+func (x *BgpReply) GetImported() uint64 {
+	if x != nil {
+		return x.Imported
+	}
+	return 0
+}
+
+func (x *BgpReply) GetCommits() uint64 {
+	if x != nil {
+		return x.Commits
+	}
+	return 0
+}
+
+func (x *BgpReply) GetFailedCommits() uint64 {
+	if x != nil {
+		return x.FailedCommits
+	}
+	return 0
+}
+
+func (x *BgpReply) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
 var File_seg6x_proto protoreflect.FileDescriptor
 
 const file_seg6x_proto_rawDesc = "" +
@@ -2231,7 +3033,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x03why\x18\x06 \x01(\tR\x03why\",\n" +
 	"\x04Port\x12\x10\n" +
 	"\x03dev\x18\x01 \x01(\tR\x03dev\x12\x12\n" +
-	"\x04vlan\x18\x02 \x01(\rR\x04vlan\"\xd0\x01\n" +
+	"\x04vlan\x18\x02 \x01(\rR\x04vlan\"\xf7\x01\n" +
 	"\x06Tenant\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05table\x18\x02 \x01(\rR\x05table\x12$\n" +
@@ -2239,7 +3041,45 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06origin\x18\x04 \x01(\tR\x06origin\x12'\n" +
 	"\x0fkernel_fallback\x18\x05 \x01(\bR\x0ekernelFallback\x12\x18\n" +
 	"\agateway\x18\x06 \x03(\tR\agateway\x12\x1b\n" +
-	"\tmss_clamp\x18\a \x01(\tR\bmssClamp\"\x94\x02\n" +
+	"\tmss_clamp\x18\a \x01(\tR\bmssClamp\x12%\n" +
+	"\x03vpn\x18\b \x01(\v2\x13.seg6x.v1.TenantVpnR\x03vpn\"\x9d\x02\n" +
+	"\tTenantVpn\x12\x0e\n" +
+	"\x02rd\x18\x01 \x01(\tR\x02rd\x12\x1b\n" +
+	"\timport_rt\x18\x02 \x03(\tR\bimportRt\x12\x1b\n" +
+	"\texport_rt\x18\x03 \x03(\tR\bexportRt\x12\x18\n" +
+	"\alocator\x18\x04 \x01(\tR\alocator\x12\x10\n" +
+	"\x03sid\x18\x05 \x01(\tR\x03sid\x12\x1a\n" +
+	"\bbehavior\x18\x06 \x01(\tR\bbehavior\x12\x1c\n" +
+	"\tadvertise\x18\a \x03(\tR\tadvertise\x12)\n" +
+	"\x10advertise_kernel\x18\b \x01(\bR\x0fadvertiseKernel\x12\x14\n" +
+	"\x05encap\x18\t \x01(\tR\x05encap\x12\x1f\n" +
+	"\vservice_sid\x18\n" +
+	" \x01(\tR\n" +
+	"serviceSid\"\xf8\x02\n" +
+	"\x03Bgp\x12\x10\n" +
+	"\x03asn\x18\x01 \x01(\rR\x03asn\x12\x1b\n" +
+	"\trouter_id\x18\x02 \x01(\tR\brouterId\x12\x1f\n" +
+	"\vlisten_port\x18\x03 \x01(\x05R\n" +
+	"listenPort\x12\x19\n" +
+	"\bnext_hop\x18\x04 \x01(\tR\anextHop\x12\x18\n" +
+	"\alocator\x18\x05 \x01(\tR\alocator\x12\x1d\n" +
+	"\n" +
+	"block_bits\x18\x06 \x01(\rR\tblockBits\x12#\n" +
+	"\rfunction_bits\x18\a \x01(\rR\ffunctionBits\x12$\n" +
+	"\rtransposition\x18\b \x01(\bR\rtransposition\x12G\n" +
+	"\x10graceful_restart\x18\t \x01(\v2\x1c.seg6x.v1.BgpGracefulRestartR\x0fgracefulRestart\x129\n" +
+	"\tneighbors\x18\n" +
+	" \x03(\v2\x1b.seg6x.v1.BgpNeighborConfigR\tneighbors\"Q\n" +
+	"\x12BgpGracefulRestart\x12\x18\n" +
+	"\aenabled\x18\x01 \x01(\bR\aenabled\x12!\n" +
+	"\frestart_time\x18\x02 \x01(\rR\vrestartTime\"\xbe\x01\n" +
+	"\x11BgpNeighborConfig\x12\x18\n" +
+	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x10\n" +
+	"\x03asn\x18\x02 \x01(\rR\x03asn\x12\x1a\n" +
+	"\bpassword\x18\x03 \x01(\tR\bpassword\x12#\n" +
+	"\rlocal_address\x18\x04 \x01(\tR\flocalAddress\x12\x1a\n" +
+	"\bfamilies\x18\x05 \x03(\tR\bfamilies\x12 \n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\"\x94\x02\n" +
 	"\x05Route\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x12\n" +
@@ -2266,7 +3106,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06origin\x18\t \x01(\tR\x06origin\"O\n" +
 	"\fTenantRoutes\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12'\n" +
-	"\x06routes\x18\x02 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\"\xbc\x03\n" +
+	"\x06routes\x18\x02 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\"\xdf\x03\n" +
 	"\x02Op\x12%\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x11.seg6x.v1.Op.KindR\x04kind\x12-\n" +
 	"\aoptions\x18\x02 \x01(\v2\x11.seg6x.v1.OptionsH\x00R\aoptions\x123\n" +
@@ -2275,7 +3115,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x05route\x18\x05 \x01(\v2\x0f.seg6x.v1.RouteH\x00R\x05route\x12!\n" +
 	"\x03sid\x18\x06 \x01(\v2\r.seg6x.v1.SidH\x00R\x03sid\x12=\n" +
 	"\rtenant_routes\x18\a \x01(\v2\x16.seg6x.v1.TenantRoutesH\x00R\ftenantRoutes\x12*\n" +
-	"\x06domain\x18\b \x01(\v2\x10.seg6x.v1.DomainH\x00R\x06domain\">\n" +
+	"\x06domain\x18\b \x01(\v2\x10.seg6x.v1.DomainH\x00R\x06domain\x12!\n" +
+	"\x03bgp\x18\t \x01(\v2\r.seg6x.v1.BgpH\x00R\x03bgp\">\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\a\n" +
 	"\x03ADD\x10\x01\x12\v\n" +
@@ -2295,7 +3136,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x04diff\x18\x01 \x01(\v2\x0e.seg6x.v1.DiffR\x04diff\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x02 \x01(\x04R\n" +
-	"generation\"\x8b\x02\n" +
+	"generation\"\xac\x02\n" +
 	"\x05State\x12+\n" +
 	"\aoptions\x18\x01 \x01(\v2\x11.seg6x.v1.OptionsR\aoptions\x123\n" +
 	"\n" +
@@ -2304,7 +3145,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"\atenants\x18\x03 \x03(\v2\x10.seg6x.v1.TenantR\atenants\x12'\n" +
 	"\x06routes\x18\x04 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\x12!\n" +
 	"\x04sids\x18\x05 \x03(\v2\r.seg6x.v1.SidR\x04sids\x12(\n" +
-	"\x06domain\x18\x06 \x01(\v2\x10.seg6x.v1.DomainR\x06domain\"x\n" +
+	"\x06domain\x18\x06 \x01(\v2\x10.seg6x.v1.DomainR\x06domain\x12\x1f\n" +
+	"\x03bgp\x18\a \x01(\v2\r.seg6x.v1.BgpR\x03bgp\"x\n" +
 	"\x11ApplyStateRequest\x12%\n" +
 	"\x05state\x18\x01 \x01(\v2\x0f.seg6x.v1.StateR\x05state\x12\x17\n" +
 	"\adry_run\x18\x02 \x01(\bR\x06dryRun\x12#\n" +
@@ -2402,7 +3244,52 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x0efailed_commits\x18\a \x01(\x04R\rfailedCommits\x12)\n" +
 	"\x11last_sync_unix_ms\x18\b \x01(\x03R\x0elastSyncUnixMs\x12\x1d\n" +
 	"\n" +
-	"last_error\x18\t \x01(\tR\tlastError2\xe7\x02\n" +
+	"last_error\x18\t \x01(\tR\tlastError\"$\n" +
+	"\n" +
+	"BgpRequest\x12\x16\n" +
+	"\x06routes\x18\x01 \x01(\bR\x06routes\"\xd2\x02\n" +
+	"\vBgpNeighbor\x12\x18\n" +
+	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x10\n" +
+	"\x03asn\x18\x02 \x01(\rR\x03asn\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\tR\x05state\x12.\n" +
+	"\x13established_unix_ms\x18\x05 \x01(\x03R\x11establishedUnixMs\x12\x1a\n" +
+	"\bfamilies\x18\x06 \x03(\tR\bfamilies\x12\x10\n" +
+	"\x03rtc\x18\a \x01(\bR\x03rtc\x12\x1a\n" +
+	"\breceived\x18\b \x01(\x04R\breceived\x12\x1a\n" +
+	"\baccepted\x18\t \x01(\x04R\baccepted\x12\x1e\n" +
+	"\n" +
+	"advertised\x18\n" +
+	" \x01(\x04R\n" +
+	"advertised\x12)\n" +
+	"\x10graceful_restart\x18\v \x01(\bR\x0fgracefulRestart\"\xe7\x01\n" +
+	"\bBgpRoute\x12\x0e\n" +
+	"\x02rd\x18\x01 \x01(\tR\x02rd\x12\x16\n" +
+	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x10\n" +
+	"\x03rts\x18\x03 \x03(\tR\x03rts\x12\x19\n" +
+	"\bnext_hop\x18\x04 \x01(\tR\anextHop\x12\x10\n" +
+	"\x03sid\x18\x05 \x01(\tR\x03sid\x12\x1a\n" +
+	"\bbehavior\x18\x06 \x01(\tR\bbehavior\x12\x12\n" +
+	"\x04peer\x18\a \x01(\tR\x04peer\x12\x16\n" +
+	"\x06tenant\x18\b \x01(\tR\x06tenant\x12\x14\n" +
+	"\x05stale\x18\t \x01(\bR\x05stale\x12\x16\n" +
+	"\x06reason\x18\n" +
+	" \x01(\tR\x06reason\"\xe6\x02\n" +
+	"\bBgpReply\x12\x18\n" +
+	"\arunning\x18\x01 \x01(\bR\arunning\x12\x10\n" +
+	"\x03asn\x18\x02 \x01(\rR\x03asn\x12\x1b\n" +
+	"\trouter_id\x18\x03 \x01(\tR\brouterId\x123\n" +
+	"\tneighbors\x18\x04 \x03(\v2\x15.seg6x.v1.BgpNeighborR\tneighbors\x12,\n" +
+	"\alearned\x18\x05 \x03(\v2\x12.seg6x.v1.BgpRouteR\alearned\x122\n" +
+	"\n" +
+	"advertised\x18\x06 \x03(\v2\x12.seg6x.v1.BgpRouteR\n" +
+	"advertised\x12\x1a\n" +
+	"\bimported\x18\a \x01(\x04R\bimported\x12\x18\n" +
+	"\acommits\x18\b \x01(\x04R\acommits\x12%\n" +
+	"\x0efailed_commits\x18\t \x01(\x04R\rfailedCommits\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\n" +
+	" \x01(\tR\tlastError2\x98\x03\n" +
 	"\aControl\x128\n" +
 	"\x06Commit\x12\x17.seg6x.v1.CommitRequest\x1a\x15.seg6x.v1.CommitReply\x12@\n" +
 	"\n" +
@@ -2410,7 +3297,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x04Show\x12\x15.seg6x.v1.ShowRequest\x1a\x14.seg6x.v1.StateChunk0\x01\x125\n" +
 	"\x05Stats\x12\x16.seg6x.v1.StatsRequest\x1a\x14.seg6x.v1.StatsReply\x128\n" +
 	"\x06Status\x12\x17.seg6x.v1.StatusRequest\x1a\x15.seg6x.v1.StatusReply\x128\n" +
-	"\x06Kernel\x12\x17.seg6x.v1.KernelRequest\x1a\x15.seg6x.v1.KernelReplyB,Z*github.com/seg6x/seg6x/api/seg6xv1;seg6xv1b\x06proto3"
+	"\x06Kernel\x12\x17.seg6x.v1.KernelRequest\x1a\x15.seg6x.v1.KernelReply\x12/\n" +
+	"\x03Bgp\x12\x14.seg6x.v1.BgpRequest\x1a\x12.seg6x.v1.BgpReplyB,Z*github.com/seg6x/seg6x/api/seg6xv1;seg6xv1b\x06proto3"
 
 var (
 	file_seg6x_proto_rawDescOnce sync.Once
@@ -2425,91 +3313,109 @@ func file_seg6x_proto_rawDescGZIP() []byte {
 }
 
 var file_seg6x_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_seg6x_proto_goTypes = []any{
-	(Op_Kind)(0),              // 0: seg6x.v1.Op.Kind
-	(*Options)(nil),           // 1: seg6x.v1.Options
-	(*Interface)(nil),         // 2: seg6x.v1.Interface
-	(*Domain)(nil),            // 3: seg6x.v1.Domain
-	(*PortClass)(nil),         // 4: seg6x.v1.PortClass
-	(*Port)(nil),              // 5: seg6x.v1.Port
-	(*Tenant)(nil),            // 6: seg6x.v1.Tenant
-	(*Route)(nil),             // 7: seg6x.v1.Route
-	(*Sid)(nil),               // 8: seg6x.v1.Sid
-	(*TenantRoutes)(nil),      // 9: seg6x.v1.TenantRoutes
-	(*Op)(nil),                // 10: seg6x.v1.Op
-	(*CommitRequest)(nil),     // 11: seg6x.v1.CommitRequest
-	(*Diff)(nil),              // 12: seg6x.v1.Diff
-	(*CommitReply)(nil),       // 13: seg6x.v1.CommitReply
-	(*State)(nil),             // 14: seg6x.v1.State
-	(*ApplyStateRequest)(nil), // 15: seg6x.v1.ApplyStateRequest
-	(*ShowRequest)(nil),       // 16: seg6x.v1.ShowRequest
-	(*StateChunk)(nil),        // 17: seg6x.v1.StateChunk
-	(*StatsRequest)(nil),      // 18: seg6x.v1.StatsRequest
-	(*Counter)(nil),           // 19: seg6x.v1.Counter
-	(*PolicyStats)(nil),       // 20: seg6x.v1.PolicyStats
-	(*SidStats)(nil),          // 21: seg6x.v1.SidStats
-	(*StatsReply)(nil),        // 22: seg6x.v1.StatsReply
-	(*SlowPath)(nil),          // 23: seg6x.v1.SlowPath
-	(*StatusRequest)(nil),     // 24: seg6x.v1.StatusRequest
-	(*StatusReply)(nil),       // 25: seg6x.v1.StatusReply
-	(*KernelRequest)(nil),     // 26: seg6x.v1.KernelRequest
-	(*KernelRoute)(nil),       // 27: seg6x.v1.KernelRoute
-	(*KernelReply)(nil),       // 28: seg6x.v1.KernelReply
-	nil,                       // 29: seg6x.v1.StatsReply.ActionsEntry
-	nil,                       // 30: seg6x.v1.StatsReply.ReasonsEntry
+	(Op_Kind)(0),               // 0: seg6x.v1.Op.Kind
+	(*Options)(nil),            // 1: seg6x.v1.Options
+	(*Interface)(nil),          // 2: seg6x.v1.Interface
+	(*Domain)(nil),             // 3: seg6x.v1.Domain
+	(*PortClass)(nil),          // 4: seg6x.v1.PortClass
+	(*Port)(nil),               // 5: seg6x.v1.Port
+	(*Tenant)(nil),             // 6: seg6x.v1.Tenant
+	(*TenantVpn)(nil),          // 7: seg6x.v1.TenantVpn
+	(*Bgp)(nil),                // 8: seg6x.v1.Bgp
+	(*BgpGracefulRestart)(nil), // 9: seg6x.v1.BgpGracefulRestart
+	(*BgpNeighborConfig)(nil),  // 10: seg6x.v1.BgpNeighborConfig
+	(*Route)(nil),              // 11: seg6x.v1.Route
+	(*Sid)(nil),                // 12: seg6x.v1.Sid
+	(*TenantRoutes)(nil),       // 13: seg6x.v1.TenantRoutes
+	(*Op)(nil),                 // 14: seg6x.v1.Op
+	(*CommitRequest)(nil),      // 15: seg6x.v1.CommitRequest
+	(*Diff)(nil),               // 16: seg6x.v1.Diff
+	(*CommitReply)(nil),        // 17: seg6x.v1.CommitReply
+	(*State)(nil),              // 18: seg6x.v1.State
+	(*ApplyStateRequest)(nil),  // 19: seg6x.v1.ApplyStateRequest
+	(*ShowRequest)(nil),        // 20: seg6x.v1.ShowRequest
+	(*StateChunk)(nil),         // 21: seg6x.v1.StateChunk
+	(*StatsRequest)(nil),       // 22: seg6x.v1.StatsRequest
+	(*Counter)(nil),            // 23: seg6x.v1.Counter
+	(*PolicyStats)(nil),        // 24: seg6x.v1.PolicyStats
+	(*SidStats)(nil),           // 25: seg6x.v1.SidStats
+	(*StatsReply)(nil),         // 26: seg6x.v1.StatsReply
+	(*SlowPath)(nil),           // 27: seg6x.v1.SlowPath
+	(*StatusRequest)(nil),      // 28: seg6x.v1.StatusRequest
+	(*StatusReply)(nil),        // 29: seg6x.v1.StatusReply
+	(*KernelRequest)(nil),      // 30: seg6x.v1.KernelRequest
+	(*KernelRoute)(nil),        // 31: seg6x.v1.KernelRoute
+	(*KernelReply)(nil),        // 32: seg6x.v1.KernelReply
+	(*BgpRequest)(nil),         // 33: seg6x.v1.BgpRequest
+	(*BgpNeighbor)(nil),        // 34: seg6x.v1.BgpNeighbor
+	(*BgpRoute)(nil),           // 35: seg6x.v1.BgpRoute
+	(*BgpReply)(nil),           // 36: seg6x.v1.BgpReply
+	nil,                        // 37: seg6x.v1.StatsReply.ActionsEntry
+	nil,                        // 38: seg6x.v1.StatsReply.ReasonsEntry
 }
 var file_seg6x_proto_depIdxs = []int32{
 	5,  // 0: seg6x.v1.Tenant.ports:type_name -> seg6x.v1.Port
-	7,  // 1: seg6x.v1.TenantRoutes.routes:type_name -> seg6x.v1.Route
-	0,  // 2: seg6x.v1.Op.kind:type_name -> seg6x.v1.Op.Kind
-	1,  // 3: seg6x.v1.Op.options:type_name -> seg6x.v1.Options
-	2,  // 4: seg6x.v1.Op.interface:type_name -> seg6x.v1.Interface
-	6,  // 5: seg6x.v1.Op.tenant:type_name -> seg6x.v1.Tenant
-	7,  // 6: seg6x.v1.Op.route:type_name -> seg6x.v1.Route
-	8,  // 7: seg6x.v1.Op.sid:type_name -> seg6x.v1.Sid
-	9,  // 8: seg6x.v1.Op.tenant_routes:type_name -> seg6x.v1.TenantRoutes
-	3,  // 9: seg6x.v1.Op.domain:type_name -> seg6x.v1.Domain
-	10, // 10: seg6x.v1.CommitRequest.ops:type_name -> seg6x.v1.Op
-	12, // 11: seg6x.v1.CommitReply.diff:type_name -> seg6x.v1.Diff
-	1,  // 12: seg6x.v1.State.options:type_name -> seg6x.v1.Options
-	2,  // 13: seg6x.v1.State.interfaces:type_name -> seg6x.v1.Interface
-	6,  // 14: seg6x.v1.State.tenants:type_name -> seg6x.v1.Tenant
-	7,  // 15: seg6x.v1.State.routes:type_name -> seg6x.v1.Route
-	8,  // 16: seg6x.v1.State.sids:type_name -> seg6x.v1.Sid
-	3,  // 17: seg6x.v1.State.domain:type_name -> seg6x.v1.Domain
-	14, // 18: seg6x.v1.ApplyStateRequest.state:type_name -> seg6x.v1.State
-	14, // 19: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
-	19, // 20: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
-	19, // 21: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
-	29, // 22: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
-	30, // 23: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
-	20, // 24: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
-	21, // 25: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
-	23, // 26: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
-	2,  // 27: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
-	4,  // 28: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
-	3,  // 29: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
-	27, // 30: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
-	19, // 31: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
-	19, // 32: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
-	11, // 33: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
-	15, // 34: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
-	16, // 35: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
-	18, // 36: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
-	24, // 37: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
-	26, // 38: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
-	13, // 39: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
-	13, // 40: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
-	17, // 41: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
-	22, // 42: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
-	25, // 43: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
-	28, // 44: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
-	39, // [39:45] is the sub-list for method output_type
-	33, // [33:39] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	7,  // 1: seg6x.v1.Tenant.vpn:type_name -> seg6x.v1.TenantVpn
+	9,  // 2: seg6x.v1.Bgp.graceful_restart:type_name -> seg6x.v1.BgpGracefulRestart
+	10, // 3: seg6x.v1.Bgp.neighbors:type_name -> seg6x.v1.BgpNeighborConfig
+	11, // 4: seg6x.v1.TenantRoutes.routes:type_name -> seg6x.v1.Route
+	0,  // 5: seg6x.v1.Op.kind:type_name -> seg6x.v1.Op.Kind
+	1,  // 6: seg6x.v1.Op.options:type_name -> seg6x.v1.Options
+	2,  // 7: seg6x.v1.Op.interface:type_name -> seg6x.v1.Interface
+	6,  // 8: seg6x.v1.Op.tenant:type_name -> seg6x.v1.Tenant
+	11, // 9: seg6x.v1.Op.route:type_name -> seg6x.v1.Route
+	12, // 10: seg6x.v1.Op.sid:type_name -> seg6x.v1.Sid
+	13, // 11: seg6x.v1.Op.tenant_routes:type_name -> seg6x.v1.TenantRoutes
+	3,  // 12: seg6x.v1.Op.domain:type_name -> seg6x.v1.Domain
+	8,  // 13: seg6x.v1.Op.bgp:type_name -> seg6x.v1.Bgp
+	14, // 14: seg6x.v1.CommitRequest.ops:type_name -> seg6x.v1.Op
+	16, // 15: seg6x.v1.CommitReply.diff:type_name -> seg6x.v1.Diff
+	1,  // 16: seg6x.v1.State.options:type_name -> seg6x.v1.Options
+	2,  // 17: seg6x.v1.State.interfaces:type_name -> seg6x.v1.Interface
+	6,  // 18: seg6x.v1.State.tenants:type_name -> seg6x.v1.Tenant
+	11, // 19: seg6x.v1.State.routes:type_name -> seg6x.v1.Route
+	12, // 20: seg6x.v1.State.sids:type_name -> seg6x.v1.Sid
+	3,  // 21: seg6x.v1.State.domain:type_name -> seg6x.v1.Domain
+	8,  // 22: seg6x.v1.State.bgp:type_name -> seg6x.v1.Bgp
+	18, // 23: seg6x.v1.ApplyStateRequest.state:type_name -> seg6x.v1.State
+	18, // 24: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
+	23, // 25: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
+	23, // 26: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
+	37, // 27: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
+	38, // 28: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
+	24, // 29: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
+	25, // 30: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
+	27, // 31: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
+	2,  // 32: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
+	4,  // 33: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
+	3,  // 34: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
+	31, // 35: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
+	34, // 36: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
+	35, // 37: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
+	35, // 38: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
+	23, // 39: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
+	23, // 40: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
+	15, // 41: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
+	19, // 42: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
+	20, // 43: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
+	22, // 44: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
+	28, // 45: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
+	30, // 46: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
+	33, // 47: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
+	17, // 48: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
+	17, // 49: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
+	21, // 50: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
+	26, // 51: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
+	29, // 52: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
+	32, // 53: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
+	36, // 54: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
+	48, // [48:55] is the sub-list for method output_type
+	41, // [41:48] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_seg6x_proto_init() }
@@ -2517,7 +3423,7 @@ func file_seg6x_proto_init() {
 	if File_seg6x_proto != nil {
 		return
 	}
-	file_seg6x_proto_msgTypes[9].OneofWrappers = []any{
+	file_seg6x_proto_msgTypes[13].OneofWrappers = []any{
 		(*Op_Options)(nil),
 		(*Op_Interface)(nil),
 		(*Op_Tenant)(nil),
@@ -2525,6 +3431,7 @@ func file_seg6x_proto_init() {
 		(*Op_Sid)(nil),
 		(*Op_TenantRoutes)(nil),
 		(*Op_Domain)(nil),
+		(*Op_Bgp)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2532,7 +3439,7 @@ func file_seg6x_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seg6x_proto_rawDesc), len(file_seg6x_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   30,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	Control_Stats_FullMethodName      = "/seg6x.v1.Control/Stats"
 	Control_Status_FullMethodName     = "/seg6x.v1.Control/Status"
 	Control_Kernel_FullMethodName     = "/seg6x.v1.Control/Kernel"
+	Control_Bgp_FullMethodName        = "/seg6x.v1.Control/Bgp"
 )
 
 // ControlClient is the client API for Control service.
@@ -54,6 +55,9 @@ type ControlClient interface {
 	// Kernel reports the kernel mirror (seg6x daemon --mirror-kernel): every kernel seg6 / seg6local
 	// route, whether the fast path runs it, and if not why.
 	Kernel(ctx context.Context, in *KernelRequest, opts ...grpc.CallOption) (*KernelReply, error)
+	// Bgp reports the daemon's BGP speaker (the state's bgp section): its sessions, and the VPN routes it
+	// learned and advertises. Without a daemon, or without a bgp section, running is false.
+	Bgp(ctx context.Context, in *BgpRequest, opts ...grpc.CallOption) (*BgpReply, error)
 }
 
 type controlClient struct {
@@ -133,6 +137,16 @@ func (c *controlClient) Kernel(ctx context.Context, in *KernelRequest, opts ...g
 	return out, nil
 }
 
+func (c *controlClient) Bgp(ctx context.Context, in *BgpRequest, opts ...grpc.CallOption) (*BgpReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BgpReply)
+	err := c.cc.Invoke(ctx, Control_Bgp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -155,6 +169,9 @@ type ControlServer interface {
 	// Kernel reports the kernel mirror (seg6x daemon --mirror-kernel): every kernel seg6 / seg6local
 	// route, whether the fast path runs it, and if not why.
 	Kernel(context.Context, *KernelRequest) (*KernelReply, error)
+	// Bgp reports the daemon's BGP speaker (the state's bgp section): its sessions, and the VPN routes it
+	// learned and advertises. Without a daemon, or without a bgp section, running is false.
+	Bgp(context.Context, *BgpRequest) (*BgpReply, error)
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -182,6 +199,9 @@ func (UnimplementedControlServer) Status(context.Context, *StatusRequest) (*Stat
 }
 func (UnimplementedControlServer) Kernel(context.Context, *KernelRequest) (*KernelReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Kernel not implemented")
+}
+func (UnimplementedControlServer) Bgp(context.Context, *BgpRequest) (*BgpReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Bgp not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -305,6 +325,24 @@ func _Control_Kernel_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Control_Bgp_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BgpRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).Bgp(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_Bgp_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).Bgp(ctx, req.(*BgpRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -331,6 +369,10 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Kernel",
 			Handler:    _Control_Kernel_Handler,
+		},
+		{
+			MethodName: "Bgp",
+			Handler:    _Control_Bgp_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

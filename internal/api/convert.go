@@ -96,11 +96,13 @@ func tenantFromPB(t *pb.Tenant) (state.Tenant, error) {
 		out.Gateway = append(out.Gateway, p.addr(fmt.Sprintf("gateway[%d]", i), g, false))
 	}
 	out.MSSClamp = t.GetMssClamp()
+	out.VPN = vpnFromPB(p, t.GetVpn())
 	return out, p.err()
 }
 
 func tenantToPB(t *state.Tenant) *pb.Tenant {
-	out := &pb.Tenant{Name: t.Name, Table: t.Table, Origin: string(t.Origin), KernelFallback: t.KernelFallback, MssClamp: t.MSSClamp}
+	out := &pb.Tenant{Name: t.Name, Table: t.Table, Origin: string(t.Origin), KernelFallback: t.KernelFallback, MssClamp: t.MSSClamp,
+		Vpn: vpnToPB(t.VPN)}
 	for _, g := range t.Gateway {
 		out.Gateway = append(out.Gateway, g.String())
 	}
@@ -235,6 +237,15 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 			return op, err
 		}
 		op.SID = &s
+	case *pb.Op_Bgp:
+		b, err := bgpFromPB(obj.Bgp)
+		if err != nil && op.Kind != state.OpDelete {
+			return op, err
+		}
+		if b == nil {
+			b = &state.BGP{}
+		}
+		op.BGP = b
 	case *pb.Op_TenantRoutes:
 		tr := &state.TenantRoutes{Tenant: obj.TenantRoutes.GetTenant()}
 		var errs state.Errors
@@ -251,7 +262,7 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 		}
 		op.TenantRoutes = tr
 	default:
-		return op, &state.FieldError{Object: "object", Reason: "missing (set one of options, domain, interface, tenant, route, sid, tenant_routes)"}
+		return op, &state.FieldError{Object: "object", Reason: "missing (set one of options, domain, interface, tenant, route, sid, tenant_routes, bgp)"}
 	}
 	return op, nil
 }
@@ -280,6 +291,8 @@ func OpToPB(op state.Op) *pb.Op {
 		out.Object = &pb.Op_Route{Route: routeToPB(op.Route)}
 	case op.SID != nil:
 		out.Object = &pb.Op_Sid{Sid: sidToPB(op.SID)}
+	case op.BGP != nil:
+		out.Object = &pb.Op_Bgp{Bgp: bgpToPB(op.BGP)}
 	case op.TenantRoutes != nil:
 		tr := &pb.TenantRoutes{Tenant: op.TenantRoutes.Tenant}
 		for i := range op.TenantRoutes.Routes {
@@ -299,6 +312,9 @@ func StateFromPB(s *pb.State) (state.State, error) {
 		errs = append(errs, err)
 	}
 	out.Domain = d
+	if out.BGP, err = bgpFromPB(s.GetBgp()); err != nil {
+		errs = append(errs, err)
+	}
 	for _, i := range s.GetInterfaces() {
 		out.Interfaces = append(out.Interfaces, ifaceFromPB(i))
 	}
@@ -331,7 +347,8 @@ func StateFromPB(s *pb.State) (state.State, error) {
 
 // StateToPB converts a whole state.
 func StateToPB(s *state.State) *pb.State {
-	out := &pb.State{Options: &pb.Options{NexthopCacheMs: s.Options.NextHopCacheMs}, Domain: domainToPB(&s.Domain)}
+	out := &pb.State{Options: &pb.Options{NexthopCacheMs: s.Options.NextHopCacheMs}, Domain: domainToPB(&s.Domain),
+		Bgp: bgpToPB(s.BGP)}
 	for i := range s.Interfaces {
 		out.Interfaces = append(out.Interfaces, ifaceToPB(&s.Interfaces[i]))
 	}
@@ -353,7 +370,7 @@ func StateFromChunks(chunks []*pb.StateChunk) (state.State, uint64, error) {
 	var gen uint64
 	for i, c := range chunks {
 		if i == 0 {
-			all.Options, all.Domain, gen = c.GetState().GetOptions(), c.GetState().GetDomain(), c.GetGeneration()
+			all.Options, all.Domain, all.Bgp, gen = c.GetState().GetOptions(), c.GetState().GetDomain(), c.GetState().GetBgp(), c.GetGeneration()
 		}
 		all.Interfaces = append(all.Interfaces, c.GetState().GetInterfaces()...)
 		all.Tenants = append(all.Tenants, c.GetState().GetTenants()...)
@@ -378,6 +395,9 @@ func StateFromChunks(chunks []*pb.StateChunk) (state.State, uint64, error) {
 	}
 	for i, t := range all.Tenants {
 		s.Tenants[i].Origin = state.Origin(t.GetOrigin())
+		if v := s.Tenants[i].VPN; v != nil {
+			v.ServiceSID, _ = netip.ParseAddr(t.GetVpn().GetServiceSid())
+		}
 	}
 	for i, it := range all.Interfaces {
 		s.Interfaces[i].Ifindex = int(it.GetIfindex())

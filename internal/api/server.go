@@ -38,6 +38,7 @@ type Server struct {
 	mu     sync.Mutex          // the reporters below
 	kernel KernelReporter      // the kernel mirror's report (nil: no mirror)
 	slow   func() *pb.SlowPath // the daemon's slow path counters (nil: no daemon)
+	bgp    BGPReporter         // the daemon's BGP speaker (nil: none)
 }
 
 // NewServer serves st through a controller of its own (a one-shot CLI, tests); daemon says whether

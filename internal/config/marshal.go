@@ -39,6 +39,11 @@ func ownEncoding(t reflect.Type) bool {
 func encode(v reflect.Value, path string) (*yaml.Node, error) {
 	t := v.Type()
 	switch {
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct && !ownEncoding(t.Elem()):
+		if v.IsNil() {
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, nil
+		}
+		return encode(v.Elem(), path)
 	case t.Kind() == reflect.Struct && !ownEncoding(t):
 		m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		for i := 0; i < t.NumField(); i++ {

@@ -31,8 +31,12 @@ func everyField() state.State {
 		Tenants: []state.Tenant{
 			{Name: "blue", Table: 100, Ports: []state.Port{{Dev: "eth1", VLAN: 100, Ifindex: 4}, {Dev: "eth1"}},
 				KernelFallback: true, Gateway: []netip.Addr{a("198.18.1.1"), a("2001:db8:a::1")}, MSSClamp: "1400",
-				ID: 1, Origin: state.OriginKernel},
-			{Name: "green", Table: 101, Ports: []state.Port{{Dev: "eth1", VLAN: 200}}, MSSClamp: state.MSSClampAuto},
+				ID: 1, Origin: state.OriginKernel,
+				VPN: &state.VPN{RD: "65000:100", ImportRT: []string{"65000:100", "198.18.255.1:7"}, ExportRT: []string{"65000:101"},
+					Locator: p("fc00:1:8::/48"), SID: a("fc00:1:8:7::"), Behavior: "End.DT4", Advertise: []netip.Prefix{p("198.18.1.0/24")},
+					AdvertiseKernel: true, Encap: state.ModeEncapRed, ServiceSID: a("fc00:1:8:7::")}},
+			{Name: "green", Table: 101, Ports: []state.Port{{Dev: "eth1", VLAN: 200}}, MSSClamp: state.MSSClampAuto,
+				VPN: &state.VPN{RD: "4200000000:1", ExportRT: []string{"65000:200"}, Behavior: "End.DT46", Encap: state.ModeEncap}},
 		},
 		Routes: []state.Route{
 			{Tenant: "blue", Prefix: p("198.18.2.0/24"), Mode: state.ModeEncapRed, Segs: []netip.Addr{a("fc00:2::1"), a("fc00:3::64")},
@@ -46,11 +50,17 @@ func everyField() state.State {
 			{SID: a("fc00:1::66"), Action: "End.X", NH6: a("fc00:9::1")},
 			{SID: a("fc00:1::67"), Action: "End.DX6", NH6: a("2001:db8::2")},
 		},
+		BGP: &state.BGP{ASN: 65001, RouterID: a("198.18.255.1"), ListenPort: -1, NextHop: a("fc00:1::1"), Locator: p("fc00:1::/48"),
+			BlockBits: 40, FunctionBits: 12, Transposition: true,
+			GracefulRestart: state.GracefulRestart{Enabled: true, RestartTime: 60},
+			Neighbors: []state.Neighbor{{Address: a("fc00:9::1"), ASN: 65000, Password: "s3cret", LocalAddress: a("fc00:1::1"),
+				Families: []string{state.FamilyVPNv4}, Description: "rr1"}, {Address: a("fc00:9::2"), ASN: 65000,
+				Families: []string{state.FamilyVPNv4, state.FamilyVPNv6, state.FamilyRTC}}}},
 	}
 }
 
 // resolvedKey matches a key of the fields the model tags yaml:"-" (their JSON names).
-var resolvedKey = regexp.MustCompile(`(?m)^[ -]*(ifindex|id|origin|used_src|egress|tunnel_mtu):`)
+var resolvedKey = regexp.MustCompile(`(?m)^[ -]*(ifindex|id|origin|used_src|egress|tunnel_mtu|service_sid):`)
 
 func TestMarshalRoundTripEveryField(t *testing.T) {
 	in := everyField()
@@ -159,6 +169,10 @@ func normalValue(v reflect.Value) {
 		}
 		for i := 0; i < v.Len(); i++ {
 			normalValue(v.Index(i))
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			normalValue(v.Elem())
 		}
 	}
 }

@@ -18,6 +18,7 @@ type State struct {
 	Tenants    []Tenant    `yaml:"tenants,omitempty" json:"tenants"`
 	Routes     []Route     `yaml:"routes,omitempty" json:"routes"`
 	SIDs       []SID       `yaml:"sids,omitempty" json:"sids"`
+	BGP        *BGP        `yaml:"bgp,omitempty" json:"bgp,omitempty"` // the daemon's BGP speaker (bgp.go)
 }
 
 // Options are instance-wide settings of the data plane program.
@@ -101,8 +102,10 @@ type Tenant struct {
 	// "auto" (to fit the tunnel each SYN takes: its MTU minus the IP and TCP headers) or a number (the
 	// largest MSS let through, for both IPv4 and IPv6).
 	MSSClamp string `yaml:"mss_clamp,omitempty" json:"mss_clamp,omitempty"`
-	ID       uint32 `yaml:"-" json:"id,omitempty"`     // data plane route table id, assigned when applied
-	Origin   Origin `yaml:"-" json:"origin,omitempty"` // the front end that owns it (origins.go)
+	// VPN makes the tenant an SRv6 L3VPN over BGP (bgp.go): its service SID, what it advertises and learns.
+	VPN    *VPN   `yaml:"vpn,omitempty" json:"vpn,omitempty"`
+	ID     uint32 `yaml:"-" json:"id,omitempty"`     // data plane route table id, assigned when applied
+	Origin Origin `yaml:"-" json:"origin,omitempty"` // the front end that owns it (origins.go)
 }
 
 // MSS clamping modes of a tenant (Tenant.MSSClamp), besides a number.

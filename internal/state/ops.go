@@ -42,6 +42,7 @@ type Op struct {
 	Route        *Route
 	SID          *SID
 	TenantRoutes *TenantRoutes
+	BGP          *BGP // OpReplace or OpDelete (the whole section)
 }
 
 // TenantRoutes replaces every route of a tenant in one step: traffic sees the old table or the new
@@ -85,6 +86,8 @@ type ifaceBefore struct {
 type change struct {
 	optsBefore   *Options
 	domainBefore *Domain
+	bgpTouched   bool // the bgp section was replaced or deleted; bgpBefore is what it was
+	bgpBefore    *BGP
 	ifaces       map[string]ifaceBefore
 	tenants      map[string]*tenantBefore
 	routes       map[routeKey]*policy // before (nil: absent)
@@ -139,7 +142,7 @@ func (c *change) touchTenant(r *runtime, name string) {
 func (s *Store) apply(c *change, op Op) error {
 	n := 0
 	for _, set := range []bool{op.Options != nil, op.Domain != nil, op.Interface != nil, op.Tenant != nil, op.Route != nil,
-		op.SID != nil, op.TenantRoutes != nil} {
+		op.SID != nil, op.TenantRoutes != nil, op.BGP != nil} {
 		if set {
 			n++
 		}
@@ -163,6 +166,8 @@ func (s *Store) apply(c *change, op Op) error {
 		return s.applyRoute(c, op)
 	case op.SID != nil:
 		return s.applySID(c, op)
+	case op.BGP != nil:
+		return s.applyBGP(c, op)
 	default:
 		return s.applyTenantRoutes(c, op)
 	}
@@ -280,6 +285,10 @@ func setEntry[K comparable, V any](c *change, m map[K]V, k K, v V, del bool) {
 func (s *Store) applyTenant(c *change, op Op) error {
 	nt := *op.Tenant
 	nt.Ports = slices.Clone(nt.Ports)
+	nt.VPN = cloneVPN(nt.VPN)
+	if nt.VPN != nil {
+		nt.VPN.ServiceSID = netip.Addr{}
+	}
 	obj := tenantObj(&nt)
 	cur := s.rt.tenants[nt.Name]
 	if err := exists(op.Kind, cur != nil, obj); err != nil {
@@ -678,6 +687,9 @@ func (s *Store) applySID(c *change, op Op) error {
 // SIDs to tenants, and that no deleted tenant is still referenced. It also marks for rewriting the
 // SIDs whose tenant's table changed.
 func (s *Store) finish(c *change) error {
+	if err := s.vpnSIDs(c); err != nil {
+		return err
+	}
 	var errs Errors
 	add := func(err error) { errs = append(errs, err) }
 	tenant := func(name string) *Tenant {

@@ -13,6 +13,7 @@ const (
 	OriginConfig Origin = ""       // the seg6x API, CLI and config files
 	OriginKernel Origin = "kernel" // the kernel mirror: made from the kernel's seg6 routes
 	OriginBGP    Origin = "bgp"    // learned over BGP (RFC 9252 VPN routes)
+	OriginVPN    Origin = "vpn"    // a tenant's service SID, allocated for its vpn: section (vpnsid.go)
 )
 
 // originOwners says, per origin, who owns its objects and where they are changed.
@@ -20,6 +21,7 @@ var originOwners = map[Origin]string{
 	OriginConfig: "conflicts with an object set through the seg6x API or config",
 	OriginKernel: "owned by the kernel mirror (change it with ip route in the kernel)",
 	OriginBGP:    "owned by BGP (change it where the route is advertised)",
+	OriginVPN:    "the service SID of a tenant's vpn: section (change the tenant's vpn.locator or vpn.sid)",
 }
 
 // Known reports whether o is an origin seg6x has.

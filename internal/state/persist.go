@@ -49,6 +49,8 @@ type record struct {
 	Gen       uint64       `json:"gen,omitempty"` // snapshot header: the commit it includes
 	Opts      *Options     `json:"opts,omitempty"`
 	Domain    *Domain      `json:"domain,omitempty"`
+	BGP       *BGP         `json:"bgp,omitempty"`
+	BGPDel    bool         `json:"bgp_del,omitempty"`
 	Iface     *Interface   `json:"iface,omitempty"`
 	IfaceDel  string       `json:"iface_del,omitempty"`
 	Tenant    *savedTenant `json:"tenant,omitempty"`
@@ -84,6 +86,10 @@ func (r *runtime) replay(rec record) error {
 		r.opts = *rec.Opts
 	case rec.Domain != nil:
 		r.domain = cloneDomain(*rec.Domain)
+	case rec.BGP != nil:
+		r.bgp = cloneBGP(rec.BGP)
+	case rec.BGPDel:
+		r.bgp = nil
 	case rec.Iface != nil:
 		r.ifaces[rec.Iface.Name] = *rec.Iface
 	case rec.IfaceDel != "":
@@ -201,6 +207,11 @@ func (r *runtime) records(emit func(record) error) error {
 	if err := emit(record{Domain: &d}); err != nil {
 		return err
 	}
+	if r.bgp != nil {
+		if err := emit(record{BGP: cloneBGP(r.bgp)}); err != nil {
+			return err
+		}
+	}
 	for _, it := range r.ifaces {
 		it := it
 		if err := emit(record{Iface: &it}); err != nil {
@@ -241,6 +252,13 @@ func (r *runtime) changeRecords(c *change) []record {
 	if c.domainBefore != nil {
 		d := cloneDomain(r.domain)
 		recs = append(recs, record{Domain: &d})
+	}
+	if c.bgpTouched && !same(c.bgpBefore, r.bgp) {
+		if r.bgp != nil {
+			recs = append(recs, record{BGP: cloneBGP(r.bgp)})
+		} else {
+			recs = append(recs, record{BGPDel: true})
+		}
 	}
 	for name := range c.ifaces {
 		if it, ok := r.ifaces[name]; ok {

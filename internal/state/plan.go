@@ -23,6 +23,13 @@ func (s *Store) Plan(desired *State) []Op {
 		d := cloneDomain(desired.Domain)
 		ops = append(ops, Op{Kind: OpReplace, Domain: &d})
 	}
+	if !same(desired.BGP, rt.bgp) {
+		if desired.BGP != nil {
+			ops = append(ops, Op{Kind: OpReplace, BGP: cloneBGP(desired.BGP)})
+		} else {
+			dels = append(dels, Op{Kind: OpDelete, BGP: &BGP{}})
+		}
+	}
 	want := map[string]bool{}
 	for i := range desired.Interfaces {
 		it := desired.Interfaces[i]
@@ -94,7 +101,7 @@ func boolInt(b bool) int {
 
 func sameTenant(cur, want *Tenant) bool {
 	if cur.Table != want.Table || cur.KernelFallback != want.KernelFallback || len(cur.Ports) != len(want.Ports) ||
-		!slices.Equal(cur.Gateway, want.Gateway) || cur.MSSClamp != want.MSSClamp {
+		!slices.Equal(cur.Gateway, want.Gateway) || cur.MSSClamp != want.MSSClamp || !same(cur.VPN, want.VPN) {
 		return false
 	}
 	for i := range cur.Ports {

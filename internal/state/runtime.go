@@ -93,6 +93,7 @@ func (t *tenantRT) countRoute(p netip.Prefix, delta int) {
 type runtime struct {
 	opts     Options
 	domain   Domain
+	bgp      *BGP
 	ifaces   map[string]Interface
 	tenants  map[string]*tenantRT
 	ports    map[Port]string // (dev, vlan) -> tenant name
@@ -161,17 +162,38 @@ func routeOf(t *tenantRT, p netip.Prefix, pol *policy) Route {
 		HopLimit: pol.hopLimit, ID: pol.id, UsedSrc: pol.usedSrc, Origin: t.routeOrigin(p)}
 }
 
+// vpnSIDs maps tenants to their service SIDs.
+func (r *runtime) vpnSIDs() map[string]netip.Addr {
+	out := map[string]netip.Addr{}
+	for _, sd := range r.sids {
+		if sd.Origin == OriginVPN {
+			out[sd.Tenant] = sd.SID
+		}
+	}
+	return out
+}
+
+// view is the tenant as shown (without its routes): copies of its lists, its table id and service SID.
+func (t *tenantRT) view(vpnSIDs map[string]netip.Addr) Tenant {
+	tt := t.Tenant
+	tt.Ports = slices.Clone(t.Ports)
+	tt.ID = t.tableID
+	if tt.VPN = cloneVPN(t.VPN); tt.VPN != nil {
+		tt.VPN.ServiceSID = vpnSIDs[t.Name]
+	}
+	return tt
+}
+
 // state returns the running state as a State (sorted), O(objects).
 func (r *runtime) state() State {
-	s := State{Options: r.opts, Domain: cloneDomain(r.domain), Interfaces: []Interface{}, Tenants: []Tenant{}, Routes: []Route{}, SIDs: []SID{}}
+	s := State{Options: r.opts, Domain: cloneDomain(r.domain), Interfaces: []Interface{}, Tenants: []Tenant{}, Routes: []Route{}, SIDs: []SID{},
+		BGP: cloneBGP(r.bgp)}
 	for _, it := range r.ifaces {
 		s.Interfaces = append(s.Interfaces, it)
 	}
+	vpnSIDs := r.vpnSIDs()
 	for _, t := range r.tenants {
-		tt := t.Tenant
-		tt.Ports = slices.Clone(t.Ports)
-		tt.ID = t.tableID
-		s.Tenants = append(s.Tenants, tt)
+		s.Tenants = append(s.Tenants, t.view(vpnSIDs))
 		for p, pol := range t.routes {
 			s.Routes = append(s.Routes, routeOf(t, p, pol))
 		}

@@ -336,11 +336,9 @@ func (s *Store) EachRoute(f func(r Route) bool) {
 // Tenants lists the tenants without their routes, sorted.
 func (s *Store) Tenants() []Tenant {
 	out := make([]Tenant, 0, len(s.rt.tenants))
+	vpnSIDs := s.rt.vpnSIDs()
 	for _, t := range s.rt.tenants {
-		tt := t.Tenant
-		tt.Ports = slices.Clone(t.Ports)
-		tt.ID = t.tableID
-		out = append(out, tt)
+		out = append(out, t.view(vpnSIDs))
 	}
 	slices.SortFunc(out, func(a, b Tenant) int { return strings.Compare(a.Name, b.Name) })
 	return out

@@ -25,6 +25,9 @@ func Validate(s *State) error {
 
 	validateOptions(&s.Options, add)
 	validateDomain(&s.Domain, add)
+	if s.BGP != nil {
+		validateBGP(s.BGP, add)
+	}
 	ifaces := map[string]bool{}
 	for i := range s.Interfaces {
 		it := &s.Interfaces[i]
@@ -165,6 +168,9 @@ func validateTenant(t *Tenant, add func(error)) {
 	}
 	if fam[0] > 1 || fam[1] > 1 {
 		add(fieldErr(obj, "gateway", "at most one IPv4 and one IPv6 address"))
+	}
+	if t.VPN != nil {
+		validateVPN(t, add)
 	}
 	if v, err := MSSClampValue(t.MSSClamp); err != nil {
 		add(fieldErr(obj, "mss_clamp", "%v", err))

@@ -1,0 +1,118 @@
+package state
+
+// vpnsid.go: the service SID of each tenant with a vpn: section. The node allocates it itself from the
+// tenant's locator (the lowest free function), as a local SID of origin vpn (End.DT46, End.DT4 or
+// End.DT6 into the tenant), in the same commit as the tenant change that needs it; it is saved with
+// the state, so it stays the same across restarts and config applies while the locator does.
+
+import (
+	"fmt"
+	"maps"
+	"math/big"
+	"net/netip"
+	"slices"
+)
+
+// vpnSIDs gives every tenant touched by commit c (every tenant, if the bgp section changed) the
+// service SID its vpn: section asks for, and removes the service SIDs no tenant asks for any more.
+func (s *Store) vpnSIDs(c *change) error {
+	if len(c.tenants) == 0 && !c.bgpTouched {
+		return nil
+	}
+	have := map[string]SID{}
+	for _, sd := range s.rt.sids {
+		if sd.Origin == OriginVPN {
+			have[sd.Tenant] = sd
+		}
+	}
+	names := map[string]bool{}
+	for name := range c.tenants {
+		names[name] = true
+	}
+	if c.bgpTouched {
+		for name := range s.rt.tenants {
+			names[name] = true
+		}
+		for name := range have {
+			names[name] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(names)) { // in name order: allocation is deterministic
+		cur, had := have[name]
+		want, err := s.wantVPNSID(name, cur, had)
+		if err != nil {
+			return err
+		}
+		if had && (!want.SID.IsValid() || want.SID != cur.SID) {
+			if err := s.applySID(c, Op{Kind: OpDelete, Origin: OriginVPN, SID: &SID{SID: cur.SID}}); err != nil {
+				return err
+			}
+		}
+		if want.SID.IsValid() && (!had || want.SID != cur.SID || want.Action != cur.Action) {
+			if o, ok := s.rt.sids[want.SID]; ok && o.Origin == OriginVPN && o.Tenant != name {
+				return fieldErr(fmt.Sprintf("tenant %q", name), "vpn.sid", "%s is the service SID of tenant %q", want.SID, o.Tenant)
+			}
+			if err := s.applySID(c, Op{Kind: OpReplace, Origin: OriginVPN, SID: &want}); err != nil {
+				return fmt.Errorf("tenant %q: service SID: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// wantVPNSID is the service SID tenant name should have (SID unset: none). cur is the one it has.
+func (s *Store) wantVPNSID(name string, cur SID, had bool) (SID, error) {
+	t := s.rt.tenants[name]
+	if t == nil || t.VPN == nil {
+		return SID{}, nil
+	}
+	obj := tenantObj(&t.Tenant)
+	loc, fbits := t.VPN.Locator, uint8(DefaultFunctionBits)
+	if b := s.rt.bgp; b != nil {
+		fbits = b.FunctionBits
+		if !loc.IsValid() {
+			loc = b.Locator
+		}
+	}
+	want := SID{Action: t.VPN.Behavior, Tenant: name}
+	switch {
+	case t.VPN.SID.IsValid():
+		want.SID = t.VPN.SID
+		if loc.IsValid() && !loc.Contains(want.SID) {
+			return SID{}, fieldErr(obj, "vpn.sid", "%s is outside the locator %s", want.SID, loc)
+		}
+	case !loc.IsValid():
+		return SID{}, fieldErr(obj, "vpn.locator", "no locator to allocate the service SID from (set vpn.locator, bgp.locator or vpn.sid)")
+	case had && loc.Contains(cur.SID):
+		want.SID = cur.SID
+	default:
+		a, err := s.freeFunction(loc, fbits)
+		if err != nil {
+			return SID{}, fieldErr(obj, "vpn.locator", "%v", err)
+		}
+		want.SID = a
+	}
+	return want, nil
+}
+
+// freeFunction returns the SID of the lowest function (from 1) of locator loc, fbits wide, that no
+// local SID uses.
+func (s *Store) freeFunction(loc netip.Prefix, fbits uint8) (netip.Addr, error) {
+	if fbits == 0 || loc.Bits()+int(fbits) > 128 {
+		return netip.Addr{}, fmt.Errorf("locator %s has no room for a %d-bit function", loc, fbits)
+	}
+	base := new(big.Int).SetBytes(loc.Addr().AsSlice())
+	shift := uint(128 - loc.Bits() - int(fbits))
+	limit := uint64(1)<<min(fbits, 63) - 1
+	for fn := uint64(1); fn <= limit && fn <= MaxSIDs+1; fn++ {
+		v := new(big.Int).Lsh(new(big.Int).SetUint64(fn), shift)
+		v.Or(v, base)
+		var b [16]byte
+		v.FillBytes(b[:])
+		a := netip.AddrFrom16(b)
+		if _, used := s.rt.sids[a]; !used {
+			return a, nil
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("every function of locator %s is in use", loc)
+}
