@@ -786,6 +786,7 @@ type BgpNeighborConfig struct {
 	LocalAddress  string                 `protobuf:"bytes,4,opt,name=local_address,json=localAddress,proto3" json:"local_address,omitempty"`
 	Families      []string               `protobuf:"bytes,5,rep,name=families,proto3" json:"families,omitempty"` // vpnv4, vpnv6, rtc (default: all three)
 	Description   string                 `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	Port          uint32                 `protobuf:"varint,7,opt,name=port,proto3" json:"port,omitempty"` // the peer's TCP port (default 179)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -860,6 +861,13 @@ func (x *BgpNeighborConfig) GetDescription() string {
 		return x.Description
 	}
 	return ""
+}
+
+func (x *BgpNeighborConfig) GetPort() uint32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
 }
 
 type Route struct {
@@ -3072,14 +3080,15 @@ const file_seg6x_proto_rawDesc = "" +
 	" \x03(\v2\x1b.seg6x.v1.BgpNeighborConfigR\tneighbors\"Q\n" +
 	"\x12BgpGracefulRestart\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x12!\n" +
-	"\frestart_time\x18\x02 \x01(\rR\vrestartTime\"\xbe\x01\n" +
+	"\frestart_time\x18\x02 \x01(\rR\vrestartTime\"\xd2\x01\n" +
 	"\x11BgpNeighborConfig\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x10\n" +
 	"\x03asn\x18\x02 \x01(\rR\x03asn\x12\x1a\n" +
 	"\bpassword\x18\x03 \x01(\tR\bpassword\x12#\n" +
 	"\rlocal_address\x18\x04 \x01(\tR\flocalAddress\x12\x1a\n" +
 	"\bfamilies\x18\x05 \x03(\tR\bfamilies\x12 \n" +
-	"\vdescription\x18\x06 \x01(\tR\vdescription\"\x94\x02\n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\x12\x12\n" +
+	"\x04port\x18\a \x01(\rR\x04port\"\x94\x02\n" +
 	"\x05Route\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x12\n" +

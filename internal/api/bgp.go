@@ -95,7 +95,7 @@ func bgpFromPB(b *pb.Bgp) (*state.BGP, error) {
 		f := fmt.Sprintf("neighbors[%d].", i)
 		out.Neighbors = append(out.Neighbors, state.Neighbor{Address: p.addr(f+"address", n.GetAddress(), false),
 			ASN: n.GetAsn(), Password: n.GetPassword(), LocalAddress: p.addr(f+"local_address", n.GetLocalAddress(), true),
-			Families: n.GetFamilies(), Description: n.GetDescription()})
+			Families: n.GetFamilies(), Description: n.GetDescription(), Port: p.u16(f+"port", n.GetPort(), 65535)})
 	}
 	return out, p.err()
 }
@@ -111,7 +111,8 @@ func bgpToPB(b *state.BGP) *pb.Bgp {
 			RestartTime: uint32(b.GracefulRestart.RestartTime)}}
 	for _, n := range b.Neighbors {
 		out.Neighbors = append(out.Neighbors, &pb.BgpNeighborConfig{Address: addrString(n.Address), Asn: n.ASN,
-			Password: n.Password, LocalAddress: addrString(n.LocalAddress), Families: n.Families, Description: n.Description})
+			Password: n.Password, LocalAddress: addrString(n.LocalAddress), Families: n.Families, Description: n.Description,
+			Port: uint32(n.Port)})
 	}
 	return out
 }

@@ -48,7 +48,7 @@ type VPNRoute struct {
 	RD        string       // route distinguisher: "ASN:N" or "IPv4:N"
 	Prefix    netip.Prefix // the tenant's prefix: IPv4 (VPNv4) or IPv6 (VPNv6)
 	RTs       []string     // route targets, "ASN:N" or "IPv4:N"
-	NextHop   netip.Addr   // the advertising PE's fabric address (IPv6)
+	NextHop   netip.Addr   // the advertising PE's fabric address (IPv6; sending ::, each session's local address)
 	SID       netip.Addr   // the whole service SID (any transposition undone)
 	Behavior  string       // EndDT4, EndDT6 or EndDT46
 	Structure SIDStructure // zero: not advertised
@@ -78,8 +78,8 @@ func (r *VPNRoute) Validate() error {
 			return fmt.Errorf("route target %q: %v", rt, err)
 		}
 	}
-	if !r.NextHop.Is6() || r.NextHop.Is4In6() || r.NextHop.IsUnspecified() || r.NextHop.IsLinkLocalUnicast() {
-		return fmt.Errorf("next hop %s: want the PE's global IPv6 fabric address", r.NextHop)
+	if !r.NextHop.Is6() || r.NextHop.Is4In6() || r.NextHop.IsLinkLocalUnicast() {
+		return fmt.Errorf("next hop %s: want the PE's global IPv6 fabric address (:: for each session's own)", r.NextHop)
 	}
 	if !r.SID.Is6() || r.SID.Is4In6() || r.SID.IsUnspecified() {
 		return fmt.Errorf("SID %s: want an IPv6 address", r.SID)

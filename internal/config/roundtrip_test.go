@@ -54,7 +54,7 @@ func everyField() state.State {
 			BlockBits: 40, FunctionBits: 12, Transposition: true,
 			GracefulRestart: state.GracefulRestart{Enabled: true, RestartTime: 60},
 			Neighbors: []state.Neighbor{{Address: a("fc00:9::1"), ASN: 65000, Password: "s3cret", LocalAddress: a("fc00:1::1"),
-				Families: []string{state.FamilyVPNv4}, Description: "rr1"}, {Address: a("fc00:9::2"), ASN: 65000,
+				Families: []string{state.FamilyVPNv4}, Description: "rr1", Port: 1179}, {Address: a("fc00:9::2"), ASN: 65000,
 				Families: []string{state.FamilyVPNv4, state.FamilyVPNv6, state.FamilyRTC}}}},
 	}
 }

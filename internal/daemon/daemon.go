@@ -186,6 +186,10 @@ func Run(ctx context.Context, o Options) error {
 		o.logf("following the kernel's seg6 routes (--mirror-kernel)")
 	}
 
+	// BGP (when the state has a bgp: section): stopped first, so its peers see the session end
+	// while forwarding goes on.
+	stops = append([]func(){startBGP(ctx, ctl, srv, &o)}, stops...)
+
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sig)

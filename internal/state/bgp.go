@@ -51,6 +51,8 @@ type Neighbor struct {
 	Password string `yaml:"password,omitempty" json:"password,omitempty"`
 	// LocalAddress is the source of the session (default: the kernel's choice).
 	LocalAddress netip.Addr `yaml:"local_address,omitempty" json:"local_address,omitempty"`
+	// Port is the peer's TCP port (default 179).
+	Port uint16 `yaml:"port,omitempty" json:"port,omitempty"`
 	// Families to negotiate: vpnv4, vpnv6, rtc (route target constraint, RFC 4684: the peer sends only
 	// the VPN routes of route targets this node imports). Default: all three.
 	Families    []string `yaml:"families,omitempty" json:"families,omitempty"`

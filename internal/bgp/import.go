@@ -1,0 +1,340 @@
+package bgp
+
+// import.go: learned VPN routes become tenants' encap routes. A best path whose route targets meet a
+// tenant's vpn.import_rt (and whose family the tenant serves) is installed as the tenant's route to its
+// prefix: H.Encaps (or H.Encaps.Red, vpn.encap) with the advertised service SID as the only segment,
+// origin bgp, through the controller like every other change. Only prefixes whose paths changed are
+// looked at; changes are committed in batches, and a batch that fails is retried route by route, so
+// one route that cannot be installed (its prefix is the API's) does not hold up the others.
+//
+// The routes stay in the state across a daemon restart; after a start they are confirmed or removed
+// once every neighbor has sent its end-of-RIB, or after the graceful-restart time (10 s without GR).
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/osrg/gobgp/v4/pkg/apiutil"
+	gobgp "github.com/osrg/gobgp/v4/pkg/packet/bgp"
+
+	"github.com/seg6x/seg6x/internal/core"
+	"github.com/seg6x/seg6x/internal/state"
+)
+
+// commitBatch bounds the operations of one commit (the data plane's write time per commit).
+const commitBatch = 10000
+
+// startupHold is how long, without graceful restart, routes from before a start wait for their
+// neighbors' end-of-RIB.
+const startupHold = 10 * time.Second
+
+type learnedPath struct {
+	route VPNRoute
+	peer  netip.Addr
+	stale bool
+	err   string // unreadable: why
+}
+
+type importer struct {
+	s         *Speaker
+	learned   map[string]learnedPath            // best paths by destination (RD and prefix)
+	byPrefix  map[netip.Prefix]map[string]bool  // prefix -> destinations
+	installed map[string]map[netip.Prefix]state.Route // tenant -> its routes of origin bgp
+	rejected  map[string]map[netip.Prefix]string      // tenant -> prefix -> why it could not be installed
+	dirty     map[netip.Prefix]bool
+	tenantsFP string
+	synced    bool // routes from before the start have been confirmed or removed
+}
+
+func newImporter(s *Speaker) *importer {
+	return &importer{s: s, learned: map[string]learnedPath{}, byPrefix: map[netip.Prefix]map[string]bool{},
+		installed: map[string]map[netip.Prefix]state.Route{}, rejected: map[string]map[netip.Prefix]string{},
+		dirty: map[netip.Prefix]bool{}}
+}
+
+// take records best-path changes.
+func (im *importer) take(paths []*apiutil.Path) {
+	for _, p := range paths {
+		v, ok := p.Nlri.(*gobgp.LabeledVPNIPAddrPrefix)
+		if !ok {
+			continue // RTC membership and other families
+		}
+		key := v.RD.String() + " " + v.Prefix.String()
+		pfx := v.Prefix.Masked()
+		im.dirty[pfx] = true
+		local := !p.PeerAddress.IsValid() || p.PeerAddress.IsUnspecified()
+		if p.Withdrawal || local {
+			delete(im.learned, key)
+			if m := im.byPrefix[pfx]; m != nil {
+				delete(m, key)
+				if len(m) == 0 {
+					delete(im.byPrefix, pfx)
+				}
+			}
+			continue
+		}
+		lp := learnedPath{peer: p.PeerAddress, stale: p.Stale}
+		r, err := FromPath(p)
+		if err != nil {
+			lp.err = err.Error()
+			r.Prefix, r.RD = pfx, v.RD.String()
+		}
+		lp.route = r
+		im.learned[key] = lp
+		if im.byPrefix[pfx] == nil {
+			im.byPrefix[pfx] = map[string]bool{}
+		}
+		im.byPrefix[pfx][key] = true
+	}
+}
+
+// forget drops every learned path (the server stopped): their prefixes are looked at again.
+func (im *importer) forget() {
+	for p := range im.byPrefix {
+		im.dirty[p] = true
+	}
+	im.learned, im.byPrefix = map[string]learnedPath{}, map[netip.Prefix]map[string]bool{}
+}
+
+// tenantsPrint changes whenever what decides imports changes (a tenant, its table or vpn: section).
+func tenantsPrint(cfg *state.BGP, tenants []state.Tenant) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%t;", cfg != nil)
+	for _, t := range tenants {
+		fmt.Fprintf(&b, "%s/%d", t.Name, t.Table)
+		if v := t.VPN; v != nil {
+			fmt.Fprintf(&b, "/%v/%s/%s/%s", v.ImportRT, v.Behavior, v.Encap, v.ServiceSID)
+		}
+		b.WriteByte(';')
+	}
+	return b.String()
+}
+
+// sync installs and removes tenant routes for what was learned since the last call.
+func (im *importer) sync(cfg *state.BGP, tenants []state.Tenant, learned []*apiutil.Path) {
+	im.take(learned)
+	all := false
+	if fp := tenantsPrint(cfg, tenants); fp != im.tenantsFP {
+		im.tenantsFP, all = fp, true
+		im.reload(tenants)
+	}
+	if !im.synced && im.startupDone(cfg) {
+		im.synced, all = true, true
+	}
+	prefixes := im.dirty
+	if all {
+		prefixes = map[netip.Prefix]bool{}
+		for p := range im.byPrefix {
+			prefixes[p] = true
+		}
+		for _, rs := range im.installed {
+			for p := range rs {
+				prefixes[p] = true
+			}
+		}
+	}
+	im.dirty = map[netip.Prefix]bool{}
+	vpn := map[string]*state.VPN{}
+	for _, t := range tenants {
+		if cfg != nil && t.VPN != nil {
+			vpn[t.Name] = t.VPN
+		}
+	}
+	names := map[string]bool{}
+	for n := range vpn {
+		names[n] = true
+	}
+	for n := range im.installed {
+		names[n] = true
+	}
+	var ops []state.Op
+	for p := range prefixes {
+		for name := range names {
+			if op, ok := im.change(name, vpn[name], p); ok {
+				ops = append(ops, op)
+			}
+		}
+	}
+	for lo := 0; lo < len(ops); lo += commitBatch {
+		im.commit(ops[lo:min(lo+commitBatch, len(ops))])
+	}
+}
+
+// startupDone: every neighbor has sent its end-of-RIB, or the hold time since the start is over.
+func (im *importer) startupDone(cfg *state.BGP) bool {
+	if cfg == nil {
+		return true
+	}
+	hold := startupHold
+	if cfg.GracefulRestart.Enabled {
+		hold = time.Duration(cfg.GracefulRestart.RestartTime) * time.Second
+	}
+	if time.Since(im.s.started) > hold {
+		return true
+	}
+	im.s.mu.Lock()
+	defer im.s.mu.Unlock()
+	for _, n := range cfg.Neighbors {
+		want := 0
+		for _, f := range n.Families {
+			if f != state.FamilyRTC {
+				want++
+			}
+		}
+		if im.s.eor[n.Address] < want {
+			return false
+		}
+	}
+	return true
+}
+
+// reload reads the routes of origin bgp the tenants hold (after a start, or a tenant change the
+// state made on its own: a removed tenant took its routes with it).
+func (im *importer) reload(tenants []state.Tenant) {
+	im.installed = map[string]map[netip.Prefix]state.Route{}
+	im.s.ctl.Read(func(st *state.Store) {
+		for _, t := range tenants {
+			for p, r := range st.TenantRoutes(t.Name) {
+				if r.Origin != state.OriginBGP {
+					continue
+				}
+				if im.installed[t.Name] == nil {
+					im.installed[t.Name] = map[netip.Prefix]state.Route{}
+				}
+				im.installed[t.Name][p] = r
+			}
+		}
+	})
+	for name := range im.rejected {
+		if !slices.ContainsFunc(tenants, func(t state.Tenant) bool { return t.Name == name }) {
+			delete(im.rejected, name)
+		}
+	}
+}
+
+// best is the path tenant (with vpn v) should use to reach prefix p, if any.
+func (im *importer) best(v *state.VPN, p netip.Prefix) (VPNRoute, bool) {
+	var cands []learnedPath
+	for key := range im.byPrefix[p] {
+		lp := im.learned[key]
+		if lp.err == "" && importable(v, &lp.route) {
+			cands = append(cands, lp)
+		}
+	}
+	if len(cands) == 0 {
+		return VPNRoute{}, false
+	}
+	// Deterministic among PEs advertising the same prefix: fresh before stale, then by RD, next hop, SID.
+	slices.SortFunc(cands, func(a, b learnedPath) int {
+		if a.stale != b.stale {
+			if a.stale {
+				return 1
+			}
+			return -1
+		}
+		if c := strings.Compare(a.route.RD, b.route.RD); c != 0 {
+			return c
+		}
+		if c := a.route.NextHop.Compare(b.route.NextHop); c != 0 {
+			return c
+		}
+		return a.route.SID.Compare(b.route.SID)
+	})
+	return cands[0].route, true
+}
+
+// importable: route r is for the tenant with vpn v (a route target it imports, a family it serves,
+// not its own SID).
+func importable(v *state.VPN, r *VPNRoute) bool {
+	if (v.Behavior == EndDT4 && !r.Prefix.Addr().Is4()) || (v.Behavior == EndDT6 && r.Prefix.Addr().Is4()) {
+		return false
+	}
+	if r.SID == v.ServiceSID {
+		return false
+	}
+	for _, rt := range r.RTs {
+		if slices.Contains(v.ImportRT, rt) {
+			return true
+		}
+	}
+	return false
+}
+
+// change is the operation that gives tenant name (vpn v, nil: none) the right route to p, if needed.
+func (im *importer) change(name string, v *state.VPN, p netip.Prefix) (state.Op, bool) {
+	have, had := im.installed[name][p]
+	var want state.Route
+	ok := false
+	if v != nil {
+		var r VPNRoute
+		if r, ok = im.best(v, p); ok {
+			want = state.Route{Tenant: name, Prefix: p, Mode: v.Encap, Segs: []netip.Addr{r.SID}}
+		}
+	}
+	switch {
+	case ok && (!had || have.Mode != want.Mode || !slices.Equal(have.Segs, want.Segs)):
+		return state.Op{Kind: state.OpReplace, Origin: state.OriginBGP, Route: &want}, true
+	case !ok && had && (im.synced || v == nil):
+		return state.Op{Kind: state.OpDelete, Origin: state.OriginBGP, Route: &state.Route{Tenant: name, Prefix: p}}, true
+	case !ok && !had:
+		if m := im.rejected[name]; m != nil {
+			delete(m, p)
+		}
+	}
+	return state.Op{}, false
+}
+
+// commit applies ops (route by route if the batch fails) and records the outcome.
+func (im *importer) commit(ops []state.Op) {
+	_, err := im.s.ctl.Commit(ops, core.Options{Origin: state.OriginBGP})
+	im.s.count(err == nil)
+	if err == nil {
+		for _, op := range ops {
+			im.done(op, nil)
+		}
+		return
+	}
+	for _, op := range ops {
+		_, err := im.s.ctl.Commit([]state.Op{op}, core.Options{Origin: state.OriginBGP})
+		im.s.count(err == nil)
+		im.done(op, err)
+	}
+}
+
+func (im *importer) done(op state.Op, err error) {
+	r := op.Route
+	if err != nil {
+		if im.rejected[r.Tenant] == nil {
+			im.rejected[r.Tenant] = map[netip.Prefix]string{}
+		}
+		im.rejected[r.Tenant][r.Prefix] = err.Error()
+		im.s.fail("bgp: tenant %q prefix %s: %v", r.Tenant, r.Prefix, err)
+		return
+	}
+	if m := im.rejected[r.Tenant]; m != nil {
+		delete(m, r.Prefix)
+	}
+	if op.Kind == state.OpDelete {
+		delete(im.installed[r.Tenant], r.Prefix)
+		if len(im.installed[r.Tenant]) == 0 {
+			delete(im.installed, r.Tenant)
+		}
+		return
+	}
+	if im.installed[r.Tenant] == nil {
+		im.installed[r.Tenant] = map[netip.Prefix]state.Route{}
+	}
+	im.installed[r.Tenant][r.Prefix] = *r
+}
+
+func (s *Speaker) count(ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.Commits++
+	if !ok {
+		s.stats.FailedCommits++
+	}
+}

@@ -1,0 +1,203 @@
+package bgp
+
+// speaker_test.go: two seg6x instances (real BPF maps, needs root), each with its speaker, peer over
+// the loopback. Each learns the other's tenant prefixes as encap routes of origin bgp into the
+// tenant whose import route targets match (overlapping prefixes stay apart), with the other's service
+// SID as the segment, transposed or not; a withdrawal removes the route; a stopped speaker's routes go,
+// and come back when it starts again; a prefix the API holds is refused and reported, the rest still
+// imported; with route target constraint a peer sends only the routes of route targets some tenant
+// imports.
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seg6x/seg6x/internal/core"
+	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/testsupport"
+)
+
+func freePort(t *testing.T) uint16 {
+	t.Helper()
+	l, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return uint16(l.Addr().(*net.TCPAddr).Port)
+}
+
+type node struct {
+	ctl    *core.Controller
+	cancel context.CancelFunc
+	done   chan struct{}
+	sp     *Speaker
+}
+
+func (n *node) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	n.sp = New(n.ctl, Options{Debounce: 5 * time.Millisecond})
+	n.cancel, n.done = cancel, make(chan struct{})
+	go func() { defer close(n.done); n.sp.Run(ctx) }()
+}
+
+func (n *node) stop() {
+	if n.cancel != nil {
+		n.cancel()
+		<-n.done
+		n.cancel = nil
+	}
+}
+
+func pe(asn uint32, id string, listen, peerPort uint16, loc string, transpose bool) state.State {
+	p := netip.MustParsePrefix
+	return state.State{
+		BGP: &state.BGP{ASN: asn, RouterID: netip.MustParseAddr(id), ListenPort: int32(listen), NextHop: netip.MustParseAddr("fc00:9::" + id[len(id)-1:]),
+			Locator: p(loc), Transposition: transpose,
+			Neighbors: []state.Neighbor{{Address: netip.MustParseAddr("::1"), ASN: asn, Port: peerPort}}},
+		Tenants: []state.Tenant{
+			{Name: "blue", Table: 100, VPN: &state.VPN{RD: id + ":100", ImportRT: []string{"65000:100"}, ExportRT: []string{"65000:100"}}},
+			{Name: "red", Table: 200, VPN: &state.VPN{RD: id + ":200", ImportRT: []string{"65000:200"}, ExportRT: []string{"65000:200"}}},
+		},
+	}
+}
+
+// learned is tenant -> prefix -> "segment" for the routes of origin bgp.
+func learned(n *node) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	n.ctl.Read(func(st *state.Store) {
+		st.EachRoute(func(r state.Route) bool {
+			if r.Origin == state.OriginBGP {
+				if out[r.Tenant] == nil {
+					out[r.Tenant] = map[string]string{}
+				}
+				out[r.Tenant][r.Prefix.String()] = r.Segs[0].String()
+			}
+			return true
+		})
+	})
+	return out
+}
+
+func waitFor(t *testing.T, what string, n *node, want map[string]map[string]string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := learned(n)
+		if fmt.Sprint(got) == fmt.Sprint(want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: learned routes %v, want %v (last error: %s)", what, got, want, n.sp.Report(false).GetLastError())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func serviceSID(n *node, tenant string) string {
+	var sid string
+	n.ctl.Read(func(st *state.Store) {
+		for _, t := range st.Tenants() {
+			if t.Name == tenant {
+				sid = t.VPN.ServiceSID.String()
+			}
+		}
+	})
+	return sid
+}
+
+func apply(t *testing.T, n *node, s state.State) {
+	t.Helper()
+	if _, err := n.ctl.Apply(s, core.Options{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSpeakersExchangeVPNRoutes(t *testing.T) {
+	pa, pb := freePort(t), freePort(t)
+	a := &node{ctl: core.New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{}))}
+	b := &node{ctl: core.New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{}))}
+	cfgA := pe(65000, "198.18.255.1", pa, pb, "fc00:1::/48", true) // A transposes, B does not
+	cfgB := pe(65000, "198.18.255.2", pb, pa, "fc00:2::/48", false)
+	// The same prefix in both tenants of A (overlapping tenant space), an IPv6 one in blue.
+	cfgA.Tenants[0].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("198.18.1.0/24"), netip.MustParsePrefix("2001:db8:1::/64")}
+	cfgA.Tenants[1].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("198.18.1.0/24")}
+	cfgB.Tenants[0].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("198.18.2.0/24")}
+	// A tenant of A that B does not serve: with route target constraint B never receives its route.
+	cfgA.Tenants = append(cfgA.Tenants, state.Tenant{Name: "yellow", Table: 300, VPN: &state.VPN{RD: "198.18.255.1:300",
+		ExportRT: []string{"65000:300"}, Advertise: []netip.Prefix{netip.MustParsePrefix("198.18.3.0/24")}}})
+	apply(t, a, cfgA)
+	apply(t, b, cfgB)
+	a.start()
+	b.start()
+	defer a.stop()
+	defer b.stop()
+
+	blueA, redA, blueB := serviceSID(a, "blue"), serviceSID(a, "red"), serviceSID(b, "blue")
+	if blueA != "fc00:1:0:1::" || redA != "fc00:1:0:2::" || blueB != "fc00:2:0:1::" {
+		t.Fatalf("service SIDs %s %s %s", blueA, redA, blueB)
+	}
+	full := map[string]map[string]string{
+		"blue": {"198.18.1.0/24": blueA, "2001:db8:1::/64": blueA},
+		"red":  {"198.18.1.0/24": redA},
+	}
+	waitFor(t, "B learns A's tenants", b, full)
+	waitFor(t, "A learns B's blue", a, map[string]map[string]string{"blue": {"198.18.2.0/24": blueB}})
+
+	rep := b.sp.Report(true)
+	if !rep.Running || len(rep.Neighbors) != 1 || rep.Neighbors[0].State != "established" || !rep.Neighbors[0].Rtc ||
+		rep.Neighbors[0].Received != 3 ||
+		len(rep.Learned) != 3 || len(rep.Advertised) != 1 || rep.Imported != 3 {
+		t.Fatalf("B's report: %+v", rep)
+	}
+	for _, l := range rep.Learned {
+		if l.Tenant == "" || l.Peer != "::1" {
+			t.Fatalf("learned route %+v: not imported", l)
+		}
+	}
+
+	// A withdraws its IPv6 prefix.
+	cfgA.Tenants[0].VPN.Advertise = cfgA.Tenants[0].VPN.Advertise[:1]
+	apply(t, a, cfgA)
+	delete(full["blue"], "2001:db8:1::/64")
+	waitFor(t, "B after A's withdrawal", b, full)
+
+	// A config route on B for a prefix BGP would bring: refused and reported; the rest stays.
+	withRoute := cfgB
+	withRoute.Routes = []state.Route{{Tenant: "red", Prefix: netip.MustParsePrefix("198.18.7.0/24"), Segs: []netip.Addr{netip.MustParseAddr("fc00:3::1")}}}
+	apply(t, b, withRoute)
+	cfgA.Tenants[1].VPN.Advertise = append(cfgA.Tenants[1].VPN.Advertise, netip.MustParsePrefix("198.18.7.0/24"))
+	apply(t, a, cfgA)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var reason string
+		for _, l := range b.sp.Report(true).Learned {
+			if l.Prefix == "198.18.7.0/24" {
+				reason = l.Reason
+			}
+		}
+		if strings.Contains(reason, "red") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no reason reported for the refused route (last %q)", reason)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	waitFor(t, "B keeps the rest", b, full)
+
+	// A stops: its routes leave B (no graceful restart); back, they return.
+	a.stop()
+	waitFor(t, "B after A stopped", b, map[string]map[string]string{})
+	a.start()
+	waitFor(t, "B after A restarted", b, full)
+
+	// Removing the bgp section of B removes what it learned.
+	apply(t, b, state.State{Tenants: []state.Tenant{{Name: "blue", Table: 100}, {Name: "red", Table: 200}}, Routes: withRoute.Routes})
+	waitFor(t, "B without bgp", b, map[string]map[string]string{})
+}
