@@ -7,8 +7,8 @@ package bgp
 
 import (
 	"fmt"
-	"net/netip"
 	"maps"
+	"net/netip"
 	"slices"
 
 	"github.com/google/uuid"

@@ -40,8 +40,8 @@ type learnedPath struct {
 
 type importer struct {
 	s         *Speaker
-	learned   map[string]learnedPath            // best paths by destination (RD and prefix)
-	byPrefix  map[netip.Prefix]map[string]bool  // prefix -> destinations
+	learned   map[string]learnedPath                  // best paths by destination (RD and prefix)
+	byPrefix  map[netip.Prefix]map[string]bool        // prefix -> destinations
 	installed map[string]map[netip.Prefix]state.Route // tenant -> its routes of origin bgp
 	rejected  map[string]map[netip.Prefix]string      // tenant -> prefix -> why it could not be installed
 	dirty     map[netip.Prefix]bool
