@@ -63,7 +63,7 @@ Typical use:
 	root.PersistentFlags().StringVar(&g.tls.Cert, "client-cert", "", "with --server: client certificate")
 	root.PersistentFlags().StringVar(&g.tls.Key, "client-key", "", "with --server: client key")
 	root.AddCommand(attachCmd(), detachCmd(), domainCmd(), tenantCmd(), routeCmd(), sidCmd(), applyCmd(), showCmd(),
-		statsCmd(), setCmd(), statusCmd(), configCmd(), daemonCmd(), benchCmd(), labCmd())
+		statsCmd(), setCmd(), statusCmd(), configCmd(), daemonCmd(), benchCmd(), labCmd(), bgpCmd())
 	return root
 }
 

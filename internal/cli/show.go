@@ -86,7 +86,7 @@ func show(what string) error {
 		fmt.Fprintln(w)
 	}
 	if what == "all" || what == "tenants" {
-		fmt.Fprintln(w, "TENANT\tTABLE\tPORTS\tGATEWAY\tMSS-CLAMP\tORIGIN")
+		fmt.Fprintln(w, "TENANT\tTABLE\tPORTS\tGATEWAY\tMSS-CLAMP\tVPN (RD, SERVICE SID)\tORIGIN")
 		for _, t := range cur.Tenants {
 			var ports []string
 			for _, p := range t.Ports {
@@ -101,7 +101,11 @@ func show(what string) error {
 			if mss == "" {
 				mss = state.MSSClampOff
 			}
-			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", t.Name, t.Table, strings.Join(ports, ", "), gw, mss, origin(t.Origin))
+			vpn := "-"
+			if v := t.VPN; v != nil {
+				vpn = fmt.Sprintf("%s %s %s", v.RD, v.ServiceSID, v.Behavior)
+			}
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Table, strings.Join(ports, ", "), gw, mss, vpn, origin(t.Origin))
 		}
 		fmt.Fprintln(w)
 	}
