@@ -784,7 +784,7 @@ type BgpNeighborConfig struct {
 	Asn           uint32                 `protobuf:"varint,2,opt,name=asn,proto3" json:"asn,omitempty"`
 	Password      string                 `protobuf:"bytes,3,opt,name=password,proto3" json:"password,omitempty"` // TCP-MD5
 	LocalAddress  string                 `protobuf:"bytes,4,opt,name=local_address,json=localAddress,proto3" json:"local_address,omitempty"`
-	Families      []string               `protobuf:"bytes,5,rep,name=families,proto3" json:"families,omitempty"` // vpnv4, vpnv6, rtc (default: all three)
+	Families      []string               `protobuf:"bytes,5,rep,name=families,proto3" json:"families,omitempty"` // vpnv4, vpnv6, rtc (default: vpnv4 and vpnv6)
 	Description   string                 `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
 	Port          uint32                 `protobuf:"varint,7,opt,name=port,proto3" json:"port,omitempty"` // the peer's TCP port (default 179)
 	unknownFields protoimpl.UnknownFields

@@ -59,7 +59,8 @@ func pe(asn uint32, id string, listen, peerPort uint16, loc string, transpose bo
 	return state.State{
 		BGP: &state.BGP{ASN: asn, RouterID: netip.MustParseAddr(id), ListenPort: int32(listen), NextHop: netip.MustParseAddr("fc00:9::" + id[len(id)-1:]),
 			Locator: p(loc), Transposition: transpose,
-			Neighbors: []state.Neighbor{{Address: netip.MustParseAddr("::1"), ASN: asn, Port: peerPort}}},
+			Neighbors: []state.Neighbor{{Address: netip.MustParseAddr("::1"), ASN: asn, Port: peerPort,
+				Families: []string{state.FamilyVPNv4, state.FamilyVPNv6, state.FamilyRTC}}}},
 		Tenants: []state.Tenant{
 			{Name: "blue", Table: 100, VPN: &state.VPN{RD: id + ":100", ImportRT: []string{"65000:100"}, ExportRT: []string{"65000:100"}}},
 			{Name: "red", Table: 200, VPN: &state.VPN{RD: id + ":200", ImportRT: []string{"65000:200"}, ExportRT: []string{"65000:200"}}},

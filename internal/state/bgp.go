@@ -54,7 +54,9 @@ type Neighbor struct {
 	// Port is the peer's TCP port (default 179).
 	Port uint16 `yaml:"port,omitempty" json:"port,omitempty"`
 	// Families to negotiate: vpnv4, vpnv6, rtc (route target constraint, RFC 4684: the peer sends only
-	// the VPN routes of route targets this node imports). Default: all three.
+	// the VPN routes of route targets this node imports, and this node sends only the routes of route
+	// targets the peer asked for). Default: vpnv4 and vpnv6; add rtc where every PE behind the peer
+	// speaks it (a peer that is not sent a route target's membership is not sent its routes).
 	Families    []string `yaml:"families,omitempty" json:"families,omitempty"`
 	Description string   `yaml:"description,omitempty" json:"description,omitempty"`
 }
@@ -162,7 +164,7 @@ func validateBGP(b *BGP, add func(error)) {
 			add(fieldErr(nobj, "local_address", "%s: want an address of the peer's family", n.LocalAddress))
 		}
 		if len(n.Families) == 0 {
-			n.Families = []string{FamilyVPNv4, FamilyVPNv6, FamilyRTC}
+			n.Families = []string{FamilyVPNv4, FamilyVPNv6}
 		}
 		fams := map[string]bool{}
 		for _, f := range n.Families {

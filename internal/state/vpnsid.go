@@ -2,7 +2,7 @@ package state
 
 // vpnsid.go: the service SID of each tenant with a vpn: section. The node allocates it itself from the
 // tenant's locator (the lowest free function), as a local SID of origin vpn (End.DT46, End.DT4 or
-// End.DT6 into the tenant), in the same commit as the tenant change that needs it; it is saved with
+// End.DT6 into the tenant, tagged with its ports' VLAN), in the same commit as the tenant change that needs it; it is saved with
 // the state, so it stays the same across restarts and config applies while the locator does.
 
 import (
@@ -48,7 +48,7 @@ func (s *Store) vpnSIDs(c *change) error {
 				return err
 			}
 		}
-		if want.SID.IsValid() && (!had || want.SID != cur.SID || want.Action != cur.Action) {
+		if want.SID.IsValid() && (!had || want.SID != cur.SID || want.Action != cur.Action || want.VLAN != cur.VLAN) {
 			if o, ok := s.rt.sids[want.SID]; ok && o.Origin == OriginVPN && o.Tenant != name {
 				return fieldErr(fmt.Sprintf("tenant %q", name), "vpn.sid", "%s is the service SID of tenant %q", want.SID, o.Tenant)
 			}
@@ -74,7 +74,7 @@ func (s *Store) wantVPNSID(name string, cur SID, had bool) (SID, error) {
 			loc = b.Locator
 		}
 	}
-	want := SID{Action: t.VPN.Behavior, Tenant: name}
+	want := SID{Action: t.VPN.Behavior, Tenant: name, VLAN: portVLAN(t.Ports)}
 	switch {
 	case t.VPN.SID.IsValid():
 		want.SID = t.VPN.SID
@@ -93,6 +93,19 @@ func (s *Store) wantVPNSID(name string, cur SID, had bool) (SID, error) {
 		want.SID = a
 	}
 	return want, nil
+}
+
+// portVLAN is the VLAN a decapsulated packet of a tenant is tagged with: its ports' VLAN when they
+// all have the same one (0: untagged, or the ports differ and the tenant's table decides alone).
+func portVLAN(ports []Port) uint16 {
+	var v uint16
+	for i, p := range ports {
+		if i > 0 && p.VLAN != v {
+			return 0
+		}
+		v = p.VLAN
+	}
+	return v
 }
 
 // freeFunction returns the SID of the lowest function (from 1) of locator loc, fbits wide, that no

@@ -75,8 +75,13 @@ func TestVPNServiceSIDs(t *testing.T) {
 	// (tenants are given theirs in name order).
 	first := map[string]string{"blue": "fc00:1:0:1:: End.DT46", "red": "fc00:1:0:2:: End.DT4"}
 	wantSIDs(t, st, first)
+	for _, sd := range st.SIDs() { // decapsulated packets are tagged with the tenant's port VLAN
+		if sd.Origin == OriginVPN && sd.VLAN != map[string]uint16{"blue": 100, "red": 200}[sd.Tenant] {
+			t.Fatalf("service SID %s of %s: vlan %d", sd.SID, sd.Tenant, sd.VLAN)
+		}
+	}
 	if b := st.BGPConfig(); b == nil || b.FunctionBits != 16 || b.BlockBits != 32 || b.GracefulRestart.RestartTime != 120 ||
-		len(b.Neighbors[0].Families) != 3 {
+		len(b.Neighbors[0].Families) != 2 {
 		t.Fatalf("bgp defaults not filled: %+v", b)
 	}
 
