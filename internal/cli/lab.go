@@ -137,7 +137,9 @@ func printReport(rep *lab.Report) {
 		fmt.Fprintf(w, "%s (IPv6)\t%s\t%s\t%d/%d\t-\t-\t-\n", pg.Tenant, pg.From, pg.To, pg.Rx, pg.Sent)
 	}
 	w.Flush()
-	fmt.Fprintln(w, "\nBULK TCP\tFROM\tTO\tMB EACH WAY\tUP Mbit/s\tDOWN Mbit/s\tEVERY BYTE CHECKED")
+	if len(rep.Bulk) > 0 {
+		fmt.Fprintln(w, "\nBULK TCP\tFROM\tTO\tMB EACH WAY\tUP Mbit/s\tDOWN Mbit/s\tEVERY BYTE CHECKED")
+	}
 	for _, b := range rep.Bulk {
 		fmt.Fprintf(w, "tenant %s\t%s\t%s\t%d\t%.0f\t%.0f\t%v\n", b.Tenant, b.From, b.To, b.Bytes>>20, b.UpMbps, b.DownMbps, b.SentOK && b.RecvOK)
 	}
@@ -153,7 +155,7 @@ func printReport(rep *lab.Report) {
 		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\n", h, pc.TxTagged, pc.RxOK, pc.RxUntagged, pc.RxWrongVLAN)
 	}
 	w.Flush()
-	for _, r := range []string{"pe1", "p", "pe2"} {
+	for _, r := range rep.Routers {
 		var s pb.StatsReply
 		if err := protojson.Unmarshal(rep.Stats[r], &s); err != nil {
 			continue

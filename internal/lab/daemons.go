@@ -4,7 +4,8 @@ package lab
 // talks to it, its slow path (fragmenting IPv4 without DF too big for the tunnel, relaying the ICMP
 // errors of decapsulated packets) runs, and its programs cache next hops (invalidated on every netlink
 // change). Each daemon outlives the command that started it; Down stops it (pid in <Dir>/<node>.pid,
-// log in <Dir>/<node>.log). Used by the main lab (lab.go) and the hypervisor lab (hypervisor.go).
+// log in <Dir>/<node>.log). Used by the main and BGP labs (lab.go) and the hypervisor lab
+// (hypervisor.go); the BGP lab also stops and restarts one PE's daemon (StopDaemon, StartDaemon).
 
 import (
 	"fmt"
@@ -32,8 +33,20 @@ type daemonSet struct {
 }
 
 func (l *Lab) daemons() daemonSet {
-	return daemonSet{l.Prefix, l.Dir, l.Bin, routers, l.NS, l.NodeDir, l.Seg6x, l.logf}
+	return daemonSet{l.Prefix, l.Dir, l.Bin, l.topo.routers, l.NS, l.NodeDir, l.Seg6x, l.logf}
 }
+
+// only is the same set restricted to nodes.
+func (d daemonSet) only(nodes ...string) daemonSet {
+	d.nodes = nodes
+	return d
+}
+
+// StopDaemon stops the daemon of one router (its data plane keeps forwarding what it holds).
+func (l *Lab) StopDaemon(node string) { l.daemons().only(node).stop() }
+
+// StartDaemon starts the daemon of one router again and waits until it answers.
+func (l *Lab) StartDaemon(node string) error { return l.daemons().only(node).start() }
 
 // DaemonLog is the log file of a router's daemon.
 func (l *Lab) DaemonLog(node string) string { return l.daemons().logFile(node) }
@@ -91,19 +104,31 @@ func (d daemonSet) start() error {
 // stop sends every daemon SIGTERM and waits up to 5 s for it to exit (then SIGKILL).
 func (d daemonSet) stop() {
 	for _, r := range d.nodes {
-		b, err := os.ReadFile(d.pidFile(r))
-		if err != nil {
-			continue
+		if pid := readPid(d.pidFile(r)); pid > 1 {
+			terminate(pid)
 		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 1 {
-			continue
-		}
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		for i := 0; i < 50 && syscall.Kill(pid, 0) == nil; i++ {
-			time.Sleep(100 * time.Millisecond)
-		}
-		_ = syscall.Kill(pid, syscall.SIGKILL)
 		_ = os.Remove(d.pidFile(r))
 	}
+}
+
+// readPid is the process id in a pid file, 0 if there is none.
+func readPid(file string) int {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0
+	}
+	return pid
+}
+
+// terminate sends pid SIGTERM, waits up to 5 s for it to be gone, then sends SIGKILL.
+func terminate(pid int) {
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	for i := 0; i < 50 && syscall.Kill(pid, 0) == nil; i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
 }

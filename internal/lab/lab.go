@@ -1,7 +1,8 @@
 package lab
 
-// lab.go: bringing the lab up and down. Every namespace is named <prefix>-<node>, every state
-// directory lives under Dir, and Down removes all of it (also after a partial Up).
+// lab.go: bringing a lab (its topology: the main lab's or the BGP lab's) up and down. Every namespace
+// is named <prefix>-<node>, every state directory lives under Dir, and Down removes all of it (also
+// after a partial Up, and from another process than the one that ran Up).
 
 import (
 	"fmt"
@@ -19,6 +20,8 @@ type Lab struct {
 	Dir    string    // state root: <Dir>/<node> per router and per host
 	Bin    string    // the seg6x binary run inside the namespaces
 	Log    io.Writer // progress output
+	topo   topology
+	rr     *RR // the route reflector this process started (BGP lab)
 }
 
 // New returns a lab whose namespaces start with prefix, using the seg6x binary bin.
@@ -26,7 +29,7 @@ func New(prefix, bin string, log io.Writer) *Lab {
 	if log == nil {
 		log = io.Discard
 	}
-	return &Lab{Prefix: prefix, Dir: filepath.Join("/run/seg6x-lab", prefix), Bin: bin, Log: log}
+	return &Lab{Prefix: prefix, Dir: filepath.Join("/run/seg6x-lab", prefix), Bin: bin, Log: log, topo: mainTopology()}
 }
 
 // NS is the namespace name of a node.
@@ -35,12 +38,34 @@ func (l *Lab) NS(node string) string { return l.Prefix + "-" + node }
 // NodeDir is the seg6x instance directory of a node.
 func (l *Lab) NodeDir(node string) string { return filepath.Join(l.Dir, node) }
 
-func allNodes() []string {
-	n := append([]string(nil), routers...)
-	for _, h := range hosts {
+// withInstance are the nodes with a seg6x instance directory and its bpffs: the routers, and the
+// hosts (the pins of their access ports).
+func (l *Lab) withInstance() []string {
+	n := append([]string(nil), l.topo.routers...)
+	for _, h := range l.topo.hosts {
 		n = append(n, h.Name)
 	}
 	return n
+}
+
+// Nodes are every namespace of the lab (without its prefix).
+func (l *Lab) Nodes() []string { return append(l.withInstance(), l.topo.others...) }
+
+// accessSysctls keep a PE's IPv6 off its tenant ports: IPv4-only tenants' ports have none, dual-stack
+// tenants' ports have IPv6 on (for their routes and neighbors) but no address, not even link-local.
+func (l *Lab) accessSysctls(node string) []string {
+	var out []string
+	for _, h := range l.topo.hosts {
+		if h.PE != node {
+			continue
+		}
+		if h.Addr6 == "" {
+			out = append(out, "net.ipv6.conf."+h.PEDev+".disable_ipv6=1")
+		} else {
+			out = append(out, "net.ipv6.conf."+h.PEDev+".addr_gen_mode=1", "net.ipv6.conf."+h.PEDev+".accept_ra=0")
+		}
+	}
+	return out
 }
 
 // IP runs `ip -n <ns of node> args...` and returns its output.
@@ -63,17 +88,19 @@ func (l *Lab) logf(format string, args ...any) { fmt.Fprintf(l.Log, format+"\n",
 // Up builds the whole lab and configures seg6x on every router. On error the caller runs Down.
 func (l *Lab) Up() error {
 	l.logf("lab %s: creating namespaces", l.Prefix)
-	for _, n := range allNodes() {
+	for _, n := range l.Nodes() {
 		if err := testsupport.AddNetns(l.NS(n)); err != nil {
 			return err
 		}
+	}
+	for _, n := range l.withInstance() {
 		// The bpffs is mounted here, in this mount namespace: one mounted by seg6x inside
 		// `ip netns exec` would vanish (with every pin) when that command's mount namespace does.
 		if err := testsupport.MountInstance(l.NodeDir(n)); err != nil {
 			return err
 		}
 	}
-	for _, lk := range links {
+	for _, lk := range l.topo.links {
 		if err := testsupport.Run("ip", "link", "add", "s6xtmp0", "address", lk[4], "netns", l.NS(lk[0]), "type", "veth",
 			"peer", "name", "s6xtmp1", "netns", l.NS(lk[2])); err != nil {
 			return err
@@ -85,35 +112,30 @@ func (l *Lab) Up() error {
 			return err
 		}
 	}
-	for _, r := range routers {
+	for _, r := range append(append([]string(nil), l.topo.routers...), l.topo.others...) {
 		if err := testsupport.Sysctl(l.NS(r), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1"); err != nil {
 			return err
 		}
-		// Tenant-facing ports carry only the tenants' tagged traffic: no IPv6 of the PE's own on them
-		// (tenant A's IPv6 routes and neighbors on ta need IPv6 on, but no address, not even link-local).
-		if r != "p" {
-			if err := testsupport.Sysctl(l.NS(r), "net.ipv6.conf.tb.disable_ipv6=1", "net.ipv6.conf.ta.addr_gen_mode=1",
-				"net.ipv6.conf.ta.accept_ra=0"); err != nil {
-				return err
-			}
+		if err := testsupport.Sysctl(l.NS(r), l.accessSysctls(r)...); err != nil {
+			return err
 		}
-		if err := testsupport.IPLines(l.NS(r), setupLines()[r]...); err != nil {
+		if err := testsupport.IPLines(l.NS(r), l.topo.setup[r]...); err != nil {
 			return err
 		}
 	}
-	for _, h := range hosts {
+	for _, h := range l.topo.hosts {
 		if err := l.setupHost(h); err != nil {
 			return err
 		}
 	}
 	// Resolve the fabric neighbors before traffic (the fast path hands the first packets to the
 	// kernel otherwise; that fallback has its own packet tests).
-	for _, p := range [][2]string{{"pe1", "fc00:a::2"}, {"p", "fc00:b::2"}, {"pe2", "fc00:b::1"}, {"p", "fc00:a::1"}} {
+	for _, p := range l.topo.resolve {
 		if _, err := l.Exec(p[0], "ping", "-6", "-c", "1", "-W", "2", p[1]); err != nil {
 			return err
 		}
 	}
-	if err := l.configure(); err != nil {
+	if err := l.topo.configure(l); err != nil {
 		return err
 	}
 	return l.startDaemons()
@@ -187,7 +209,12 @@ func (l *Lab) configure() error {
 // and after a partial Up.
 func (l *Lab) Down() {
 	l.stopDaemons()
-	for _, n := range allNodes() {
+	if l.topo.rrKind != "" {
+		l.rr.Stop()
+		l.rr = nil
+		StopRRDir(l.NodeDir("rr")) // one started by another process (`seg6x lab up --bgp`)
+	}
+	for _, n := range l.Nodes() {
 		testsupport.DelNetns(l.NS(n))
 		testsupport.UnmountInstance(l.NodeDir(n))
 	}

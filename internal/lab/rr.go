@@ -4,7 +4,8 @@ package lab
 // of the lab's namespaces: FRR (zebra + bgpd) or gobgpd. Every file of an instance (config, pid,
 // log, control sockets) is under its own directory, so several run at once, none touches the
 // host's FRR or gobgpd, and the CLIs (vtysh, gobgp) talk to exactly this instance. What each needs
-// as a reflector is in docs/dev/bgp-interop.md.
+// as a reflector is in docs/dev/bgp-interop.md. Each daemon's pid is in <Dir>/<daemon>.pid, so another
+// process can stop the reflector too (StopRRDir; `seg6x lab down --bgp`).
 
 import (
 	"encoding/json"
@@ -180,10 +181,7 @@ func (r *RR) startGoBGP() error {
 	if err := os.WriteFile(r.file("gobgpd.toml"), []byte(b.String()), 0o640); err != nil {
 		return err
 	}
-	if err := r.start("gobgpd", "gobgpd", gobgpdArgs(c.Dir, "gobgpd")...); err != nil {
-		return err
-	}
-	return os.WriteFile(r.file("gobgpd.pid"), []byte(strconv.Itoa(r.procs[len(r.procs)-1].cmd.Process.Pid)), 0o640)
+	return r.start("gobgpd", "gobgpd", gobgpdArgs(c.Dir, "gobgpd")...)
 }
 
 // gobgpdArgs are the arguments of a gobgpd whose config is <dir>/<name>.toml and whose API is the
@@ -196,7 +194,8 @@ func gobgpdArgs(dir, name string) []string {
 func gobgpTarget(dir, name string) string { return "unix://" + filepath.Join(dir, name+".sock") }
 
 // start runs `ip netns exec NS path args...` in a session of its own (it outlives a terminal's
-// signals), output appended to <Dir>/<name>.log. ip execs the daemon: the pid is the daemon's.
+// signals), output appended to <Dir>/<name>.log, its pid written to <Dir>/<name>.pid (FRR's -i names
+// the same file and writes the same pid: ip execs the daemon, so the pid is the daemon's).
 func (r *RR) start(name, path string, args ...string) error {
 	log, err := os.OpenFile(r.file(name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
@@ -212,7 +211,7 @@ func (r *RR) start(name, path string, args ...string) error {
 	p := &rrProc{name: name, cmd: cmd, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	r.procs = append(r.procs, p)
-	return nil
+	return os.WriteFile(r.file(name+".pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o640)
 }
 
 // waitReady waits until BGP listens on [Listen]:179, Sessions answers and, for FRR, bgpd is
@@ -286,13 +285,37 @@ func (r *RR) Stop() {
 			_ = p.cmd.Process.Kill()
 			<-p.done
 		}
-		// Every FRR daemon keeps a crash-log directory /var/tmp/frr/<daemon>.<pid> (a fixed path);
-		// it removes it when it stops cleanly, not when it dies or fails to start.
-		if r.c.Kind == "frr" {
-			_ = os.RemoveAll(fmt.Sprintf("/var/tmp/frr/%s.%d", p.name, p.cmd.Process.Pid))
-		}
+		removeFRRCrashDir(p.name, p.cmd.Process.Pid)
+		_ = os.Remove(r.file(p.name + ".pid"))
 	}
 	r.procs = nil
+}
+
+// removeFRRCrashDir removes the crash-log directory /var/tmp/frr/<daemon>.<pid> (a fixed path) every
+// FRR daemon keeps; it removes it itself when it stops cleanly, not when it dies or fails to start.
+func removeFRRCrashDir(name string, pid int) {
+	if name == "zebra" || name == "bgpd" {
+		_ = os.RemoveAll(fmt.Sprintf("/var/tmp/frr/%s.%d", name, pid))
+	}
+}
+
+// rrDaemons are the daemons a reflector may run, in stop order (bgpd before zebra).
+var rrDaemons = []string{"bgpd", "gobgpd", "zebra"}
+
+// StopRRDir stops the reflector whose directory is dir from any process: each daemon with a pid file
+// there whose command line names dir (a pid file left by a dead daemon names some other process, or
+// none) gets SIGTERM, up to 5 s, then SIGKILL. Nothing there: nothing happens.
+func StopRRDir(dir string) {
+	for _, name := range rrDaemons {
+		file := filepath.Join(dir, name+".pid")
+		pid := readPid(file)
+		if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); pid > 1 && err == nil &&
+			strings.Contains(string(cmdline), dir+"/") {
+			terminate(pid)
+			removeFRRCrashDir(name, pid)
+		}
+		_ = os.Remove(file)
+	}
 }
 
 // Sessions maps each neighbor's address to its BGP state in FRR's words ("Idle", "Connect",

@@ -19,7 +19,7 @@ import (
 // EchoPort is where every lab host's echo server listens.
 const EchoPort = 7000
 
-// Flow is traffic from one tenant host to the same tenant's host on the other site.
+// Flow is traffic from one tenant host to the same tenant's host on another site.
 type Flow struct {
 	Tenant string      `json:"tenant"`
 	From   string      `json:"from"`
@@ -38,6 +38,9 @@ type Report struct {
 	Stats   map[string]json.RawMessage `json:"seg6x_stats"`      // per router: seg6x stats --json
 	Bulk    []BulkResult               `json:"bulk_tcp"`         // per tenant: checked transfer each way
 	Ping6   []Ping6                    `json:"ping6"`            // dual-stack tenant A: IPv6 pings each way
+	Routers []string                   `json:"routers"`          // the seg6x routers, in order (Stats' keys)
+
+	wantPing6, wantBulk int // how many Ping6 and Bulk runs there must be
 }
 
 // Ping6 is count IPv6 pings from one host of the dual-stack tenant to the other.
@@ -54,8 +57,9 @@ const BulkBytes = 20 << 20
 
 var pingRx = regexp.MustCompile(`(\d+) received`)
 
-// Traffic runs count pings, UDP and TCP messages over every flow. Every loop is bounded by count
-// and by per-message timeouts.
+// Traffic runs count pings, UDP and TCP messages from every host to its tenant's hosts on the other
+// sites, IPv6 pings between those of the dual-stack tenant, and (main lab) a checked bulk TCP transfer
+// per tenant. Every loop is bounded by count and by per-message timeouts.
 func (l *Lab) Traffic(count int) (*Report, error) {
 	var servers []*exec.Cmd
 	defer func() {
@@ -64,6 +68,7 @@ func (l *Lab) Traffic(count int) (*Report, error) {
 			_ = s.Wait()
 		}
 	}()
+	hosts := l.topo.hosts
 	for _, h := range hosts {
 		cmd := exec.Command("ip", "netns", "exec", l.NS(h.Name), l.Bin, "lab", "echo", "--tenant", h.Tenant,
 			"--port", strconv.Itoa(EchoPort), "--duration", "120s", "--foreign-log", l.foreignLog(h.Name))
@@ -71,6 +76,9 @@ func (l *Lab) Traffic(count int) (*Report, error) {
 			return nil, err
 		}
 		servers = append(servers, cmd)
+		if !l.topo.bulk {
+			continue
+		}
 		bulk := exec.Command("ip", "netns", "exec", l.NS(h.Name), l.Bin, "lab", "bulk-server",
 			"--port", strconv.Itoa(BulkPort), "--duration", "300s")
 		if err := bulk.Start(); err != nil {
@@ -80,52 +88,34 @@ func (l *Lab) Traffic(count int) (*Report, error) {
 	}
 	time.Sleep(500 * time.Millisecond) // let the servers bind
 
-	rep := &Report{Ports: map[string]PortCounters{}, Foreign: map[string][]string{}, Stats: map[string]json.RawMessage{}}
+	rep := &Report{Ports: map[string]PortCounters{}, Foreign: map[string][]string{}, Stats: map[string]json.RawMessage{},
+		Routers: l.topo.routers}
 	for _, h := range hosts {
-		peer := l.peerOf(h)
-		dst := strings.Split(peer.Addr, "/")[0]
-		f := Flow{Tenant: h.Tenant, From: h.Name, To: dst, PingTx: count}
-		l.logf("tenant %s: %s -> %s (%s): ping, UDP, TCP", h.Tenant, h.Name, dst, peer.Name)
-		out, _ := l.Exec(h.Name, "ping", "-c", strconv.Itoa(count), "-i", "0.2", "-W", "1", dst)
-		if m := pingRx.FindStringSubmatch(out); m != nil {
-			f.PingRx, _ = strconv.Atoi(m[1])
+		for _, peer := range l.peers(h) {
+			rep.Flows = append(rep.Flows, l.flow(h, peer, count))
 		}
-		for _, proto := range []string{"udp", "tcp"} {
-			out, err := l.Exec(h.Name, l.Bin, "lab", "probe", "--tenant", h.Tenant, "--proto", proto,
-				"--dst", fmt.Sprintf("%s:%d", dst, EchoPort), "--count", strconv.Itoa(count), "--timeout", "2s")
-			var pr ProbeResult
-			if jerr := json.Unmarshal([]byte(out), &pr); jerr != nil {
-				pr = ProbeResult{Proto: proto, Sent: count, Lost: count}
-				l.logf("  %s probe failed: %v", proto, err)
-			}
-			if proto == "udp" {
-				f.UDP = pr
-			} else {
-				f.TCP = pr
-			}
-		}
-		rep.Flows = append(rep.Flows, f)
 	}
 	// IPv6 for the dual-stack tenant (A): ping each way.
 	for _, h := range hosts {
 		if h.Addr6 == "" {
 			continue
 		}
-		dst := strings.Split(l.peerOf(h).Addr6, "/")[0]
-		l.logf("tenant %s: %s -> %s: ping -6", h.Tenant, h.Name, dst)
-		pg := Ping6{Tenant: h.Tenant, From: h.Name, To: dst, Sent: count}
-		out, _ := l.Exec(h.Name, "ping", "-6", "-c", strconv.Itoa(count), "-i", "0.2", "-W", "1", dst)
-		if m := pingRx.FindStringSubmatch(out); m != nil {
-			pg.Rx, _ = strconv.Atoi(m[1])
+		for _, peer := range l.peers(h) {
+			rep.wantPing6++
+			dst := strings.Split(peer.Addr6, "/")[0]
+			l.logf("tenant %s: %s -> %s: ping -6", h.Tenant, h.Name, dst)
+			pg := Ping6{Tenant: h.Tenant, From: h.Name, To: dst, Sent: count}
+			pg.Rx = l.Ping(h.Name, dst, count)
+			rep.Ping6 = append(rep.Ping6, pg)
 		}
-		rep.Ping6 = append(rep.Ping6, pg)
 	}
 	// Bulk TCP with full-sized segments, site 1 -> site 2 and back, every byte checked.
 	for i, h := range hosts {
-		if h.Site != 1 {
+		if h.Site != 1 || !l.topo.bulk {
 			continue
 		}
-		peer := l.peerOf(h)
+		rep.wantBulk++
+		peer := l.peers(h)[0]
 		dst := fmt.Sprintf("%s:%d", strings.Split(peer.Addr, "/")[0], BulkPort)
 		l.logf("tenant %s: %s <-> %s: checked bulk TCP, %d MB each way", h.Tenant, h.Name, peer.Name, BulkBytes>>20)
 		out, err := l.Exec(h.Name, l.Bin, "lab", "bulk", "--dst", dst, "--bytes", strconv.Itoa(BulkBytes),
@@ -151,7 +141,7 @@ func (l *Lab) Traffic(count int) (*Report, error) {
 			rep.Foreign[h.Name] = strings.Fields(string(b))
 		}
 	}
-	for _, r := range routers {
+	for _, r := range l.topo.routers {
 		out, err := l.Seg6x(r, "stats", "--json")
 		if err != nil {
 			return nil, err
@@ -161,14 +151,53 @@ func (l *Lab) Traffic(count int) (*Report, error) {
 	return rep, nil
 }
 
-// peerOf is the host of h's tenant on the other site.
-func (l *Lab) peerOf(h Host) Host {
-	for _, o := range hosts {
-		if o.Tenant == h.Tenant && o.Site != h.Site {
-			return o
+// Ping sends count pings (IPv4 or IPv6 by the address) from a node, 0.2 s apart, each waiting up to
+// 1 s, and returns how many were answered.
+func (l *Lab) Ping(node, dst string, count int) int {
+	args := []string{"ping", "-c", strconv.Itoa(count), "-i", "0.2", "-W", "1", dst}
+	if strings.Contains(dst, ":") {
+		args = append(args[:1], append([]string{"-6"}, args[1:]...)...)
+	}
+	out, _ := l.Exec(node, args...)
+	rx := 0
+	if m := pingRx.FindStringSubmatch(out); m != nil {
+		rx, _ = strconv.Atoi(m[1])
+	}
+	return rx
+}
+
+// flow runs count pings, UDP and TCP messages from h to peer.
+func (l *Lab) flow(h, peer Host, count int) Flow {
+	dst := strings.Split(peer.Addr, "/")[0]
+	f := Flow{Tenant: h.Tenant, From: h.Name, To: dst, PingTx: count}
+	l.logf("tenant %s: %s -> %s (%s): ping, UDP, TCP", h.Tenant, h.Name, dst, peer.Name)
+	f.PingRx = l.Ping(h.Name, dst, count)
+	for _, proto := range []string{"udp", "tcp"} {
+		out, err := l.Exec(h.Name, l.Bin, "lab", "probe", "--tenant", h.Tenant, "--proto", proto,
+			"--dst", fmt.Sprintf("%s:%d", dst, EchoPort), "--count", strconv.Itoa(count), "--timeout", "2s")
+		var pr ProbeResult
+		if jerr := json.Unmarshal([]byte(out), &pr); jerr != nil {
+			pr = ProbeResult{Proto: proto, Sent: count, Lost: count}
+			l.logf("  %s probe failed: %v", proto, err)
+		}
+		if proto == "udp" {
+			f.UDP = pr
+		} else {
+			f.TCP = pr
 		}
 	}
-	return Host{}
+	return f
+}
+
+// peers are the hosts of h's tenant on the other sites.
+func (l *Lab) peers(h Host) []Host {
+	var out []Host
+	for _, o := range l.topo.hosts {
+		if o.Tenant == h.Tenant && o.Site != h.Site {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 func (l *Lab) foreignLog(host string) string { return filepath.Join(l.NodeDir(host), "foreign.log") }
@@ -195,16 +224,16 @@ func (r *Report) Problems() []string {
 			p = append(p, fmt.Sprintf("%s: no tagged frames sent (%d) or received (%d)", h, pc.TxTagged, pc.RxOK))
 		}
 	}
-	if len(r.Ping6) != 2 {
-		p = append(p, fmt.Sprintf("%d IPv6 ping runs, want one each way for tenant A", len(r.Ping6)))
+	if len(r.Ping6) != r.wantPing6 {
+		p = append(p, fmt.Sprintf("%d IPv6 ping runs, want %d (one each way between tenant A's sites)", len(r.Ping6), r.wantPing6))
 	}
 	for _, pg := range r.Ping6 {
 		if pg.Rx != pg.Sent || pg.Sent == 0 {
 			p = append(p, fmt.Sprintf("tenant %s %s->%s: %d/%d IPv6 pings answered", pg.Tenant, pg.From, pg.To, pg.Rx, pg.Sent))
 		}
 	}
-	if len(r.Bulk) != 2 {
-		p = append(p, fmt.Sprintf("%d bulk TCP transfers, want one per tenant", len(r.Bulk)))
+	if len(r.Bulk) != r.wantBulk {
+		p = append(p, fmt.Sprintf("%d bulk TCP transfers, want %d (one per tenant)", len(r.Bulk), r.wantBulk))
 	}
 	for _, b := range r.Bulk {
 		if !b.SentOK || !b.RecvOK {

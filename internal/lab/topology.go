@@ -3,7 +3,30 @@
 // ports. The demo (`seg6x lab demo`) and the integration test (test/lab) both use it.
 package lab
 
-// topology.go: the nodes, links, addresses and per-node seg6x configs of the lab.
+// topology.go: what a lab is made of (topology), and the nodes, links, addresses and per-node
+// seg6x configs of the main lab. The BGP lab's are in bgptopology.go.
+
+import "fmt"
+
+// topology is one lab's namespaces, links and addresses, and how its routers are configured.
+type topology struct {
+	routers   []string            // seg6x routers, in configuration order, each with a daemon
+	others    []string            // namespaces that are neither seg6x routers nor hosts (kernel transit, route reflector)
+	hosts     []Host              // tenant hosts, each behind an access port of its PE
+	links     [][5]string         // veth pairs: [nsA, devA, nsB, devB, MAC of devA]
+	setup     map[string][]string // `ip -n <ns>` lines per router and other node, run once the links exist
+	resolve   [][2]string         // (node, address): fabric neighbors pinged before traffic
+	bulk      bool                // Traffic also runs a checked bulk TCP transfer per tenant (site 1 <-> site 2)
+	configure func(*Lab) error    // the routers' seg6x state, before their daemons start
+	rrKind    string              // "frr" or "gobgpd": a route reflector runs in the node "rr" (BGP lab)
+}
+
+// mainTopology is the lab of `seg6x lab up`: hA1 hB1 | pe1 | p | pe2 | hA2 hB2, static SRv6 policies.
+func mainTopology() topology {
+	return topology{routers: routers, hosts: hosts, links: links, setup: setupLines(), bulk: true,
+		resolve:   [][2]string{{"pe1", "fc00:a::2"}, {"p", "fc00:b::2"}, {"pe2", "fc00:b::1"}, {"p", "fc00:a::1"}},
+		configure: (*Lab).configure}
+}
 
 // Host is a tenant host behind an access port.
 type Host struct {
@@ -21,12 +44,19 @@ type Host struct {
 	GW6    string
 }
 
-var hosts = []Host{
-	{"hA1", "A", 1, 100, "198.18.1.2/24", "02:00:00:01:0a:02", "pe1", "ta", "02:00:00:01:0a:01", "198.18.1.1", "2001:db8:1::2/64", "2001:db8:1::1"},
-	{"hB1", "B", 1, 200, "198.18.1.2/24", "02:00:00:01:0b:02", "pe1", "tb", "02:00:00:01:0b:01", "198.18.1.1", "", ""},
-	{"hA2", "A", 2, 100, "198.18.2.2/24", "02:00:00:02:0a:02", "pe2", "ta", "02:00:00:02:0a:01", "198.18.2.1", "2001:db8:2::2/64", "2001:db8:2::1"},
-	{"hB2", "B", 2, 200, "198.18.2.2/24", "02:00:00:02:0b:02", "pe2", "tb", "02:00:00:02:0b:01", "198.18.2.1", "", ""},
+// siteHosts are the two hosts of a site behind its PE: tenant A (dual-stack, VLAN 100) and tenant B
+// (IPv4 only, VLAN 200), both at 198.18.<site>.2/24 (the tenants overlap), gateway .1.
+func siteHosts(site int, pe string) []Host {
+	n := fmt.Sprint(site)
+	mac := func(tenant, host string) string { return fmt.Sprintf("02:00:00:%02x:0%s:%s", site, tenant, host) }
+	return []Host{
+		{"hA" + n, "A", site, 100, "198.18." + n + ".2/24", mac("a", "02"), pe, "ta", mac("a", "01"), "198.18." + n + ".1",
+			"2001:db8:" + n + "::2/64", "2001:db8:" + n + "::1"},
+		{"hB" + n, "B", site, 200, "198.18." + n + ".2/24", mac("b", "02"), pe, "tb", mac("b", "01"), "198.18." + n + ".1", "", ""},
+	}
 }
+
+var hosts = append(siteHosts(1, "pe1"), siteHosts(2, "pe2")...)
 
 // Routers of the lab, in the order they are configured.
 var routers = []string{"pe1", "p", "pe2"}
@@ -72,13 +102,18 @@ func setupLines() map[string][]string {
 }
 
 // links are veth pairs: [nsA, devA, nsB, devB, MAC of devA].
-var links = [][5]string{
+var links = append([][5]string{
 	{"pe1", "fab", "p", "w", "02:00:00:01:00:01"},
 	{"p", "e", "pe2", "fab", "02:00:00:02:00:01"},
-	{"pe1", "ta", "hA1", "eth0", "02:00:00:01:0a:01"},
-	{"pe1", "tb", "hB1", "eth0", "02:00:00:01:0b:01"},
-	{"pe2", "ta", "hA2", "eth0", "02:00:00:02:0a:01"},
-	{"pe2", "tb", "hB2", "eth0", "02:00:00:02:0b:01"},
+}, hostLinks(hosts)...)
+
+// hostLinks are the links from each host's PE port to its eth0.
+func hostLinks(hs []Host) [][5]string {
+	var out [][5]string
+	for _, h := range hs {
+		out = append(out, [5]string{h.PE, h.PEDev, h.Name, "eth0", h.PEMAC})
+	}
+	return out
 }
 
 // Configs are the seg6x state of each router. pe1 is configured with CLI commands and pe2 and p
@@ -124,5 +159,8 @@ sids:
   - {sid: "fc00:3::b", action: End.DX4, nh4: 198.18.2.2, vlan: 200}
 `
 
-// Hosts returns the lab's tenant hosts.
+// Hosts returns the main lab's tenant hosts.
 func Hosts() []Host { return append([]Host(nil), hosts...) }
+
+// Hosts returns this lab's tenant hosts.
+func (l *Lab) Hosts() []Host { return append([]Host(nil), l.topo.hosts...) }
