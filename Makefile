@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/seg6x
 BPF_SRC := $(wildcard bpf/*.c bpf/*.h)
 
-.PHONY: all deps generate build test demo bench bench-micro fixtures fuzz lint clean proto
+.PHONY: all deps generate build test demo demo-bgp bench bench-micro fixtures fuzz lint clean proto
 
 all: build
 
@@ -37,6 +37,11 @@ fuzz: build
 
 demo: build
 	./$(BIN) lab demo
+
+# The BGP lab: three PEs learn each other's tenant prefixes from a route reflector (FRR's bgpd; --rr
+# gobgpd for the packaged gobgpd), traffic for both tenants, one PE stopped and started again.
+demo-bgp: build
+	./$(BIN) lab demo --bgp
 
 bench-micro: build
 	./$(BIN) bench micro

@@ -27,22 +27,30 @@ func labCmd() *cobra.Command {
 tenants A and B both use 198.18.1.0/24 on site 1 and 198.18.2.0/24 on site 2, behind 802.1Q access
 ports (VLAN 100 and 200, tags written as real bytes by a tc program on each host). pe1 and pe2
 encapsulate (A: H.Encaps, B: H.Encaps.Red over 2 SIDs), p does End, and the far PE decapsulates
-with End.DT4 (tenant A, table 100) or End.DX4 (tenant B), pushing the tenant's VLAN.`,
+with End.DT4 (tenant A, table 100) or End.DX4 (tenant B), pushing the tenant's VLAN.
+
+With --bgp, the BGP lab (default prefix s6bgp): pe1, pe2, pe3 around a kernel transit node p and a route
+reflector rr (--rr frr: FRR's bgpd, or gobgpd), the same two tenants on three sites, no static routes:
+each PE learns the other sites' prefixes and service SIDs over BGP (SRv6 L3VPN, RFC 9252).`,
 	}
 	var count int
-	var prefix string
+	var prefix, rrKind string
+	var bgpLab bool
 	demo := &cobra.Command{
 		Use:   "demo",
 		Short: "Build the lab, send traffic both ways for both tenants, print what happened, clean up",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := newLab(prefix)
+			l, err := newLab(cmd, prefix, bgpLab, rrKind)
 			if err != nil {
 				return err
 			}
 			stop := cleanupOnSignal(l)
 			defer stop()
 			defer l.Down()
+			if bgpLab {
+				return bgpDemo(l, count)
+			}
 			if err := l.Up(); err != nil {
 				return err
 			}
@@ -71,7 +79,7 @@ with End.DT4 (tenant A, table 100) or End.DX4 (tenant B), pushing the tenant's V
 		Short: "Build the lab and leave it running (inspect with ip netns exec <prefix>-pe1 ...)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := newLab(prefix)
+			l, err := newLab(cmd, prefix, bgpLab, rrKind)
 			if err != nil {
 				return err
 			}
@@ -79,7 +87,13 @@ with End.DT4 (tenant A, table 100) or End.DX4 (tenant B), pushing the tenant's V
 				l.Down()
 				return err
 			}
-			fmt.Printf("lab up: namespaces %s-{pe1,p,pe2,hA1,hB1,hA2,hB2}; seg6x --dir %s/<node>\n", prefix, l.Dir)
+			if bgpLab {
+				if _, err := l.WaitBGP(lab.BGPPEs, 60*time.Second); err != nil {
+					l.Down()
+					return err
+				}
+			}
+			fmt.Printf("lab up: namespaces %s-{%s}; seg6x --dir %s/<node>\n", l.Prefix, strings.Join(l.Nodes(), ","), l.Dir)
 			return nil
 		},
 	}
@@ -88,7 +102,7 @@ with End.DT4 (tenant A, table 100) or End.DX4 (tenant B), pushing the tenant's V
 		Short: "Remove the lab",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := newLab(prefix)
+			l, err := newLab(cmd, prefix, bgpLab, rrKind)
 			if err != nil {
 				return err
 			}
@@ -97,19 +111,54 @@ with End.DT4 (tenant A, table 100) or End.DX4 (tenant B), pushing the tenant's V
 		},
 	}
 	for _, x := range []*cobra.Command{demo, up, down} {
-		x.Flags().StringVar(&prefix, "prefix", "s6x", "namespace name prefix")
+		x.Flags().StringVar(&prefix, "prefix", "s6x", "namespace name prefix (s6bgp with --bgp)")
+		x.Flags().BoolVar(&bgpLab, "bgp", false, "the BGP lab: three PEs, a transit node and a route reflector")
+		x.Flags().StringVar(&rrKind, "rr", "frr", "with --bgp: the route reflector, frr or gobgpd")
 	}
 	c.AddCommand(labHypervisorCmds()...)
 	c.AddCommand(demo, up, down, labPortCmd(), labPortStatsCmd(), labEchoCmd(), labProbeCmd(), labBulkServerCmd(), labBulkCmd(), labInjectCmd(), labSniffCmd())
 	return c
 }
 
-func newLab(prefix string) (*lab.Lab, error) {
+func newLab(cmd *cobra.Command, prefix string, bgp bool, rrKind string) (*lab.Lab, error) {
 	bin, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	return lab.New(prefix, bin, os.Stdout), nil
+	if !bgp {
+		return lab.New(prefix, bin, os.Stdout), nil
+	}
+	if rrKind != "frr" && rrKind != "gobgpd" {
+		return nil, fmt.Errorf("--rr %q: want frr or gobgpd", rrKind)
+	}
+	if !cmd.Flags().Changed("prefix") {
+		prefix = "s6bgp"
+	}
+	return lab.NewBGP(prefix, bin, rrKind, os.Stdout), nil
+}
+
+// bgpDemo runs the BGP lab's demo on l (the caller removes the lab) and prints its report.
+func bgpDemo(l *lab.Lab, count int) error {
+	rep, err := l.BGPDemo(count)
+	if g.jsonOut {
+		_ = printJSON(rep)
+	} else {
+		if rep.Traffic != nil {
+			printReport(rep.Traffic)
+		}
+		rep.WriteText(os.Stdout)
+	}
+	if err != nil {
+		return err
+	}
+	for _, s := range rep.Problems {
+		fmt.Fprintln(os.Stderr, "PROBLEM:", s)
+	}
+	if len(rep.Problems) > 0 {
+		return fmt.Errorf("lab demo --bgp: %d problems", len(rep.Problems))
+	}
+	fmt.Println("\nevery route learned over BGP, every flow delivered within its own tenant, withdrawn and re-learned; lab removed.")
+	return nil
 }
 
 // cleanupOnSignal removes the lab when the demo is interrupted.
