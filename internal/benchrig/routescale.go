@@ -30,8 +30,11 @@ const (
 	scaleDests = 4096 // destinations 198.19.16.0/20: covered by the /16 only
 )
 
-func scaleFrame(dst netip.Addr) []byte {
-	b := []byte{2, 0, 0, 0, 0x0a, 0, 2, 0, 0, 0, 0x0a, 2, 0x81, 0, 0, scaleVLAN, 0x08, 0x00,
+func scaleFrame(dst netip.Addr) []byte { return udpFrame(scaleVLAN, dst) }
+
+// udpFrame is a small UDP packet from a tenant host on VLAN vlan (< 256) of ta0 to dst.
+func udpFrame(vlan uint8, dst netip.Addr) []byte {
+	b := []byte{2, 0, 0, 0, 0x0a, 0, 2, 0, 0, 0, 0x0a, 2, 0x81, 0, 0, vlan, 0x08, 0x00,
 		0x45, 0, 0, 46, 0, 1, 0, 0, 64, 17, 0, 0, 198, 18, 1, 2}
 	d := dst.As4()
 	b = append(b, d[:]...)

@@ -7,8 +7,9 @@ package bgp
 // looked at; changes are committed in batches, and a batch that fails is retried route by route, so
 // one route that cannot be installed (its prefix is the API's) does not hold up the others.
 //
-// The routes stay in the state across a daemon restart; after a start they are confirmed or removed
-// once every neighbor has sent its end-of-RIB, or after the graceful-restart time (10 s without GR).
+// The routes stay in the state across a daemon restart; after a start, those not learned again are
+// removed once every neighbor has sent its end-of-RIB, or after the graceful-restart time (10 s
+// without GR). A route learned since the start is removed as soon as it is withdrawn.
 
 import (
 	"fmt"
@@ -47,6 +48,9 @@ type importer struct {
 	dirty     map[netip.Prefix]bool
 	tenantsFP string
 	synced    bool // routes from before the start have been confirmed or removed
+	// unconfirmed holds the routes found in the state at the start and not yet learned again: only
+	// they wait for the end of the startup hold before they go (a route learned since goes at once).
+	unconfirmed map[string]map[netip.Prefix]bool
 }
 
 func newImporter(s *Speaker) *importer {
@@ -122,7 +126,7 @@ func (im *importer) sync(cfg *state.BGP, tenants []state.Tenant, learned []*apiu
 		im.reload(tenants)
 	}
 	if !im.synced && im.startupDone(cfg) {
-		im.synced, all = true, true
+		im.synced, all, im.unconfirmed = true, true, map[string]map[netip.Prefix]bool{}
 	}
 	prefixes := im.dirty
 	if all {
@@ -150,10 +154,14 @@ func (im *importer) sync(cfg *state.BGP, tenants []state.Tenant, learned []*apiu
 	for n := range im.installed {
 		names[n] = true
 	}
+	var src netip.Addr // the outer source: the node's advertised fabric address (else the kernel's choice)
+	if cfg != nil {
+		src = cfg.NextHop
+	}
 	var ops []state.Op
 	for p := range prefixes {
 		for name := range names {
-			if op, ok := im.change(name, vpn[name], p); ok {
+			if op, ok := im.change(name, vpn[name], p, src); ok {
 				ops = append(ops, op)
 			}
 		}
@@ -194,6 +202,10 @@ func (im *importer) startupDone(cfg *state.BGP) bool {
 // reload reads the routes of origin bgp the tenants hold (after a start, or a tenant change the
 // state made on its own: a removed tenant took its routes with it).
 func (im *importer) reload(tenants []state.Tenant) {
+	first := im.unconfirmed == nil
+	if first {
+		im.unconfirmed = map[string]map[netip.Prefix]bool{}
+	}
 	im.installed = map[string]map[netip.Prefix]state.Route{}
 	im.s.ctl.Read(func(st *state.Store) {
 		for _, t := range tenants {
@@ -205,6 +217,12 @@ func (im *importer) reload(tenants []state.Tenant) {
 					im.installed[t.Name] = map[netip.Prefix]state.Route{}
 				}
 				im.installed[t.Name][p] = r
+				if first {
+					if im.unconfirmed[t.Name] == nil {
+						im.unconfirmed[t.Name] = map[netip.Prefix]bool{}
+					}
+					im.unconfirmed[t.Name][p] = true
+				}
 			}
 		}
 	})
@@ -264,20 +282,23 @@ func importable(v *state.VPN, r *VPNRoute) bool {
 }
 
 // change is the operation that gives tenant name (vpn v, nil: none) the right route to p, if needed.
-func (im *importer) change(name string, v *state.VPN, p netip.Prefix) (state.Op, bool) {
+func (im *importer) change(name string, v *state.VPN, p netip.Prefix, src netip.Addr) (state.Op, bool) {
 	have, had := im.installed[name][p]
 	var want state.Route
 	ok := false
 	if v != nil {
 		var r VPNRoute
 		if r, ok = im.best(v, p); ok {
-			want = state.Route{Tenant: name, Prefix: p, Mode: v.Encap, Segs: []netip.Addr{r.SID}}
+			want = state.Route{Tenant: name, Prefix: p, Mode: v.Encap, Segs: []netip.Addr{r.SID}, Src: src}
 		}
 	}
+	if ok {
+		delete(im.unconfirmed[name], p) // learned again (an unchanged one needs no write)
+	}
 	switch {
-	case ok && (!had || have.Mode != want.Mode || !slices.Equal(have.Segs, want.Segs)):
+	case ok && (!had || have.Mode != want.Mode || !slices.Equal(have.Segs, want.Segs) || have.Src != want.Src):
 		return state.Op{Kind: state.OpReplace, Origin: state.OriginBGP, Route: &want}, true
-	case !ok && had && (im.synced || v == nil):
+	case !ok && had && (im.synced || v == nil || !im.unconfirmed[name][p]):
 		return state.Op{Kind: state.OpDelete, Origin: state.OriginBGP, Route: &state.Route{Tenant: name, Prefix: p}}, true
 	case !ok && !had:
 		if m := im.rejected[name]; m != nil {

@@ -21,7 +21,7 @@ import (
 )
 
 func benchCmd() *cobra.Command {
-	c := &cobra.Command{Use: "bench", Short: "Benchmarks: run (throughput rig), micro (ns/packet), control (route/SID load), tcp, mirror (kernel mirror), slowpath (fragmenting)"}
+	c := &cobra.Command{Use: "bench", Short: "Benchmarks: run (throughput rig), micro (ns/packet), control (route/SID load), tcp, mirror (kernel mirror), slowpath (fragmenting), bgp (VPN route convergence)"}
 	var runs int
 	micro := &cobra.Command{
 		Use:   "micro [--runs N]",
@@ -64,7 +64,7 @@ network namespace and removes it.`,
 		},
 	}
 	micro.Flags().IntVar(&runs, "runs", 20000, "test runs per case")
-	c.AddCommand(micro, benchRunCmd(), benchControlCmd(), benchTCPCmd(), benchMirrorCmd(), benchSlowPathCmd())
+	c.AddCommand(micro, benchRunCmd(), benchControlCmd(), benchTCPCmd(), benchMirrorCmd(), benchSlowPathCmd(), benchBGPCmd())
 	return c
 }
 

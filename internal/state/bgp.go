@@ -19,8 +19,10 @@ type BGP struct {
 	RouterID netip.Addr `yaml:"router_id" json:"router_id"` // an IPv4 address, unique in the fleet
 	// ListenPort is where it accepts sessions: 0 is 179, -1 none (it only connects out).
 	ListenPort int32 `yaml:"listen_port,omitempty" json:"listen_port,omitempty"`
-	// NextHop is the fabric address advertised as the next hop of this node's VPN routes; unset:
-	// each session's local address. (Traffic goes to the route's SID; the next hop only has to resolve.)
+	// NextHop is the fabric address advertised as the next hop of this node's VPN routes, and the outer
+	// source of the tenant traffic it encapsulates on learned routes; unset: each session's local
+	// address, and the kernel's choice of source. (Traffic goes to the route's SID; the next hop only
+	// has to resolve.)
 	NextHop netip.Addr `yaml:"next_hop,omitempty" json:"next_hop,omitempty"`
 	// Locator is the default locator of the tenants' service SIDs (a tenant's vpn.locator overrides it).
 	Locator netip.Prefix `yaml:"locator,omitempty" json:"locator,omitempty"`

@@ -1,0 +1,321 @@
+package benchrig
+
+// bgp.go: `seg6x bench bgp`: a BGP speaker (a GoBGP server in this process, standing for a route
+// reflector) injects N VPNv4 routes into one seg6x node — the packet rig's data plane with the real
+// seg6x BGP speaker (internal/bgp) on it, peering over the loopback of the bench's own namespace.
+// Measured: the time from the first announcement until every sampled prefix forwards (a frame to
+// it, run through the real program on the real maps, leaves encapsulated towards the route's SID),
+// the process and map memory it took, and the time from a withdrawal to the data plane change (a
+// batch of sampled prefixes at once, and single prefixes one at a time).
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	api "github.com/osrg/gobgp/v4/api"
+	"github.com/osrg/gobgp/v4/pkg/apiutil"
+	"github.com/osrg/gobgp/v4/pkg/server"
+
+	"github.com/seg6x/seg6x/internal/bgp"
+	"github.com/seg6x/seg6x/internal/core"
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/internal/state"
+)
+
+// BGPResult is `seg6x bench bgp --json`.
+type BGPResult struct {
+	Routes          int       `json:"routes"`
+	PEs             int       `json:"pes"` // distinct service SIDs (advertising PEs)
+	Samples         int       `json:"samples"`
+	InjectSeconds   float64   `json:"inject_s"`      // handing the routes to the injecting speaker
+	InstalledSecond float64   `json:"installed_s"`   // until the state held every route
+	ForwardingSec   float64   `json:"forwarding_s"`  // until every sampled prefix forwarded to its SID
+	RoutesPerSecond float64   `json:"routes_per_s"`  // Routes / ForwardingSec
+	Commits         uint64    `json:"commits"`       // state commits the speaker made for them
+	RSSBeforeMB     float64   `json:"rss_before_mb"` // this process (data plane loader, both speakers), before
+	RSSAfterMB      float64   `json:"rss_after_mb"`
+	HeapAfterMB     float64   `json:"go_heap_after_mb"` // Go heap in use after convergence (both speakers)
+	MapMemoryMB     float64   `json:"map_memory_mb"`    // the BPF maps (preallocated: the same for any route count)
+	WithdrawBatch   int       `json:"withdraw_batch"`
+	WithdrawBatchMs float64   `json:"withdraw_batch_ms"` // until none of the batch forwarded any more
+	WithdrawOneMs   []float64 `json:"withdraw_one_ms"`   // single withdrawals, one at a time
+	WithdrawOneMed  float64   `json:"withdraw_one_median_ms"`
+	Method          string    `json:"method"`
+}
+
+const (
+	bgpBenchVLAN = 77
+	bgpBenchRT   = "65000:777"
+)
+
+// bgpBenchPrefix is the i-th injected prefix: a /32 of 198.18.0.0/15 (131072 of them).
+func bgpBenchPrefix(i int) netip.Prefix {
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18 + byte(i>>16), byte(i >> 8), byte(i)}), 32)
+}
+
+// bgpBenchSID is the service SID of injected route i (one per advertising PE), inside fc00:2::/48,
+// which the rig routes out of fab0.
+func bgpBenchSID(i, pes int) netip.Addr {
+	return netip.MustParseAddr(fmt.Sprintf("fc00:2:0:%x::1", 0x100+i%pes))
+}
+
+func freeLoopbackPort() (int, error) {
+	l, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func rssMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// RunBGP runs the benchmark; it must run inside a namespace made for it.
+func RunBGP(routes, samples, withdraw, pes int, logf func(string, ...any)) (*BGPResult, error) {
+	if routes < 1 || routes > 1<<17 {
+		return nil, fmt.Errorf("--routes %d: 1 to %d", routes, 1<<17)
+	}
+	samples, withdraw = min(samples, routes), min(withdraw, routes)
+	rig, err := fixtures.NewRig()
+	if err != nil {
+		return nil, err
+	}
+	defer rig.Close()
+	if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("ip link set lo up: %v: %s", err, out)
+	}
+	dutPort, err := freeLoopbackPort()
+	if err != nil {
+		return nil, err
+	}
+	injPort, err := freeLoopbackPort()
+	if err != nil {
+		return nil, err
+	}
+	res := &BGPResult{Routes: routes, PEs: pes, Samples: samples, WithdrawBatch: withdraw, RSSBeforeMB: rssMB()}
+
+	// The node: a tenant on the rig's access port with a vpn section importing the injected RT.
+	ctl := core.New(rig.Store)
+	lo := netip.MustParseAddr("::1")
+	ops := []state.Op{
+		{Kind: state.OpReplace, BGP: &state.BGP{ASN: 65000, RouterID: netip.MustParseAddr("198.18.255.1"), ListenPort: int32(dutPort),
+			NextHop: netip.MustParseAddr("fc00:12::1"), Locator: netip.MustParsePrefix("fc00:77::/48"), Neighbors: []state.Neighbor{{Address: lo, ASN: 65000, Port: uint16(injPort),
+				Families: []string{state.FamilyVPNv4}}}}},
+		{Kind: state.OpAdd, Tenant: &state.Tenant{Name: "bgpbench", Table: 777, Ports: []state.Port{{Dev: "ta0", VLAN: bgpBenchVLAN}},
+			VPN: &state.VPN{RD: "198.18.255.1:777", ImportRT: []string{bgpBenchRT}}}},
+	}
+	if _, err := ctl.Commit(ops, core.Options{}); err != nil {
+		return nil, err
+	}
+	sp := bgp.New(ctl, bgp.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); sp.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	// The injector.
+	inj := server.NewBgpServer(server.LoggerOption(slog.New(slog.DiscardHandler), new(slog.LevelVar)))
+	go inj.Serve()
+	defer inj.Stop()
+	if err := inj.StartBgp(ctx, &api.StartBgpRequest{Global: &api.Global{Asn: 65000, RouterId: "198.18.255.2", ListenPort: int32(injPort)}}); err != nil {
+		return nil, err
+	}
+	defer inj.StopBgp(context.Background(), &api.StopBgpRequest{})
+	if err := inj.AddPeer(ctx, &api.AddPeerRequest{Peer: &api.Peer{
+		Conf:      &api.PeerConf{NeighborAddress: lo.String(), PeerAsn: 65000},
+		Transport: &api.Transport{RemotePort: uint32(dutPort)},
+		Timers:    &api.Timers{Config: &api.TimersConfig{ConnectRetry: 1, HoldTime: 90, KeepaliveInterval: 30}},
+		AfiSafis:  []*api.AfiSafi{{Config: &api.AfiSafiConfig{Family: &api.Family{Afi: api.Family_AFI_IP, Safi: api.Family_SAFI_MPLS_VPN}, Enabled: true}}},
+	}}); err != nil {
+		return nil, err
+	}
+	logf("bgp: rig up; waiting for the session (seg6x on [::1]:%d, injector on [::1]:%d)", dutPort, injPort)
+	if err := waitEstablished(inj, 30*time.Second); err != nil {
+		return nil, err
+	}
+	logf("bgp: session up; announcing %d routes", routes)
+
+	paths := make([]*apiutil.Path, routes)
+	for i := range paths {
+		r := bgp.VPNRoute{RD: fmt.Sprintf("198.18.254.%d:1", i%pes%250), Prefix: bgpBenchPrefix(i), RTs: []string{bgpBenchRT},
+			NextHop: netip.MustParseAddr(fmt.Sprintf("fc00:9::%x", 1+i%pes)), SID: bgpBenchSID(i, pes), Behavior: bgp.EndDT4,
+			Structure: bgp.SIDStructure{Block: 32, Node: 16, Function: 16}}
+		if paths[i], err = bgp.ToPath(r, false); err != nil {
+			return nil, err
+		}
+	}
+	idx, err := rig.Ifindex("ta0")
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	sample := append(rng.Perm(routes)[:samples-1], routes-1) // always the last one
+	forwards := func(i int) (bool, error) {
+		act, out, err := rig.RunFrame(rig.Objs.Seg6xXdp, int(idx), udpFrame(bgpBenchVLAN, bgpBenchPrefix(i).Addr()), make([]byte, 8192))
+		if err != nil {
+			return false, err
+		}
+		// Encapsulated: an IPv6 frame whose destination is the route's SID.
+		ok := act == dataplane.XDPRedirect && len(out) >= 54 && out[12] == 0x86 && out[13] == 0xdd &&
+			netip.AddrFrom16([16]byte(out[38:54])) == bgpBenchSID(i, pes)
+		return ok, nil
+	}
+
+	// Announce everything, then wait for the state and the data plane.
+	t0 := time.Now()
+	for lo := 0; lo < routes; lo += 10000 {
+		if _, err := inj.AddPath(apiutil.AddPathRequest{Paths: paths[lo:min(lo+10000, routes)]}); err != nil {
+			return nil, err
+		}
+	}
+	res.InjectSeconds = time.Since(t0).Seconds()
+	deadline := t0.Add(5 * time.Minute)
+	installed := false
+	pending := slices.Clone(sample)
+	lastLog := time.Now()
+	for len(pending) > 0 {
+		if time.Since(lastLog) > 5*time.Second {
+			lastLog = time.Now()
+			rep := sp.Report(false)
+			logf("bgp: %v: state holds %d routes, %d of %d samples not forwarding; speaker: %d commits, last error %q",
+				time.Since(t0).Round(time.Second), installedRoutes(ctl), len(pending), samples, rep.GetCommits(), rep.GetLastError())
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("after %v: %d of %d sampled prefixes still not forwarding (state holds %d routes; speaker: %s)",
+				time.Since(t0).Round(time.Second), len(pending), samples, installedRoutes(ctl), sp.Report(false).GetLastError())
+		}
+		if !installed && installedRoutes(ctl) >= routes {
+			installed, res.InstalledSecond = true, time.Since(t0).Seconds()
+		}
+		next := pending[:0]
+		for _, i := range pending {
+			ok, err := forwards(i)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				next = append(next, i)
+			}
+		}
+		pending = next
+		if len(pending) > 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	res.ForwardingSec = time.Since(t0).Seconds()
+	for !installed && time.Since(t0) < 10*time.Minute {
+		if installedRoutes(ctl) >= routes {
+			installed, res.InstalledSecond = true, time.Since(t0).Seconds()
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	res.RoutesPerSecond = float64(routes) / res.ForwardingSec
+	res.Commits = sp.Report(false).GetCommits()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	res.HeapAfterMB, res.RSSAfterMB = float64(ms.HeapInuse)/(1<<20), rssMB()
+	res.MapMemoryMB = mapMemory(dataplane.MapsOf(rig.Store))
+	logf("bgp: %d routes forwarding after %.2f s (state %.2f s)", routes, res.ForwardingSec, res.InstalledSecond)
+
+	// Withdraw a batch of sampled prefixes at once, then single ones.
+	waitGone := func(idx []int, what string) (time.Duration, error) {
+		t := time.Now()
+		left := slices.Clone(idx)
+		for len(left) > 0 {
+			if time.Since(t) > 2*time.Minute {
+				return 0, fmt.Errorf("%s: %d prefixes still forwarding after %v", what, len(left), time.Since(t).Round(time.Second))
+			}
+			next := left[:0]
+			for _, i := range left {
+				ok, err := forwards(i)
+				if err != nil {
+					return 0, err
+				}
+				if ok {
+					next = append(next, i)
+				}
+			}
+			left = next
+		}
+		return time.Since(t), nil
+	}
+	batch := sample[:withdraw]
+	var gone []*apiutil.Path
+	for _, i := range batch {
+		gone = append(gone, paths[i])
+	}
+	t1 := time.Now()
+	if err := inj.DeletePath(apiutil.DeletePathRequest{Paths: gone}); err != nil {
+		return nil, err
+	}
+	if _, err := waitGone(batch, "batch withdrawal"); err != nil {
+		return nil, err
+	}
+	res.WithdrawBatchMs = float64(time.Since(t1).Microseconds()) / 1000
+	for _, i := range sample[withdraw:min(withdraw+20, len(sample))] {
+		t := time.Now()
+		if err := inj.DeletePath(apiutil.DeletePathRequest{Paths: []*apiutil.Path{paths[i]}}); err != nil {
+			return nil, err
+		}
+		if _, err := waitGone([]int{i}, "withdrawal"); err != nil {
+			return nil, err
+		}
+		res.WithdrawOneMs = append(res.WithdrawOneMs, float64(time.Since(t).Microseconds())/1000)
+	}
+	if n := len(res.WithdrawOneMs); n > 0 {
+		s := slices.Sorted(slices.Values(res.WithdrawOneMs))
+		res.WithdrawOneMed = s[n/2]
+	}
+	res.Method = fmt.Sprintf("in one namespace: the packet rig's data plane and seg6x's BGP speaker (debounce 20 ms, commits of up to "+
+		"10000 routes) peering over ::1 with a GoBGP injector; %d VPNv4 /32s from %d PEs (SIDs) announced in batches of 10000; "+
+		"forwarding checked by running a UDP frame to each of %d sampled prefixes through the seg6x XDP program "+
+		"(BPF_PROG_TEST_RUN on the live maps) until it leaves encapsulated towards the route's SID; withdrawal times until the "+
+		"frame no longer does; %d CPUs", routes, pes, samples, runtime.NumCPU())
+	return res, nil
+}
+
+func installedRoutes(ctl *core.Controller) int {
+	var n int
+	ctl.Read(func(st *state.Store) { n = st.Counts().Routes4 })
+	return n
+}
+
+func waitEstablished(s *server.BgpServer, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		up := false
+		_ = s.ListPeer(context.Background(), &api.ListPeerRequest{}, func(p *api.Peer) {
+			up = up || p.GetState().GetSessionState() == api.PeerState_SESSION_STATE_ESTABLISHED
+		})
+		if up {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("the injector's session to the seg6x node did not come up within %v", within)
+}
