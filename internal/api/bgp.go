@@ -32,20 +32,6 @@ func (s *Server) Bgp(ctx context.Context, req *pb.BgpRequest) (*pb.BgpReply, err
 	return report(req.GetRoutes()), nil
 }
 
-func (p *parser) prefix(field, s string, optional bool) netip.Prefix {
-	if s == "" {
-		if !optional {
-			p.fail(field, "missing")
-		}
-		return netip.Prefix{}
-	}
-	pf, err := netip.ParsePrefix(s)
-	if err != nil {
-		p.fail(field, "%q is not a prefix (ADDR/LEN)", s)
-	}
-	return pf
-}
-
 func (p *parser) u8(field string, v uint32) uint8 {
 	if v > 255 {
 		p.fail(field, "%d is more than 255", v)

@@ -36,6 +36,20 @@ func (p *parser) addr(field, s string, optional bool) netip.Addr {
 	return a
 }
 
+func (p *parser) prefix(field, s string, optional bool) netip.Prefix {
+	if s == "" {
+		if !optional {
+			p.fail(field, "missing")
+		}
+		return netip.Prefix{}
+	}
+	pf, err := netip.ParsePrefix(s)
+	if err != nil {
+		p.fail(field, "%q is not a prefix (ADDR/LEN)", s)
+	}
+	return pf
+}
+
 func (p *parser) u16(field string, v uint32, max uint32) uint16 {
 	if v > max {
 		p.fail(field, "%d is more than %d", v, max)
@@ -145,12 +159,9 @@ func ifaceFromPB(i *pb.Interface) state.Interface {
 func prefixes(p *parser, field string, in []string) []netip.Prefix {
 	var out []netip.Prefix
 	for i, s := range in {
-		pf, err := netip.ParsePrefix(s)
-		if err != nil {
-			p.fail(fmt.Sprintf("%s[%d]", field, i), "%q is not a prefix (ADDR/LEN)", s)
-			continue
+		if pf := p.prefix(fmt.Sprintf("%s[%d]", field, i), s, false); pf.IsValid() {
+			out = append(out, pf)
 		}
-		out = append(out, pf)
 	}
 	return out
 }

@@ -147,7 +147,7 @@ func (s *Speaker) syncPaths(have, want map[string]export, build func(string, exp
 
 // membershipPath is the RTC route (RFC 4684) saying this AS imports route target rt.
 func membershipPath(asn uint32, rt string) (*apiutil.Path, error) {
-	ec, err := gobgp.ParseRouteTarget(rt)
+	ec, err := gobgp.ParseRouteTarget(toGoBGP(rt))
 	if err != nil {
 		return nil, err
 	}

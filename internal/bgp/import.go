@@ -84,7 +84,7 @@ func (im *importer) take(paths []*apiutil.Path) {
 		r, err := FromPath(p)
 		if err != nil {
 			lp.err = err.Error()
-			r.Prefix, r.RD = pfx, v.RD.String()
+			r.Prefix, r.RD = pfx, fromGoBGP(v.RD.String())
 		}
 		lp.route = r
 		im.learned[key] = lp

@@ -67,14 +67,14 @@ func (r *VPNRoute) Validate() error {
 	if !r.Prefix.IsValid() || r.Prefix.Addr().Is4In6() || r.Prefix != r.Prefix.Masked() {
 		return fmt.Errorf("prefix %q: want a network address with its length, such as 198.18.1.0/24", r.Prefix)
 	}
-	if _, err := gobgp.ParseRouteDistinguisher(r.RD); err != nil {
+	if _, err := gobgp.ParseRouteDistinguisher(toGoBGP(r.RD)); err != nil {
 		return fmt.Errorf("route distinguisher %q: %v", r.RD, err)
 	}
 	if len(r.RTs) == 0 {
 		return errors.New("no route target: a VPN route without one is imported by nobody")
 	}
 	for _, rt := range r.RTs {
-		if _, err := gobgp.ParseRouteTarget(rt); err != nil {
+		if _, err := gobgp.ParseRouteTarget(toGoBGP(rt)); err != nil {
 			return fmt.Errorf("route target %q: %v", rt, err)
 		}
 	}
@@ -118,7 +118,7 @@ func ToPath(r VPNRoute, transpose bool) (*apiutil.Path, error) {
 			return nil, err
 		}
 	}
-	rd, _ := gobgp.ParseRouteDistinguisher(r.RD)
+	rd, _ := gobgp.ParseRouteDistinguisher(toGoBGP(r.RD))
 	nlri, err := gobgp.NewLabeledVPNIPAddrPrefix(r.Prefix, *gobgp.NewMPLSLabelStack(label), rd)
 	if err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func ToPath(r VPNRoute, transpose bool) (*apiutil.Path, error) {
 	}
 	var ecs []gobgp.ExtendedCommunityInterface
 	for _, s := range r.RTs {
-		rt, _ := gobgp.ParseRouteTarget(s)
+		rt, _ := gobgp.ParseRouteTarget(toGoBGP(s))
 		ecs = append(ecs, rt)
 	}
 	st := r.Structure
@@ -152,7 +152,7 @@ func FromPath(p *apiutil.Path) (VPNRoute, error) {
 	if !ok {
 		return r, fmt.Errorf("not a VPN route (%T)", p.Nlri)
 	}
-	r.RD, r.Prefix = v.RD.String(), v.Prefix
+	r.RD, r.Prefix = fromGoBGP(v.RD.String()), v.Prefix
 	var info *gobgp.SRv6InformationSubTLV
 	for _, a := range p.Attrs {
 		switch a := a.(type) {
@@ -161,7 +161,7 @@ func FromPath(p *apiutil.Path) (VPNRoute, error) {
 		case *gobgp.PathAttributeExtendedCommunities:
 			for _, ec := range a.Value {
 				if _, sub := ec.GetTypes(); sub == gobgp.EC_SUBTYPE_ROUTE_TARGET {
-					r.RTs = append(r.RTs, ec.String())
+					r.RTs = append(r.RTs, fromGoBGP(ec.String()))
 				}
 			}
 		case *gobgp.PathAttributePrefixSID:

@@ -58,6 +58,8 @@ func TestVPNRouteRoundTripOverTheWire(t *testing.T) {
 	host := v6
 	host.Prefix, host.Structure = netip.MustParsePrefix("2001:db8:1::5/128"), SIDStructure{Block: 32, Node: 16, Function: 20, Argument: 60}
 	host.SID = netip.MustParseAddr("fc00:0:1:abcd:e000::")
+	as4 := v4Route // 4-byte ASN (asplain) in the RD (type 2) and an RT (four-octet AS specific)
+	as4.RD, as4.RTs = "4200000000:7", []string{"4200000000:7", "65000:100"}
 	for _, c := range []struct {
 		name      string
 		r         VPNRoute
@@ -68,6 +70,7 @@ func TestVPNRouteRoundTripOverTheWire(t *testing.T) {
 		{"VPNv6 End.DT6, function transposed", v6, true},
 		{"VPNv4 End.DT46, RD type 1, three RTs, no structure", dt46, false},
 		{"VPNv6 /128, 20-bit function transposed", host, true},
+		{"VPNv4, 4-byte ASN RD and RT", as4, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := ToPath(c.r, c.transpose)
