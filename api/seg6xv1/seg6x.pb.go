@@ -2673,6 +2673,7 @@ type BgpNeighbor struct {
 	Accepted          uint64                 `protobuf:"varint,9,opt,name=accepted,proto3" json:"accepted,omitempty"`                                              // of those, imported into a tenant
 	Advertised        uint64                 `protobuf:"varint,10,opt,name=advertised,proto3" json:"advertised,omitempty"`                                         // VPN routes sent to it
 	GracefulRestart   bool                   `protobuf:"varint,11,opt,name=graceful_restart,json=gracefulRestart,proto3" json:"graceful_restart,omitempty"`        // negotiated
+	PeerRestarting    bool                   `protobuf:"varint,12,opt,name=peer_restarting,json=peerRestarting,proto3" json:"peer_restarting,omitempty"`           // its session is down under graceful restart: its routes are kept
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -2780,6 +2781,13 @@ func (x *BgpNeighbor) GetAdvertised() uint64 {
 func (x *BgpNeighbor) GetGracefulRestart() bool {
 	if x != nil {
 		return x.GracefulRestart
+	}
+	return false
+}
+
+func (x *BgpNeighbor) GetPeerRestarting() bool {
+	if x != nil {
+		return x.PeerRestarting
 	}
 	return false
 }
@@ -3256,7 +3264,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"last_error\x18\t \x01(\tR\tlastError\"$\n" +
 	"\n" +
 	"BgpRequest\x12\x16\n" +
-	"\x06routes\x18\x01 \x01(\bR\x06routes\"\xd2\x02\n" +
+	"\x06routes\x18\x01 \x01(\bR\x06routes\"\xfb\x02\n" +
 	"\vBgpNeighbor\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x10\n" +
 	"\x03asn\x18\x02 \x01(\rR\x03asn\x12 \n" +
@@ -3271,7 +3279,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"advertised\x18\n" +
 	" \x01(\x04R\n" +
 	"advertised\x12)\n" +
-	"\x10graceful_restart\x18\v \x01(\bR\x0fgracefulRestart\"\xe7\x01\n" +
+	"\x10graceful_restart\x18\v \x01(\bR\x0fgracefulRestart\x12'\n" +
+	"\x0fpeer_restarting\x18\f \x01(\bR\x0epeerRestarting\"\xe7\x01\n" +
 	"\bBgpRoute\x12\x0e\n" +
 	"\x02rd\x18\x01 \x01(\tR\x02rd\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x10\n" +

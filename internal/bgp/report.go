@@ -122,6 +122,7 @@ func neighborReport(p *api.Peer) *pb.BgpNeighbor {
 		n.Advertised += st.GetAdvertised()
 	}
 	n.GracefulRestart = p.GetGracefulRestart().GetEnabled() && peerGR
+	n.PeerRestarting = p.GetGracefulRestart().GetPeerRestarting()
 	return n
 }
 

@@ -101,8 +101,10 @@ func (s *Speaker) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			// The daemon stops (or restarts): under graceful restart the sessions close without a
+			// NOTIFICATION, so peers keep this node's routes (stale) until it is back.
 			s.syncMu.Lock()
-			s.stopServer()
+			s.stopServer(true)
 			s.syncMu.Unlock()
 			return
 		case <-s.kick:
@@ -152,7 +154,7 @@ func sameGlobal(a, b *state.BGP) bool {
 // syncServer starts, restarts (its global settings changed) or stops the GoBGP server.
 func (s *Speaker) syncServer(ctx context.Context, cfg *state.BGP) error {
 	if s.global != nil && (cfg == nil || !sameGlobal(s.global, cfg)) {
-		s.stopServer()
+		s.stopServer(false)
 	}
 	if cfg == nil || s.srv != nil {
 		return nil
@@ -206,13 +208,32 @@ func listenDesc(port int32) string {
 	return fmt.Sprintf("port %d", port)
 }
 
-func (s *Speaker) stopServer() {
+// stopServer stops the GoBGP server. keepRoutes (a daemon stop, not a configuration change): peers
+// with graceful restart get no NOTIFICATION and keep this node's routes for the restart time.
+func (s *Speaker) stopServer(keepRoutes bool) {
 	if s.srv == nil {
 		return
 	}
+	if keepRoutes && s.global.GracefulRestart.Enabled {
+		// As a crash would: the sessions end without a word (see sever.go).
+		peers := map[netip.Addr]uint16{}
+		for a, n := range s.peers {
+			peers[a] = n.Port
+			if n.Port == 0 {
+				peers[a] = state.DefaultBGPPort
+			}
+		}
+		port := s.global.ListenPort
+		if port == 0 {
+			port = state.DefaultBGPPort
+		}
+		if _, err := severSessions(peers, port); err != nil {
+			s.opts.Logf("bgp: closing sessions for graceful restart: %v", err)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := s.srv.StopBgp(ctx, &api.StopBgpRequest{}); err != nil {
+	if err := s.srv.StopBgp(ctx, &api.StopBgpRequest{AllowGracefulRestart: keepRoutes}); err != nil {
 		s.opts.Logf("bgp: stopping: %v", err)
 	}
 	s.srv.Stop()

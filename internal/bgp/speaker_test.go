@@ -202,3 +202,126 @@ func TestSpeakersExchangeVPNRoutes(t *testing.T) {
 	apply(t, b, state.State{Tenants: []state.Tenant{{Name: "blue", Table: 100}, {Name: "red", Table: 200}}, Routes: withRoute.Routes})
 	waitFor(t, "B without bgp", b, map[string]map[string]string{})
 }
+
+// TestGracefulRestart: with graceful restart on both sides, a speaker that stops (a daemon stop or
+// crash: no NOTIFICATION) leaves its routes at its peer, stale but forwarding; back, it re-advertises
+// and what it no longer has is removed at its end-of-RIB; gone for longer than the restart time, its
+// routes are removed. B imports with H.Encaps.Red (vpn.encap).
+func TestGracefulRestart(t *testing.T) {
+	pa, pb := freePort(t), freePort(t)
+	a := &node{ctl: core.New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{}))}
+	b := &node{ctl: core.New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{}))}
+	cfgA := pe(65000, "198.18.255.1", pa, pb, "fc00:1::/48", false)
+	cfgB := pe(65000, "198.18.255.2", pb, pa, "fc00:2::/48", false)
+	for _, c := range []*state.State{&cfgA, &cfgB} {
+		c.BGP.GracefulRestart = state.GracefulRestart{Enabled: true, RestartTime: 20}
+	}
+	cfgA.Tenants[0].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("198.18.1.0/24"), netip.MustParsePrefix("198.18.4.0/24")}
+	cfgB.Tenants[0].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("198.18.2.0/24")}
+	cfgB.Tenants[0].VPN.Encap = state.ModeEncapRed
+	apply(t, a, cfgA)
+	apply(t, b, cfgB)
+	a.start()
+	b.start()
+	defer a.stop()
+	defer b.stop()
+
+	blueA, blueB := serviceSID(a, "blue"), serviceSID(b, "blue")
+	full := map[string]map[string]string{"blue": {"198.18.1.0/24": blueA, "198.18.4.0/24": blueA}}
+	waitFor(t, "B learns A's routes", b, full)
+	waitFor(t, "A learns B's route", a, map[string]map[string]string{"blue": {"198.18.2.0/24": blueB}})
+	b.ctl.Read(func(st *state.Store) {
+		st.EachRoute(func(r state.Route) bool {
+			if r.Origin == state.OriginBGP && r.Mode != state.ModeEncapRed {
+				t.Errorf("B's learned route %s: mode %q, want %q (vpn.encap)", r.Prefix, r.Mode, state.ModeEncapRed)
+			}
+			return true
+		})
+	})
+
+	// A stops: B's session goes down, A's routes stay (stale) for the restart time.
+	a.stop()
+	down := time.Now().Add(10 * time.Second)
+	for b.sp.Report(false).Neighbors[0].State == "established" {
+		if time.Now().After(down) {
+			t.Fatal("B's session to A still established after A stopped")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if got := learned(b); fmt.Sprint(got) != fmt.Sprint(full) {
+			t.Fatalf("B during A's graceful restart: %v, want %v kept", got, full)
+		}
+	}
+	if n := b.sp.Report(false).Neighbors[0]; !n.PeerRestarting {
+		t.Fatalf("B's neighbor report during A's restart: %+v, want peer_restarting", n)
+	}
+
+	// A returns without 198.18.4.0/24: its end-of-RIB removes the stale route; A keeps B's route
+	// throughout its own restart (confirmed by B's end-of-RIB).
+	cfgA.Tenants[0].VPN.Advertise = cfgA.Tenants[0].VPN.Advertise[:1]
+	apply(t, a, cfgA)
+	a.start()
+	if got := learned(a); len(got["blue"]) != 1 {
+		t.Fatalf("A lost B's route on its restart: %v", got)
+	}
+	delete(full["blue"], "198.18.4.0/24")
+	waitFor(t, "B after A's return", b, full)
+	waitFor(t, "A after its restart", a, map[string]map[string]string{"blue": {"198.18.2.0/24": blueB}})
+	// The restart is over once B has A's end-of-RIB (a session lost before that is not graceful).
+	over := time.Now().Add(10 * time.Second)
+	for n := b.sp.Report(false).Neighbors[0]; n.PeerRestarting || n.State != "established"; n = b.sp.Report(false).Neighbors[0] {
+		if time.Now().After(over) {
+			t.Fatalf("B's neighbor after A's return: %+v", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// A stops for longer than the restart time (20 s): its routes go.
+	a.stop()
+	time.Sleep(2 * time.Second)
+	if got := learned(b); fmt.Sprint(got) != fmt.Sprint(full) {
+		t.Fatalf("B 2 s into A's second restart: %v, want %v kept", got, full)
+	}
+	waitFor(t, "B after A's restart time ran out", b, map[string]map[string]string{})
+}
+
+// TestEBGPWithPassword: two PEs in different ASes (eBGP), the session signed with TCP-MD5: routes are
+// exchanged as over iBGP; with a wrong password on one side no session comes up and what was learned
+// goes; the right password again brings it back.
+func TestEBGPWithPassword(t *testing.T) {
+	pa, pb := freePort(t), freePort(t)
+	a := &node{ctl: core.New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{}))}
+	b := &node{ctl: core.New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{}))}
+	cfgA := pe(65001, "198.18.255.1", pa, pb, "fc00:1::/48", false)
+	cfgB := pe(4200000002, "198.18.255.2", pb, pa, "fc00:2::/48", false)
+	cfgA.BGP.Neighbors[0].ASN, cfgB.BGP.Neighbors[0].ASN = 4200000002, 65001
+	cfgA.BGP.Neighbors[0].Password, cfgB.BGP.Neighbors[0].Password = "s3cret-1", "s3cret-1"
+	cfgA.Tenants[0].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("198.18.1.0/24")}
+	cfgB.Tenants[0].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("2001:db8:2::/64")}
+	apply(t, a, cfgA)
+	apply(t, b, cfgB)
+	a.start()
+	b.start()
+	defer a.stop()
+	defer b.stop()
+	fromA := map[string]map[string]string{"blue": {"198.18.1.0/24": serviceSID(a, "blue")}}
+	waitFor(t, "B learns A's route over eBGP", b, fromA)
+	waitFor(t, "A learns B's route over eBGP", a, map[string]map[string]string{"blue": {"2001:db8:2::/64": serviceSID(b, "blue")}})
+	if n := b.sp.Report(false).Neighbors[0]; n.Asn != 65001 || n.State != "established" {
+		t.Fatalf("B's neighbor: %+v", n)
+	}
+
+	// A wrong password on B: the session goes and stays down; A's route leaves B.
+	cfgB.BGP.Neighbors[0].Password = "wrong"
+	apply(t, b, cfgB)
+	waitFor(t, "B with a wrong password", b, map[string]map[string]string{})
+	for end := time.Now().Add(8 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if n := b.sp.Report(false).Neighbors[0]; n.State == "established" {
+			t.Fatalf("session up with mismatched TCP-MD5 passwords: %+v", n)
+		}
+	}
+	cfgB.BGP.Neighbors[0].Password = "s3cret-1"
+	apply(t, b, cfgB)
+	waitFor(t, "B with the right password again", b, fromA)
+}

@@ -82,8 +82,12 @@ func bgpShow(what string) error {
 			if n.EstablishedUnixMs > 0 {
 				up = time.Since(time.UnixMilli(n.EstablishedUnixMs)).Round(time.Second).String()
 			}
+			gr := yesNo(n.GracefulRestart)
+			if n.PeerRestarting {
+				gr = "restarting" // down, its routes kept (stale)
+			}
 			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", n.Address, n.Asn, n.State, up, dash(strings.Join(n.Families, ",")),
-				n.Received, n.Accepted, n.Advertised, yesNo(n.GracefulRestart), n.Description)
+				n.Received, n.Accepted, n.Advertised, gr, n.Description)
 		}
 	case "routes", "learned", "advertised":
 		if what != "advertised" {
