@@ -1,8 +1,9 @@
 package benchrig
 
-// bgp.go: `seg6x bench bgp`: a BGP speaker (a GoBGP server in this process, standing for a route
-// reflector) injects N VPNv4 routes into one seg6x node — the packet rig's data plane with the real
-// seg6x BGP speaker (internal/bgp) on it, peering over the loopback of the bench's own namespace.
+// bgp.go: `seg6x bench bgp`: a BGP speaker (a GoBGP server in a process of its own, bgpinject.go,
+// standing for a route reflector) injects N VPNv4 routes into one seg6x node — the packet rig's data
+// plane with the real seg6x BGP speaker (internal/bgp) on it in this process, peering over the
+// loopback of the bench's own namespace.
 // Measured: the time from the first announcement until every sampled prefix forwards (a frame to
 // it, run through the real program on the real maps, leaves encapsulated towards the route's SID),
 // the process and map memory it took, and the time from a withdrawal to the data plane change (a
@@ -11,7 +12,6 @@ package benchrig
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -24,7 +24,6 @@ import (
 	"time"
 
 	api "github.com/osrg/gobgp/v4/api"
-	"github.com/osrg/gobgp/v4/pkg/apiutil"
 	"github.com/osrg/gobgp/v4/pkg/server"
 
 	"github.com/seg6x/seg6x/internal/bgp"
@@ -44,9 +43,10 @@ type BGPResult struct {
 	ForwardingSec   float64   `json:"forwarding_s"`  // until every sampled prefix forwarded to its SID
 	RoutesPerSecond float64   `json:"routes_per_s"`  // Routes / ForwardingSec
 	Commits         uint64    `json:"commits"`       // state commits the speaker made for them
-	RSSBeforeMB     float64   `json:"rss_before_mb"` // this process (data plane loader, both speakers), before
+	RSSBeforeMB     float64   `json:"rss_before_mb"` // the node's process (data plane loader, seg6x's speaker), before
 	RSSAfterMB      float64   `json:"rss_after_mb"`
-	HeapAfterMB     float64   `json:"go_heap_after_mb"` // Go heap in use after convergence (both speakers)
+	HeapAfterMB     float64   `json:"go_heap_after_mb"` // the node's Go heap in use after convergence
+	InjectorRSSMB   float64   `json:"injector_rss_mb"`  // the injecting speaker's process, after announcing
 	MapMemoryMB     float64   `json:"map_memory_mb"`    // the BPF maps (preallocated: the same for any route count)
 	WithdrawBatch   int       `json:"withdraw_batch"`
 	WithdrawBatchMs float64   `json:"withdraw_batch_ms"` // until none of the batch forwarded any more
@@ -95,7 +95,8 @@ func rssMB() float64 {
 }
 
 // RunBGP runs the benchmark; it must run inside a namespace made for it.
-func RunBGP(routes, samples, withdraw, pes int, logf func(string, ...any)) (*BGPResult, error) {
+// bin is the seg6x binary (it runs the injector: `bench bgp-injector`).
+func RunBGP(bin string, routes, samples, withdraw, pes int, logf func(string, ...any)) (*BGPResult, error) {
 	if routes < 1 || routes > 1<<17 {
 		return nil, fmt.Errorf("--routes %d: 1 to %d", routes, 1<<17)
 	}
@@ -137,37 +138,17 @@ func RunBGP(routes, samples, withdraw, pes int, logf func(string, ...any)) (*BGP
 	go func() { defer close(done); sp.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	// The injector.
-	inj := server.NewBgpServer(server.LoggerOption(slog.New(slog.DiscardHandler), new(slog.LevelVar)))
-	go inj.Serve()
-	defer inj.Stop()
-	if err := inj.StartBgp(ctx, &api.StartBgpRequest{Global: &api.Global{Asn: 65000, RouterId: "198.18.255.2", ListenPort: int32(injPort)}}); err != nil {
+	// The injector, in its own process.
+	inj, err := startInjector(bin, routes, pes, injPort, dutPort)
+	if err != nil {
 		return nil, err
 	}
-	defer inj.StopBgp(context.Background(), &api.StopBgpRequest{})
-	if err := inj.AddPeer(ctx, &api.AddPeerRequest{Peer: &api.Peer{
-		Conf:      &api.PeerConf{NeighborAddress: lo.String(), PeerAsn: 65000},
-		Transport: &api.Transport{RemotePort: uint32(dutPort)},
-		Timers:    &api.Timers{Config: &api.TimersConfig{ConnectRetry: 1, HoldTime: 90, KeepaliveInterval: 30}},
-		AfiSafis:  []*api.AfiSafi{{Config: &api.AfiSafiConfig{Family: &api.Family{Afi: api.Family_AFI_IP, Safi: api.Family_SAFI_MPLS_VPN}, Enabled: true}}},
-	}}); err != nil {
-		return nil, err
-	}
+	defer inj.close()
 	logf("bgp: rig up; waiting for the session (seg6x on [::1]:%d, injector on [::1]:%d)", dutPort, injPort)
-	if err := waitEstablished(inj, 30*time.Second); err != nil {
+	if _, err := inj.do("up"); err != nil {
 		return nil, err
 	}
 	logf("bgp: session up; announcing %d routes", routes)
-
-	paths := make([]*apiutil.Path, routes)
-	for i := range paths {
-		r := bgp.VPNRoute{RD: fmt.Sprintf("198.18.254.%d:1", i%pes%250), Prefix: bgpBenchPrefix(i), RTs: []string{bgpBenchRT},
-			NextHop: netip.MustParseAddr(fmt.Sprintf("fc00:9::%x", 1+i%pes)), SID: bgpBenchSID(i, pes), Behavior: bgp.EndDT4,
-			Structure: bgp.SIDStructure{Block: 32, Node: 16, Function: 16}}
-		if paths[i], err = bgp.ToPath(r, false); err != nil {
-			return nil, err
-		}
-	}
 	idx, err := rig.Ifindex("ta0")
 	if err != nil {
 		return nil, err
@@ -187,10 +168,8 @@ func RunBGP(routes, samples, withdraw, pes int, logf func(string, ...any)) (*BGP
 
 	// Announce everything, then wait for the state and the data plane.
 	t0 := time.Now()
-	for lo := 0; lo < routes; lo += 10000 {
-		if _, err := inj.AddPath(apiutil.AddPathRequest{Paths: paths[lo:min(lo+10000, routes)]}); err != nil {
-			return nil, err
-		}
+	if _, err := inj.do("announce"); err != nil {
+		return nil, err
 	}
 	res.InjectSeconds = time.Since(t0).Seconds()
 	deadline := t0.Add(5 * time.Minute)
@@ -240,6 +219,9 @@ func RunBGP(routes, samples, withdraw, pes int, logf func(string, ...any)) (*BGP
 	runtime.ReadMemStats(&ms)
 	res.HeapAfterMB, res.RSSAfterMB = float64(ms.HeapInuse)/(1<<20), rssMB()
 	res.MapMemoryMB = mapMemory(dataplane.MapsOf(rig.Store))
+	if v, err := inj.do("rss"); err == nil {
+		res.InjectorRSSMB, _ = strconv.ParseFloat(v, 64)
+	}
 	logf("bgp: %d routes forwarding after %.2f s (state %.2f s)", routes, res.ForwardingSec, res.InstalledSecond)
 
 	// Withdraw a batch of sampled prefixes at once, then single ones.
@@ -265,12 +247,8 @@ func RunBGP(routes, samples, withdraw, pes int, logf func(string, ...any)) (*BGP
 		return time.Since(t), nil
 	}
 	batch := sample[:withdraw]
-	var gone []*apiutil.Path
-	for _, i := range batch {
-		gone = append(gone, paths[i])
-	}
 	t1 := time.Now()
-	if err := inj.DeletePath(apiutil.DeletePathRequest{Paths: gone}); err != nil {
+	if err := inj.withdraw(batch); err != nil {
 		return nil, err
 	}
 	if _, err := waitGone(batch, "batch withdrawal"); err != nil {
@@ -279,7 +257,7 @@ func RunBGP(routes, samples, withdraw, pes int, logf func(string, ...any)) (*BGP
 	res.WithdrawBatchMs = float64(time.Since(t1).Microseconds()) / 1000
 	for _, i := range sample[withdraw:min(withdraw+20, len(sample))] {
 		t := time.Now()
-		if err := inj.DeletePath(apiutil.DeletePathRequest{Paths: []*apiutil.Path{paths[i]}}); err != nil {
+		if err := inj.withdraw([]int{i}); err != nil {
 			return nil, err
 		}
 		if _, err := waitGone([]int{i}, "withdrawal"); err != nil {
@@ -291,8 +269,9 @@ func RunBGP(routes, samples, withdraw, pes int, logf func(string, ...any)) (*BGP
 		s := slices.Sorted(slices.Values(res.WithdrawOneMs))
 		res.WithdrawOneMed = s[n/2]
 	}
-	res.Method = fmt.Sprintf("in one namespace: the packet rig's data plane and seg6x's BGP speaker (debounce 20 ms, commits of up to "+
-		"10000 routes) peering over ::1 with a GoBGP injector; %d VPNv4 /32s from %d PEs (SIDs) announced in batches of 10000; "+
+	res.Method = fmt.Sprintf("in one namespace: the packet rig's data plane and seg6x's BGP speaker in one process (debounce 20 ms, "+
+		"commits of up to 10000 routes; its RSS and heap are the node's memory) peering over ::1 with a GoBGP injector in a second "+
+		"process (commands over a pipe, timed from their write); %d VPNv4 /32s from %d PEs (SIDs) announced in batches of 10000; "+
 		"forwarding checked by running a UDP frame to each of %d sampled prefixes through the seg6x XDP program "+
 		"(BPF_PROG_TEST_RUN on the live maps) until it leaves encapsulated towards the route's SID; withdrawal times until the "+
 		"frame no longer does; %d CPUs", routes, pes, samples, runtime.NumCPU())

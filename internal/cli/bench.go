@@ -64,7 +64,7 @@ network namespace and removes it.`,
 		},
 	}
 	micro.Flags().IntVar(&runs, "runs", 20000, "test runs per case")
-	c.AddCommand(micro, benchRunCmd(), benchControlCmd(), benchTCPCmd(), benchMirrorCmd(), benchSlowPathCmd(), benchBGPCmd())
+	c.AddCommand(micro, benchRunCmd(), benchControlCmd(), benchTCPCmd(), benchMirrorCmd(), benchSlowPathCmd(), benchBGPCmd(), benchBGPInjectorCmd())
 	return c
 }
 

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"strings"
+	"syscall"
 
 	"github.com/vishvananda/netns"
 )
@@ -99,6 +101,8 @@ func InNetns(name string, fn func() error) error {
 
 // ReexecInNetns runs this binary again inside a fresh network namespace (deleted afterwards) unless
 // it already runs in one made for it; it returns the child's exit code and true when it did so.
+// The child's temporary files go to a directory of its own (TMPDIR), removed afterwards too; an
+// interrupt or termination is passed on to the child, and the cleanup still runs.
 func ReexecInNetns(prefix string) (int, bool, error) {
 	const marker = "SEG6X_IN_TEST_NETNS"
 	if os.Getenv(marker) != "" {
@@ -109,12 +113,38 @@ func ReexecInNetns(prefix string) (int, bool, error) {
 		return 0, true, err
 	}
 	defer DelNetns(ns)
+	tmp, err := os.MkdirTemp("", ns+"-")
+	if err != nil {
+		return 0, true, err
+	}
+	defer os.RemoveAll(tmp) // the child's bpffs mounts were in its own mount namespace (ip netns exec)
 	cmd := exec.Command("ip", append([]string{"netns", "exec", ns, os.Args[0]}, os.Args[1:]...)...)
-	cmd.Env = append(os.Environ(), marker+"=1")
+	cmd.Env = append(os.Environ(), marker+"=1", "TMPDIR="+tmp)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return 1, true, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case sig := <-sigs:
+			_ = cmd.Process.Signal(sig)
+			continue
+		case err = <-done:
+		}
+		break
+	}
+	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode(), true, nil
+			code := ee.ExitCode()
+			if code < 0 {
+				code = 128 + int(ee.Sys().(syscall.WaitStatus).Signal())
+			}
+			return code, true, nil
 		}
 		return 1, true, err
 	}
