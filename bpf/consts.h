@@ -40,6 +40,12 @@
 #ifndef MAX_SID_CHAIN
 #define MAX_SID_CHAIN 4 /* local SIDs processed in one pass (End whose next SID is also local) */
 #endif
+#ifndef TRACE_SNAP_MAX
+#define TRACE_SNAP_MAX 2048 /* frame bytes a trace record carries, as received and as sent */
+#endif
+#ifndef TRACE_RING_BYTES
+#define TRACE_RING_BYTES (4 << 20) /* the trace ring */
+#endif
 #ifndef SCRATCH_SIZE
 #define SCRATCH_SIZE 4096 /* per-CPU buffer for encaps that do not fit the headroom */
 #endif

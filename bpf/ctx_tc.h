@@ -29,19 +29,39 @@ const volatile __u64 decap_tunnel_flag = 0;
  * headers with options. */
 #define CTX_PULL_LEN 512
 
+#ifdef SEG6X_TRACE
+/* The traced build's extra registers led clang to keep &ctx->data_end in a register and load through
+ * it later, which the verifier refuses (a modified ctx pointer): each read is one load from ctx. */
+#define CTX_FIELD(ctx, field)                                                                      \
+	({                                                                                         \
+		__u64 __v;                                                                         \
+		asm volatile("%[v] = *(u32 *)(%[c] + %[o])"                                        \
+			     : [v] "=r"(__v)                                                       \
+			     : [c] "r"(ctx), [o] "i"(__builtin_offsetof(struct __sk_buff, field))); \
+		(void *)(long)__v;                                                                 \
+	})
+#else
+#define CTX_FIELD(ctx, field) ((void *)(long)(ctx)->field)
+#endif
+
 static __always_inline void *ctx_data(struct __sk_buff *ctx)
 {
-	return (void *)(long)ctx->data;
+	return CTX_FIELD(ctx, data);
 }
 
 static __always_inline void *ctx_data_end(struct __sk_buff *ctx)
 {
-	return (void *)(long)ctx->data_end;
+	return CTX_FIELD(ctx, data_end);
 }
 
 static __always_inline __u32 ctx_len(struct __sk_buff *ctx)
 {
 	return ctx->len;
+}
+
+static __always_inline int ctx_load_bytes(struct __sk_buff *ctx, __u32 off, void *to, __u32 n)
+{
+	return bpf_skb_load_bytes(ctx, off, to, n);
 }
 
 static __always_inline int ctx_ret(int action)

@@ -31,6 +31,11 @@ static __always_inline int ctx_ret(int action)
 	return action;
 }
 
+static __always_inline int ctx_load_bytes(struct xdp_md *ctx, __u32 off, void *to, __u32 n)
+{
+	return bpf_xdp_load_bytes(ctx, off, to, n);
+}
+
 /* Through the devmap of attached ports: fails when the interface left it after the next hop was
  * chosen (a cached next hop of an interface just detached). */
 static __always_inline int ctx_redirect(__u32 ifindex)

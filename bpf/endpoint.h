@@ -56,6 +56,7 @@ static __always_inline int srh_advance(struct ctx_buff *ctx, struct pkt *p, stru
 	if ((void *)(seg + 16) > data_end || (void *)(srh + SRH_FIXED_LEN) > data_end)
 		return DROP_SRH_BAD_LEN;
 	srh[3] = sl;
+	TRACE(tr->sl_after = sl);
 	__builtin_memcpy(&ip6->daddr, seg, 16);
 	ip6->hop_limit--;
 
@@ -339,6 +340,7 @@ static __always_inline int endpoint(struct ctx_buff *ctx, struct pkt *p, struct 
 	rc = find_srh(data, data_end, p->l3off, &s);
 	if (rc != REASON_NONE)
 		return verdict(rc, p->len);
+	TRACE(__u8 sl = s.srh_off ? s.sl : 0xFF; if (!tr->chain) tr->sl_before = sl; tr->sl_after = sl);
 	/* TLVs (padding, HMAC, ...): the kernel validates their layout and checks HMACs. */
 	if (s.tlv)
 		return verdict(PASS_SRH_TLV, p->len);

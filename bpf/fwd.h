@@ -79,6 +79,9 @@ static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_looku
 	__u64 *g;
 	int rc;
 
+	TRACE(tr->flags |= TRACE_F_FIB; tr->flags &= ~TRACE_F_FIB_CACHED; tr->fib_table = table; tr->fib_ifindex = fib->ifindex;
+	      if (fib->family == AF_INET) trace_addr4(tr->fib_dst, fib->ipv4_dst);
+	      else __builtin_memcpy(tr->fib_dst, fib->ipv6_dst, 16));
 	if (nh_cache_ns) { /* the key is built only when the cache is on (the input ifindex first) */
 		key = (struct nh_key){ .table = table, .ifindex = fib->ifindex, .family = fib->family,
 				       .l4_protocol = fib->l4_protocol, .tos = fib->tos };
@@ -97,15 +100,26 @@ static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_looku
 			fib->ifindex = e->ifindex;
 			__builtin_memcpy(fib->dmac, e->dmac, ETH_ALEN);
 			__builtin_memcpy(fib->smac, e->smac, ETH_ALEN);
+			TRACE(tr->flags |= TRACE_F_FIB_CACHED; tr->fib_rc = 0; tr->fib_ifindex = e->ifindex;
+			      __builtin_memcpy(tr->dmac, e->dmac, ETH_ALEN); __builtin_memcpy(tr->smac, e->smac, ETH_ALEN));
 			return BPF_FIB_LKUP_RET_SUCCESS;
 		}
 	}
 	fib->tbid = table;
 	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), fib_flags(table));
+	TRACE(tr->fib_rc = rc; tr->fib_mtu = rc == BPF_FIB_LKUP_RET_FRAG_NEEDED ? fib->mtu_result : 0;
+	      if (rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
+		      tr->fib_ifindex = fib->ifindex;
+		      if (fib->family == AF_INET) trace_addr4(tr->fib_nh, fib->ipv4_dst);
+		      else __builtin_memcpy(tr->fib_nh, fib->ipv6_dst, 16);
+		      __builtin_memcpy(tr->dmac, fib->dmac, ETH_ALEN); __builtin_memcpy(tr->smac, fib->smac, ETH_ALEN);
+	      });
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return rc;
-	if (!tx_ok(fib->ifindex))
+	if (!tx_ok(fib->ifindex)) {
+		TRACE(tr->fib_rc = FIB_TX_NOT_ATTACHED);
 		return FIB_TX_NOT_ATTACHED;
+	}
 	if (nh_cache_ns) {
 		ne.expires_ns = bpf_ktime_get_coarse_ns() + nh_cache_ns;
 		ne.gen = gen;

@@ -114,6 +114,7 @@ static __always_inline int headend(struct ctx_buff *ctx, struct pkt *p, const st
 		return finish(ACT_PASS, p->len);
 	if (rc != REASON_NONE)
 		return verdict(rc, p->len);
+	TRACE(tr->policy = in.policy_id);
 
 	pol = bpf_map_lookup_elem(&policies, &in.policy_id);
 	if (!pol)

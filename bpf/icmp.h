@@ -38,6 +38,7 @@ static __always_inline int answer(struct ctx_buff *ctx, int reason, __u32 bytes)
 	if (ctx_redirect(ctx->ingress_ifindex))
 		return verdict(DROP_TX_GONE, bytes);
 	count(&reason_stats, (__u32)reason, bytes);
+	TRACE(tr->reason = reason);
 	return finish(ACT_REDIRECT, bytes);
 }
 

@@ -163,3 +163,51 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } slow_path SEC(".maps");
+
+/* ---- Trace (trace.h) ------------------------------------------------------------------------------ */
+
+/* The traced build of the program (seg6x_trace.bpf.c, seg6x_tc_trace.bpf.c), tail-called when a trace
+ * is armed. Not pinned: each loaded program has its own, filled by whoever loaded it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} trace_prog SEC(".maps");
+
+/* What to trace (the daemon writes it before arming). */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct trace_cfg);
+} trace_config SEC(".maps");
+
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct trace_stats);
+} trace_counts SEC(".maps");
+
+/* The records: a trace_rec, then rx_len bytes of the frame as received, then tx_len as it left. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, TRACE_RING_BYTES);
+} trace_ring SEC(".maps");
+
+/* Per-CPU record under construction. */
+struct trace_buf {
+	struct trace_rec rec;
+	__u8 data[2 * TRACE_SNAP_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct trace_buf);
+} trace_scratch SEC(".maps");

@@ -44,6 +44,8 @@ static __always_inline int local_sids(struct ctx_buff *ctx, struct pkt *p, __u32
 		sid = bpf_map_lookup_elem(&sids, &ip6->daddr);
 		if (!sid)
 			return i == 0 ? NOT_A_SID : finish(ACT_PASS, p->len);
+		TRACE(tr->class = TRACE_SID; tr->flags |= TRACE_F_SID; tr->chain = i; tr->behavior = sid->action;
+		      tr->sid_id = sid->id; __builtin_memcpy(tr->sid, &ip6->daddr, 16));
 		if (i == 0 && (flags & PORT_F_SID_SOURCES) && !sid_source_ok(ip6))
 			return verdict(DROP_SID_SOURCE, p->len);
 		rc = endpoint(ctx, p, sid);
@@ -64,14 +66,18 @@ static __always_inline int seg6x_main(struct ctx_buff *ctx)
 
 	rc = ctx_parse(ctx, &p);
 	p.len = ctx_len(ctx);
-	if (rc != REASON_NONE)
+	TRACE(tr->vlan = p.vlan);
+	if (rc != REASON_NONE) {
+		TRACE(tr->class = TRACE_MALFORMED);
 		return verdict(rc, p.len);
+	}
 	if (p.proto != ETH_P_IPV6_BE && p.proto != ETH_P_IP_BE)
 		return finish(ACT_PASS, p.len);
 
 	/* A port without an entry is treated as access without a tenant: nothing is let in. */
 	port = port_of(ctx, &p);
 	flags = port ? port->flags : PORT_F_BOUNDARY;
+	TRACE(if (port) { tr->flags |= TRACE_F_PORT; tr->port_flags = flags; tr->table = port->table_id; });
 	if (p.proto == ETH_P_IPV6_BE) {
 		if (flags & PORT_F_SIDS) {
 			rc = local_sids(ctx, &p, flags);
@@ -81,11 +87,15 @@ static __always_inline int seg6x_main(struct ctx_buff *ctx)
 			data = ctx_data(ctx);
 			data_end = ctx_data_end(ctx);
 			rc = boundary6(data, data_end, &p);
-			if (rc != REASON_NONE)
+			if (rc != REASON_NONE) {
+				TRACE(tr->class = TRACE_BOUNDARY);
 				return verdict(rc, p.len);
+			}
 		}
 	}
-	if (port && (flags & PORT_F_TENANT))
+	if (port && (flags & PORT_F_TENANT)) {
+		TRACE(tr->class = TRACE_TENANT);
 		return headend(ctx, &p, port);
+	}
 	return finish(ACT_PASS, p.len);
 }

@@ -10,6 +10,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "maps.h"
+#include "trace.h"
 
 #define READ_ONCE_U64(x) (*(volatile __u64 *)&(x))
 
@@ -44,8 +45,10 @@ __noinline __u32 route4_lookup(const struct port_val *tv, __be32 daddr)
 		k.plen = n;
 		__builtin_memcpy(k.addr, &masked, 4);
 		ev = bpf_map_lookup_elem(&routes4, &k);
-		if (ev)
+		if (ev) {
+			TRACE(tr->flags |= TRACE_F_ROUTE; tr->route_plen = n; trace_addr4(tr->route_addr, masked));
 			return ev->policy_id;
+		}
 	}
 	return 0;
 }
@@ -83,8 +86,10 @@ __noinline __u32 route6_lookup(const struct port_val *tv, __u64 hi, __u64 lo)
 		__builtin_memcpy(k.addr, &mh, 8);
 		__builtin_memcpy(k.addr + 8, &ml, 8);
 		ev = bpf_map_lookup_elem(&routes6, &k);
-		if (ev)
+		if (ev) {
+			TRACE(tr->flags |= TRACE_F_ROUTE; tr->route_plen = plen; __builtin_memcpy(tr->route_addr, k.addr, 16));
 			return ev->policy_id;
+		}
 	}
 	return 0;
 }

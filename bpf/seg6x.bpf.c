@@ -8,6 +8,8 @@
 SEC("xdp")
 int seg6x_xdp(struct xdp_md *ctx)
 {
+	if (trace_armed) /* the traced build (trace.h); no-op while its slot is empty */
+		bpf_tail_call(ctx, &trace_prog, 0);
 	return seg6x_main(ctx);
 }
 
@@ -21,5 +23,8 @@ const enum port_vlan *const export_port_vlan __attribute__((unused)) = 0;
 const enum sid_flags *const export_sid_flags __attribute__((unused)) = 0;
 const enum mss_clamp *const export_mss_clamp __attribute__((unused)) = 0;
 const enum limits *const export_limits __attribute__((unused)) = 0;
+const enum trace_class *const export_trace_class __attribute__((unused)) = 0;
+const enum trace_flags *const export_trace_flags __attribute__((unused)) = 0;
+const enum trace_filter_flags *const export_trace_filter_flags __attribute__((unused)) = 0;
 
 char _license[] SEC("license") = "GPL";

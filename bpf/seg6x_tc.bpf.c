@@ -10,6 +10,8 @@
 SEC("tc")
 int seg6x_tc(struct __sk_buff *ctx)
 {
+	if (trace_armed) /* the traced build (trace.h); no-op while its slot is empty */
+		bpf_tail_call(ctx, &trace_prog, 0);
 	return seg6x_main(ctx);
 }
 

@@ -3,6 +3,7 @@
 
 #include "maps.h"
 #include "ctx.h"
+#include "trace.h"
 
 static __always_inline void count(void *map, __u32 idx, __u32 bytes)
 {
@@ -19,6 +20,7 @@ static __always_inline void count(void *map, __u32 idx, __u32 bytes)
 static __always_inline int finish(int action, __u32 bytes)
 {
 	count(&action_stats, (__u32)action, bytes);
+	TRACE(tr->action = action);
 	return ctx_ret(action);
 }
 
@@ -27,5 +29,6 @@ static __always_inline int finish(int action, __u32 bytes)
 static __always_inline int verdict(int reason, __u32 bytes)
 {
 	count(&reason_stats, (__u32)reason, bytes);
+	TRACE(tr->reason = reason);
 	return finish(reason >= REASON_PASS_FIRST ? ACT_PASS : ACT_DROP, bytes);
 }

@@ -220,3 +220,114 @@ enum limits {
 	LIMIT_SIDS = MAX_SIDS,
 	LIMIT_DOMAIN_PREFIXES = MAX_DOMAIN_PREFIXES,
 };
+
+/* ---- Trace (trace.h): one record per traced packet, through the trace ring ------------------------ */
+
+/* What a packet was taken for. */
+enum trace_class {
+	TRACE_NOT_OURS = 0,	/* passed untouched: not a tenant's, not to a local SID (or not IP) */
+	TRACE_TENANT = 1,	/* tenant traffic: headend (route lookup, encap) */
+	TRACE_SID = 2,		/* addressed to a local SID: endpoint behavior */
+	TRACE_BOUNDARY = 3,	/* access side: refused by the SR domain boundary checks */
+	TRACE_MALFORMED = 4,	/* refused while parsing */
+};
+
+enum trace_flags {
+	TRACE_F_PORT = 1,	/* the port had an entry (port_flags, table valid) */
+	TRACE_F_ROUTE = 2,	/* a tenant route matched (route_*, policy) */
+	TRACE_F_SID = 4,	/* a local SID matched (sid, behavior, sl_*) */
+	TRACE_F_FIB = 8,	/* a FIB lookup was made (fib_*) */
+	TRACE_F_FIB_CACHED = 16, /* ... answered from the next-hop cache */
+	TRACE_F_INNER = 32,	/* the received packet carries an inner IP packet (inner_*) */
+	TRACE_F_L4 = 64,	/* sport/dport hold the innermost TCP/UDP ports */
+	TRACE_F_TC = 128,	/* recorded by the tc program (else XDP) */
+};
+
+/* Addresses are IPv6, or IPv4-mapped (::ffff:a.b.c.d). */
+struct trace_rec {
+	__u64 ts_ns;		/* bpf_ktime_get_ns() at the start */
+	__u32 flags;		/* TRACE_F_* */
+	__u32 ifindex;		/* ingress */
+	__u16 vlan;		/* outer VLAN ID (0: untagged) */
+	__u8 class;		/* enum trace_class */
+	__u8 action;		/* ACT_* (XDP values) */
+	__u16 reason;		/* enum reason (0: none) */
+	__u16 rx_len;		/* bytes of the received frame that follow this record */
+	__u16 tx_len;		/* then bytes of the frame as it left (or was dropped, or passed) */
+	__u16 pad;
+	__u32 frame_len;	/* the received frame's length */
+	__u32 out_len;		/* its length at the end */
+	__u32 port_flags;	/* PORT_F_* of the ingress port */
+	__u32 table;		/* the port's tenant route table */
+	__u32 policy;		/* the route's policy id */
+	__u32 route_plen;	/* the route's prefix length (of route_addr) */
+	__u8 route_addr[16];	/* the route's prefix */
+	__u8 sid[16];		/* the local SID */
+	__u32 sid_id;		/* its counter index */
+	__u8 behavior;		/* enum sid_action */
+	__u8 sl_before;		/* segments left as received (0xFF: no SRH) */
+	__u8 sl_after;		/* after the behavior */
+	__u8 chain;		/* local SIDs processed before this one in the same pass */
+	__u32 fib_table;	/* FIB lookup: table (0: main through the rules) */
+	__s32 fib_rc;		/* bpf_fib_lookup result (BPF_FIB_LKUP_RET_*, 100: egress not attached) */
+	__u32 fib_ifindex;	/* its input interface, then the egress interface on success */
+	__u32 fib_mtu;		/* the MTU it reported (frag needed) */
+	__u8 fib_dst[16];	/* the address looked up */
+	__u8 fib_nh[16];	/* the next hop it returned (the gateway, or the destination itself) */
+	__u8 dmac[6];
+	__u8 smac[6];
+	__u8 outer_proto;	/* IP protocol / next header of the received outer header */
+	__u8 inner_proto;	/* of the inner packet, when TRACE_F_INNER */
+	__u16 sport, dport;	/* innermost TCP/UDP ports (host order), when TRACE_F_L4 */
+	__u8 outer_src[16], outer_dst[16];
+	__u8 inner_src[16], inner_dst[16];
+};
+
+/* What to trace (trace_cfg[0]); TF_* say which fields are set, the rest match anything. */
+enum trace_filter_flags {
+	TF_IFINDEX = 1,
+	TF_VLAN = 2,
+	TF_TABLE = 4,
+	TF_POLICY = 8,
+	TF_SID = 16,
+	TF_REASON = 32,
+	TF_SRC = 64,		/* outer or inner source within src/src_plen */
+	TF_DST = 128,		/* outer or inner destination within dst/dst_plen */
+	TF_PROTO = 256,		/* innermost protocol */
+	TF_SPORT = 512,
+	TF_DPORT = 1024,
+	TF_ACTIONS = 2048,	/* the action is one of action_mask's bits */
+	TF_CLASS = 4096,
+};
+
+struct trace_cfg {
+	__u32 filter;		/* TF_* */
+	__u32 ifindex;
+	__u16 vlan;
+	__u16 reason;
+	__u32 table;
+	__u32 policy;
+	__u8 sid[16];
+	__u8 src[16];
+	__u8 dst[16];
+	__u8 src_plen, dst_plen;	/* on the IPv4-mapped form for IPv4 */
+	__u8 proto;
+	__u8 class;
+	__u16 sport, dport;
+	__u32 action_mask;	/* bit ACT_* */
+	__u32 sample;		/* record 1 in this many matching packets (0, 1: all), per CPU */
+	__u32 rate;		/* at most this many records per second per CPU (0: no limit) */
+	__u32 snaplen;		/* frame bytes per record, before and after (at most TRACE_SNAP_MAX) */
+};
+
+/* Per-CPU trace counters (trace_stats). */
+struct trace_stats {
+	__u64 matched;		/* packets the filter took */
+	__u64 emitted;		/* records written to the ring */
+	__u64 sampled_out;	/* matched, skipped by sampling */
+	__u64 rate_limited;	/* matched, over the rate limit */
+	__u64 ring_full;	/* the ring had no room */
+	__u64 tokens_ns;	/* rate limit: the time the bucket was last filled */
+	__u64 tokens;		/* rate limit: records that may go now (x 1e9) */
+	__u64 seen;		/* sampling: matched packets so far */
+};

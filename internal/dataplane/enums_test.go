@@ -45,6 +45,21 @@ func goCounterparts() map[string]map[string]int64 {
 			"PORT_F_KERNEL_FALLBACK": int64(dataplane.Seg6xPortFlagsPORT_F_KERNEL_FALLBACK)},
 		"port_vlan": {"PORT_VLAN_ANY": int64(dataplane.Seg6xPortVlanPORT_VLAN_ANY)},
 		"sid_flags": {"SID_F_VLAN": int64(dataplane.Seg6xSidFlagsSID_F_VLAN)},
+		// Used through bpf2go's constants (internal/trace).
+		"trace_class": {"TRACE_NOT_OURS": int64(dataplane.Seg6xTraceClassTRACE_NOT_OURS), "TRACE_TENANT": int64(dataplane.Seg6xTraceClassTRACE_TENANT),
+			"TRACE_SID": int64(dataplane.Seg6xTraceClassTRACE_SID), "TRACE_BOUNDARY": int64(dataplane.Seg6xTraceClassTRACE_BOUNDARY),
+			"TRACE_MALFORMED": int64(dataplane.Seg6xTraceClassTRACE_MALFORMED)},
+		"trace_flags": {"TRACE_F_PORT": int64(dataplane.Seg6xTraceFlagsTRACE_F_PORT), "TRACE_F_ROUTE": int64(dataplane.Seg6xTraceFlagsTRACE_F_ROUTE),
+			"TRACE_F_SID": int64(dataplane.Seg6xTraceFlagsTRACE_F_SID), "TRACE_F_FIB": int64(dataplane.Seg6xTraceFlagsTRACE_F_FIB),
+			"TRACE_F_FIB_CACHED": int64(dataplane.Seg6xTraceFlagsTRACE_F_FIB_CACHED), "TRACE_F_INNER": int64(dataplane.Seg6xTraceFlagsTRACE_F_INNER),
+			"TRACE_F_L4": int64(dataplane.Seg6xTraceFlagsTRACE_F_L4), "TRACE_F_TC": int64(dataplane.Seg6xTraceFlagsTRACE_F_TC)},
+		"trace_filter_flags": {"TF_IFINDEX": int64(dataplane.Seg6xTraceFilterFlagsTF_IFINDEX), "TF_VLAN": int64(dataplane.Seg6xTraceFilterFlagsTF_VLAN),
+			"TF_TABLE": int64(dataplane.Seg6xTraceFilterFlagsTF_TABLE), "TF_POLICY": int64(dataplane.Seg6xTraceFilterFlagsTF_POLICY),
+			"TF_SID": int64(dataplane.Seg6xTraceFilterFlagsTF_SID), "TF_REASON": int64(dataplane.Seg6xTraceFilterFlagsTF_REASON),
+			"TF_SRC": int64(dataplane.Seg6xTraceFilterFlagsTF_SRC), "TF_DST": int64(dataplane.Seg6xTraceFilterFlagsTF_DST),
+			"TF_PROTO": int64(dataplane.Seg6xTraceFilterFlagsTF_PROTO), "TF_SPORT": int64(dataplane.Seg6xTraceFilterFlagsTF_SPORT),
+			"TF_DPORT": int64(dataplane.Seg6xTraceFilterFlagsTF_DPORT), "TF_ACTIONS": int64(dataplane.Seg6xTraceFilterFlagsTF_ACTIONS),
+			"TF_CLASS": int64(dataplane.Seg6xTraceFilterFlagsTF_CLASS)},
 	}
 }
 

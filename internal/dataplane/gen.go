@@ -5,5 +5,7 @@
 // internal/lab/accessbpf.
 package dataplane
 
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -type sid_entry -type encap_policy -type route4_key -type route6_key -type encap_val -type port_key -type port_val -type lpm6_key -type counter -type nh_entry -type nh_key -type slow_meta -type sid_action -type reason -type slow_kind -type port_flags -type port_vlan -type sid_flags -type mss_clamp -type limits Seg6x ../../bpf/seg6x.bpf.c -- -I../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror
+//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -type sid_entry -type encap_policy -type route4_key -type route6_key -type encap_val -type port_key -type port_val -type lpm6_key -type counter -type nh_entry -type nh_key -type slow_meta -type sid_action -type reason -type slow_kind -type port_flags -type port_vlan -type sid_flags -type mss_clamp -type limits -type trace_rec -type trace_cfg -type trace_stats -type trace_class -type trace_flags -type trace_filter_flags Seg6x ../../bpf/seg6x.bpf.c -- -I../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror
 //go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip Seg6xTc ../../bpf/seg6x_tc.bpf.c -- -I../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror
+//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip Seg6xTrace ../../bpf/seg6x_trace.bpf.c -- -I../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror
+//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip Seg6xTcTrace ../../bpf/seg6x_tc_trace.bpf.c -- -I../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror

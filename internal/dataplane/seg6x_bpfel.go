@@ -237,39 +237,174 @@ type Seg6xSlowMeta struct {
 	Len     uint32
 }
 
+type Seg6xTraceBuf struct {
+	_    structs.HostLayout
+	Rec  Seg6xTraceRec
+	Data [4096]uint8
+}
+
+type Seg6xTraceCfg struct {
+	_          structs.HostLayout
+	Filter     uint32
+	Ifindex    uint32
+	Vlan       uint16
+	Reason     uint16
+	Table      uint32
+	Policy     uint32
+	Sid        [16]uint8
+	Src        [16]uint8
+	Dst        [16]uint8
+	SrcPlen    uint8
+	DstPlen    uint8
+	Proto      uint8
+	Class      uint8
+	Sport      uint16
+	Dport      uint16
+	ActionMask uint32
+	Sample     uint32
+	Rate       uint32
+	Snaplen    uint32
+}
+
+type Seg6xTraceClass uint32
+
+const (
+	Seg6xTraceClassTRACE_NOT_OURS  Seg6xTraceClass = 0
+	Seg6xTraceClassTRACE_TENANT    Seg6xTraceClass = 1
+	Seg6xTraceClassTRACE_SID       Seg6xTraceClass = 2
+	Seg6xTraceClassTRACE_BOUNDARY  Seg6xTraceClass = 3
+	Seg6xTraceClassTRACE_MALFORMED Seg6xTraceClass = 4
+)
+
+type Seg6xTraceFilterFlags uint32
+
+const (
+	Seg6xTraceFilterFlagsTF_IFINDEX Seg6xTraceFilterFlags = 1
+	Seg6xTraceFilterFlagsTF_VLAN    Seg6xTraceFilterFlags = 2
+	Seg6xTraceFilterFlagsTF_TABLE   Seg6xTraceFilterFlags = 4
+	Seg6xTraceFilterFlagsTF_POLICY  Seg6xTraceFilterFlags = 8
+	Seg6xTraceFilterFlagsTF_SID     Seg6xTraceFilterFlags = 16
+	Seg6xTraceFilterFlagsTF_REASON  Seg6xTraceFilterFlags = 32
+	Seg6xTraceFilterFlagsTF_SRC     Seg6xTraceFilterFlags = 64
+	Seg6xTraceFilterFlagsTF_DST     Seg6xTraceFilterFlags = 128
+	Seg6xTraceFilterFlagsTF_PROTO   Seg6xTraceFilterFlags = 256
+	Seg6xTraceFilterFlagsTF_SPORT   Seg6xTraceFilterFlags = 512
+	Seg6xTraceFilterFlagsTF_DPORT   Seg6xTraceFilterFlags = 1024
+	Seg6xTraceFilterFlagsTF_ACTIONS Seg6xTraceFilterFlags = 2048
+	Seg6xTraceFilterFlagsTF_CLASS   Seg6xTraceFilterFlags = 4096
+)
+
+type Seg6xTraceFlags uint32
+
+const (
+	Seg6xTraceFlagsTRACE_F_PORT       Seg6xTraceFlags = 1
+	Seg6xTraceFlagsTRACE_F_ROUTE      Seg6xTraceFlags = 2
+	Seg6xTraceFlagsTRACE_F_SID        Seg6xTraceFlags = 4
+	Seg6xTraceFlagsTRACE_F_FIB        Seg6xTraceFlags = 8
+	Seg6xTraceFlagsTRACE_F_FIB_CACHED Seg6xTraceFlags = 16
+	Seg6xTraceFlagsTRACE_F_INNER      Seg6xTraceFlags = 32
+	Seg6xTraceFlagsTRACE_F_L4         Seg6xTraceFlags = 64
+	Seg6xTraceFlagsTRACE_F_TC         Seg6xTraceFlags = 128
+)
+
+type Seg6xTraceRec struct {
+	_          structs.HostLayout
+	TsNs       uint64
+	Flags      uint32
+	Ifindex    uint32
+	Vlan       uint16
+	Class      uint8
+	Action     uint8
+	Reason     uint16
+	RxLen      uint16
+	TxLen      uint16
+	Pad        uint16
+	FrameLen   uint32
+	OutLen     uint32
+	PortFlags  uint32
+	Table      uint32
+	Policy     uint32
+	RoutePlen  uint32
+	RouteAddr  [16]uint8
+	Sid        [16]uint8
+	SidId      uint32
+	Behavior   uint8
+	SlBefore   uint8
+	SlAfter    uint8
+	Chain      uint8
+	FibTable   uint32
+	FibRc      int32
+	FibIfindex uint32
+	FibMtu     uint32
+	FibDst     [16]uint8
+	FibNh      [16]uint8
+	Dmac       [6]uint8
+	Smac       [6]uint8
+	OuterProto uint8
+	InnerProto uint8
+	Sport      uint16
+	Dport      uint16
+	OuterSrc   [16]uint8
+	OuterDst   [16]uint8
+	InnerSrc   [16]uint8
+	InnerDst   [16]uint8
+	_          [2]byte
+}
+
+type Seg6xTraceStats struct {
+	_           structs.HostLayout
+	Matched     uint64
+	Emitted     uint64
+	SampledOut  uint64
+	RateLimited uint64
+	RingFull    uint64
+	TokensNs    uint64
+	Tokens      uint64
+	Seen        uint64
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	Seg6xMapActionStats     = "action_stats"
-	Seg6xMapIcmpTat         = "icmp_tat"
-	Seg6xMapNhCache         = "nh_cache"
-	Seg6xMapNhGen           = "nh_gen"
-	Seg6xMapPolicies        = "policies"
-	Seg6xMapPolicyStats     = "policy_stats"
-	Seg6xMapPorts           = "ports"
-	Seg6xMapReasonStats     = "reason_stats"
-	Seg6xMapRoutes4         = "routes4"
-	Seg6xMapRoutes6         = "routes6"
-	Seg6xMapScratch         = "scratch"
-	Seg6xMapSidSources      = "sid_sources"
-	Seg6xMapSidSpace        = "sid_space"
-	Seg6xMapSidStats        = "sid_stats"
-	Seg6xMapSids            = "sids"
-	Seg6xMapSlowPath        = "slow_path"
-	Seg6xMapTxPorts         = "tx_ports"
-	Seg6xProgSeg6xXdp       = "seg6x_xdp"
-	Seg6xVarExportLimits    = "export_limits"
-	Seg6xVarExportMssClamp  = "export_mss_clamp"
-	Seg6xVarExportPortFlags = "export_port_flags"
-	Seg6xVarExportPortVlan  = "export_port_vlan"
-	Seg6xVarExportReason    = "export_reason"
-	Seg6xVarExportSidAction = "export_sid_action"
-	Seg6xVarExportSidFlags  = "export_sid_flags"
-	Seg6xVarExportSlowKind  = "export_slow_kind"
-	Seg6xVarIcmpBurst       = "icmp_burst"
-	Seg6xVarIcmpIntervalNs  = "icmp_interval_ns"
-	Seg6xVarNhCacheNs       = "nh_cache_ns"
+	Seg6xMapActionStats            = "action_stats"
+	Seg6xMapIcmpTat                = "icmp_tat"
+	Seg6xMapNhCache                = "nh_cache"
+	Seg6xMapNhGen                  = "nh_gen"
+	Seg6xMapPolicies               = "policies"
+	Seg6xMapPolicyStats            = "policy_stats"
+	Seg6xMapPorts                  = "ports"
+	Seg6xMapReasonStats            = "reason_stats"
+	Seg6xMapRoutes4                = "routes4"
+	Seg6xMapRoutes6                = "routes6"
+	Seg6xMapScratch                = "scratch"
+	Seg6xMapSidSources             = "sid_sources"
+	Seg6xMapSidSpace               = "sid_space"
+	Seg6xMapSidStats               = "sid_stats"
+	Seg6xMapSids                   = "sids"
+	Seg6xMapSlowPath               = "slow_path"
+	Seg6xMapTraceConfig            = "trace_config"
+	Seg6xMapTraceCounts            = "trace_counts"
+	Seg6xMapTraceProg              = "trace_prog"
+	Seg6xMapTraceRing              = "trace_ring"
+	Seg6xMapTraceScratch           = "trace_scratch"
+	Seg6xMapTxPorts                = "tx_ports"
+	Seg6xProgSeg6xXdp              = "seg6x_xdp"
+	Seg6xVarExportLimits           = "export_limits"
+	Seg6xVarExportMssClamp         = "export_mss_clamp"
+	Seg6xVarExportPortFlags        = "export_port_flags"
+	Seg6xVarExportPortVlan         = "export_port_vlan"
+	Seg6xVarExportReason           = "export_reason"
+	Seg6xVarExportSidAction        = "export_sid_action"
+	Seg6xVarExportSidFlags         = "export_sid_flags"
+	Seg6xVarExportSlowKind         = "export_slow_kind"
+	Seg6xVarExportTraceClass       = "export_trace_class"
+	Seg6xVarExportTraceFilterFlags = "export_trace_filter_flags"
+	Seg6xVarExportTraceFlags       = "export_trace_flags"
+	Seg6xVarIcmpBurst              = "icmp_burst"
+	Seg6xVarIcmpIntervalNs         = "icmp_interval_ns"
+	Seg6xVarNhCacheNs              = "nh_cache_ns"
+	Seg6xVarTraceArmed             = "trace_armed"
 )
 
 // LoadSeg6x returns the embedded CollectionSpec for Seg6x.
@@ -321,40 +456,49 @@ type Seg6xProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xMapSpecs struct {
-	ActionStats *ebpf.MapSpec `ebpf:"action_stats"`
-	IcmpTat     *ebpf.MapSpec `ebpf:"icmp_tat"`
-	NhCache     *ebpf.MapSpec `ebpf:"nh_cache"`
-	NhGen       *ebpf.MapSpec `ebpf:"nh_gen"`
-	Policies    *ebpf.MapSpec `ebpf:"policies"`
-	PolicyStats *ebpf.MapSpec `ebpf:"policy_stats"`
-	Ports       *ebpf.MapSpec `ebpf:"ports"`
-	ReasonStats *ebpf.MapSpec `ebpf:"reason_stats"`
-	Routes4     *ebpf.MapSpec `ebpf:"routes4"`
-	Routes6     *ebpf.MapSpec `ebpf:"routes6"`
-	Scratch     *ebpf.MapSpec `ebpf:"scratch"`
-	SidSources  *ebpf.MapSpec `ebpf:"sid_sources"`
-	SidSpace    *ebpf.MapSpec `ebpf:"sid_space"`
-	SidStats    *ebpf.MapSpec `ebpf:"sid_stats"`
-	Sids        *ebpf.MapSpec `ebpf:"sids"`
-	SlowPath    *ebpf.MapSpec `ebpf:"slow_path"`
-	TxPorts     *ebpf.MapSpec `ebpf:"tx_ports"`
+	ActionStats  *ebpf.MapSpec `ebpf:"action_stats"`
+	IcmpTat      *ebpf.MapSpec `ebpf:"icmp_tat"`
+	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
+	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
+	Policies     *ebpf.MapSpec `ebpf:"policies"`
+	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
+	Ports        *ebpf.MapSpec `ebpf:"ports"`
+	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
+	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
+	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
+	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
+	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
+	SidSpace     *ebpf.MapSpec `ebpf:"sid_space"`
+	SidStats     *ebpf.MapSpec `ebpf:"sid_stats"`
+	Sids         *ebpf.MapSpec `ebpf:"sids"`
+	SlowPath     *ebpf.MapSpec `ebpf:"slow_path"`
+	TraceConfig  *ebpf.MapSpec `ebpf:"trace_config"`
+	TraceCounts  *ebpf.MapSpec `ebpf:"trace_counts"`
+	TraceProg    *ebpf.MapSpec `ebpf:"trace_prog"`
+	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
+	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
+	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
 }
 
 // Seg6xVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xVariableSpecs struct {
-	ExportLimits    *ebpf.VariableSpec `ebpf:"export_limits"`
-	ExportMssClamp  *ebpf.VariableSpec `ebpf:"export_mss_clamp"`
-	ExportPortFlags *ebpf.VariableSpec `ebpf:"export_port_flags"`
-	ExportPortVlan  *ebpf.VariableSpec `ebpf:"export_port_vlan"`
-	ExportReason    *ebpf.VariableSpec `ebpf:"export_reason"`
-	ExportSidAction *ebpf.VariableSpec `ebpf:"export_sid_action"`
-	ExportSidFlags  *ebpf.VariableSpec `ebpf:"export_sid_flags"`
-	ExportSlowKind  *ebpf.VariableSpec `ebpf:"export_slow_kind"`
-	IcmpBurst       *ebpf.VariableSpec `ebpf:"icmp_burst"`
-	IcmpIntervalNs  *ebpf.VariableSpec `ebpf:"icmp_interval_ns"`
-	NhCacheNs       *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
+	ExportLimits           *ebpf.VariableSpec `ebpf:"export_limits"`
+	ExportMssClamp         *ebpf.VariableSpec `ebpf:"export_mss_clamp"`
+	ExportPortFlags        *ebpf.VariableSpec `ebpf:"export_port_flags"`
+	ExportPortVlan         *ebpf.VariableSpec `ebpf:"export_port_vlan"`
+	ExportReason           *ebpf.VariableSpec `ebpf:"export_reason"`
+	ExportSidAction        *ebpf.VariableSpec `ebpf:"export_sid_action"`
+	ExportSidFlags         *ebpf.VariableSpec `ebpf:"export_sid_flags"`
+	ExportSlowKind         *ebpf.VariableSpec `ebpf:"export_slow_kind"`
+	ExportTraceClass       *ebpf.VariableSpec `ebpf:"export_trace_class"`
+	ExportTraceFilterFlags *ebpf.VariableSpec `ebpf:"export_trace_filter_flags"`
+	ExportTraceFlags       *ebpf.VariableSpec `ebpf:"export_trace_flags"`
+	IcmpBurst              *ebpf.VariableSpec `ebpf:"icmp_burst"`
+	IcmpIntervalNs         *ebpf.VariableSpec `ebpf:"icmp_interval_ns"`
+	NhCacheNs              *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
+	TraceArmed             *ebpf.VariableSpec `ebpf:"trace_armed"`
 }
 
 // Seg6xObjects contains all objects after they have been loaded into the kernel.
@@ -377,23 +521,28 @@ func (o *Seg6xObjects) Close() error {
 //
 // It can be passed to LoadSeg6xObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xMaps struct {
-	ActionStats *ebpf.Map `ebpf:"action_stats"`
-	IcmpTat     *ebpf.Map `ebpf:"icmp_tat"`
-	NhCache     *ebpf.Map `ebpf:"nh_cache"`
-	NhGen       *ebpf.Map `ebpf:"nh_gen"`
-	Policies    *ebpf.Map `ebpf:"policies"`
-	PolicyStats *ebpf.Map `ebpf:"policy_stats"`
-	Ports       *ebpf.Map `ebpf:"ports"`
-	ReasonStats *ebpf.Map `ebpf:"reason_stats"`
-	Routes4     *ebpf.Map `ebpf:"routes4"`
-	Routes6     *ebpf.Map `ebpf:"routes6"`
-	Scratch     *ebpf.Map `ebpf:"scratch"`
-	SidSources  *ebpf.Map `ebpf:"sid_sources"`
-	SidSpace    *ebpf.Map `ebpf:"sid_space"`
-	SidStats    *ebpf.Map `ebpf:"sid_stats"`
-	Sids        *ebpf.Map `ebpf:"sids"`
-	SlowPath    *ebpf.Map `ebpf:"slow_path"`
-	TxPorts     *ebpf.Map `ebpf:"tx_ports"`
+	ActionStats  *ebpf.Map `ebpf:"action_stats"`
+	IcmpTat      *ebpf.Map `ebpf:"icmp_tat"`
+	NhCache      *ebpf.Map `ebpf:"nh_cache"`
+	NhGen        *ebpf.Map `ebpf:"nh_gen"`
+	Policies     *ebpf.Map `ebpf:"policies"`
+	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
+	Ports        *ebpf.Map `ebpf:"ports"`
+	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
+	Routes4      *ebpf.Map `ebpf:"routes4"`
+	Routes6      *ebpf.Map `ebpf:"routes6"`
+	Scratch      *ebpf.Map `ebpf:"scratch"`
+	SidSources   *ebpf.Map `ebpf:"sid_sources"`
+	SidSpace     *ebpf.Map `ebpf:"sid_space"`
+	SidStats     *ebpf.Map `ebpf:"sid_stats"`
+	Sids         *ebpf.Map `ebpf:"sids"`
+	SlowPath     *ebpf.Map `ebpf:"slow_path"`
+	TraceConfig  *ebpf.Map `ebpf:"trace_config"`
+	TraceCounts  *ebpf.Map `ebpf:"trace_counts"`
+	TraceProg    *ebpf.Map `ebpf:"trace_prog"`
+	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
+	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
+	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
 }
 
 func (m *Seg6xMaps) Close() error {
@@ -414,6 +563,11 @@ func (m *Seg6xMaps) Close() error {
 		m.SidStats,
 		m.Sids,
 		m.SlowPath,
+		m.TraceConfig,
+		m.TraceCounts,
+		m.TraceProg,
+		m.TraceRing,
+		m.TraceScratch,
 		m.TxPorts,
 	)
 }
@@ -422,17 +576,21 @@ func (m *Seg6xMaps) Close() error {
 //
 // It can be passed to LoadSeg6xObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xVariables struct {
-	ExportLimits    *ebpf.Variable `ebpf:"export_limits"`
-	ExportMssClamp  *ebpf.Variable `ebpf:"export_mss_clamp"`
-	ExportPortFlags *ebpf.Variable `ebpf:"export_port_flags"`
-	ExportPortVlan  *ebpf.Variable `ebpf:"export_port_vlan"`
-	ExportReason    *ebpf.Variable `ebpf:"export_reason"`
-	ExportSidAction *ebpf.Variable `ebpf:"export_sid_action"`
-	ExportSidFlags  *ebpf.Variable `ebpf:"export_sid_flags"`
-	ExportSlowKind  *ebpf.Variable `ebpf:"export_slow_kind"`
-	IcmpBurst       *ebpf.Variable `ebpf:"icmp_burst"`
-	IcmpIntervalNs  *ebpf.Variable `ebpf:"icmp_interval_ns"`
-	NhCacheNs       *ebpf.Variable `ebpf:"nh_cache_ns"`
+	ExportLimits           *ebpf.Variable `ebpf:"export_limits"`
+	ExportMssClamp         *ebpf.Variable `ebpf:"export_mss_clamp"`
+	ExportPortFlags        *ebpf.Variable `ebpf:"export_port_flags"`
+	ExportPortVlan         *ebpf.Variable `ebpf:"export_port_vlan"`
+	ExportReason           *ebpf.Variable `ebpf:"export_reason"`
+	ExportSidAction        *ebpf.Variable `ebpf:"export_sid_action"`
+	ExportSidFlags         *ebpf.Variable `ebpf:"export_sid_flags"`
+	ExportSlowKind         *ebpf.Variable `ebpf:"export_slow_kind"`
+	ExportTraceClass       *ebpf.Variable `ebpf:"export_trace_class"`
+	ExportTraceFilterFlags *ebpf.Variable `ebpf:"export_trace_filter_flags"`
+	ExportTraceFlags       *ebpf.Variable `ebpf:"export_trace_flags"`
+	IcmpBurst              *ebpf.Variable `ebpf:"icmp_burst"`
+	IcmpIntervalNs         *ebpf.Variable `ebpf:"icmp_interval_ns"`
+	NhCacheNs              *ebpf.Variable `ebpf:"nh_cache_ns"`
+	TraceArmed             *ebpf.Variable `ebpf:"trace_armed"`
 }
 
 // Seg6xPrograms contains all programs after they have been loaded into the kernel.

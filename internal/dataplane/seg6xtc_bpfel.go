@@ -119,6 +119,89 @@ type Seg6xTcSidEntry struct {
 	Nh     [16]uint8
 }
 
+type Seg6xTcTraceBuf struct {
+	_   structs.HostLayout
+	Rec struct {
+		_          structs.HostLayout
+		TsNs       uint64
+		Flags      uint32
+		Ifindex    uint32
+		Vlan       uint16
+		Class      uint8
+		Action     uint8
+		Reason     uint16
+		RxLen      uint16
+		TxLen      uint16
+		Pad        uint16
+		FrameLen   uint32
+		OutLen     uint32
+		PortFlags  uint32
+		Table      uint32
+		Policy     uint32
+		RoutePlen  uint32
+		RouteAddr  [16]uint8
+		Sid        [16]uint8
+		SidId      uint32
+		Behavior   uint8
+		SlBefore   uint8
+		SlAfter    uint8
+		Chain      uint8
+		FibTable   uint32
+		FibRc      int32
+		FibIfindex uint32
+		FibMtu     uint32
+		FibDst     [16]uint8
+		FibNh      [16]uint8
+		Dmac       [6]uint8
+		Smac       [6]uint8
+		OuterProto uint8
+		InnerProto uint8
+		Sport      uint16
+		Dport      uint16
+		OuterSrc   [16]uint8
+		OuterDst   [16]uint8
+		InnerSrc   [16]uint8
+		InnerDst   [16]uint8
+		_          [2]byte
+	}
+	Data [4096]uint8
+}
+
+type Seg6xTcTraceCfg struct {
+	_          structs.HostLayout
+	Filter     uint32
+	Ifindex    uint32
+	Vlan       uint16
+	Reason     uint16
+	Table      uint32
+	Policy     uint32
+	Sid        [16]uint8
+	Src        [16]uint8
+	Dst        [16]uint8
+	SrcPlen    uint8
+	DstPlen    uint8
+	Proto      uint8
+	Class      uint8
+	Sport      uint16
+	Dport      uint16
+	ActionMask uint32
+	Sample     uint32
+	Rate       uint32
+	Snaplen    uint32
+}
+
+type Seg6xTcTraceStats struct {
+	_           structs.HostLayout
+	Matched     uint64
+	Emitted     uint64
+	SampledOut  uint64
+	RateLimited uint64
+	RingFull    uint64
+	TokensNs    uint64
+	Tokens      uint64
+	Seen        uint64
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -139,10 +222,16 @@ const (
 	Seg6xTcMapSidStats        = "sid_stats"
 	Seg6xTcMapSids            = "sids"
 	Seg6xTcMapSlowPath        = "slow_path"
+	Seg6xTcMapTraceConfig     = "trace_config"
+	Seg6xTcMapTraceCounts     = "trace_counts"
+	Seg6xTcMapTraceProg       = "trace_prog"
+	Seg6xTcMapTraceRing       = "trace_ring"
+	Seg6xTcMapTraceScratch    = "trace_scratch"
 	Seg6xTcMapTxPorts         = "tx_ports"
 	Seg6xTcProgSeg6xTc        = "seg6x_tc"
 	Seg6xTcVarDecapTunnelFlag = "decap_tunnel_flag"
 	Seg6xTcVarNhCacheNs       = "nh_cache_ns"
+	Seg6xTcVarTraceArmed      = "trace_armed"
 )
 
 // LoadSeg6xTc returns the embedded CollectionSpec for Seg6xTc.
@@ -194,23 +283,28 @@ type Seg6xTcProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xTcMapSpecs struct {
-	ActionStats *ebpf.MapSpec `ebpf:"action_stats"`
-	IcmpTat     *ebpf.MapSpec `ebpf:"icmp_tat"`
-	NhCache     *ebpf.MapSpec `ebpf:"nh_cache"`
-	NhGen       *ebpf.MapSpec `ebpf:"nh_gen"`
-	Policies    *ebpf.MapSpec `ebpf:"policies"`
-	PolicyStats *ebpf.MapSpec `ebpf:"policy_stats"`
-	Ports       *ebpf.MapSpec `ebpf:"ports"`
-	ReasonStats *ebpf.MapSpec `ebpf:"reason_stats"`
-	Routes4     *ebpf.MapSpec `ebpf:"routes4"`
-	Routes6     *ebpf.MapSpec `ebpf:"routes6"`
-	Scratch     *ebpf.MapSpec `ebpf:"scratch"`
-	SidSources  *ebpf.MapSpec `ebpf:"sid_sources"`
-	SidSpace    *ebpf.MapSpec `ebpf:"sid_space"`
-	SidStats    *ebpf.MapSpec `ebpf:"sid_stats"`
-	Sids        *ebpf.MapSpec `ebpf:"sids"`
-	SlowPath    *ebpf.MapSpec `ebpf:"slow_path"`
-	TxPorts     *ebpf.MapSpec `ebpf:"tx_ports"`
+	ActionStats  *ebpf.MapSpec `ebpf:"action_stats"`
+	IcmpTat      *ebpf.MapSpec `ebpf:"icmp_tat"`
+	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
+	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
+	Policies     *ebpf.MapSpec `ebpf:"policies"`
+	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
+	Ports        *ebpf.MapSpec `ebpf:"ports"`
+	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
+	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
+	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
+	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
+	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
+	SidSpace     *ebpf.MapSpec `ebpf:"sid_space"`
+	SidStats     *ebpf.MapSpec `ebpf:"sid_stats"`
+	Sids         *ebpf.MapSpec `ebpf:"sids"`
+	SlowPath     *ebpf.MapSpec `ebpf:"slow_path"`
+	TraceConfig  *ebpf.MapSpec `ebpf:"trace_config"`
+	TraceCounts  *ebpf.MapSpec `ebpf:"trace_counts"`
+	TraceProg    *ebpf.MapSpec `ebpf:"trace_prog"`
+	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
+	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
+	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
 }
 
 // Seg6xTcVariableSpecs contains global variables before they are loaded into the kernel.
@@ -219,6 +313,7 @@ type Seg6xTcMapSpecs struct {
 type Seg6xTcVariableSpecs struct {
 	DecapTunnelFlag *ebpf.VariableSpec `ebpf:"decap_tunnel_flag"`
 	NhCacheNs       *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
+	TraceArmed      *ebpf.VariableSpec `ebpf:"trace_armed"`
 }
 
 // Seg6xTcObjects contains all objects after they have been loaded into the kernel.
@@ -241,23 +336,28 @@ func (o *Seg6xTcObjects) Close() error {
 //
 // It can be passed to LoadSeg6xTcObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xTcMaps struct {
-	ActionStats *ebpf.Map `ebpf:"action_stats"`
-	IcmpTat     *ebpf.Map `ebpf:"icmp_tat"`
-	NhCache     *ebpf.Map `ebpf:"nh_cache"`
-	NhGen       *ebpf.Map `ebpf:"nh_gen"`
-	Policies    *ebpf.Map `ebpf:"policies"`
-	PolicyStats *ebpf.Map `ebpf:"policy_stats"`
-	Ports       *ebpf.Map `ebpf:"ports"`
-	ReasonStats *ebpf.Map `ebpf:"reason_stats"`
-	Routes4     *ebpf.Map `ebpf:"routes4"`
-	Routes6     *ebpf.Map `ebpf:"routes6"`
-	Scratch     *ebpf.Map `ebpf:"scratch"`
-	SidSources  *ebpf.Map `ebpf:"sid_sources"`
-	SidSpace    *ebpf.Map `ebpf:"sid_space"`
-	SidStats    *ebpf.Map `ebpf:"sid_stats"`
-	Sids        *ebpf.Map `ebpf:"sids"`
-	SlowPath    *ebpf.Map `ebpf:"slow_path"`
-	TxPorts     *ebpf.Map `ebpf:"tx_ports"`
+	ActionStats  *ebpf.Map `ebpf:"action_stats"`
+	IcmpTat      *ebpf.Map `ebpf:"icmp_tat"`
+	NhCache      *ebpf.Map `ebpf:"nh_cache"`
+	NhGen        *ebpf.Map `ebpf:"nh_gen"`
+	Policies     *ebpf.Map `ebpf:"policies"`
+	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
+	Ports        *ebpf.Map `ebpf:"ports"`
+	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
+	Routes4      *ebpf.Map `ebpf:"routes4"`
+	Routes6      *ebpf.Map `ebpf:"routes6"`
+	Scratch      *ebpf.Map `ebpf:"scratch"`
+	SidSources   *ebpf.Map `ebpf:"sid_sources"`
+	SidSpace     *ebpf.Map `ebpf:"sid_space"`
+	SidStats     *ebpf.Map `ebpf:"sid_stats"`
+	Sids         *ebpf.Map `ebpf:"sids"`
+	SlowPath     *ebpf.Map `ebpf:"slow_path"`
+	TraceConfig  *ebpf.Map `ebpf:"trace_config"`
+	TraceCounts  *ebpf.Map `ebpf:"trace_counts"`
+	TraceProg    *ebpf.Map `ebpf:"trace_prog"`
+	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
+	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
+	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
 }
 
 func (m *Seg6xTcMaps) Close() error {
@@ -278,6 +378,11 @@ func (m *Seg6xTcMaps) Close() error {
 		m.SidStats,
 		m.Sids,
 		m.SlowPath,
+		m.TraceConfig,
+		m.TraceCounts,
+		m.TraceProg,
+		m.TraceRing,
+		m.TraceScratch,
 		m.TxPorts,
 	)
 }
@@ -288,6 +393,7 @@ func (m *Seg6xTcMaps) Close() error {
 type Seg6xTcVariables struct {
 	DecapTunnelFlag *ebpf.Variable `ebpf:"decap_tunnel_flag"`
 	NhCacheNs       *ebpf.Variable `ebpf:"nh_cache_ns"`
+	TraceArmed      *ebpf.Variable `ebpf:"trace_armed"`
 }
 
 // Seg6xTcPrograms contains all programs after they have been loaded into the kernel.

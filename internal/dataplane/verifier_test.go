@@ -14,5 +14,6 @@ import (
 // TestVerifierLoadsEveryObject loads every program of the seg6x object through the kernel's
 // verifier (without pinning anything) and logs its size and the verifier's work.
 func TestVerifierLoadsEveryObject(t *testing.T) {
-	testsupport.VerifierLoads(t, map[string]func() (*ebpf.CollectionSpec, error){"seg6x": dataplane.LoadSeg6x, "seg6x_tc": dataplane.LoadSeg6xTc})
+	testsupport.VerifierLoads(t, map[string]func() (*ebpf.CollectionSpec, error){"seg6x": dataplane.LoadSeg6x, "seg6x_tc": dataplane.LoadSeg6xTc,
+		"seg6x_trace": dataplane.LoadSeg6xTrace, "seg6x_tc_trace": dataplane.LoadSeg6xTcTrace})
 }
