@@ -20,6 +20,8 @@ have sysctl || need+=(procps)
 # (gobgpd and the gobgp CLI); only started in lab namespaces, never configured on the host.
 [ -x /usr/lib/frr/bgpd ] && [ -x /usr/lib/frr/zebra ] && have vtysh || need+=(frr)
 have gobgpd && have gobgp || need+=(gobgpd)
+# tshark reads back the pcapng files internal/pcapng writes (its tests check the decoded fields).
+have tshark || need+=(tshark)
 if [ "${1:-}" = fixtures ]; then
 	/usr/bin/python3 -c 'import scapy' 2>/dev/null || need+=(python3-scapy)
 fi
@@ -34,6 +36,10 @@ if [ ${#need[@]} -gt 0 ]; then
 	fi
 	echo "deps.sh: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
+	# wireshark-common asks whether non-root users may capture: no (no setuid dumpcap).
+	if [[ " ${need[*]} " == *" tshark "* ]]; then
+		echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+	fi
 	apt-get update -qq
 	apt-get install -y -qq "${need[@]}" >/dev/null
 fi
