@@ -24,6 +24,10 @@ static __noinline long slow_send(struct ctx_buff *ctx, struct slow_meta *m)
 {
 	if (ctx_trim(ctx, m->len))
 		return -1;
+#ifdef SEG6X_TRACE
+	if (trace_explain) /* as the slow path would answer, without sending */
+		return trace_explain == TRACE_EXPLAIN_SLOW_READER ? 0 : SLOW_NO_READER;
+#endif
 	m->len = ctx->data_end - ctx->data;
 	return bpf_perf_event_output(ctx, &slow_path, BPF_F_CURRENT_CPU | ((__u64)(m->len & 0xFFFF) << 32), m,
 				     sizeof(*m));

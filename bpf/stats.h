@@ -7,8 +7,13 @@
 
 static __always_inline void count(void *map, __u32 idx, __u32 bytes)
 {
-	struct counter *c = bpf_map_lookup_elem(map, &idx);
+	struct counter *c;
 
+#ifdef SEG6X_TRACE
+	if (trace_explain)
+		return;
+#endif
+	c = bpf_map_lookup_elem(map, &idx);
 	if (c) {
 		c->packets++;
 		c->bytes += bytes;

@@ -28,6 +28,13 @@ static __always_inline struct trace_buf *trace_buf_get(void)
 	return bpf_map_lookup_elem(&trace_scratch, &zero);
 }
 
+/* Set when the build is loaded for `seg6x explain`: the frame is not sent anywhere (nothing to the
+ * slow path), counts nothing in the live counters and writes nothing to the ring. The slow path then
+ * answers as it would: TRACE_EXPLAIN_SLOW_READER when a daemon reads it, else as without a daemon. */
+#define TRACE_EXPLAIN 1
+#define TRACE_EXPLAIN_SLOW_READER 2
+const volatile __u32 trace_explain = 0;
+
 /* Runs the statements with tr pointing at this packet's record. */
 #define TRACE(...)                                                      \
 	do {                                                            \
@@ -297,7 +304,7 @@ static __noinline void trace_end(struct ctx_buff *ctx)
 	struct trace_stats *st = bpf_map_lookup_elem(&trace_counts, &zero);
 	__u32 len = ctx_len(ctx);
 
-	if (!b || !c || !st)
+	if (!b || !c || !st || trace_explain)
 		return;
 	if (!trace_match(c, &b->rec) || !trace_allowed(c, st))
 		return;

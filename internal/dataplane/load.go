@@ -98,6 +98,11 @@ func LoadTCObjects(dir string, po ProgramOptions) (*Seg6xTcObjects, error) {
 }
 
 func loadProgram(dir string, po ProgramOptions, hook string, load func() (*ebpf.CollectionSpec, error), to any) error {
+	return loadProgramWith(dir, po, hook, load, to, nil)
+}
+
+// loadProgramWith is loadProgram with more of the object's read-only variables set (name -> value).
+func loadProgramWith(dir string, po ProgramOptions, hook string, load func() (*ebpf.CollectionSpec, error), to any, vars map[string]any) error {
 	if err := EnsureBPFFS(PinDir(dir)); err != nil {
 		return err
 	}
@@ -111,6 +116,11 @@ func loadProgram(dir string, po ProgramOptions, hook string, load func() (*ebpf.
 	if v, ok := spec.Variables["decap_tunnel_flag"]; ok {
 		if err := v.Set(DecapTunnelFlag()); err != nil {
 			return fmt.Errorf("set decap_tunnel_flag: %w", err)
+		}
+	}
+	for name, v := range vars {
+		if err := spec.Variables[name].Set(v); err != nil {
+			return fmt.Errorf("set %s: %w", name, err)
 		}
 	}
 	if err := spec.LoadAndAssign(to, collectionOptions(dir)); err != nil {

@@ -231,6 +231,7 @@ const (
 	Seg6xTcTraceProgSeg6xTcTrace   = "seg6x_tc_trace"
 	Seg6xTcTraceVarDecapTunnelFlag = "decap_tunnel_flag"
 	Seg6xTcTraceVarNhCacheNs       = "nh_cache_ns"
+	Seg6xTcTraceVarTraceExplain    = "trace_explain"
 )
 
 // LoadSeg6xTcTrace returns the embedded CollectionSpec for Seg6xTcTrace.
@@ -312,6 +313,7 @@ type Seg6xTcTraceMapSpecs struct {
 type Seg6xTcTraceVariableSpecs struct {
 	DecapTunnelFlag *ebpf.VariableSpec `ebpf:"decap_tunnel_flag"`
 	NhCacheNs       *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
+	TraceExplain    *ebpf.VariableSpec `ebpf:"trace_explain"`
 }
 
 // Seg6xTcTraceObjects contains all objects after they have been loaded into the kernel.
@@ -391,6 +393,7 @@ func (m *Seg6xTcTraceMaps) Close() error {
 type Seg6xTcTraceVariables struct {
 	DecapTunnelFlag *ebpf.Variable `ebpf:"decap_tunnel_flag"`
 	NhCacheNs       *ebpf.Variable `ebpf:"nh_cache_ns"`
+	TraceExplain    *ebpf.Variable `ebpf:"trace_explain"`
 }
 
 // Seg6xTcTracePrograms contains all programs after they have been loaded into the kernel.

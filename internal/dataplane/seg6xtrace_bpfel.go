@@ -232,6 +232,7 @@ const (
 	Seg6xTraceVarIcmpBurst      = "icmp_burst"
 	Seg6xTraceVarIcmpIntervalNs = "icmp_interval_ns"
 	Seg6xTraceVarNhCacheNs      = "nh_cache_ns"
+	Seg6xTraceVarTraceExplain   = "trace_explain"
 )
 
 // LoadSeg6xTrace returns the embedded CollectionSpec for Seg6xTrace.
@@ -314,6 +315,7 @@ type Seg6xTraceVariableSpecs struct {
 	IcmpBurst      *ebpf.VariableSpec `ebpf:"icmp_burst"`
 	IcmpIntervalNs *ebpf.VariableSpec `ebpf:"icmp_interval_ns"`
 	NhCacheNs      *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
+	TraceExplain   *ebpf.VariableSpec `ebpf:"trace_explain"`
 }
 
 // Seg6xTraceObjects contains all objects after they have been loaded into the kernel.
@@ -394,6 +396,7 @@ type Seg6xTraceVariables struct {
 	IcmpBurst      *ebpf.Variable `ebpf:"icmp_burst"`
 	IcmpIntervalNs *ebpf.Variable `ebpf:"icmp_interval_ns"`
 	NhCacheNs      *ebpf.Variable `ebpf:"nh_cache_ns"`
+	TraceExplain   *ebpf.Variable `ebpf:"trace_explain"`
 }
 
 // Seg6xTracePrograms contains all programs after they have been loaded into the kernel.

@@ -1,0 +1,327 @@
+package dataplane
+
+// trace.go: the data plane side of `seg6x trace` and `seg6x explain` (bpf/trace.h). ArmTrace loads
+// the traced builds of the programs against the instance's maps, writes the filter, and points every
+// attached program at its traced build (its trace_prog slot, then its trace_armed flag); Close undoes
+// both. Explain runs one frame through the traced build with BPF_PROG_TEST_RUN and reads the
+// record it left in the per-CPU scratch.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+	"golang.org/x/sys/unix"
+
+	"github.com/seg6x/seg6x/internal/state"
+)
+
+// TraceRecordSize is the fixed part of a trace record; the frame bytes follow it.
+var TraceRecordSize = binary.Size(Seg6xTraceRec{})
+
+// Trace is an armed trace of one instance.
+type Trace struct {
+	xdp   *Seg6xTraceObjects
+	tc    *Seg6xTcTraceObjects
+	armed []armedProgram
+	Ring  *ringbuf.Reader
+	once  sync.Once
+}
+
+// armedProgram is an attached program's flag and tail-call slot.
+type armedProgram struct {
+	id        ebpf.ProgramID
+	flag, jmp *ebpf.Map
+}
+
+// ArmTrace starts tracing every program attached in st's instance with cfg. Interfaces attached
+// later are not traced.
+func ArmTrace(st *state.Store, cfg Seg6xTraceCfg) (*Trace, error) {
+	b, ok := st.Dataplane().(*BPF)
+	if !ok {
+		return nil, errors.New("tracing needs the BPF data plane")
+	}
+	t := &Trace{}
+	fail := func(err error) (*Trace, error) {
+		t.Close()
+		return nil, err
+	}
+	po := programOptions(state.ProgramOptions{NextHopCacheMs: st.NextHopCacheMs()})
+	t.xdp = &Seg6xTraceObjects{}
+	if err := loadProgram(b.Dir, po, "traced XDP", LoadSeg6xTrace, t.xdp); err != nil {
+		t.xdp = nil
+		return fail(err)
+	}
+	if err := t.xdp.TraceConfig.Put(uint32(0), &cfg); err != nil {
+		return fail(fmt.Errorf("writing the trace filter: %w", err))
+	}
+	if err := zeroPerCPU(t.xdp.TraceCounts); err != nil {
+		return fail(err)
+	}
+	ring, err := ringbuf.NewReader(t.xdp.TraceRing)
+	if err != nil {
+		return fail(fmt.Errorf("opening the trace ring: %w", err))
+	}
+	t.Ring = ring
+	ids, err := attachedPrograms(b.Dir)
+	if err != nil {
+		return fail(err)
+	}
+	for id, hook := range ids {
+		prog := t.xdp.Seg6xXdpTrace
+		if hook == "tc" {
+			if t.tc == nil {
+				t.tc = &Seg6xTcTraceObjects{}
+				if err := loadProgram(b.Dir, po, "traced tc", LoadSeg6xTcTrace, t.tc); err != nil {
+					t.tc = nil
+					return fail(err)
+				}
+			}
+			prog = t.tc.Seg6xTcTrace
+		}
+		a, err := armProgram(id, prog)
+		if err != nil {
+			return fail(fmt.Errorf("program %d: %w", id, err))
+		}
+		t.armed = append(t.armed, a)
+	}
+	return t, nil
+}
+
+// Programs is how many attached programs the trace armed.
+func (t *Trace) Programs() int { return len(t.armed) }
+
+// Counts sums the traced programs' per-CPU counters.
+func (t *Trace) Counts() (Seg6xTraceStats, error) {
+	var all []Seg6xTraceStats
+	var sum Seg6xTraceStats
+	if err := t.xdp.TraceCounts.Lookup(uint32(0), &all); err != nil {
+		return sum, err
+	}
+	for _, c := range all {
+		sum.Matched += c.Matched
+		sum.Emitted += c.Emitted
+		sum.SampledOut += c.SampledOut
+		sum.RateLimited += c.RateLimited
+		sum.RingFull += c.RingFull
+	}
+	return sum, nil
+}
+
+// Close disarms every program (flag first, then the slot) and releases the traced builds.
+func (t *Trace) Close() {
+	t.once.Do(func() {
+		for _, a := range t.armed {
+			_ = a.flag.Put(uint32(0), uint32(0))
+			_ = a.jmp.Delete(uint32(0))
+			a.flag.Close()
+			a.jmp.Close()
+		}
+		if t.Ring != nil {
+			t.Ring.Close()
+		}
+		if t.xdp != nil {
+			t.xdp.Close()
+		}
+		if t.tc != nil {
+			t.tc.Close()
+		}
+	})
+}
+
+// attachedPrograms are the programs of the instance's pinned links, with their hook.
+func attachedPrograms(dir string) (map[ebpf.ProgramID]string, error) {
+	ents, err := os.ReadDir(filepath.Join(PinDir(dir), "links"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	out := map[ebpf.ProgramID]string{}
+	for _, e := range ents {
+		ifindex, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		l, err := link.LoadPinnedLink(linkPath(dir, ifindex), nil)
+		if err != nil {
+			return nil, err
+		}
+		info, err := l.Info()
+		l.Close()
+		if err != nil {
+			return nil, err
+		}
+		hook, err := Hook(dir, ifindex)
+		if err != nil {
+			return nil, err
+		}
+		out[info.Program] = hook
+	}
+	return out, nil
+}
+
+// armProgram finds the flag (the .bss map holding trace_armed) and the trace_prog slot of attached
+// program id, puts traced in the slot and sets the flag.
+func armProgram(id ebpf.ProgramID, traced *ebpf.Program) (armedProgram, error) {
+	a := armedProgram{id: id}
+	p, err := ebpf.NewProgramFromID(id)
+	if err != nil {
+		return a, err
+	}
+	defer p.Close()
+	info, err := p.Info()
+	if err != nil {
+		return a, err
+	}
+	mids, _ := info.MapIDs()
+	for _, mid := range mids {
+		m, err := ebpf.NewMapFromID(mid)
+		if err != nil {
+			return a, err
+		}
+		mi, err := m.Info()
+		switch {
+		case err != nil:
+			m.Close()
+		case mi.Name == "trace_prog" && a.jmp == nil:
+			a.jmp = m
+		case mi.Type == ebpf.Array && mi.ValueSize == 4 && mi.MaxEntries == 1 && isBSS(mi.Name) && a.flag == nil:
+			a.flag = m
+		default:
+			m.Close()
+		}
+	}
+	if a.jmp == nil || a.flag == nil {
+		if a.jmp != nil {
+			a.jmp.Close()
+		}
+		if a.flag != nil {
+			a.flag.Close()
+		}
+		return a, errors.New("no trace_prog map or trace flag: a program from a build without tracing (re-attach it)")
+	}
+	if err := a.jmp.Put(uint32(0), uint32(traced.FD())); err != nil {
+		a.jmp.Close()
+		a.flag.Close()
+		return a, fmt.Errorf("installing the traced build: %w", err)
+	}
+	if err := a.flag.Put(uint32(0), uint32(1)); err != nil {
+		_ = a.jmp.Delete(uint32(0))
+		a.jmp.Close()
+		a.flag.Close()
+		return a, fmt.Errorf("setting the trace flag: %w", err)
+	}
+	return a, nil
+}
+
+// isBSS: the kernel's name of an object's .bss map ends in ".bss" (cilium/ebpf may prefix it).
+func isBSS(name string) bool {
+	return len(name) >= 4 && name[len(name)-4:] == ".bss"
+}
+
+func zeroPerCPU(m *ebpf.Map) error {
+	n, err := ebpf.PossibleCPU()
+	if err != nil {
+		return err
+	}
+	return m.Put(uint32(0), make([]Seg6xTraceStats, n))
+}
+
+// Explained is what one frame did in the traced build.
+type Explained struct {
+	Record Seg6xTraceRec
+	Ret    uint32 // the hook's return code
+	Out    []byte // the frame as it left (or was dropped, or passed)
+}
+
+// xdpRunCtx is struct xdp_md for BPF_PROG_TEST_RUN.
+type xdpRunCtx struct {
+	Data, DataEnd, DataMeta, IngressIfindex, RxQueueIndex, EgressIfindex uint32
+}
+
+// Explainer runs frames through the traced XDP build on an instance's live maps (nothing is sent,
+// nothing counted in the live counters, nothing written to the trace ring).
+type Explainer struct {
+	o *Seg6xTraceObjects
+}
+
+// NewExplainer loads the traced build for st's instance. slowReader: a daemon reads the slow path
+// (its answers are then those of a running daemon: fragmented, relayed), else as without one.
+func NewExplainer(st *state.Store, slowReader bool) (*Explainer, error) {
+	b, ok := st.Dataplane().(*BPF)
+	if !ok {
+		return nil, errors.New("explain needs the BPF data plane")
+	}
+	mode := uint32(1) // TRACE_EXPLAIN
+	if slowReader {
+		mode = 2 // TRACE_EXPLAIN_SLOW_READER
+	}
+	o := &Seg6xTraceObjects{}
+	if err := loadProgramWith(b.Dir, programOptions(state.ProgramOptions{NextHopCacheMs: st.NextHopCacheMs()}), "traced XDP",
+		LoadSeg6xTrace, o, map[string]any{"trace_explain": mode}); err != nil {
+		return nil, err
+	}
+	return &Explainer{o: o}, nil
+}
+
+// Close releases the traced build.
+func (x *Explainer) Close() { x.o.Close() }
+
+// Explain is NewExplainer, Run and Close.
+func Explain(st *state.Store, ifindex uint32, frame []byte, slowReader bool) (*Explained, error) {
+	x, err := NewExplainer(st, slowReader)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Close()
+	return x.Run(ifindex, frame)
+}
+
+// Run runs frame, arriving on ifindex, and returns its record and output.
+func (x *Explainer) Run(ifindex uint32, frame []byte) (*Explained, error) {
+	if len(frame) < 14 {
+		return nil, fmt.Errorf("a frame of %d bytes: not even an Ethernet header", len(frame))
+	}
+	// One CPU for the run and the read of its per-CPU record.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, err
+	}
+	cpu := -1
+	for i := 0; i < 1024 && cpu < 0; i++ {
+		if set.IsSet(i) {
+			cpu = i
+		}
+	}
+	one := set
+	one.Zero()
+	one.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		return nil, err
+	}
+	defer unix.SchedSetaffinity(0, &set)
+	out := make([]byte, len(frame)+4096)
+	ctx := xdpRunCtx{DataEnd: uint32(len(frame)), IngressIfindex: ifindex}
+	run := &ebpf.RunOptions{Data: frame, DataOut: out, Context: ctx}
+	ret, err := x.o.Seg6xXdpTrace.Run(run)
+	if err != nil {
+		return nil, fmt.Errorf("BPF_PROG_TEST_RUN: %w", err)
+	}
+	var bufs []Seg6xTraceBuf
+	if err := x.o.TraceScratch.Lookup(uint32(0), &bufs); err != nil {
+		return nil, err
+	}
+	if cpu >= len(bufs) {
+		return nil, fmt.Errorf("no trace record for CPU %d", cpu)
+	}
+	return &Explained{Record: bufs[cpu].Rec, Ret: ret, Out: run.DataOut}, nil
+}
