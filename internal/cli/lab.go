@@ -31,17 +31,19 @@ with End.DT4 (tenant A, table 100) or End.DX4 (tenant B), pushing the tenant's V
 
 With --bgp, the BGP lab (default prefix s6bgp): pe1, pe2, pe3 around a kernel transit node p and a route
 reflector rr (--rr frr: FRR's bgpd, or gobgpd), the same two tenants on three sites, no static routes:
-each PE learns the other sites' prefixes and service SIDs over BGP (SRv6 L3VPN, RFC 9252).`,
+each PE learns the other sites' prefixes and service SIDs over BGP (SRv6 L3VPN, RFC 9252). With --rtc
+(--rr gobgpd only) every session also carries route target constraint (RFC 4684), and a third tenant C
+on pe1 and pe2 only: the reflector sends pe3 none of its routes.`,
 	}
 	var count int
 	var prefix, rrKind string
-	var bgpLab bool
+	var bgpLab, rtc bool
 	demo := &cobra.Command{
 		Use:   "demo",
 		Short: "Build the lab, send traffic both ways for both tenants, print what happened, clean up",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := newLab(cmd, prefix, bgpLab, rrKind)
+			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc)
 			if err != nil {
 				return err
 			}
@@ -79,7 +81,7 @@ each PE learns the other sites' prefixes and service SIDs over BGP (SRv6 L3VPN, 
 		Short: "Build the lab and leave it running (inspect with ip netns exec <prefix>-pe1 ...)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := newLab(cmd, prefix, bgpLab, rrKind)
+			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc)
 			if err != nil {
 				return err
 			}
@@ -102,7 +104,7 @@ each PE learns the other sites' prefixes and service SIDs over BGP (SRv6 L3VPN, 
 		Short: "Remove the lab",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := newLab(cmd, prefix, bgpLab, rrKind)
+			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc)
 			if err != nil {
 				return err
 			}
@@ -115,26 +117,35 @@ each PE learns the other sites' prefixes and service SIDs over BGP (SRv6 L3VPN, 
 		x.Flags().BoolVar(&bgpLab, "bgp", false, "the BGP lab: three PEs, a transit node and a route reflector")
 		x.Flags().StringVar(&rrKind, "rr", "frr", "with --bgp: the route reflector, frr or gobgpd")
 	}
+	for _, x := range []*cobra.Command{demo, up} {
+		x.Flags().BoolVar(&rtc, "rtc", false, "with --bgp --rr gobgpd: route target constraint on every session, tenant C on pe1 and pe2 only")
+	}
 	c.AddCommand(labHypervisorCmds()...)
 	c.AddCommand(demo, up, down, labPortCmd(), labPortStatsCmd(), labEchoCmd(), labProbeCmd(), labBulkServerCmd(), labBulkCmd(), labInjectCmd(), labSniffCmd())
 	return c
 }
 
-func newLab(cmd *cobra.Command, prefix string, bgp bool, rrKind string) (*lab.Lab, error) {
+func newLab(cmd *cobra.Command, prefix string, bgp bool, rrKind string, rtc bool) (*lab.Lab, error) {
 	bin, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	if !bgp {
+		if rtc {
+			return nil, fmt.Errorf("--rtc needs --bgp")
+		}
 		return lab.New(prefix, bin, os.Stdout), nil
 	}
 	if rrKind != "frr" && rrKind != "gobgpd" {
 		return nil, fmt.Errorf("--rr %q: want frr or gobgpd", rrKind)
 	}
+	if rtc && rrKind == "frr" {
+		return nil, fmt.Errorf("--rtc needs --rr gobgpd: FRR 8.4 has no route target constraint (no rtc address family)")
+	}
 	if !cmd.Flags().Changed("prefix") {
 		prefix = "s6bgp"
 	}
-	return lab.NewBGP(prefix, bin, rrKind, os.Stdout), nil
+	return lab.NewBGPWith(prefix, bin, lab.BGPOptions{RR: rrKind, RTC: rtc}, os.Stdout)
 }
 
 // bgpDemo runs the BGP lab's demo on l (the caller removes the lab) and prints its report.

@@ -24,6 +24,7 @@ const (
 // BGPReport is what the BGP demo observed.
 type BGPReport struct {
 	RR          string                       `json:"route_reflector"` // frr or gobgpd
+	RTC         bool                         `json:"rtc"`             // route target constraint on every session (BGPOptions.RTC)
 	RRSessions  map[string]string            `json:"rr_sessions"`     // client address -> state, at the reflector
 	ServiceSIDs map[string]map[string]string `json:"service_sids"`    // pe -> tenant -> SID
 	Converged   float64                      `json:"converged_seconds"`
@@ -48,6 +49,7 @@ type BGPSession struct {
 	Received   uint64 `json:"received"`
 	Accepted   uint64 `json:"accepted"`
 	Advertised uint64 `json:"advertised"`
+	RTC        bool   `json:"rtc"` // route target constraint negotiated
 }
 
 // BGPPhase is the lab after one PE's daemon stopped or started: how long the others took to hold
@@ -89,7 +91,7 @@ func (l *Lab) PingSite(site, count int) []Reach {
 
 // BGPDemo runs the demo on a BGP lab (NewBGP) and returns what it saw, also after an error.
 func (l *Lab) BGPDemo(count int) (*BGPReport, error) {
-	rep := &BGPReport{RR: l.topo.rrKind}
+	rep := &BGPReport{RR: l.topo.rrKind, RTC: l.topo.rtc}
 	if err := l.Up(); err != nil {
 		return rep, err
 	}
@@ -164,7 +166,7 @@ func (l *Lab) peReport(pe string) (BGPPE, error) {
 		return p, err
 	}
 	for _, n := range st.Neighbors {
-		p.Sessions = append(p.Sessions, BGPSession{n.Address, n.State, n.Received, n.Accepted, n.Advertised})
+		p.Sessions = append(p.Sessions, BGPSession{n.Address, n.State, n.Received, n.Accepted, n.Advertised, n.Rtc})
 	}
 	p.Learned, err = l.Learned(pe)
 	return p, err
@@ -177,15 +179,19 @@ func (r *BGPReport) WriteText(out io.Writer) {
 	for _, a := range sortedKeys(r.RRSessions) {
 		fmt.Fprintf(w, " %s %s", a, r.RRSessions[a])
 	}
+	if r.RTC {
+		fmt.Fprintf(w, "\nroute target constraint (RFC 4684) on every session; tenant C (65000:300) on %s only",
+			strings.Join(BGPTenantCPEs, " and "))
+	}
 	fmt.Fprintf(w, "\nevery PE held every other site's routes %.1f s after the daemons started\n", r.Converged)
-	fmt.Fprintln(w, "\nPE\tSERVICE SIDS\tSESSION\tRECEIVED\tACCEPTED\tADVERTISED")
+	fmt.Fprintln(w, "\nPE\tSERVICE SIDS\tSESSION\tRTC\tRECEIVED\tACCEPTED\tADVERTISED")
 	for _, p := range r.PEs {
 		var sids []string
 		for _, t := range sortedKeys(r.ServiceSIDs[p.PE]) {
 			sids = append(sids, t+" "+r.ServiceSIDs[p.PE][t])
 		}
 		for _, s := range p.Sessions {
-			fmt.Fprintf(w, "%s\t%s\t%s %s\t%d\t%d\t%d\n", p.PE, strings.Join(sids, ", "), s.Address, s.State, s.Received, s.Accepted, s.Advertised)
+			fmt.Fprintf(w, "%s\t%s\t%s %s\t%v\t%d\t%d\t%d\n", p.PE, strings.Join(sids, ", "), s.Address, s.State, s.RTC, s.Received, s.Accepted, s.Advertised)
 		}
 	}
 	w.Flush()

@@ -22,22 +22,57 @@ import (
 )
 
 // NewBGP returns a BGP lab whose namespaces start with prefix and whose route reflector is rrKind
-// ("frr" or "gobgpd"; any value does for Down).
+// ("frr" or "gobgpd"; any value does for Down), without route target constraint.
 func NewBGP(prefix, bin, rrKind string, log io.Writer) *Lab {
 	l := New(prefix, bin, log)
-	l.topo = bgpTopology(rrKind)
+	l.topo = bgpTopology(BGPOptions{RR: rrKind})
 	return l
 }
 
+// NewBGPWith returns the BGP lab of o whose namespaces start with prefix; it refuses a combination the
+// lab cannot build (route target constraint with FRR).
+func NewBGPWith(prefix, bin string, o BGPOptions, log io.Writer) (*Lab, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	l := New(prefix, bin, log)
+	l.topo = bgpTopology(o)
+	return l, nil
+}
+
+// RTC reports whether the lab's sessions use route target constraint (BGPOptions.RTC).
+func (l *Lab) RTC() bool { return l.topo.rtc }
+
 // RR is the route reflector this process started (nil before Up or in another process).
 func (l *Lab) RR() *RR { return l.rr }
+
+// SetTenantC makes pe serve tenant C (on) or not (in the lab with route target constraint): its
+// whole config, with or without C, applied with `seg6x apply -f` to its running daemon. Joining, pe
+// sends a membership route for 65000:300 and advertises 198.19.<n>.0/24; leaving, it withdraws both.
+func (l *Lab) SetTenantC(pe string, on bool) error {
+	n := slices.Index(l.topo.routers, pe) + 1
+	if !l.topo.rtc || n == 0 {
+		return fmt.Errorf("SetTenantC %s: only for a PE of the BGP lab with route target constraint", pe)
+	}
+	l.topo.cPEs = slices.DeleteFunc(l.topo.cPEs, func(p string) bool { return p == pe })
+	if on {
+		l.topo.cPEs = append(l.topo.cPEs, pe)
+	}
+	f := filepath.Join(l.Dir, pe+".yaml")
+	if err := os.WriteFile(f, []byte(l.topo.bgpPEConfig(n)), 0o600); err != nil {
+		return err
+	}
+	l.logf("lab %s: %s %s tenant C: seg6x apply -f %s", l.Prefix, pe, map[bool]string{true: "joins", false: "leaves"}[on], f)
+	_, err := l.Seg6x(pe, "apply", "-f", f)
+	return err
+}
 
 // configureBGP applies each PE's config, lets p forward what the PEs redirect into its ports, and
 // starts the route reflector (before the PEs' daemons, so their first connection finds it).
 func (l *Lab) configureBGP() error {
 	for n, pe := range l.topo.routers {
 		f := filepath.Join(l.Dir, pe+".yaml")
-		if err := os.WriteFile(f, []byte(bgpPEConfig(n+1)), 0o600); err != nil {
+		if err := os.WriteFile(f, []byte(l.topo.bgpPEConfig(n+1)), 0o600); err != nil {
 			return err
 		}
 		l.logf("lab %s: %s configured with seg6x apply -f %s", l.Prefix, pe, f)
@@ -151,9 +186,12 @@ func (l *Lab) seg6xJSON(node string, v any, args ...string) error {
 
 // Advertised is what pe's sites advertise, as a PE that learned them holds it: each of its hosts'
 // subnets in the host's tenant, with pe's service SID of that tenant as the segment (sids: tenant ->
-// SID, from ServiceSIDs).
+// SID, from ServiceSIDs); with route target constraint also tenant C's prefix if pe serves C.
 func (l *Lab) Advertised(pe string, sids map[string]string) BGPRoutes {
 	out := BGPRoutes{}
+	if l.topo.servesC(pe) {
+		out.add("C", BGPTenantCPrefix(slices.Index(BGPPEs, pe)+1), sids["C"])
+	}
 	for _, h := range l.topo.hosts {
 		if h.PE != pe {
 			continue
@@ -167,7 +205,8 @@ func (l *Lab) Advertised(pe string, sids map[string]string) BGPRoutes {
 	return out
 }
 
-// WantLearned is what each PE of up must hold: exactly what the other PEs of up advertise.
+// WantLearned is what each PE of up must hold: exactly what the other PEs of up advertise into the
+// tenants it serves.
 func (l *Lab) WantLearned(up []string, sids map[string]map[string]string) map[string]BGPRoutes {
 	want := map[string]BGPRoutes{}
 	for _, pe := range up {
@@ -177,6 +216,9 @@ func (l *Lab) WantLearned(up []string, sids map[string]map[string]string) map[st
 				continue
 			}
 			for t, ps := range l.Advertised(o, sids[o]) {
+				if t == "C" && !l.topo.servesC(pe) {
+					continue
+				}
 				for p, s := range ps {
 					want[pe].add(t, p, s)
 				}

@@ -15,10 +15,17 @@ package lab
 //	        ta: tenant A (VLAN 100, table 100), tb: tenant B (VLAN 200, table 200); hosts hA<n>, hB<n>
 //	rr      loopback fc00:99::1/128 (BGP), router id 198.18.255.99; fab fc00:a:99::2/64 -- p's rr fc00:a:99::1/64
 //	AS 65000 everywhere (iBGP, every PE a client of rr); route targets 65000:100 (A) and 65000:200 (B)
+//
+// With route target constraint (BGPOptions.RTC, gobgpd only): every PE's session to rr also carries
+// the rtc family (RFC 4684), and tenant C (table 300, RD 198.18.255.<n>:300, route target 65000:300,
+// no hosts or ports) exists on pe1 and pe2 only, each advertising 198.19.<n>.0/24 with its service
+// SID of C. pe3 imports no 65000:300, so the reflector must send it none of C's routes.
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"slices"
 	"text/template"
 )
 
@@ -32,7 +39,36 @@ const (
 	bgpTableA   = 100
 	bgpTableB   = 200
 	bgpRTPrefix = "65000:"
+	bgpTableC   = 300
 )
+
+// BGPOptions choose a BGP lab's route reflector and whether its sessions use route target constraint.
+type BGPOptions struct {
+	RR  string // the route reflector: "frr" (FRR's bgpd) or "gobgpd"
+	RTC bool   // rtc on every PE's session (RFC 4684) and tenant C on BGPTenantCPEs only; gobgpd only
+}
+
+// check refuses what the lab cannot build.
+func (o BGPOptions) check() error {
+	if o.RR != "frr" && o.RR != "gobgpd" {
+		return fmt.Errorf("route reflector %q: want frr or gobgpd", o.RR)
+	}
+	if o.RTC && o.RR == "frr" {
+		return errors.New("route target constraint needs gobgpd as the route reflector: FRR 8.4 has no RTC " +
+			"address family (it would not negotiate rtc, and the lab's check that pe3 receives none of tenant C's routes would fail)")
+	}
+	return nil
+}
+
+// BGPTenantCPEs serve tenant C in the lab with route target constraint (BGPOptions.RTC) when it
+// comes up; SetTenantC changes that.
+var BGPTenantCPEs = []string{"pe1", "pe2"}
+
+// BGPTenantCPrefix is the prefix PE n advertises into tenant C (BGPOptions.RTC).
+func BGPTenantCPrefix(n int) string { return fmt.Sprintf("198.19.%d.0/24", n) }
+
+// servesC reports whether pe serves tenant C in this lab.
+func (t topology) servesC(pe string) bool { return t.rtc && slices.Contains(t.cPEs, pe) }
 
 // BGPPEs are the BGP lab's PEs.
 var BGPPEs = []string{"pe1", "pe2", "pe3"}
@@ -43,10 +79,13 @@ func BGPPEAddr(n int) string { return fmt.Sprintf("fc00:%d::1", n) }
 // BGPLocator is PE n's locator.
 func BGPLocator(n int) string { return fmt.Sprintf("fc00:1%d::/48", n) }
 
-// bgpTopology is the BGP lab with the route reflector of kind rrKind.
-func bgpTopology(rrKind string) topology {
-	t := topology{routers: BGPPEs, others: []string{"p", "rr"}, setup: map[string][]string{}, rrKind: rrKind,
+// bgpTopology is the BGP lab of o (checked).
+func bgpTopology(o BGPOptions) topology {
+	t := topology{routers: BGPPEs, others: []string{"p", "rr"}, setup: map[string][]string{}, rrKind: o.RR, rtc: o.RTC,
 		configure: (*Lab).configureBGP}
+	if o.RTC {
+		t.cPEs = slices.Clone(BGPTenantCPEs)
+	}
 	p := []string{"link set lo up"}
 	var rrRoutes []string
 	for n := 1; n <= bgpSites; n++ {
@@ -120,22 +159,29 @@ tenants:
     ports: [{dev: tb, vlan: 200}]
     gateway: [198.18.{{.N}}.1]
     vpn: {rd: "198.18.255.{{.N}}:200", import_rt: ["{{.RT}}200"], export_rt: ["{{.RT}}200"], advertise_kernel: true}
+{{- if .C}}
+  # Tenant C: only some PEs serve it (no hosts); with rtc the reflector sends the others none of its routes.
+  - name: C
+    table: {{.TableC}}
+    vpn: {rd: "198.18.255.{{.N}}:300", import_rt: ["{{.RT}}300"], export_rt: ["{{.RT}}300"], advertise: ["{{.PrefixC}}"]}
+{{- end}}
 bgp:
   asn: {{.ASN}}
   router_id: 198.18.255.{{.N}}
   locator: "{{.Locator}}"
   next_hop: "{{.Addr}}"
-  neighbors: [{address: "{{.RR}}", asn: {{.ASN}}, local_address: "{{.Addr}}", description: route reflector}]
+  neighbors: [{address: "{{.RR}}", asn: {{.ASN}}, local_address: "{{.Addr}}", description: route reflector{{if .RTC}}, families: [vpnv4, vpnv6, rtc]{{end}}}]
 `))
 
-// bgpPEConfig renders PE n's config.
-func bgpPEConfig(n int) string {
+// bgpPEConfig renders PE n's config in topology t.
+func (t topology) bgpPEConfig(n int) string {
 	var locs []string
 	for m := 1; m <= bgpSites; m++ {
 		locs = append(locs, BGPLocator(m))
 	}
 	var b bytes.Buffer
 	_ = bgpPEYAML.Execute(&b, map[string]any{"PE": BGPPEs[n-1], "N": n, "RR": BGPRRAddr, "Locators": locs,
-		"TableA": bgpTableA, "TableB": bgpTableB, "RT": bgpRTPrefix, "ASN": BGPASN, "Locator": BGPLocator(n), "Addr": BGPPEAddr(n)})
+		"TableA": bgpTableA, "TableB": bgpTableB, "RT": bgpRTPrefix, "ASN": BGPASN, "Locator": BGPLocator(n), "Addr": BGPPEAddr(n),
+		"RTC": t.rtc, "C": t.servesC(BGPPEs[n-1]), "TableC": bgpTableC, "PrefixC": BGPTenantCPrefix(n)})
 	return b.String()
 }

@@ -344,18 +344,22 @@ func (r *RR) Sessions() (map[string]string, error) {
 	return out, nil
 }
 
-// rrFamilies are the families of Received: FRR's name and the {AFI, SAFI} gobgp shows.
+// rrFamilies are the families of Received: FRR's name ("": FRR 8.4 has none) and the {AFI, SAFI}
+// gobgp shows.
 var rrFamilies = map[string]struct {
 	frr     string
 	afiSafi [2]int
-}{"vpnv4": {"ipv4 vpn", [2]int{1, 128}}, "vpnv6": {"ipv6 vpn", [2]int{2, 128}}}
+}{"vpnv4": {"ipv4 vpn", [2]int{1, 128}}, "vpnv6": {"ipv6 vpn", [2]int{2, 128}}, "rtc": {"", [2]int{1, 132}}}
 
 // Received maps each neighbor's address to the number of prefixes received from it in family
-// "vpnv4" or "vpnv6".
+// "vpnv4", "vpnv6" or (gobgpd only) "rtc": route target membership routes (RFC 4684).
 func (r *RR) Received(family string) (map[string]int, error) {
 	f, ok := rrFamilies[family]
 	if !ok {
-		return nil, fmt.Errorf("family %q: want vpnv4 or vpnv6", family)
+		return nil, fmt.Errorf("family %q: want vpnv4, vpnv6 or rtc", family)
+	}
+	if f.frr == "" && r.c.Kind == "frr" {
+		return nil, fmt.Errorf("family %s: FRR 8.4 has no such address family", family)
 	}
 	out := map[string]int{}
 	if r.c.Kind == "frr" {
@@ -378,6 +382,49 @@ func (r *RR) Received(family string) (map[string]int, error) {
 	}
 	for _, p := range peers {
 		out[p.Address] = p.Received[f.afiSafi]
+	}
+	return out, nil
+}
+
+// AdjOut is what a gobgpd reflector sends one client in family "vpnv4", "vpnv6" or "rtc" (its
+// Adj-RIB-Out, `gobgp neighbor ADDR adj-out -a FAMILY`): each route's NLRI as gobgp prints it
+// ("RD:prefix" for VPN routes, "ASN:RT" for memberships) -> the route targets it carries.
+func (r *RR) AdjOut(client, family string) (map[string][]string, error) {
+	if _, ok := rrFamilies[family]; !ok {
+		return nil, fmt.Errorf("family %q: want vpnv4, vpnv6 or rtc", family)
+	}
+	if r.c.Kind != "gobgpd" {
+		return nil, fmt.Errorf("AdjOut: only for gobgpd, not %s", r.c.Kind)
+	}
+	var raw map[string][]struct {
+		Attrs []struct {
+			Type  int             `json:"type"`
+			Value json.RawMessage `json:"value"`
+		} `json:"attrs"`
+	}
+	if err := outputJSON(&raw, "gobgp", "--target", gobgpTarget(r.c.Dir, "gobgpd"), "-j", "neighbor", client, "adj-out", "-a", family); err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for nlri, paths := range raw {
+		rts := []string{}
+		for _, p := range paths {
+			for _, a := range p.Attrs {
+				var ecs []struct {
+					Type, Subtype int
+					Value         any
+				}
+				if a.Type != 16 || json.Unmarshal(a.Value, &ecs) != nil { // 16: extended communities
+					continue
+				}
+				for _, ec := range ecs {
+					if ec.Subtype == 2 { // route target
+						rts = append(rts, fmt.Sprint(ec.Value))
+					}
+				}
+			}
+		}
+		out[nlri] = rts
 	}
 	return out, nil
 }

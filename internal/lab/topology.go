@@ -19,6 +19,8 @@ type topology struct {
 	bulk      bool                // Traffic also runs a checked bulk TCP transfer per tenant (site 1 <-> site 2)
 	configure func(*Lab) error    // the routers' seg6x state, before their daemons start
 	rrKind    string              // "frr" or "gobgpd": a route reflector runs in the node "rr" (BGP lab)
+	rtc       bool                // BGP lab: route target constraint on every session
+	cPEs      []string            // BGP lab with rtc: the PEs serving tenant C (BGPTenantCPEs, then SetTenantC)
 }
 
 // mainTopology is the lab of `seg6x lab up`: hA1 hB1 | pe1 | p | pe2 | hA2 hB2, static SRv6 policies.
