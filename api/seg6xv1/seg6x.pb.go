@@ -3024,6 +3024,929 @@ func (x *BgpReply) GetLastError() string {
 	return ""
 }
 
+// What to trace; every field set must match (empty / 0: any).
+type TraceFilter struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Dev           string                 `protobuf:"bytes,1,opt,name=dev,proto3" json:"dev,omitempty"`          // ingress interface
+	Vlan          *uint32                `protobuf:"varint,2,opt,name=vlan,proto3,oneof" json:"vlan,omitempty"` // outer VLAN ID (0: untagged; unset: any)
+	Tenant        string                 `protobuf:"bytes,3,opt,name=tenant,proto3" json:"tenant,omitempty"`    // the port's tenant
+	Src           string                 `protobuf:"bytes,4,opt,name=src,proto3" json:"src,omitempty"`          // prefix (or address) the outer or inner source is in
+	Dst           string                 `protobuf:"bytes,5,opt,name=dst,proto3" json:"dst,omitempty"`          // prefix (or address) the outer or inner destination is in
+	Proto         string                 `protobuf:"bytes,6,opt,name=proto,proto3" json:"proto,omitempty"`      // innermost protocol: tcp, udp, icmp, icmpv6, or a number
+	Sport         uint32                 `protobuf:"varint,7,opt,name=sport,proto3" json:"sport,omitempty"`     // innermost TCP/UDP source port
+	Dport         uint32                 `protobuf:"varint,8,opt,name=dport,proto3" json:"dport,omitempty"`     // innermost TCP/UDP destination port
+	Sid           string                 `protobuf:"bytes,9,opt,name=sid,proto3" json:"sid,omitempty"`          // the local SID processed
+	Policy        uint32                 `protobuf:"varint,10,opt,name=policy,proto3" json:"policy,omitempty"`  // the SR policy id of the route hit
+	Reason        string                 `protobuf:"bytes,11,opt,name=reason,proto3" json:"reason,omitempty"`   // DROP_* / PASS_* / SLOW_* / ICMP_* (as seg6x stats names them)
+	Actions       []string               `protobuf:"bytes,12,rep,name=actions,proto3" json:"actions,omitempty"` // drop, pass, redirect
+	Class         string                 `protobuf:"bytes,13,opt,name=class,proto3" json:"class,omitempty"`     // tenant, sid, boundary, malformed, not-ours
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceFilter) Reset() {
+	*x = TraceFilter{}
+	mi := &file_seg6x_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceFilter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceFilter) ProtoMessage() {}
+
+func (x *TraceFilter) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceFilter.ProtoReflect.Descriptor instead.
+func (*TraceFilter) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *TraceFilter) GetDev() string {
+	if x != nil {
+		return x.Dev
+	}
+	return ""
+}
+
+func (x *TraceFilter) GetVlan() uint32 {
+	if x != nil && x.Vlan != nil {
+		return *x.Vlan
+	}
+	return 0
+}
+
+func (x *TraceFilter) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *TraceFilter) GetSrc() string {
+	if x != nil {
+		return x.Src
+	}
+	return ""
+}
+
+func (x *TraceFilter) GetDst() string {
+	if x != nil {
+		return x.Dst
+	}
+	return ""
+}
+
+func (x *TraceFilter) GetProto() string {
+	if x != nil {
+		return x.Proto
+	}
+	return ""
+}
+
+func (x *TraceFilter) GetSport() uint32 {
+	if x != nil {
+		return x.Sport
+	}
+	return 0
+}
+
+func (x *TraceFilter) GetDport() uint32 {
+	if x != nil {
+		return x.Dport
+	}
+	return 0
+}
+
+func (x *TraceFilter) GetSid() string {
+	if x != nil {
+		return x.Sid
+	}
+	return ""
+}
+
+func (x *TraceFilter) GetPolicy() uint32 {
+	if x != nil {
+		return x.Policy
+	}
+	return 0
+}
+
+func (x *TraceFilter) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *TraceFilter) GetActions() []string {
+	if x != nil {
+		return x.Actions
+	}
+	return nil
+}
+
+func (x *TraceFilter) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+type TraceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Filter        *TraceFilter           `protobuf:"bytes,1,opt,name=filter,proto3" json:"filter,omitempty"`
+	Count         uint32                 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`                             // stop after this many records (0: no limit)
+	DurationMs    uint32                 `protobuf:"varint,3,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"` // stop after this long (0: no limit)
+	Sample        uint32                 `protobuf:"varint,4,opt,name=sample,proto3" json:"sample,omitempty"`                           // one record in this many matching packets, per CPU (0, 1: every one)
+	Rate          uint32                 `protobuf:"varint,5,opt,name=rate,proto3" json:"rate,omitempty"`                               // at most this many records per second per CPU (0: 1000)
+	Snaplen       uint32                 `protobuf:"varint,6,opt,name=snaplen,proto3" json:"snaplen,omitempty"`                         // frame bytes per record as received and as sent (0: none; at most 2048)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceRequest) Reset() {
+	*x = TraceRequest{}
+	mi := &file_seg6x_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceRequest) ProtoMessage() {}
+
+func (x *TraceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceRequest.ProtoReflect.Descriptor instead.
+func (*TraceRequest) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *TraceRequest) GetFilter() *TraceFilter {
+	if x != nil {
+		return x.Filter
+	}
+	return nil
+}
+
+func (x *TraceRequest) GetCount() uint32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *TraceRequest) GetDurationMs() uint32 {
+	if x != nil {
+		return x.DurationMs
+	}
+	return 0
+}
+
+func (x *TraceRequest) GetSample() uint32 {
+	if x != nil {
+		return x.Sample
+	}
+	return 0
+}
+
+func (x *TraceRequest) GetRate() uint32 {
+	if x != nil {
+		return x.Rate
+	}
+	return 0
+}
+
+func (x *TraceRequest) GetSnaplen() uint32 {
+	if x != nil {
+		return x.Snaplen
+	}
+	return 0
+}
+
+type TraceAddr struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Src           string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
+	Dst           string                 `protobuf:"bytes,2,opt,name=dst,proto3" json:"dst,omitempty"`
+	Proto         uint32                 `protobuf:"varint,3,opt,name=proto,proto3" json:"proto,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceAddr) Reset() {
+	*x = TraceAddr{}
+	mi := &file_seg6x_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceAddr) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceAddr) ProtoMessage() {}
+
+func (x *TraceAddr) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceAddr.ProtoReflect.Descriptor instead.
+func (*TraceAddr) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *TraceAddr) GetSrc() string {
+	if x != nil {
+		return x.Src
+	}
+	return ""
+}
+
+func (x *TraceAddr) GetDst() string {
+	if x != nil {
+		return x.Dst
+	}
+	return ""
+}
+
+func (x *TraceAddr) GetProto() uint32 {
+	if x != nil {
+		return x.Proto
+	}
+	return 0
+}
+
+type TraceFib struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         uint32                 `protobuf:"varint,1,opt,name=table,proto3" json:"table,omitempty"`  // 0: main through the policy rules
+	Dst           string                 `protobuf:"bytes,2,opt,name=dst,proto3" json:"dst,omitempty"`       // the address looked up
+	Result        string                 `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"` // success, no-neigh, frag-needed, unreachable, blackhole, prohibit, not-forwarded, not-attached, ...
+	Rc            int32                  `protobuf:"varint,4,opt,name=rc,proto3" json:"rc,omitempty"`        // bpf_fib_lookup's code (100: egress without seg6x)
+	Egress        string                 `protobuf:"bytes,5,opt,name=egress,proto3" json:"egress,omitempty"` // interface (name, or ifindex)
+	EgressIfindex uint32                 `protobuf:"varint,6,opt,name=egress_ifindex,json=egressIfindex,proto3" json:"egress_ifindex,omitempty"`
+	NextHop       string                 `protobuf:"bytes,7,opt,name=next_hop,json=nextHop,proto3" json:"next_hop,omitempty"`
+	Dmac          string                 `protobuf:"bytes,8,opt,name=dmac,proto3" json:"dmac,omitempty"`
+	Smac          string                 `protobuf:"bytes,9,opt,name=smac,proto3" json:"smac,omitempty"`
+	Cached        bool                   `protobuf:"varint,10,opt,name=cached,proto3" json:"cached,omitempty"` // answered from the next-hop cache
+	Mtu           uint32                 `protobuf:"varint,11,opt,name=mtu,proto3" json:"mtu,omitempty"`       // frag-needed: the MTU
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceFib) Reset() {
+	*x = TraceFib{}
+	mi := &file_seg6x_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceFib) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceFib) ProtoMessage() {}
+
+func (x *TraceFib) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceFib.ProtoReflect.Descriptor instead.
+func (*TraceFib) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *TraceFib) GetTable() uint32 {
+	if x != nil {
+		return x.Table
+	}
+	return 0
+}
+
+func (x *TraceFib) GetDst() string {
+	if x != nil {
+		return x.Dst
+	}
+	return ""
+}
+
+func (x *TraceFib) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
+func (x *TraceFib) GetRc() int32 {
+	if x != nil {
+		return x.Rc
+	}
+	return 0
+}
+
+func (x *TraceFib) GetEgress() string {
+	if x != nil {
+		return x.Egress
+	}
+	return ""
+}
+
+func (x *TraceFib) GetEgressIfindex() uint32 {
+	if x != nil {
+		return x.EgressIfindex
+	}
+	return 0
+}
+
+func (x *TraceFib) GetNextHop() string {
+	if x != nil {
+		return x.NextHop
+	}
+	return ""
+}
+
+func (x *TraceFib) GetDmac() string {
+	if x != nil {
+		return x.Dmac
+	}
+	return ""
+}
+
+func (x *TraceFib) GetSmac() string {
+	if x != nil {
+		return x.Smac
+	}
+	return ""
+}
+
+func (x *TraceFib) GetCached() bool {
+	if x != nil {
+		return x.Cached
+	}
+	return false
+}
+
+func (x *TraceFib) GetMtu() uint32 {
+	if x != nil {
+		return x.Mtu
+	}
+	return 0
+}
+
+type TraceRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TimeUnixNs    int64                  `protobuf:"varint,1,opt,name=time_unix_ns,json=timeUnixNs,proto3" json:"time_unix_ns,omitempty"`
+	Hook          string                 `protobuf:"bytes,2,opt,name=hook,proto3" json:"hook,omitempty"` // xdp, tc
+	Dev           string                 `protobuf:"bytes,3,opt,name=dev,proto3" json:"dev,omitempty"`   // ingress interface
+	Ifindex       uint32                 `protobuf:"varint,4,opt,name=ifindex,proto3" json:"ifindex,omitempty"`
+	Vlan          uint32                 `protobuf:"varint,5,opt,name=vlan,proto3" json:"vlan,omitempty"`
+	Class         string                 `protobuf:"bytes,6,opt,name=class,proto3" json:"class,omitempty"`                           // tenant, sid, boundary, malformed, not-ours
+	Action        string                 `protobuf:"bytes,7,opt,name=action,proto3" json:"action,omitempty"`                         // drop, pass, redirect
+	Reason        string                 `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`                         // "" none (the reasons: bpf/structs.h, enum reason)
+	PortRoles     []string               `protobuf:"bytes,10,rep,name=port_roles,json=portRoles,proto3" json:"port_roles,omitempty"` // fabric, access, tenant, sid-sources, kernel-fallback ([]: no port entry)
+	Tenant        string                 `protobuf:"bytes,11,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	Table         uint32                 `protobuf:"varint,12,opt,name=table,proto3" json:"table,omitempty"`
+	Route         string                 `protobuf:"bytes,13,opt,name=route,proto3" json:"route,omitempty"` // the tenant route's prefix ("" none)
+	Policy        uint32                 `protobuf:"varint,14,opt,name=policy,proto3" json:"policy,omitempty"`
+	Sid           string                 `protobuf:"bytes,15,opt,name=sid,proto3" json:"sid,omitempty"` // the local SID ("" none)
+	Behavior      string                 `protobuf:"bytes,16,opt,name=behavior,proto3" json:"behavior,omitempty"`
+	SlBefore      int32                  `protobuf:"varint,17,opt,name=sl_before,json=slBefore,proto3" json:"sl_before,omitempty"` // segments left as received (-1: no SRH)
+	SlAfter       int32                  `protobuf:"varint,18,opt,name=sl_after,json=slAfter,proto3" json:"sl_after,omitempty"`
+	Chain         uint32                 `protobuf:"varint,19,opt,name=chain,proto3" json:"chain,omitempty"` // local SIDs processed before this one in the same pass
+	Fib           *TraceFib              `protobuf:"bytes,20,opt,name=fib,proto3" json:"fib,omitempty"`      // unset: no FIB lookup
+	Outer         *TraceAddr             `protobuf:"bytes,21,opt,name=outer,proto3" json:"outer,omitempty"`
+	Inner         *TraceAddr             `protobuf:"bytes,22,opt,name=inner,proto3" json:"inner,omitempty"` // unset: no inner packet
+	Sport         uint32                 `protobuf:"varint,23,opt,name=sport,proto3" json:"sport,omitempty"`
+	Dport         uint32                 `protobuf:"varint,24,opt,name=dport,proto3" json:"dport,omitempty"`
+	FrameLen      uint32                 `protobuf:"varint,25,opt,name=frame_len,json=frameLen,proto3" json:"frame_len,omitempty"`
+	OutLen        uint32                 `protobuf:"varint,26,opt,name=out_len,json=outLen,proto3" json:"out_len,omitempty"`
+	Rx            []byte                 `protobuf:"bytes,27,opt,name=rx,proto3" json:"rx,omitempty"` // the first snaplen bytes as received
+	Tx            []byte                 `protobuf:"bytes,28,opt,name=tx,proto3" json:"tx,omitempty"` // ... as it left (or was dropped, or passed)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceRecord) Reset() {
+	*x = TraceRecord{}
+	mi := &file_seg6x_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceRecord) ProtoMessage() {}
+
+func (x *TraceRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceRecord.ProtoReflect.Descriptor instead.
+func (*TraceRecord) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *TraceRecord) GetTimeUnixNs() int64 {
+	if x != nil {
+		return x.TimeUnixNs
+	}
+	return 0
+}
+
+func (x *TraceRecord) GetHook() string {
+	if x != nil {
+		return x.Hook
+	}
+	return ""
+}
+
+func (x *TraceRecord) GetDev() string {
+	if x != nil {
+		return x.Dev
+	}
+	return ""
+}
+
+func (x *TraceRecord) GetIfindex() uint32 {
+	if x != nil {
+		return x.Ifindex
+	}
+	return 0
+}
+
+func (x *TraceRecord) GetVlan() uint32 {
+	if x != nil {
+		return x.Vlan
+	}
+	return 0
+}
+
+func (x *TraceRecord) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+func (x *TraceRecord) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *TraceRecord) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *TraceRecord) GetPortRoles() []string {
+	if x != nil {
+		return x.PortRoles
+	}
+	return nil
+}
+
+func (x *TraceRecord) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *TraceRecord) GetTable() uint32 {
+	if x != nil {
+		return x.Table
+	}
+	return 0
+}
+
+func (x *TraceRecord) GetRoute() string {
+	if x != nil {
+		return x.Route
+	}
+	return ""
+}
+
+func (x *TraceRecord) GetPolicy() uint32 {
+	if x != nil {
+		return x.Policy
+	}
+	return 0
+}
+
+func (x *TraceRecord) GetSid() string {
+	if x != nil {
+		return x.Sid
+	}
+	return ""
+}
+
+func (x *TraceRecord) GetBehavior() string {
+	if x != nil {
+		return x.Behavior
+	}
+	return ""
+}
+
+func (x *TraceRecord) GetSlBefore() int32 {
+	if x != nil {
+		return x.SlBefore
+	}
+	return 0
+}
+
+func (x *TraceRecord) GetSlAfter() int32 {
+	if x != nil {
+		return x.SlAfter
+	}
+	return 0
+}
+
+func (x *TraceRecord) GetChain() uint32 {
+	if x != nil {
+		return x.Chain
+	}
+	return 0
+}
+
+func (x *TraceRecord) GetFib() *TraceFib {
+	if x != nil {
+		return x.Fib
+	}
+	return nil
+}
+
+func (x *TraceRecord) GetOuter() *TraceAddr {
+	if x != nil {
+		return x.Outer
+	}
+	return nil
+}
+
+func (x *TraceRecord) GetInner() *TraceAddr {
+	if x != nil {
+		return x.Inner
+	}
+	return nil
+}
+
+func (x *TraceRecord) GetSport() uint32 {
+	if x != nil {
+		return x.Sport
+	}
+	return 0
+}
+
+func (x *TraceRecord) GetDport() uint32 {
+	if x != nil {
+		return x.Dport
+	}
+	return 0
+}
+
+func (x *TraceRecord) GetFrameLen() uint32 {
+	if x != nil {
+		return x.FrameLen
+	}
+	return 0
+}
+
+func (x *TraceRecord) GetOutLen() uint32 {
+	if x != nil {
+		return x.OutLen
+	}
+	return 0
+}
+
+func (x *TraceRecord) GetRx() []byte {
+	if x != nil {
+		return x.Rx
+	}
+	return nil
+}
+
+func (x *TraceRecord) GetTx() []byte {
+	if x != nil {
+		return x.Tx
+	}
+	return nil
+}
+
+type TraceSummary struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Matched       uint64                 `protobuf:"varint,1,opt,name=matched,proto3" json:"matched,omitempty"` // packets the filter took
+	Emitted       uint64                 `protobuf:"varint,2,opt,name=emitted,proto3" json:"emitted,omitempty"` // records written
+	SampledOut    uint64                 `protobuf:"varint,3,opt,name=sampled_out,json=sampledOut,proto3" json:"sampled_out,omitempty"`
+	RateLimited   uint64                 `protobuf:"varint,4,opt,name=rate_limited,json=rateLimited,proto3" json:"rate_limited,omitempty"`
+	RingFull      uint64                 `protobuf:"varint,5,opt,name=ring_full,json=ringFull,proto3" json:"ring_full,omitempty"`
+	Programs      uint32                 `protobuf:"varint,6,opt,name=programs,proto3" json:"programs,omitempty"` // attached programs traced
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceSummary) Reset() {
+	*x = TraceSummary{}
+	mi := &file_seg6x_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceSummary) ProtoMessage() {}
+
+func (x *TraceSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceSummary.ProtoReflect.Descriptor instead.
+func (*TraceSummary) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *TraceSummary) GetMatched() uint64 {
+	if x != nil {
+		return x.Matched
+	}
+	return 0
+}
+
+func (x *TraceSummary) GetEmitted() uint64 {
+	if x != nil {
+		return x.Emitted
+	}
+	return 0
+}
+
+func (x *TraceSummary) GetSampledOut() uint64 {
+	if x != nil {
+		return x.SampledOut
+	}
+	return 0
+}
+
+func (x *TraceSummary) GetRateLimited() uint64 {
+	if x != nil {
+		return x.RateLimited
+	}
+	return 0
+}
+
+func (x *TraceSummary) GetRingFull() uint64 {
+	if x != nil {
+		return x.RingFull
+	}
+	return 0
+}
+
+func (x *TraceSummary) GetPrograms() uint32 {
+	if x != nil {
+		return x.Programs
+	}
+	return 0
+}
+
+type TraceEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*TraceEvent_Record
+	//	*TraceEvent_Summary
+	Event         isTraceEvent_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceEvent) Reset() {
+	*x = TraceEvent{}
+	mi := &file_seg6x_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceEvent) ProtoMessage() {}
+
+func (x *TraceEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceEvent.ProtoReflect.Descriptor instead.
+func (*TraceEvent) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *TraceEvent) GetEvent() isTraceEvent_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *TraceEvent) GetRecord() *TraceRecord {
+	if x != nil {
+		if x, ok := x.Event.(*TraceEvent_Record); ok {
+			return x.Record
+		}
+	}
+	return nil
+}
+
+func (x *TraceEvent) GetSummary() *TraceSummary {
+	if x != nil {
+		if x, ok := x.Event.(*TraceEvent_Summary); ok {
+			return x.Summary
+		}
+	}
+	return nil
+}
+
+type isTraceEvent_Event interface {
+	isTraceEvent_Event()
+}
+
+type TraceEvent_Record struct {
+	Record *TraceRecord `protobuf:"bytes,1,opt,name=record,proto3,oneof"`
+}
+
+type TraceEvent_Summary struct {
+	Summary *TraceSummary `protobuf:"bytes,2,opt,name=summary,proto3,oneof"`
+}
+
+func (*TraceEvent_Record) isTraceEvent_Event() {}
+
+func (*TraceEvent_Summary) isTraceEvent_Event() {}
+
+type ExplainRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Dev           string                 `protobuf:"bytes,1,opt,name=dev,proto3" json:"dev,omitempty"`     // the interface the frame arrives on
+	Frame         []byte                 `protobuf:"bytes,2,opt,name=frame,proto3" json:"frame,omitempty"` // the whole Ethernet frame
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainRequest) Reset() {
+	*x = ExplainRequest{}
+	mi := &file_seg6x_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainRequest) ProtoMessage() {}
+
+func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainRequest.ProtoReflect.Descriptor instead.
+func (*ExplainRequest) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ExplainRequest) GetDev() string {
+	if x != nil {
+		return x.Dev
+	}
+	return ""
+}
+
+func (x *ExplainRequest) GetFrame() []byte {
+	if x != nil {
+		return x.Frame
+	}
+	return nil
+}
+
+type ExplainReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Record        *TraceRecord           `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"` // rx: the frame given; tx: the frame as it would leave
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainReply) Reset() {
+	*x = ExplainReply{}
+	mi := &file_seg6x_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainReply) ProtoMessage() {}
+
+func (x *ExplainReply) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainReply.ProtoReflect.Descriptor instead.
+func (*ExplainReply) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ExplainReply) GetRecord() *TraceRecord {
+	if x != nil {
+		return x.Record
+	}
+	return nil
+}
+
 var File_seg6x_proto protoreflect.FileDescriptor
 
 const file_seg6x_proto_rawDesc = "" +
@@ -3307,7 +4230,97 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x0efailed_commits\x18\t \x01(\x04R\rfailedCommits\x12\x1d\n" +
 	"\n" +
 	"last_error\x18\n" +
-	" \x01(\tR\tlastError2\x98\x03\n" +
+	" \x01(\tR\tlastError\"\xb1\x02\n" +
+	"\vTraceFilter\x12\x10\n" +
+	"\x03dev\x18\x01 \x01(\tR\x03dev\x12\x17\n" +
+	"\x04vlan\x18\x02 \x01(\rH\x00R\x04vlan\x88\x01\x01\x12\x16\n" +
+	"\x06tenant\x18\x03 \x01(\tR\x06tenant\x12\x10\n" +
+	"\x03src\x18\x04 \x01(\tR\x03src\x12\x10\n" +
+	"\x03dst\x18\x05 \x01(\tR\x03dst\x12\x14\n" +
+	"\x05proto\x18\x06 \x01(\tR\x05proto\x12\x14\n" +
+	"\x05sport\x18\a \x01(\rR\x05sport\x12\x14\n" +
+	"\x05dport\x18\b \x01(\rR\x05dport\x12\x10\n" +
+	"\x03sid\x18\t \x01(\tR\x03sid\x12\x16\n" +
+	"\x06policy\x18\n" +
+	" \x01(\rR\x06policy\x12\x16\n" +
+	"\x06reason\x18\v \x01(\tR\x06reason\x12\x18\n" +
+	"\aactions\x18\f \x03(\tR\aactions\x12\x14\n" +
+	"\x05class\x18\r \x01(\tR\x05classB\a\n" +
+	"\x05_vlan\"\xba\x01\n" +
+	"\fTraceRequest\x12-\n" +
+	"\x06filter\x18\x01 \x01(\v2\x15.seg6x.v1.TraceFilterR\x06filter\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\rR\x05count\x12\x1f\n" +
+	"\vduration_ms\x18\x03 \x01(\rR\n" +
+	"durationMs\x12\x16\n" +
+	"\x06sample\x18\x04 \x01(\rR\x06sample\x12\x12\n" +
+	"\x04rate\x18\x05 \x01(\rR\x04rate\x12\x18\n" +
+	"\asnaplen\x18\x06 \x01(\rR\asnaplen\"E\n" +
+	"\tTraceAddr\x12\x10\n" +
+	"\x03src\x18\x01 \x01(\tR\x03src\x12\x10\n" +
+	"\x03dst\x18\x02 \x01(\tR\x03dst\x12\x14\n" +
+	"\x05proto\x18\x03 \x01(\rR\x05proto\"\x86\x02\n" +
+	"\bTraceFib\x12\x14\n" +
+	"\x05table\x18\x01 \x01(\rR\x05table\x12\x10\n" +
+	"\x03dst\x18\x02 \x01(\tR\x03dst\x12\x16\n" +
+	"\x06result\x18\x03 \x01(\tR\x06result\x12\x0e\n" +
+	"\x02rc\x18\x04 \x01(\x05R\x02rc\x12\x16\n" +
+	"\x06egress\x18\x05 \x01(\tR\x06egress\x12%\n" +
+	"\x0eegress_ifindex\x18\x06 \x01(\rR\regressIfindex\x12\x19\n" +
+	"\bnext_hop\x18\a \x01(\tR\anextHop\x12\x12\n" +
+	"\x04dmac\x18\b \x01(\tR\x04dmac\x12\x12\n" +
+	"\x04smac\x18\t \x01(\tR\x04smac\x12\x16\n" +
+	"\x06cached\x18\n" +
+	" \x01(\bR\x06cached\x12\x10\n" +
+	"\x03mtu\x18\v \x01(\rR\x03mtu\"\xbe\x05\n" +
+	"\vTraceRecord\x12 \n" +
+	"\ftime_unix_ns\x18\x01 \x01(\x03R\n" +
+	"timeUnixNs\x12\x12\n" +
+	"\x04hook\x18\x02 \x01(\tR\x04hook\x12\x10\n" +
+	"\x03dev\x18\x03 \x01(\tR\x03dev\x12\x18\n" +
+	"\aifindex\x18\x04 \x01(\rR\aifindex\x12\x12\n" +
+	"\x04vlan\x18\x05 \x01(\rR\x04vlan\x12\x14\n" +
+	"\x05class\x18\x06 \x01(\tR\x05class\x12\x16\n" +
+	"\x06action\x18\a \x01(\tR\x06action\x12\x16\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"port_roles\x18\n" +
+	" \x03(\tR\tportRoles\x12\x16\n" +
+	"\x06tenant\x18\v \x01(\tR\x06tenant\x12\x14\n" +
+	"\x05table\x18\f \x01(\rR\x05table\x12\x14\n" +
+	"\x05route\x18\r \x01(\tR\x05route\x12\x16\n" +
+	"\x06policy\x18\x0e \x01(\rR\x06policy\x12\x10\n" +
+	"\x03sid\x18\x0f \x01(\tR\x03sid\x12\x1a\n" +
+	"\bbehavior\x18\x10 \x01(\tR\bbehavior\x12\x1b\n" +
+	"\tsl_before\x18\x11 \x01(\x05R\bslBefore\x12\x19\n" +
+	"\bsl_after\x18\x12 \x01(\x05R\aslAfter\x12\x14\n" +
+	"\x05chain\x18\x13 \x01(\rR\x05chain\x12$\n" +
+	"\x03fib\x18\x14 \x01(\v2\x12.seg6x.v1.TraceFibR\x03fib\x12)\n" +
+	"\x05outer\x18\x15 \x01(\v2\x13.seg6x.v1.TraceAddrR\x05outer\x12)\n" +
+	"\x05inner\x18\x16 \x01(\v2\x13.seg6x.v1.TraceAddrR\x05inner\x12\x14\n" +
+	"\x05sport\x18\x17 \x01(\rR\x05sport\x12\x14\n" +
+	"\x05dport\x18\x18 \x01(\rR\x05dport\x12\x1b\n" +
+	"\tframe_len\x18\x19 \x01(\rR\bframeLen\x12\x17\n" +
+	"\aout_len\x18\x1a \x01(\rR\x06outLen\x12\x0e\n" +
+	"\x02rx\x18\x1b \x01(\fR\x02rx\x12\x0e\n" +
+	"\x02tx\x18\x1c \x01(\fR\x02tx\"\xbf\x01\n" +
+	"\fTraceSummary\x12\x18\n" +
+	"\amatched\x18\x01 \x01(\x04R\amatched\x12\x18\n" +
+	"\aemitted\x18\x02 \x01(\x04R\aemitted\x12\x1f\n" +
+	"\vsampled_out\x18\x03 \x01(\x04R\n" +
+	"sampledOut\x12!\n" +
+	"\frate_limited\x18\x04 \x01(\x04R\vrateLimited\x12\x1b\n" +
+	"\tring_full\x18\x05 \x01(\x04R\bringFull\x12\x1a\n" +
+	"\bprograms\x18\x06 \x01(\rR\bprograms\"z\n" +
+	"\n" +
+	"TraceEvent\x12/\n" +
+	"\x06record\x18\x01 \x01(\v2\x15.seg6x.v1.TraceRecordH\x00R\x06record\x122\n" +
+	"\asummary\x18\x02 \x01(\v2\x16.seg6x.v1.TraceSummaryH\x00R\asummaryB\a\n" +
+	"\x05event\"8\n" +
+	"\x0eExplainRequest\x12\x10\n" +
+	"\x03dev\x18\x01 \x01(\tR\x03dev\x12\x14\n" +
+	"\x05frame\x18\x02 \x01(\fR\x05frame\"=\n" +
+	"\fExplainReply\x12-\n" +
+	"\x06record\x18\x01 \x01(\v2\x15.seg6x.v1.TraceRecordR\x06record2\x8e\x04\n" +
 	"\aControl\x128\n" +
 	"\x06Commit\x12\x17.seg6x.v1.CommitRequest\x1a\x15.seg6x.v1.CommitReply\x12@\n" +
 	"\n" +
@@ -3316,7 +4329,9 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x05Stats\x12\x16.seg6x.v1.StatsRequest\x1a\x14.seg6x.v1.StatsReply\x128\n" +
 	"\x06Status\x12\x17.seg6x.v1.StatusRequest\x1a\x15.seg6x.v1.StatusReply\x128\n" +
 	"\x06Kernel\x12\x17.seg6x.v1.KernelRequest\x1a\x15.seg6x.v1.KernelReply\x12/\n" +
-	"\x03Bgp\x12\x14.seg6x.v1.BgpRequest\x1a\x12.seg6x.v1.BgpReplyB,Z*github.com/seg6x/seg6x/api/seg6xv1;seg6xv1b\x06proto3"
+	"\x03Bgp\x12\x14.seg6x.v1.BgpRequest\x1a\x12.seg6x.v1.BgpReply\x127\n" +
+	"\x05Trace\x12\x16.seg6x.v1.TraceRequest\x1a\x14.seg6x.v1.TraceEvent0\x01\x12;\n" +
+	"\aExplain\x12\x18.seg6x.v1.ExplainRequest\x1a\x16.seg6x.v1.ExplainReplyB,Z*github.com/seg6x/seg6x/api/seg6xv1;seg6xv1b\x06proto3"
 
 var (
 	file_seg6x_proto_rawDescOnce sync.Once
@@ -3331,7 +4346,7 @@ func file_seg6x_proto_rawDescGZIP() []byte {
 }
 
 var file_seg6x_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_seg6x_proto_goTypes = []any{
 	(Op_Kind)(0),               // 0: seg6x.v1.Op.Kind
 	(*Options)(nil),            // 1: seg6x.v1.Options
@@ -3370,8 +4385,17 @@ var file_seg6x_proto_goTypes = []any{
 	(*BgpNeighbor)(nil),        // 34: seg6x.v1.BgpNeighbor
 	(*BgpRoute)(nil),           // 35: seg6x.v1.BgpRoute
 	(*BgpReply)(nil),           // 36: seg6x.v1.BgpReply
-	nil,                        // 37: seg6x.v1.StatsReply.ActionsEntry
-	nil,                        // 38: seg6x.v1.StatsReply.ReasonsEntry
+	(*TraceFilter)(nil),        // 37: seg6x.v1.TraceFilter
+	(*TraceRequest)(nil),       // 38: seg6x.v1.TraceRequest
+	(*TraceAddr)(nil),          // 39: seg6x.v1.TraceAddr
+	(*TraceFib)(nil),           // 40: seg6x.v1.TraceFib
+	(*TraceRecord)(nil),        // 41: seg6x.v1.TraceRecord
+	(*TraceSummary)(nil),       // 42: seg6x.v1.TraceSummary
+	(*TraceEvent)(nil),         // 43: seg6x.v1.TraceEvent
+	(*ExplainRequest)(nil),     // 44: seg6x.v1.ExplainRequest
+	(*ExplainReply)(nil),       // 45: seg6x.v1.ExplainReply
+	nil,                        // 46: seg6x.v1.StatsReply.ActionsEntry
+	nil,                        // 47: seg6x.v1.StatsReply.ReasonsEntry
 }
 var file_seg6x_proto_depIdxs = []int32{
 	5,  // 0: seg6x.v1.Tenant.ports:type_name -> seg6x.v1.Port
@@ -3401,8 +4425,8 @@ var file_seg6x_proto_depIdxs = []int32{
 	18, // 24: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
 	23, // 25: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
 	23, // 26: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
-	37, // 27: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
-	38, // 28: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
+	46, // 27: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
+	47, // 28: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
 	24, // 29: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
 	25, // 30: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
 	27, // 31: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
@@ -3413,27 +4437,38 @@ var file_seg6x_proto_depIdxs = []int32{
 	34, // 36: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
 	35, // 37: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
 	35, // 38: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
-	23, // 39: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
-	23, // 40: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
-	15, // 41: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
-	19, // 42: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
-	20, // 43: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
-	22, // 44: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
-	28, // 45: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
-	30, // 46: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
-	33, // 47: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
-	17, // 48: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
-	17, // 49: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
-	21, // 50: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
-	26, // 51: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
-	29, // 52: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
-	32, // 53: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
-	36, // 54: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
-	48, // [48:55] is the sub-list for method output_type
-	41, // [41:48] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	37, // 39: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
+	40, // 40: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
+	39, // 41: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
+	39, // 42: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
+	41, // 43: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
+	42, // 44: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
+	41, // 45: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
+	23, // 46: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
+	23, // 47: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
+	15, // 48: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
+	19, // 49: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
+	20, // 50: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
+	22, // 51: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
+	28, // 52: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
+	30, // 53: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
+	33, // 54: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
+	38, // 55: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
+	44, // 56: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
+	17, // 57: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
+	17, // 58: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
+	21, // 59: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
+	26, // 60: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
+	29, // 61: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
+	32, // 62: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
+	36, // 63: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
+	43, // 64: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
+	45, // 65: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
+	57, // [57:66] is the sub-list for method output_type
+	48, // [48:57] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_seg6x_proto_init() }
@@ -3451,13 +4486,18 @@ func file_seg6x_proto_init() {
 		(*Op_Domain)(nil),
 		(*Op_Bgp)(nil),
 	}
+	file_seg6x_proto_msgTypes[36].OneofWrappers = []any{}
+	file_seg6x_proto_msgTypes[42].OneofWrappers = []any{
+		(*TraceEvent_Record)(nil),
+		(*TraceEvent_Summary)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seg6x_proto_rawDesc), len(file_seg6x_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   38,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -31,6 +31,8 @@ const (
 	Control_Status_FullMethodName     = "/seg6x.v1.Control/Status"
 	Control_Kernel_FullMethodName     = "/seg6x.v1.Control/Kernel"
 	Control_Bgp_FullMethodName        = "/seg6x.v1.Control/Bgp"
+	Control_Trace_FullMethodName      = "/seg6x.v1.Control/Trace"
+	Control_Explain_FullMethodName    = "/seg6x.v1.Control/Explain"
 )
 
 // ControlClient is the client API for Control service.
@@ -58,6 +60,15 @@ type ControlClient interface {
 	// Bgp reports the daemon's BGP speaker (the state's bgp section): its sessions, and the VPN routes it
 	// learned and advertises. Without a daemon, or without a bgp section, running is false.
 	Bgp(ctx context.Context, in *BgpRequest, opts ...grpc.CallOption) (*BgpReply, error)
+	// Trace streams one record per packet the fast path handles that matches the filter (every
+	// decision it took, and with snaplen the frame as received and as it left), until count records,
+	// the duration, or the caller's end; then a summary. One trace runs at a time per instance: the
+	// program is switched to its traced build while it runs. Errors: INVALID_ARGUMENT (a bad filter),
+	// FAILED_PRECONDITION (another trace runs, or no interface is attached).
+	Trace(ctx context.Context, in *TraceRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TraceEvent], error)
+	// Explain runs one frame through the traced build of the program on the live maps, without sending
+	// it anywhere or counting it, and returns the decision record and the frame that would leave.
+	Explain(ctx context.Context, in *ExplainRequest, opts ...grpc.CallOption) (*ExplainReply, error)
 }
 
 type controlClient struct {
@@ -147,6 +158,35 @@ func (c *controlClient) Bgp(ctx context.Context, in *BgpRequest, opts ...grpc.Ca
 	return out, nil
 }
 
+func (c *controlClient) Trace(ctx context.Context, in *TraceRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TraceEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Control_ServiceDesc.Streams[1], Control_Trace_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[TraceRequest, TraceEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Control_TraceClient = grpc.ServerStreamingClient[TraceEvent]
+
+func (c *controlClient) Explain(ctx context.Context, in *ExplainRequest, opts ...grpc.CallOption) (*ExplainReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExplainReply)
+	err := c.cc.Invoke(ctx, Control_Explain_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -172,6 +212,15 @@ type ControlServer interface {
 	// Bgp reports the daemon's BGP speaker (the state's bgp section): its sessions, and the VPN routes it
 	// learned and advertises. Without a daemon, or without a bgp section, running is false.
 	Bgp(context.Context, *BgpRequest) (*BgpReply, error)
+	// Trace streams one record per packet the fast path handles that matches the filter (every
+	// decision it took, and with snaplen the frame as received and as it left), until count records,
+	// the duration, or the caller's end; then a summary. One trace runs at a time per instance: the
+	// program is switched to its traced build while it runs. Errors: INVALID_ARGUMENT (a bad filter),
+	// FAILED_PRECONDITION (another trace runs, or no interface is attached).
+	Trace(*TraceRequest, grpc.ServerStreamingServer[TraceEvent]) error
+	// Explain runs one frame through the traced build of the program on the live maps, without sending
+	// it anywhere or counting it, and returns the decision record and the frame that would leave.
+	Explain(context.Context, *ExplainRequest) (*ExplainReply, error)
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -202,6 +251,12 @@ func (UnimplementedControlServer) Kernel(context.Context, *KernelRequest) (*Kern
 }
 func (UnimplementedControlServer) Bgp(context.Context, *BgpRequest) (*BgpReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Bgp not implemented")
+}
+func (UnimplementedControlServer) Trace(*TraceRequest, grpc.ServerStreamingServer[TraceEvent]) error {
+	return status.Error(codes.Unimplemented, "method Trace not implemented")
+}
+func (UnimplementedControlServer) Explain(context.Context, *ExplainRequest) (*ExplainReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Explain not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -343,6 +398,35 @@ func _Control_Bgp_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Control_Trace_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(TraceRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ControlServer).Trace(m, &grpc.GenericServerStream[TraceRequest, TraceEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Control_TraceServer = grpc.ServerStreamingServer[TraceEvent]
+
+func _Control_Explain_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExplainRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).Explain(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_Explain_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).Explain(ctx, req.(*ExplainRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -374,11 +458,20 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "Bgp",
 			Handler:    _Control_Bgp_Handler,
 		},
+		{
+			MethodName: "Explain",
+			Handler:    _Control_Explain_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Show",
 			Handler:       _Control_Show_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Trace",
+			Handler:       _Control_Trace_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -344,6 +344,26 @@ func (s *Store) Tenants() []Tenant {
 	return out
 }
 
+// TenantOfTableID names the tenant whose data plane route table is id (the port entries' table_id;
+// "" when none is).
+func (s *Store) TenantOfTableID(id uint32) string {
+	for name, t := range s.rt.tenants {
+		if t.tableID == id {
+			return name
+		}
+	}
+	return ""
+}
+
+// TableIDOf is the data plane route table of tenant name (false: no such tenant).
+func (s *Store) TableIDOf(name string) (uint32, bool) {
+	t := s.rt.tenants[name]
+	if t == nil {
+		return 0, false
+	}
+	return t.tableID, true
+}
+
 // TenantRoutes returns the routes of one tenant by prefix (nil for an unknown tenant).
 func (s *Store) TenantRoutes(name string) map[netip.Prefix]Route {
 	t := s.rt.tenants[name]

@@ -119,39 +119,131 @@ type Seg6xFibDirectSidEntry struct {
 	Nh     [16]uint8
 }
 
+type Seg6xFibDirectTraceBuf struct {
+	_   structs.HostLayout
+	Rec struct {
+		_          structs.HostLayout
+		TsNs       uint64
+		Flags      uint32
+		Ifindex    uint32
+		Vlan       uint16
+		Class      uint8
+		Action     uint8
+		Reason     uint16
+		RxLen      uint16
+		TxLen      uint16
+		Pad        uint16
+		FrameLen   uint32
+		OutLen     uint32
+		PortFlags  uint32
+		Table      uint32
+		Policy     uint32
+		RoutePlen  uint32
+		RouteAddr  [16]uint8
+		Sid        [16]uint8
+		SidId      uint32
+		Behavior   uint8
+		SlBefore   uint8
+		SlAfter    uint8
+		Chain      uint8
+		FibTable   uint32
+		FibRc      int32
+		FibIfindex uint32
+		FibMtu     uint32
+		FibDst     [16]uint8
+		FibNh      [16]uint8
+		Dmac       [6]uint8
+		Smac       [6]uint8
+		OuterProto uint8
+		InnerProto uint8
+		Sport      uint16
+		Dport      uint16
+		OuterSrc   [16]uint8
+		OuterDst   [16]uint8
+		InnerSrc   [16]uint8
+		InnerDst   [16]uint8
+		_          [2]byte
+	}
+	Data [4096]uint8
+}
+
+type Seg6xFibDirectTraceCfg struct {
+	_          structs.HostLayout
+	Filter     uint32
+	Ifindex    uint32
+	Vlan       uint16
+	Reason     uint16
+	Table      uint32
+	Policy     uint32
+	Sid        [16]uint8
+	Src        [16]uint8
+	Dst        [16]uint8
+	SrcPlen    uint8
+	DstPlen    uint8
+	Proto      uint8
+	Class      uint8
+	Sport      uint16
+	Dport      uint16
+	ActionMask uint32
+	Sample     uint32
+	Rate       uint32
+	Snaplen    uint32
+}
+
+type Seg6xFibDirectTraceStats struct {
+	_           structs.HostLayout
+	Matched     uint64
+	Emitted     uint64
+	SampledOut  uint64
+	RateLimited uint64
+	RingFull    uint64
+	TokensNs    uint64
+	Tokens      uint64
+	Seen        uint64
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	Seg6xFibDirectMapActionStats     = "action_stats"
-	Seg6xFibDirectMapIcmpTat         = "icmp_tat"
-	Seg6xFibDirectMapNhCache         = "nh_cache"
-	Seg6xFibDirectMapNhGen           = "nh_gen"
-	Seg6xFibDirectMapPolicies        = "policies"
-	Seg6xFibDirectMapPolicyStats     = "policy_stats"
-	Seg6xFibDirectMapPorts           = "ports"
-	Seg6xFibDirectMapReasonStats     = "reason_stats"
-	Seg6xFibDirectMapRoutes4         = "routes4"
-	Seg6xFibDirectMapRoutes6         = "routes6"
-	Seg6xFibDirectMapScratch         = "scratch"
-	Seg6xFibDirectMapSidSources      = "sid_sources"
-	Seg6xFibDirectMapSidSpace        = "sid_space"
-	Seg6xFibDirectMapSidStats        = "sid_stats"
-	Seg6xFibDirectMapSids            = "sids"
-	Seg6xFibDirectMapSlowPath        = "slow_path"
-	Seg6xFibDirectMapTxPorts         = "tx_ports"
-	Seg6xFibDirectProgSeg6xXdp       = "seg6x_xdp"
-	Seg6xFibDirectVarExportLimits    = "export_limits"
-	Seg6xFibDirectVarExportMssClamp  = "export_mss_clamp"
-	Seg6xFibDirectVarExportPortFlags = "export_port_flags"
-	Seg6xFibDirectVarExportPortVlan  = "export_port_vlan"
-	Seg6xFibDirectVarExportReason    = "export_reason"
-	Seg6xFibDirectVarExportSidAction = "export_sid_action"
-	Seg6xFibDirectVarExportSidFlags  = "export_sid_flags"
-	Seg6xFibDirectVarExportSlowKind  = "export_slow_kind"
-	Seg6xFibDirectVarIcmpBurst       = "icmp_burst"
-	Seg6xFibDirectVarIcmpIntervalNs  = "icmp_interval_ns"
-	Seg6xFibDirectVarNhCacheNs       = "nh_cache_ns"
+	Seg6xFibDirectMapActionStats            = "action_stats"
+	Seg6xFibDirectMapIcmpTat                = "icmp_tat"
+	Seg6xFibDirectMapNhCache                = "nh_cache"
+	Seg6xFibDirectMapNhGen                  = "nh_gen"
+	Seg6xFibDirectMapPolicies               = "policies"
+	Seg6xFibDirectMapPolicyStats            = "policy_stats"
+	Seg6xFibDirectMapPorts                  = "ports"
+	Seg6xFibDirectMapReasonStats            = "reason_stats"
+	Seg6xFibDirectMapRoutes4                = "routes4"
+	Seg6xFibDirectMapRoutes6                = "routes6"
+	Seg6xFibDirectMapScratch                = "scratch"
+	Seg6xFibDirectMapSidSources             = "sid_sources"
+	Seg6xFibDirectMapSidSpace               = "sid_space"
+	Seg6xFibDirectMapSidStats               = "sid_stats"
+	Seg6xFibDirectMapSids                   = "sids"
+	Seg6xFibDirectMapSlowPath               = "slow_path"
+	Seg6xFibDirectMapTraceConfig            = "trace_config"
+	Seg6xFibDirectMapTraceCounts            = "trace_counts"
+	Seg6xFibDirectMapTraceProg              = "trace_prog"
+	Seg6xFibDirectMapTraceRing              = "trace_ring"
+	Seg6xFibDirectMapTraceScratch           = "trace_scratch"
+	Seg6xFibDirectMapTxPorts                = "tx_ports"
+	Seg6xFibDirectProgSeg6xXdp              = "seg6x_xdp"
+	Seg6xFibDirectVarExportLimits           = "export_limits"
+	Seg6xFibDirectVarExportMssClamp         = "export_mss_clamp"
+	Seg6xFibDirectVarExportPortFlags        = "export_port_flags"
+	Seg6xFibDirectVarExportPortVlan         = "export_port_vlan"
+	Seg6xFibDirectVarExportReason           = "export_reason"
+	Seg6xFibDirectVarExportSidAction        = "export_sid_action"
+	Seg6xFibDirectVarExportSidFlags         = "export_sid_flags"
+	Seg6xFibDirectVarExportSlowKind         = "export_slow_kind"
+	Seg6xFibDirectVarExportTraceClass       = "export_trace_class"
+	Seg6xFibDirectVarExportTraceFilterFlags = "export_trace_filter_flags"
+	Seg6xFibDirectVarExportTraceFlags       = "export_trace_flags"
+	Seg6xFibDirectVarIcmpBurst              = "icmp_burst"
+	Seg6xFibDirectVarIcmpIntervalNs         = "icmp_interval_ns"
+	Seg6xFibDirectVarNhCacheNs              = "nh_cache_ns"
+	Seg6xFibDirectVarTraceArmed             = "trace_armed"
 )
 
 // LoadSeg6xFibDirect returns the embedded CollectionSpec for Seg6xFibDirect.
@@ -203,40 +295,49 @@ type Seg6xFibDirectProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xFibDirectMapSpecs struct {
-	ActionStats *ebpf.MapSpec `ebpf:"action_stats"`
-	IcmpTat     *ebpf.MapSpec `ebpf:"icmp_tat"`
-	NhCache     *ebpf.MapSpec `ebpf:"nh_cache"`
-	NhGen       *ebpf.MapSpec `ebpf:"nh_gen"`
-	Policies    *ebpf.MapSpec `ebpf:"policies"`
-	PolicyStats *ebpf.MapSpec `ebpf:"policy_stats"`
-	Ports       *ebpf.MapSpec `ebpf:"ports"`
-	ReasonStats *ebpf.MapSpec `ebpf:"reason_stats"`
-	Routes4     *ebpf.MapSpec `ebpf:"routes4"`
-	Routes6     *ebpf.MapSpec `ebpf:"routes6"`
-	Scratch     *ebpf.MapSpec `ebpf:"scratch"`
-	SidSources  *ebpf.MapSpec `ebpf:"sid_sources"`
-	SidSpace    *ebpf.MapSpec `ebpf:"sid_space"`
-	SidStats    *ebpf.MapSpec `ebpf:"sid_stats"`
-	Sids        *ebpf.MapSpec `ebpf:"sids"`
-	SlowPath    *ebpf.MapSpec `ebpf:"slow_path"`
-	TxPorts     *ebpf.MapSpec `ebpf:"tx_ports"`
+	ActionStats  *ebpf.MapSpec `ebpf:"action_stats"`
+	IcmpTat      *ebpf.MapSpec `ebpf:"icmp_tat"`
+	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
+	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
+	Policies     *ebpf.MapSpec `ebpf:"policies"`
+	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
+	Ports        *ebpf.MapSpec `ebpf:"ports"`
+	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
+	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
+	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
+	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
+	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
+	SidSpace     *ebpf.MapSpec `ebpf:"sid_space"`
+	SidStats     *ebpf.MapSpec `ebpf:"sid_stats"`
+	Sids         *ebpf.MapSpec `ebpf:"sids"`
+	SlowPath     *ebpf.MapSpec `ebpf:"slow_path"`
+	TraceConfig  *ebpf.MapSpec `ebpf:"trace_config"`
+	TraceCounts  *ebpf.MapSpec `ebpf:"trace_counts"`
+	TraceProg    *ebpf.MapSpec `ebpf:"trace_prog"`
+	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
+	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
+	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
 }
 
 // Seg6xFibDirectVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xFibDirectVariableSpecs struct {
-	ExportLimits    *ebpf.VariableSpec `ebpf:"export_limits"`
-	ExportMssClamp  *ebpf.VariableSpec `ebpf:"export_mss_clamp"`
-	ExportPortFlags *ebpf.VariableSpec `ebpf:"export_port_flags"`
-	ExportPortVlan  *ebpf.VariableSpec `ebpf:"export_port_vlan"`
-	ExportReason    *ebpf.VariableSpec `ebpf:"export_reason"`
-	ExportSidAction *ebpf.VariableSpec `ebpf:"export_sid_action"`
-	ExportSidFlags  *ebpf.VariableSpec `ebpf:"export_sid_flags"`
-	ExportSlowKind  *ebpf.VariableSpec `ebpf:"export_slow_kind"`
-	IcmpBurst       *ebpf.VariableSpec `ebpf:"icmp_burst"`
-	IcmpIntervalNs  *ebpf.VariableSpec `ebpf:"icmp_interval_ns"`
-	NhCacheNs       *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
+	ExportLimits           *ebpf.VariableSpec `ebpf:"export_limits"`
+	ExportMssClamp         *ebpf.VariableSpec `ebpf:"export_mss_clamp"`
+	ExportPortFlags        *ebpf.VariableSpec `ebpf:"export_port_flags"`
+	ExportPortVlan         *ebpf.VariableSpec `ebpf:"export_port_vlan"`
+	ExportReason           *ebpf.VariableSpec `ebpf:"export_reason"`
+	ExportSidAction        *ebpf.VariableSpec `ebpf:"export_sid_action"`
+	ExportSidFlags         *ebpf.VariableSpec `ebpf:"export_sid_flags"`
+	ExportSlowKind         *ebpf.VariableSpec `ebpf:"export_slow_kind"`
+	ExportTraceClass       *ebpf.VariableSpec `ebpf:"export_trace_class"`
+	ExportTraceFilterFlags *ebpf.VariableSpec `ebpf:"export_trace_filter_flags"`
+	ExportTraceFlags       *ebpf.VariableSpec `ebpf:"export_trace_flags"`
+	IcmpBurst              *ebpf.VariableSpec `ebpf:"icmp_burst"`
+	IcmpIntervalNs         *ebpf.VariableSpec `ebpf:"icmp_interval_ns"`
+	NhCacheNs              *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
+	TraceArmed             *ebpf.VariableSpec `ebpf:"trace_armed"`
 }
 
 // Seg6xFibDirectObjects contains all objects after they have been loaded into the kernel.
@@ -259,23 +360,28 @@ func (o *Seg6xFibDirectObjects) Close() error {
 //
 // It can be passed to LoadSeg6xFibDirectObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xFibDirectMaps struct {
-	ActionStats *ebpf.Map `ebpf:"action_stats"`
-	IcmpTat     *ebpf.Map `ebpf:"icmp_tat"`
-	NhCache     *ebpf.Map `ebpf:"nh_cache"`
-	NhGen       *ebpf.Map `ebpf:"nh_gen"`
-	Policies    *ebpf.Map `ebpf:"policies"`
-	PolicyStats *ebpf.Map `ebpf:"policy_stats"`
-	Ports       *ebpf.Map `ebpf:"ports"`
-	ReasonStats *ebpf.Map `ebpf:"reason_stats"`
-	Routes4     *ebpf.Map `ebpf:"routes4"`
-	Routes6     *ebpf.Map `ebpf:"routes6"`
-	Scratch     *ebpf.Map `ebpf:"scratch"`
-	SidSources  *ebpf.Map `ebpf:"sid_sources"`
-	SidSpace    *ebpf.Map `ebpf:"sid_space"`
-	SidStats    *ebpf.Map `ebpf:"sid_stats"`
-	Sids        *ebpf.Map `ebpf:"sids"`
-	SlowPath    *ebpf.Map `ebpf:"slow_path"`
-	TxPorts     *ebpf.Map `ebpf:"tx_ports"`
+	ActionStats  *ebpf.Map `ebpf:"action_stats"`
+	IcmpTat      *ebpf.Map `ebpf:"icmp_tat"`
+	NhCache      *ebpf.Map `ebpf:"nh_cache"`
+	NhGen        *ebpf.Map `ebpf:"nh_gen"`
+	Policies     *ebpf.Map `ebpf:"policies"`
+	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
+	Ports        *ebpf.Map `ebpf:"ports"`
+	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
+	Routes4      *ebpf.Map `ebpf:"routes4"`
+	Routes6      *ebpf.Map `ebpf:"routes6"`
+	Scratch      *ebpf.Map `ebpf:"scratch"`
+	SidSources   *ebpf.Map `ebpf:"sid_sources"`
+	SidSpace     *ebpf.Map `ebpf:"sid_space"`
+	SidStats     *ebpf.Map `ebpf:"sid_stats"`
+	Sids         *ebpf.Map `ebpf:"sids"`
+	SlowPath     *ebpf.Map `ebpf:"slow_path"`
+	TraceConfig  *ebpf.Map `ebpf:"trace_config"`
+	TraceCounts  *ebpf.Map `ebpf:"trace_counts"`
+	TraceProg    *ebpf.Map `ebpf:"trace_prog"`
+	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
+	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
+	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
 }
 
 func (m *Seg6xFibDirectMaps) Close() error {
@@ -296,6 +402,11 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.SidStats,
 		m.Sids,
 		m.SlowPath,
+		m.TraceConfig,
+		m.TraceCounts,
+		m.TraceProg,
+		m.TraceRing,
+		m.TraceScratch,
 		m.TxPorts,
 	)
 }
@@ -304,17 +415,21 @@ func (m *Seg6xFibDirectMaps) Close() error {
 //
 // It can be passed to LoadSeg6xFibDirectObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xFibDirectVariables struct {
-	ExportLimits    *ebpf.Variable `ebpf:"export_limits"`
-	ExportMssClamp  *ebpf.Variable `ebpf:"export_mss_clamp"`
-	ExportPortFlags *ebpf.Variable `ebpf:"export_port_flags"`
-	ExportPortVlan  *ebpf.Variable `ebpf:"export_port_vlan"`
-	ExportReason    *ebpf.Variable `ebpf:"export_reason"`
-	ExportSidAction *ebpf.Variable `ebpf:"export_sid_action"`
-	ExportSidFlags  *ebpf.Variable `ebpf:"export_sid_flags"`
-	ExportSlowKind  *ebpf.Variable `ebpf:"export_slow_kind"`
-	IcmpBurst       *ebpf.Variable `ebpf:"icmp_burst"`
-	IcmpIntervalNs  *ebpf.Variable `ebpf:"icmp_interval_ns"`
-	NhCacheNs       *ebpf.Variable `ebpf:"nh_cache_ns"`
+	ExportLimits           *ebpf.Variable `ebpf:"export_limits"`
+	ExportMssClamp         *ebpf.Variable `ebpf:"export_mss_clamp"`
+	ExportPortFlags        *ebpf.Variable `ebpf:"export_port_flags"`
+	ExportPortVlan         *ebpf.Variable `ebpf:"export_port_vlan"`
+	ExportReason           *ebpf.Variable `ebpf:"export_reason"`
+	ExportSidAction        *ebpf.Variable `ebpf:"export_sid_action"`
+	ExportSidFlags         *ebpf.Variable `ebpf:"export_sid_flags"`
+	ExportSlowKind         *ebpf.Variable `ebpf:"export_slow_kind"`
+	ExportTraceClass       *ebpf.Variable `ebpf:"export_trace_class"`
+	ExportTraceFilterFlags *ebpf.Variable `ebpf:"export_trace_filter_flags"`
+	ExportTraceFlags       *ebpf.Variable `ebpf:"export_trace_flags"`
+	IcmpBurst              *ebpf.Variable `ebpf:"icmp_burst"`
+	IcmpIntervalNs         *ebpf.Variable `ebpf:"icmp_interval_ns"`
+	NhCacheNs              *ebpf.Variable `ebpf:"nh_cache_ns"`
+	TraceArmed             *ebpf.Variable `ebpf:"trace_armed"`
 }
 
 // Seg6xFibDirectPrograms contains all programs after they have been loaded into the kernel.
