@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/ringbuf"
 	"github.com/seg6x/seg6x/internal/benchrig/rigbpf"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
@@ -33,6 +34,10 @@ type MicroResult struct {
 	DirectNsPerPkt float64 `json:"fib_direct_ns_per_pkt"`
 	// With the headend's next-hop cache on (nexthop_cache_ms 1000; other behaviors unaffected).
 	CachedNsPerPkt float64 `json:"nh_cache_ns_per_pkt"`
+	// A trace armed (the product program tail-calls its traced build): with a filter no packet
+	// matches, and with one every packet matches (records of 128-byte frames to the ring, drained).
+	TraceArmedNsPerPkt float64 `json:"trace_armed_nomatch_ns_per_pkt"`
+	TraceAllNsPerPkt   float64 `json:"trace_armed_all_ns_per_pkt"`
 }
 
 // RunMicro times every micro case and the headend at 10 and 1M routes; it must run inside a
@@ -84,6 +89,11 @@ func microCasesRun(rig *fixtures.Rig, runs int) ([]MicroResult, error) {
 		return nil, err
 	}
 	defer direct.Close()
+	armed, stop, err := armedForMicro(rig.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
 	for _, name := range microCases {
 		f := fixtures.Find(all, name)
 		if f == nil {
@@ -110,9 +120,26 @@ func microCasesRun(rig *fixtures.Rig, runs int) ([]MicroResult, error) {
 		if rc.Action != r.Action || !bytes.Equal(rc.Output, r.Output) {
 			return nil, fmt.Errorf("%s: with the next-hop cache the result differs", name)
 		}
+		var traced [2]float64
+		for i, match := range []bool{false, true} {
+			if err := armed.filter(match); err != nil {
+				return nil, err
+			}
+			rt, err := rig.Run(armed.prog.Seg6xXdp, f, runs)
+			if err != nil {
+				return nil, err
+			}
+			if rt.Action != r.Action || !bytes.Equal(rt.Output, r.Output) {
+				return nil, fmt.Errorf("%s: with a trace armed the result differs", name)
+			}
+			traced[i] = float64(rt.PerRun)
+		}
+		if err := armed.filter(false); err != nil {
+			return nil, err
+		}
 		ns := float64(r.PerRun)
 		out = append(out, MicroResult{Case: name, Description: f.Description, Action: f.Action, NsPerPkt: ns, VsBare: ns / bareNs,
-			DirectNsPerPkt: float64(rd.PerRun), CachedNsPerPkt: float64(rc.PerRun)})
+			DirectNsPerPkt: float64(rd.PerRun), CachedNsPerPkt: float64(rc.PerRun), TraceArmedNsPerPkt: traced[0], TraceAllNsPerPkt: traced[1]})
 	}
 	return out, nil
 }
@@ -142,4 +169,65 @@ func loadBare(dev, dmac string) (*rigbpf.BaselineObjects, error) {
 		return nil, err
 	}
 	return &o, nil
+}
+
+// microTrace is a product program with a trace armed, for `bench micro`.
+type microTrace struct {
+	prog   *dataplane.Seg6xObjects
+	traced *dataplane.Seg6xTraceObjects
+}
+
+// filter sets the trace filter: every packet, or none (an interface index no port has).
+func (m *microTrace) filter(all bool) error {
+	c := dataplane.Seg6xTraceCfg{Snaplen: 128}
+	if !all {
+		c.Filter, c.Ifindex = uint32(dataplane.Seg6xTraceFilterFlagsTF_IFINDEX), 0xFFFFFFFF
+	}
+	return m.traced.TraceConfig.Put(uint32(0), &c)
+}
+
+func armedForMicro(dir string) (*microTrace, func(), error) {
+	m := &microTrace{}
+	var err error
+	if m.prog, err = dataplane.LoadObjects(dir, dataplane.ProgramOptions{}); err != nil {
+		return nil, nil, err
+	}
+	if m.traced, err = dataplane.LoadTraceObjects(dir, dataplane.ProgramOptions{}); err != nil {
+		m.prog.Close()
+		return nil, nil, err
+	}
+	ring, err := ringbuf.NewReader(m.traced.TraceRing)
+	done := make(chan struct{})
+	stop := func() {
+		m.traced.TraceConfig.Put(uint32(0), &dataplane.Seg6xTraceCfg{})
+		if ring != nil {
+			ring.Close()
+			<-done
+		}
+		m.traced.Close()
+		m.prog.Close()
+	}
+	if err != nil {
+		close(done)
+		ring = nil
+		stop()
+		return nil, nil, err
+	}
+	go func() { // drain the ring, as a trace reader would
+		defer close(done)
+		for {
+			if _, err := ring.Read(); err != nil {
+				return
+			}
+		}
+	}()
+	if err := m.prog.TraceProg.Put(uint32(0), uint32(m.traced.Seg6xXdpTrace.FD())); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	if err := m.prog.TraceArmed.Set(uint32(1)); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return m, stop, nil
 }

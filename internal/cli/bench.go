@@ -30,7 +30,9 @@ func benchCmd() *cobra.Command {
 fresh copy of the input frame (one BPF_PROG_TEST_RUN with repeat 1 each: a repeated run on an
 already encapsulated frame would measure the wrong thing), and reports the mean of the kernel-
 measured run times; also for the FIB_MAIN_DIRECT build variant and with the headend's next-hop
-cache on (outputs must be identical). "bare" is a program that only swaps MACs and redirects: the floor any XDP
+cache on, and with a trace armed (seg6x trace: the program tail-calls its traced build) whose filter
+takes no packet (TRACE-NONE) or every packet (TRACE-ALL, 128-byte frames to the ring, drained) (outputs
+must be identical). "bare" is a program that only swaps MACs and redirects: the floor any XDP
 forwarder pays. The kernel's timer is read around each run, so every figure includes the same
 ~tens of ns of timer overhead; compare ratios, not absolute values. Needs root; builds its own
 network namespace and removes it.`,
@@ -48,10 +50,10 @@ network namespace and removes it.`,
 				return printJSON(benchrig.Results{Meta: meta, Results: map[string]any{"cases": res, "route_scale": scale}})
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintf(w, "CASE\tACTION\tNS/PKT\tVS BARE\tFIB-DIRECT\tNH-CACHE\tWHAT\n")
+			fmt.Fprintf(w, "CASE\tACTION\tNS/PKT\tVS BARE\tFIB-DIRECT\tNH-CACHE\tTRACE-NONE\tTRACE-ALL\tWHAT\n")
 			for _, r := range res {
-				fmt.Fprintf(w, "%s\t%s\t%.1f\t%.2fx\t%.1f\t%.1f\t%s\n", r.Case, r.Action, r.NsPerPkt, r.VsBare, r.DirectNsPerPkt,
-					r.CachedNsPerPkt, r.Description)
+				fmt.Fprintf(w, "%s\t%s\t%.1f\t%.2fx\t%.1f\t%.1f\t%.1f\t%.1f\t%s\n", r.Case, r.Action, r.NsPerPkt, r.VsBare, r.DirectNsPerPkt,
+					r.CachedNsPerPkt, r.TraceArmedNsPerPkt, r.TraceAllNsPerPkt, r.Description)
 			}
 			w.Flush()
 			fmt.Printf("\n%d runs per case, each on a fresh frame; kernel-measured run time per packet.\n", runs)

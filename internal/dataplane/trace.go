@@ -325,3 +325,13 @@ func (x *Explainer) Run(ifindex uint32, frame []byte) (*Explained, error) {
 	}
 	return &Explained{Record: bufs[cpu].Rec, Ret: ret, Out: run.DataOut}, nil
 }
+
+// LoadTraceObjects loads the traced XDP build of instance dir on its maps (benchmarks; a trace of
+// the attached programs goes through ArmTrace).
+func LoadTraceObjects(dir string, po ProgramOptions) (*Seg6xTraceObjects, error) {
+	o := &Seg6xTraceObjects{}
+	if err := loadProgram(dir, po, "traced XDP", LoadSeg6xTrace, o); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
