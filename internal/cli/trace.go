@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -222,11 +223,13 @@ func printRecord(w io.Writer, r *pb.TraceRecord, frames bool) {
 		pkt += fmt.Sprintf(" %d > %d", r.Sport, r.Dport)
 	}
 	fmt.Fprintf(w, "  packet   %s, %d bytes\n", pkt, r.FrameLen)
-	port := "no port entry (access, no tenant)"
+	port := "no port entry: access, no tenant"
 	if len(r.PortRoles) > 0 {
 		port = strings.Join(r.PortRoles, ", ")
 		if r.Tenant != "" {
 			port += fmt.Sprintf(" %s", r.Tenant)
+		} else if r.Class == "not-ours" && slices.Contains(r.PortRoles, "access") {
+			port += fmt.Sprintf(": no tenant on %s vlan %d", r.Dev, r.Vlan)
 		}
 	}
 	fmt.Fprintf(w, "  port     %s\n", port)

@@ -123,7 +123,15 @@ func ip(b []byte, v int) []string {
 			return append(out, "icmp, truncated")
 		}
 		name := map[int]string{1: "icmp", 58: "icmpv6"}[proto]
-		return append(out, fmt.Sprintf("%s type %d code %d", name, p[0], p[1]))
+		line := fmt.Sprintf("%s type %d code %d", name, p[0], p[1])
+		if len(p) >= 8 && (proto == 1 && p[0] == 3 && p[1] == 4 || proto == 58 && p[0] == 2) {
+			mtu := binary.BigEndian.Uint32(p[4:8])
+			if proto == 1 {
+				mtu &= 0xFFFF
+			}
+			line += fmt.Sprintf(" (too big: mtu %d)", mtu)
+		}
+		return append(out, line)
 	case 59:
 		return out
 	default:

@@ -101,3 +101,15 @@ func TestDescribeSRv6(t *testing.T) {
 		t.Errorf("truncated: %q", d)
 	}
 }
+
+func TestDescribeTooBig(t *testing.T) {
+	f, err := Build("ipv4 198.18.1.1>198.18.1.2 icmp len 0", srcMAC, dstMAC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	icmp := f[34:]
+	icmp[0], icmp[1], icmp[6], icmp[7] = 3, 4, 0x04, 0xc4 // frag needed, MTU 1220
+	if d := Describe(f); d[len(d)-1] != "icmp type 3 code 4 (too big: mtu 1220)" {
+		t.Errorf("Describe: %q", d)
+	}
+}
