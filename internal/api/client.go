@@ -131,7 +131,8 @@ func DialSocket(sock string) (pb.ControlClient, func(), error) {
 // Local serves srv in-process over an in-memory connection and returns a client of it.
 func Local(srv *Server) (pb.ControlClient, func(), error) {
 	lis := bufconn.Listen(1 << 20)
-	gs := NewGRPCServer(srv)
+	// Stop waits for the handlers: a trace disarms the programs before this process exits.
+	gs := NewGRPCServer(srv, grpc.WaitForHandlers(true))
 	go gs.Serve(lis)
 	conn, err := grpc.NewClient("passthrough:///local",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),

@@ -79,6 +79,10 @@ Examples:
 			if err := f.Close(); err != nil {
 				return err
 			}
+			if sum == nil {
+				fmt.Fprintf(os.Stderr, "%d packets written to %s (%d frames; interrupted)\n", n, out, 2*n)
+				return nil
+			}
 			fmt.Fprintf(os.Stderr, "%d packets written to %s (%d frames); %d matched, %d not recorded (sampling %d, rate limit %d, ring full %d)\n",
 				n, out, 2*n, sum.Matched, sum.SampledOut+sum.RateLimited+sum.RingFull, sum.SampledOut, sum.RateLimited, sum.RingFull)
 			return nil

@@ -139,7 +139,7 @@ func runTrace(args []string, tf traceFlags, snaplen uint32, each func(*pb.TraceR
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return &pb.TraceSummary{}, nil // interrupted: the server disarms as the stream ends
+				return nil, nil // interrupted: the server disarms as the stream ends (no summary)
 			}
 			return nil, apiErr(err)
 		}
@@ -189,6 +189,10 @@ Examples:
 			})
 			if err != nil {
 				return err
+			}
+			if sum == nil {
+				fmt.Printf("%d packets shown (interrupted)\n", n)
+				return nil
 			}
 			if g.jsonOut {
 				return printProto(sum)

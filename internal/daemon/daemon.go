@@ -106,6 +106,12 @@ func Run(ctx context.Context, o Options) error {
 	if len(rep.OldLayouts) > 0 {
 		o.logf("moved to map layout %s; removed the maps of %v", dataplane.MapLayout, rep.OldLayouts)
 	}
+	// A trace left armed by a process that died while tracing: its programs go back to their product path.
+	if n, err := dataplane.DisarmTraces(o.Dir); err != nil {
+		o.logf("checking for a trace left armed: %v", err)
+	} else if n > 0 {
+		o.logf("disarmed a trace left armed on %d programs (its process ended without disarming)", n)
+	}
 
 	// Every front end of this daemon (the config file, the link watcher, the kernel mirror, the gRPC
 	// API) changes the state through this one controller.

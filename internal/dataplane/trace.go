@@ -137,6 +137,31 @@ func (t *Trace) Close() {
 	})
 }
 
+// DisarmTraces clears the trace flag and slot of every attached program of instance dir (a trace
+// whose process died while it ran) and returns how many were armed.
+func DisarmTraces(dir string) (int, error) {
+	ids, err := attachedPrograms(dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for id := range ids {
+		a, err := programTraceMaps(id)
+		if err != nil {
+			continue // a program from a build without tracing
+		}
+		var on uint32
+		if a.flag.Lookup(uint32(0), &on) == nil && on != 0 {
+			n++
+		}
+		_ = a.flag.Put(uint32(0), uint32(0))
+		_ = a.jmp.Delete(uint32(0))
+		a.flag.Close()
+		a.jmp.Close()
+	}
+	return n, nil
+}
+
 // attachedPrograms are the programs of the instance's pinned links, with their hook.
 func attachedPrograms(dir string) (map[ebpf.ProgramID]string, error) {
 	ents, err := os.ReadDir(filepath.Join(PinDir(dir), "links"))
@@ -167,9 +192,30 @@ func attachedPrograms(dir string) (map[ebpf.ProgramID]string, error) {
 	return out, nil
 }
 
-// armProgram finds the flag (the .bss map holding trace_armed) and the trace_prog slot of attached
-// program id, puts traced in the slot and sets the flag.
+// armProgram finds the flag and the slot of attached program id, puts traced in the slot and sets
+// the flag.
 func armProgram(id ebpf.ProgramID, traced *ebpf.Program) (armedProgram, error) {
+	a, err := programTraceMaps(id)
+	if err != nil {
+		return a, err
+	}
+	if err := a.jmp.Put(uint32(0), uint32(traced.FD())); err != nil {
+		a.jmp.Close()
+		a.flag.Close()
+		return a, fmt.Errorf("installing the traced build: %w", err)
+	}
+	if err := a.flag.Put(uint32(0), uint32(1)); err != nil {
+		_ = a.jmp.Delete(uint32(0))
+		a.jmp.Close()
+		a.flag.Close()
+		return a, fmt.Errorf("setting the trace flag: %w", err)
+	}
+	return a, nil
+}
+
+// programTraceMaps finds the trace flag (the .bss map holding trace_armed) and the trace_prog slot
+// of program id.
+func programTraceMaps(id ebpf.ProgramID) (armedProgram, error) {
 	a := armedProgram{id: id}
 	p, err := ebpf.NewProgramFromID(id)
 	if err != nil {
@@ -206,17 +252,6 @@ func armProgram(id ebpf.ProgramID, traced *ebpf.Program) (armedProgram, error) {
 			a.flag.Close()
 		}
 		return a, errors.New("no trace_prog map or trace flag: a program from a build without tracing (re-attach it)")
-	}
-	if err := a.jmp.Put(uint32(0), uint32(traced.FD())); err != nil {
-		a.jmp.Close()
-		a.flag.Close()
-		return a, fmt.Errorf("installing the traced build: %w", err)
-	}
-	if err := a.flag.Put(uint32(0), uint32(1)); err != nil {
-		_ = a.jmp.Delete(uint32(0))
-		a.jmp.Close()
-		a.flag.Close()
-		return a, fmt.Errorf("setting the trace flag: %w", err)
 	}
 	return a, nil
 }
