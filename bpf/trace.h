@@ -80,82 +80,63 @@ static __always_inline void trace_ports(void *data, void *data_end, __u32 off, _
 	r->flags |= TRACE_F_L4;
 }
 
-static __always_inline void trace_inner(void *data, void *data_end, __u32 off, __u8 nh, struct trace_rec *r)
+/* The IP header at off (ethertype proto) into src/dst and *nh; returns the offset of its payload, 0
+ * when it has no headers of its own (a later IPv4 fragment), -1 when it is not within the frame. */
+static __always_inline int trace_ip(void *data, void *data_end, __u32 off, __be16 proto, __u8 *src, __u8 *dst, __u8 *nh)
 {
 	off &= 0x3FF;
-	if (nh == PROTO_IPIP) {
+	if (proto == ETH_P_IP_BE) {
 		struct iphdr *iph = data + off;
 		if ((void *)(iph + 1) > data_end)
-			return;
-		trace_addr4(r->inner_src, iph->saddr);
-		trace_addr4(r->inner_dst, iph->daddr);
-		r->inner_proto = iph->protocol;
-		r->flags |= TRACE_F_INNER;
-		if (!(iph->frag_off & IP_OFFSET_BE))
-			trace_ports(data, data_end, off + iph->ihl * 4, iph->protocol, r);
-	} else if (nh == PROTO_IPV6) {
+			return -1;
+		trace_addr4(src, iph->saddr);
+		trace_addr4(dst, iph->daddr);
+		*nh = iph->protocol;
+		return iph->frag_off & IP_OFFSET_BE ? 0 : off + iph->ihl * 4;
+	}
+	if (proto == ETH_P_IPV6_BE) {
 		struct ipv6hdr *ip6 = data + off;
 		if ((void *)(ip6 + 1) > data_end)
-			return;
-		__builtin_memcpy(r->inner_src, &ip6->saddr, 16);
-		__builtin_memcpy(r->inner_dst, &ip6->daddr, 16);
-		r->inner_proto = ip6->nexthdr;
-		r->flags |= TRACE_F_INNER;
-		trace_ports(data, data_end, off + sizeof(*ip6), ip6->nexthdr, r);
+			return -1;
+		__builtin_memcpy(src, &ip6->saddr, 16);
+		__builtin_memcpy(dst, &ip6->daddr, 16);
+		*nh = ip6->nexthdr;
+		return off + sizeof(*ip6);
 	}
+	return -1;
 }
 
 static __always_inline void trace_headers(void *data, void *data_end, struct trace_rec *r)
 {
-	struct ethhdr *eth = data;
-	__u32 off = ETH_HLEN;
-	__be16 proto;
+	struct pkt p = {};
+	int off;
+	__u8 *rh;
+	__u8 nh;
 
-	if ((void *)(eth + 1) > data_end)
+	if (parse_l2(data, data_end, &p) != REASON_NONE)
 		return;
-	proto = eth->h_proto;
-#pragma unroll
-	for (int i = 0; i < MAX_VLAN_TAGS; i++) {
-		struct vlan_tag *tag = data + off;
-		if (proto != ETH_P_8021Q_BE && proto != ETH_P_8021AD_BE)
-			break;
-		if ((void *)(tag + 1) > data_end)
+	off = trace_ip(data, data_end, p.l3off, p.proto, r->outer_src, r->outer_dst, &r->outer_proto);
+	if (off <= 0)
+		return;
+	nh = r->outer_proto;
+	if (p.proto == ETH_P_IPV6_BE && nh == PROTO_ROUTING) {
+		rh = data + (off & 0xFF);
+		if ((void *)(rh + 2) > data_end)
 			return;
-		proto = tag->proto;
-		off += VLAN_HLEN;
+		nh = rh[0];
+		off += ((int)rh[1] + 1) * 8;
 	}
-	if (proto == ETH_P_IP_BE) {
-		struct iphdr *iph = data + off;
-		if ((void *)(iph + 1) > data_end)
+	if (p.proto == ETH_P_IPV6_BE && (nh == PROTO_IPIP || nh == PROTO_IPV6)) {
+		off = trace_ip(data, data_end, off, nh == PROTO_IPIP ? ETH_P_IP_BE : ETH_P_IPV6_BE, r->inner_src, r->inner_dst,
+			       &r->inner_proto);
+		if (off < 0)
 			return;
-		trace_addr4(r->outer_src, iph->saddr);
-		trace_addr4(r->outer_dst, iph->daddr);
-		r->outer_proto = iph->protocol;
-		if (!(iph->frag_off & IP_OFFSET_BE))
-			trace_ports(data, data_end, off + iph->ihl * 4, iph->protocol, r);
-	} else if (proto == ETH_P_IPV6_BE) {
-		struct ipv6hdr *ip6 = data + off;
-		__u8 *rh;
-		__u8 nh;
-
-		if ((void *)(ip6 + 1) > data_end)
+		r->flags |= TRACE_F_INNER;
+		nh = r->inner_proto;
+		if (!off)
 			return;
-		__builtin_memcpy(r->outer_src, &ip6->saddr, 16);
-		__builtin_memcpy(r->outer_dst, &ip6->daddr, 16);
-		nh = r->outer_proto = ip6->nexthdr;
-		off += sizeof(*ip6);
-		if (nh == PROTO_ROUTING) {
-			rh = data + (off & 0xFF);
-			if ((void *)(rh + 2) > data_end)
-				return;
-			nh = rh[0];
-			off += ((__u32)rh[1] + 1) * 8;
-		}
-		if (nh == PROTO_IPIP || nh == PROTO_IPV6)
-			trace_inner(data, data_end, off, nh, r);
-		else
-			trace_ports(data, data_end, off, nh, r);
 	}
+	trace_ports(data, data_end, off, nh, r);
 }
 
 /* Is a (16 bytes) within the prefix p/plen? */

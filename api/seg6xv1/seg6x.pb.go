@@ -3445,8 +3445,8 @@ type TraceRecord struct {
 	Reason        string                 `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`                         // "" none (the reasons: bpf/structs.h, enum reason)
 	PortRoles     []string               `protobuf:"bytes,10,rep,name=port_roles,json=portRoles,proto3" json:"port_roles,omitempty"` // fabric, access, tenant, sid-sources, kernel-fallback ([]: no port entry)
 	Tenant        string                 `protobuf:"bytes,11,opt,name=tenant,proto3" json:"tenant,omitempty"`
-	Table         uint32                 `protobuf:"varint,12,opt,name=table,proto3" json:"table,omitempty"`
-	Route         string                 `protobuf:"bytes,13,opt,name=route,proto3" json:"route,omitempty"` // the tenant route's prefix ("" none)
+	Table         uint32                 `protobuf:"varint,12,opt,name=table,proto3" json:"table,omitempty"` // the tenant's route table (as configured)
+	Route         string                 `protobuf:"bytes,13,opt,name=route,proto3" json:"route,omitempty"`  // the tenant route's prefix ("" none)
 	Policy        uint32                 `protobuf:"varint,14,opt,name=policy,proto3" json:"policy,omitempty"`
 	Sid           string                 `protobuf:"bytes,15,opt,name=sid,proto3" json:"sid,omitempty"` // the local SID ("" none)
 	Behavior      string                 `protobuf:"bytes,16,opt,name=behavior,proto3" json:"behavior,omitempty"`

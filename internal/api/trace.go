@@ -24,6 +24,7 @@ import (
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/frame"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -39,7 +40,6 @@ var (
 	traceActions = map[string]uint32{"drop": dataplane.XDPDrop, "pass": dataplane.XDPPass, "redirect": dataplane.XDPRedirect}
 	fibResults   = map[int32]string{0: "success", 1: "blackhole", 2: "unreachable", 3: "prohibit", 4: "not-forwarded",
 		5: "forwarding-disabled", 6: "unsupported-lwt", 7: "no-neigh", 8: "frag-needed", 9: "no-src-addr", 100: "egress-not-attached"}
-	protoNames = map[string]uint8{"icmp": 1, "tcp": 6, "udp": 17, "ipv6": 41, "gre": 47, "icmpv6": 58, "ipip": 4}
 )
 
 // traceConfig is the data plane filter for f (names resolved in st).
@@ -94,13 +94,9 @@ func traceConfig(st *state.Store, req *pb.TraceRequest) (dataplane.Seg6xTraceCfg
 		set(x.flag)
 	}
 	if pr := f.GetProto(); pr != "" {
-		n, ok := protoNames[strings.ToLower(pr)]
+		n, ok := frame.ProtoNumber(strings.ToLower(pr))
 		if !ok {
-			v, err := strconv.ParseUint(pr, 10, 8)
-			if err != nil {
-				return c, fmt.Errorf("proto %q: want tcp, udp, icmp, icmpv6 or a number 0-255", pr)
-			}
-			n = uint8(v)
+			return c, fmt.Errorf("proto %q: want tcp, udp, icmp, icmpv6 or a number 0-255", pr)
 		}
 		c.Proto = n
 		set(dataplane.Seg6xTraceFilterFlagsTF_PROTO)
@@ -289,11 +285,11 @@ func decodeTraceSample(b []byte) (traceSample, error) {
 // namer names interfaces and tenants (read once per trace; an unknown one is shown by number).
 type namer struct {
 	devs    map[uint32]string
-	tenants map[uint32]string
+	tenants map[uint32]state.Tenant // by data plane table id
 }
 
 func newNamer(s *Server) *namer {
-	n := &namer{devs: map[uint32]string{}, tenants: map[uint32]string{}}
+	n := &namer{devs: map[uint32]string{}, tenants: map[uint32]state.Tenant{}}
 	if its, err := net.Interfaces(); err == nil {
 		for _, it := range its {
 			n.devs[uint32(it.Index)] = it.Name
@@ -302,7 +298,7 @@ func newNamer(s *Server) *namer {
 	s.ctl.Read(func(st *state.Store) {
 		for _, t := range st.Tenants() {
 			if id, ok := st.TableIDOf(t.Name); ok {
-				n.tenants[id] = t.Name
+				n.tenants[id] = t
 			}
 		}
 	})
@@ -360,9 +356,8 @@ func (n *namer) record(t traceSample) *pb.TraceRecord {
 				out.PortRoles = append(out.PortRoles, pr.name)
 			}
 		}
-		if r.PortFlags&uint32(dataplane.Seg6xPortFlagsPORT_F_TENANT) != 0 {
-			out.Table = r.Table
-			out.Tenant = n.tenants[r.Table]
+		if t, ok := n.tenants[r.Table]; ok && r.PortFlags&uint32(dataplane.Seg6xPortFlagsPORT_F_TENANT) != 0 {
+			out.Tenant, out.Table = t.Name, t.Table
 		}
 	}
 	if has(dataplane.Seg6xTraceFlagsTRACE_F_ROUTE) {

@@ -219,9 +219,9 @@ func printRecord(w io.Writer, r *pb.TraceRecord, frames bool) {
 		verdict += " " + r.Reason
 	}
 	fmt.Fprintf(w, "%s: %s -> %s\n", head, r.Class, verdict)
-	pkt := fmt.Sprintf("%s > %s %s", r.Outer.GetSrc(), r.Outer.GetDst(), protoName(r.Outer.GetProto()))
+	pkt := fmt.Sprintf("%s > %s %s", r.Outer.GetSrc(), r.Outer.GetDst(), frame.ProtoName(r.Outer.GetProto()))
 	if r.Inner != nil {
-		pkt += fmt.Sprintf(", inner %s > %s %s", r.Inner.Src, r.Inner.Dst, protoName(r.Inner.Proto))
+		pkt += fmt.Sprintf(", inner %s > %s %s", r.Inner.Src, r.Inner.Dst, frame.ProtoName(r.Inner.Proto))
 	}
 	if r.Sport != 0 || r.Dport != 0 {
 		pkt += fmt.Sprintf(" %d > %d", r.Sport, r.Dport)
@@ -294,26 +294,6 @@ func printRecord(w io.Writer, r *pb.TraceRecord, frames bool) {
 			}
 		}
 	}
-}
-
-func protoName(p uint32) string {
-	switch p {
-	case 1:
-		return "icmp"
-	case 6:
-		return "tcp"
-	case 17:
-		return "udp"
-	case 58:
-		return "icmpv6"
-	case 43:
-		return "srh"
-	case 4:
-		return "ipip"
-	case 41:
-		return "ipv6"
-	}
-	return "proto " + strconv.Itoa(int(p))
 }
 
 func explainCmd() *cobra.Command {

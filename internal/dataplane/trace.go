@@ -179,11 +179,11 @@ func attachedPrograms(dir string) (map[ebpf.ProgramID]string, error) {
 			return nil, err
 		}
 		info, err := l.Info()
-		l.Close()
-		if err != nil {
-			return nil, err
+		hook := "xdp"
+		if isTCX(l) {
+			hook = "tc"
 		}
-		hook, err := Hook(dir, ifindex)
+		l.Close()
 		if err != nil {
 			return nil, err
 		}

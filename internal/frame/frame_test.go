@@ -113,3 +113,19 @@ func TestDescribeTooBig(t *testing.T) {
 		t.Errorf("Describe: %q", d)
 	}
 }
+
+func TestProtoNames(t *testing.T) {
+	for name, n := range map[string]uint8{"tcp": 6, "udp": 17, "icmpv6": 58, "47": 47, "255": 255} {
+		if got, ok := ProtoNumber(name); !ok || got != n {
+			t.Errorf("ProtoNumber(%q) = %d, %v; want %d", name, got, ok, n)
+		}
+	}
+	for _, bad := range []string{"", "tcpx", "256", "-1"} {
+		if _, ok := ProtoNumber(bad); ok {
+			t.Errorf("ProtoNumber(%q): accepted", bad)
+		}
+	}
+	if ProtoName(43) != "srh" || ProtoName(6) != "tcp" || ProtoName(99) != "proto 99" {
+		t.Errorf("ProtoName: %s %s %s", ProtoName(43), ProtoName(6), ProtoName(99))
+	}
+}

@@ -72,7 +72,7 @@ func TestTraceUnderTraffic(t *testing.T) {
 	}
 	sid := segs[0].As16()
 	for _, rec := range records {
-		if rec.Class != "tenant" || rec.Tenant != "t" || rec.Route != "198.19.1.0/24" || rec.Policy == 0 || rec.Action != "redirect" ||
+		if rec.Class != "tenant" || rec.Tenant != "t" || rec.Table != 100 || rec.Route != "198.19.1.0/24" || rec.Policy == 0 || rec.Action != "redirect" ||
 			rec.Reason != "" || rec.Fib == nil || rec.Fib.Result != "success" || rec.Fib.Dst != segs[0].String() || rec.Fib.Egress == "" ||
 			rec.Outer.GetProto() != 17 || rec.Hook != "xdp" || rec.Vlan == 0 {
 			t.Fatalf("record %+v", rec)

@@ -132,8 +132,11 @@ func TestExplainRecords(t *testing.T) {
 		t.Errorf("encap1_v4_udp: FIB flags %#x rc %d ifindex %d dst %v; want rc 0 out of fab0 (%d) to fc00:2::64",
 			r.Flags, r.FibRc, r.FibIfindex, addr16(r.FibDst), fab0.Index)
 	}
-	if addr16(r.OuterDst) != netip.MustParseAddr("198.18.2.2") && addr16(r.OuterDst).Is4() == false {
-		t.Errorf("encap1_v4_udp: outer destination %v", addr16(r.OuterDst))
+	if addr16(r.OuterSrc) != netip.MustParseAddr("198.18.1.2") || addr16(r.OuterDst) != netip.MustParseAddr("198.18.2.2") ||
+		r.OuterProto != 17 || r.Flags&F(dataplane.Seg6xTraceFlagsTRACE_F_INNER) != 0 ||
+		r.Flags&F(dataplane.Seg6xTraceFlagsTRACE_F_L4) == 0 || r.Sport != 1000 || r.Dport != 2000 {
+		t.Errorf("encap1_v4_udp: headers %v > %v proto %d ports %d > %d flags %#x", addr16(r.OuterSrc), addr16(r.OuterDst),
+			r.OuterProto, r.Sport, r.Dport, r.Flags)
 	}
 	// The longest of two matching routes: 198.18.2.128/25.
 	if r := run("encap_lpm_longest").Record; r.RoutePlen != 25 || addr16(r.RouteAddr) != netip.MustParseAddr("198.18.2.128") {
@@ -146,6 +149,14 @@ func TestExplainRecords(t *testing.T) {
 		addr16(r.FibDst) != netip.MustParseAddr("198.18.9.2") {
 		t.Errorf("end_dx4: class %d flags %#x sid %v behavior %d sl %d->%d fib rc %d dst %v", r.Class, r.Flags, addr16(r.Sid),
 			r.Behavior, r.SlBefore, r.SlAfter, r.FibRc, addr16(r.FibDst))
+	}
+	// The headers of a tunnel: the outer IPv6 (behind it an SRH), the inner IPv4 and its TCP ports.
+	if r.OuterProto != 43 || addr16(r.OuterDst) != netip.MustParseAddr("fc00:1::65") ||
+		r.Flags&F(dataplane.Seg6xTraceFlagsTRACE_F_INNER) == 0 || r.InnerProto != 6 ||
+		addr16(r.InnerSrc) != netip.MustParseAddr("198.18.2.2") || addr16(r.InnerDst) != netip.MustParseAddr("198.18.1.2") ||
+		r.Sport != 80 || r.Dport != 40000 {
+		t.Errorf("end_dx4: headers outer %v proto %d, inner %v > %v proto %d, ports %d > %d, flags %#x", addr16(r.OuterDst),
+			r.OuterProto, addr16(r.InnerSrc), addr16(r.InnerDst), r.InnerProto, r.Sport, r.Dport, r.Flags)
 	}
 	// End: segments left goes down by one.
 	if r := run("end").Record; addr16(r.Sid) != netip.MustParseAddr("fc00:1::1") || r.Behavior != 1 || r.SlAfter+1 != r.SlBefore {
