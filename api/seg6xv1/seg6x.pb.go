@@ -3852,9 +3852,12 @@ func (*TraceEvent_Record) isTraceEvent_Event() {}
 func (*TraceEvent_Summary) isTraceEvent_Event() {}
 
 type ExplainRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Dev           string                 `protobuf:"bytes,1,opt,name=dev,proto3" json:"dev,omitempty"`     // the interface the frame arrives on
-	Frame         []byte                 `protobuf:"bytes,2,opt,name=frame,proto3" json:"frame,omitempty"` // the whole Ethernet frame
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Dev   string                 `protobuf:"bytes,1,opt,name=dev,proto3" json:"dev,omitempty"`     // the interface the frame arrives on
+	Frame []byte                 `protobuf:"bytes,2,opt,name=frame,proto3" json:"frame,omitempty"` // the whole Ethernet frame
+	// When set: run the frame as if this whole state were applied (`seg6x apply -f F --explain`): it
+	// is checked and planned as ApplyState would, held in private maps, and nothing is applied.
+	State         *State `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3899,6 +3902,13 @@ func (x *ExplainRequest) GetDev() string {
 func (x *ExplainRequest) GetFrame() []byte {
 	if x != nil {
 		return x.Frame
+	}
+	return nil
+}
+
+func (x *ExplainRequest) GetState() *State {
+	if x != nil {
+		return x.State
 	}
 	return nil
 }
@@ -4315,10 +4325,11 @@ const file_seg6x_proto_rawDesc = "" +
 	"TraceEvent\x12/\n" +
 	"\x06record\x18\x01 \x01(\v2\x15.seg6x.v1.TraceRecordH\x00R\x06record\x122\n" +
 	"\asummary\x18\x02 \x01(\v2\x16.seg6x.v1.TraceSummaryH\x00R\asummaryB\a\n" +
-	"\x05event\"8\n" +
+	"\x05event\"_\n" +
 	"\x0eExplainRequest\x12\x10\n" +
 	"\x03dev\x18\x01 \x01(\tR\x03dev\x12\x14\n" +
-	"\x05frame\x18\x02 \x01(\fR\x05frame\"=\n" +
+	"\x05frame\x18\x02 \x01(\fR\x05frame\x12%\n" +
+	"\x05state\x18\x03 \x01(\v2\x0f.seg6x.v1.StateR\x05state\"=\n" +
 	"\fExplainReply\x12-\n" +
 	"\x06record\x18\x01 \x01(\v2\x15.seg6x.v1.TraceRecordR\x06record2\x8e\x04\n" +
 	"\aControl\x128\n" +
@@ -4443,32 +4454,33 @@ var file_seg6x_proto_depIdxs = []int32{
 	39, // 42: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
 	41, // 43: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
 	42, // 44: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
-	41, // 45: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
-	23, // 46: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
-	23, // 47: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
-	15, // 48: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
-	19, // 49: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
-	20, // 50: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
-	22, // 51: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
-	28, // 52: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
-	30, // 53: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
-	33, // 54: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
-	38, // 55: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
-	44, // 56: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
-	17, // 57: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
-	17, // 58: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
-	21, // 59: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
-	26, // 60: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
-	29, // 61: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
-	32, // 62: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
-	36, // 63: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
-	43, // 64: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
-	45, // 65: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
-	57, // [57:66] is the sub-list for method output_type
-	48, // [48:57] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	18, // 45: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
+	41, // 46: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
+	23, // 47: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
+	23, // 48: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
+	15, // 49: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
+	19, // 50: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
+	20, // 51: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
+	22, // 52: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
+	28, // 53: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
+	30, // 54: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
+	33, // 55: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
+	38, // 56: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
+	44, // 57: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
+	17, // 58: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
+	17, // 59: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
+	21, // 60: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
+	26, // 61: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
+	29, // 62: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
+	32, // 63: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
+	36, // 64: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
+	43, // 65: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
+	45, // 66: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
+	58, // [58:67] is the sub-list for method output_type
+	49, // [49:58] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_seg6x_proto_init() }

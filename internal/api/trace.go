@@ -81,10 +81,11 @@ func traceConfig(st *state.Store, req *pb.TraceRequest) (dataplane.Seg6xTraceCfg
 		if x.v == "" {
 			continue
 		}
-		p, err := prefixOrAddr(x.v)
+		p, err := state.ParsePrefix(x.v)
 		if err != nil {
-			return c, fmt.Errorf("%s %q: %v", x.name, x.v, err)
+			return c, fmt.Errorf("%s: %v", x.name, err)
 		}
+		p = p.Masked()
 		*x.addr = p.Addr().As16()
 		bits := p.Bits()
 		if p.Addr().Is4() {
@@ -174,21 +175,6 @@ func indexOf(list []string, s string) int {
 	return -1
 }
 
-func prefixOrAddr(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return p, err
-		}
-		return p.Masked(), nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	return netip.PrefixFrom(a, a.BitLen()), nil
-}
-
 // Trace streams the records of packets matching the request.
 func (s *Server) Trace(req *pb.TraceRequest, stream pb.Control_TraceServer) error {
 	if !traceMu.TryLock() {
@@ -196,19 +182,23 @@ func (s *Server) Trace(req *pb.TraceRequest, stream pb.Control_TraceServer) erro
 	}
 	defer traceMu.Unlock()
 	var cfg dataplane.Seg6xTraceCfg
-	var tr *dataplane.Trace
+	var dir string
+	var opts state.ProgramOptions
 	var err error
 	s.ctl.Read(func(st *state.Store) {
-		if cfg, err = traceConfig(st, req); err != nil {
+		dir, opts = st.Dir, st.ProgramOptions()
+		if dataplane.MapsOf(st) == nil {
+			err = status.Error(codes.FailedPrecondition, "tracing needs the BPF data plane")
+		} else if cfg, err = traceConfig(st, req); err != nil {
 			err = status.Error(codes.InvalidArgument, err.Error())
-			return
 		}
-		tr, err = dataplane.ArmTrace(st, cfg)
 	})
 	if err != nil {
-		if _, ok := status.FromError(err); ok {
-			return err
-		}
+		return err
+	}
+	// Loading the traced builds takes about a second: not under the store's lock.
+	tr, err := dataplane.ArmTrace(dir, opts, cfg)
+	if err != nil {
 		return status.Error(codes.FailedPrecondition, err.Error())
 	}
 	defer tr.Close()
@@ -289,20 +279,29 @@ type namer struct {
 }
 
 func newNamer(s *Server) *namer {
+	n := devNamer()
+	s.ctl.Read(n.tenantsOf)
+	return n
+}
+
+// devNamer names the interfaces; its tenants come from tenantsOf.
+func devNamer() *namer {
 	n := &namer{devs: map[uint32]string{}, tenants: map[uint32]state.Tenant{}}
 	if its, err := net.Interfaces(); err == nil {
 		for _, it := range its {
 			n.devs[uint32(it.Index)] = it.Name
 		}
 	}
-	s.ctl.Read(func(st *state.Store) {
-		for _, t := range st.Tenants() {
-			if id, ok := st.TableIDOf(t.Name); ok {
-				n.tenants[id] = t
-			}
-		}
-	})
 	return n
+}
+
+// tenantsOf names the tenants of st by their data plane table ids.
+func (n *namer) tenantsOf(st *state.Store) {
+	for _, t := range st.Tenants() {
+		if id, ok := st.TableIDOf(t.Name); ok {
+			n.tenants[id] = t
+		}
+	}
 }
 
 func (n *namer) dev(ifindex uint32) string {
@@ -435,7 +434,8 @@ func monoToUnix(ns uint64) int64 {
 	return time.Now().UnixNano() - (ts.Nano() - int64(ns))
 }
 
-// Explain runs one frame through the traced build.
+// Explain runs one frame through the traced build: on the live maps, or with req.state on private
+// maps holding that state (checked and planned as ApplyState would; nothing is applied).
 func (s *Server) Explain(ctx context.Context, req *pb.ExplainRequest) (*pb.ExplainReply, error) {
 	it, err := net.InterfaceByName(req.GetDev())
 	if err != nil {
@@ -444,15 +444,54 @@ func (s *Server) Explain(ctx context.Context, req *pb.ExplainRequest) (*pb.Expla
 	if len(req.GetFrame()) < 14 || len(req.GetFrame()) > 9216 {
 		return nil, status.Errorf(codes.InvalidArgument, "frame of %d bytes: want 14 to 9216", len(req.GetFrame()))
 	}
+	var desired state.State
+	if req.GetState() != nil {
+		if desired, err = StateFromPB(req.GetState()); err != nil {
+			return nil, grpcError(err)
+		}
+	}
 	s.mu.Lock()
 	slowReader := s.slow != nil
 	s.mu.Unlock()
-	var e *dataplane.Explained
-	s.ctl.Read(func(st *state.Store) { e, err = dataplane.Explain(st, uint32(it.Index), req.GetFrame(), slowReader) })
+	names := devNamer()
+	var dir string
+	var opts state.ProgramOptions
+	var im *state.Image
+	bpf := true
+	s.ctl.Read(func(st *state.Store) {
+		bpf = dataplane.MapsOf(st) != nil
+		dir, opts = st.Dir, st.ProgramOptions()
+		if req.GetState() == nil {
+			names.tenantsOf(st)
+			return
+		}
+		_, err = st.Preview(desired, func(next *state.Store) {
+			im, opts = next.Image(), next.ProgramOptions()
+			names.tenantsOf(next)
+		})
+	})
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	if !bpf {
+		return nil, status.Error(codes.FailedPrecondition, "explain needs the BPF data plane")
+	}
+	// Loading the traced build takes a while: not under the store's lock.
+	var x *dataplane.Explainer
+	if im != nil {
+		x, err = dataplane.NewImageExplainer(im, opts, slowReader)
+	} else {
+		x, err = dataplane.NewExplainer(dir, opts, slowReader)
+	}
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	r := newNamer(s).record(traceSample{rec: e.Record, rx: req.GetFrame(), tx: e.Out})
+	defer x.Close()
+	e, err := x.Run(uint32(it.Index), req.GetFrame())
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	r := names.record(traceSample{rec: e.Record, rx: req.GetFrame(), tx: e.Out})
 	r.TimeUnixNs = time.Now().UnixNano()
 	r.OutLen = uint32(len(e.Out))
 	if e.Record.Action == dataplane.XDPDrop {

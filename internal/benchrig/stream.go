@@ -38,6 +38,9 @@ func SIDs(offset, n int) []netip.Addr {
 	return s
 }
 
+// TenantPort is the DUT interface and VLAN of HeadendConfig's tenant.
+func TenantPort() (dev string, vlan uint16) { return devDutIn, vlanIn }
+
 // EncapSrc is the outer source HeadendConfig sets.
 func EncapSrc() netip.Addr { return encapSrc }
 

@@ -1,22 +1,30 @@
 package cli
 
-// apply.go: `seg6x apply -f FILE`: the file is the whole desired state.
+// apply.go: `seg6x apply -f FILE`: the file is the whole desired state; with --explain, what given
+// frames would do under it, applying nothing.
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"strings"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/config"
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 func applyCmd() *cobra.Command {
-	var file string
+	var file, dev string
 	var dryRun bool
+	var frames []string
 	c := &cobra.Command{
-		Use:   "apply -f FILE [--dry-run]",
+		Use:   "apply -f FILE [--dry-run] [--dev IFACE --explain FRAME ...]",
 		Short: "Make the data plane exactly what a YAML file describes (idempotent, all or nothing)",
 		Long: `Read FILE ("-" for stdin) and make it the whole running state: objects in the file are added or
 updated, objects not in it are removed. Applying the same file twice changes nothing. Nothing is
@@ -24,6 +32,13 @@ written unless the whole file is valid. --dry-run validates and prints the diff 
 routes differ gets its whole route table swapped in one step: traffic sees the old table or the new.
 With a daemon running this is the same API call the daemon makes for --config at start and SIGHUP.
 "seg6x config export" prints the running state as such a file (applying it changes nothing).
+
+--explain FRAME (with --dev IFACE, repeatable) applies nothing: it prints the diff, then for each
+frame what it does now and what it would do under FILE, as "seg6x explain" prints it. The frame runs
+through the traced build of the program on private maps filled with FILE's state, after the same
+checks and planning as the apply itself (the FIB and neighbors are the kernel's, as live). FRAME is
+hex, a pcap/pcapng file or a spec (see "seg6x explain --help"), e.g.
+  seg6x apply -f new.yaml --dev ta0 --explain "vlan 100 ipv4 198.18.1.2>198.18.2.2 udp 1000>2000"
 
 File format (every key optional except where an object needs it):
   interfaces: [{name: eth0}, {name: eth1, mode: generic}]
@@ -43,19 +58,131 @@ File format (every key optional except where an object needs it):
 			if err != nil {
 				return err
 			}
+			if len(frames) > 0 && dev == "" {
+				return errors.New("--explain needs --dev: the interface the frames arrive on")
+			}
+			if dev != "" && len(frames) == 0 {
+				return errors.New("--dev is for --explain: give the frames to explain")
+			}
+			var raw [][]byte
+			for _, f := range frames {
+				b, err := readFrame(dev, []string{f})
+				if err != nil {
+					return fmt.Errorf("--explain %q: %w", f, err)
+				}
+				raw = append(raw, b)
+			}
 			c, done, err := connect()
 			if err != nil {
 				return err
 			}
 			defer done()
-			rep, err := c.ApplyState(context.Background(), &pb.ApplyStateRequest{State: api.StateToPB(&desired), DryRun: dryRun})
+			st := api.StateToPB(&desired)
+			rep, err := c.ApplyState(context.Background(), &pb.ApplyStateRequest{State: st, DryRun: dryRun || len(frames) > 0})
 			if err != nil {
 				return apiErr(err)
 			}
-			return printDiff(api.DiffFromPB(rep.GetDiff()))
+			diff := api.DiffFromPB(rep.GetDiff())
+			if len(frames) == 0 {
+				return printDiff(diff)
+			}
+			var out []explained
+			for i, b := range raw {
+				now, err := c.Explain(context.Background(), &pb.ExplainRequest{Dev: dev, Frame: b})
+				if err != nil {
+					return apiErr(err)
+				}
+				next, err := c.Explain(context.Background(), &pb.ExplainRequest{Dev: dev, Frame: b, State: st})
+				if err != nil {
+					return apiErr(err)
+				}
+				out = append(out, explained{Frame: frames[i], Dev: dev, Now: now.GetRecord(), After: next.GetRecord()})
+			}
+			if g.jsonOut {
+				return printJSON(applyExplained{Diff: diff, Explain: out})
+			}
+			fmt.Print("applied nothing (--explain); applying the file would change:\n" + indent(diff.String()))
+			for i := range out {
+				out[i].print(os.Stdout, i+1)
+			}
+			return nil
 		},
 	}
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML file with the desired state (- for stdin)")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "validate and print the changes without applying them")
+	c.Flags().StringArrayVar(&frames, "explain", nil, "apply nothing; show what FRAME does now and would do under FILE (repeatable)")
+	c.Flags().StringVar(&dev, "dev", "", "with --explain: the interface the frames arrive on")
 	return c
+}
+
+// explained is one --explain frame: its record under the running state and under the file's.
+type explained struct {
+	Frame string          `json:"frame"`
+	Dev   string          `json:"dev"`
+	Now   *pb.TraceRecord `json:"-"`
+	After *pb.TraceRecord `json:"-"`
+}
+
+// MarshalJSON writes the records as the API's JSON (protojson), like seg6x explain --json.
+func (e explained) MarshalJSON() ([]byte, error) {
+	mo := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
+	now, err := mo.Marshal(e.Now)
+	if err != nil {
+		return nil, err
+	}
+	after, err := mo.Marshal(e.After)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		Frame string          `json:"frame"`
+		Dev   string          `json:"dev"`
+		Now   json.RawMessage `json:"now"`
+		After json.RawMessage `json:"after"`
+	}{e.Frame, e.Dev, now, after})
+}
+
+type applyExplained struct {
+	Diff    any         `json:"diff"`
+	Explain []explained `json:"explain"`
+}
+
+func (e *explained) print(w io.Writer, n int) {
+	fmt.Fprintf(w, "\nframe %d on %s: %s\n", n, e.Dev, e.Frame)
+	fmt.Fprintf(w, "now:          %s\n", verdictLine(e.Now))
+	if verdictLine(e.After) == verdictLine(e.Now) && string(e.After.GetTx()) == string(e.Now.GetTx()) {
+		fmt.Fprintln(w, "after apply:  the same (same action, same frame out)")
+		return
+	}
+	fmt.Fprintln(w, "after apply:")
+	printRecord(w, e.After, true)
+}
+
+// verdictLine is a record's outcome in one line.
+func verdictLine(r *pb.TraceRecord) string {
+	s := r.GetClass() + " -> " + r.GetAction()
+	if r.GetReason() != "" {
+		s += " " + r.GetReason()
+	}
+	if r.GetRoute() != "" {
+		s += fmt.Sprintf(" (route %s, policy %d)", r.GetRoute(), r.GetPolicy())
+	}
+	if r.GetSid() != "" {
+		s += fmt.Sprintf(" (SID %s %s)", r.GetSid(), r.GetBehavior())
+	}
+	return s
+}
+
+// indent puts two spaces before each line of s ("  nothing\n" for none).
+func indent(s string) string {
+	if s == "" {
+		return "  nothing\n"
+	}
+	var out string
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if l != "" {
+			out += "  " + l
+		}
+	}
+	return out
 }

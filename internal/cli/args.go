@@ -70,18 +70,3 @@ func parseAddr(field, s string) (netip.Addr, error) {
 	}
 	return a, nil
 }
-
-func parsePrefix(s string) (netip.Prefix, error) {
-	if !strings.Contains(s, "/") {
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			return netip.Prefix{}, fmt.Errorf("prefix: %q is not a prefix", s)
-		}
-		return netip.PrefixFrom(a, a.BitLen()), nil
-	}
-	p, err := netip.ParsePrefix(s)
-	if err != nil {
-		return p, fmt.Errorf("prefix: %q is not a prefix", s)
-	}
-	return p, nil
-}

@@ -43,9 +43,9 @@ Example (the grammar of ip -6 route ... encap seg6):
 		Short: "delete an encap route",
 		Args:  cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := parsePrefix(args[0])
+			p, err := state.ParsePrefix(args[0])
 			if err != nil {
-				return err
+				return fmt.Errorf("prefix: %w", err)
 			}
 			m, err := kv(args[1:], []string{"tenant"})
 			if err != nil {
@@ -62,8 +62,8 @@ Example (the grammar of ip -6 route ... encap seg6):
 func parseRoute(prefix string, args []string) (state.Route, error) {
 	var r state.Route
 	var err error
-	if r.Prefix, err = parsePrefix(prefix); err != nil {
-		return r, err
+	if r.Prefix, err = state.ParsePrefix(prefix); err != nil {
+		return r, fmt.Errorf("prefix: %w", err)
 	}
 	m, err := kv(args, []string{"tenant", "encap", "mode", "segs", "src", "hoplimit"})
 	if err != nil {

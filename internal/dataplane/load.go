@@ -106,31 +106,46 @@ func loadProgramWith(dir string, po ProgramOptions, hook string, load func() (*e
 	if err := EnsureBPFFS(PinDir(dir)); err != nil {
 		return err
 	}
-	spec, err := load()
+	spec, err := programSpec(load, po, vars)
 	if err != nil {
 		return err
 	}
+	if err := spec.LoadAndAssign(to, collectionOptions(dir)); err != nil {
+		return loadError(hook, err)
+	}
+	return nil
+}
+
+// programSpec is an object's spec with its read-only variables set: the load-time options and vars
+// (name -> value).
+func programSpec(load func() (*ebpf.CollectionSpec, error), po ProgramOptions, vars map[string]any) (*ebpf.CollectionSpec, error) {
+	spec, err := load()
+	if err != nil {
+		return nil, err
+	}
 	if err := spec.Variables["nh_cache_ns"].Set(uint64(po.NextHopCache.Nanoseconds())); err != nil {
-		return fmt.Errorf("set nh_cache_ns: %w", err)
+		return nil, fmt.Errorf("set nh_cache_ns: %w", err)
 	}
 	if v, ok := spec.Variables["decap_tunnel_flag"]; ok {
 		if err := v.Set(DecapTunnelFlag()); err != nil {
-			return fmt.Errorf("set decap_tunnel_flag: %w", err)
+			return nil, fmt.Errorf("set decap_tunnel_flag: %w", err)
 		}
 	}
 	for name, v := range vars {
 		if err := spec.Variables[name].Set(v); err != nil {
-			return fmt.Errorf("set %s: %w", name, err)
+			return nil, fmt.Errorf("set %s: %w", name, err)
 		}
 	}
-	if err := spec.LoadAndAssign(to, collectionOptions(dir)); err != nil {
-		var ve *ebpf.VerifierError
-		if errors.As(err, &ve) {
-			return fmt.Errorf("verifier rejected the seg6x %s program: %+v", hook, ve)
-		}
-		return fmt.Errorf("loading the %s program: %w", hook, err)
+	return spec, nil
+}
+
+// loadError says which program failed to load, with the verifier's log when it was the verifier.
+func loadError(hook string, err error) error {
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) {
+		return fmt.Errorf("verifier rejected the seg6x %s program: %+v", hook, ve)
 	}
-	return nil
+	return fmt.Errorf("loading the %s program: %w", hook, err)
 }
 
 // Programs are the two programs of one load (ProgramOptions), each loaded when first asked for: an

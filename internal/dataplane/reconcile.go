@@ -69,35 +69,37 @@ func lpmImage(ps []netip.Prefix) map[Seg6xLpm6Key]uint8 {
 	return im
 }
 
-// Reconcile writes im into the maps and attaches the program to every interface of im; see
-// state.Dataplane.
-func (b *BPF) Reconcile(im *state.Image, opts state.ProgramOptions) (*state.ReconcileReport, error) {
-	rep := &state.ReconcileReport{}
-	m := b.Maps
+// imageMaps are the maps a state's image fills (the others hold counters, caches and rings).
+type imageMaps struct {
+	TxPorts, Policies, Sids, Routes4, Routes6, SidSpace, SidSources, Ports *ebpf.Map
+}
+
+// writeImage makes m hold exactly im (policies by id are written, not synced: an array).
+func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) error {
 	tx := make(map[uint32]uint32, len(im.TxPorts))
 	for _, idx := range im.TxPorts {
 		tx[idx] = idx
 	}
 	if err := syncMap(m.TxPorts, tx, rep); err != nil {
-		return rep, err
+		return err
 	}
 	var pols []entry[uint32, Seg6xEncapPolicy]
 	for id, p := range im.Policies {
 		h, err := OuterHeader(p)
 		if err != nil {
-			return rep, err
+			return err
 		}
 		pols = append(pols, entry[uint32, Seg6xEncapPolicy]{k: id, v: h})
 	}
 	if err := putBatch(&txn{}, m.Policies, pols); err != nil {
-		return rep, err
+		return err
 	}
 	sids := make(map[[16]byte]Seg6xSidEntry, len(im.SIDs))
 	for a, v := range im.SIDs {
 		sids[a.As16()] = SIDEntry(v)
 	}
 	if err := syncMap(m.Sids, sids, rep); err != nil {
-		return rep, err
+		return err
 	}
 	r4 := map[Seg6xRoute4Key]Seg6xEncapVal{}
 	r6 := map[Seg6xRoute6Key]Seg6xEncapVal{}
@@ -109,22 +111,32 @@ func (b *BPF) Reconcile(im *state.Image, opts state.ProgramOptions) (*state.Reco
 		}
 	}
 	if err := syncMap(m.Routes4, r4, rep); err != nil {
-		return rep, err
+		return err
 	}
 	if err := syncMap(m.Routes6, r6, rep); err != nil {
-		return rep, err
+		return err
 	}
 	if err := syncMap(m.SidSpace, lpmImage(im.SIDSpace), rep); err != nil {
-		return rep, err
+		return err
 	}
 	if err := syncMap(m.SidSources, lpmImage(im.SIDSources), rep); err != nil {
-		return rep, err
+		return err
 	}
 	ports := make(map[Seg6xPortKey]Seg6xPortVal, len(im.Ports))
 	for k, v := range im.Ports {
 		ports[portKey(k)] = portVal(v)
 	}
-	if err := syncMap(m.Ports, ports, rep); err != nil {
+	return syncMap(m.Ports, ports, rep)
+}
+
+// Reconcile writes im into the maps and attaches the program to every interface of im; see
+// state.Dataplane.
+func (b *BPF) Reconcile(im *state.Image, opts state.ProgramOptions) (*state.ReconcileReport, error) {
+	rep := &state.ReconcileReport{}
+	m := b.Maps
+	fm := imageMaps{TxPorts: m.TxPorts, Policies: m.Policies, Sids: m.Sids, Routes4: m.Routes4, Routes6: m.Routes6,
+		SidSpace: m.SidSpace, SidSources: m.SidSources, Ports: m.Ports}
+	if err := writeImage(fm, im, rep); err != nil {
 		return rep, err
 	}
 	if err := b.reattach(im, opts, rep); err != nil {

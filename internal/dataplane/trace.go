@@ -3,8 +3,7 @@ package dataplane
 // trace.go: the data plane side of `seg6x trace` and `seg6x explain` (bpf/trace.h). ArmTrace loads
 // the traced builds of the programs against the instance's maps, writes the filter, and points every
 // attached program at its traced build (its trace_prog slot, then its trace_armed flag); Close undoes
-// both. Explain runs one frame through the traced build with BPF_PROG_TEST_RUN and reads the
-// record it left in the per-CPU scratch.
+// both. Explain (explain.go) runs single frames through the same traced build.
 
 import (
 	"encoding/binary"
@@ -12,14 +11,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
-	"golang.org/x/sys/unix"
 
 	"github.com/seg6x/seg6x/internal/state"
 )
@@ -42,21 +39,17 @@ type armedProgram struct {
 	flag, jmp *ebpf.Map
 }
 
-// ArmTrace starts tracing every program attached in st's instance with cfg. Interfaces attached
-// later are not traced.
-func ArmTrace(st *state.Store, cfg Seg6xTraceCfg) (*Trace, error) {
-	b, ok := st.Dataplane().(*BPF)
-	if !ok {
-		return nil, errors.New("tracing needs the BPF data plane")
-	}
+// ArmTrace starts tracing every program attached in instance dir (its programs loaded with opts)
+// with cfg. Interfaces attached later are not traced.
+func ArmTrace(dir string, opts state.ProgramOptions, cfg Seg6xTraceCfg) (*Trace, error) {
 	t := &Trace{}
 	fail := func(err error) (*Trace, error) {
 		t.Close()
 		return nil, err
 	}
-	po := programOptions(state.ProgramOptions{NextHopCacheMs: st.NextHopCacheMs()})
+	po := programOptions(opts)
 	t.xdp = &Seg6xTraceObjects{}
-	if err := loadProgram(b.Dir, po, "traced XDP", LoadSeg6xTrace, t.xdp); err != nil {
+	if err := loadProgram(dir, po, "traced XDP", LoadSeg6xTrace, t.xdp); err != nil {
 		t.xdp = nil
 		return fail(err)
 	}
@@ -71,7 +64,7 @@ func ArmTrace(st *state.Store, cfg Seg6xTraceCfg) (*Trace, error) {
 		return fail(fmt.Errorf("opening the trace ring: %w", err))
 	}
 	t.Ring = ring
-	ids, err := attachedPrograms(b.Dir)
+	ids, err := attachedPrograms(dir)
 	if err != nil {
 		return fail(err)
 	}
@@ -80,7 +73,7 @@ func ArmTrace(st *state.Store, cfg Seg6xTraceCfg) (*Trace, error) {
 		if hook == "tc" {
 			if t.tc == nil {
 				t.tc = &Seg6xTcTraceObjects{}
-				if err := loadProgram(b.Dir, po, "traced tc", LoadSeg6xTcTrace, t.tc); err != nil {
+				if err := loadProgram(dir, po, "traced tc", LoadSeg6xTcTrace, t.tc); err != nil {
 					t.tc = nil
 					return fail(err)
 				}
@@ -267,98 +260,6 @@ func zeroPerCPU(m *ebpf.Map) error {
 		return err
 	}
 	return m.Put(uint32(0), make([]Seg6xTraceStats, n))
-}
-
-// Explained is what one frame did in the traced build.
-type Explained struct {
-	Record Seg6xTraceRec
-	Ret    uint32 // the hook's return code
-	Out    []byte // the frame as it left (or was dropped, or passed)
-}
-
-// xdpRunCtx is struct xdp_md for BPF_PROG_TEST_RUN.
-type xdpRunCtx struct {
-	Data, DataEnd, DataMeta, IngressIfindex, RxQueueIndex, EgressIfindex uint32
-}
-
-// Explainer runs frames through the traced XDP build on an instance's live maps (nothing is sent,
-// nothing counted in the live counters, nothing written to the trace ring).
-type Explainer struct {
-	o *Seg6xTraceObjects
-}
-
-// NewExplainer loads the traced build for st's instance. slowReader: a daemon reads the slow path
-// (its answers are then those of a running daemon: fragmented, relayed), else as without one.
-func NewExplainer(st *state.Store, slowReader bool) (*Explainer, error) {
-	b, ok := st.Dataplane().(*BPF)
-	if !ok {
-		return nil, errors.New("explain needs the BPF data plane")
-	}
-	mode := uint32(1) // TRACE_EXPLAIN
-	if slowReader {
-		mode = 2 // TRACE_EXPLAIN_SLOW_READER
-	}
-	o := &Seg6xTraceObjects{}
-	if err := loadProgramWith(b.Dir, programOptions(state.ProgramOptions{NextHopCacheMs: st.NextHopCacheMs()}), "traced XDP",
-		LoadSeg6xTrace, o, map[string]any{"trace_explain": mode}); err != nil {
-		return nil, err
-	}
-	return &Explainer{o: o}, nil
-}
-
-// Close releases the traced build.
-func (x *Explainer) Close() { x.o.Close() }
-
-// Explain is NewExplainer, Run and Close.
-func Explain(st *state.Store, ifindex uint32, frame []byte, slowReader bool) (*Explained, error) {
-	x, err := NewExplainer(st, slowReader)
-	if err != nil {
-		return nil, err
-	}
-	defer x.Close()
-	return x.Run(ifindex, frame)
-}
-
-// Run runs frame, arriving on ifindex, and returns its record and output.
-func (x *Explainer) Run(ifindex uint32, frame []byte) (*Explained, error) {
-	if len(frame) < 14 {
-		return nil, fmt.Errorf("a frame of %d bytes: not even an Ethernet header", len(frame))
-	}
-	// One CPU for the run and the read of its per-CPU record.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil, err
-	}
-	cpu := -1
-	for i := 0; i < 1024 && cpu < 0; i++ {
-		if set.IsSet(i) {
-			cpu = i
-		}
-	}
-	one := set
-	one.Zero()
-	one.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &one); err != nil {
-		return nil, err
-	}
-	defer unix.SchedSetaffinity(0, &set)
-	out := make([]byte, len(frame)+4096)
-	ctx := xdpRunCtx{DataEnd: uint32(len(frame)), IngressIfindex: ifindex}
-	run := &ebpf.RunOptions{Data: frame, DataOut: out, Context: ctx}
-	ret, err := x.o.Seg6xXdpTrace.Run(run)
-	if err != nil {
-		return nil, fmt.Errorf("BPF_PROG_TEST_RUN: %w", err)
-	}
-	var bufs []Seg6xTraceBuf
-	if err := x.o.TraceScratch.Lookup(uint32(0), &bufs); err != nil {
-		return nil, err
-	}
-	if cpu >= len(bufs) {
-		return nil, fmt.Errorf("no trace record for CPU %d", cpu)
-	}
-	return &Explained{Record: bufs[cpu].Rec, Ret: ret, Out: run.DataOut}, nil
 }
 
 // LoadTraceObjects loads the traced XDP build of instance dir on its maps (benchmarks; a trace of

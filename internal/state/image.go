@@ -5,7 +5,11 @@ package state
 // SIDs with their tables resolved; and the whole image used to reconcile a data plane. The data plane
 // encodes them (internal/dataplane).
 
-import "net/netip"
+import (
+	"net/netip"
+	"slices"
+	"strings"
+)
 
 // setPlens sets the prefix-length bitmaps of v from route counts per length.
 func setPlens(v *PortSpec, plens *[2][129]uint32) {
@@ -91,8 +95,9 @@ func (r *runtime) image() *Image {
 		SIDs:       make(map[netip.Addr]SIDSpec, len(r.sids)),
 		Routes:     make(map[RouteKey]uint32, r.nroutes[0]+r.nroutes[1]),
 	}
-	for _, it := range r.ifaces {
-		im.Interfaces = append(im.Interfaces, it)
+	im.Interfaces = r.ifaceList()
+	slices.SortFunc(im.Interfaces, func(a, b Interface) int { return strings.Compare(a.Name, b.Name) })
+	for _, it := range im.Interfaces {
 		im.TxPorts = append(im.TxPorts, uint32(it.Ifindex))
 	}
 	for id, p := range r.polByID {

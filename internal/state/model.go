@@ -8,7 +8,11 @@ package state
 
 // model.go: the objects and their serialised form (YAML for config files, JSON for show and state).
 
-import "net/netip"
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
 
 // State is the whole desired (or running) configuration of one seg6x instance.
 type State struct {
@@ -169,3 +173,20 @@ const DefaultHopLimit = 64
 
 // MaxSegments is the longest segment list (MAX_SEGMENTS in bpf/consts.h).
 const MaxSegments = 16
+
+// ParsePrefix reads a prefix, or a single address as its host prefix (/32, /128). Host bits are
+// kept: Validate reports them ("did you mean").
+func ParsePrefix(s string) (netip.Prefix, error) {
+	if !strings.Contains(s, "/") {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("%q is not a prefix or an address", s)
+		}
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return p, fmt.Errorf("%q is not a prefix", s)
+	}
+	return p, nil
+}

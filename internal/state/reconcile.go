@@ -7,7 +7,7 @@ package state
 
 // Reconcile writes the running state into the data plane and attaches the program to every interface.
 func (s *Store) Reconcile() (*ReconcileReport, error) {
-	return s.dp.Reconcile(s.rt.image(), s.programOptions())
+	return s.dp.Reconcile(s.rt.image(), s.ProgramOptions())
 }
 
 // Image is everything the data plane should hold for the running state.

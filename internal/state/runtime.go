@@ -259,11 +259,12 @@ func (p *idPool) alloc() (uint32, error) {
 
 // release returns id to the pool; now=false makes it reusable at once (it was never visible).
 func (p *idPool) release(id uint32, now bool) {
-	at := time.Now()
 	if !now {
-		at = time.Time{}
+		// Never visible: first in line (freed stays ordered by release time, oldest first).
+		p.freed = append([]freedID{{id: id}}, p.freed...)
+		return
 	}
-	p.freed = append(p.freed, freedID{id: id, at: at})
+	p.freed = append(p.freed, freedID{id: id, at: time.Now()})
 }
 
 // rebuild sets the pool after loading: used ids taken, every gap free.

@@ -283,6 +283,29 @@ func (s *Store) Apply(desired State, dryRun bool) (*Diff, error) {
 	return s.Commit(s.Plan(&next), dryRun)
 }
 
+// Preview runs f on the store as it would be after Apply(desired): the same checks and plan, held
+// in memory only (nothing is written to the data plane or the disk, no id is released), then
+// undone. f reads the store (Image, Tenants, TableIDOf, ...) and must not change it. The Diff says
+// what Apply would change.
+func (s *Store) Preview(desired State, f func(st *Store)) (*Diff, error) {
+	next := clone(&desired)
+	if err := Validate(&next); err != nil {
+		return nil, err
+	}
+	c := newChange()
+	defer c.rollback()
+	for i, op := range s.Plan(&next) {
+		if err := s.apply(c, op); err != nil {
+			return nil, &OpError{Index: i, Op: op, Err: err}
+		}
+	}
+	if err := s.finish(c); err != nil {
+		return nil, err
+	}
+	f(s)
+	return c.diff, nil
+}
+
 // PolicyInfo describes one shared SR policy.
 type PolicyInfo struct {
 	ID      uint32

@@ -268,12 +268,13 @@ func (s *Store) attachNew(c *change) []Step {
 	for _, it := range s.rt.ifaces {
 		b, touched := c.ifaces[it.Name]
 		changed := touched && (!b.had || b.it.Mode != it.Mode || b.it.Ifindex != it.Ifindex)
-		out = append(out, Step{Kind: StepAttach, Iface: it, Options: s.programOptions(), IfDetached: !reload && !changed})
+		out = append(out, Step{Kind: StepAttach, Iface: it, Options: s.ProgramOptions(), IfDetached: !reload && !changed})
 	}
 	return out
 }
 
-func (s *Store) programOptions() ProgramOptions {
+// ProgramOptions are the load-time settings of the programs this store attaches.
+func (s *Store) ProgramOptions() ProgramOptions {
 	return ProgramOptions{NextHopCacheMs: s.NextHopCacheMs()}
 }
 

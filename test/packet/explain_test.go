@@ -22,12 +22,12 @@ func TestExplainAgreesWithEveryFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	// As without a daemon (the rig has none), and as with one for the fixtures of the slow path.
-	plain, err := dataplane.NewExplainer(rig.Store, false)
+	plain, err := dataplane.NewExplainer(rig.Store.Dir, rig.Store.ProgramOptions(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer plain.Close()
-	withDaemon, err := dataplane.NewExplainer(rig.Store, true)
+	withDaemon, err := dataplane.NewExplainer(rig.Store.Dir, rig.Store.ProgramOptions(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestExplainRecords(t *testing.T) {
 	for i := range fs {
 		byName[fs[i].Name] = &fs[i]
 	}
-	x, err := dataplane.NewExplainer(rig.Store, false)
+	x, err := dataplane.NewExplainer(rig.Store.Dir, rig.Store.ProgramOptions(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
