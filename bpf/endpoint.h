@@ -340,7 +340,8 @@ static __always_inline int endpoint(struct ctx_buff *ctx, struct pkt *p, struct 
 	rc = find_srh(data, data_end, p->l3off, &s);
 	if (rc != REASON_NONE)
 		return verdict(rc, p->len);
-	TRACE(__u8 sl = s.srh_off ? s.sl : 0xFF; if (!tr->chain) tr->sl_before = sl; tr->sl_after = sl);
+	TRACE(__u8 sl = s.srh_off ? s.sl : 0xFF; if (!tr->chain) tr->sl_before = sl; tr->sl_after = sl;
+	      tr->flags |= TRACE_F_SRH_READ);
 	/* TLVs (padding, HMAC, ...): the kernel validates their layout and checks HMACs. */
 	if (s.tlv)
 		return verdict(PASS_SRH_TLV, p->len);

@@ -241,6 +241,7 @@ enum trace_flags {
 	TRACE_F_INNER = 32,	/* the received packet carries an inner IP packet (inner_*) */
 	TRACE_F_L4 = 64,	/* sport/dport hold the innermost TCP/UDP ports */
 	TRACE_F_TC = 128,	/* recorded by the tc program (else XDP) */
+	TRACE_F_SRH_READ = 256,	/* the endpoint looked for the SRH: sl_* valid (0xFF: none) */
 };
 
 /* Addresses are IPv6, or IPv4-mapped (::ffff:a.b.c.d). */

@@ -3450,7 +3450,7 @@ type TraceRecord struct {
 	Policy        uint32                 `protobuf:"varint,14,opt,name=policy,proto3" json:"policy,omitempty"`
 	Sid           string                 `protobuf:"bytes,15,opt,name=sid,proto3" json:"sid,omitempty"` // the local SID ("" none)
 	Behavior      string                 `protobuf:"bytes,16,opt,name=behavior,proto3" json:"behavior,omitempty"`
-	SlBefore      int32                  `protobuf:"varint,17,opt,name=sl_before,json=slBefore,proto3" json:"sl_before,omitempty"` // segments left as received (-1: no SRH)
+	SlBefore      int32                  `protobuf:"varint,17,opt,name=sl_before,json=slBefore,proto3" json:"sl_before,omitempty"` // segments left as received (-1: no SRH; -2: not read, refused before)
 	SlAfter       int32                  `protobuf:"varint,18,opt,name=sl_after,json=slAfter,proto3" json:"sl_after,omitempty"`
 	Chain         uint32                 `protobuf:"varint,19,opt,name=chain,proto3" json:"chain,omitempty"` // local SIDs processed before this one in the same pass
 	Fib           *TraceFib              `protobuf:"bytes,20,opt,name=fib,proto3" json:"fib,omitempty"`      // unset: no FIB lookup

@@ -372,7 +372,10 @@ func (n *namer) record(t traceSample) *pb.TraceRecord {
 		out.Sid = addrOf(r.Sid)
 		out.Behavior = behaviorName(r.Behavior)
 		out.Chain = uint32(r.Chain)
-		if r.SlBefore != 0xFF {
+		switch {
+		case !has(dataplane.Seg6xTraceFlagsTRACE_F_SRH_READ):
+			out.SlBefore, out.SlAfter = -2, -2
+		case r.SlBefore != 0xFF:
 			out.SlBefore, out.SlAfter = int32(r.SlBefore), int32(r.SlAfter)
 		}
 	}

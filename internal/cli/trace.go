@@ -244,7 +244,9 @@ func printRecord(w io.Writer, r *pb.TraceRecord, frames bool) {
 	}
 	if r.Sid != "" {
 		sl := "no SRH"
-		if r.SlBefore >= 0 {
+		if r.SlBefore == -2 {
+			sl = "SRH not read (refused before)"
+		} else if r.SlBefore >= 0 {
 			sl = fmt.Sprintf("segments left %d -> %d", r.SlBefore, r.SlAfter)
 		}
 		chain := ""

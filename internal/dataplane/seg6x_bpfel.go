@@ -305,6 +305,7 @@ const (
 	Seg6xTraceFlagsTRACE_F_INNER      Seg6xTraceFlags = 32
 	Seg6xTraceFlagsTRACE_F_L4         Seg6xTraceFlags = 64
 	Seg6xTraceFlagsTRACE_F_TC         Seg6xTraceFlags = 128
+	Seg6xTraceFlagsTRACE_F_SRH_READ   Seg6xTraceFlags = 256
 )
 
 type Seg6xTraceRec struct {

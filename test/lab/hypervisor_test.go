@@ -5,8 +5,11 @@ package labtest
 // End.DX4 / End.DT4 on tc.
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,10 +49,18 @@ func TestHypervisorTC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A trace on hv1 during the transfer: the tc program's records of the VM's TCP aggregates.
+	traced := make(chan traceResult, 1)
+	go func() {
+		out, err := h.Seg6x("hv1", "trace", "--json", "--count", "20", "--duration", "40s", "tenant", "t", "tcp", "dst", "198.18.2.0/24")
+		traced <- traceResult{out, err}
+	}()
+	time.Sleep(3 * time.Second) // the traced build loads and arms
 	res, err := h.Transfer(n, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkTCTrace(t, <-traced)
 	if !res.SentOK || !res.RecvOK {
 		t.Fatalf("transfer: %+v", res)
 	}
@@ -123,6 +134,64 @@ func TestHypervisorTC(t *testing.T) {
 	// older ones (6.18 included) no BPF program can, and the VM receives the bits (docs/hypervisor.md).
 	if dataplane.DecapTunnelFlag() != 0 && (ds.TunnelGSO != 0 || ds.Encapsulation != 0) {
 		t.Errorf("decapsulated aggregates kept the tunnel GSO type (%d) or skb->encapsulation (%d)", ds.TunnelGSO, ds.Encapsulation)
+	}
+}
+
+type traceResult struct {
+	out string
+	err error
+}
+
+// checkTCTrace checks hv1's trace of vm1's TCP towards vm2: records of the tc hook on the VM port,
+// tenant t's route and policy, the FIB's egress on the fabric, redirected; at least one of them an
+// aggregate bigger than the MTU (TSO kept it whole up to seg6x), encapsulated whole.
+func checkTCTrace(t *testing.T, tr traceResult) {
+	t.Helper()
+	if tr.err != nil {
+		t.Fatalf("seg6x trace on hv1: %v\n%s", tr.err, tr.out)
+	}
+	dec := json.NewDecoder(strings.NewReader(tr.out))
+	var recs []*pb.TraceRecord
+	var sum pb.TraceSummary
+	for dec.More() {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			t.Fatalf("trace output: %v\n%s", err, tr.out)
+		}
+		if bytes.Contains(raw, []byte(`"matched"`)) {
+			if err := protojson.Unmarshal(raw, &sum); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		var r pb.TraceRecord
+		if err := protojson.Unmarshal(raw, &r); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, &r)
+	}
+	if len(recs) != 20 || sum.GetEmitted() < 20 {
+		t.Fatalf("trace: %d records (summary %v), want 20\n%s", len(recs), &sum, tr.out)
+	}
+	big := 0
+	for i, r := range recs {
+		if r.Hook != "tc" || r.Dev != "vm" || r.Class != "tenant" || r.Tenant != "t" || r.Route != "198.18.2.0/24" ||
+			r.Policy == 0 || r.Action != "redirect" || r.Fib.GetResult() != "success" || r.Fib.GetEgress() != "fab" ||
+			r.Inner != nil || r.Outer.GetProto() != 6 {
+			t.Errorf("record %d: hook %s dev %s class %s tenant %s route %s policy %d action %s fib %v outer %v inner %v",
+				i, r.Hook, r.Dev, r.Class, r.Tenant, r.Route, r.Policy, r.Action, r.Fib, r.Outer, r.Inner)
+		}
+		if r.FrameLen > 1514 {
+			big++
+			// H.Encaps with two SIDs: outer IPv6 (40) + SRH (8 + 2 * 16) on the same aggregate.
+			if r.OutLen != r.FrameLen+80 {
+				t.Errorf("record %d: %d bytes in, %d out; want the whole aggregate plus 80", i, r.FrameLen, r.OutLen)
+			}
+		}
+	}
+	t.Logf("trace on hv1: %d records, %d of them aggregates bigger than the MTU; %d matched", len(recs), big, sum.GetMatched())
+	if big == 0 {
+		t.Errorf("no traced packet was bigger than the MTU: the tc trace did not see the VM's aggregates")
 	}
 }
 
