@@ -9,6 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include "maps.h"
 #include "parse.h"
+#include "sidlookup.h"
 
 /* Does the IPv6 packet at l3off carry a segment routing header? Walks the extension headers that may
  * precede one (a routing header sits before any fragment header). Returns REASON_NONE,
@@ -49,7 +50,7 @@ static __always_inline int boundary6(void *data, void *data_end, struct pkt *p)
 
 	if ((void *)(ip6 + 1) > data_end)
 		return DROP_TRUNC_IP;
-	if (bpf_map_lookup_elem(&sids, &ip6->daddr))
+	if (sid_lookup(&ip6->daddr))
 		return DROP_BOUNDARY_SID;
 	__builtin_memcpy(k.addr, &ip6->daddr, 16);
 	if (bpf_map_lookup_elem(&sid_space, &k))

@@ -25,6 +25,7 @@
 #ifndef MAX_SIDS
 #define MAX_SIDS 131072 /* local SIDs */
 #endif
+#define MAX_SID_PREFIXES 4096 /* local SIDs served by prefix (uSID locators, SIDs with arguments) */
 #ifndef MAX_PORTS
 #define MAX_PORTS 8192 /* (ifindex, VLAN) -> boundary side and tenant entries */
 #endif

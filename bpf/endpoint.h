@@ -1,5 +1,6 @@
 /* endpoint.h: SRv6 endpoint behaviors of local SIDs (RFC 8986 4.1-4.8): one function per behavior (End,
- * End.X, End.T and the decapsulating End.DX4, End.DX6, End.DT4, End.DT6, End.DT46) built on shared steps
+ * End.X, End.T and the decapsulating End.DX4, End.DX6, End.DT4, End.DT6, End.DT46; the NEXT-C-SID flavor of
+ * End and End.X) built on shared steps
  * (SRH advance, inner-packet validation, FIB forward), dispatched from one switch in endpoint(). The
  * codes are enum sid_action; the control plane's table of the same behaviors is internal/state/behaviors.go. */
 #pragma once
@@ -14,6 +15,7 @@
 #include "fwd.h"
 #include "ipcheck.h"
 #include "toobig.h"
+#include "sidlookup.h"
 
 /* Returned by a transit behavior when the new destination is another local SID (no verdict yet). */
 #define SID_CHAIN -1
@@ -31,6 +33,72 @@ struct hop {
 };
 
 /* ---- Shared steps ---------------------------------------------------------------------------------- */
+
+/* The FIB lookup of a transit behavior towards the (new) destination of the outer packet. */
+static __always_inline int transit_fib(struct ctx_buff *ctx, struct pkt *p, struct srh_info *s, struct hop *h,
+				       void *data, void *data_end, struct ipv6hdr *ip6)
+{
+	h->fib.family = AF_INET6;
+	h->fib.ifindex = ctx->ingress_ifindex;
+	h->fib.tot_len = ctx_wire_len(ctx, data, data_end, p->l3off, s->next_off,
+				      s->next_hdr == PROTO_IPIP ? ETH_P_IP_BE :
+				      s->next_hdr == PROTO_IPV6 ? ETH_P_IPV6_BE : 0,
+				      IPV6_HLEN + bpf_ntohs(ip6->payload_len));
+	if (!h->fib.tot_len)
+		return PASS_GSO_UNSIZED;
+	__builtin_memcpy(h->fib.ipv6_src, &ip6->saddr, 16);
+	__builtin_memcpy(h->fib.ipv6_dst, &ip6->daddr, 16);
+	return REASON_NONE;
+}
+
+/* NEXT-C-SID (RFC 9800), as the kernel's End / End.X do it: when the destination's argument (what
+ * follows the locator block and the node function) is not zero, the next uSID moves into place (the
+ * argument shifted left by the node function length, the freed tail zeroed, the block untouched),
+ * hop limit--, and the lookup goes to the new destination; an SRH, if any, is not looked at. A zero
+ * argument: CSID_CLASSIC, the behavior goes on as without the flavor (the SRH's next segment). */
+#define CSID_CLASSIC -3
+static __always_inline int csid_advance(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid,
+					struct srh_info *s, struct hop *h)
+{
+	void *data = ctx_data(ctx);
+	void *data_end = ctx_data_end(ctx);
+	struct ipv6hdr *ip6 = data + p->l3off;
+	/* The destination as one 128-bit number hi:lo, in registers; lengths in bits (multiples of 8,
+	 * 8..120, lb + nf <= 128: checked by the control plane, bounded again here for the verifier). */
+	__u32 lb = ((__u32)sid->lb_bytes * 8) & 127, nf = ((__u32)sid->nf_bytes * 8) & 127;
+	__u32 from = (lb + nf) & 255;
+	__u64 hi, lo, mhi, mlo, shi, slo;
+
+	if ((void *)(ip6 + 1) > data_end)
+		return DROP_TRUNC_IP;
+	__builtin_memcpy(&hi, &ip6->daddr, 8);
+	__builtin_memcpy(&lo, (__u8 *)&ip6->daddr + 8, 8);
+	hi = bpf_be64_to_cpu(hi);
+	lo = bpf_be64_to_cpu(lo);
+	/* The argument: the bits after the first `from`. */
+	mhi = from >= 64 ? 0 : ~0ULL >> from;
+	mlo = from >= 128 ? 0 : from <= 64 ? ~0ULL : ~0ULL >> (from - 64);
+	if (!((hi & mhi) | (lo & mlo)))
+		return CSID_CLASSIC;
+	if (ip6->hop_limit <= 1)
+		return PASS_TTL;
+	/* Everything after the block moves left by the node function length; the tail fills with 0. */
+	if (nf >= 64) {
+		shi = lo << (nf - 64);
+		slo = 0;
+	} else {
+		shi = (hi << nf) | (nf ? lo >> (64 - nf) : 0);
+		slo = lo << nf;
+	}
+	mhi = lb >= 64 ? 0 : ~0ULL >> lb; /* the bits after the block */
+	mlo = lb <= 64 ? ~0ULL : ~0ULL >> (lb - 64);
+	hi = bpf_cpu_to_be64((hi & ~mhi) | (shi & mhi));
+	lo = bpf_cpu_to_be64((lo & ~mlo) | (slo & mlo));
+	__builtin_memcpy(&ip6->daddr, &hi, 8);
+	__builtin_memcpy((__u8 *)&ip6->daddr + 8, &lo, 8);
+	ip6->hop_limit--;
+	return transit_fib(ctx, p, s, h, data, data_end, ip6);
+}
 
 /* SRH advance (RFC 8986 4.1): SL--, DA = Segment List[SL], hop limit--. The lookup goes to the new
  * destination. Returns REASON_NONE or the reason the packet goes no further here. */
@@ -59,18 +127,20 @@ static __always_inline int srh_advance(struct ctx_buff *ctx, struct pkt *p, stru
 	TRACE(tr->sl_after = sl);
 	__builtin_memcpy(&ip6->daddr, seg, 16);
 	ip6->hop_limit--;
+	return transit_fib(ctx, p, s, h, data, data_end, ip6);
+}
 
-	h->fib.family = AF_INET6;
-	h->fib.ifindex = ctx->ingress_ifindex;
-	h->fib.tot_len = ctx_wire_len(ctx, data, data_end, p->l3off, s->next_off,
-				      s->next_hdr == PROTO_IPIP ? ETH_P_IP_BE :
-				      s->next_hdr == PROTO_IPV6 ? ETH_P_IPV6_BE : 0,
-				      IPV6_HLEN + bpf_ntohs(ip6->payload_len));
-	if (!h->fib.tot_len)
-		return PASS_GSO_UNSIZED;
-	__builtin_memcpy(h->fib.ipv6_src, &ip6->saddr, 16);
-	__builtin_memcpy(h->fib.ipv6_dst, &ip6->daddr, 16);
-	return REASON_NONE;
+/* The next segment of End / End.X / End.T: the next uSID (NEXT-C-SID flavor), else the SRH's. */
+static __always_inline int next_segment(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid,
+					struct srh_info *s, struct hop *h)
+{
+	int rc = CSID_CLASSIC;
+
+	if (sid->flags & SID_F_NEXT_CSID)
+		rc = csid_advance(ctx, p, sid, s, h);
+	if (rc == CSID_CLASSIC)
+		rc = srh_advance(ctx, p, s, h);
+	return rc;
 }
 
 /* Is the (new) destination another local SID? Then it is processed in the same pass (End then
@@ -81,7 +151,7 @@ static __always_inline int next_is_local(struct ctx_buff *ctx, struct pkt *p)
 	void *data_end = ctx_data_end(ctx);
 	struct ipv6hdr *ip6 = data + p->l3off;
 
-	return (void *)(ip6 + 1) <= data_end && bpf_map_lookup_elem(&sids, &ip6->daddr);
+	return (void *)(ip6 + 1) <= data_end && sid_lookup(&ip6->daddr);
 }
 
 /* A decap behavior may only act on the last segment. */
@@ -215,7 +285,7 @@ static __always_inline int decap_forward(struct ctx_buff *ctx, struct pkt *p, st
 static __always_inline int end(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
 			       struct hop *h)
 {
-	int rc = srh_advance(ctx, p, s, h);
+	int rc = next_segment(ctx, p, sid, s, h);
 
 	if (rc != REASON_NONE)
 		return rc;
@@ -226,7 +296,7 @@ static __always_inline int end(struct ctx_buff *ctx, struct pkt *p, struct sid_e
 static __always_inline int end_x(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
 				 struct hop *h)
 {
-	int rc = srh_advance(ctx, p, s, h);
+	int rc = next_segment(ctx, p, sid, s, h);
 
 	if (rc != REASON_NONE)
 		return rc;

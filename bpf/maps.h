@@ -64,7 +64,7 @@ struct {
 	__type(value, struct encap_policy);
 } policies SEC(".maps");
 
-/* Local SIDs: exact match on the full 128-bit IPv6 destination. */
+/* Local SIDs: exact match on the full 128-bit IPv6 destination (SIDs served by prefix: sid_prefixes). */
 struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -72,6 +72,25 @@ struct {
 	__type(key, struct in6_addr);
 	__type(value, struct sid_entry);
 } sids SEC(".maps");
+
+/* Local SIDs served by prefix (a uSID locator's uN, service SIDs with argument bits): longest prefix,
+ * looked up when the exact match misses and sid_conf says there are any. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MAX_SID_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct lpm6_key);
+	__type(value, struct sid_entry);
+} sid_prefixes SEC(".maps");
+
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sid_conf);
+} sid_conf SEC(".maps");
 
 /* Interfaces the fast path redirects to (every attached interface). */
 struct {

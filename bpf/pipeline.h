@@ -41,7 +41,7 @@ static __always_inline int local_sids(struct ctx_buff *ctx, struct pkt *p, __u32
 
 		if ((void *)(ip6 + 1) > data_end)
 			return i == 0 ? NOT_A_SID : finish(ACT_PASS, p->len);
-		sid = bpf_map_lookup_elem(&sids, &ip6->daddr);
+		sid = sid_lookup(&ip6->daddr);
 		if (!sid)
 			return i == 0 ? NOT_A_SID : finish(ACT_PASS, p->len);
 		TRACE(tr->class = TRACE_SID; tr->flags |= TRACE_F_SID; tr->chain = i; tr->behavior = sid->action;

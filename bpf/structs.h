@@ -167,7 +167,13 @@ struct encap_policy {
 };
 
 enum sid_flags {
-	SID_F_VLAN = 1, /* push sid_entry.vlan on egress after decap */
+	SID_F_VLAN = 1,	     /* push sid_entry.vlan on egress after decap */
+	SID_F_NEXT_CSID = 2, /* End / End.X with the NEXT-C-SID flavor (RFC 9800): lb_bytes, nf_bytes */
+};
+
+/* Whether any local SID is served by prefix (sid_prefixes is looked up only then). */
+struct sid_conf {
+	__u32 prefixes;
 };
 
 struct sid_entry {
@@ -176,7 +182,9 @@ struct sid_entry {
 	__u8 flags;   /* SID_F_* */
 	__u16 vlan;   /* 802.1Q VLAN ID to push (host order) */
 	__u32 table;  /* End.T / End.DT* routing table */
-	__u32 pad;
+	__u8 lb_bytes; /* NEXT-C-SID: locator block length in bytes */
+	__u8 nf_bytes; /* NEXT-C-SID: node function length in bytes */
+	__u16 pad;
 	__u8 nh[16];  /* End.X / End.DX6 IPv6 next hop; End.DX4 IPv4 next hop in nh[0..3] */
 };
 

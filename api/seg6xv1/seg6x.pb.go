@@ -996,15 +996,18 @@ func (x *Route) GetOrigin() string {
 
 type Sid struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Sid           string                 `protobuf:"bytes,1,opt,name=sid,proto3" json:"sid,omitempty"`
-	Action        string                 `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"` // End End.X End.T End.DX4 End.DX6 End.DT4 End.DT6 End.DT46
-	Nh4           string                 `protobuf:"bytes,3,opt,name=nh4,proto3" json:"nh4,omitempty"`       // End.DX4
-	Nh6           string                 `protobuf:"bytes,4,opt,name=nh6,proto3" json:"nh6,omitempty"`       // End.X, End.DX6
-	Table         uint32                 `protobuf:"varint,5,opt,name=table,proto3" json:"table,omitempty"`  // End.T, End.DT*
-	Tenant        string                 `protobuf:"bytes,6,opt,name=tenant,proto3" json:"tenant,omitempty"` // End.DT*: the tenant's table
-	Vlan          uint32                 `protobuf:"varint,7,opt,name=vlan,proto3" json:"vlan,omitempty"`    // decap: 802.1Q VLAN pushed on egress
-	Id            uint32                 `protobuf:"varint,8,opt,name=id,proto3" json:"id,omitempty"`        // output only: counter index
-	Origin        string                 `protobuf:"bytes,9,opt,name=origin,proto3" json:"origin,omitempty"` // output only: "" (API, config) or "kernel" (the kernel mirror owns it)
+	Sid           string                 `protobuf:"bytes,1,opt,name=sid,proto3" json:"sid,omitempty"`          // an address, or a prefix ADDR/LEN (a SID served by prefix: a uSID locator's uN)
+	Action        string                 `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"`    // End End.X End.T End.DX4 End.DX6 End.DT4 End.DT6 End.DT46
+	Nh4           string                 `protobuf:"bytes,3,opt,name=nh4,proto3" json:"nh4,omitempty"`          // End.DX4
+	Nh6           string                 `protobuf:"bytes,4,opt,name=nh6,proto3" json:"nh6,omitempty"`          // End.X, End.DX6
+	Table         uint32                 `protobuf:"varint,5,opt,name=table,proto3" json:"table,omitempty"`     // End.T, End.DT*
+	Tenant        string                 `protobuf:"bytes,6,opt,name=tenant,proto3" json:"tenant,omitempty"`    // End.DT*: the tenant's table
+	Vlan          uint32                 `protobuf:"varint,7,opt,name=vlan,proto3" json:"vlan,omitempty"`       // decap: 802.1Q VLAN pushed on egress
+	Id            uint32                 `protobuf:"varint,8,opt,name=id,proto3" json:"id,omitempty"`           // output only: counter index
+	Origin        string                 `protobuf:"bytes,9,opt,name=origin,proto3" json:"origin,omitempty"`    // output only: "" (API, config) or "kernel" (the kernel mirror owns it)
+	Flavors       []string               `protobuf:"bytes,10,rep,name=flavors,proto3" json:"flavors,omitempty"` // next-csid, psp (End: both; End.X: next-csid)
+	Lblen         uint32                 `protobuf:"varint,11,opt,name=lblen,proto3" json:"lblen,omitempty"`    // next-csid: locator block bits (default 32)
+	Nflen         uint32                 `protobuf:"varint,12,opt,name=nflen,proto3" json:"nflen,omitempty"`    // next-csid: node function bits (default 16)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1100,6 +1103,27 @@ func (x *Sid) GetOrigin() string {
 		return x.Origin
 	}
 	return ""
+}
+
+func (x *Sid) GetFlavors() []string {
+	if x != nil {
+		return x.Flavors
+	}
+	return nil
+}
+
+func (x *Sid) GetLblen() uint32 {
+	if x != nil {
+		return x.Lblen
+	}
+	return 0
+}
+
+func (x *Sid) GetNflen() uint32 {
+	if x != nil {
+		return x.Nflen
+	}
+	return 0
 }
 
 // TenantRoutes replaces all routes of a tenant at once (one table swap in the data plane).
@@ -4043,7 +4067,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"tunnel_mtu\x18\t \x01(\rR\ttunnelMtu\x12\x16\n" +
 	"\x06egress\x18\n" +
 	" \x01(\tR\x06egress\x12\x16\n" +
-	"\x06origin\x18\v \x01(\tR\x06origin\"\xbd\x01\n" +
+	"\x06origin\x18\v \x01(\tR\x06origin\"\x83\x02\n" +
 	"\x03Sid\x12\x10\n" +
 	"\x03sid\x18\x01 \x01(\tR\x03sid\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12\x10\n" +
@@ -4053,7 +4077,11 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06tenant\x18\x06 \x01(\tR\x06tenant\x12\x12\n" +
 	"\x04vlan\x18\a \x01(\rR\x04vlan\x12\x0e\n" +
 	"\x02id\x18\b \x01(\rR\x02id\x12\x16\n" +
-	"\x06origin\x18\t \x01(\tR\x06origin\"O\n" +
+	"\x06origin\x18\t \x01(\tR\x06origin\x12\x18\n" +
+	"\aflavors\x18\n" +
+	" \x03(\tR\aflavors\x12\x14\n" +
+	"\x05lblen\x18\v \x01(\rR\x05lblen\x12\x14\n" +
+	"\x05nflen\x18\f \x01(\rR\x05nflen\"O\n" +
 	"\fTenantRoutes\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12'\n" +
 	"\x06routes\x18\x02 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\"\xdf\x03\n" +

@@ -8,6 +8,7 @@ package api
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/state"
@@ -128,8 +129,18 @@ func tenantToPB(t *state.Tenant) *pb.Tenant {
 
 func sidFromPB(s *pb.Sid) (state.SID, error) {
 	p := &parser{obj: fmt.Sprintf("sid %s", s.GetSid())}
-	out := state.SID{Action: s.GetAction(), Table: s.GetTable(), Tenant: s.GetTenant()}
-	out.SID = p.addr("sid", s.GetSid(), false)
+	out := state.SID{Action: s.GetAction(), Table: s.GetTable(), Tenant: s.GetTenant(), Flavors: s.GetFlavors()}
+	if strings.Contains(s.GetSid(), "/") {
+		a, bits, err := state.ParseSID(s.GetSid())
+		if err != nil {
+			p.fail("sid", "%q is not an IPv6 address or prefix", s.GetSid())
+		}
+		out.SID, out.Bits = a, bits
+	} else {
+		out.SID = p.addr("sid", s.GetSid(), false)
+	}
+	out.LBLen = uint8(p.u16("lblen", s.GetLblen(), 128))
+	out.NFLen = uint8(p.u16("nflen", s.GetNflen(), 128))
 	out.NH4 = p.addr("nh4", s.GetNh4(), true)
 	out.NH6 = p.addr("nh6", s.GetNh6(), true)
 	out.VLAN = p.u16("vlan", s.GetVlan(), 4094)
@@ -137,8 +148,8 @@ func sidFromPB(s *pb.Sid) (state.SID, error) {
 }
 
 func sidToPB(s *state.SID) *pb.Sid {
-	out := &pb.Sid{Sid: s.SID.String(), Action: s.Action, Table: s.Table, Tenant: s.Tenant, Vlan: uint32(s.VLAN), Id: s.ID,
-		Origin: string(s.Origin)}
+	out := &pb.Sid{Sid: s.Name(), Action: s.Action, Table: s.Table, Tenant: s.Tenant, Vlan: uint32(s.VLAN), Id: s.ID,
+		Origin: string(s.Origin), Flavors: s.Flavors, Lblen: uint32(s.LBLen), Nflen: uint32(s.NFLen)}
 	if s.NH4.IsValid() {
 		out.Nh4 = s.NH4.String()
 	}

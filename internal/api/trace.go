@@ -276,6 +276,7 @@ func decodeTraceSample(b []byte) (traceSample, error) {
 type namer struct {
 	devs    map[uint32]string
 	tenants map[uint32]state.Tenant // by data plane table id
+	sids    map[uint32]string       // configured SIDs (an address, or ADDR/LEN) by counter id
 }
 
 func newNamer(s *Server) *namer {
@@ -286,7 +287,7 @@ func newNamer(s *Server) *namer {
 
 // devNamer names the interfaces; its tenants come from tenantsOf.
 func devNamer() *namer {
-	n := &namer{devs: map[uint32]string{}, tenants: map[uint32]state.Tenant{}}
+	n := &namer{devs: map[uint32]string{}, tenants: map[uint32]state.Tenant{}, sids: map[uint32]string{}}
 	if its, err := net.Interfaces(); err == nil {
 		for _, it := range its {
 			n.devs[uint32(it.Index)] = it.Name
@@ -295,8 +296,11 @@ func devNamer() *namer {
 	return n
 }
 
-// tenantsOf names the tenants of st by their data plane table ids.
+// tenantsOf names the tenants of st by their data plane table ids, and its SIDs by counter id.
 func (n *namer) tenantsOf(st *state.Store) {
+	for _, sd := range st.SIDs() {
+		n.sids[sd.ID] = sd.Name()
+	}
 	for _, t := range st.Tenants() {
 		if id, ok := st.TableIDOf(t.Name); ok {
 			n.tenants[id] = t
@@ -370,6 +374,9 @@ func (n *namer) record(t traceSample) *pb.TraceRecord {
 	}
 	if has(dataplane.Seg6xTraceFlagsTRACE_F_SID) {
 		out.Sid = addrOf(r.Sid)
+		if name, ok := n.sids[r.SidId]; ok && name != out.Sid {
+			out.Sid = name + " (" + out.Sid + ")" // a SID served by prefix, and the address that reached it
+		}
 		out.Behavior = behaviorName(r.Behavior)
 		out.Chain = uint32(r.Chain)
 		switch {

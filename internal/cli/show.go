@@ -131,7 +131,7 @@ func show(what string) error {
 	if what == "all" || what == "sids" {
 		fmt.Fprintln(w, "SID\tACTION\tPARAMETERS\tORIGIN")
 		for _, s := range cur.SIDs {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.SID, s.Action, sidParams(&s), origin(s.Origin))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Name(), s.Action, sidParams(&s), origin(s.Origin))
 		}
 	}
 	return nil
@@ -187,6 +187,12 @@ func sidParams(s *state.SID) string {
 	}
 	if s.VLAN != 0 {
 		p = append(p, fmt.Sprintf("vlan %d", s.VLAN))
+	}
+	if len(s.Flavors) > 0 {
+		p = append(p, "flavors "+strings.Join(s.Flavors, ","))
+	}
+	if s.HasFlavor(state.FlavorNextCSID) {
+		p = append(p, fmt.Sprintf("lblen %d nflen %d", s.LBLen, s.NFLen))
 	}
 	return strings.Join(p, " ")
 }

@@ -15,11 +15,19 @@ func sidCmd() *cobra.Command {
 	add := func(replace bool) *cobra.Command {
 		verb := map[bool]string{false: "add", true: "replace"}[replace]
 		return &cobra.Command{
-			Use:   verb + " SID action ACTION [nh4 ADDR | nh6 ADDR | table ID | tenant NAME] [vlan VID]",
+			Use:   verb + " SID action ACTION [nh4 ADDR | nh6 ADDR | table ID | tenant NAME] [vlan VID] [flavors next-csid [lblen N] [nflen N]]",
 			Short: verb + " a local SID",
-			Long: "Bind an endpoint behavior to SID (an IPv6 address, matched exactly).\n" + state.BehaviorHelp() + `
-Example:
-  seg6x sid ` + verb + ` fc00:1::64 action End.DT4 tenant blue vlan 100`,
+			Long: `Bind an endpoint behavior to SID: an IPv6 address (matched exactly), or a prefix ADDR/LEN served by
+longest match (a uSID locator's uN, a service SID with argument bits; an exact SID is found first).
+` + state.BehaviorHelp() + `
+Flavors (comma-separated): next-csid (RFC 9800 NEXT-C-SID, on End and End.X: while the destination's
+argument is not zero, the next uSID is shifted into place; lblen / nflen: the locator block and node
+function lengths in bits, multiples of 8, default 32 and 16).
+Examples:
+  seg6x sid ` + verb + ` fc00:1::64 action End.DT4 tenant blue vlan 100
+  seg6x sid ` + verb + ` fcbb:0:100::/48 action End flavors next-csid             # uN
+  seg6x sid ` + verb + ` fcbb:0:100:e001::/64 action End.X nh6 fc00:12::2 flavors next-csid nflen 32   # uA
+  seg6x sid ` + verb + ` fcbb:0:100:e004::/64 action End.DT4 tenant blue          # uDT4`,
 			Args: cobra.MinimumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				sd, err := parseSID(args[0], args[1:])
@@ -35,9 +43,9 @@ Example:
 		Short: "delete a local SID",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := parseAddr("sid", args[0])
+			a, _, err := state.ParseSID(args[0])
 			if err != nil {
-				return err
+				return fmt.Errorf("sid: %q is not an IPv6 address or prefix", args[0])
 			}
 			return commit(state.Op{Kind: state.OpDelete, SID: &state.SID{SID: a}})
 		},
@@ -50,10 +58,10 @@ Example:
 func parseSID(sid string, args []string) (state.SID, error) {
 	var sd state.SID
 	var err error
-	if sd.SID, err = parseAddr("sid", sid); err != nil {
-		return sd, err
+	if sd.SID, sd.Bits, err = state.ParseSID(sid); err != nil {
+		return sd, fmt.Errorf("sid: %q is not an IPv6 address or prefix", sid)
 	}
-	m, err := kv(args, []string{"action", "nh4", "nh6", "table", "tenant", "vlan"})
+	m, err := kv(args, []string{"action", "nh4", "nh6", "table", "tenant", "vlan", "flavors", "lblen", "nflen"})
 	if err != nil {
 		return sd, err
 	}
@@ -76,6 +84,21 @@ func parseSID(sid string, args []string) (state.SID, error) {
 		}
 	}
 	sd.Tenant = one(m, "tenant")
+	if v := one(m, "flavors"); v != "" {
+		sd.Flavors = strings.Split(v, ",")
+	}
+	for _, x := range []struct {
+		key string
+		to  *uint8
+	}{{"lblen", &sd.LBLen}, {"nflen", &sd.NFLen}} {
+		if v := one(m, x.key); v != "" {
+			n, err := parseU32(x.key, v)
+			if err != nil || n > 128 {
+				return sd, fmt.Errorf("%s: %q is not a length in bits (8 to 120)", x.key, v)
+			}
+			*x.to = uint8(n)
+		}
+	}
 	if v := one(m, "vlan"); v != "" {
 		if sd.VLAN, err = parseVLAN(v); err != nil {
 			return sd, err

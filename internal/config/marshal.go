@@ -66,6 +66,9 @@ func encode(v reflect.Value, path string) (*yaml.Node, error) {
 			}
 			m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: name}, n)
 		}
+		if sd, ok := v.Interface().(state.SID); ok && len(m.Content) >= 2 && m.Content[0].Value == "sid" {
+			m.Content[1].Value = sd.Name() // a SID served by prefix is written ADDR/LEN
+		}
 		return m, nil
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct && !ownEncoding(t.Elem()):
 		s := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}

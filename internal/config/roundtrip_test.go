@@ -49,6 +49,7 @@ func everyField() state.State {
 			{SID: a("fc00:1::65"), Action: "End.DX4", NH4: a("198.18.9.2"), VLAN: 200},
 			{SID: a("fc00:1::66"), Action: "End.X", NH6: a("fc00:9::1")},
 			{SID: a("fc00:1::67"), Action: "End.DX6", NH6: a("2001:db8::2")},
+			{SID: a("fcbb:0:100::"), Bits: 48, Action: "End", Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 16},
 		},
 		BGP: &state.BGP{ASN: 65001, RouterID: a("198.18.255.1"), ListenPort: -1, NextHop: a("fc00:1::1"), Locator: p("fc00:1::/48"),
 			BlockBits: 40, FunctionBits: 12, Transposition: true,
@@ -157,7 +158,7 @@ func normalValue(v reflect.Value) {
 			if !f.IsExported() {
 				continue
 			}
-			if f.Tag.Get("yaml") == "-" {
+			if f.Tag.Get("yaml") == "-" && !(v.Type() == reflect.TypeFor[state.SID]() && f.Name == "Bits") { // Bits: the sid's /LEN
 				v.Field(i).SetZero()
 				continue
 			}

@@ -184,8 +184,28 @@ func (b *BPF) write(t *txn, st state.Step) error {
 		}
 		return putOrDelete(t, m.Policies, es, st.Kind)
 	case state.TableSIDs:
-		es, _ := convert(st.Entries, func(a any) [16]byte { return a.(netip.Addr).As16() }, ok(func(a any) Seg6xSidEntry { return SIDEntry(a.(state.SIDSpec)) }))
-		return putOrDelete(t, m.Sids, es, st.Kind)
+		var exact, byPrefix []state.Entry
+		for _, e := range st.Entries {
+			if e.Key.(netip.Prefix).Bits() == 128 {
+				exact = append(exact, e)
+			} else {
+				byPrefix = append(byPrefix, e)
+			}
+		}
+		val := ok(func(a any) Seg6xSidEntry { return SIDEntry(a.(state.SIDSpec)) })
+		es, _ := convert(exact, func(a any) [16]byte { return a.(netip.Prefix).Addr().As16() }, val)
+		if err := putOrDelete(t, m.Sids, es, st.Kind); err != nil {
+			return err
+		}
+		ps, _ := convert(byPrefix, func(a any) Seg6xLpm6Key { return lpmKey(a.(netip.Prefix)) }, val)
+		if len(ps) > 0 && st.Kind == state.StepPut {
+			// On before the first prefix SID is written (and left on: a lookup in an empty trie costs
+			// little; Reconcile turns it off when there are none).
+			if err := sidsByPrefix(m.SidConf, true); err != nil {
+				return err
+			}
+		}
+		return putOrDelete(t, m.SidPrefixes, ps, st.Kind)
 	case state.TableRoutes:
 		var e4, e6 []state.Entry
 		for _, e := range st.Entries {

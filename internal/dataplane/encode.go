@@ -59,6 +59,10 @@ func SIDEntry(v state.SIDSpec) Seg6xSidEntry {
 		e.Flags |= uint8(Seg6xSidFlagsSID_F_VLAN)
 		e.Vlan = sd.VLAN
 	}
+	if sd.HasFlavor(state.FlavorNextCSID) {
+		e.Flags |= uint8(Seg6xSidFlagsSID_F_NEXT_CSID)
+		e.LbBytes, e.NfBytes = sd.LBLen/8, sd.NFLen/8
+	}
 	switch {
 	case sd.NH4.IsValid():
 		a := sd.NH4.As4()

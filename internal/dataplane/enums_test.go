@@ -44,7 +44,7 @@ func goCounterparts() map[string]map[string]int64 {
 			"PORT_F_TENANT": int64(dataplane.Seg6xPortFlagsPORT_F_TENANT), "PORT_F_SID_SOURCES": int64(dataplane.Seg6xPortFlagsPORT_F_SID_SOURCES),
 			"PORT_F_KERNEL_FALLBACK": int64(dataplane.Seg6xPortFlagsPORT_F_KERNEL_FALLBACK)},
 		"port_vlan": {"PORT_VLAN_ANY": int64(dataplane.Seg6xPortVlanPORT_VLAN_ANY)},
-		"sid_flags": {"SID_F_VLAN": int64(dataplane.Seg6xSidFlagsSID_F_VLAN)},
+		"sid_flags": {"SID_F_VLAN": int64(dataplane.Seg6xSidFlagsSID_F_VLAN), "SID_F_NEXT_CSID": int64(dataplane.Seg6xSidFlagsSID_F_NEXT_CSID)},
 		// Used through bpf2go's constants (internal/trace).
 		"trace_class": {"TRACE_NOT_OURS": int64(dataplane.Seg6xTraceClassTRACE_NOT_OURS), "TRACE_TENANT": int64(dataplane.Seg6xTraceClassTRACE_TENANT),
 			"TRACE_SID": int64(dataplane.Seg6xTraceClassTRACE_SID), "TRACE_BOUNDARY": int64(dataplane.Seg6xTraceClassTRACE_BOUNDARY),

@@ -85,8 +85,8 @@ func NewImageExplainer(im *state.Image, opts state.ProgramOptions, slowReader bo
 		return nil, loadError("traced XDP", err)
 	}
 	m := o.Seg6xTraceMaps
-	fm := imageMaps{TxPorts: m.TxPorts, Policies: m.Policies, Sids: m.Sids, Routes4: m.Routes4, Routes6: m.Routes6,
-		SidSpace: m.SidSpace, SidSources: m.SidSources, Ports: m.Ports}
+	fm := imageMaps{TxPorts: m.TxPorts, Policies: m.Policies, Sids: m.Sids, SidPrefixes: m.SidPrefixes, SidConf: m.SidConf,
+		Routes4: m.Routes4, Routes6: m.Routes6, SidSpace: m.SidSpace, SidSources: m.SidSources, Ports: m.Ports}
 	if err := writeImage(fm, im, &state.ReconcileReport{}); err != nil {
 		o.Close()
 		return nil, fmt.Errorf("writing the state into the explain maps: %w", err)

@@ -71,7 +71,23 @@ func lpmImage(ps []netip.Prefix) map[Seg6xLpm6Key]uint8 {
 
 // imageMaps are the maps a state's image fills (the others hold counters, caches and rings).
 type imageMaps struct {
-	TxPorts, Policies, Sids, Routes4, Routes6, SidSpace, SidSources, Ports *ebpf.Map
+	TxPorts, Policies, Sids, SidPrefixes, SidConf, Routes4, Routes6, SidSpace, SidSources, Ports *ebpf.Map
+}
+
+// imageMapsOf are the image's maps of a set of maps.
+func imageMapsOf(m *Seg6xMaps) imageMaps {
+	return imageMaps{TxPorts: m.TxPorts, Policies: m.Policies, Sids: m.Sids, SidPrefixes: m.SidPrefixes, SidConf: m.SidConf,
+		Routes4: m.Routes4, Routes6: m.Routes6, SidSpace: m.SidSpace, SidSources: m.SidSources, Ports: m.Ports}
+}
+
+// sidsByPrefix marks the data plane as having SIDs served by prefix (or not): the program looks
+// sid_prefixes up only then.
+func sidsByPrefix(m *ebpf.Map, on bool) error {
+	v := Seg6xSidConf{}
+	if on {
+		v.Prefixes = 1
+	}
+	return m.Put(uint32(0), &v)
 }
 
 // writeImage makes m hold exactly im (policies by id are written, not synced: an array).
@@ -95,11 +111,29 @@ func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) error 
 		return err
 	}
 	sids := make(map[[16]byte]Seg6xSidEntry, len(im.SIDs))
-	for a, v := range im.SIDs {
-		sids[a.As16()] = SIDEntry(v)
+	byPrefix := map[Seg6xLpm6Key]Seg6xSidEntry{}
+	for p, v := range im.SIDs {
+		if p.Bits() == 128 {
+			sids[p.Addr().As16()] = SIDEntry(v)
+		} else {
+			byPrefix[lpmKey(p)] = SIDEntry(v)
+		}
 	}
 	if err := syncMap(m.Sids, sids, rep); err != nil {
 		return err
+	}
+	if len(byPrefix) > 0 {
+		if err := sidsByPrefix(m.SidConf, true); err != nil {
+			return err
+		}
+	}
+	if err := syncMap(m.SidPrefixes, byPrefix, rep); err != nil {
+		return err
+	}
+	if len(byPrefix) == 0 {
+		if err := sidsByPrefix(m.SidConf, false); err != nil {
+			return err
+		}
 	}
 	r4 := map[Seg6xRoute4Key]Seg6xEncapVal{}
 	r6 := map[Seg6xRoute6Key]Seg6xEncapVal{}
@@ -133,10 +167,7 @@ func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) error 
 // state.Dataplane.
 func (b *BPF) Reconcile(im *state.Image, opts state.ProgramOptions) (*state.ReconcileReport, error) {
 	rep := &state.ReconcileReport{}
-	m := b.Maps
-	fm := imageMaps{TxPorts: m.TxPorts, Policies: m.Policies, Sids: m.Sids, Routes4: m.Routes4, Routes6: m.Routes6,
-		SidSpace: m.SidSpace, SidSources: m.SidSources, Ports: m.Ports}
-	if err := writeImage(fm, im, rep); err != nil {
+	if err := writeImage(imageMapsOf(b.Maps), im, rep); err != nil {
 		return rep, err
 	}
 	if err := b.reattach(im, opts, rep); err != nil {

@@ -204,21 +204,29 @@ const (
 	Seg6xSidActionSID_END_DT46 Seg6xSidAction = 8
 )
 
+type Seg6xSidConf struct {
+	_        structs.HostLayout
+	Prefixes uint32
+}
+
 type Seg6xSidEntry struct {
-	_      structs.HostLayout
-	Id     uint32
-	Action uint8
-	Flags  uint8
-	Vlan   uint16
-	Table  uint32
-	Pad    uint32
-	Nh     [16]uint8
+	_       structs.HostLayout
+	Id      uint32
+	Action  uint8
+	Flags   uint8
+	Vlan    uint16
+	Table   uint32
+	LbBytes uint8
+	NfBytes uint8
+	Pad     uint16
+	Nh      [16]uint8
 }
 
 type Seg6xSidFlags uint32
 
 const (
-	Seg6xSidFlagsSID_F_VLAN Seg6xSidFlags = 1
+	Seg6xSidFlagsSID_F_VLAN      Seg6xSidFlags = 1
+	Seg6xSidFlagsSID_F_NEXT_CSID Seg6xSidFlags = 2
 )
 
 type Seg6xSlowKind uint32
@@ -379,6 +387,8 @@ const (
 	Seg6xMapRoutes4                = "routes4"
 	Seg6xMapRoutes6                = "routes6"
 	Seg6xMapScratch                = "scratch"
+	Seg6xMapSidConf                = "sid_conf"
+	Seg6xMapSidPrefixes            = "sid_prefixes"
 	Seg6xMapSidSources             = "sid_sources"
 	Seg6xMapSidSpace               = "sid_space"
 	Seg6xMapSidStats               = "sid_stats"
@@ -468,6 +478,8 @@ type Seg6xMapSpecs struct {
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
+	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
+	SidPrefixes  *ebpf.MapSpec `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
 	SidSpace     *ebpf.MapSpec `ebpf:"sid_space"`
 	SidStats     *ebpf.MapSpec `ebpf:"sid_stats"`
@@ -533,6 +545,8 @@ type Seg6xMaps struct {
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
+	SidConf      *ebpf.Map `ebpf:"sid_conf"`
+	SidPrefixes  *ebpf.Map `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.Map `ebpf:"sid_sources"`
 	SidSpace     *ebpf.Map `ebpf:"sid_space"`
 	SidStats     *ebpf.Map `ebpf:"sid_stats"`
@@ -559,6 +573,8 @@ func (m *Seg6xMaps) Close() error {
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
+		m.SidConf,
+		m.SidPrefixes,
 		m.SidSources,
 		m.SidSpace,
 		m.SidStats,

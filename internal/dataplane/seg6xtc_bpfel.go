@@ -108,15 +108,22 @@ type Seg6xTcScratch struct {
 	Buf [4096]uint8
 }
 
+type Seg6xTcSidConf struct {
+	_        structs.HostLayout
+	Prefixes uint32
+}
+
 type Seg6xTcSidEntry struct {
-	_      structs.HostLayout
-	Id     uint32
-	Action uint8
-	Flags  uint8
-	Vlan   uint16
-	Table  uint32
-	Pad    uint32
-	Nh     [16]uint8
+	_       structs.HostLayout
+	Id      uint32
+	Action  uint8
+	Flags   uint8
+	Vlan    uint16
+	Table   uint32
+	LbBytes uint8
+	NfBytes uint8
+	Pad     uint16
+	Nh      [16]uint8
 }
 
 type Seg6xTcTraceBuf struct {
@@ -217,6 +224,8 @@ const (
 	Seg6xTcMapRoutes4         = "routes4"
 	Seg6xTcMapRoutes6         = "routes6"
 	Seg6xTcMapScratch         = "scratch"
+	Seg6xTcMapSidConf         = "sid_conf"
+	Seg6xTcMapSidPrefixes     = "sid_prefixes"
 	Seg6xTcMapSidSources      = "sid_sources"
 	Seg6xTcMapSidSpace        = "sid_space"
 	Seg6xTcMapSidStats        = "sid_stats"
@@ -294,6 +303,8 @@ type Seg6xTcMapSpecs struct {
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
+	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
+	SidPrefixes  *ebpf.MapSpec `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
 	SidSpace     *ebpf.MapSpec `ebpf:"sid_space"`
 	SidStats     *ebpf.MapSpec `ebpf:"sid_stats"`
@@ -347,6 +358,8 @@ type Seg6xTcMaps struct {
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
+	SidConf      *ebpf.Map `ebpf:"sid_conf"`
+	SidPrefixes  *ebpf.Map `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.Map `ebpf:"sid_sources"`
 	SidSpace     *ebpf.Map `ebpf:"sid_space"`
 	SidStats     *ebpf.Map `ebpf:"sid_stats"`
@@ -373,6 +386,8 @@ func (m *Seg6xTcMaps) Close() error {
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
+		m.SidConf,
+		m.SidPrefixes,
 		m.SidSources,
 		m.SidSpace,
 		m.SidStats,

@@ -108,15 +108,22 @@ type Seg6xTraceScratch struct {
 	Buf [4096]uint8
 }
 
+type Seg6xTraceSidConf struct {
+	_        structs.HostLayout
+	Prefixes uint32
+}
+
 type Seg6xTraceSidEntry struct {
-	_      structs.HostLayout
-	Id     uint32
-	Action uint8
-	Flags  uint8
-	Vlan   uint16
-	Table  uint32
-	Pad    uint32
-	Nh     [16]uint8
+	_       structs.HostLayout
+	Id      uint32
+	Action  uint8
+	Flags   uint8
+	Vlan    uint16
+	Table   uint32
+	LbBytes uint8
+	NfBytes uint8
+	Pad     uint16
+	Nh      [16]uint8
 }
 
 type Seg6xTraceTraceBuf struct {
@@ -217,6 +224,8 @@ const (
 	Seg6xTraceMapRoutes4        = "routes4"
 	Seg6xTraceMapRoutes6        = "routes6"
 	Seg6xTraceMapScratch        = "scratch"
+	Seg6xTraceMapSidConf        = "sid_conf"
+	Seg6xTraceMapSidPrefixes    = "sid_prefixes"
 	Seg6xTraceMapSidSources     = "sid_sources"
 	Seg6xTraceMapSidSpace       = "sid_space"
 	Seg6xTraceMapSidStats       = "sid_stats"
@@ -295,6 +304,8 @@ type Seg6xTraceMapSpecs struct {
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
+	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
+	SidPrefixes  *ebpf.MapSpec `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
 	SidSpace     *ebpf.MapSpec `ebpf:"sid_space"`
 	SidStats     *ebpf.MapSpec `ebpf:"sid_stats"`
@@ -349,6 +360,8 @@ type Seg6xTraceMaps struct {
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
+	SidConf      *ebpf.Map `ebpf:"sid_conf"`
+	SidPrefixes  *ebpf.Map `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.Map `ebpf:"sid_sources"`
 	SidSpace     *ebpf.Map `ebpf:"sid_space"`
 	SidStats     *ebpf.Map `ebpf:"sid_stats"`
@@ -375,6 +388,8 @@ func (m *Seg6xTraceMaps) Close() error {
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
+		m.SidConf,
+		m.SidPrefixes,
 		m.SidSources,
 		m.SidSpace,
 		m.SidStats,

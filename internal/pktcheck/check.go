@@ -120,6 +120,11 @@ func check(in, out []byte, leaving bool) error {
 	// router would).
 	walk := map[int]Walk{transit: ToSRH, encapsulated: Whole, decapsulated: HeaderOnly}[mode]
 	info, err := IPv6(l3, leaving, walk)
+	if err != nil && mode == transit && csidShifted(l3[24:40], inL3[24:40]) {
+		// NEXT-C-SID (uN, uA): the next uSID shifted into the destination; an SRH is not processed
+		// (RFC 9800, as the kernel): it need not agree, but must leave exactly as it came (below).
+		info, err = IPv6(l3, leaving, HeaderOnly)
+	}
 	if err != nil {
 		return err
 	}

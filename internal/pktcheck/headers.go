@@ -130,9 +130,35 @@ func srh(b []byte, off, hlen int) error {
 	}
 	if sl <= last {
 		seg := b[off+8+sl*16 : off+8+(sl+1)*16]
-		if string(seg) != string(b[24:40]) {
-			return fmt.Errorf("destination %x is not segment[%d] %x", b[24:40], sl, seg)
+		// (Or that segment's next uSID: End then a local uN in one pass, RFC 9800.)
+		if string(seg) != string(b[24:40]) && !csidShifted(b[24:40], seg) {
+			return fmt.Errorf("destination %x is not segment[%d] %x (nor a NEXT-C-SID shift of it)", b[24:40], sl, seg)
 		}
 	}
 	return nil
+}
+
+// csidShifted says whether da is the address seg after NEXT-C-SID shifts (RFC 9800): the same locator
+// block (some whole bytes), then what followed the block further along by some bytes, zeros behind.
+func csidShifted(da, seg []byte) bool {
+	for lb := 1; lb < 16; lb++ {
+		if da[lb-1] != seg[lb-1] {
+			return false
+		}
+		for d := 1; lb+d < 16; d++ {
+			if string(da[lb:16-d]) == string(seg[lb+d:]) && allZero(da[16-d:]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func allZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -42,8 +42,9 @@ type Behavior struct {
 	// Decap: it decapsulates, so it may push a VLAN on egress ("vlan VID"), and when it looks the
 	// inner packet up in a table that table may be given as a tenant ("tenant NAME").
 	Decap bool
-	// Flavors it accepts (RFC 8986 4.16: PSP, USP, USD; RFC 9800: NEXT-C-SID). None is implemented
-	// yet: a SID cannot carry one, and the kernel mirror leaves a flavored route to the kernel.
+	// Flavors it accepts (RFC 9800 NEXT-C-SID), as the kernel does: End and End.X take next-csid.
+	// (PSP, which the kernel has on End, is not implemented yet: refused, and a kernel route with it
+	// stays the kernel's.)
 	Flavors []string
 	// KernelAction is the kernel's SEG6_LOCAL_ACTION_* number of the same behavior, and KernelTable
 	// the attribute of its table.
@@ -54,9 +55,9 @@ type Behavior struct {
 
 // Behaviors lists every endpoint behavior seg6x implements.
 var Behaviors = []Behavior{
-	{Name: "End", Code: 1, KernelAction: 1,
+	{Name: "End", Code: 1, KernelAction: 1, Flavors: []string{FlavorNextCSID},
 		Help: "next segment"},
-	{Name: "End.X", Code: 2, Needs: ParamNH6, KernelAction: 2,
+	{Name: "End.X", Code: 2, Needs: ParamNH6, KernelAction: 2, Flavors: []string{FlavorNextCSID},
 		Help: "next segment, forwarded to an IPv6 next hop"},
 	{Name: "End.T", Code: 3, Needs: ParamTable, KernelAction: 3, KernelTable: KernelTableMain,
 		Help: "next segment, looked up in routing table ID"},

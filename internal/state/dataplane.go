@@ -33,7 +33,7 @@ type ProgramOptions struct {
 //	TableSIDSpace    netip.Prefix                   -> nil (the domain's locators)
 //	TableSIDSources  netip.Prefix                   -> nil (the domain's sources)
 //	TablePolicies    uint32 policy id               -> PolicySpec
-//	TableSIDs        netip.Addr                     -> SIDSpec
+//	TableSIDs        netip.Prefix (SID.Prefix())    -> SIDSpec (a /128: exact match; shorter: by prefix)
 //	TableRoutes      RouteKey                       -> uint32 policy id (0: hand to the kernel)
 //	TablePorts       PortKey                        -> PortSpec
 type Table int
@@ -134,7 +134,7 @@ type Image struct {
 	SIDSpace   []netip.Prefix
 	SIDSources []netip.Prefix
 	Policies   map[uint32]PolicySpec
-	SIDs       map[netip.Addr]SIDSpec
+	SIDs       map[netip.Prefix]SIDSpec // by SID.Prefix()
 	Routes     map[RouteKey]uint32
 	Ports      map[PortKey]PortSpec
 }

@@ -92,7 +92,7 @@ func (r *runtime) image() *Image {
 		SIDSpace:   append([]netip.Prefix(nil), r.domain.Locators...),
 		SIDSources: append([]netip.Prefix(nil), r.domain.Sources...),
 		Policies:   make(map[uint32]PolicySpec, len(r.polByID)),
-		SIDs:       make(map[netip.Addr]SIDSpec, len(r.sids)),
+		SIDs:       make(map[netip.Prefix]SIDSpec, len(r.sids)),
 		Routes:     make(map[RouteKey]uint32, r.nroutes[0]+r.nroutes[1]),
 	}
 	im.Interfaces = r.ifaceList()
@@ -112,8 +112,8 @@ func (r *runtime) image() *Image {
 			im.Routes[RouteKey{TableID: t.tableID, Prefix: pfx}] = pol.id
 		}
 	}
-	for addr, sd := range r.sids {
-		im.SIDs[addr] = sidSpec(sd, r.tenantTable)
+	for _, sd := range r.sids {
+		im.SIDs[sd.Prefix()] = sidSpec(sd, r.tenantTable)
 	}
 	return im
 }

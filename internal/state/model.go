@@ -155,8 +155,17 @@ type SID struct {
 	Table  uint32     `yaml:"table,omitempty" json:"table,omitempty"`   // End.T, End.DT4/6/46
 	Tenant string     `yaml:"tenant,omitempty" json:"tenant,omitempty"` // End.DT*: table (and VLAN) of a tenant
 	VLAN   uint16     `yaml:"vlan,omitempty" json:"vlan,omitempty"`     // decap: 802.1Q tag pushed on egress
-	ID     uint32     `yaml:"-" json:"id,omitempty"`
-	Origin Origin     `yaml:"-" json:"origin,omitempty"` // the front end that owns it (origins.go)
+	// Bits, when not 0 or 128, makes the SID a prefix: every address in SID/Bits is this SID (a uSID
+	// locator's uN, a service SID with argument bits). In YAML and the API it is written SID/Bits.
+	Bits uint8 `yaml:"-" json:"bits,omitempty"`
+	// Flavors (RFC 9800) the behavior runs with: next-csid (Behavior.Flavors).
+	Flavors []string `yaml:"flavors,omitempty" json:"flavors,omitempty"`
+	// NEXT-C-SID: the locator block and node function lengths in bits (the kernel's lblen and
+	// nflen; 32 and 16 when not given).
+	LBLen  uint8  `yaml:"lblen,omitempty" json:"lblen,omitempty"`
+	NFLen  uint8  `yaml:"nflen,omitempty" json:"nflen,omitempty"`
+	ID     uint32 `yaml:"-" json:"id,omitempty"`
+	Origin Origin `yaml:"-" json:"origin,omitempty"` // the front end that owns it (origins.go)
 }
 
 // Route modes.
@@ -189,4 +198,59 @@ func ParsePrefix(s string) (netip.Prefix, error) {
 		return p, fmt.Errorf("%q is not a prefix", s)
 	}
 	return p, nil
+}
+
+// Flavor names (SID.Flavors).
+const (
+	// FlavorNextCSID: RFC 9800 NEXT-C-SID on End (uN) and End.X (uA).
+	FlavorNextCSID = "next-csid"
+)
+
+// NEXT-C-SID lengths when a SID gives none (the kernel's and RFC 9800's usual 32-bit block, 16-bit
+// uSIDs).
+const (
+	DefaultLBLen = 32
+	DefaultNFLen = 16
+)
+
+// Prefix is the addresses the SID covers: SID/Bits, or SID/128.
+func (s SID) Prefix() netip.Prefix {
+	if s.Bits == 0 || s.Bits >= 128 {
+		return netip.PrefixFrom(s.SID, 128)
+	}
+	return netip.PrefixFrom(s.SID, int(s.Bits))
+}
+
+// Name is how the SID is written: its address, or SID/Bits for a prefix.
+func (s SID) Name() string {
+	if p := s.Prefix(); p.Bits() < 128 {
+		return p.String()
+	}
+	return s.SID.String()
+}
+
+// HasFlavor says whether the SID runs with flavor f.
+func (s SID) HasFlavor(f string) bool {
+	for _, x := range s.Flavors {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseSID reads a SID as written in YAML, the API and the CLI: an address, or a prefix ADDR/LEN.
+func ParseSID(v string) (addr netip.Addr, bits uint8, err error) {
+	if !strings.Contains(v, "/") {
+		a, err := netip.ParseAddr(v)
+		return a, 0, err
+	}
+	p, err := netip.ParsePrefix(v)
+	if err != nil {
+		return addr, 0, err
+	}
+	if p.Bits() == 128 {
+		return p.Addr(), 0, nil
+	}
+	return p.Addr(), uint8(p.Bits()), nil
 }

@@ -659,7 +659,7 @@ func (s *Store) applySID(c *change, op Op) error {
 	}
 	if op.Kind == OpDelete {
 		setEntry(c, s.rt.sids, sd.SID, SID{}, true)
-		c.note(op.Kind, true, obj)
+		c.note(op.Kind, true, sidObj(&old))
 		return nil
 	}
 	// The tenant reference is checked at the end of the commit (the tenant may come later in it).

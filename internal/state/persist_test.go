@@ -85,7 +85,7 @@ func TestReconcileAfterCrash(t *testing.T) {
 	f.Close()
 	stale := RouteKey{TableID: 77, Prefix: mustPrefix("198.18.99.0/24")}
 	fakeOf(st).table(TableRoutes)[stale] = uint32(1)
-	delete(fakeOf(st).table(TableSIDs), mustAddr("fc00:1::64"))
+	delete(fakeOf(st).table(TableSIDs), netip.MustParsePrefix("fc00:1::64/128"))
 	st = reopen(t, st)
 	if len(st.Current().SIDs) != 2 {
 		t.Fatalf("torn journal line: %d SIDs, want the 2 committed", len(st.Current().SIDs))

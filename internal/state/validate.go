@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -14,7 +15,7 @@ import (
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
 
 func routeObj(r *Route) string   { return fmt.Sprintf("route %s tenant %s", r.Prefix, r.Tenant) }
-func sidObj(s *SID) string       { return fmt.Sprintf("sid %s", s.SID) }
+func sidObj(s *SID) string       { return "sid " + s.Name() }
 func tenantObj(t *Tenant) string { return fmt.Sprintf("tenant %q", t.Name) }
 
 // Validate returns every problem in a whole desired state (a config file): each object on its own,
@@ -258,7 +259,62 @@ func validateSID(sd *SID, tenant func(string) *Tenant, add func(error)) {
 	if !sd.SID.Is6() || sd.SID.Is4In6() || sd.SID.IsUnspecified() || sd.SID.IsMulticast() {
 		add(fieldErr(sidObj(sd), "sid", "not a unicast IPv6 address"))
 	}
+	if sd.Bits >= 128 {
+		sd.Bits = 0
+	}
+	if p := sd.Prefix(); p.Masked() != p {
+		add(fieldErr(sidObj(sd), "sid", "host bits set beyond /%d; did you mean %s", p.Bits(), p.Masked()))
+	}
 	validateSIDParams(sd, tenant, add)
+	validateFlavors(sd, add)
+}
+
+// validateFlavors checks a SID's flavors against its behavior (and puts them in one order), and the
+// NEXT-C-SID lengths as the kernel takes them (defaults filled in).
+func validateFlavors(sd *SID, add func(error)) {
+	obj := sidObj(sd)
+	b := BehaviorNamed(sd.Action)
+	if b == nil {
+		return // reported by validateSIDParams
+	}
+	var fl []string
+	for _, f := range sd.Flavors {
+		f = strings.ToLower(strings.TrimSpace(f))
+		switch {
+		case slices.Contains(fl, f):
+		case !slices.Contains(b.Flavors, f) && len(b.Flavors) == 0:
+			add(fieldErr(obj, "flavors", "%s takes no flavors (End and End.X take next-csid)", sd.Action))
+		case !slices.Contains(b.Flavors, f):
+			add(fieldErr(obj, "flavors", "%q: %s takes %s", f, sd.Action, strings.Join(b.Flavors, ", ")))
+		default:
+			fl = append(fl, f)
+		}
+	}
+	slices.Sort(fl)
+	sd.Flavors = fl
+	if !sd.HasFlavor(FlavorNextCSID) {
+		if sd.LBLen != 0 || sd.NFLen != 0 {
+			add(fieldErr(obj, "lblen", "lblen and nflen are the lengths of the next-csid flavor, which %s does not have", sd.Action))
+		}
+		return
+	}
+	if sd.LBLen == 0 {
+		sd.LBLen = DefaultLBLen
+	}
+	if sd.NFLen == 0 {
+		sd.NFLen = DefaultNFLen
+	}
+	for _, x := range []struct {
+		name string
+		v    uint8
+	}{{"lblen", sd.LBLen}, {"nflen", sd.NFLen}} {
+		if x.v%8 != 0 || x.v > 120 {
+			add(fieldErr(obj, x.name, "%d: a multiple of 8 from 8 to 120", x.v))
+		}
+	}
+	if int(sd.LBLen)+int(sd.NFLen) > 128 {
+		add(fieldErr(obj, "nflen", "lblen %d + nflen %d is more than 128 bits", sd.LBLen, sd.NFLen))
+	}
 }
 
 // validateSIDParams checks that a SID has exactly the parameters its action takes (tenant: looks a

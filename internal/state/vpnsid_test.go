@@ -41,7 +41,7 @@ func serviceSIDs(t *testing.T, st *Store) map[string]string {
 		if out[sd.Tenant] != sd.SID.String() {
 			t.Fatalf("SID %s of origin vpn for tenant %q, but the tenant shows %q", sd.SID, sd.Tenant, out[sd.Tenant])
 		}
-		if _, ok := fakeOf(st).table(TableSIDs)[sd.SID]; !ok {
+		if _, ok := fakeOf(st).table(TableSIDs)[sd.Prefix()]; !ok {
 			t.Fatalf("service SID %s is not in the data plane", sd.SID)
 		}
 		out[sd.Tenant] += " " + sd.Action

@@ -6,6 +6,7 @@ package state
 
 import (
 	"net/netip"
+	"slices"
 )
 
 func put(t Table, es []Entry) Step { return Step{Kind: StepPut, Table: t, Entries: es} }
@@ -122,16 +123,23 @@ func (s *Store) steps(c *change) []Step {
 	var sidIDs []uint32
 	for addr, b := range c.sids {
 		sd, has := rt.sids[addr]
-		e := Entry{Key: addr, Had: b.had}
+		e := Entry{Key: b.sid.Prefix(), Had: b.had}
 		var old SIDSpec
 		if b.had {
 			old = sidSpec(b.sid, func(name string) uint32 { return c.tenantTableBefore(rt, name) })
 			e.Old = old
 		}
+		if has && b.had && sd.Prefix() != b.sid.Prefix() {
+			// The same address, another length: the old entry goes, the new one is written.
+			sidDel = append(sidDel, e)
+			e = Entry{}
+			b.had = false
+		}
 		if !has {
 			sidDel = append(sidDel, e)
 			continue
 		}
+		e.Key = sd.Prefix()
 		v := sidSpec(sd, rt.tenantTable)
 		e.Val = v
 		if b.had && sameSIDSpec(v, old) {
@@ -249,7 +257,8 @@ func (s *Store) steps(c *change) []Step {
 // sameSIDSpec: a and b make the same data plane entry.
 func sameSIDSpec(a, b SIDSpec) bool {
 	x, y := a.SID, b.SID
-	return a.Table == b.Table && x.ID == y.ID && x.Action == y.Action && x.NH4 == y.NH4 && x.NH6 == y.NH6 && x.VLAN == y.VLAN
+	return a.Table == b.Table && x.ID == y.ID && x.Action == y.Action && x.NH4 == y.NH4 && x.NH6 == y.NH6 && x.VLAN == y.VLAN &&
+		x.Prefix() == y.Prefix() && slices.Equal(x.Flavors, y.Flavors) && x.LBLen == y.LBLen && x.NFLen == y.NFLen
 }
 
 func (c *change) tenantTableBefore(rt *runtime, name string) uint32 {

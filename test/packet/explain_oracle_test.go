@@ -100,9 +100,16 @@ func TestExplainRecordEveryFixture(t *testing.T) {
 		}
 		return best
 	}
-	sids := map[netip.Addr]string{}
-	for _, s := range cfg.SIDs {
-		sids[s.SID] = s.Action
+	// The SID an address reaches: its /128, else the longest SID prefix covering it.
+	running := rig.Store.SIDs()
+	sidFor := func(a netip.Addr) *state.SID {
+		var best *state.SID
+		for i, s := range running {
+			if s.Prefix().Contains(a) && (best == nil || s.Prefix().Bits() > best.Prefix().Bits()) {
+				best = &running[i]
+			}
+		}
+		return best
 	}
 	code := map[string]uint8{}
 	for _, b := range state.Behaviors {
@@ -169,12 +176,13 @@ func TestExplainRecordEveryFixture(t *testing.T) {
 				}
 				break
 			}
-			sid := addr16(r.Sid)
-			action, ok := sids[sid]
-			if !ok {
-				t.Errorf("%s: record SID %v is not configured", f.Name, sid)
+			sid := addr16(r.Sid) // the destination that reached it
+			conf := sidFor(sid)
+			if conf == nil || conf.ID != r.SidId {
+				t.Errorf("%s: record SID %v (id %d); the config's SID for it is %+v", f.Name, sid, r.SidId, conf)
 				break
 			}
+			action := conf.Action
 			seenBehavior[action] = true
 			if r.Behavior != code[action] {
 				t.Errorf("%s: SID %v behavior %d, the config says %s (%d)", f.Name, sid, r.Behavior, action, code[action])

@@ -108,15 +108,22 @@ type Seg6xFibDirectScratch struct {
 	Buf [4096]uint8
 }
 
+type Seg6xFibDirectSidConf struct {
+	_        structs.HostLayout
+	Prefixes uint32
+}
+
 type Seg6xFibDirectSidEntry struct {
-	_      structs.HostLayout
-	Id     uint32
-	Action uint8
-	Flags  uint8
-	Vlan   uint16
-	Table  uint32
-	Pad    uint32
-	Nh     [16]uint8
+	_       structs.HostLayout
+	Id      uint32
+	Action  uint8
+	Flags   uint8
+	Vlan    uint16
+	Table   uint32
+	LbBytes uint8
+	NfBytes uint8
+	Pad     uint16
+	Nh      [16]uint8
 }
 
 type Seg6xFibDirectTraceBuf struct {
@@ -217,6 +224,8 @@ const (
 	Seg6xFibDirectMapRoutes4                = "routes4"
 	Seg6xFibDirectMapRoutes6                = "routes6"
 	Seg6xFibDirectMapScratch                = "scratch"
+	Seg6xFibDirectMapSidConf                = "sid_conf"
+	Seg6xFibDirectMapSidPrefixes            = "sid_prefixes"
 	Seg6xFibDirectMapSidSources             = "sid_sources"
 	Seg6xFibDirectMapSidSpace               = "sid_space"
 	Seg6xFibDirectMapSidStats               = "sid_stats"
@@ -306,6 +315,8 @@ type Seg6xFibDirectMapSpecs struct {
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
+	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
+	SidPrefixes  *ebpf.MapSpec `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
 	SidSpace     *ebpf.MapSpec `ebpf:"sid_space"`
 	SidStats     *ebpf.MapSpec `ebpf:"sid_stats"`
@@ -371,6 +382,8 @@ type Seg6xFibDirectMaps struct {
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
+	SidConf      *ebpf.Map `ebpf:"sid_conf"`
+	SidPrefixes  *ebpf.Map `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.Map `ebpf:"sid_sources"`
 	SidSpace     *ebpf.Map `ebpf:"sid_space"`
 	SidStats     *ebpf.Map `ebpf:"sid_stats"`
@@ -397,6 +410,8 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
+		m.SidConf,
+		m.SidPrefixes,
 		m.SidSources,
 		m.SidSpace,
 		m.SidStats,
