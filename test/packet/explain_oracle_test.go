@@ -125,14 +125,8 @@ func TestExplainRecordEveryFixture(t *testing.T) {
 	seenClass := map[uint8]bool{}
 	for i := range fs {
 		f := &fs[i]
-		ifindex, err := rig.Ifindex(f.Dev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := x.Run(ifindex, f.Input)
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := explainFixture(t, x, f)
+		ifindex, _ := rig.Ifindex(f.Dev)
 		r := &e.Record
 		in := parseFrame(f.Input)
 		seenClass[r.Class] = true

@@ -61,14 +61,7 @@ func TestExplainUnderANewState(t *testing.T) {
 	before := map[string]outcome{}
 	for i := range fs {
 		f := &fs[i]
-		ifindex, err := rig.Ifindex(f.Dev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := x.Run(ifindex, f.Input)
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := explainFixture(t, x, f)
 		preview[f.Name] = outcome{e.Ret, e.Out}
 		res, err := rig.Run(nil, f, 1)
 		if err != nil {

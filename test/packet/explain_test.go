@@ -103,15 +103,7 @@ func TestExplainRecords(t *testing.T) {
 		if f == nil {
 			t.Fatalf("no fixture %s", name)
 		}
-		ifindex, err := rig.Ifindex(f.Dev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := x.Run(ifindex, f.Input)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
+		return explainFixture(t, x, f)
 	}
 	fab0, err := net.InterfaceByName("fab0")
 	if err != nil {
@@ -175,4 +167,18 @@ func TestExplainRecords(t *testing.T) {
 	if r := run("arp_passes").Record; r.Class != uint8(dataplane.Seg6xTraceClassTRACE_NOT_OURS) || r.Action != 2 || r.Reason != 0 {
 		t.Errorf("arp_passes: class %d action %d reason %d", r.Class, r.Action, r.Reason)
 	}
+}
+
+// explainFixture runs fixture f's input through x, arriving on the fixture's device.
+func explainFixture(t *testing.T, x *dataplane.Explainer, f *fixtures.Fixture) *dataplane.Explained {
+	t.Helper()
+	ifindex, err := rig.Ifindex(f.Dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := x.Run(ifindex, f.Input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
