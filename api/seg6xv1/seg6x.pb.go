@@ -3059,7 +3059,7 @@ type TraceFilter struct {
 	Proto         string                 `protobuf:"bytes,6,opt,name=proto,proto3" json:"proto,omitempty"`      // innermost protocol: tcp, udp, icmp, icmpv6, or a number
 	Sport         uint32                 `protobuf:"varint,7,opt,name=sport,proto3" json:"sport,omitempty"`     // innermost TCP/UDP source port
 	Dport         uint32                 `protobuf:"varint,8,opt,name=dport,proto3" json:"dport,omitempty"`     // innermost TCP/UDP destination port
-	Sid           string                 `protobuf:"bytes,9,opt,name=sid,proto3" json:"sid,omitempty"`          // the local SID processed
+	Sid           string                 `protobuf:"bytes,9,opt,name=sid,proto3" json:"sid,omitempty"`          // the local SID processed (the destination that reached it)
 	Policy        uint32                 `protobuf:"varint,10,opt,name=policy,proto3" json:"policy,omitempty"`  // the SR policy id of the route hit
 	Reason        string                 `protobuf:"bytes,11,opt,name=reason,proto3" json:"reason,omitempty"`   // DROP_* / PASS_* / SLOW_* / ICMP_* (as seg6x stats names them)
 	Actions       []string               `protobuf:"bytes,12,rep,name=actions,proto3" json:"actions,omitempty"` // drop, pass, redirect
@@ -3472,7 +3472,7 @@ type TraceRecord struct {
 	Table         uint32                 `protobuf:"varint,12,opt,name=table,proto3" json:"table,omitempty"` // the tenant's route table (as configured)
 	Route         string                 `protobuf:"bytes,13,opt,name=route,proto3" json:"route,omitempty"`  // the tenant route's prefix ("" none)
 	Policy        uint32                 `protobuf:"varint,14,opt,name=policy,proto3" json:"policy,omitempty"`
-	Sid           string                 `protobuf:"bytes,15,opt,name=sid,proto3" json:"sid,omitempty"` // the local SID ("" none)
+	Sid           string                 `protobuf:"bytes,15,opt,name=sid,proto3" json:"sid,omitempty"` // the local SID ("" none); one served by prefix: "ADDR/LEN (destination)"
 	Behavior      string                 `protobuf:"bytes,16,opt,name=behavior,proto3" json:"behavior,omitempty"`
 	SlBefore      int32                  `protobuf:"varint,17,opt,name=sl_before,json=slBefore,proto3" json:"sl_before,omitempty"` // segments left as received (-1: no SRH; -2: not read, refused before)
 	SlAfter       int32                  `protobuf:"varint,18,opt,name=sl_after,json=slAfter,proto3" json:"sl_after,omitempty"`
