@@ -11,6 +11,7 @@ package state
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -230,27 +231,14 @@ func (s SID) Name() string {
 }
 
 // HasFlavor says whether the SID runs with flavor f.
-func (s SID) HasFlavor(f string) bool {
-	for _, x := range s.Flavors {
-		if x == f {
-			return true
-		}
-	}
-	return false
-}
+func (s SID) HasFlavor(f string) bool { return slices.Contains(s.Flavors, f) }
 
 // ParseSID reads a SID as written in YAML, the API and the CLI: an address, or a prefix ADDR/LEN.
+// A whole address (or ADDR/128) has bits 0.
 func ParseSID(v string) (addr netip.Addr, bits uint8, err error) {
-	if !strings.Contains(v, "/") {
-		a, err := netip.ParseAddr(v)
-		return a, 0, err
-	}
-	p, err := netip.ParsePrefix(v)
-	if err != nil {
-		return addr, 0, err
-	}
-	if p.Bits() == 128 {
-		return p.Addr(), 0, nil
+	p, err := ParsePrefix(v)
+	if err != nil || p.Bits() == p.Addr().BitLen() {
+		return p.Addr(), 0, err
 	}
 	return p.Addr(), uint8(p.Bits()), nil
 }

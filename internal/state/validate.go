@@ -282,8 +282,8 @@ func validateFlavors(sd *SID, add func(error)) {
 		f = strings.ToLower(strings.TrimSpace(f))
 		switch {
 		case slices.Contains(fl, f):
-		case !slices.Contains(b.Flavors, f) && len(b.Flavors) == 0:
-			add(fieldErr(obj, "flavors", "%s takes no flavors (End and End.X take next-csid)", sd.Action))
+		case len(b.Flavors) == 0:
+			add(fieldErr(obj, "flavors", "%s takes no flavors (%s)", sd.Action, flavoredBehaviors()))
 		case !slices.Contains(b.Flavors, f):
 			add(fieldErr(obj, "flavors", "%q: %s takes %s", f, sd.Action, strings.Join(b.Flavors, ", ")))
 		default:
@@ -367,6 +367,17 @@ func validateSIDParams(sd *SID, tenant func(string) *Tenant, add func(error)) {
 			add(fieldErr(obj, "vlan", "%d is not a VLAN ID (1-4094)", sd.VLAN))
 		}
 	}
+}
+
+// flavoredBehaviors says which behaviors take which flavors, e.g. "End takes next-csid; End.X takes ...".
+func flavoredBehaviors() string {
+	var out []string
+	for i := range Behaviors {
+		if b := &Behaviors[i]; len(b.Flavors) > 0 {
+			out = append(out, b.Name+" takes "+strings.Join(b.Flavors, ", "))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // tenantBehaviors names the behaviors whose table may be given as a tenant.
