@@ -11,6 +11,7 @@
  *   ctx_load_bytes(ctx, off, to, n)  copies n bytes at off out of the packet (linear or not)
  *   ctx_set_l2(...)                  the packet at l3off gets a fresh Ethernet header (+ VLAN)
  *   ctx_encap_room(...)              room for an outer header in front of the packet at l3off
+ *   ctx_pop(ctx, off, len)           removes len bytes at off, right after the IPv6 header (an SRH)
  *   ctx_wire_len(...)                the L3 length of the largest packet that will reach the wire
  *                                    (a GSO aggregate's segment, or the packet itself)
  *   CTX_ANSWERS_TOO_BIG              whether a packet too big for its next link is answered here

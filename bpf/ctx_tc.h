@@ -160,6 +160,13 @@ static __always_inline int ctx_set_l2(struct __sk_buff *ctx, __u32 l3off, const 
 	return 0;
 }
 
+/* Removes len bytes at off, which callers keep right after the IPv6 header (an SRH being popped): a
+ * GSO aggregate keeps its segment size (each segment loses the same bytes). 0, or -1. */
+static __always_inline int ctx_pop(struct __sk_buff *ctx, __u32 off, __u32 len)
+{
+	return bpf_skb_adjust_room(ctx, -(int)len, BPF_ADJ_ROOM_NET, BPF_F_ADJ_ROOM_FIXED_GSO) ? -1 : 0;
+}
+
 /* Room for hdr_len bytes of outer IPv6 (+ SRH) header after the Ethernet header, as a tunnel
  * encapsulation: the skb's protocol becomes IPv6, a GSO aggregate gets the IPv6-tunnel GSO type on top
  * of its own (segmented later with the outer header repeated on each segment) and keeps its segment
@@ -219,6 +226,7 @@ static __always_inline int ctx_parse(struct __sk_buff *ctx, struct pkt *p)
 {
 	int rc;
 
+	p->ifindex = ctx->ingress_ifindex;
 	ctx_prepare(ctx);
 	rc = parse_l2(ctx_data(ctx), ctx_data_end(ctx), p);
 	if (rc != REASON_NONE)

@@ -95,6 +95,25 @@ static __always_inline int ctx_set_l2(struct xdp_md *ctx, __u32 l3off, const __u
 	return write_l2(ctx, (int)l3off - ETH_HLEN - (vlan ? VLAN_HLEN : 0), dmac, smac, vlan, proto);
 }
 
+/* Removes len bytes at off (an SRH right after the IPv6 header): what lies in front of them (Ethernet
+ * header, tags, IPv6 header: at most CTX_POP_FRONT bytes) moves up by len. 0, or -1. */
+#define CTX_POP_FRONT 64
+static __always_inline int ctx_pop(struct xdp_md *ctx, __u32 off, __u32 len)
+{
+	__u32 zero = 0;
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	__u32 n = off;
+
+	if (!s || n == 0 || n > CTX_POP_FRONT)
+		return -1;
+	n -= 1;
+	asm volatile("%0 &= 0x3f" : "+r"(n)); /* 1..CTX_POP_FRONT, a range the verifier can see */
+	n += 1;
+	if (bpf_xdp_load_bytes(ctx, 0, s->buf, n) || bpf_xdp_store_bytes(ctx, len, s->buf, n))
+		return -1;
+	return bpf_xdp_adjust_head(ctx, (int)len) ? -1 : 0;
+}
+
 /* Grows the frame at its tail when the headroom cannot hold the outer header (long segment lists):
  * the inner packet is copied out, the frame extended, and the packet written back further along. */
 static __always_inline int grow_by_tail(struct xdp_md *ctx, __u32 l3off, __u32 inner_len, __u32 hdr_len)
@@ -138,5 +157,6 @@ static __always_inline __u32 ctx_wire_len(struct xdp_md *ctx, void *data, void *
 /* Ethernet and up to MAX_VLAN_TAGS tags, all in the frame's bytes. */
 static __always_inline int ctx_parse(struct xdp_md *ctx, struct pkt *p)
 {
+	p->ifindex = ctx->ingress_ifindex;
 	return parse_l2(ctx_data(ctx), ctx_data_end(ctx), p);
 }

@@ -30,6 +30,7 @@ struct hop {
 	__be16 proto;	 /* decap: its ethertype */
 	__u16 vlan;	 /* decap: VLAN ID pushed on egress (0: none) */
 	int to_kernel;	 /* decap: PASS_* reason to hand the decapsulated packet to the kernel (0: forward) */
+	int pop;	 /* PSP / USP: the SRH goes before the packet leaves */
 };
 
 /* ---- Shared steps ---------------------------------------------------------------------------------- */
@@ -39,7 +40,7 @@ static __always_inline int transit_fib(struct ctx_buff *ctx, struct pkt *p, stru
 				       void *data, void *data_end, struct ipv6hdr *ip6)
 {
 	h->fib.family = AF_INET6;
-	h->fib.ifindex = ctx->ingress_ifindex;
+	h->fib.ifindex = p->ifindex;
 	h->fib.tot_len = ctx_wire_len(ctx, data, data_end, p->l3off, s->next_off,
 				      s->next_hdr == PROTO_IPIP ? ETH_P_IP_BE :
 				      s->next_hdr == PROTO_IPV6 ? ETH_P_IPV6_BE : 0,
@@ -130,18 +131,6 @@ static __always_inline int srh_advance(struct ctx_buff *ctx, struct pkt *p, stru
 	return transit_fib(ctx, p, s, h, data, data_end, ip6);
 }
 
-/* The next segment of End / End.X / End.T: the next uSID (NEXT-C-SID flavor), else the SRH's. */
-static __always_inline int next_segment(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid,
-					struct srh_info *s, struct hop *h)
-{
-	int rc = CSID_CLASSIC;
-
-	if (sid->flags & SID_F_NEXT_CSID)
-		rc = csid_advance(ctx, p, sid, s, h);
-	if (rc == CSID_CLASSIC)
-		rc = srh_advance(ctx, p, s, h);
-	return rc;
-}
 
 /* Is the (new) destination another local SID? Then it is processed in the same pass (End then
  * End.DX4 on one node). */
@@ -180,7 +169,7 @@ static __always_inline int inner_packet(struct ctx_buff *ctx, struct pkt *p, str
 	h->ioff = ioff;
 	h->proto = proto;
 	h->vlan = (sid->flags & SID_F_VLAN) ? sid->vlan : 0;
-	h->fib.ifindex = ctx->ingress_ifindex;
+	h->fib.ifindex = p->ifindex;
 	h->fib.tot_len = ctx_wire_len(ctx, data, data_end, ioff, ioff, proto, h->inner_len);
 	if (!h->fib.tot_len)
 		return PASS_GSO_UNSIZED;
@@ -216,8 +205,66 @@ static __always_inline int inner_packet(struct ctx_buff *ctx, struct pkt *p, str
 		if (ip6->hop_limit <= 1)
 			h->to_kernel = PASS_TTL;
 	}
-	count(&sid_stats, sid->id, p->len);
+	if (sid->action >= SID_END_DX4) /* End, End.X, End.T (USD) counted the packet on arrival */
+		count(&sid_stats, sid->id, p->len);
 	return REASON_NONE;
+}
+
+/* PSP / USP (RFC 8986 4.16.1-2): the SRH goes; the IPv6 header takes the SRH's next header and a
+ * payload length without it, and moves up (with the L2 header in front) over it. Only an SRH right
+ * after the IPv6 header is popped here; behind other extension headers the kernel pops it. */
+static __always_inline int pop_srh(struct ctx_buff *ctx, struct pkt *p, struct srh_info *s, struct hop *h)
+{
+	void *data = ctx_data(ctx);
+	void *data_end = ctx_data_end(ctx);
+	struct ipv6hdr *ip6 = data + p->l3off;
+	__u32 off = s->srh_off & 0x3FFF;
+	__u8 *srh = data + off;
+	__u32 len;
+
+	if (off != p->l3off + IPV6_HLEN)
+		return PASS_POP_EXTHDRS;
+	if ((void *)(ip6 + 1) > data_end || (void *)(srh + SRH_FIXED_LEN) > data_end)
+		return DROP_TRUNC_IP;
+	len = ((__u32)srh[1] + 1) * 8;
+	ip6->nexthdr = srh[0];
+	ip6->payload_len = bpf_htons(bpf_ntohs(ip6->payload_len) - len);
+	if (ctx_pop(ctx, off, len))
+		return DROP_NO_ROOM;
+	TRACE(tr->flags |= TRACE_F_SRH_POPPED);
+	h->fib.tot_len -= len;
+	s->next_off -= len;
+	s->srh_off = 0;
+	return REASON_NONE;
+}
+
+/* The next segment of End / End.X / End.T: the next uSID (NEXT-C-SID flavor), else the SRH's, the SRH
+ * to be popped (h->pop) when that was its last segment (PSP). At the last segment (segments left 0 on
+ * arrival, or no SRH): with USD, SID_USD for an inner IPv4 / IPv6 packet (endpoint() decapsulates it
+ * and looks it up in the SID's table: End: main); with USP the SRH is to be popped; the packet is this
+ * node's. Popping happens once, in endpoint(). */
+#define SID_USD -4
+static __always_inline int next_segment(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid,
+					struct srh_info *s, struct hop *h)
+{
+	int rc = CSID_CLASSIC;
+
+	if (sid->flags & SID_F_NEXT_CSID)
+		rc = csid_advance(ctx, p, sid, s, h);
+	if (rc != CSID_CLASSIC)
+		return rc;
+	if ((sid->flags & SID_F_PSP) && s->srh_off && s->sl == 1 && s->srh_off != p->l3off + IPV6_HLEN)
+		return PASS_POP_EXTHDRS; /* before anything changes: the kernel gets the packet as it came */
+	rc = srh_advance(ctx, p, s, h);
+	if (rc == REASON_NONE && (sid->flags & SID_F_PSP) && s->sl == 1)
+		h->pop = 1;
+	if (rc != PASS_LOCAL)
+		return rc;
+	if ((sid->flags & SID_F_USD) && (s->next_hdr == PROTO_IPIP || s->next_hdr == PROTO_IPV6))
+		return SID_USD;
+	if ((sid->flags & SID_F_USP) && s->srh_off)
+		h->pop = 1;
+	return PASS_LOCAL;
 }
 
 /* FIB forward of a transit behavior: the outer packet leaves through the FIB's next hop. */
@@ -308,7 +355,7 @@ static __always_inline int end_x(struct ctx_buff *ctx, struct pkt *p, struct sid
 static __always_inline int end_t(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
 				 struct hop *h)
 {
-	int rc = srh_advance(ctx, p, s, h);
+	int rc = next_segment(ctx, p, sid, s, h);
 
 	if (rc != REASON_NONE)
 		return rc;
@@ -394,14 +441,19 @@ static __always_inline int outer_check(struct ctx_buff *ctx, struct pkt *p)
 	return REASON_NONE;
 }
 
-/* A packet whose IPv6 destination is a local SID. */
-static __always_inline int endpoint(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid)
+/* A packet whose IPv6 destination is a local SID. A global function (pkt_arg()): the verifier checks
+ * it once, instead of once per place the SID chain of the pipeline reaches it (the behaviors' branches
+ * times MAX_SID_CHAIN would not fit its budget), and its stack is not added to the headend's. */
+__noinline int endpoint(struct ctx_buff *ctx, struct pkt *arg, struct sid_entry *sid)
 {
 	void *data, *data_end;
 	struct srh_info s = {};
 	struct hop h = {};
+	struct pkt pk = {}, *p = &pk;
 	int rc, decap = 0;
 
+	if (!ctx || !sid || pkt_arg(arg, &pk))
+		return ctx_ret(ACT_DROP);
 	rc = outer_check(ctx, p);
 	if (rc != REASON_NONE)
 		return verdict(rc, p->len);
@@ -450,6 +502,15 @@ static __always_inline int endpoint(struct ctx_buff *ctx, struct pkt *p, struct 
 		break;
 	default:
 		return finish(ACT_PASS, p->len);
+	}
+	if (rc == SID_USD) {
+		rc = inner_packet(ctx, p, sid, &s, &h, s.next_hdr == PROTO_IPIP ? ETH_P_IP_BE : ETH_P_IPV6_BE, 1);
+		decap = 1;
+	} else if (h.pop && (rc == REASON_NONE || rc == PASS_LOCAL || rc == SID_CHAIN)) {
+		int prc = pop_srh(ctx, p, &s, &h);
+
+		if (prc != REASON_NONE)
+			rc = prc;
 	}
 	if (rc == SID_CHAIN)
 		return SID_CHAIN;

@@ -95,16 +95,21 @@ static __always_inline int headend_v6(void *data, void *data_end, __u32 pkt_len,
 
 /* Tenant traffic of the port tv (its route table): match the inner destination in the tenant's routes
  * and encapsulate into the policy's prebuilt IPv6 + SRH header. */
-static __always_inline int headend(struct ctx_buff *ctx, struct pkt *p, const struct port_val *tv)
+__noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_val *tv)
 {
-	void *data = ctx_data(ctx);
-	void *data_end = ctx_data_end(ctx);
+	void *data, *data_end;
 	struct bpf_fib_lookup fib = {};
 	struct encap_policy *pol;
 	struct inner in = {};
+	struct pkt pk = {}, *p = &pk;
 	struct ipv6hdr *o6;
 	__u32 hdr_len, ioff, wire;
 	int rc, to_kernel = REASON_NONE;
+
+	if (!ctx || !tv || pkt_arg(arg, &pk))
+		return ctx_ret(ACT_DROP);
+	data = ctx_data(ctx);
+	data_end = ctx_data_end(ctx);
 
 	if (p->proto == ETH_P_IP_BE)
 		rc = headend_v4(data, data_end, ctx_len(ctx), p, tv, &in);
@@ -130,7 +135,7 @@ static __always_inline int headend(struct ctx_buff *ctx, struct pkt *p, const st
 		return verdict(PASS_GSO_UNSIZED, p->len);
 
 	fib.family = AF_INET6;
-	fib.ifindex = ctx->ingress_ifindex;
+	fib.ifindex = p->ifindex;
 	fib.tot_len = wire + hdr_len;
 	__builtin_memcpy(fib.ipv6_src, pol->hdr + 8, 16);
 	__builtin_memcpy(fib.ipv6_dst, pol->hdr + 24, 16);

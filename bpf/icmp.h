@@ -221,6 +221,7 @@ static __always_inline int icmp4_too_big(struct ctx_buff *ctx, struct pkt *p, co
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	iph = data + l3off;
+	asm volatile("" : "+r"(iph)); /* one pointer, checked once: clang may not derive it anew unchecked */
 	if ((void *)iph + ICMP4_HLEN > data_end)
 		return verdict(DROP_NO_ROOM, p->len);
 	*(__u8 *)iph = 0x45;
@@ -277,6 +278,7 @@ static __always_inline int icmp6_too_big(struct ctx_buff *ctx, struct pkt *p, co
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	ip6 = data + l3off;
+	asm volatile("" : "+r"(ip6)); /* one pointer, checked once: clang may not derive it anew unchecked */
 	if ((void *)ip6 + ICMP6_HLEN > data_end)
 		return verdict(DROP_NO_ROOM, p->len);
 	*(__be32 *)ip6 = bpf_htonl(6U << 28);

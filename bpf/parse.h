@@ -16,12 +16,34 @@ struct pkt {
 	__u32 len;     /* frame length at ingress */
 	__u16 vlan;    /* outer VLAN ID, 0 when untagged */
 	__be16 proto;  /* ethertype of the L3 header */
+	__u32 ifindex; /* ingress interface, read from the context once (ctx_parse): clang may otherwise keep a
+			* pointer into the context the verifier refuses to dereference */
 };
 
 struct vlan_tag {
 	__be16 tci;
 	__be16 proto;
 };
+
+/* The pkt a global function (endpoint(), headend()) gets: the verifier checks such a function once,
+ * on its own, knowing nothing of what its pointer arguments point at, so it works on a copy whose
+ * bounds it proves again. 0, or -1 for a pkt parse_l2 could not have made. */
+static __always_inline int pkt_arg(const struct pkt *arg, struct pkt *pk)
+{
+	__u32 l3off;
+
+	if (!arg)
+		return -1;
+	l3off = arg->l3off;
+	if (l3off > ETH_HLEN + MAX_VLAN_TAGS * VLAN_HLEN)
+		return -1;
+	pk->l3off = l3off;
+	pk->len = arg->len;
+	pk->vlan = arg->vlan;
+	pk->proto = arg->proto;
+	pk->ifindex = arg->ifindex;
+	return 0;
+}
 
 /* Ethernet plus up to MAX_VLAN_TAGS tags. Returns a drop reason or REASON_NONE. */
 static __always_inline int parse_l2(void *data, void *data_end, struct pkt *p)

@@ -18,7 +18,7 @@
 /* The port a frame arrived on: its own (interface, VLAN) entry, or the interface's entry for any VLAN. */
 static __always_inline struct port_val *port_of(struct ctx_buff *ctx, struct pkt *p)
 {
-	struct port_key k = { .ifindex = ctx->ingress_ifindex, .vlan = p->vlan };
+	struct port_key k = { .ifindex = p->ifindex, .vlan = p->vlan };
 	struct port_val *pv = bpf_map_lookup_elem(&ports, &k);
 
 	if (pv)
@@ -48,7 +48,10 @@ static __always_inline int local_sids(struct ctx_buff *ctx, struct pkt *p, __u32
 		      tr->sid_id = sid->id; __builtin_memcpy(tr->sid, &ip6->daddr, 16));
 		if (i == 0 && (flags & PORT_F_SID_SOURCES) && !sid_source_ok(ip6))
 			return verdict(DROP_SID_SOURCE, p->len);
-		rc = endpoint(ctx, p, sid);
+		/* endpoint() is a global function: the verifier forgets what its pointer arguments point at,
+		 * so it gets a copy, and p keeps the bounds proven here (l3off) for the headend after. */
+		struct pkt q = *p;
+		rc = endpoint(ctx, &q, sid);
 		if (rc != SID_CHAIN)
 			return rc;
 	}

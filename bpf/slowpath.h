@@ -37,7 +37,7 @@ static __noinline long slow_send(struct ctx_buff *ctx, struct slow_meta *m)
  * daemon's fragmenter. Without a daemon, the kernel gets it as before (PASS_FIB_FRAG_NEEDED). */
 static __always_inline int fragment_later(struct ctx_buff *ctx, struct pkt *p, __u32 len, __u32 mtu)
 {
-	struct slow_meta m = { .kind = SLOW_KIND_FRAGMENT, .ifindex = ctx->ingress_ifindex, .mtu = mtu,
+	struct slow_meta m = { .kind = SLOW_KIND_FRAGMENT, .ifindex = p->ifindex, .mtu = mtu,
 			       .l3off = p->l3off, .len = p->l3off + len };
 	long rc;
 

@@ -73,6 +73,8 @@ enum reason {
 	PASS_IPV4_OPTIONS = 75,		/* IPv4 header with options: the kernel validates them (and answers with ICMP) */
 	PASS_GSO_UNSIZED = 76,		/* tc: a GSO aggregate whose segment size cannot be told (not TCP / UDP behind a
 					 * plain IP header): the kernel forwards it */
+	PASS_POP_EXTHDRS = 77,		/* PSP / USP with extension headers between the IPv6 header and the SRH: the
+					 * kernel pops it */
 	REASON_MAX = 128,
 };
 
@@ -169,6 +171,10 @@ struct encap_policy {
 enum sid_flags {
 	SID_F_VLAN = 1,	     /* push sid_entry.vlan on egress after decap */
 	SID_F_NEXT_CSID = 2, /* End / End.X with the NEXT-C-SID flavor (RFC 9800): lb_bytes, nf_bytes */
+	SID_F_PSP = 4,	     /* PSP (RFC 8986 4.16.1): the SRH goes where segments left becomes 0 */
+	SID_F_USP = 8,	     /* USP (4.16.2): segments left 0 on arrival: the SRH goes, the packet is local */
+	SID_F_USD = 16,	     /* USD (4.16.3): segments left 0 (or no SRH) and an inner IP packet: decapsulate,
+			      * look it up in the SID's table (End: main) */
 };
 
 /* Whether any local SID is served by prefix (sid_prefixes is looked up only then). */
@@ -250,6 +256,7 @@ enum trace_flags {
 	TRACE_F_L4 = 64,	/* sport/dport hold the innermost TCP/UDP ports */
 	TRACE_F_TC = 128,	/* recorded by the tc program (else XDP) */
 	TRACE_F_SRH_READ = 256,	/* the endpoint looked for the SRH: sl_* valid (0xFF: none) */
+	TRACE_F_SRH_POPPED = 512, /* the SRH was popped (PSP, USP) */
 };
 
 /* Addresses are IPv6, or IPv4-mapped (::ffff:a.b.c.d). */

@@ -3484,8 +3484,9 @@ type TraceRecord struct {
 	Dport         uint32                 `protobuf:"varint,24,opt,name=dport,proto3" json:"dport,omitempty"`
 	FrameLen      uint32                 `protobuf:"varint,25,opt,name=frame_len,json=frameLen,proto3" json:"frame_len,omitempty"`
 	OutLen        uint32                 `protobuf:"varint,26,opt,name=out_len,json=outLen,proto3" json:"out_len,omitempty"`
-	Rx            []byte                 `protobuf:"bytes,27,opt,name=rx,proto3" json:"rx,omitempty"` // the first snaplen bytes as received
-	Tx            []byte                 `protobuf:"bytes,28,opt,name=tx,proto3" json:"tx,omitempty"` // ... as it left (or was dropped, or passed)
+	Rx            []byte                 `protobuf:"bytes,27,opt,name=rx,proto3" json:"rx,omitempty"`                                 // the first snaplen bytes as received
+	Tx            []byte                 `protobuf:"bytes,28,opt,name=tx,proto3" json:"tx,omitempty"`                                 // ... as it left (or was dropped, or passed)
+	SrhPopped     bool                   `protobuf:"varint,29,opt,name=srh_popped,json=srhPopped,proto3" json:"srh_popped,omitempty"` // the SID's PSP / USP flavor removed the SRH
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3707,6 +3708,13 @@ func (x *TraceRecord) GetTx() []byte {
 		return x.Tx
 	}
 	return nil
+}
+
+func (x *TraceRecord) GetSrhPopped() bool {
+	if x != nil {
+		return x.SrhPopped
+	}
+	return false
 }
 
 type TraceSummary struct {
@@ -4309,7 +4317,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x04smac\x18\t \x01(\tR\x04smac\x12\x16\n" +
 	"\x06cached\x18\n" +
 	" \x01(\bR\x06cached\x12\x10\n" +
-	"\x03mtu\x18\v \x01(\rR\x03mtu\"\xbe\x05\n" +
+	"\x03mtu\x18\v \x01(\rR\x03mtu\"\xdd\x05\n" +
 	"\vTraceRecord\x12 \n" +
 	"\ftime_unix_ns\x18\x01 \x01(\x03R\n" +
 	"timeUnixNs\x12\x12\n" +
@@ -4340,7 +4348,9 @@ const file_seg6x_proto_rawDesc = "" +
 	"\tframe_len\x18\x19 \x01(\rR\bframeLen\x12\x17\n" +
 	"\aout_len\x18\x1a \x01(\rR\x06outLen\x12\x0e\n" +
 	"\x02rx\x18\x1b \x01(\fR\x02rx\x12\x0e\n" +
-	"\x02tx\x18\x1c \x01(\fR\x02tx\"\xbf\x01\n" +
+	"\x02tx\x18\x1c \x01(\fR\x02tx\x12\x1d\n" +
+	"\n" +
+	"srh_popped\x18\x1d \x01(\bR\tsrhPopped\"\xbf\x01\n" +
 	"\fTraceSummary\x12\x18\n" +
 	"\amatched\x18\x01 \x01(\x04R\amatched\x12\x18\n" +
 	"\aemitted\x18\x02 \x01(\x04R\aemitted\x12\x1f\n" +

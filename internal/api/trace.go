@@ -385,6 +385,7 @@ func (n *namer) record(t traceSample) *pb.TraceRecord {
 		case r.SlBefore != 0xFF:
 			out.SlBefore, out.SlAfter = int32(r.SlBefore), int32(r.SlAfter)
 		}
+		out.SrhPopped = has(dataplane.Seg6xTraceFlagsTRACE_F_SRH_POPPED)
 	}
 	if has(dataplane.Seg6xTraceFlagsTRACE_F_FIB) {
 		f := &pb.TraceFib{Table: r.FibTable, Dst: addrOf(r.FibDst), Rc: r.FibRc, Cached: has(dataplane.Seg6xTraceFlagsTRACE_F_FIB_CACHED),

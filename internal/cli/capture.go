@@ -124,6 +124,9 @@ func captureComment(r *pb.TraceRecord) string {
 		if r.SlBefore >= 0 {
 			sid += fmt.Sprintf(" sl %d->%d", r.SlBefore, r.SlAfter)
 		}
+		if r.SrhPopped {
+			sid += " srh popped"
+		}
 		parts = append(parts, sid)
 	}
 	if f := r.Fib; f != nil {

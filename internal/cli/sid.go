@@ -15,19 +15,27 @@ func sidCmd() *cobra.Command {
 	add := func(replace bool) *cobra.Command {
 		verb := map[bool]string{false: "add", true: "replace"}[replace]
 		return &cobra.Command{
-			Use:   verb + " SID action ACTION [nh4 ADDR | nh6 ADDR | table ID | tenant NAME] [vlan VID] [flavors next-csid [lblen N] [nflen N]]",
+			Use:   verb + " SID action ACTION [nh4 ADDR | nh6 ADDR | table ID | tenant NAME] [vlan VID] [flavors FLAVOR[,FLAVOR] [lblen N] [nflen N]]",
 			Short: verb + " a local SID",
 			Long: `Bind an endpoint behavior to SID: an IPv6 address (matched exactly), or a prefix ADDR/LEN served by
 longest match (a uSID locator's uN, a service SID with argument bits; an exact SID is found first).
 ` + state.BehaviorHelp() + `
-Flavors (comma-separated): next-csid (RFC 9800 NEXT-C-SID, on End and End.X: while the destination's
-argument is not zero, the next uSID is shifted into place; lblen / nflen: the locator block and node
-function lengths in bits, multiples of 8, default 32 and 16).
+Flavors (comma-separated):
+  next-csid  RFC 9800 NEXT-C-SID, on End (uN) and End.X (uA): while the destination's argument is not
+             zero, the next uSID is shifted into place; lblen / nflen: the locator block and node
+             function lengths in bits, multiples of 8, default 32 and 16
+  psp        RFC 8986 penultimate segment pop, on End, End.X, End.T: the SRH goes where segments left
+             becomes 0 (the kernel has it on End only, and ignores it there with next-csid)
+  usp        ultimate segment pop (End, End.X, End.T): segments left 0 on arrival: the SRH goes, the
+             packet is this node's
+  usd        ultimate segment decapsulation (End, End.T): segments left 0 or no SRH and an inner IPv4 /
+             IPv6 packet: decapsulated, looked up in the main table (End) or the SID's (End.T)
 Examples:
   seg6x sid ` + verb + ` fc00:1::64 action End.DT4 tenant blue vlan 100
   seg6x sid ` + verb + ` fcbb:0:100::/48 action End flavors next-csid             # uN
   seg6x sid ` + verb + ` fcbb:0:100:e001::/64 action End.X nh6 fc00:12::2 flavors next-csid nflen 32   # uA
-  seg6x sid ` + verb + ` fcbb:0:100:e004::/64 action End.DT4 tenant blue          # uDT4`,
+  seg6x sid ` + verb + ` fcbb:0:100:e004::/64 action End.DT4 tenant blue          # uDT4
+  seg6x sid ` + verb + ` fc00:1::4 action End flavors psp,usd`,
 			Args: cobra.MinimumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				sd, err := parseSID(args[0], args[1:])

@@ -249,6 +249,9 @@ func printRecord(w io.Writer, r *pb.TraceRecord, frames bool) {
 		} else if r.SlBefore >= 0 {
 			sl = fmt.Sprintf("segments left %d -> %d", r.SlBefore, r.SlAfter)
 		}
+		if r.SrhPopped {
+			sl += ", SRH popped"
+		}
 		chain := ""
 		if r.Chain > 0 {
 			chain = fmt.Sprintf(" (after %d other local SIDs)", r.Chain)

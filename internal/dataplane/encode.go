@@ -63,6 +63,12 @@ func SIDEntry(v state.SIDSpec) Seg6xSidEntry {
 		e.Flags |= uint8(Seg6xSidFlagsSID_F_NEXT_CSID)
 		e.LbBytes, e.NfBytes = sd.LBLen/8, sd.NFLen/8
 	}
+	for f, bit := range map[string]Seg6xSidFlags{state.FlavorPSP: Seg6xSidFlagsSID_F_PSP,
+		state.FlavorUSP: Seg6xSidFlagsSID_F_USP, state.FlavorUSD: Seg6xSidFlagsSID_F_USD} {
+		if sd.HasFlavor(f) {
+			e.Flags |= uint8(bit)
+		}
+	}
 	switch {
 	case sd.NH4.IsValid():
 		a := sd.NH4.As4()

@@ -67,3 +67,26 @@ func TestOuterHeaderLayouts(t *testing.T) {
 		}
 	}
 }
+
+// TestSIDEntryFlavors: each flavor sets its own bit of sid_entry.flags, and only next-csid the lengths.
+func TestSIDEntryFlavors(t *testing.T) {
+	for _, tc := range []struct {
+		flavors []string
+		flags   dataplane.Seg6xSidFlags
+		lb, nf  uint8
+	}{
+		{nil, 0, 0, 0},
+		{[]string{"psp"}, dataplane.Seg6xSidFlagsSID_F_PSP, 0, 0},
+		{[]string{"usp", "usd"}, dataplane.Seg6xSidFlagsSID_F_USP | dataplane.Seg6xSidFlagsSID_F_USD, 0, 0},
+		{[]string{"next-csid", "psp"}, dataplane.Seg6xSidFlagsSID_F_NEXT_CSID | dataplane.Seg6xSidFlagsSID_F_PSP, 4, 2},
+	} {
+		sd := state.SID{SID: netip.MustParseAddr("fc00:1::4"), Action: "End", Flavors: tc.flavors}
+		if sd.HasFlavor(state.FlavorNextCSID) {
+			sd.LBLen, sd.NFLen = 32, 16
+		}
+		e := dataplane.SIDEntry(state.SIDSpec{SID: sd})
+		if e.Flags != uint8(tc.flags) || e.LbBytes != tc.lb || e.NfBytes != tc.nf {
+			t.Errorf("%v: flags %#x lb %d nf %d, want %#x %d %d", tc.flavors, e.Flags, e.LbBytes, e.NfBytes, tc.flags, tc.lb, tc.nf)
+		}
+	}
+}

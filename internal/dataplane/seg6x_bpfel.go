@@ -167,6 +167,7 @@ const (
 	Seg6xReasonPASS_NO_ROOM           Seg6xReason = 74
 	Seg6xReasonPASS_IPV4OPTIONS       Seg6xReason = 75
 	Seg6xReasonPASS_GSO_UNSIZED       Seg6xReason = 76
+	Seg6xReasonPASS_POP_EXTHDRS       Seg6xReason = 77
 	Seg6xReasonREASON_MAX             Seg6xReason = 128
 )
 
@@ -227,6 +228,9 @@ type Seg6xSidFlags uint32
 const (
 	Seg6xSidFlagsSID_F_VLAN      Seg6xSidFlags = 1
 	Seg6xSidFlagsSID_F_NEXT_CSID Seg6xSidFlags = 2
+	Seg6xSidFlagsSID_F_PSP       Seg6xSidFlags = 4
+	Seg6xSidFlagsSID_F_USP       Seg6xSidFlags = 8
+	Seg6xSidFlagsSID_F_USD       Seg6xSidFlags = 16
 )
 
 type Seg6xSlowKind uint32
@@ -314,6 +318,7 @@ const (
 	Seg6xTraceFlagsTRACE_F_L4         Seg6xTraceFlags = 64
 	Seg6xTraceFlagsTRACE_F_TC         Seg6xTraceFlags = 128
 	Seg6xTraceFlagsTRACE_F_SRH_READ   Seg6xTraceFlags = 256
+	Seg6xTraceFlagsTRACE_F_SRH_POPPED Seg6xTraceFlags = 512
 )
 
 type Seg6xTraceRec struct {

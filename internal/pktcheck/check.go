@@ -84,12 +84,33 @@ func trimmed(in, out []byte) bool {
 }
 
 // What seg6x did to an IPv6 packet, judged by lengths: kept it (transit), put it inside an outer
-// header (encapsulated), or took it out of one (decapsulated).
+// header (encapsulated), took it out of one (decapsulated), or removed the SRH right after the IPv6
+// header (popped: PSP, USP).
 const (
 	transit = iota
 	encapsulated
 	decapsulated
+	popped
 )
+
+// srhGone says whether out is in (same source) without the SRH that followed its IPv6 header, and
+// if it looks like it (the right length) but is not exactly that, what is wrong.
+func srhGone(out, in []byte) (bool, error) {
+	if len(in) < 48 || in[6] != protoRouting || !bytes.Equal(out[8:24], in[8:24]) {
+		return false, nil
+	}
+	n := (int(in[41]) + 1) * 8
+	if len(out) != len(in)-n {
+		return false, nil
+	}
+	switch {
+	case out[6] != in[40]:
+		return true, fmt.Errorf("SRH popped: next header %d, the SRH's was %d", out[6], in[40])
+	case !bytes.Equal(out[40:], in[40+n:]):
+		return true, fmt.Errorf("SRH popped: what followed it changed")
+	}
+	return true, nil
+}
 
 func check(in, out []byte, leaving bool) error {
 	if len(out) > len(in)+MaxGrowth {
@@ -114,11 +135,19 @@ func check(in, out []byte, leaving bool) error {
 		mode = encapsulated
 	case len(l3) == len(inL3) && bytes.Equal(l3[8:24], inL3[8:24]):
 		mode = transit
+	default:
+		gone, err := srhGone(l3, inL3)
+		if err != nil {
+			return err
+		}
+		if gone {
+			mode = popped
+		}
 	}
 	// What seg6x answers for: the whole chain it built; at transit, the chain up to the SRH it
 	// processed; a decapsulated packet's fixed header (the rest is the tenant's, forwarded as any
 	// router would).
-	walk := map[int]Walk{transit: ToSRH, encapsulated: Whole, decapsulated: HeaderOnly}[mode]
+	walk := map[int]Walk{transit: ToSRH, encapsulated: Whole, decapsulated: HeaderOnly, popped: HeaderOnly}[mode]
 	info, err := IPv6(l3, leaving, walk)
 	if err != nil && mode == transit && csidShifted(l3[24:40], inL3[24:40]) {
 		// NEXT-C-SID (uN, uA): the next uSID shifted into the destination; an SRH is not processed

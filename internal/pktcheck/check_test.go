@@ -71,6 +71,9 @@ func TestDamageIsFound(t *testing.T) {
 		{"encap2_v4_tcp_tos", "is not segment", func(o []byte) []byte { o[l3+39] ^= 1; return o }},
 		{"encap2_v4_tcp_tos", "does not fit", func(o []byte) []byte { o[l3+40+4] = 9; return o }},
 		{"end", "transit changed byte", func(o []byte) []byte { o[len(o)-1] ^= 1; return o }},
+		{"end_psp", "next header", func(o []byte) []byte { o[l3+6] = 41; return o }},
+		{"end_psp", "what followed it changed", func(o []byte) []byte { o[len(o)-1] ^= 1; return o }},
+		{"end_psp", "payload length", func(o []byte) []byte { o[l3+5] -= 8; return o }},
 		{"end_dx4", "IPv4 total length", func(o []byte) []byte {
 			binary.BigEndian.PutUint16(o[l3+2:], binary.BigEndian.Uint16(o[l3+2:])+1)
 			return o

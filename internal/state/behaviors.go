@@ -42,9 +42,9 @@ type Behavior struct {
 	// Decap: it decapsulates, so it may push a VLAN on egress ("vlan VID"), and when it looks the
 	// inner packet up in a table that table may be given as a tenant ("tenant NAME").
 	Decap bool
-	// Flavors it accepts (RFC 9800 NEXT-C-SID), as the kernel does: End and End.X take next-csid.
-	// (PSP, which the kernel has on End, is not implemented yet: refused, and a kernel route with it
-	// stays the kernel's.)
+	// Flavors it accepts: NEXT-C-SID (RFC 9800) on End and End.X as the kernel has it; PSP, USP, USD
+	// (RFC 8986 4.16) on End, End.X, End.T, where the kernel has only PSP on End. USD on End.X (an
+	// inner IPv4 packet to an IPv6 adjacency) is not implemented.
 	Flavors []string
 	// KernelAction is the kernel's SEG6_LOCAL_ACTION_* number of the same behavior, and KernelTable
 	// the attribute of its table.
@@ -55,12 +55,13 @@ type Behavior struct {
 
 // Behaviors lists every endpoint behavior seg6x implements.
 var Behaviors = []Behavior{
-	{Name: "End", Code: 1, KernelAction: 1, Flavors: []string{FlavorNextCSID},
+	{Name: "End", Code: 1, KernelAction: 1, Flavors: []string{FlavorNextCSID, FlavorPSP, FlavorUSP, FlavorUSD},
 		Help: "next segment"},
-	{Name: "End.X", Code: 2, Needs: ParamNH6, KernelAction: 2, Flavors: []string{FlavorNextCSID},
+	{Name: "End.X", Code: 2, Needs: ParamNH6, KernelAction: 2, Flavors: []string{FlavorNextCSID, FlavorPSP, FlavorUSP},
 		Help: "next segment, forwarded to an IPv6 next hop"},
 	{Name: "End.T", Code: 3, Needs: ParamTable, KernelAction: 3, KernelTable: KernelTableMain,
-		Help: "next segment, looked up in routing table ID"},
+		Flavors: []string{FlavorPSP, FlavorUSP, FlavorUSD},
+		Help:    "next segment, looked up in routing table ID"},
 	{Name: "End.DX4", Code: 4, Needs: ParamNH4, Decap: true, KernelAction: 6,
 		Help: "decapsulate, forward the IPv4 packet to ADDR"},
 	{Name: "End.DX6", Code: 5, Needs: ParamNH6, Decap: true, KernelAction: 5,

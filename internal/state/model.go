@@ -159,7 +159,7 @@ type SID struct {
 	// Bits, when not 0 or 128, makes the SID a prefix: every address in SID/Bits is this SID (a uSID
 	// locator's uN, a service SID with argument bits). In YAML and the API it is written SID/Bits.
 	Bits uint8 `yaml:"-" json:"bits,omitempty"`
-	// Flavors (RFC 9800) the behavior runs with: next-csid (Behavior.Flavors).
+	// Flavors the behavior runs with: next-csid (RFC 9800), psp, usp, usd (RFC 8986) (Behavior.Flavors).
 	Flavors []string `yaml:"flavors,omitempty" json:"flavors,omitempty"`
 	// NEXT-C-SID: the locator block and node function lengths in bits (the kernel's lblen and
 	// nflen; 32 and 16 when not given).
@@ -205,6 +205,11 @@ func ParsePrefix(s string) (netip.Prefix, error) {
 const (
 	// FlavorNextCSID: RFC 9800 NEXT-C-SID on End (uN) and End.X (uA).
 	FlavorNextCSID = "next-csid"
+	// FlavorPSP, FlavorUSP, FlavorUSD: RFC 8986 4.16 penultimate segment pop, ultimate segment pop,
+	// ultimate segment decapsulation.
+	FlavorPSP = "psp"
+	FlavorUSP = "usp"
+	FlavorUSD = "usd"
 )
 
 // NEXT-C-SID lengths when a SID gives none (the kernel's and RFC 9800's usual 32-bit block, 16-bit

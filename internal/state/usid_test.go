@@ -58,7 +58,9 @@ func TestSIDsByPrefixAndFlavors(t *testing.T) {
 	}{
 		{SID{SID: mustAddr("fcbb:0:100:1::"), Bits: 48, Action: "End"}, "host bits set beyond /48; did you mean fcbb:0:100::/48"},
 		{SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End.DT4", Table: 5, Flavors: []string{"next-csid"}}, "End.DT4 takes no flavors"},
-		{SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End", Flavors: []string{"psp"}}, `"psp": End takes next-csid`},
+		{SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End.X", NH6: mustAddr("fc00:12::2"), Flavors: []string{"usd"}},
+			`"usd": End.X takes next-csid, psp, usp`},
+		{SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End", Flavors: []string{"reduced"}}, `"reduced": End takes next-csid, psp, usp, usd`},
 		{SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End", LBLen: 32}, "lblen and nflen are the lengths of the next-csid flavor"},
 		{SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End", Flavors: []string{"next-csid"}, LBLen: 12}, "lblen: 12: a multiple of 8"},
 		{SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End", Flavors: []string{"next-csid"}, LBLen: 120, NFLen: 16}, "more than 128 bits"},
