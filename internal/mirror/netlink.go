@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
@@ -41,6 +43,17 @@ const (
 	localVRFTable = 9
 	localCounters = 10
 	localFlavors  = 11
+
+	// Inside SEG6_LOCAL_FLAVORS.
+	flvOperation   = 1 // u32: a bitmask of 1<<SEG6_LOCAL_FLV_OP_*
+	flvLCBlockBits = 2 // u8: lblen
+	flvLCNodeFnBit = 3 // u8: nflen
+
+	// SEG6_LOCAL_FLV_OPERATION bits (1 << SEG6_LOCAL_FLV_OP_PSP, _USP, _USD, _NEXT_CSID).
+	flvPSP      = 1 << 1
+	flvUSP      = 1 << 2
+	flvUSD      = 1 << 3
+	flvNextCSID = 1 << 4
 )
 
 var localActionNames = map[uint32]string{1: "End", 2: "End.X", 3: "End.T", 4: "End.DX2", 5: "End.DX6", 6: "End.DX4",
@@ -54,6 +67,33 @@ type seg6Local struct {
 	VRFTable uint32
 	NH4, NH6 netip.Addr
 	Attrs    []uint16 // attribute types present besides the action
+	// SEG6_LOCAL_FLAVORS, when Attrs has localFlavors: the operation bitmask (flv*) and the
+	// NEXT-C-SID lengths in bits (0 when absent).
+	Flavors      uint32
+	LBLen, NFLen uint8
+}
+
+// flavorNames names the flavor bits of an operation mask in the kernel's (and iproute2's) order.
+func flavorNames(ops uint32) []string {
+	var out []string
+	for bit := 0; bit < 32; bit++ {
+		if ops&(1<<bit) == 0 {
+			continue
+		}
+		switch uint32(1) << bit {
+		case flvPSP:
+			out = append(out, "psp")
+		case flvUSP:
+			out = append(out, "usp")
+		case flvUSD:
+			out = append(out, "usd")
+		case flvNextCSID:
+			out = append(out, "next-csid")
+		default:
+			out = append(out, fmt.Sprintf("bit %d", bit))
+		}
+	}
+	return out
 }
 
 // kernelRoute is one kernel route, reduced to what the mirror needs.
@@ -85,6 +125,12 @@ func (r *kernelRoute) String() string {
 		s += fmt.Sprintf(" encap seg6 mode %s segs %v", seg6ModeName(r.Seg6Mode), r.Segs)
 	case encapSeg6Local:
 		s += " encap seg6local action " + localActionName(r.Local.Action)
+		if l := r.Local; slices.Contains(l.Attrs, localFlavors) {
+			s += " flavors " + strings.Join(flavorNames(l.Flavors), ",")
+			if l.Flavors&flvNextCSID != 0 {
+				s += fmt.Sprintf(" lblen %d nflen %d", l.LBLen, l.NFLen)
+			}
+		}
 	}
 	return s
 }
@@ -206,11 +252,43 @@ func parseLocal(b []byte) (*seg6Local, error) {
 			l.NH4, _ = netip.AddrFromSlice(a.Value[:4])
 		case localNH6:
 			l.NH6, _ = netip.AddrFromSlice(a.Value[:16])
+		case localFlavors:
+			if err := parseFlavors(l, a.Value); err != nil {
+				return nil, err
+			}
 		}
 		l.Attrs = append(l.Attrs, t)
 	}
 	sort.Slice(l.Attrs, func(i, j int) bool { return l.Attrs[i] < l.Attrs[j] })
 	return l, nil
+}
+
+// parseFlavors reads the SEG6_LOCAL_FLAVORS nest (its attributes may carry NLA_F_NESTED, as the
+// kernel's dumps set it on the nest itself).
+func parseFlavors(l *seg6Local, b []byte) error {
+	attrs, err := nl.ParseRouteAttr(b)
+	if err != nil {
+		return fmt.Errorf("flavors: %w", err)
+	}
+	for _, a := range attrs {
+		switch a.Attr.Type & 0x3fff {
+		case flvOperation:
+			if len(a.Value) < 4 {
+				return fmt.Errorf("flavors: operation of %d bytes", len(a.Value))
+			}
+			l.Flavors = binary.NativeEndian.Uint32(a.Value)
+		case flvLCBlockBits, flvLCNodeFnBit:
+			if len(a.Value) < 1 {
+				return errors.New("flavors: empty length attribute")
+			}
+			if a.Attr.Type&0x3fff == flvLCBlockBits {
+				l.LBLen = a.Value[0]
+			} else {
+				l.NFLen = a.Value[0]
+			}
+		}
+	}
+	return nil
 }
 
 // dumpRoutes reads every IPv4 and IPv6 route of every table. A dump the kernel marks interrupted (the

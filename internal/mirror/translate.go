@@ -201,12 +201,7 @@ func translate(in *input) *desired {
 	}
 
 	// Status of every seg6 route; SIDs from seg6local routes.
-	local6 := map[netip.Prefix]bool{}
-	for _, r := range in.routes {
-		if r.Family == unix.AF_INET6 && r.Table == unix.RT_TABLE_LOCAL {
-			local6[r.Dst] = true
-		}
-	}
+	var locals []*kernelRoute
 	for _, r := range in.routes {
 		switch r.Encap {
 		case encapSeg6:
@@ -223,25 +218,45 @@ func translate(in *input) *desired {
 			}
 			d.status = append(d.status, st)
 		case encapSeg6Local:
-			st := RouteStatus{Route: r.String(), Family: r.Family, Table: r.Table, Prefix: r.Dst.String()}
-			sd, why := localSID(r)
-			switch {
-			case why != "":
-				st.Reason = why
-			case len(v6tables) == 0:
-				st.Reason = "no attached interface accepts SIDs (all are access: declare the fabric ones with seg6x attach DEV --role fabric)"
-			case len(v6tables) != 1 || !v6tables[r.Table]:
-				st.Reason = fmt.Sprintf("in table %s, which is not the one table the IPv6 traffic of every fabric-side interface uses (seg6x SIDs apply on every fabric port)", tableName(r.Table))
-			case local6[r.Dst]:
-				st.Reason = "the address is local: the kernel delivers it before any seg6local route"
-			case in.userSIDs[sd.SID]:
-				st.Reason = "conflict: the same SID is set through the seg6x API"
-			default:
-				st.Accelerated, st.Object = true, "sid "+sd.SID.String()
+			locals = append(locals, r)
+		}
+	}
+	// Longest prefixes first: a SID served by prefix is only accelerated when every route inside it
+	// is too (seg6x's longest match then picks what the kernel's would).
+	sort.Slice(locals, func(i, j int) bool {
+		a, b := locals[i], locals[j]
+		if a.Dst.Bits() != b.Dst.Bits() {
+			return a.Dst.Bits() > b.Dst.Bits()
+		}
+		if a.Dst != b.Dst {
+			return a.Dst.Addr().Less(b.Dst.Addr())
+		}
+		return a.key() < b.key()
+	})
+	for _, r := range locals {
+		st := RouteStatus{Route: r.String(), Family: r.Family, Table: r.Table, Prefix: r.Dst.String()}
+		sd, why := localSID(r)
+		switch {
+		case why != "":
+			st.Reason = why
+		case len(v6tables) == 0:
+			st.Reason = "no attached interface accepts SIDs (all are access: declare the fabric ones with seg6x attach DEV --role fabric)"
+		case len(v6tables) != 1 || !v6tables[r.Table]:
+			st.Reason = fmt.Sprintf("in table %s, which is not the one table the IPv6 traffic of every fabric-side interface uses (seg6x SIDs apply on every fabric port)", tableName(r.Table))
+		case in.userSIDs[sd.SID]:
+			st.Reason = "conflict: the same SID is set through the seg6x API"
+		default:
+			st.Reason = shadowed(in, d, r)
+		}
+		if st.Reason == "" {
+			if o, ok := d.sids[sd.SID]; ok {
+				st.Reason = fmt.Sprintf("SID %s has the same address (seg6x keys SIDs by address): the kernel keeps this one", o.Name())
+			} else {
+				st.Accelerated, st.Object = true, "sid "+sd.Name()
 				d.sids[sd.SID] = sd
 			}
-			d.status = append(d.status, st)
 		}
+		d.status = append(d.status, st)
 	}
 	sort.Slice(d.status, func(i, j int) bool { return d.status[i].Route < d.status[j].Route })
 	sort.Strings(d.notes)
@@ -325,29 +340,67 @@ func seg6Reason(in *input, r *kernelRoute) string {
 	return "not accelerated"
 }
 
-// localSID turns a seg6local route into a SID, or says why it cannot.
+// shadowed says why the kernel would not run seg6local route r on every address it covers, where
+// seg6x would: a local address (the local table comes first), a route with a lower metric for the
+// same prefix, or, for a prefix, a more specific route of its table that seg6x does not serve as a SID
+// (d.sids holds the longer SIDs already accepted).
+func shadowed(in *input, d *desired, r *kernelRoute) string {
+	var inside []string
+	for _, o := range in.routes {
+		if o == r || o.Family != unix.AF_INET6 || !r.Dst.Contains(o.Dst.Addr()) || o.Dst.Bits() < r.Dst.Bits() {
+			continue
+		}
+		switch {
+		case o.Table == unix.RT_TABLE_LOCAL && o.Dst == r.Dst:
+			return "the address is local: the kernel delivers it before any seg6local route"
+		case o.Table == unix.RT_TABLE_LOCAL:
+			inside = append(inside, "local address "+o.Dst.Addr().String())
+		case o.Table != r.Table:
+		case o.Dst == r.Dst:
+			if o.Tos == 0 && o.Priority < r.Priority {
+				return "a route with a lower metric for the same prefix wins"
+			}
+		default:
+			if sd, ok := d.sids[o.Dst.Addr()]; !ok || sd.Prefix() != o.Dst {
+				inside = append(inside, "route "+o.Dst.String())
+			}
+		}
+	}
+	if len(inside) == 0 {
+		return ""
+	}
+	sort.Strings(inside)
+	more := ""
+	if len(inside) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(inside)-1)
+	}
+	return fmt.Sprintf("%s%s inside the prefix is left to the kernel: seg6x would take its traffic", inside[0], more)
+}
+
+// localSID turns a seg6local route into a SID, or says why it cannot. A prefix shorter than /128
+// becomes a SID served by prefix (a uSID locator's uN, a uA); the SID is checked by the state
+// package's validation, as any SID is.
 func localSID(r *kernelRoute) (state.SID, string) {
 	sd := state.SID{SID: r.Dst.Addr()}
+	if r.Dst.Bits() < 128 {
+		sd.Bits = uint8(r.Dst.Bits())
+	}
 	l := r.Local
 	switch {
 	case r.Family != unix.AF_INET6:
 		return sd, "not IPv6"
-	case r.Dst.Bits() != 128:
-		return sd, fmt.Sprintf("SID prefix /%d: seg6x matches whole /128 SIDs", r.Dst.Bits())
 	case r.Multipath:
 		return sd, "multipath route"
 	}
 	for _, a := range l.Attrs {
 		switch a {
-		case localTable, localNH4, localNH6, localVRFTable, localCounters:
+		case localTable, localNH4, localNH6, localVRFTable, localCounters, localFlavors:
 		case localIIF:
 			return sd, "iif attribute"
 		case localOIF:
 			return sd, "oif attribute (seg6x picks the egress by a FIB lookup of the next hop)"
 		case localBPF:
 			return sd, "End.BPF program"
-		case localFlavors:
-			return sd, "flavors (NEXT-C-SID, PSP, ...) are not accelerated"
 		case localSRH:
 			return sd, "SRH attribute"
 		default:
@@ -359,6 +412,11 @@ func localSID(r *kernelRoute) (state.SID, string) {
 		return sd, "action " + localActionName(l.Action) + " is not implemented by seg6x"
 	}
 	sd.Action = b.Name
+	if slices.Contains(l.Attrs, localFlavors) {
+		if why := localFlavorsOf(l, &sd); why != "" {
+			return sd, why
+		}
+	}
 	switch b.Needs {
 	case state.ParamNH4:
 		sd.NH4 = l.NH4
@@ -380,5 +438,33 @@ func localSID(r *kernelRoute) (state.SID, string) {
 			return sd, sd.Action + " without a table"
 		}
 	}
-	return sd, ""
+	one := state.State{SIDs: []state.SID{sd}}
+	if err := state.Validate(&one); err != nil {
+		return sd, err.Error()
+	}
+	return one.SIDs[0], ""
+}
+
+// localFlavorsOf sets sd's flavors from the route's SEG6_LOCAL_FLAVORS, or says which flavor seg6x
+// does not run. The kernel takes flavors only on End (next-csid, psp) and End.X (next-csid), and
+// ignores the attribute on every other action (it is then neither kept nor dumped).
+func localFlavorsOf(l *seg6Local, sd *state.SID) string {
+	ops := l.Flavors
+	if ops&flvNextCSID != 0 {
+		// On End with psp,next-csid the kernel never runs PSP: NEXT-C-SID goes first and falls back
+		// to the classic End, not to the PSP path (docs/dev/usid-kernel.md 2.4). Mirrored as it
+		// behaves: next-csid alone.
+		if l.Action == 1 /* End */ {
+			ops &^= flvPSP
+		}
+		ops &^= flvNextCSID
+		sd.Flavors = []string{state.FlavorNextCSID}
+		sd.LBLen, sd.NFLen = l.LBLen, l.NFLen
+	}
+	if names := flavorNames(ops); len(names) == 1 {
+		return "flavor " + names[0] + " is not accelerated yet"
+	} else if len(names) > 1 {
+		return "flavors " + strings.Join(names, ", ") + " are not accelerated yet"
+	}
+	return ""
 }

@@ -74,6 +74,7 @@ func TestTranslate(t *testing.T) {
 		userSIDs:  map[netip.Addr]bool{netip.MustParseAddr("fc00:1::6"): true},
 	}
 	in.routes[local("fc00:1::2/128", 6).key()].Local.NH4 = netip.MustParseAddr("198.18.9.2")
+	in.routes[local("fc00:1::3/128", 1).key()].Local.Flavors = flvPSP
 	d := translate(in)
 
 	ten, ok := d.tenants["kernel-main-ipv4"]
@@ -98,8 +99,8 @@ func TestTranslate(t *testing.T) {
 	for route, want := range map[string]string{
 		"198.18.2.0/24":  "",
 		"198.18.4.0/24":  "mode l2encap is not accelerated",
-		"fc00:1::3/128":  "flavors",
-		"fc00:1::/64":    "SID prefix /64",
+		"fc00:1::3/128":  "flavor psp is not accelerated yet",
+		"fc00:1::/64":    "route fc00:1::3/128 (and 3 more) inside the prefix is left to the kernel",
 		"fc00:1::4/128":  "action End.B6 is not implemented",
 		"fc00:1::5/128":  "oif attribute",
 		"fc00:1::6/128":  "conflict: the same SID is set through the seg6x API",
@@ -134,5 +135,107 @@ func TestTranslate(t *testing.T) {
 	d = translate(in)
 	if _, ok := d.routes["kernel-100-ipv4"][netip.MustParsePrefix("198.18.7.0/24")]; !ok {
 		t.Fatalf("iif rule: tenants %v", d.tenants)
+	}
+}
+
+// usid is a seg6local route with a SEG6_LOCAL_FLAVORS attribute (ops: the flv* bits).
+func usid(dst string, action uint32, ops uint32, lb, nf uint8) *kernelRoute {
+	r := local(dst, action, localFlavors)
+	r.Local.Flavors, r.Local.LBLen, r.Local.NFLen = ops, lb, nf
+	if action == 2 {
+		r.Local.Attrs = []uint16{localNH6, localFlavors}
+		r.Local.NH6 = netip.MustParseAddr("fc00:e1::2")
+	}
+	return r
+}
+
+func TestTranslateSIDPrefixesAndFlavors(t *testing.T) {
+	nh := netip.MustParseAddr("fc00:e1::2")
+	other := usid("fcbb:0:900::/48", 1, flvNextCSID, 32, 16)
+	other.Table = 200
+	lower := usid("fcbb:0:a00::/48", 1, flvNextCSID, 32, 16)
+	lower.Priority = 1024
+	lowest := local("fcbb:0:a00::/48", 1)
+	lowest.Priority = 10
+	in := &input{
+		routes: build(
+			usid("fcbb:0:100::/48", 1, flvNextCSID, 32, 16),        // uN
+			usid("fcbb:0:100:e001::/64", 2, flvNextCSID, 32, 32),   // uA inside the uN, accelerated too
+			usid("2001:db8:100::/48", 1, flvNextCSID, 0, 0),        // lengths left to the defaults
+			usid("fcbb:0:200::/48", 1, flvNextCSID|flvPSP, 48, 16), // psp,next-csid: the kernel runs next-csid only
+			usid("fcbb:0:300::/48", 1, flvPSP, 0, 0),               // psp alone
+			usid("fcbb:0:400::/48", 2, flvNextCSID|flvPSP, 32, 16), // End.X takes no psp
+			usid("fcbb:0:500::/48", 1, flvUSP|flvUSD, 0, 0),        // usp, usd
+			usid("fcbb:0:600::/48", 1, 1, 0, 0),                    // bit 0 (UNSPEC)
+			usid("fcbb:0:700::/48", 1, flvNextCSID, 17, 16),        // lengths the state refuses
+			usid("fcbb:0:800::/48", 1, 0, 0, 0),                    // operation 0: no flavor
+			usid("fcbb:0:800::/64", 1, flvNextCSID, 32, 16),        // same address as the /48, longer
+			other, // not the fabric's table
+			usid("fcbb:0:b00::/48", 1, flvNextCSID, 32, 16), // covers a plain route
+			rt(unix.AF_INET6, unix.RT_TABLE_MAIN, "fcbb:0:b00:5::/64"),
+			usid("fcbb:0:c00::/48", 1, flvNextCSID, 32, 16), // covers a local address
+			rt(unix.AF_INET6, unix.RT_TABLE_LOCAL, "fcbb:0:c00::1/128"),
+			usid("fcbb:0:d00::/48", 1, flvNextCSID, 32, 16), // covers a refused SID
+			local("fcbb:0:d00::7/128", 9),
+			usid("fcbb:0:e00::/48", 1, flvNextCSID, 32, 16), // a route of another table inside: not its business
+			func() *kernelRoute { r := rt(unix.AF_INET6, 200, "fcbb:0:e00:5::/64"); return r }(),
+			lower, lowest,
+			usid("fc00:1::9/128", 3, flvNextCSID, 32, 16), // End.T takes no flavors
+		),
+		rules:  defaultRules(),
+		ifaces: []state.Interface{{Name: "eth0"}},
+	}
+	in.routes[usid("fc00:1::9/128", 3, 0, 0, 0).key()].Local.Table = 100
+	in.routes[usid("fc00:1::9/128", 3, 0, 0, 0).key()].Local.Attrs = []uint16{localTable, localFlavors}
+	d := translate(in)
+
+	p := netip.MustParsePrefix
+	want := map[netip.Prefix]state.SID{
+		p("fcbb:0:100::/48"):      {Action: "End", Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 16},
+		p("fcbb:0:100:e001::/64"): {Action: "End.X", NH6: nh, Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 32},
+		p("2001:db8:100::/48"):    {Action: "End", Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 16},
+		p("fcbb:0:200::/48"):      {Action: "End", Flavors: []string{"next-csid"}, LBLen: 48, NFLen: 16},
+		p("fcbb:0:800::/64"):      {Action: "End", Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 16},
+		p("fcbb:0:e00::/48"):      {Action: "End", Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 16},
+		p("fcbb:0:a00::/48"):      {Action: "End"},
+	}
+	for pf, w := range want {
+		w.SID, w.Bits = pf.Addr(), uint8(pf.Bits())
+		got, ok := d.sids[pf.Addr()]
+		if !ok {
+			t.Errorf("%s: no SID (%s)", pf, statusOf(d, pf.String()+" ").Reason)
+			continue
+		}
+		if !sameSID(got, w) || got.Name() != pf.String() {
+			t.Errorf("%s: SID %+v, want %+v", pf, got, w)
+		}
+		if s := statusOf(d, pf.String()+" "); !s.Accelerated || s.Object != "sid "+pf.String() {
+			t.Errorf("%s: status %+v", pf, s)
+		}
+	}
+	if len(d.sids) != len(want) {
+		t.Errorf("%d SIDs, want %d: %+v", len(d.sids), len(want), d.sids)
+	}
+	for route, reason := range map[string]string{
+		"fcbb:0:300::/48 ": "flavor psp is not accelerated yet",
+		"fcbb:0:400::/48 ": "flavor psp is not accelerated yet",
+		"fcbb:0:500::/48 ": "flavors usp, usd are not accelerated yet",
+		"fcbb:0:600::/48 ": "flavor bit 0 is not accelerated yet",
+		"fcbb:0:700::/48 ": "lblen: 17: a multiple of 8 from 8 to 120",
+		"fcbb:0:800::/48 ": "SID fcbb:0:800::/64 has the same address",
+		"fcbb:0:900::/48 ": "in table 200",
+		"fcbb:0:b00::/48 ": "route fcbb:0:b00:5::/64 inside the prefix is left to the kernel",
+		"fcbb:0:c00::/48 ": "local address fcbb:0:c00::1 inside the prefix",
+		"fcbb:0:d00::/48 ": "route fcbb:0:d00::7/128 inside the prefix",
+		"fcbb:0:a00::/48 table main encap seg6local action End flavors": "a route with a lower metric for the same prefix wins",
+		"fc00:1::9/128 ": "End.T takes no flavors",
+	} {
+		if s := statusOf(d, route); s.Accelerated || !strings.Contains(s.Reason, reason) {
+			t.Errorf("%s: accelerated %v reason %q, want %q", route, s.Accelerated, s.Reason, reason)
+		}
+	}
+	// How the route reads in seg6x show kernel.
+	if s := statusOf(d, "fcbb:0:200::/48 "); !strings.Contains(s.Route, "action End flavors psp,next-csid lblen 48 nflen 16") {
+		t.Errorf("route text %q", s.Route)
 	}
 }
