@@ -1,8 +1,8 @@
 package difftest
 
 // packets.go: the differential corpus, built here byte by byte: inner IPv4 and IPv6, TCP/UDP/ICMP,
-// sizes from minimum to MTU, 1..16 SIDs, TTL / hop limit 1 and 2, segments left at its edges, and
-// packets the kernel rejects.
+// sizes from minimum to MTU, 1..16 SIDs, TTL / hop limit 1 and 2, segments left at its edges,
+// packets the kernel rejects, and uSID (NEXT-C-SID) containers for uN and uA.
 
 import (
 	"encoding/binary"
@@ -172,6 +172,32 @@ func corpus() []testPacket {
 	add(testPacket{name: "End.DX6 inner hop limit 1", frame: srv6(a("fc00:d::5"), []netip.Addr{a("fc00:d::5")}, 0, 64, 41, inner6(17, a("2001:db8:30::5"), 1, 20))})
 	add(testPacket{name: "End.DT6 (table 100)", frame: srv6(a("fc00:d::6"), []netip.Addr{a("fc00:d::6")}, 0, 64, 41, inner6(1, a("2001:db8:31::5"), 64, 56)), fast: true})
 	add(testPacket{name: "End.DT6 at the MTU", frame: srv6(a("fc00:d::6"), []netip.Addr{a("fc00:d::6")}, 0, 64, 41, inner6(17, a("2001:db8:31::5"), 64, mtu6[17]-64)), fast: true})
+
+	// uSID (NEXT-C-SID, docs/dev/usid-kernel.md 1.3): a non-zero argument shifts the next uSID into
+	// the destination and the SRH, if any, is not looked at; a zero argument is the classic step.
+	add(testPacket{name: "uN shift, no SRH", frame: srv6(a("fcbb:0:100:200:300::"), nil, 0, 64, 4, in4), fast: true})
+	add(testPacket{name: "uN shift, no SRH, inner IPv6", frame: srv6(a("fcbb:0:100:200::"), nil, 0, 64, 41, in6), fast: true})
+	add(testPacket{name: "uN shift, hop limit 2", frame: srv6(a("fcbb:0:100:200::"), nil, 0, 2, 4, in4), fast: true})
+	add(testPacket{name: "uN shift, hop limit 1 (kernel: time exceeded to the source)", frame: srv6(a("fcbb:0:100:200::"), nil, 0, 1, 4, in4)})
+	add(testPacket{name: "uN shift, argument in the last bits", frame: srv6(a("fcbb:0:100::1"), nil, 0, 64, 4, in4), fast: true})
+	add(testPacket{name: "uN shift, SRH untouched", frame: srv6(a("fcbb:0:100:200::"), []netip.Addr{next, a("fcbb:0:100:200::")}, 1, 64, 4, in4), fast: true})
+	add(testPacket{name: "uN shift, SRH SL 0 untouched", frame: srv6(a("fcbb:0:100:200::"), []netip.Addr{a("fcbb:0:100:200::")}, 0, 64, 4, in4), fast: true})
+	add(testPacket{name: "uN container done, SRH SL 1 (classic End)", frame: srv6(a("fcbb:0:100::"), []netip.Addr{next, a("fcbb:0:100::")}, 1, 64, 4, in4), fast: true})
+	add(testPacket{name: "uN container done, SRH SL 2 of 3", frame: srv6(a("fcbb:0:100::"), []netip.Addr{next, a("fc00:e::8"), a("fcbb:0:100::")}, 2, 64, 4, in4), fast: true})
+	add(testPacket{name: "uN container done, no SRH (kernel drops)", frame: srv6(a("fcbb:0:100::"), nil, 0, 64, 4, in4)})
+	add(testPacket{name: "uN container done, SRH SL 0 (kernel drops)", frame: srv6(a("fcbb:0:100::"), []netip.Addr{a("fcbb:0:100::")}, 0, 64, 4, in4)})
+	add(testPacket{name: "uN shift, UDP right after the IPv6 header", frame: srv6(a("fcbb:0:100:200::"), nil, 0, 64, 17, l4(17, a("fc00:a0::2"), a("fcbb:0:100:200::"), 10)), fast: true})
+	badu := srv6(a("fcbb:0:100:200::"), []netip.Addr{next, a("fcbb:0:100:200::")}, 1, 64, 4, in4)
+	badu[14+40+1] = 6
+	add(testPacket{name: "uN shift, SRH length inconsistent (seg6x hands it to the kernel)", frame: badu})
+	add(testPacket{name: "uN psp,next-csid shift", frame: srv6(a("fcbb:0:101:200::"), nil, 0, 64, 4, in4), fast: true})
+	add(testPacket{name: "uN psp,next-csid container done, SRH SL 1 (the kernel does not pop)", frame: srv6(a("fcbb:0:101::"), []netip.Addr{next, a("fcbb:0:101::")}, 1, 64, 4, in4), fast: true})
+	add(testPacket{name: "uN 48/16 shift", frame: srv6(a("2001:db8:0:100:200:300::"), nil, 0, 64, 4, in4), fast: true})
+	add(testPacket{name: "uN 48/16 container done, SRH SL 1", frame: srv6(a("2001:db8:0:100::"), []netip.Addr{next, a("2001:db8:0:100::")}, 1, 64, 4, in4), fast: true})
+	add(testPacket{name: "uA shift", frame: srv6(a("fcbb:0:100:e001:200:300::"), nil, 0, 64, 4, in4), fast: true})
+	add(testPacket{name: "uA shift, SRH untouched", frame: srv6(a("fcbb:0:100:e001:200::"), []netip.Addr{next, a("fcbb:0:100:e001:200::")}, 1, 64, 4, in4), fast: true})
+	add(testPacket{name: "uA container done, SRH SL 1 (classic End.X)", frame: srv6(a("fcbb:0:100:e001::"), []netip.Addr{next, a("fcbb:0:100:e001::")}, 1, 64, 4, in4), fast: true})
+	add(testPacket{name: "uA container done, no SRH (kernel drops)", frame: srv6(a("fcbb:0:100:e001::"), nil, 0, 64, 4, in4)})
 	return ps
 }
 

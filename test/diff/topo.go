@@ -15,6 +15,7 @@ var (
 	macS0 = "02:d0:00:00:00:02" // source host
 	macD1 = "02:d0:00:00:00:03" // DUT egress
 	macE0 = "02:d0:00:00:00:04" // next hop / capture
+	macE1 = "02:d0:00:00:00:05" // a second neighbor on d1 (uA's adjacency), also received on e0
 )
 
 func segList(n, from int) string {
@@ -45,6 +46,13 @@ func kernelConfig() []string {
 		"-6 route add fc00:d::4/128 encap seg6local action End.DX4 nh4 198.19.0.3 dev d0",
 		"-6 route add fc00:d::5/128 encap seg6local action End.DX6 nh6 fc00:e1::2 dev d0",
 		"-6 route add fc00:d::6/128 encap seg6local action End.DT6 table 100 dev d0",
+		// uSID (NEXT-C-SID): this node's uN in locator block fcbb:0::/32 (node 0x0100), its uA
+		// (function 0xe001, to the second neighbor on d1), a uN that also asks for PSP (the kernel
+		// runs next-csid only), and a uN in a 48-bit block 2001:db8:0::/48.
+		"-6 route add fcbb:0:100::/48 encap seg6local action End flavors next-csid lblen 32 nflen 16 dev d0",
+		"-6 route add fcbb:0:100:e001::/64 encap seg6local action End.X nh6 fc00:e1::3 flavors next-csid lblen 32 nflen 32 dev d0",
+		"-6 route add fcbb:0:101::/48 encap seg6local action End flavors psp,next-csid lblen 32 nflen 16 dev d0",
+		"-6 route add 2001:db8:0:100::/64 encap seg6local action End flavors next-csid lblen 48 nflen 16 dev d0",
 	}
 }
 
@@ -68,12 +76,16 @@ func (t topo) up() error {
 		"-6 neigh add fc00:a0::2 lladdr " + macS0 + " dev d0 nud permanent",
 		"neigh add 198.19.0.2 lladdr " + macE0 + " dev d1 nud permanent",
 		"-6 neigh add fc00:e1::2 lladdr " + macE0 + " dev d1 nud permanent",
+		"-6 neigh add fc00:e1::3 lladdr " + macE1 + " dev d1 nud permanent",
 		"-6 route add fc00:e::/48 via fc00:e1::2 dev d1",
 		"-6 route add fc00:e::/48 via fc00:e1::2 dev d1 table 200",
 		"route add 198.19.1.0/24 via 198.19.0.2 dev d1",
 		"route add 198.19.0.3/32 via 198.19.0.2 dev d1",
 		"-6 route add 2001:db8:30::/48 via fc00:e1::2 dev d1",
 		"-6 route add 2001:db8:31::/48 via fc00:e1::2 dev d1 table 100",
+		// Where shifted uSID destinations go (End with NEXT-C-SID forwards by the main table).
+		"-6 route add fcbb::/16 via fc00:e1::2 dev d1",
+		"-6 route add 2001:db8::/48 via fc00:e1::2 dev d1",
 	}
 	if err := testsupport.IPLines(t.ns("dut"), append(steps, kernelConfig()...)...); err != nil {
 		return err
