@@ -35,7 +35,7 @@ func newRoute(dst string, bits uint8, encap []byte) []byte {
 	a := netip.MustParseAddr(dst).As16()
 	m = append(m, nla(unix.RTA_TABLE, u32(unix.RT_TABLE_MAIN))...)
 	m = append(m, nla(unix.RTA_DST, a[:])...)
-	m = append(m, nla(unix.RTA_ENCAP_TYPE, []byte{encapSeg6Local, 0})...)
+	m = append(m, nla(unix.RTA_ENCAP_TYPE, binary.NativeEndian.AppendUint16(nil, encapSeg6Local))...)
 	return append(m, nla(unix.RTA_ENCAP, encap)...)
 }
 
