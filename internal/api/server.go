@@ -202,7 +202,7 @@ func stats(st *state.Store) (*pb.StatsReply, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Sids = append(out.Sids, &pb.SidStats{Sid: sd.SID.String(), Action: sd.Action, Count: c})
+		out.Sids = append(out.Sids, &pb.SidStats{Sid: sd.Name(), Action: sd.Action, Count: c})
 	}
 	return out, nil
 }
