@@ -19,6 +19,17 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
+// labUSIDHelp explains --usid (lab, lab demo, lab up).
+const labUSIDHelp = `With --usid, the same lab and tenants addressed with uSIDs (RFC 9800 NEXT-C-SID: block fcbb:0::/32,
+16-bit uSIDs, the kernel's lblen 32 / nflen 16; pe1 is uSID 100, p 200, pe2 300). p serves its uN
+locator fcbb:0:200::/48 (End, flavors next-csid) besides its classic End; each PE serves, on /64s of
+its locator, uDT4 (function e004) and uDT6 (e006) for tenant A and uDT4 (e104, table 200) for tenant
+B. Every policy is one uSID container: pe1 sends tenant A's IPv4 to fcbb:0:200:300:e004:: (p's uN,
+then pe2's uDT4), H.Encaps with a one-segment SRH for tenant A, H.Encaps.Red (no SRH) for tenant B.
+The demo runs the same traffic and checks, prints the policies with their containers and the
+counters (p's uN counts every packet), and a trace at p: fcbb:0:200:300:e004:: -> fcbb:0:300:e004::.
+`
+
 func labCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "lab",
@@ -27,8 +38,9 @@ func labCmd() *cobra.Command {
 tenants A and B both use 198.18.1.0/24 on site 1 and 198.18.2.0/24 on site 2, behind 802.1Q access
 ports (VLAN 100 and 200, tags written as real bytes by a tc program on each host). pe1 and pe2
 encapsulate (A: H.Encaps, B: H.Encaps.Red over 2 SIDs), p does End, and the far PE decapsulates
-with End.DT4 (tenant A, table 100) or End.DX4 (tenant B), pushing the tenant's VLAN.
+with End.DT46 (tenant A, table 100) or End.DX4 (tenant B), pushing the tenant's VLAN.
 
+` + labUSIDHelp + `
 With --bgp, the BGP lab (default prefix s6bgp): pe1, pe2, pe3 around a kernel transit node p and a route
 reflector rr (--rr frr: FRR's bgpd, or gobgpd), the same two tenants on three sites, no static routes:
 each PE learns the other sites' prefixes and service SIDs over BGP (SRv6 L3VPN, RFC 9252). With --rtc
@@ -37,13 +49,19 @@ on pe1 and pe2 only: the reflector sends pe3 none of its routes.`,
 	}
 	var count int
 	var prefix, rrKind string
-	var bgpLab, rtc bool
+	var bgpLab, rtc, usid bool
 	demo := &cobra.Command{
 		Use:   "demo",
 		Short: "Build the lab, send traffic both ways for both tenants, print what happened, clean up",
-		Args:  cobra.NoArgs,
+		Long: `Builds the lab (see seg6x lab --help), sends ping, UDP and TCP both ways for both tenants, IPv6 pings
+for tenant A and a checked 20 MB bulk TCP transfer each way per tenant, checks every answer came from
+the sender's own tenant, prints per-flow results, VLAN counters and every router's per-policy and
+per-SID counters, and removes the lab (also on Ctrl-C).
+
+` + labUSIDHelp,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc)
+			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc, usid)
 			if err != nil {
 				return err
 			}
@@ -65,11 +83,15 @@ on pe1 and pe2 only: the reflector sends pe3 none of its routes.`,
 			} else {
 				printReport(rep)
 			}
-			if p := rep.Problems(); len(p) > 0 {
-				for _, s := range p {
+			problems := rep.Problems()
+			if usid {
+				problems = append(problems, traceTransit(l)...)
+			}
+			if len(problems) > 0 {
+				for _, s := range problems {
 					fmt.Fprintln(os.Stderr, "PROBLEM:", s)
 				}
-				return fmt.Errorf("lab demo: %d problems", len(p))
+				return fmt.Errorf("lab demo: %d problems", len(problems))
 			}
 			fmt.Println("\nall flows delivered within their own tenant; lab removed.")
 			return nil
@@ -81,7 +103,7 @@ on pe1 and pe2 only: the reflector sends pe3 none of its routes.`,
 		Short: "Build the lab and leave it running (inspect with ip netns exec <prefix>-pe1 ...)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc)
+			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc, usid)
 			if err != nil {
 				return err
 			}
@@ -104,7 +126,7 @@ on pe1 and pe2 only: the reflector sends pe3 none of its routes.`,
 		Short: "Remove the lab",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc)
+			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc, usid)
 			if err != nil {
 				return err
 			}
@@ -116,6 +138,7 @@ on pe1 and pe2 only: the reflector sends pe3 none of its routes.`,
 		x.Flags().StringVar(&prefix, "prefix", "s6x", "namespace name prefix (s6bgp with --bgp)")
 		x.Flags().BoolVar(&bgpLab, "bgp", false, "the BGP lab: three PEs, a transit node and a route reflector")
 		x.Flags().StringVar(&rrKind, "rr", "frr", "with --bgp: the route reflector, frr or gobgpd")
+		x.Flags().BoolVar(&usid, "usid", false, "the same lab over uSID containers: uN at p, uDT4/uDT6 at the PEs")
 	}
 	for _, x := range []*cobra.Command{demo, up} {
 		x.Flags().BoolVar(&rtc, "rtc", false, "with --bgp --rr gobgpd: route target constraint on every session, tenant C on pe1 and pe2 only")
@@ -125,7 +148,7 @@ on pe1 and pe2 only: the reflector sends pe3 none of its routes.`,
 	return c
 }
 
-func newLab(cmd *cobra.Command, prefix string, bgp bool, rrKind string, rtc bool) (*lab.Lab, error) {
+func newLab(cmd *cobra.Command, prefix string, bgp bool, rrKind string, rtc, usid bool) (*lab.Lab, error) {
 	bin, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -134,7 +157,10 @@ func newLab(cmd *cobra.Command, prefix string, bgp bool, rrKind string, rtc bool
 		if rtc {
 			return nil, fmt.Errorf("--rtc needs --bgp")
 		}
-		return lab.New(prefix, bin, os.Stdout), nil
+		return lab.NewWith(prefix, bin, lab.Options{USID: usid}, os.Stdout), nil
+	}
+	if usid {
+		return nil, fmt.Errorf("--usid is a variant of the static lab, not of --bgp")
 	}
 	if rrKind != "frr" && rrKind != "gobgpd" {
 		return nil, fmt.Errorf("--rr %q: want frr or gobgpd", rrKind)
@@ -169,6 +195,22 @@ func bgpDemo(l *lab.Lab, count int) error {
 		return fmt.Errorf("lab demo --bgp: %d problems", len(rep.Problems))
 	}
 	fmt.Println("\nevery route learned over BGP, every flow delivered within its own tenant, withdrawn and re-learned; lab removed.")
+	return nil
+}
+
+// traceTransit prints a trace of two ICMP packets at p (the uSID lab: its uN shifting each container)
+// and returns what is wrong with it.
+func traceTransit(l *lab.Lab) []string {
+	fmt.Println("\np: seg6x trace --frames --count 2 class sid icmp   (while hA1 pings hA2)")
+	out, err := l.TraceTransit(2)
+	fmt.Print(out)
+	if err != nil {
+		return []string{fmt.Sprintf("trace at p: %v", err)}
+	}
+	if !strings.Contains(out, "sid      fcbb:0:200::/48 (fcbb:0:200:300:e004::) End") ||
+		!strings.Contains(out, "ipv6 fc00:1::1 > fcbb:0:300:e004:: hlim 63") {
+		return []string{"trace at p: no echo request shifted by the uN fcbb:0:200::/48 to fcbb:0:300:e004::"}
+	}
 	return nil
 }
 

@@ -25,11 +25,14 @@ type Lab struct {
 }
 
 // New returns a lab whose namespaces start with prefix, using the seg6x binary bin.
-func New(prefix, bin string, log io.Writer) *Lab {
+func New(prefix, bin string, log io.Writer) *Lab { return NewWith(prefix, bin, Options{}, log) }
+
+// NewWith is New for a variant of the main lab (Options).
+func NewWith(prefix, bin string, o Options, log io.Writer) *Lab {
 	if log == nil {
 		log = io.Discard
 	}
-	return &Lab{Prefix: prefix, Dir: filepath.Join("/run/seg6x-lab", prefix), Bin: bin, Log: log, topo: mainTopology()}
+	return &Lab{Prefix: prefix, Dir: filepath.Join("/run/seg6x-lab", prefix), Bin: bin, Log: log, topo: mainTopology(o)}
 }
 
 // NS is the namespace name of a node.
@@ -184,15 +187,17 @@ func (l *Lab) setupHost(h Host) error {
 	return nil
 }
 
-func (l *Lab) configure() error {
+// configure gives the main lab's routers their seg6x state (sidplan.go): pe1 by CLI commands, p and
+// pe2 by YAML files.
+func (l *Lab) configure(plan sidPlan) error {
 	l.logf("lab %s: pe1 configured with CLI commands:", l.Prefix)
-	for _, c := range pe1Commands {
+	for _, c := range plan.peCommands() {
 		l.logf("  seg6x %s", strings.Join(c, " "))
 		if _, err := l.Seg6x("pe1", c...); err != nil {
 			return err
 		}
 	}
-	for node, y := range map[string]string{"p": pYAML, "pe2": pe2YAML} {
+	for node, y := range map[string]string{"p": plan.pYAML(), "pe2": plan.pe2YAML()} {
 		f := filepath.Join(l.Dir, node+".yaml")
 		if err := os.WriteFile(f, []byte(y), 0o600); err != nil {
 			return err

@@ -248,3 +248,29 @@ func (r *Report) Problems() []string {
 	}
 	return p
 }
+
+// TraceTransit runs `seg6x trace --frames` at the transit node p for count ICMP packets it processes
+// as a local SID, while hA1 pings hA2 (at most 15 pings, the trace at most 20 s), and returns what the
+// trace printed: the SID, its behavior and the headers in and out (in the uSID lab, the container
+// shifted by p's uN).
+func (l *Lab) TraceTransit(count int) (string, error) {
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := l.Seg6x("p", "trace", "--frames", "--count", strconv.Itoa(count), "--duration", "20s", "class", "sid", "icmp")
+		done <- result{out, err}
+	}()
+	time.Sleep(2 * time.Second) // the traced build loads and arms
+	dst := strings.Split(l.topo.hosts[0].Addr, "/")[0]
+	for _, h := range l.topo.hosts {
+		if h.Name == "hA2" {
+			dst = strings.Split(h.Addr, "/")[0]
+		}
+	}
+	l.Ping("hA1", dst, 15)
+	r := <-done
+	return r.out, r.err
+}
