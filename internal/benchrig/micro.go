@@ -20,7 +20,7 @@ import (
 var microCases = []string{
 	"encap1_v4_udp", "encap2_v4_tcp_tos", "encap10", "encap16", "encap_red2", "encap_red1_icmp", "encap1_v6",
 	"end", "end_x", "end_t", "end_dx4", "end_dx6", "end_dt4_vlan", "end_dt6_vlan", "end_dt46_v4",
-	"no_route", "drop_srh_bad_len",
+	"usid_un_shift", "usid_udt4", "no_route", "drop_srh_bad_len",
 }
 
 // MicroResult is one row of `seg6x bench micro --json`.

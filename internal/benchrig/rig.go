@@ -168,6 +168,7 @@ func (r *Rig) up() error {
 		"route add 198.19.0.3/32 via 198.19.0.2 dev "+devDutEg,
 		"route add 198.19.1.0/24 via 198.19.0.2 dev "+devDutEg+" table 100",
 		"-6 route add fc00:e::/48 via fc00:b1::2 dev "+devDutEg,
+		"-6 route add fcbb:0:e00::/48 via fc00:b1::2 dev "+devDutEg, // the next uSID after the DUT's uN
 	); err != nil {
 		return err
 	}

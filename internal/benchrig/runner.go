@@ -240,6 +240,10 @@ func kernelRef(s string) string {
 		return "kernel_end_dx4"
 	case s == "seg6x_end_then_dx4":
 		return "kernel_end_then_dx4"
+	case s == "seg6x_un":
+		return "kernel_un"
+	case s == "seg6x_udt4_vlan":
+		return "kernel_udx4" // the kernel's End.DT4 needs a VRF device (scenarios.go)
 	}
 	// seg6x_end has no kernel scenario doing exactly its work; kernel IPv4 forwarding is the floor.
 	return "kernel_ipv4"

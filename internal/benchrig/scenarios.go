@@ -54,6 +54,42 @@ func srv6Frame(n, f int, dst netip.Addr, list []netip.Addr, sl uint8) []byte {
 	return append(h, testsupport.IPv6{Src: sid("fc00:9::1"), Dst: dst, NextHeader: 43, HopLimit: 64}.Packet(append(srh, inner...))...)
 }
 
+// uSID addressing of the rig (block fcbb:0::/32, 16-bit uSIDs, the kernel's lblen 32 / nflen 16): the
+// DUT is uSID d00 with its uDT4 on the /64 of function e004; the next nodes' uSIDs e00 and f00 sit
+// behind the sink (rig.go routes fcbb:0:e00::/48 there).
+var (
+	usidLocator   = netip.MustParsePrefix("fcbb:0:d00::/48")
+	usidContainer = sid("fcbb:0:d00:e00:f00::") // the DUT's uN, then e00, then f00
+	usidShifted   = sid("fcbb:0:e00:f00::")     // what leaves the DUT's uN
+	usidDT4       = netip.MustParsePrefix("fcbb:0:d00:e004::/64")
+)
+
+// usidFrame is IPv6 with no SRH, destination dst (a uSID container), + IPv4/UDP, n bytes in all or
+// the smallest such frame (an inner 46-byte IPv4 packet): what H.Encaps.Red with one container sends.
+func usidFrame(n, f int, dst netip.Addr) []byte {
+	h := testsupport.Ethernet(macDutIn[:], macGen[:], 0, 0x86DD)
+	inner := ipv4UDP(hostSrc, flowDst(f), 64, uint16(1000+f), uint16(2000+f), max(n-len(h)-40, 46))
+	return append(h, testsupport.IPv6{Src: sid("fc00:9::1"), Dst: dst, NextHeader: 4, HopLimit: 64}.Packet(inner)...)
+}
+
+// expectUSIDShift checks a uN's output: the container shifted by one uSID, hop limit 63, no SRH, the
+// inner IPv4 packet untouched.
+func expectUSIDShift(n int) pattern {
+	var p pattern
+	p.expect(0, testsupport.Ethernet(macSink[:], macDutEg[:], 0, 0x86DD))
+	if n > 0 {
+		p.expect(18, []byte{byte((n - 54) >> 8), byte(n - 54)})
+	}
+	p.expect(20, []byte{4, 63})
+	src, dst := sid("fc00:9::1").As16(), usidShifted.As16()
+	p.expect(22, src[:])
+	p.expect(38, dst[:])
+	p.expect(54, []byte{0x45})
+	p.expect(62, []byte{64, 17})
+	p.expect(70, []byte{198, 19, 1})
+	return p
+}
+
 // expectIPv4 checks MACs, VLAN, and the IPv4 header fields that do not vary between flows.
 func expectIPv4(off int, ttl uint8, vlan uint16) func(n int) pattern {
 	return func(n int) pattern {
@@ -282,6 +318,51 @@ func Scenarios() []*Scenario {
 				return seg6xApply(r, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End.DT4, table: 100, vlan: %d}]\n", devDutIn, devDutEg, sidDT4, vlanOut))
 			},
 			Frame:  func(n, f int) []byte { return srv6Frame(n, f, sidDT4, []netip.Addr{sidDT4}, 0) },
+			Expect: expectIPv4(18, 63, vlanOut),
+		},
+		// uSID (RFC 9800): uN shifting a container, uDT4 on a /64 of the locator, each beside the kernel.
+		&Scenario{
+			Name: "kernel_un", Desc: "kernel uN: End flavors next-csid on fcbb:0:d00::/48, container shifted (no SRH)",
+			Setup: func(r *Rig) error {
+				if err := r.AttachDutPass(); err != nil {
+					return err
+				}
+				return r.DutIP("-6", "route", "add", usidLocator.String(), "encap", "seg6local", "action", "End",
+					"flavors", "next-csid", "lblen", "32", "nflen", "16", "dev", devDutIn)
+			},
+			Frame:  func(n, f int) []byte { return usidFrame(n, f, usidContainer) },
+			Expect: expectUSIDShift,
+		},
+		&Scenario{
+			Name: "seg6x_un", Desc: "seg6x uN: End flavors next-csid on fcbb:0:d00::/48, container shifted (no SRH)",
+			Setup: func(r *Rig) error {
+				return seg6xApply(r, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End, flavors: [next-csid]}]\n",
+					devDutIn, devDutEg, usidLocator))
+			},
+			Frame:  func(n, f int) []byte { return usidFrame(n, f, usidContainer) },
+			Expect: expectUSIDShift,
+		},
+		&Scenario{
+			// The kernel's End.DT4 needs a VRF device for its table; this kernel has none
+			// (CONFIG_NET_VRF off, no modules). Its End.DX4 on the same prefix decapsulates the same
+			// frames and forwards the inner packet by one IPv4 lookup.
+			Name: "kernel_udx4", Desc: "kernel End.DX4 on the uSID /64 fcbb:0:d00:e004::/64 (reference for uDT4: no VRF here)",
+			Setup: func(r *Rig) error {
+				if err := r.AttachDutPass(); err != nil {
+					return err
+				}
+				return r.DutIP("-6", "route", "add", usidDT4.String(), "encap", "seg6local", "action", "End.DX4", "nh4", "198.19.0.3", "dev", devDutIn)
+			},
+			Frame:  func(n, f int) []byte { return usidFrame(n, f, usidDT4.Addr()) },
+			Expect: expectIPv4(14, 63, 0),
+		},
+		&Scenario{
+			Name: "seg6x_udt4_vlan", Desc: "seg6x uDT4: End.DT4 (table 100) on fcbb:0:d00:e004::/64, VLAN pushed (no SRH)",
+			Setup: func(r *Rig) error {
+				return seg6xApply(r, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End.DT4, table: 100, vlan: %d}]\n",
+					devDutIn, devDutEg, usidDT4, vlanOut))
+			},
+			Frame:  func(n, f int) []byte { return usidFrame(n, f, usidDT4.Addr()) },
 			Expect: expectIPv4(18, 63, vlanOut),
 		},
 	)
