@@ -35,6 +35,19 @@ struct hop {
 
 /* ---- Shared steps ---------------------------------------------------------------------------------- */
 
+/* The hop limit of a transit behavior: checked and decremented once per node, by the first SID of a
+ * chain, as the kernel does (its seg6local routes chain without touching it; ip6_forward, once, after
+ * the last). PASS_TTL when it would expire, else REASON_NONE. */
+static __always_inline int hop_limit(struct pkt *p, struct ipv6hdr *ip6)
+{
+	if (p->chain)
+		return REASON_NONE;
+	if (ip6->hop_limit <= 1)
+		return PASS_TTL;
+	ip6->hop_limit--;
+	return REASON_NONE;
+}
+
 /* The FIB lookup of a transit behavior towards the (new) destination of the outer packet. */
 static __always_inline int transit_fib(struct ctx_buff *ctx, struct pkt *p, struct srh_info *s, struct hop *h,
 				       void *data, void *data_end, struct ipv6hdr *ip6)
@@ -58,31 +71,44 @@ static __always_inline int transit_fib(struct ctx_buff *ctx, struct pkt *p, stru
  * hop limit--, and the lookup goes to the new destination; an SRH, if any, is not looked at. A zero
  * argument: CSID_CLASSIC, the behavior goes on as without the flavor (the SRH's next segment). */
 #define CSID_CLASSIC -3
+
+/* Whether the SID has NEXT-C-SID and the destination da an argument left (not zero); *hi, *lo: da as
+ * one 128-bit number, in registers. */
+static __always_inline int csid_arg(const struct sid_entry *sid, const void *da, __u64 *hi, __u64 *lo)
+{
+	/* Lengths in bits (multiples of 8, 8..120, lb + nf <= 128: checked by the control plane,
+	 * bounded again here for the verifier). The argument: the bits after the first lb + nf. */
+	__u32 from = (((__u32)sid->lb_bytes * 8) & 127) + (((__u32)sid->nf_bytes * 8) & 127);
+	__u64 mhi, mlo;
+
+	if (!(sid->flags & SID_F_NEXT_CSID))
+		return 0;
+	__builtin_memcpy(hi, da, 8);
+	__builtin_memcpy(lo, (const __u8 *)da + 8, 8);
+	*hi = bpf_be64_to_cpu(*hi);
+	*lo = bpf_be64_to_cpu(*lo);
+	mhi = from >= 64 ? 0 : ~0ULL >> from;
+	mlo = from >= 128 ? 0 : from <= 64 ? ~0ULL : ~0ULL >> (from - 64);
+	return !!((*hi & mhi) | (*lo & mlo));
+}
+
 static __always_inline int csid_advance(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid,
 					struct srh_info *s, struct hop *h)
 {
 	void *data = ctx_data(ctx);
 	void *data_end = ctx_data_end(ctx);
 	struct ipv6hdr *ip6 = data + p->l3off;
-	/* The destination as one 128-bit number hi:lo, in registers; lengths in bits (multiples of 8,
-	 * 8..120, lb + nf <= 128: checked by the control plane, bounded again here for the verifier). */
 	__u32 lb = ((__u32)sid->lb_bytes * 8) & 127, nf = ((__u32)sid->nf_bytes * 8) & 127;
-	__u32 from = (lb + nf) & 255;
 	__u64 hi, lo, mhi, mlo, shi, slo;
+	int rc;
 
 	if ((void *)(ip6 + 1) > data_end)
 		return DROP_TRUNC_IP;
-	__builtin_memcpy(&hi, &ip6->daddr, 8);
-	__builtin_memcpy(&lo, (__u8 *)&ip6->daddr + 8, 8);
-	hi = bpf_be64_to_cpu(hi);
-	lo = bpf_be64_to_cpu(lo);
-	/* The argument: the bits after the first `from`. */
-	mhi = from >= 64 ? 0 : ~0ULL >> from;
-	mlo = from >= 128 ? 0 : from <= 64 ? ~0ULL : ~0ULL >> (from - 64);
-	if (!((hi & mhi) | (lo & mlo)))
+	if (!csid_arg(sid, &ip6->daddr, &hi, &lo))
 		return CSID_CLASSIC;
-	if (ip6->hop_limit <= 1)
-		return PASS_TTL;
+	rc = hop_limit(p, ip6);
+	if (rc != REASON_NONE)
+		return rc;
 	/* Everything after the block moves left by the node function length; the tail fills with 0. */
 	if (nf >= 64) {
 		shi = lo << (nf - 64);
@@ -97,7 +123,6 @@ static __always_inline int csid_advance(struct ctx_buff *ctx, struct pkt *p, str
 	lo = bpf_cpu_to_be64((lo & ~mlo) | (slo & mlo));
 	__builtin_memcpy(&ip6->daddr, &hi, 8);
 	__builtin_memcpy((__u8 *)&ip6->daddr + 8, &lo, 8);
-	ip6->hop_limit--;
 	return transit_fib(ctx, p, s, h, data, data_end, ip6);
 }
 
@@ -110,12 +135,13 @@ static __always_inline int srh_advance(struct ctx_buff *ctx, struct pkt *p, stru
 	struct ipv6hdr *ip6 = data + p->l3off;
 	__u8 *srh, *seg;
 	__u32 sl, off;
+	int rc;
 
 	if (!s->srh_off || s->sl == 0)
 		return PASS_LOCAL;
 	if ((void *)(ip6 + 1) > data_end)
 		return DROP_TRUNC_IP;
-	if (ip6->hop_limit <= 1)
+	if (!p->chain && ip6->hop_limit <= 1)
 		return PASS_TTL;
 
 	sl = (__u32)s->sl - 1;
@@ -127,7 +153,9 @@ static __always_inline int srh_advance(struct ctx_buff *ctx, struct pkt *p, stru
 	srh[3] = sl;
 	TRACE(tr->sl_after = sl);
 	__builtin_memcpy(&ip6->daddr, seg, 16);
-	ip6->hop_limit--;
+	rc = hop_limit(p, ip6);
+	if (rc != REASON_NONE)
+		return rc;
 	return transit_fib(ctx, p, s, h, data, data_end, ip6);
 }
 
@@ -460,13 +488,26 @@ __noinline int endpoint(struct ctx_buff *ctx, struct pkt *arg, struct sid_entry 
 	data = ctx_data(ctx);
 	data_end = ctx_data_end(ctx);
 	rc = find_srh(data, data_end, p->l3off, &s);
-	if (rc != REASON_NONE)
-		return verdict(rc, p->len);
+	if (rc != REASON_NONE || s.tlv) {
+		struct ipv6hdr *ip6 = data + p->l3off;
+		__u64 hi, lo;
+
+		/* NEXT-C-SID with an argument left does not look at the SRH (RFC 9800; the kernel does
+		 * not read it then): whatever find_srh saw there, the next uSID moves in. */
+		if ((void *)(ip6 + 1) <= data_end && csid_arg(sid, &ip6->daddr, &hi, &lo)) {
+			if (rc != REASON_NONE) { /* what lies behind the extension headers is not known */
+				s.next_hdr = 0;
+				s.next_off = p->l3off + IPV6_HLEN;
+			}
+		} else if (rc != REASON_NONE) {
+			return verdict(rc, p->len);
+		} else {
+			/* TLVs (padding, HMAC, ...): the kernel validates their layout and checks HMACs. */
+			return verdict(PASS_SRH_TLV, p->len);
+		}
+	}
 	TRACE(__u8 sl = s.srh_off ? s.sl : 0xFF; if (!tr->chain) tr->sl_before = sl; tr->sl_after = sl;
 	      tr->flags |= TRACE_F_SRH_READ);
-	/* TLVs (padding, HMAC, ...): the kernel validates their layout and checks HMACs. */
-	if (s.tlv)
-		return verdict(PASS_SRH_TLV, p->len);
 	switch (sid->action) {
 	case SID_END:
 		count(&sid_stats, sid->id, p->len);

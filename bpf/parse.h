@@ -18,6 +18,7 @@ struct pkt {
 	__be16 proto;  /* ethertype of the L3 header */
 	__u32 ifindex; /* ingress interface, read from the context once (ctx_parse): clang may otherwise keep a
 			* pointer into the context the verifier refuses to dereference */
+	__u32 chain;   /* local SIDs processed before this one in the same pass (pipeline.h local_sids) */
 };
 
 struct vlan_tag {
@@ -42,6 +43,7 @@ static __always_inline int pkt_arg(const struct pkt *arg, struct pkt *pk)
 	pk->vlan = arg->vlan;
 	pk->proto = arg->proto;
 	pk->ifindex = arg->ifindex;
+	pk->chain = arg->chain;
 	return 0;
 }
 

@@ -51,6 +51,7 @@ static __always_inline int local_sids(struct ctx_buff *ctx, struct pkt *p, __u32
 		/* endpoint() is a global function: the verifier forgets what its pointer arguments point at,
 		 * so it gets a copy, and p keeps the bounds proven here (l3off) for the headend after. */
 		struct pkt q = *p;
+		q.chain = i;
 		rc = endpoint(ctx, &q, sid);
 		if (rc != SID_CHAIN)
 			return rc;
