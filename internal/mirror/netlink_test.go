@@ -72,8 +72,19 @@ func TestParseFlavors(t *testing.T) {
 	if r.Local.Flavors != flvPSP|flvUSD || r.String() != "fcbb:0:300::/48 table main encap seg6local action End flavors psp,usd" {
 		t.Errorf("%+v %q", r.Local, r.String())
 	}
-	if _, why := localSID(r); why != "flavors psp, usd are not accelerated yet" {
+	if _, why := localSID(r); why != "flavor usd on End is not mirrored (the kernel runs next-csid on End and End.X, psp on End, no other)" {
 		t.Errorf("reason %q", why)
+	}
+	// psp alone on End, as `ip -6 route add ... action End flavors psp` installs it: a PSP SID.
+	b = newRoute("fc00:d::7", 128, slices.Concat(nla(localAction, u32(1)), nla(localFlavors|unix.NLA_F_NESTED, nla(flvOperation, u32(flvPSP)))))
+	if r, err = parseRoute(b); err != nil {
+		t.Fatal(err)
+	}
+	if r.String() != "fc00:d::7/128 table main encap seg6local action End flavors psp" {
+		t.Errorf("%q", r.String())
+	}
+	if sd, why := localSID(r); why != "" || sd.Name() != "fc00:d::7" || !slices.Equal(sd.Flavors, []string{"psp"}) || sd.LBLen != 0 || sd.NFLen != 0 {
+		t.Errorf("SID %+v, %q", sd, why)
 	}
 	b = newRoute("fcbb:0:300::", 48, slices.Concat(nla(localAction, u32(1)), nla(localFlavors, nla(flvOperation, []byte{0x10}))))
 	if _, err := parseRoute(b); err == nil {

@@ -445,26 +445,36 @@ func localSID(r *kernelRoute) (state.SID, string) {
 	return one.SIDs[0], ""
 }
 
-// localFlavorsOf sets sd's flavors from the route's SEG6_LOCAL_FLAVORS, or says which flavor seg6x
-// does not run. The kernel takes flavors only on End (next-csid, psp) and End.X (next-csid), and
-// ignores the attribute on every other action (it is then neither kept nor dumped).
+// localFlavorsOf sets sd's flavors from the route's SEG6_LOCAL_FLAVORS, or says which flavor it does
+// not mirror. The kernel takes next-csid on End and End.X and psp on End only (usp and usd it rejects
+// with EOPNOTSUPP), and ignores the attribute on every other action (it is then neither kept nor
+// dumped): anything else seen here is refused rather than given a meaning the kernel may not have.
 func localFlavorsOf(l *seg6Local, sd *state.SID) string {
 	ops := l.Flavors
-	if ops&flvNextCSID != 0 {
+	end := l.Action == 1 // End; End.X is 2
+	if ops&flvNextCSID != 0 && (end || l.Action == 2) {
 		// On End with psp,next-csid the kernel never runs PSP: NEXT-C-SID goes first and falls back
 		// to the classic End, not to the PSP path (docs/dev/usid-kernel.md 2.4). Mirrored as it
 		// behaves: next-csid alone.
-		if l.Action == 1 /* End */ {
+		if end {
 			ops &^= flvPSP
 		}
 		ops &^= flvNextCSID
 		sd.Flavors = []string{state.FlavorNextCSID}
 		sd.LBLen, sd.NFLen = l.LBLen, l.NFLen
 	}
-	if names := flavorNames(ops); len(names) == 1 {
-		return "flavor " + names[0] + " is not accelerated yet"
-	} else if len(names) > 1 {
-		return "flavors " + strings.Join(names, ", ") + " are not accelerated yet"
+	if ops&flvPSP != 0 && end {
+		// PSP alone (docs/dev/usid-kernel.md 2.2); the kernel reads no lengths for it.
+		ops &^= flvPSP
+		sd.Flavors = []string{state.FlavorPSP}
 	}
-	return ""
+	names := flavorNames(ops)
+	if len(names) == 0 {
+		return ""
+	}
+	what := "flavor " + names[0] + " on " + localActionName(l.Action) + " is"
+	if len(names) > 1 {
+		what = "flavors " + strings.Join(names, ", ") + " on " + localActionName(l.Action) + " are"
+	}
+	return what + " not mirrored (the kernel runs next-csid on End and End.X, psp on End, no other)"
 }

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,14 +94,17 @@ func TestTranslate(t *testing.T) {
 			t.Errorf("%s should be a pass route: %+v", p, r)
 		}
 	}
-	if len(d.sids) != 2 || d.sids[netip.MustParseAddr("fc00:1::2")].Action != "End.DX4" {
+	if len(d.sids) != 3 || d.sids[netip.MustParseAddr("fc00:1::2")].Action != "End.DX4" {
 		t.Errorf("SIDs %+v", d.sids)
+	}
+	if sd := d.sids[netip.MustParseAddr("fc00:1::3")]; sd.Action != "End" || !slices.Equal(sd.Flavors, []string{"psp"}) {
+		t.Errorf("End flavors psp: %+v", sd)
 	}
 	for route, want := range map[string]string{
 		"198.18.2.0/24":  "",
 		"198.18.4.0/24":  "mode l2encap is not accelerated",
-		"fc00:1::3/128":  "flavor psp is not accelerated yet",
-		"fc00:1::/64":    "route fc00:1::3/128 (and 3 more) inside the prefix is left to the kernel",
+		"fc00:1::3/128":  "",
+		"fc00:1::/64":    "route fc00:1::4/128 (and 2 more) inside the prefix is left to the kernel",
 		"fc00:1::4/128":  "action End.B6 is not implemented",
 		"fc00:1::5/128":  "oif attribute",
 		"fc00:1::6/128":  "conflict: the same SID is set through the seg6x API",
@@ -164,8 +168,10 @@ func TestTranslateSIDPrefixesAndFlavors(t *testing.T) {
 			usid("2001:db8:100::/48", 1, flvNextCSID, 0, 0),        // lengths left to the defaults
 			usid("fcbb:0:200::/48", 1, flvNextCSID|flvPSP, 48, 16), // psp,next-csid: the kernel runs next-csid only
 			usid("fcbb:0:300::/48", 1, flvPSP, 0, 0),               // psp alone
+			usid("fcbb:0:301::/48", 1, flvPSP, 32, 16),             // psp alone, lengths (the kernel ignores them)
 			usid("fcbb:0:400::/48", 2, flvNextCSID|flvPSP, 32, 16), // End.X takes no psp
-			usid("fcbb:0:500::/48", 1, flvUSP|flvUSD, 0, 0),        // usp, usd
+			usid("fcbb:0:500::/48", 1, flvUSP|flvUSD, 0, 0),        // usp, usd (the kernel rejects them)
+			usid("fcbb:0:501::/48", 1, flvPSP|flvUSP, 0, 0),        // psp with usp: refused as a whole
 			usid("fcbb:0:600::/48", 1, 1, 0, 0),                    // bit 0 (UNSPEC)
 			usid("fcbb:0:700::/48", 1, flvNextCSID, 17, 16),        // lengths the state refuses
 			usid("fcbb:0:800::/48", 1, 0, 0, 0),                    // operation 0: no flavor
@@ -180,13 +186,16 @@ func TestTranslateSIDPrefixesAndFlavors(t *testing.T) {
 			usid("fcbb:0:e00::/48", 1, flvNextCSID, 32, 16), // a route of another table inside: not its business
 			func() *kernelRoute { r := rt(unix.AF_INET6, 200, "fcbb:0:e00:5::/64"); return r }(),
 			lower, lowest,
-			usid("fc00:1::9/128", 3, flvNextCSID, 32, 16), // End.T takes no flavors
+			usid("fc00:1::9/128", 3, flvNextCSID, 32, 16), // the kernel keeps no flavors on End.T
+			usid("fc00:1::a/128", 3, flvPSP, 0, 0),
 		),
 		rules:  defaultRules(),
 		ifaces: []state.Interface{{Name: "eth0"}},
 	}
 	in.routes[usid("fc00:1::9/128", 3, 0, 0, 0).key()].Local.Table = 100
 	in.routes[usid("fc00:1::9/128", 3, 0, 0, 0).key()].Local.Attrs = []uint16{localTable, localFlavors}
+	in.routes[usid("fc00:1::a/128", 3, 0, 0, 0).key()].Local.Table = 100
+	in.routes[usid("fc00:1::a/128", 3, 0, 0, 0).key()].Local.Attrs = []uint16{localTable, localFlavors}
 	d := translate(in)
 
 	p := netip.MustParsePrefix
@@ -195,6 +204,8 @@ func TestTranslateSIDPrefixesAndFlavors(t *testing.T) {
 		p("fcbb:0:100:e001::/64"): {Action: "End.X", NH6: nh, Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 32},
 		p("2001:db8:100::/48"):    {Action: "End", Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 16},
 		p("fcbb:0:200::/48"):      {Action: "End", Flavors: []string{"next-csid"}, LBLen: 48, NFLen: 16},
+		p("fcbb:0:300::/48"):      {Action: "End", Flavors: []string{"psp"}},
+		p("fcbb:0:301::/48"):      {Action: "End", Flavors: []string{"psp"}},
 		p("fcbb:0:800::/64"):      {Action: "End", Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 16},
 		p("fcbb:0:e00::/48"):      {Action: "End", Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 16},
 		p("fcbb:0:a00::/48"):      {Action: "End"},
@@ -217,10 +228,10 @@ func TestTranslateSIDPrefixesAndFlavors(t *testing.T) {
 		t.Errorf("%d SIDs, want %d: %+v", len(d.sids), len(want), d.sids)
 	}
 	for route, reason := range map[string]string{
-		"fcbb:0:300::/48 ": "flavor psp is not accelerated yet",
-		"fcbb:0:400::/48 ": "flavor psp is not accelerated yet",
-		"fcbb:0:500::/48 ": "flavors usp, usd are not accelerated yet",
-		"fcbb:0:600::/48 ": "flavor bit 0 is not accelerated yet",
+		"fcbb:0:400::/48 ": "flavor psp on End.X is not mirrored",
+		"fcbb:0:500::/48 ": "flavors usp, usd on End are not mirrored",
+		"fcbb:0:501::/48 ": "flavor usp on End is not mirrored",
+		"fcbb:0:600::/48 ": "flavor bit 0 on End is not mirrored",
 		"fcbb:0:700::/48 ": "lblen: 17: a multiple of 8 from 8 to 120",
 		"fcbb:0:800::/48 ": "SID fcbb:0:800::/64 has the same address",
 		"fcbb:0:900::/48 ": "in table 200",
@@ -228,7 +239,8 @@ func TestTranslateSIDPrefixesAndFlavors(t *testing.T) {
 		"fcbb:0:c00::/48 ": "local address fcbb:0:c00::1 inside the prefix",
 		"fcbb:0:d00::/48 ": "route fcbb:0:d00::7/128 inside the prefix",
 		"fcbb:0:a00::/48 table main encap seg6local action End flavors": "a route with a lower metric for the same prefix wins",
-		"fc00:1::9/128 ": "End.T takes no flavors",
+		"fc00:1::9/128 ": "flavor next-csid on End.T is not mirrored",
+		"fc00:1::a/128 ": "flavor psp on End.T is not mirrored",
 	} {
 		if s := statusOf(d, route); s.Accelerated || !strings.Contains(s.Reason, reason) {
 			t.Errorf("%s: accelerated %v reason %q, want %q", route, s.Accelerated, s.Reason, reason)
