@@ -2,7 +2,8 @@ package difftest
 
 // packets.go: the differential corpus, built here byte by byte: inner IPv4 and IPv6, TCP/UDP/ICMP,
 // sizes from minimum to MTU, 1..16 SIDs, TTL / hop limit 1 and 2, segments left at its edges,
-// packets the kernel rejects, and uSID (NEXT-C-SID) containers for uN and uA.
+// packets the kernel rejects, End with PSP (the SRH popped, or left to the kernel behind another
+// extension header), and uSID (NEXT-C-SID) containers for uN and uA.
 
 import (
 	"encoding/binary"
@@ -173,6 +174,25 @@ func corpus() []testPacket {
 	add(testPacket{name: "End.DT6 (table 100)", frame: srv6(a("fc00:d::6"), []netip.Addr{a("fc00:d::6")}, 0, 64, 41, inner6(1, a("2001:db8:31::5"), 64, 56)), fast: true})
 	add(testPacket{name: "End.DT6 at the MTU", frame: srv6(a("fc00:d::6"), []netip.Addr{a("fc00:d::6")}, 0, 64, 41, inner6(17, a("2001:db8:31::5"), 64, mtu6[17]-64)), fast: true})
 
+	// End with PSP (docs/dev/usid-kernel.md 2.2): segments left 1 on arrival, the SRH goes (popped in
+	// XDP, which the redirect count checks); 2 or more, a plain End; 0 or no SRH, the kernel drops.
+	// seg6x pops only an SRH right after the IPv6 header: behind a hop-by-hop header, or with TLVs,
+	// it hands the packet to the kernel as it came, and the kernel pops it.
+	psp := a("fc00:d::7")
+	add(testPacket{name: "End psp SL 1 (SRH popped)", frame: srv6(psp, []netip.Addr{next, psp}, 1, 64, 4, in4), fast: true})
+	add(testPacket{name: "End psp SL 1 hop limit 2", frame: srv6(psp, []netip.Addr{next, psp}, 1, 2, 4, in4), fast: true})
+	add(testPacket{name: "End psp SL 1 hop limit 1 (kernel: time exceeded to the source)", frame: srv6(psp, []netip.Addr{next, psp}, 1, 1, 4, in4)})
+	add(testPacket{name: "End psp SL 1, inner IPv6", frame: srv6(psp, []netip.Addr{next, psp}, 1, 64, 41, in6), fast: true})
+	add(testPacket{name: "End psp SL 1, UDP right after the SRH", frame: srv6(psp, []netip.Addr{next, psp}, 1, 64, 17, l4(17, a("fc00:a0::2"), next, 10)), fast: true})
+	add(testPacket{name: "End psp SL 1 at the MTU", frame: srv6(psp, []netip.Addr{next, psp}, 1, 64, 4, inner4(17, a("198.19.1.5"), 64, mtu4[17]-80)), fast: true})
+	add(testPacket{name: "End psp SL 2 of 3 (plain End)", frame: srv6(psp, []netip.Addr{next, a("fc00:e::8"), psp}, 2, 64, 4, in4), fast: true})
+	add(testPacket{name: "End psp SL 0 (kernel drops)", frame: srv6(psp, []netip.Addr{psp}, 0, 64, 4, in4)})
+	add(testPacket{name: "End psp, no SRH (kernel drops)", frame: srv6(psp, nil, 0, 64, 4, in4)})
+	add(testPacket{name: "End psp SL 1 behind a hop-by-hop header (the kernel pops)", frame: behindHopByHop(srv6(psp, []netip.Addr{next, psp}, 1, 64, 4, in4))})
+	add(testPacket{name: "End psp SL 2 behind a hop-by-hop header (plain End, in XDP)", frame: behindHopByHop(srv6(psp, []netip.Addr{next, a("fc00:e::8"), psp}, 2, 64, 4, in4)), fast: true})
+	add(testPacket{name: "End psp SL 1 behind a hop-by-hop header, hop limit 2", frame: behindHopByHop(srv6(psp, []netip.Addr{next, psp}, 1, 2, 4, in4))})
+	add(testPacket{name: "End psp SL 1, SRH with a PadN TLV (the kernel pops)", frame: withPadN(srv6(psp, []netip.Addr{next, psp}, 1, 64, 4, in4))})
+
 	// uSID (NEXT-C-SID, docs/dev/usid-kernel.md 1.3): a non-zero argument shifts the next uSID into
 	// the destination and the SRH, if any, is not looked at; a zero argument is the classic step.
 	add(testPacket{name: "uN shift, no SRH", frame: srv6(a("fcbb:0:100:200:300::"), nil, 0, 64, 4, in4), fast: true})
@@ -199,6 +219,27 @@ func corpus() []testPacket {
 	add(testPacket{name: "uA container done, SRH SL 1 (classic End.X)", frame: srv6(a("fcbb:0:100:e001::"), []netip.Addr{next, a("fcbb:0:100:e001::")}, 1, 64, 4, in4), fast: true})
 	add(testPacket{name: "uA container done, no SRH (kernel drops)", frame: srv6(a("fcbb:0:100:e001::"), nil, 0, 64, 4, in4)})
 	return ps
+}
+
+// behindHopByHop puts an 8-byte hop-by-hop options header (one PadN option) between the IPv6 header
+// of an Ethernet frame and what followed it.
+func behindHopByHop(f []byte) []byte {
+	ip := f[14:]
+	hbh := []byte{ip[6], 0, 1, 4, 0, 0, 0, 0}
+	ip[6] = 0
+	binary.BigEndian.PutUint16(ip[4:], binary.BigEndian.Uint16(ip[4:])+8)
+	return append(append(append([]byte(nil), f[:14+40]...), hbh...), f[14+40:]...)
+}
+
+// withPadN appends an 8-byte PadN TLV (type 4, RFC 8754 2.1.1.2) to the SRH right after the IPv6
+// header of an Ethernet frame.
+func withPadN(f []byte) []byte {
+	ip := f[14:]
+	srh := ip[40:]
+	end := 14 + 40 + (int(srh[1])+1)*8
+	srh[1]++
+	binary.BigEndian.PutUint16(ip[4:], binary.BigEndian.Uint16(ip[4:])+8)
+	return append(append(append([]byte(nil), f[:end]...), 4, 6, 0, 0, 0, 0, 0, 0), f[end:]...)
 }
 
 // maskHeadend blanks the fields of an encapsulated frame where seg6x differs from the kernel on
