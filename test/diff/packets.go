@@ -209,7 +209,14 @@ func corpus() []testPacket {
 	add(testPacket{name: "uN shift, UDP right after the IPv6 header", frame: srv6(a("fcbb:0:100:200::"), nil, 0, 64, 17, l4(17, a("fc00:a0::2"), a("fcbb:0:100:200::"), 10)), fast: true})
 	badu := srv6(a("fcbb:0:100:200::"), []netip.Addr{next, a("fcbb:0:100:200::")}, 1, 64, 4, in4)
 	badu[14+40+1] = 6
-	add(testPacket{name: "uN shift, SRH length inconsistent (seg6x hands it to the kernel)", frame: badu})
+	add(testPacket{name: "uN shift, SRH length inconsistent (not read)", frame: badu, fast: true})
+	add(testPacket{name: "uN shift, SRH segments left beyond the last entry (not read)", frame: srv6(a("fcbb:0:100:200::"), []netip.Addr{next, a("fcbb:0:100:200::")}, 3, 64, 4, in4), fast: true})
+	rt2u := srv6(a("fcbb:0:100:200::"), []netip.Addr{next, a("fcbb:0:100:200::")}, 1, 64, 4, in4)
+	rt2u[14+40+2] = 2 // routing type 2, not an SRH
+	add(testPacket{name: "uN shift, routing type 2 (not read)", frame: rt2u, fast: true})
+	add(testPacket{name: "uN shift, SRH with a PadN TLV (not read)", frame: withPadN(srv6(a("fcbb:0:100:200::"), []netip.Addr{next, a("fcbb:0:100:200::")}, 1, 64, 4, in4)), fast: true})
+	add(testPacket{name: "uN then this node's uA in one pass (hop limit - 1 once)", frame: srv6(a("fcbb:0:100:100:e001:200::"), nil, 0, 64, 4, in4), fast: true})
+	add(testPacket{name: "End then this node's End.X in one pass (hop limit - 1 once)", frame: srv6(a("fc00:d::1"), []netip.Addr{next, a("fc00:d::2"), a("fc00:d::1")}, 2, 64, 4, in4), fast: true})
 	add(testPacket{name: "uN psp,next-csid shift", frame: srv6(a("fcbb:0:101:200::"), nil, 0, 64, 4, in4), fast: true})
 	add(testPacket{name: "uN psp,next-csid container done, SRH SL 1 (the kernel does not pop)", frame: srv6(a("fcbb:0:101::"), []netip.Addr{next, a("fcbb:0:101::")}, 1, 64, 4, in4), fast: true})
 	add(testPacket{name: "uN 48/16 shift", frame: srv6(a("2001:db8:0:100:200:300::"), nil, 0, 64, 4, in4), fast: true})
