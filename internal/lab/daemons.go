@@ -79,17 +79,19 @@ func (d daemonSet) start() error {
 		}
 		go cmd.Wait() // reaped if it exits while this process still runs
 	}
+	const daemonStartWait = 30 * time.Second
 	for _, r := range d.nodes {
 		// The socket first: a CLI started before it exists works in-process and waits for the
 		// instance's lock, which the daemon holds.
-		deadline := time.Now().Add(10 * time.Second)
+		// 30 s: a loaded machine (CI runs test packages in parallel) can take long to start one.
+		deadline := time.Now().Add(daemonStartWait)
 		for {
 			if _, err := os.Stat(api.SocketPath(d.nodeDir(r))); err == nil {
 				break
 			}
 			if time.Now().After(deadline) {
 				log, _ := os.ReadFile(d.logFile(r))
-				return fmt.Errorf("the daemon of %s did not come up in 10 s; log: %s", r, log)
+				return fmt.Errorf("the daemon of %s did not come up in %v; log: %s", r, daemonStartWait, log)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
