@@ -75,7 +75,7 @@ func (x Op_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Op_Kind.Descriptor instead.
 func (Op_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{13, 0}
+	return file_seg6x_proto_rawDescGZIP(), []int{14, 0}
 }
 
 type Options struct {
@@ -875,7 +875,7 @@ type Route struct {
 	Tenant        string                 `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	Prefix        string                 `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
 	Mode          string                 `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`                             // encap (default) | encap.red | pass (hand to the kernel, no segs)
-	Segs          []string               `protobuf:"bytes,4,rep,name=segs,proto3" json:"segs,omitempty"`                             // 1..16 SIDs, first = first hop
+	Segs          []string               `protobuf:"bytes,4,rep,name=segs,proto3" json:"segs,omitempty"`                             // 1..16 SIDs, first = first hop (with usids: its containers, or empty)
 	Src           string                 `protobuf:"bytes,5,opt,name=src,proto3" json:"src,omitempty"`                               // outer source; empty = the kernel's choice towards segs[0]
 	Hoplimit      uint32                 `protobuf:"varint,6,opt,name=hoplimit,proto3" json:"hoplimit,omitempty"`                    // outer hop limit; 0 = 64
 	PolicyId      uint32                 `protobuf:"varint,7,opt,name=policy_id,json=policyId,proto3" json:"policy_id,omitempty"`    // output only: the shared policy (and counter) index
@@ -883,6 +883,7 @@ type Route struct {
 	TunnelMtu     uint32                 `protobuf:"varint,9,opt,name=tunnel_mtu,json=tunnelMtu,proto3" json:"tunnel_mtu,omitempty"` // output only: largest tenant packet that fits the tunnel (egress MTU - outer header); 0 unknown
 	Egress        string                 `protobuf:"bytes,10,opt,name=egress,proto3" json:"egress,omitempty"`                        // output only: interface towards segs[0] (or why it is unknown)
 	Origin        string                 `protobuf:"bytes,11,opt,name=origin,proto3" json:"origin,omitempty"`                        // output only: who owns it: "" (the API and config files), kernel, bgp
+	Usids         *USIDList              `protobuf:"bytes,12,opt,name=usids,proto3" json:"usids,omitempty"`                          // instead of segs: the segment list written as uSIDs, kept as given
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -994,6 +995,77 @@ func (x *Route) GetOrigin() string {
 	return ""
 }
 
+func (x *Route) GetUsids() *USIDList {
+	if x != nil {
+		return x.Usids
+	}
+	return nil
+}
+
+// USIDList is a segment list written as uSIDs (RFC 9800 NEXT-C-SID), packed in order into uSID
+// containers: the block followed by as many uSIDs as fit in its 128 - block bits, zero-padded; the
+// next container goes on with the rest. The containers are the route's segs. Example: block
+// "fcbb:0::/32", ids ["100", "200", "300", "e004"] -> segs ["fcbb:0:100:200:300:e004::"].
+type USIDList struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Block         string                 `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"` // the locator block, ADDR/LEN: a multiple of 8 bits, no host bits
+	Nf            uint32                 `protobuf:"varint,2,opt,name=nf,proto3" json:"nf,omitempty"`      // bits per uSID (node + function): a multiple of 8, 8..120; 0 = 16
+	Ids           []string               `protobuf:"bytes,3,rep,name=ids,proto3" json:"ids,omitempty"`     // the uSIDs in hexadecimal, in the order visited; none is 0
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *USIDList) Reset() {
+	*x = USIDList{}
+	mi := &file_seg6x_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *USIDList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*USIDList) ProtoMessage() {}
+
+func (x *USIDList) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use USIDList.ProtoReflect.Descriptor instead.
+func (*USIDList) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *USIDList) GetBlock() string {
+	if x != nil {
+		return x.Block
+	}
+	return ""
+}
+
+func (x *USIDList) GetNf() uint32 {
+	if x != nil {
+		return x.Nf
+	}
+	return 0
+}
+
+func (x *USIDList) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
 type Sid struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Sid           string                 `protobuf:"bytes,1,opt,name=sid,proto3" json:"sid,omitempty"`          // an address, or a prefix ADDR/LEN (a SID served by prefix: a uSID locator's uN)
@@ -1014,7 +1086,7 @@ type Sid struct {
 
 func (x *Sid) Reset() {
 	*x = Sid{}
-	mi := &file_seg6x_proto_msgTypes[11]
+	mi := &file_seg6x_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1026,7 +1098,7 @@ func (x *Sid) String() string {
 func (*Sid) ProtoMessage() {}
 
 func (x *Sid) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[11]
+	mi := &file_seg6x_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1039,7 +1111,7 @@ func (x *Sid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sid.ProtoReflect.Descriptor instead.
 func (*Sid) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{11}
+	return file_seg6x_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Sid) GetSid() string {
@@ -1137,7 +1209,7 @@ type TenantRoutes struct {
 
 func (x *TenantRoutes) Reset() {
 	*x = TenantRoutes{}
-	mi := &file_seg6x_proto_msgTypes[12]
+	mi := &file_seg6x_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1149,7 +1221,7 @@ func (x *TenantRoutes) String() string {
 func (*TenantRoutes) ProtoMessage() {}
 
 func (x *TenantRoutes) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[12]
+	mi := &file_seg6x_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1162,7 +1234,7 @@ func (x *TenantRoutes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantRoutes.ProtoReflect.Descriptor instead.
 func (*TenantRoutes) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{12}
+	return file_seg6x_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TenantRoutes) GetTenant() string {
@@ -1199,7 +1271,7 @@ type Op struct {
 
 func (x *Op) Reset() {
 	*x = Op{}
-	mi := &file_seg6x_proto_msgTypes[13]
+	mi := &file_seg6x_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1211,7 +1283,7 @@ func (x *Op) String() string {
 func (*Op) ProtoMessage() {}
 
 func (x *Op) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[13]
+	mi := &file_seg6x_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1224,7 +1296,7 @@ func (x *Op) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Op.ProtoReflect.Descriptor instead.
 func (*Op) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{13}
+	return file_seg6x_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Op) GetKind() Op_Kind {
@@ -1376,7 +1448,7 @@ type CommitRequest struct {
 
 func (x *CommitRequest) Reset() {
 	*x = CommitRequest{}
-	mi := &file_seg6x_proto_msgTypes[14]
+	mi := &file_seg6x_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1388,7 +1460,7 @@ func (x *CommitRequest) String() string {
 func (*CommitRequest) ProtoMessage() {}
 
 func (x *CommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[14]
+	mi := &file_seg6x_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1401,7 +1473,7 @@ func (x *CommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitRequest.ProtoReflect.Descriptor instead.
 func (*CommitRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{14}
+	return file_seg6x_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CommitRequest) GetOps() []*Op {
@@ -1436,7 +1508,7 @@ type Diff struct {
 
 func (x *Diff) Reset() {
 	*x = Diff{}
-	mi := &file_seg6x_proto_msgTypes[15]
+	mi := &file_seg6x_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1448,7 +1520,7 @@ func (x *Diff) String() string {
 func (*Diff) ProtoMessage() {}
 
 func (x *Diff) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[15]
+	mi := &file_seg6x_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1461,7 +1533,7 @@ func (x *Diff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diff.ProtoReflect.Descriptor instead.
 func (*Diff) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{15}
+	return file_seg6x_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Diff) GetAdded() []string {
@@ -1495,7 +1567,7 @@ type CommitReply struct {
 
 func (x *CommitReply) Reset() {
 	*x = CommitReply{}
-	mi := &file_seg6x_proto_msgTypes[16]
+	mi := &file_seg6x_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1507,7 +1579,7 @@ func (x *CommitReply) String() string {
 func (*CommitReply) ProtoMessage() {}
 
 func (x *CommitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[16]
+	mi := &file_seg6x_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1520,7 +1592,7 @@ func (x *CommitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitReply.ProtoReflect.Descriptor instead.
 func (*CommitReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{16}
+	return file_seg6x_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CommitReply) GetDiff() *Diff {
@@ -1552,7 +1624,7 @@ type State struct {
 
 func (x *State) Reset() {
 	*x = State{}
-	mi := &file_seg6x_proto_msgTypes[17]
+	mi := &file_seg6x_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1564,7 +1636,7 @@ func (x *State) String() string {
 func (*State) ProtoMessage() {}
 
 func (x *State) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[17]
+	mi := &file_seg6x_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1577,7 +1649,7 @@ func (x *State) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use State.ProtoReflect.Descriptor instead.
 func (*State) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{17}
+	return file_seg6x_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *State) GetOptions() *Options {
@@ -1640,7 +1712,7 @@ type ApplyStateRequest struct {
 
 func (x *ApplyStateRequest) Reset() {
 	*x = ApplyStateRequest{}
-	mi := &file_seg6x_proto_msgTypes[18]
+	mi := &file_seg6x_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1652,7 +1724,7 @@ func (x *ApplyStateRequest) String() string {
 func (*ApplyStateRequest) ProtoMessage() {}
 
 func (x *ApplyStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[18]
+	mi := &file_seg6x_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1665,7 +1737,7 @@ func (x *ApplyStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStateRequest.ProtoReflect.Descriptor instead.
 func (*ApplyStateRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{18}
+	return file_seg6x_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ApplyStateRequest) GetState() *State {
@@ -1697,7 +1769,7 @@ type ShowRequest struct {
 
 func (x *ShowRequest) Reset() {
 	*x = ShowRequest{}
-	mi := &file_seg6x_proto_msgTypes[19]
+	mi := &file_seg6x_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1709,7 +1781,7 @@ func (x *ShowRequest) String() string {
 func (*ShowRequest) ProtoMessage() {}
 
 func (x *ShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[19]
+	mi := &file_seg6x_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1722,7 +1794,7 @@ func (x *ShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowRequest.ProtoReflect.Descriptor instead.
 func (*ShowRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{19}
+	return file_seg6x_proto_rawDescGZIP(), []int{20}
 }
 
 // The first chunk carries options, the domain, interfaces, tenants and the generation; routes and SIDs follow
@@ -1737,7 +1809,7 @@ type StateChunk struct {
 
 func (x *StateChunk) Reset() {
 	*x = StateChunk{}
-	mi := &file_seg6x_proto_msgTypes[20]
+	mi := &file_seg6x_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1749,7 +1821,7 @@ func (x *StateChunk) String() string {
 func (*StateChunk) ProtoMessage() {}
 
 func (x *StateChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[20]
+	mi := &file_seg6x_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1762,7 +1834,7 @@ func (x *StateChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateChunk.ProtoReflect.Descriptor instead.
 func (*StateChunk) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{20}
+	return file_seg6x_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StateChunk) GetState() *State {
@@ -1787,7 +1859,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_seg6x_proto_msgTypes[21]
+	mi := &file_seg6x_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1799,7 +1871,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[21]
+	mi := &file_seg6x_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1812,7 +1884,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{21}
+	return file_seg6x_proto_rawDescGZIP(), []int{22}
 }
 
 type Counter struct {
@@ -1825,7 +1897,7 @@ type Counter struct {
 
 func (x *Counter) Reset() {
 	*x = Counter{}
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1837,7 +1909,7 @@ func (x *Counter) String() string {
 func (*Counter) ProtoMessage() {}
 
 func (x *Counter) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1850,7 +1922,7 @@ func (x *Counter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Counter.ProtoReflect.Descriptor instead.
 func (*Counter) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{22}
+	return file_seg6x_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Counter) GetPackets() uint64 {
@@ -1881,7 +1953,7 @@ type PolicyStats struct {
 
 func (x *PolicyStats) Reset() {
 	*x = PolicyStats{}
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1893,7 +1965,7 @@ func (x *PolicyStats) String() string {
 func (*PolicyStats) ProtoMessage() {}
 
 func (x *PolicyStats) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1906,7 +1978,7 @@ func (x *PolicyStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyStats.ProtoReflect.Descriptor instead.
 func (*PolicyStats) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{23}
+	return file_seg6x_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PolicyStats) GetId() uint32 {
@@ -1962,7 +2034,7 @@ type SidStats struct {
 
 func (x *SidStats) Reset() {
 	*x = SidStats{}
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1974,7 +2046,7 @@ func (x *SidStats) String() string {
 func (*SidStats) ProtoMessage() {}
 
 func (x *SidStats) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1987,7 +2059,7 @@ func (x *SidStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SidStats.ProtoReflect.Descriptor instead.
 func (*SidStats) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{24}
+	return file_seg6x_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SidStats) GetSid() string {
@@ -2024,7 +2096,7 @@ type StatsReply struct {
 
 func (x *StatsReply) Reset() {
 	*x = StatsReply{}
-	mi := &file_seg6x_proto_msgTypes[25]
+	mi := &file_seg6x_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2036,7 +2108,7 @@ func (x *StatsReply) String() string {
 func (*StatsReply) ProtoMessage() {}
 
 func (x *StatsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[25]
+	mi := &file_seg6x_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2049,7 +2121,7 @@ func (x *StatsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsReply.ProtoReflect.Descriptor instead.
 func (*StatsReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{25}
+	return file_seg6x_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StatsReply) GetActions() map[string]*Counter {
@@ -2104,7 +2176,7 @@ type SlowPath struct {
 
 func (x *SlowPath) Reset() {
 	*x = SlowPath{}
-	mi := &file_seg6x_proto_msgTypes[26]
+	mi := &file_seg6x_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2116,7 +2188,7 @@ func (x *SlowPath) String() string {
 func (*SlowPath) ProtoMessage() {}
 
 func (x *SlowPath) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[26]
+	mi := &file_seg6x_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2129,7 +2201,7 @@ func (x *SlowPath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlowPath.ProtoReflect.Descriptor instead.
 func (*SlowPath) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{26}
+	return file_seg6x_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SlowPath) GetRunning() bool {
@@ -2196,7 +2268,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_seg6x_proto_msgTypes[27]
+	mi := &file_seg6x_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2208,7 +2280,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[27]
+	mi := &file_seg6x_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2221,7 +2293,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{27}
+	return file_seg6x_proto_rawDescGZIP(), []int{28}
 }
 
 type StatusReply struct {
@@ -2250,7 +2322,7 @@ type StatusReply struct {
 
 func (x *StatusReply) Reset() {
 	*x = StatusReply{}
-	mi := &file_seg6x_proto_msgTypes[28]
+	mi := &file_seg6x_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2334,7 @@ func (x *StatusReply) String() string {
 func (*StatusReply) ProtoMessage() {}
 
 func (x *StatusReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[28]
+	mi := &file_seg6x_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2275,7 +2347,7 @@ func (x *StatusReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusReply.ProtoReflect.Descriptor instead.
 func (*StatusReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{28}
+	return file_seg6x_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *StatusReply) GetVersion() string {
@@ -2412,7 +2484,7 @@ type KernelRequest struct {
 
 func (x *KernelRequest) Reset() {
 	*x = KernelRequest{}
-	mi := &file_seg6x_proto_msgTypes[29]
+	mi := &file_seg6x_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2424,7 +2496,7 @@ func (x *KernelRequest) String() string {
 func (*KernelRequest) ProtoMessage() {}
 
 func (x *KernelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[29]
+	mi := &file_seg6x_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2437,7 +2509,7 @@ func (x *KernelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRequest.ProtoReflect.Descriptor instead.
 func (*KernelRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{29}
+	return file_seg6x_proto_rawDescGZIP(), []int{30}
 }
 
 type KernelRoute struct {
@@ -2455,7 +2527,7 @@ type KernelRoute struct {
 
 func (x *KernelRoute) Reset() {
 	*x = KernelRoute{}
-	mi := &file_seg6x_proto_msgTypes[30]
+	mi := &file_seg6x_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2467,7 +2539,7 @@ func (x *KernelRoute) String() string {
 func (*KernelRoute) ProtoMessage() {}
 
 func (x *KernelRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[30]
+	mi := &file_seg6x_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2480,7 +2552,7 @@ func (x *KernelRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRoute.ProtoReflect.Descriptor instead.
 func (*KernelRoute) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{30}
+	return file_seg6x_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *KernelRoute) GetRoute() string {
@@ -2549,7 +2621,7 @@ type KernelReply struct {
 
 func (x *KernelReply) Reset() {
 	*x = KernelReply{}
-	mi := &file_seg6x_proto_msgTypes[31]
+	mi := &file_seg6x_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2561,7 +2633,7 @@ func (x *KernelReply) String() string {
 func (*KernelReply) ProtoMessage() {}
 
 func (x *KernelReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[31]
+	mi := &file_seg6x_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2574,7 +2646,7 @@ func (x *KernelReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelReply.ProtoReflect.Descriptor instead.
 func (*KernelReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{31}
+	return file_seg6x_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *KernelReply) GetMirroring() bool {
@@ -2649,7 +2721,7 @@ type BgpRequest struct {
 
 func (x *BgpRequest) Reset() {
 	*x = BgpRequest{}
-	mi := &file_seg6x_proto_msgTypes[32]
+	mi := &file_seg6x_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2661,7 +2733,7 @@ func (x *BgpRequest) String() string {
 func (*BgpRequest) ProtoMessage() {}
 
 func (x *BgpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[32]
+	mi := &file_seg6x_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2674,7 +2746,7 @@ func (x *BgpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpRequest.ProtoReflect.Descriptor instead.
 func (*BgpRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{32}
+	return file_seg6x_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *BgpRequest) GetRoutes() bool {
@@ -2704,7 +2776,7 @@ type BgpNeighbor struct {
 
 func (x *BgpNeighbor) Reset() {
 	*x = BgpNeighbor{}
-	mi := &file_seg6x_proto_msgTypes[33]
+	mi := &file_seg6x_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2716,7 +2788,7 @@ func (x *BgpNeighbor) String() string {
 func (*BgpNeighbor) ProtoMessage() {}
 
 func (x *BgpNeighbor) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[33]
+	mi := &file_seg6x_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2729,7 +2801,7 @@ func (x *BgpNeighbor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpNeighbor.ProtoReflect.Descriptor instead.
 func (*BgpNeighbor) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{33}
+	return file_seg6x_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *BgpNeighbor) GetAddress() string {
@@ -2834,7 +2906,7 @@ type BgpRoute struct {
 
 func (x *BgpRoute) Reset() {
 	*x = BgpRoute{}
-	mi := &file_seg6x_proto_msgTypes[34]
+	mi := &file_seg6x_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2846,7 +2918,7 @@ func (x *BgpRoute) String() string {
 func (*BgpRoute) ProtoMessage() {}
 
 func (x *BgpRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[34]
+	mi := &file_seg6x_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2859,7 +2931,7 @@ func (x *BgpRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpRoute.ProtoReflect.Descriptor instead.
 func (*BgpRoute) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{34}
+	return file_seg6x_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *BgpRoute) GetRd() string {
@@ -2950,7 +3022,7 @@ type BgpReply struct {
 
 func (x *BgpReply) Reset() {
 	*x = BgpReply{}
-	mi := &file_seg6x_proto_msgTypes[35]
+	mi := &file_seg6x_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2962,7 +3034,7 @@ func (x *BgpReply) String() string {
 func (*BgpReply) ProtoMessage() {}
 
 func (x *BgpReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[35]
+	mi := &file_seg6x_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2975,7 +3047,7 @@ func (x *BgpReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpReply.ProtoReflect.Descriptor instead.
 func (*BgpReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{35}
+	return file_seg6x_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BgpReply) GetRunning() bool {
@@ -3070,7 +3142,7 @@ type TraceFilter struct {
 
 func (x *TraceFilter) Reset() {
 	*x = TraceFilter{}
-	mi := &file_seg6x_proto_msgTypes[36]
+	mi := &file_seg6x_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3082,7 +3154,7 @@ func (x *TraceFilter) String() string {
 func (*TraceFilter) ProtoMessage() {}
 
 func (x *TraceFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[36]
+	mi := &file_seg6x_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3095,7 +3167,7 @@ func (x *TraceFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceFilter.ProtoReflect.Descriptor instead.
 func (*TraceFilter) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{36}
+	return file_seg6x_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *TraceFilter) GetDev() string {
@@ -3203,7 +3275,7 @@ type TraceRequest struct {
 
 func (x *TraceRequest) Reset() {
 	*x = TraceRequest{}
-	mi := &file_seg6x_proto_msgTypes[37]
+	mi := &file_seg6x_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3215,7 +3287,7 @@ func (x *TraceRequest) String() string {
 func (*TraceRequest) ProtoMessage() {}
 
 func (x *TraceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[37]
+	mi := &file_seg6x_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3228,7 +3300,7 @@ func (x *TraceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceRequest.ProtoReflect.Descriptor instead.
 func (*TraceRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{37}
+	return file_seg6x_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *TraceRequest) GetFilter() *TraceFilter {
@@ -3284,7 +3356,7 @@ type TraceAddr struct {
 
 func (x *TraceAddr) Reset() {
 	*x = TraceAddr{}
-	mi := &file_seg6x_proto_msgTypes[38]
+	mi := &file_seg6x_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3296,7 +3368,7 @@ func (x *TraceAddr) String() string {
 func (*TraceAddr) ProtoMessage() {}
 
 func (x *TraceAddr) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[38]
+	mi := &file_seg6x_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3309,7 +3381,7 @@ func (x *TraceAddr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceAddr.ProtoReflect.Descriptor instead.
 func (*TraceAddr) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{38}
+	return file_seg6x_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TraceAddr) GetSrc() string {
@@ -3352,7 +3424,7 @@ type TraceFib struct {
 
 func (x *TraceFib) Reset() {
 	*x = TraceFib{}
-	mi := &file_seg6x_proto_msgTypes[39]
+	mi := &file_seg6x_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3364,7 +3436,7 @@ func (x *TraceFib) String() string {
 func (*TraceFib) ProtoMessage() {}
 
 func (x *TraceFib) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[39]
+	mi := &file_seg6x_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3377,7 +3449,7 @@ func (x *TraceFib) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceFib.ProtoReflect.Descriptor instead.
 func (*TraceFib) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{39}
+	return file_seg6x_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *TraceFib) GetTable() uint32 {
@@ -3493,7 +3565,7 @@ type TraceRecord struct {
 
 func (x *TraceRecord) Reset() {
 	*x = TraceRecord{}
-	mi := &file_seg6x_proto_msgTypes[40]
+	mi := &file_seg6x_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3505,7 +3577,7 @@ func (x *TraceRecord) String() string {
 func (*TraceRecord) ProtoMessage() {}
 
 func (x *TraceRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[40]
+	mi := &file_seg6x_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3518,7 +3590,7 @@ func (x *TraceRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceRecord.ProtoReflect.Descriptor instead.
 func (*TraceRecord) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{40}
+	return file_seg6x_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *TraceRecord) GetTimeUnixNs() int64 {
@@ -3731,7 +3803,7 @@ type TraceSummary struct {
 
 func (x *TraceSummary) Reset() {
 	*x = TraceSummary{}
-	mi := &file_seg6x_proto_msgTypes[41]
+	mi := &file_seg6x_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3743,7 +3815,7 @@ func (x *TraceSummary) String() string {
 func (*TraceSummary) ProtoMessage() {}
 
 func (x *TraceSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[41]
+	mi := &file_seg6x_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3756,7 +3828,7 @@ func (x *TraceSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSummary.ProtoReflect.Descriptor instead.
 func (*TraceSummary) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{41}
+	return file_seg6x_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *TraceSummary) GetMatched() uint64 {
@@ -3814,7 +3886,7 @@ type TraceEvent struct {
 
 func (x *TraceEvent) Reset() {
 	*x = TraceEvent{}
-	mi := &file_seg6x_proto_msgTypes[42]
+	mi := &file_seg6x_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3826,7 +3898,7 @@ func (x *TraceEvent) String() string {
 func (*TraceEvent) ProtoMessage() {}
 
 func (x *TraceEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[42]
+	mi := &file_seg6x_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3839,7 +3911,7 @@ func (x *TraceEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceEvent.ProtoReflect.Descriptor instead.
 func (*TraceEvent) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{42}
+	return file_seg6x_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *TraceEvent) GetEvent() isTraceEvent_Event {
@@ -3896,7 +3968,7 @@ type ExplainRequest struct {
 
 func (x *ExplainRequest) Reset() {
 	*x = ExplainRequest{}
-	mi := &file_seg6x_proto_msgTypes[43]
+	mi := &file_seg6x_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3908,7 +3980,7 @@ func (x *ExplainRequest) String() string {
 func (*ExplainRequest) ProtoMessage() {}
 
 func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[43]
+	mi := &file_seg6x_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3921,7 +3993,7 @@ func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainRequest.ProtoReflect.Descriptor instead.
 func (*ExplainRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{43}
+	return file_seg6x_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ExplainRequest) GetDev() string {
@@ -3954,7 +4026,7 @@ type ExplainReply struct {
 
 func (x *ExplainReply) Reset() {
 	*x = ExplainReply{}
-	mi := &file_seg6x_proto_msgTypes[44]
+	mi := &file_seg6x_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3966,7 +4038,7 @@ func (x *ExplainReply) String() string {
 func (*ExplainReply) ProtoMessage() {}
 
 func (x *ExplainReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[44]
+	mi := &file_seg6x_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3979,7 +4051,7 @@ func (x *ExplainReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainReply.ProtoReflect.Descriptor instead.
 func (*ExplainReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{44}
+	return file_seg6x_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ExplainReply) GetRecord() *TraceRecord {
@@ -4061,7 +4133,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\rlocal_address\x18\x04 \x01(\tR\flocalAddress\x12\x1a\n" +
 	"\bfamilies\x18\x05 \x03(\tR\bfamilies\x12 \n" +
 	"\vdescription\x18\x06 \x01(\tR\vdescription\x12\x12\n" +
-	"\x04port\x18\a \x01(\rR\x04port\"\x94\x02\n" +
+	"\x04port\x18\a \x01(\rR\x04port\"\xbe\x02\n" +
 	"\x05Route\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x12\n" +
@@ -4075,7 +4147,12 @@ const file_seg6x_proto_rawDesc = "" +
 	"tunnel_mtu\x18\t \x01(\rR\ttunnelMtu\x12\x16\n" +
 	"\x06egress\x18\n" +
 	" \x01(\tR\x06egress\x12\x16\n" +
-	"\x06origin\x18\v \x01(\tR\x06origin\"\x83\x02\n" +
+	"\x06origin\x18\v \x01(\tR\x06origin\x12(\n" +
+	"\x05usids\x18\f \x01(\v2\x12.seg6x.v1.USIDListR\x05usids\"B\n" +
+	"\bUSIDList\x12\x14\n" +
+	"\x05block\x18\x01 \x01(\tR\x05block\x12\x0e\n" +
+	"\x02nf\x18\x02 \x01(\rR\x02nf\x12\x10\n" +
+	"\x03ids\x18\x03 \x03(\tR\x03ids\"\x83\x02\n" +
 	"\x03Sid\x12\x10\n" +
 	"\x03sid\x18\x01 \x01(\tR\x03sid\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12\x10\n" +
@@ -4395,7 +4472,7 @@ func file_seg6x_proto_rawDescGZIP() []byte {
 }
 
 var file_seg6x_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_seg6x_proto_goTypes = []any{
 	(Op_Kind)(0),               // 0: seg6x.v1.Op.Kind
 	(*Options)(nil),            // 1: seg6x.v1.Options
@@ -4409,116 +4486,118 @@ var file_seg6x_proto_goTypes = []any{
 	(*BgpGracefulRestart)(nil), // 9: seg6x.v1.BgpGracefulRestart
 	(*BgpNeighborConfig)(nil),  // 10: seg6x.v1.BgpNeighborConfig
 	(*Route)(nil),              // 11: seg6x.v1.Route
-	(*Sid)(nil),                // 12: seg6x.v1.Sid
-	(*TenantRoutes)(nil),       // 13: seg6x.v1.TenantRoutes
-	(*Op)(nil),                 // 14: seg6x.v1.Op
-	(*CommitRequest)(nil),      // 15: seg6x.v1.CommitRequest
-	(*Diff)(nil),               // 16: seg6x.v1.Diff
-	(*CommitReply)(nil),        // 17: seg6x.v1.CommitReply
-	(*State)(nil),              // 18: seg6x.v1.State
-	(*ApplyStateRequest)(nil),  // 19: seg6x.v1.ApplyStateRequest
-	(*ShowRequest)(nil),        // 20: seg6x.v1.ShowRequest
-	(*StateChunk)(nil),         // 21: seg6x.v1.StateChunk
-	(*StatsRequest)(nil),       // 22: seg6x.v1.StatsRequest
-	(*Counter)(nil),            // 23: seg6x.v1.Counter
-	(*PolicyStats)(nil),        // 24: seg6x.v1.PolicyStats
-	(*SidStats)(nil),           // 25: seg6x.v1.SidStats
-	(*StatsReply)(nil),         // 26: seg6x.v1.StatsReply
-	(*SlowPath)(nil),           // 27: seg6x.v1.SlowPath
-	(*StatusRequest)(nil),      // 28: seg6x.v1.StatusRequest
-	(*StatusReply)(nil),        // 29: seg6x.v1.StatusReply
-	(*KernelRequest)(nil),      // 30: seg6x.v1.KernelRequest
-	(*KernelRoute)(nil),        // 31: seg6x.v1.KernelRoute
-	(*KernelReply)(nil),        // 32: seg6x.v1.KernelReply
-	(*BgpRequest)(nil),         // 33: seg6x.v1.BgpRequest
-	(*BgpNeighbor)(nil),        // 34: seg6x.v1.BgpNeighbor
-	(*BgpRoute)(nil),           // 35: seg6x.v1.BgpRoute
-	(*BgpReply)(nil),           // 36: seg6x.v1.BgpReply
-	(*TraceFilter)(nil),        // 37: seg6x.v1.TraceFilter
-	(*TraceRequest)(nil),       // 38: seg6x.v1.TraceRequest
-	(*TraceAddr)(nil),          // 39: seg6x.v1.TraceAddr
-	(*TraceFib)(nil),           // 40: seg6x.v1.TraceFib
-	(*TraceRecord)(nil),        // 41: seg6x.v1.TraceRecord
-	(*TraceSummary)(nil),       // 42: seg6x.v1.TraceSummary
-	(*TraceEvent)(nil),         // 43: seg6x.v1.TraceEvent
-	(*ExplainRequest)(nil),     // 44: seg6x.v1.ExplainRequest
-	(*ExplainReply)(nil),       // 45: seg6x.v1.ExplainReply
-	nil,                        // 46: seg6x.v1.StatsReply.ActionsEntry
-	nil,                        // 47: seg6x.v1.StatsReply.ReasonsEntry
+	(*USIDList)(nil),           // 12: seg6x.v1.USIDList
+	(*Sid)(nil),                // 13: seg6x.v1.Sid
+	(*TenantRoutes)(nil),       // 14: seg6x.v1.TenantRoutes
+	(*Op)(nil),                 // 15: seg6x.v1.Op
+	(*CommitRequest)(nil),      // 16: seg6x.v1.CommitRequest
+	(*Diff)(nil),               // 17: seg6x.v1.Diff
+	(*CommitReply)(nil),        // 18: seg6x.v1.CommitReply
+	(*State)(nil),              // 19: seg6x.v1.State
+	(*ApplyStateRequest)(nil),  // 20: seg6x.v1.ApplyStateRequest
+	(*ShowRequest)(nil),        // 21: seg6x.v1.ShowRequest
+	(*StateChunk)(nil),         // 22: seg6x.v1.StateChunk
+	(*StatsRequest)(nil),       // 23: seg6x.v1.StatsRequest
+	(*Counter)(nil),            // 24: seg6x.v1.Counter
+	(*PolicyStats)(nil),        // 25: seg6x.v1.PolicyStats
+	(*SidStats)(nil),           // 26: seg6x.v1.SidStats
+	(*StatsReply)(nil),         // 27: seg6x.v1.StatsReply
+	(*SlowPath)(nil),           // 28: seg6x.v1.SlowPath
+	(*StatusRequest)(nil),      // 29: seg6x.v1.StatusRequest
+	(*StatusReply)(nil),        // 30: seg6x.v1.StatusReply
+	(*KernelRequest)(nil),      // 31: seg6x.v1.KernelRequest
+	(*KernelRoute)(nil),        // 32: seg6x.v1.KernelRoute
+	(*KernelReply)(nil),        // 33: seg6x.v1.KernelReply
+	(*BgpRequest)(nil),         // 34: seg6x.v1.BgpRequest
+	(*BgpNeighbor)(nil),        // 35: seg6x.v1.BgpNeighbor
+	(*BgpRoute)(nil),           // 36: seg6x.v1.BgpRoute
+	(*BgpReply)(nil),           // 37: seg6x.v1.BgpReply
+	(*TraceFilter)(nil),        // 38: seg6x.v1.TraceFilter
+	(*TraceRequest)(nil),       // 39: seg6x.v1.TraceRequest
+	(*TraceAddr)(nil),          // 40: seg6x.v1.TraceAddr
+	(*TraceFib)(nil),           // 41: seg6x.v1.TraceFib
+	(*TraceRecord)(nil),        // 42: seg6x.v1.TraceRecord
+	(*TraceSummary)(nil),       // 43: seg6x.v1.TraceSummary
+	(*TraceEvent)(nil),         // 44: seg6x.v1.TraceEvent
+	(*ExplainRequest)(nil),     // 45: seg6x.v1.ExplainRequest
+	(*ExplainReply)(nil),       // 46: seg6x.v1.ExplainReply
+	nil,                        // 47: seg6x.v1.StatsReply.ActionsEntry
+	nil,                        // 48: seg6x.v1.StatsReply.ReasonsEntry
 }
 var file_seg6x_proto_depIdxs = []int32{
 	5,  // 0: seg6x.v1.Tenant.ports:type_name -> seg6x.v1.Port
 	7,  // 1: seg6x.v1.Tenant.vpn:type_name -> seg6x.v1.TenantVpn
 	9,  // 2: seg6x.v1.Bgp.graceful_restart:type_name -> seg6x.v1.BgpGracefulRestart
 	10, // 3: seg6x.v1.Bgp.neighbors:type_name -> seg6x.v1.BgpNeighborConfig
-	11, // 4: seg6x.v1.TenantRoutes.routes:type_name -> seg6x.v1.Route
-	0,  // 5: seg6x.v1.Op.kind:type_name -> seg6x.v1.Op.Kind
-	1,  // 6: seg6x.v1.Op.options:type_name -> seg6x.v1.Options
-	2,  // 7: seg6x.v1.Op.interface:type_name -> seg6x.v1.Interface
-	6,  // 8: seg6x.v1.Op.tenant:type_name -> seg6x.v1.Tenant
-	11, // 9: seg6x.v1.Op.route:type_name -> seg6x.v1.Route
-	12, // 10: seg6x.v1.Op.sid:type_name -> seg6x.v1.Sid
-	13, // 11: seg6x.v1.Op.tenant_routes:type_name -> seg6x.v1.TenantRoutes
-	3,  // 12: seg6x.v1.Op.domain:type_name -> seg6x.v1.Domain
-	8,  // 13: seg6x.v1.Op.bgp:type_name -> seg6x.v1.Bgp
-	14, // 14: seg6x.v1.CommitRequest.ops:type_name -> seg6x.v1.Op
-	16, // 15: seg6x.v1.CommitReply.diff:type_name -> seg6x.v1.Diff
-	1,  // 16: seg6x.v1.State.options:type_name -> seg6x.v1.Options
-	2,  // 17: seg6x.v1.State.interfaces:type_name -> seg6x.v1.Interface
-	6,  // 18: seg6x.v1.State.tenants:type_name -> seg6x.v1.Tenant
-	11, // 19: seg6x.v1.State.routes:type_name -> seg6x.v1.Route
-	12, // 20: seg6x.v1.State.sids:type_name -> seg6x.v1.Sid
-	3,  // 21: seg6x.v1.State.domain:type_name -> seg6x.v1.Domain
-	8,  // 22: seg6x.v1.State.bgp:type_name -> seg6x.v1.Bgp
-	18, // 23: seg6x.v1.ApplyStateRequest.state:type_name -> seg6x.v1.State
-	18, // 24: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
-	23, // 25: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
-	23, // 26: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
-	46, // 27: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
-	47, // 28: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
-	24, // 29: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
-	25, // 30: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
-	27, // 31: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
-	2,  // 32: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
-	4,  // 33: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
-	3,  // 34: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
-	31, // 35: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
-	34, // 36: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
-	35, // 37: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
-	35, // 38: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
-	37, // 39: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
-	40, // 40: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
-	39, // 41: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
-	39, // 42: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
-	41, // 43: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
-	42, // 44: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
-	18, // 45: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
-	41, // 46: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
-	23, // 47: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
-	23, // 48: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
-	15, // 49: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
-	19, // 50: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
-	20, // 51: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
-	22, // 52: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
-	28, // 53: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
-	30, // 54: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
-	33, // 55: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
-	38, // 56: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
-	44, // 57: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
-	17, // 58: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
-	17, // 59: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
-	21, // 60: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
-	26, // 61: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
-	29, // 62: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
-	32, // 63: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
-	36, // 64: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
-	43, // 65: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
-	45, // 66: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
-	58, // [58:67] is the sub-list for method output_type
-	49, // [49:58] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	12, // 4: seg6x.v1.Route.usids:type_name -> seg6x.v1.USIDList
+	11, // 5: seg6x.v1.TenantRoutes.routes:type_name -> seg6x.v1.Route
+	0,  // 6: seg6x.v1.Op.kind:type_name -> seg6x.v1.Op.Kind
+	1,  // 7: seg6x.v1.Op.options:type_name -> seg6x.v1.Options
+	2,  // 8: seg6x.v1.Op.interface:type_name -> seg6x.v1.Interface
+	6,  // 9: seg6x.v1.Op.tenant:type_name -> seg6x.v1.Tenant
+	11, // 10: seg6x.v1.Op.route:type_name -> seg6x.v1.Route
+	13, // 11: seg6x.v1.Op.sid:type_name -> seg6x.v1.Sid
+	14, // 12: seg6x.v1.Op.tenant_routes:type_name -> seg6x.v1.TenantRoutes
+	3,  // 13: seg6x.v1.Op.domain:type_name -> seg6x.v1.Domain
+	8,  // 14: seg6x.v1.Op.bgp:type_name -> seg6x.v1.Bgp
+	15, // 15: seg6x.v1.CommitRequest.ops:type_name -> seg6x.v1.Op
+	17, // 16: seg6x.v1.CommitReply.diff:type_name -> seg6x.v1.Diff
+	1,  // 17: seg6x.v1.State.options:type_name -> seg6x.v1.Options
+	2,  // 18: seg6x.v1.State.interfaces:type_name -> seg6x.v1.Interface
+	6,  // 19: seg6x.v1.State.tenants:type_name -> seg6x.v1.Tenant
+	11, // 20: seg6x.v1.State.routes:type_name -> seg6x.v1.Route
+	13, // 21: seg6x.v1.State.sids:type_name -> seg6x.v1.Sid
+	3,  // 22: seg6x.v1.State.domain:type_name -> seg6x.v1.Domain
+	8,  // 23: seg6x.v1.State.bgp:type_name -> seg6x.v1.Bgp
+	19, // 24: seg6x.v1.ApplyStateRequest.state:type_name -> seg6x.v1.State
+	19, // 25: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
+	24, // 26: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
+	24, // 27: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
+	47, // 28: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
+	48, // 29: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
+	25, // 30: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
+	26, // 31: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
+	28, // 32: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
+	2,  // 33: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
+	4,  // 34: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
+	3,  // 35: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
+	32, // 36: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
+	35, // 37: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
+	36, // 38: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
+	36, // 39: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
+	38, // 40: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
+	41, // 41: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
+	40, // 42: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
+	40, // 43: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
+	42, // 44: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
+	43, // 45: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
+	19, // 46: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
+	42, // 47: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
+	24, // 48: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
+	24, // 49: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
+	16, // 50: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
+	20, // 51: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
+	21, // 52: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
+	23, // 53: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
+	29, // 54: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
+	31, // 55: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
+	34, // 56: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
+	39, // 57: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
+	45, // 58: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
+	18, // 59: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
+	18, // 60: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
+	22, // 61: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
+	27, // 62: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
+	30, // 63: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
+	33, // 64: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
+	37, // 65: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
+	44, // 66: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
+	46, // 67: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
+	59, // [59:68] is the sub-list for method output_type
+	50, // [50:59] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_seg6x_proto_init() }
@@ -4526,7 +4605,7 @@ func file_seg6x_proto_init() {
 	if File_seg6x_proto != nil {
 		return
 	}
-	file_seg6x_proto_msgTypes[13].OneofWrappers = []any{
+	file_seg6x_proto_msgTypes[14].OneofWrappers = []any{
 		(*Op_Options)(nil),
 		(*Op_Interface)(nil),
 		(*Op_Tenant)(nil),
@@ -4536,8 +4615,8 @@ func file_seg6x_proto_init() {
 		(*Op_Domain)(nil),
 		(*Op_Bgp)(nil),
 	}
-	file_seg6x_proto_msgTypes[36].OneofWrappers = []any{}
-	file_seg6x_proto_msgTypes[42].OneofWrappers = []any{
+	file_seg6x_proto_msgTypes[37].OneofWrappers = []any{}
+	file_seg6x_proto_msgTypes[43].OneofWrappers = []any{
 		(*TraceEvent_Record)(nil),
 		(*TraceEvent_Summary)(nil),
 	}
@@ -4547,7 +4626,7 @@ func file_seg6x_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seg6x_proto_rawDesc), len(file_seg6x_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   47,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -78,6 +78,13 @@ func routeFromPB(r *pb.Route) (state.Route, error) {
 	for i, s := range r.GetSegs() {
 		out.Segs = append(out.Segs, p.addr(fmt.Sprintf("segs[%d]", i), s, false))
 	}
+	if u := r.GetUsids(); u != nil {
+		out.USIDs = &state.USIDList{Block: p.prefix("usids.block", u.GetBlock(), false), IDs: u.GetIds()}
+		if u.GetNf() > 255 {
+			p.fail("usids.nf", "%d bits: a uSID is a multiple of 8 bits, from 8 to 120", u.GetNf())
+		}
+		out.USIDs.NF = uint8(u.GetNf())
+	}
 	out.Src = p.addr("src", r.GetSrc(), true)
 	if r.GetHoplimit() > 255 {
 		p.fail("hoplimit", "%d is more than 255", r.GetHoplimit())
@@ -97,6 +104,12 @@ func routeToPB(r *state.Route) *pb.Route {
 	}
 	if r.UsedSrc.IsValid() {
 		out.UsedSrc = r.UsedSrc.String()
+	}
+	if u := r.USIDs; u != nil {
+		out.Usids = &pb.USIDList{Block: u.Block.String(), Nf: uint32(u.NF), Ids: u.IDs}
+		if !u.Block.IsValid() {
+			out.Usids.Block = ""
+		}
 	}
 	return out
 }

@@ -30,7 +30,7 @@ import (
 var (
 	objectRE = regexp.MustCompile(`(?s)^(options|domain|interface|interface ".*"|tenant ".*"|routes of tenant ".*"|route .* tenant .*|sid .*)$`)
 	opFields = regexp.MustCompile(`^(kind|object)$`)
-	fieldRE  = regexp.MustCompile(`^(|nexthop_cache_ms|(locators|sources|segs)(\[\d+\])?|name|mode|role|dev|vlan|port|tenant|prefix|src|hoplimit|sid|action|nh4|nh6|table)$`)
+	fieldRE  = regexp.MustCompile(`^(|nexthop_cache_ms|(locators|sources|segs)(\[\d+\])?|name|mode|role|dev|vlan|port|tenant|prefix|src|hoplimit|sid|action|nh4|nh6|table|usids\.(block|nf|ids(\[\d+\])?))$`)
 )
 
 // namesField says whether err, however wrapped, names an object and field for every problem in it
@@ -63,6 +63,8 @@ func fuzzSeeds() []proto.Message {
 		tenantOp(pb.Op_ADD, "B", 200),
 		{Kind: pb.Op_REPLACE, Object: &pb.Op_Route{Route: route}},
 		{Kind: pb.Op_REPLACE, Object: &pb.Op_TenantRoutes{TenantRoutes: &pb.TenantRoutes{Tenant: "A", Routes: []*pb.Route{route}}}},
+		{Kind: pb.Op_ADD, Object: &pb.Op_Route{Route: &pb.Route{Tenant: "A", Prefix: "198.18.3.0/24",
+			Usids: &pb.USIDList{Block: "fcbb:0::/32", Ids: []string{"100", "e004"}}}}},
 	}
 	for i, s := range []*pb.Sid{{Action: "End"}, {Action: "End.X", Nh6: "fc00:12::2"}, {Action: "End.T", Table: 10},
 		{Action: "End.DX4", Nh4: "198.18.1.2", Vlan: 100}, {Action: "End.DX6", Nh6: "fc00:12::3"},
@@ -72,6 +74,9 @@ func fuzzSeeds() []proto.Message {
 	}
 	bad := []*pb.Op{
 		{Kind: pb.Op_ADD, Object: &pb.Op_Route{Route: &pb.Route{Tenant: "A", Prefix: "198.18.2.0/33", Segs: []string{"zz"}, Hoplimit: 300}}},
+		{Kind: pb.Op_ADD, Object: &pb.Op_Route{Route: &pb.Route{Tenant: "A", Prefix: "198.18.4.0/24",
+			Usids: &pb.USIDList{Block: "fcbb:1::/20", Nf: 300, Ids: []string{"0", "zz", "10000"}}}}},
+		{Kind: pb.Op_ADD, Object: &pb.Op_Route{Route: &pb.Route{Tenant: "A", Prefix: "198.18.4.0/24", Usids: &pb.USIDList{Block: "x"}}}},
 		{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: "fc00:1::d", Action: "End.Nope"}}},
 		{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: "fc00:1::e", Action: "End.DX4", Nh6: "fc00::1", Vlan: 5000}}},
 		{Kind: pb.Op_REPLACE, Object: &pb.Op_Domain{Domain: &pb.Domain{Locators: []string{"198.18.0.0/15", "x"}}}},

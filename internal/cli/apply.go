@@ -46,6 +46,7 @@ File format (every key optional except where an object needs it):
     - {name: blue, table: 100, ports: [{dev: eth1, vlan: 100}]}
   routes:
     - {tenant: blue, prefix: 198.18.2.0/24, mode: encap, segs: [fc00:2::64], src: "fc00:1::1", hoplimit: 64}
+    - {tenant: blue, prefix: 198.18.3.0/24, usids: {block: "fcbb:0::/32", ids: [100, 200, e004]}}  # segs [fcbb:0:100:200:e004::]
   sids:
     - {sid: "fc00:1::64", action: End.DT4, tenant: blue, vlan: 100}
     - {sid: "fc00:1::65", action: End.DX4, nh4: 198.18.9.2}`,

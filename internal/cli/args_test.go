@@ -51,3 +51,32 @@ func TestParseSIDAndTenant(t *testing.T) {
 		t.Error("two vlans for one dev accepted")
 	}
 }
+
+// A segment list written as uSIDs: the list runs until the next keyword, nf is optional, uSIDs may
+// be separated by commas; the checks are the state's (through the API), parsing only splits.
+func TestParseRouteUSIDs(t *testing.T) {
+	r, err := parseRoute("198.18.3.0/24", strings.Fields("tenant blue encap seg6 mode encap.red usids fcbb:0::/32 100 200 300 e004 src fc00:1::1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.USIDs == nil || r.USIDs.String() != "fcbb::/32 100 200 300 e004" || len(r.Segs) != 0 || r.Src.String() != "fc00:1::1" || r.Mode != "encap.red" {
+		t.Fatalf("parsed %+v usids %+v", r, r.USIDs)
+	}
+	r, err = parseRoute("198.18.3.0/24", strings.Fields("usids fcbb:0::/32 nf 32 1,abcdef01 e004 tenant blue"))
+	if err != nil || r.Tenant != "blue" || r.USIDs.NF != 32 || strings.Join(r.USIDs.IDs, " ") != "1 abcdef01 e004" {
+		t.Fatalf("nf 32, tenant after the list: %+v %v", r.USIDs, err)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{"tenant b usids", "usids: missing"},
+		{"tenant b usids fcbb:0:: 100", `usids: block: "fcbb:0::" is not a prefix`},
+		{"tenant b usids fcbb:0::/32 nf x 100", `usids: nf: "x" is not a number`},
+		{"tenant b usids fcbb:0::/32 100 segs fc00::1", "segs and usids: give one of them"},
+		{"tenant b usids fcbb:0::/32 100 usids fcbb:0::/32 200", "usids given twice"},
+		{"tenant b", "segs: missing (segs SID[,SID...] or usids BLOCK"},
+	} {
+		_, err := parseRoute("198.18.3.0/24", strings.Fields(tc.args))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("parseRoute(%s) = %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}

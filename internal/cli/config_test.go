@@ -30,6 +30,8 @@ func TestExportYAML(t *testing.T) {
 		Routes: []state.Route{
 			{Tenant: "blue", Prefix: p("198.18.2.0/24"), Mode: state.ModeEncap, Segs: []netip.Addr{a("fc00:2::64")},
 				Src: a("fc00:1::1"), HopLimit: 9, ID: 4, UsedSrc: a("fc00:1::1"), Egress: "eth0", TunnelMTU: 1420},
+			{Tenant: "blue", Prefix: p("198.18.3.0/24"), Mode: state.ModeEncapRed, Segs: []netip.Addr{a("fcbb:0:100:200:300:e004::")},
+				USIDs: &state.USIDList{Block: p("fcbb::/32"), NF: 16, IDs: []string{"100", "200", "300", "e004"}}, HopLimit: 64, ID: 5},
 			{Tenant: "k100", Prefix: p("10.0.0.0/8"), Mode: state.ModePass},
 		},
 		SIDs: []state.SID{
@@ -60,7 +62,10 @@ func TestExportYAML(t *testing.T) {
 	want.Tenants = []state.Tenant{{Name: "blue", Table: 100, Ports: []state.Port{{Dev: "eth0", VLAN: 100}},
 		Gateway: []netip.Addr{a("198.18.1.1")}, MSSClamp: "auto"}}
 	want.Routes = []state.Route{{Tenant: "blue", Prefix: p("198.18.2.0/24"), Mode: state.ModeEncap,
-		Segs: []netip.Addr{a("fc00:2::64")}, Src: a("fc00:1::1"), HopLimit: 9}}
+		Segs: []netip.Addr{a("fc00:2::64")}, Src: a("fc00:1::1"), HopLimit: 9},
+		// Written back as uSIDs only: the containers follow from them when the file is applied.
+		{Tenant: "blue", Prefix: p("198.18.3.0/24"), Mode: state.ModeEncapRed,
+			USIDs: &state.USIDList{Block: p("fcbb::/32"), NF: 16, IDs: []string{"100", "200", "300", "e004"}}, HopLimit: 64}}
 	want.SIDs = []state.SID{{SID: a("fc00:1::65"), Action: "End.DX4", NH4: a("198.18.9.2"), VLAN: 100},
 		{SID: a("fc00:1::66"), Action: "End.X", NH6: a("fc00:9::1")}}
 	if !reflect.DeepEqual(got, want) {

@@ -4,6 +4,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,7 +12,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-const routeUsage = `PREFIX tenant NAME encap seg6 [mode encap|encap.red] segs SID[,SID...] [src ADDR] [hoplimit N]`
+const routeUsage = `PREFIX tenant NAME encap seg6 [mode encap|encap.red] segs SID[,SID...]|usids BLOCK [nf N] USID... [src ADDR] [hoplimit N]`
+
+// routeKeys are the keywords of a route; a uSID list (usids BLOCK [nf N] USID...) runs until the
+// next one (none is a hexadecimal number).
+var routeKeys = []string{"tenant", "encap", "mode", "segs", "usids", "src", "hoplimit"}
 
 func routeCmd() *cobra.Command {
 	c := &cobra.Command{Use: "route", Short: "Encap routes: (tenant, prefix) -> SR policy (H.Encaps / H.Encaps.Red)"}
@@ -22,12 +27,19 @@ func routeCmd() *cobra.Command {
 			Short: verb + " an encap route",
 			Long: `Steer tenant traffic for PREFIX (IPv4 or IPv6, longest match wins) into an SR policy.
   segs      1 to 16 SIDs, in the order the packet visits them
+  usids     instead of segs, the segment list written as uSIDs (RFC 9800 NEXT-C-SID): the locator
+            block, optionally nf (bits per uSID, a multiple of 8; default 16), then the uSIDs in
+            hexadecimal in the order visited. They are packed into containers (block + as many uSIDs
+            as fit, zero-padded; the next container takes the rest), which become the segs;
+            show routes gives both. With encap.red the first container is the destination.
   mode      encap (SRH with every SID; default) or encap.red (first SID only in the destination,
             no SRH at all for a single SID)
   src       outer IPv6 source; default: the address the kernel picks towards the first SID
   hoplimit  outer hop limit (default 64)
-Example (the grammar of ip -6 route ... encap seg6):
-  seg6x route ` + verb + ` 198.18.2.0/24 tenant blue encap seg6 mode encap segs fc00:2::1,fc00:3::64`,
+Examples (segs as in ip -6 route ... encap seg6):
+  seg6x route ` + verb + ` 198.18.2.0/24 tenant blue encap seg6 mode encap segs fc00:2::1,fc00:3::64
+  seg6x route ` + verb + ` 198.18.3.0/24 tenant blue encap seg6 mode encap.red usids fcbb:0::/32 100 200 300 e004
+            (one container: fcbb:0:100:200:300:e004::)`,
 			Args: cobra.MinimumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				r, err := parseRoute(args[0], args[1:])
@@ -65,7 +77,11 @@ func parseRoute(prefix string, args []string) (state.Route, error) {
 	if r.Prefix, err = state.ParsePrefix(prefix); err != nil {
 		return r, fmt.Errorf("prefix: %w", err)
 	}
-	m, err := kv(args, []string{"tenant", "encap", "mode", "segs", "src", "hoplimit"})
+	args, words := cutUSIDs(args)
+	if _, again := cutUSIDs(args); again != nil {
+		return r, fmt.Errorf("usids given twice")
+	}
+	m, err := kv(args, routeKeys)
 	if err != nil {
 		return r, err
 	}
@@ -77,15 +93,23 @@ func parseRoute(prefix string, args []string) (state.Route, error) {
 	}
 	r.Mode = one(m, "mode")
 	segs := one(m, "segs")
-	if segs == "" {
-		return r, fmt.Errorf("segs: missing (segs SID[,SID...])")
-	}
-	for i, s := range strings.Split(segs, ",") {
-		a, err := parseAddr(fmt.Sprintf("segs[%d]", i), s)
-		if err != nil {
-			return r, err
+	switch {
+	case words != nil && segs != "":
+		return r, fmt.Errorf("segs and usids: give one of them")
+	case words != nil:
+		if r.USIDs, err = state.ParseUSIDList(words); err != nil {
+			return r, fmt.Errorf("usids: %w", err)
 		}
-		r.Segs = append(r.Segs, a)
+	case segs == "":
+		return r, fmt.Errorf("segs: missing (segs SID[,SID...] or usids BLOCK [nf N] USID...)")
+	default:
+		for i, s := range strings.Split(segs, ",") {
+			a, err := parseAddr(fmt.Sprintf("segs[%d]", i), s)
+			if err != nil {
+				return r, err
+			}
+			r.Segs = append(r.Segs, a)
+		}
 	}
 	if v := one(m, "src"); v != "" {
 		if r.Src, err = parseAddr("src", v); err != nil {
@@ -100,4 +124,23 @@ func parseRoute(prefix string, args []string) (state.Route, error) {
 		r.HopLimit = uint8(h)
 	}
 	return r, nil
+}
+
+// cutUSIDs takes "usids BLOCK [nf N] USID..." out of a route's arguments: the other arguments, and
+// the words after usids (nil when there is none), which run until the next route keyword.
+func cutUSIDs(args []string) (rest, words []string) {
+	for i := 0; i < len(args); i += 2 {
+		if args[i] != "usids" {
+			continue
+		}
+		j := i + 1
+		if j+1 < len(args) && args[j+1] == "nf" {
+			j += 2 // block, nf, N
+		}
+		for j++; j < len(args) && !slices.Contains(routeKeys, args[j]); j++ {
+		}
+		words = append([]string{}, args[i+1:min(j, len(args))]...)
+		return append(append([]string{}, args[:i]...), args[min(j, len(args)):]...), words
+	}
+	return args, nil
 }

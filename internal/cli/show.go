@@ -110,8 +110,12 @@ func show(what string) error {
 		fmt.Fprintln(w)
 	}
 	if what == "all" || what == "routes" {
-		fmt.Fprintln(w, "TENANT\tPREFIX\tMODE\tSEGS\tSRC\tHOPLIMIT\tPOLICY\tEGRESS\tTUNNEL-MTU\tORIGIN")
+		fmt.Fprintln(w, "TENANT\tPREFIX\tMODE\tSEGS\tUSIDS\tSRC\tHOPLIMIT\tPOLICY\tEGRESS\tTUNNEL-MTU\tORIGIN")
 		for _, r := range cur.Routes {
+			usids := "-" // the segment list as written in uSIDs; SEGS gives its containers
+			if r.USIDs != nil {
+				usids = r.USIDs.String()
+			}
 			src := "-"
 			if r.UsedSrc.IsValid() {
 				src = r.UsedSrc.String()
@@ -123,7 +127,7 @@ func show(what string) error {
 			if egress == "" {
 				egress = "-"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.Tenant, r.Prefix, r.Mode, listOr(r.Segs, "-"), src, r.HopLimit,
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.Tenant, r.Prefix, r.Mode, listOr(r.Segs, "-"), usids, src, r.HopLimit,
 				r.ID, egress, mtu, origin(r.Origin))
 		}
 		fmt.Fprintln(w)

@@ -1,10 +1,14 @@
 package config
 
 import (
+	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/state"
 )
 
 func TestParseRoundTrip(t *testing.T) {
@@ -86,5 +90,62 @@ func TestLoadErrorMessage(t *testing.T) {
 		if want := path + ": " + tc.want; err == nil || err.Error() != want {
 			t.Errorf("Load of %q:\n got: %v\nwant: %s", tc.in, err, want)
 		}
+	}
+}
+
+// A route written as uSIDs in YAML: ids quoted or not, nf defaulted; the containers are its segs;
+// written back as uSIDs only (no segs), which reads back the same.
+func TestParseUSIDRoute(t *testing.T) {
+	in := `
+tenants: [{name: blue, table: 100}]
+routes:
+  - tenant: blue
+    prefix: 198.18.2.0/24
+    usids: {block: "fcbb:0::/32", ids: [100, "200", 300, E004]}
+  - tenant: blue
+    prefix: 198.18.3.0/24
+    mode: encap.red
+    usids: {block: "fcbb:0::/32", nf: 32, ids: [1, 2, 3, 4]}
+`
+	s, err := Parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := state.Validate(&s); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Routes[0]
+	if len(r.Segs) != 1 || r.Segs[0] != netip.MustParseAddr("fcbb:0:100:200:300:e004::") || r.USIDs.NF != 16 ||
+		r.USIDs.String() != "fcbb::/32 100 200 300 e004" {
+		t.Fatalf("route 0: segs %v usids %+v", r.Segs, r.USIDs)
+	}
+	if r := s.Routes[1]; len(r.Segs) != 2 || r.Segs[1] != netip.MustParseAddr("fcbb:0:0:4::") {
+		t.Fatalf("route 1: segs %v", r.Segs)
+	}
+	out, err := Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "segs") || strings.Count(string(out), "usids:") != 2 {
+		t.Fatalf("written as:\n%s", out)
+	}
+	back, err := Parse(strings.NewReader(string(out)))
+	if err == nil {
+		err = state.Validate(&back)
+	}
+	if err != nil || !reflect.DeepEqual(back.Routes, s.Routes) {
+		t.Fatalf("read back (%v):\n%+v\nwant %+v\n%s", err, back.Routes, s.Routes, out)
+	}
+	// A bad block is a YAML error with the key path; a bad uSID the route's field.
+	if _, err := Parse(strings.NewReader("routes:\n  - tenant: blue\n    usids: {block: \"fcbb::/129\", ids: [1]}\n")); err == nil ||
+		!strings.HasPrefix(err.Error(), "yaml: line 3: routes[0].usids.block: netip.ParsePrefix(") {
+		t.Errorf("bad block: %v", err)
+	}
+	bad, err := Parse(strings.NewReader("tenants: [{name: blue}]\nroutes:\n  - {tenant: blue, prefix: 10.0.0.0/8, usids: {block: \"fcbb::/32\", ids: [10000]}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := state.Validate(&bad); err == nil || !strings.Contains(err.Error(), "route 10.0.0.0/8 tenant blue: usids.ids[0]: 10000 does not fit in 16 bits") {
+		t.Errorf("bad uSID: %v", err)
 	}
 }

@@ -24,14 +24,14 @@ var (
 	yamlLine  = regexp.MustCompile(`^yaml: (line \d+: |unmarshal errors:\n  line \d+: )`)
 	lineNum   = regexp.MustCompile(`^yaml: (?:unmarshal errors:\n  )?line (\d+): `)
 	netipErr  = regexp.MustCompile(`^yaml: line \d+: (\S+: )?(ParseAddr|netip\.ParsePrefix)\(`)
-	addrWhere = regexp.MustCompile(`^yaml: line \d+: (domain\.(locators|sources)\[\d+\]|tenants\[\d+\]\.gateway\[\d+\]|routes\[\d+\]\.(prefix|src|segs\[\d+\])|sids\[\d+\]\.(sid|nh4|nh6)): `)
+	addrWhere = regexp.MustCompile(`^yaml: line \d+: (domain\.(locators|sources)\[\d+\]|tenants\[\d+\]\.gateway\[\d+\]|routes\[\d+\]\.(prefix|src|segs\[\d+\]|usids\.block)|sids\[\d+\]\.(sid|nh4|nh6)): `)
 )
 
 // For state.Validate: every problem is a FieldError about an object of the model, and its field
 // (when it names one) is a key of that object.
 var (
 	objectRE = regexp.MustCompile(`(?s)^(options|domain|interface|interface ".*"|tenant ".*"|route .* tenant .*|sid .*)$`)
-	fieldRE  = regexp.MustCompile(`^(|nexthop_cache_ms|(locators|sources|segs)\[\d+\]|locators|sources|name|mode|role|dev|vlan|port|tenant|prefix|segs|src|sid|action|nh4|nh6|table|gateway|mss_clamp)$`)
+	fieldRE  = regexp.MustCompile(`^(|nexthop_cache_ms|(locators|sources|segs)\[\d+\]|locators|sources|name|mode|role|dev|vlan|port|tenant|prefix|segs|src|sid|action|nh4|nh6|table|gateway|mss_clamp|usids\.(block|nf|ids(\[\d+\])?))$`)
 )
 
 func FuzzParse(f *testing.F) {
@@ -55,6 +55,8 @@ func FuzzParse(f *testing.F) {
 		"sids:\n  - {sid: \"fc00:3::a\", action: End.DT4, tenant: A, vlan: 100}\n  - {sid: \"fc00:3::b\", action: End.DX4, nh4: 198.18.2.2, vlan: 200}\n  - {sid: \"fc00:3::c\", action: End.X, nh6: \"fc00:9::1\"}\n",
 		"interfaces: [{name: fab, role: sideways}]\n",
 		"routes: [{tenant: A, prefix: 198.18.2.0/33, segs: []}]\n",
+		"tenants: [{name: A}]\nroutes: [{tenant: A, prefix: 198.18.2.0/24, usids: {block: \"fcbb:0::/32\", ids: [100, e004]}}]\n",
+		"routes: [{tenant: A, prefix: 198.18.2.0/24, usids: {block: \"fcbb:1::/20\", nf: 12, ids: [0, zz, 10000]}}]\n",
 		"routes:\n  - tenant: A\n    prefix: 198.18.2.0/24\n    segs: [fc00::1, zz]\n",
 		"sids: [{sid: \"fc00::zz\", action: End}]\n",
 		"tenants: [{name: zz}]\nsids: [{sid: \"fc00::zz\", action: End}]\n",

@@ -69,6 +69,9 @@ func encode(v reflect.Value, path string) (*yaml.Node, error) {
 		if sd, ok := v.Interface().(state.SID); ok && len(m.Content) >= 2 && m.Content[0].Value == "sid" {
 			m.Content[1].Value = sd.Name() // a SID served by prefix is written ADDR/LEN
 		}
+		if r, ok := v.Interface().(state.Route); ok && r.USIDs != nil {
+			m.Content = dropKey(m.Content, "segs") // a route written as uSIDs: its containers follow from them
+		}
 		return m, nil
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct && !ownEncoding(t.Elem()):
 		s := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
@@ -86,6 +89,16 @@ func encode(v reflect.Value, path string) (*yaml.Node, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &n, nil
+}
+
+// dropKey removes key and its value from the contents of a mapping node.
+func dropKey(content []*yaml.Node, key string) []*yaml.Node {
+	for i := 0; i+1 < len(content); i += 2 {
+		if content[i].Value == key {
+			return append(content[:i:i], content[i+2:]...)
+		}
+	}
+	return content
 }
 
 // empty is omitempty's test: the zero value (an unset netip.Addr included), or nothing to write (an

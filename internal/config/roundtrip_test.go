@@ -43,6 +43,8 @@ func everyField() state.State {
 				Src: a("fc00:1::1"), HopLimit: 9, ID: 5, UsedSrc: a("fc00:1::1"), Egress: "eth0", TunnelMTU: 1400},
 			{Tenant: "blue", Prefix: p("2001:db8:b::/48"), Mode: state.ModeEncap, Segs: []netip.Addr{a("fc00:2::1")}, HopLimit: 64},
 			{Tenant: "green", Prefix: p("10.0.0.0/8"), Mode: state.ModePass},
+			{Tenant: "green", Prefix: p("10.1.0.0/16"), Mode: state.ModeEncapRed,
+				USIDs: &state.USIDList{Block: p("fcbb:0::/32"), NF: 32, IDs: []string{"100", "e004"}}, HopLimit: 64},
 		},
 		SIDs: []state.SID{
 			{SID: a("fc00:1::64"), Action: "End.DT4", Table: 100, Tenant: "blue", VLAN: 100, ID: 3, Origin: state.OriginKernel},

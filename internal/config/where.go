@@ -87,6 +87,9 @@ func (l *locator) fails(n *yaml.Node, t reflect.Type) bool {
 // deepest returns the line and key path (routes[2].prefix) of the deepest failing node under n
 // (which fails as a t).
 func (l *locator) deepest(n *yaml.Node, t reflect.Type, path string) (int, string) {
+	if t.Kind() == reflect.Pointer { // an optional part (a route's usids, bgp): decoded as what it points to
+		t = t.Elem()
+	}
 	switch {
 	case n.Kind == yaml.AliasNode && n.Alias != nil && !l.expanding[n]:
 		l.expanding[n] = true

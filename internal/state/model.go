@@ -131,14 +131,17 @@ type Port struct {
 
 // Route sends a tenant's traffic for Prefix into an SR policy (H.Encaps or H.Encaps.Red).
 type Route struct {
-	Tenant   string       `yaml:"tenant" json:"tenant"`
-	Prefix   netip.Prefix `yaml:"prefix" json:"prefix"`
-	Mode     string       `yaml:"mode,omitempty" json:"mode"` // encap (default) | encap.red | pass
-	Segs     []netip.Addr `yaml:"segs" json:"segs"`
-	Src      netip.Addr   `yaml:"src,omitempty" json:"src,omitempty"`
-	HopLimit uint8        `yaml:"hoplimit,omitempty" json:"hoplimit,omitempty"` // default 64
-	ID       uint32       `yaml:"-" json:"id,omitempty"`                        // policy and counter index
-	UsedSrc  netip.Addr   `yaml:"-" json:"used_src,omitempty"`                  // Src, or the one the kernel chose
+	Tenant string       `yaml:"tenant" json:"tenant"`
+	Prefix netip.Prefix `yaml:"prefix" json:"prefix"`
+	Mode   string       `yaml:"mode,omitempty" json:"mode"` // encap (default) | encap.red | pass
+	Segs   []netip.Addr `yaml:"segs" json:"segs"`
+	// USIDs is the segment list written as uSIDs (usidlist.go), instead of segs: its containers
+	// become Segs when the route is checked. It is kept to be shown and written back as given.
+	USIDs    *USIDList  `yaml:"usids,omitempty" json:"usids,omitempty"`
+	Src      netip.Addr `yaml:"src,omitempty" json:"src,omitempty"`
+	HopLimit uint8      `yaml:"hoplimit,omitempty" json:"hoplimit,omitempty"` // default 64
+	ID       uint32     `yaml:"-" json:"id,omitempty"`                        // policy and counter index
+	UsedSrc  netip.Addr `yaml:"-" json:"used_src,omitempty"`                  // Src, or the one the kernel chose
 	// Origin is the front end that owns the route (origins.go): its tenant's, or BGP's for a route
 	// learned into a tenant of the API.
 	Origin Origin `yaml:"-" json:"origin,omitempty"`

@@ -410,15 +410,17 @@ func (s *Store) unref(c *change, p *policy) {
 	c.onUndo(func() { p.refs++ })
 }
 
-// setRoute points prefix of tenant t at pol (nil: removes it) on behalf of origin o, keeping counts and
-// the undo log.
-func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, pol *policy, o Origin) {
+// setRoute points prefix of tenant t at pol (nil: removes it) on behalf of origin o, written as u
+// (Route.USIDs, nil when none), keeping counts and the undo log.
+func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, pol *policy, o Origin, u *USIDList) {
 	old := t.routes[prefix]
-	oldOrigin := t.routeOrigin(prefix)
+	oldOrigin, oldUSIDs := t.routeOrigin(prefix), t.usids[prefix]
 	if pol != nil {
 		t.setOrigin(prefix, o)
+		t.setUSIDs(prefix, u)
 	} else {
 		t.setOrigin(prefix, t.Origin)
+		t.setUSIDs(prefix, nil)
 	}
 	fam := 0
 	if prefix.Addr().Is6() {
@@ -449,6 +451,7 @@ func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, pol *polic
 			delete(t.routes, prefix)
 		}
 		t.setOrigin(prefix, oldOrigin)
+		t.setUSIDs(prefix, oldUSIDs)
 	})
 }
 
@@ -500,7 +503,7 @@ func (s *Store) applyRoute(c *change, op Op) error {
 		c.routes[k] = old
 	}
 	if op.Kind == OpDelete {
-		s.setRoute(c, t, r.Prefix, nil, op.Origin)
+		s.setRoute(c, t, r.Prefix, nil, op.Origin, nil)
 		c.note(op.Kind, true, obj)
 		return nil
 	}
@@ -508,11 +511,13 @@ func (s *Store) applyRoute(c *change, op Op) error {
 	if err != nil {
 		return err
 	}
-	if pol == old {
+	if pol == old && sameUSIDs(t.usids[r.Prefix], r.USIDs) {
 		s.unref(c, pol) // unchanged
 		return nil
 	}
-	s.setRoute(c, t, r.Prefix, pol, op.Origin) // the route keeps the reference acquire took
+	// The route keeps the reference acquire took. Only the notation changed (the same policy): nothing
+	// is written to the data plane, the change is saved.
+	s.setRoute(c, t, r.Prefix, pol, op.Origin, r.USIDs)
 	c.note(op.Kind, old != nil, obj)
 	return nil
 }
@@ -608,15 +613,15 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	if err != nil {
 		return fieldErr(obj, "", "%v", err)
 	}
-	oldID, oldRoutes, oldPlens, oldN, oldOrigins := t.tableID, t.routes, t.plens, s.rt.nroutes, t.origins
+	oldID, oldRoutes, oldPlens, oldN, oldOrigins, oldUSIDs := t.tableID, t.routes, t.plens, s.rt.nroutes, t.origins, t.usids
 	for _, p := range oldRoutes {
 		s.unref(c, p)
 	}
-	t.tableID, t.routes, t.plens, t.origins = newID, make(map[netip.Prefix]*policy, len(rs)), [2][129]uint32{}, nil
+	t.tableID, t.routes, t.plens, t.origins, t.usids = newID, make(map[netip.Prefix]*policy, len(rs)), [2][129]uint32{}, nil, nil
 	s.rt.nroutes[0] -= c4
 	s.rt.nroutes[1] -= c6
 	c.onUndo(func() {
-		t.tableID, t.routes, t.plens, s.rt.nroutes, t.origins = oldID, oldRoutes, oldPlens, oldN, oldOrigins
+		t.tableID, t.routes, t.plens, s.rt.nroutes, t.origins, t.usids = oldID, oldRoutes, oldPlens, oldN, oldOrigins, oldUSIDs
 		s.rt.tableIDs.release(newID, false)
 	})
 	for i := range rs {
@@ -626,8 +631,9 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 		}
 		t.routes[rs[i].Prefix] = pol
 		t.setOrigin(rs[i].Prefix, rs[i].Origin)
+		t.setUSIDs(rs[i].Prefix, rs[i].USIDs)
 		t.countRoute(rs[i].Prefix, 1)
-		if old, had := oldRoutes[rs[i].Prefix]; !had || old != pol {
+		if old, had := oldRoutes[rs[i].Prefix]; !had || old != pol || !sameUSIDs(oldUSIDs[rs[i].Prefix], rs[i].USIDs) {
 			c.note(OpReplace, had, routeObj(&rs[i]))
 		}
 	}

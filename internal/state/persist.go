@@ -37,6 +37,7 @@ type savedRoute struct {
 	P   netip.Prefix `json:"p"`
 	Pol uint32       `json:"pol,omitempty"`
 	O   Origin       `json:"o,omitempty"` // when not its tenant's (tenantRT.origins)
+	U   *USIDList    `json:"u,omitempty"` // the route's uSID notation (tenantRT.usids)
 }
 
 type savedTable struct {
@@ -142,7 +143,7 @@ func (r *runtime) replay(rec record) error {
 			}
 			r.nroutes[famOf(p)]--
 		}
-		t.tableID, t.routes, t.plens, t.origins = rec.Table.ID, map[netip.Prefix]*policy{}, [2][129]uint32{}, nil
+		t.tableID, t.routes, t.plens, t.origins, t.usids = rec.Table.ID, map[netip.Prefix]*policy{}, [2][129]uint32{}, nil, nil
 	case rec.Route != nil:
 		t, pol := r.tenants[rec.Route.T], r.polByID[rec.Route.Pol]
 		if rec.Route.Pol == 0 {
@@ -165,6 +166,7 @@ func (r *runtime) replay(rec record) error {
 		} else {
 			delete(t.origins, rec.Route.P)
 		}
+		t.setUSIDs(rec.Route.P, rec.Route.U)
 		if pol != passPolicy {
 			pol.refs++
 		}
@@ -176,6 +178,7 @@ func (r *runtime) replay(rec record) error {
 				}
 				delete(t.routes, rec.RouteDel.P)
 				delete(t.origins, rec.RouteDel.P)
+				delete(t.usids, rec.RouteDel.P)
 				t.countRoute(rec.RouteDel.P, -1)
 				r.nroutes[famOf(rec.RouteDel.P)]--
 			}
@@ -228,7 +231,7 @@ func (r *runtime) records(emit func(record) error) error {
 			return err
 		}
 		for p, pol := range t.routes {
-			if err := emit(record{Route: &savedRoute{T: t.Name, P: p, Pol: pol.id, O: t.origins[p]}}); err != nil {
+			if err := emit(record{Route: &savedRoute{T: t.Name, P: p, Pol: pol.id, O: t.origins[p], U: t.usids[p]}}); err != nil {
 				return err
 			}
 		}
@@ -284,7 +287,7 @@ func (r *runtime) changeRecords(c *change) []record {
 		}
 		recs = append(recs, record{Table: &savedTable{T: name, ID: t.tableID}})
 		for p, pol := range t.routes {
-			recs = append(recs, record{Route: &savedRoute{T: name, P: p, Pol: pol.id, O: t.origins[p]}})
+			recs = append(recs, record{Route: &savedRoute{T: name, P: p, Pol: pol.id, O: t.origins[p], U: t.usids[p]}})
 		}
 	}
 	for k := range c.routes {
@@ -292,7 +295,8 @@ func (r *runtime) changeRecords(c *change) []record {
 			continue
 		}
 		if t := r.tenants[k.tenant]; t != nil && t.routes[k.prefix] != nil {
-			recs = append(recs, record{Route: &savedRoute{T: k.tenant, P: k.prefix, Pol: t.routes[k.prefix].id, O: t.origins[k.prefix]}})
+			recs = append(recs, record{Route: &savedRoute{T: k.tenant, P: k.prefix, Pol: t.routes[k.prefix].id, O: t.origins[k.prefix],
+				U: t.usids[k.prefix]}})
 		} else {
 			recs = append(recs, record{RouteDel: &savedRoute{T: k.tenant, P: k.prefix}})
 		}

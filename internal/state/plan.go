@@ -121,7 +121,8 @@ func sameRoutes(cur *tenantRT, want []Route) bool {
 		r := &want[i]
 		p := cur.routes[r.Prefix]
 		if p == nil || cur.routeOrigin(r.Prefix) != OriginConfig || (r.Mode == ModePass) != (p == passPolicy) ||
-			(p != passPolicy && p.key != policyKey(r.Prefix.Addr().Is6(), r.Mode, r.Segs, r.Src, r.HopLimit)) {
+			(p != passPolicy && p.key != policyKey(r.Prefix.Addr().Is6(), r.Mode, r.Segs, r.Src, r.HopLimit)) ||
+			!sameUSIDs(cur.usids[r.Prefix], r.USIDs) {
 			return false
 		}
 	}

@@ -59,6 +59,9 @@ type tenantRT struct {
 	// origins holds the origin of each route whose origin is not the tenant's (BGP's routes in a
 	// tenant of the API); nil when there is none.
 	origins map[netip.Prefix]Origin
+	// usids holds the uSID notation of each route written with one (Route.USIDs; its policy has the
+	// containers); nil when there is none. Its lists are never changed once stored.
+	usids map[netip.Prefix]*USIDList
 }
 
 // routeOrigin is the origin of the tenant's route for p.
@@ -79,6 +82,18 @@ func (t *tenantRT) setOrigin(p netip.Prefix, o Origin) {
 		t.origins = map[netip.Prefix]Origin{}
 	}
 	t.origins[p] = o
+}
+
+// setUSIDs records u (nil: none) as the uSID notation of the route for p.
+func (t *tenantRT) setUSIDs(p netip.Prefix, u *USIDList) {
+	if u == nil {
+		delete(t.usids, p)
+		return
+	}
+	if t.usids == nil {
+		t.usids = map[netip.Prefix]*USIDList{}
+	}
+	t.usids[p] = u
 }
 
 func (t *tenantRT) countRoute(p netip.Prefix, delta int) {
@@ -159,7 +174,7 @@ func cloneDomain(d Domain) Domain {
 // routeOf returns the API form of a route.
 func routeOf(t *tenantRT, p netip.Prefix, pol *policy) Route {
 	return Route{Tenant: t.Name, Prefix: p, Mode: pol.mode, Segs: slices.Clone(pol.segs), Src: pol.src,
-		HopLimit: pol.hopLimit, ID: pol.id, UsedSrc: pol.usedSrc, Origin: t.routeOrigin(p)}
+		HopLimit: pol.hopLimit, ID: pol.id, UsedSrc: pol.usedSrc, Origin: t.routeOrigin(p), USIDs: t.usids[p].clone()}
 }
 
 // vpnSIDs maps tenants to their service SIDs.

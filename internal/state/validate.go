@@ -229,13 +229,29 @@ func validateRoute(r *Route, add func(error)) {
 	if r.Mode != ModeEncap && r.Mode != ModeEncapRed && r.Mode != ModePass {
 		add(fieldErr(obj, "mode", "%q is not encap, encap.red or pass", r.Mode))
 	}
-	switch {
-	case r.Mode == ModePass:
-		if len(r.Segs) > 0 || r.Src.IsValid() {
-			add(fieldErr(obj, "segs", "a pass route takes no segs and no src"))
+	if r.Mode == ModePass {
+		if len(r.Segs) > 0 || r.USIDs != nil || r.Src.IsValid() {
+			add(fieldErr(obj, "segs", "a pass route takes no segs, usids or src"))
 		}
 		r.HopLimit = 0
 		return
+	}
+	usidsOK := true
+	if r.USIDs != nil {
+		r.USIDs = r.USIDs.clone() // normalized in place: not the caller's
+		segs := r.USIDs.check(obj, add)
+		switch {
+		case segs == nil:
+			usidsOK = false
+		case len(r.Segs) > 0 && !slices.Equal(r.Segs, segs):
+			add(fieldErr(obj, "segs", "%v are not the containers of usids %s (%v); give one of segs and usids",
+				r.Segs, r.USIDs, segs))
+		default:
+			r.Segs = segs
+		}
+	}
+	switch {
+	case !usidsOK: // reported
 	case len(r.Segs) == 0:
 		add(fieldErr(obj, "segs", "no SIDs; give 1 to %d", MaxSegments))
 	case len(r.Segs) > MaxSegments:
