@@ -66,7 +66,7 @@ func encode(v reflect.Value, path string) (*yaml.Node, error) {
 			}
 			m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: name}, n)
 		}
-		if sd, ok := v.Interface().(state.SID); ok && len(m.Content) >= 2 && m.Content[0].Value == "sid" {
+		if sd, ok := v.Interface().(state.SID); ok && sd.SID.IsValid() && len(m.Content) >= 2 && m.Content[0].Value == "sid" {
 			m.Content[1].Value = sd.Name() // a SID served by prefix is written ADDR/LEN
 		}
 		if r, ok := v.Interface().(state.Route); ok && r.USIDs != nil {
