@@ -1077,7 +1077,7 @@ type Sid struct {
 	Vlan          uint32                 `protobuf:"varint,7,opt,name=vlan,proto3" json:"vlan,omitempty"`       // decap: 802.1Q VLAN pushed on egress
 	Id            uint32                 `protobuf:"varint,8,opt,name=id,proto3" json:"id,omitempty"`           // output only: counter index
 	Origin        string                 `protobuf:"bytes,9,opt,name=origin,proto3" json:"origin,omitempty"`    // output only: "" (API, config) or "kernel" (the kernel mirror owns it)
-	Flavors       []string               `protobuf:"bytes,10,rep,name=flavors,proto3" json:"flavors,omitempty"` // next-csid, psp (End: both; End.X: next-csid)
+	Flavors       []string               `protobuf:"bytes,10,rep,name=flavors,proto3" json:"flavors,omitempty"` // next-csid (End, End.X), psp, usp (End, End.X, End.T), usd (End, End.T)
 	Lblen         uint32                 `protobuf:"varint,11,opt,name=lblen,proto3" json:"lblen,omitempty"`    // next-csid: locator block bits (default 32)
 	Nflen         uint32                 `protobuf:"varint,12,opt,name=nflen,proto3" json:"nflen,omitempty"`    // next-csid: node function bits (default 16)
 	unknownFields protoimpl.UnknownFields
