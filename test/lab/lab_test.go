@@ -18,18 +18,25 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
-func TestLab(t *testing.T) {
+// labTraffic brings a lab up (namespaces named from prefix and this process), runs the demo's
+// traffic with count packets per flow, and tears it down when the test ends.
+func labTraffic(t *testing.T, prefix string, o lab.Options, count int) (*lab.Lab, *lab.Report) {
 	bin := testsupport.BuildSeg6x(t)
-	l := lab.New(fmt.Sprintf("s6t%d", os.Getpid()%100000), bin, testWriter{t})
-	defer l.Down()
+	l := lab.NewWith(fmt.Sprintf("%s%d", prefix, os.Getpid()%100000), bin, o, testWriter{t})
+	t.Cleanup(func() { l.Down() })
 	if err := l.Up(); err != nil {
 		t.Fatal(err)
 	}
-	const count = 5
 	rep, err := l.Traffic(count)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return l, rep
+}
+
+func TestLab(t *testing.T) {
+	const count = 5
+	l, rep := labTraffic(t, "s6t", lab.Options{}, count)
 	// Delivery, isolation (no answer from and no message to the other tenant), VLAN tags as bytes on
 	// every access port (the host side counts tagged frames and drops anything else).
 	for _, p := range rep.Problems() {

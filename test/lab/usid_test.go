@@ -2,15 +2,12 @@ package labtest
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/lab"
 	"github.com/seg6x/seg6x/internal/state"
-	"github.com/seg6x/seg6x/internal/testsupport"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -18,17 +15,8 @@ import (
 // tenants and traffic as TestLab, every policy one container through p's uN (End, next-csid) to the
 // far PE's uDT4 (tenants A and B) or uDT6 (tenant A).
 func TestLabUSID(t *testing.T) {
-	bin := testsupport.BuildSeg6x(t)
-	l := lab.NewWith(fmt.Sprintf("s6u%d", os.Getpid()%100000), bin, lab.Options{USID: true}, testWriter{t})
-	defer l.Down()
-	if err := l.Up(); err != nil {
-		t.Fatal(err)
-	}
 	const count = 5
-	rep, err := l.Traffic(count)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, rep := labTraffic(t, "s6u", lab.Options{USID: true}, count)
 	for _, p := range rep.Problems() {
 		t.Error(p)
 	}
