@@ -203,12 +203,10 @@ func decapTooBig(t *testing.T, l *lab.Lab) {
 	}
 }
 
-// tunnelMTU checks, in the same lab run, what a host learns from a packet too big for the tunnel:
-// `ping -M do` gets "frag needed" from the tenant's gateway with the tunnel MTU that `seg6x show
-// routes` states (fabric MTU 1500 minus tenant A's 80 and tenant B's 64 bytes of outer header), and
-// the host's route cache then holds that MTU.
-func tunnelMTU(t *testing.T, l *lab.Lab) {
-	out, err := l.Seg6x("pe1", "show", "routes", "--json")
+// showRoutes is `seg6x show routes --json` on node.
+func showRoutes(t *testing.T, l *lab.Lab, node string) []state.Route {
+	t.Helper()
+	out, err := l.Seg6x(node, "show", "routes", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +214,15 @@ func tunnelMTU(t *testing.T, l *lab.Lab) {
 	if err := json.Unmarshal([]byte(out), &routes); err != nil {
 		t.Fatal(err)
 	}
+	return routes
+}
+
+// tunnelMTU checks, in the same lab run, what a host learns from a packet too big for the tunnel:
+// `ping -M do` gets "frag needed" from the tenant's gateway with the tunnel MTU that `seg6x show
+// routes` states (fabric MTU 1500 minus tenant A's 80 and tenant B's 64 bytes of outer header), and
+// the host's route cache then holds that MTU.
+func tunnelMTU(t *testing.T, l *lab.Lab) {
+	routes := showRoutes(t, l, "pe1")
 	want := map[string]int{"A": 1420, "B": 1436}
 	for _, r := range routes {
 		if r.TunnelMTU != want[r.Tenant] || r.Egress != "fab" {

@@ -1,13 +1,11 @@
 package labtest
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/lab"
-	"github.com/seg6x/seg6x/internal/state"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -79,14 +77,7 @@ func TestLabUSID(t *testing.T) {
 	}
 	// One segment: tenant A's H.Encaps carries an SRH of one segment (40 + 24 bytes), tenant B's
 	// H.Encaps.Red none (40 bytes).
-	out, err := l.Seg6x("pe1", "show", "routes", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var routes []state.Route
-	if err := json.Unmarshal([]byte(out), &routes); err != nil {
-		t.Fatal(err)
-	}
+	routes := showRoutes(t, l, "pe1")
 	for _, r := range routes {
 		if want := map[string]int{"A": 1436, "B": 1460}[r.Tenant]; r.TunnelMTU != want {
 			t.Errorf("pe1 route %s tenant %s: tunnel MTU %d, want %d", r.Prefix, r.Tenant, r.TunnelMTU, want)
