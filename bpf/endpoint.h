@@ -1,6 +1,6 @@
 /* endpoint.h: SRv6 endpoint behaviors of local SIDs (RFC 8986 4.1-4.8): one function per behavior (End,
  * End.X, End.T and the decapsulating End.DX4, End.DX6, End.DT4, End.DT6, End.DT46; the NEXT-C-SID flavor of
- * End and End.X) built on shared steps
+ * End and End.X; the binding SIDs End.B6.Encaps* in binding.h) built on shared steps
  * (SRH advance, inner-packet validation, FIB forward), dispatched from one switch in endpoint(). The
  * codes are enum sid_action; the control plane's table of the same behaviors is internal/state/behaviors.go. */
 #pragma once
@@ -16,6 +16,7 @@
 #include "ipcheck.h"
 #include "toobig.h"
 #include "sidlookup.h"
+#include "binding.h"
 
 /* Returned by a transit behavior when the new destination is another local SID (no verdict yet). */
 #define SID_CHAIN -1
@@ -541,6 +542,10 @@ __noinline int endpoint(struct ctx_buff *ctx, struct pkt *arg, struct sid_entry 
 		rc = end_dt46(ctx, p, sid, &s, &h);
 		decap = 1;
 		break;
+	case SID_END_B6_ENCAPS:
+	case SID_END_B6_ENCAPS_RED:
+		count(&sid_stats, sid->id, p->len);
+		return binding_sid(ctx, p, sid, &s, &h.fib);
 	default:
 		return finish(ACT_PASS, p->len);
 	}

@@ -14,6 +14,8 @@ enum sid_action {
 	SID_END_DT4 = 6,
 	SID_END_DT6 = 7,
 	SID_END_DT46 = 8,
+	SID_END_B6_ENCAPS = 9,
+	SID_END_B6_ENCAPS_RED = 10,
 };
 
 /* Why a packet was dropped (DROP_*), handed to the daemon (SLOW_*), answered (ICMP_*) or handed to the
@@ -75,6 +77,8 @@ enum reason {
 					 * plain IP header): the kernel forwards it */
 	PASS_POP_EXTHDRS = 77,		/* PSP / USP with extension headers between the IPv6 header and the SRH: the
 					 * kernel pops it */
+	PASS_GSO_NESTED = 78,		/* tc: a GSO aggregate (already a tunnel) to a binding SID: the kernel
+					 * encapsulates it again and segments it */
 	REASON_MAX = 128,
 };
 
@@ -192,6 +196,7 @@ struct sid_entry {
 	__u8 nf_bytes; /* NEXT-C-SID: node function length in bytes */
 	__u16 pad;
 	__u8 nh[16];  /* End.X / End.DX6 IPv6 next hop; End.DX4 IPv4 next hop in nh[0..3] */
+	__u32 policy; /* End.B6.Encaps*: the SR policy (policies map) the packet goes into */
 };
 
 /* What a cached FIB result answers for: every input the data plane gives bpf_fib_lookup except the

@@ -1069,7 +1069,7 @@ func (x *USIDList) GetIds() []string {
 type Sid struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Sid           string                 `protobuf:"bytes,1,opt,name=sid,proto3" json:"sid,omitempty"`          // an address, or a prefix ADDR/LEN (a SID served by prefix: a uSID locator's uN)
-	Action        string                 `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"`    // End End.X End.T End.DX4 End.DX6 End.DT4 End.DT6 End.DT46
+	Action        string                 `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"`    // End End.X End.T End.DX4 End.DX6 End.DT4 End.DT6 End.DT46 End.B6.Encaps End.B6.Encaps.Red
 	Nh4           string                 `protobuf:"bytes,3,opt,name=nh4,proto3" json:"nh4,omitempty"`          // End.DX4
 	Nh6           string                 `protobuf:"bytes,4,opt,name=nh6,proto3" json:"nh6,omitempty"`          // End.X, End.DX6
 	Table         uint32                 `protobuf:"varint,5,opt,name=table,proto3" json:"table,omitempty"`     // End.T, End.DT*
@@ -1080,6 +1080,9 @@ type Sid struct {
 	Flavors       []string               `protobuf:"bytes,10,rep,name=flavors,proto3" json:"flavors,omitempty"` // next-csid (End, End.X), psp, usp (End, End.X, End.T), usd (End, End.T)
 	Lblen         uint32                 `protobuf:"varint,11,opt,name=lblen,proto3" json:"lblen,omitempty"`    // next-csid: locator block bits (default 32)
 	Nflen         uint32                 `protobuf:"varint,12,opt,name=nflen,proto3" json:"nflen,omitempty"`    // next-csid: node function bits (default 16)
+	Segs          []string               `protobuf:"bytes,13,rep,name=segs,proto3" json:"segs,omitempty"`       // End.B6.Encaps*: the segment list of the SID's SR policy
+	Src           string                 `protobuf:"bytes,14,opt,name=src,proto3" json:"src,omitempty"`         // End.B6.Encaps*: its outer source ("": the kernel's choice for segs[0])
+	Policy        uint32                 `protobuf:"varint,15,opt,name=policy,proto3" json:"policy,omitempty"`  // output only: End.B6.Encaps*: the policy id (PolicyStats.id)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1194,6 +1197,27 @@ func (x *Sid) GetLblen() uint32 {
 func (x *Sid) GetNflen() uint32 {
 	if x != nil {
 		return x.Nflen
+	}
+	return 0
+}
+
+func (x *Sid) GetSegs() []string {
+	if x != nil {
+		return x.Segs
+	}
+	return nil
+}
+
+func (x *Sid) GetSrc() string {
+	if x != nil {
+		return x.Src
+	}
+	return ""
+}
+
+func (x *Sid) GetPolicy() uint32 {
+	if x != nil {
+		return x.Policy
 	}
 	return 0
 }
@@ -1947,6 +1971,7 @@ type PolicyStats struct {
 	Routes        uint32                 `protobuf:"varint,4,opt,name=routes,proto3" json:"routes,omitempty"` // routes that use this policy
 	Src           string                 `protobuf:"bytes,5,opt,name=src,proto3" json:"src,omitempty"`        // outer source it writes
 	Count         *Counter               `protobuf:"bytes,6,opt,name=count,proto3" json:"count,omitempty"`
+	Sids          uint32                 `protobuf:"varint,7,opt,name=sids,proto3" json:"sids,omitempty"` // binding SIDs (End.B6.Encaps*) bound to it
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2023,11 +2048,19 @@ func (x *PolicyStats) GetCount() *Counter {
 	return nil
 }
 
+func (x *PolicyStats) GetSids() uint32 {
+	if x != nil {
+		return x.Sids
+	}
+	return 0
+}
+
 type SidStats struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Sid           string                 `protobuf:"bytes,1,opt,name=sid,proto3" json:"sid,omitempty"`
 	Action        string                 `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"`
 	Count         *Counter               `protobuf:"bytes,3,opt,name=count,proto3" json:"count,omitempty"`
+	Flavors       []string               `protobuf:"bytes,4,rep,name=flavors,proto3" json:"flavors,omitempty"` // the flavors it runs with (End with next-csid: uN)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2079,6 +2112,13 @@ func (x *SidStats) GetAction() string {
 func (x *SidStats) GetCount() *Counter {
 	if x != nil {
 		return x.Count
+	}
+	return nil
+}
+
+func (x *SidStats) GetFlavors() []string {
+	if x != nil {
+		return x.Flavors
 	}
 	return nil
 }
@@ -4152,7 +4192,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\bUSIDList\x12\x14\n" +
 	"\x05block\x18\x01 \x01(\tR\x05block\x12\x0e\n" +
 	"\x02nf\x18\x02 \x01(\rR\x02nf\x12\x10\n" +
-	"\x03ids\x18\x03 \x03(\tR\x03ids\"\x83\x02\n" +
+	"\x03ids\x18\x03 \x03(\tR\x03ids\"\xc1\x02\n" +
 	"\x03Sid\x12\x10\n" +
 	"\x03sid\x18\x01 \x01(\tR\x03sid\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12\x10\n" +
@@ -4166,7 +4206,10 @@ const file_seg6x_proto_rawDesc = "" +
 	"\aflavors\x18\n" +
 	" \x03(\tR\aflavors\x12\x14\n" +
 	"\x05lblen\x18\v \x01(\rR\x05lblen\x12\x14\n" +
-	"\x05nflen\x18\f \x01(\rR\x05nflen\"O\n" +
+	"\x05nflen\x18\f \x01(\rR\x05nflen\x12\x12\n" +
+	"\x04segs\x18\r \x03(\tR\x04segs\x12\x10\n" +
+	"\x03src\x18\x0e \x01(\tR\x03src\x12\x16\n" +
+	"\x06policy\x18\x0f \x01(\rR\x06policy\"O\n" +
 	"\fTenantRoutes\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12'\n" +
 	"\x06routes\x18\x02 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\"\xdf\x03\n" +
@@ -4224,18 +4267,20 @@ const file_seg6x_proto_rawDesc = "" +
 	"\fStatsRequest\"9\n" +
 	"\aCounter\x12\x18\n" +
 	"\apackets\x18\x01 \x01(\x04R\apackets\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\x04R\x05bytes\"\x98\x01\n" +
+	"\x05bytes\x18\x02 \x01(\x04R\x05bytes\"\xac\x01\n" +
 	"\vPolicyStats\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x12\n" +
 	"\x04segs\x18\x03 \x03(\tR\x04segs\x12\x16\n" +
 	"\x06routes\x18\x04 \x01(\rR\x06routes\x12\x10\n" +
 	"\x03src\x18\x05 \x01(\tR\x03src\x12'\n" +
-	"\x05count\x18\x06 \x01(\v2\x11.seg6x.v1.CounterR\x05count\"]\n" +
+	"\x05count\x18\x06 \x01(\v2\x11.seg6x.v1.CounterR\x05count\x12\x12\n" +
+	"\x04sids\x18\a \x01(\rR\x04sids\"w\n" +
 	"\bSidStats\x12\x10\n" +
 	"\x03sid\x18\x01 \x01(\tR\x03sid\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12'\n" +
-	"\x05count\x18\x03 \x01(\v2\x11.seg6x.v1.CounterR\x05count\"\xb0\x03\n" +
+	"\x05count\x18\x03 \x01(\v2\x11.seg6x.v1.CounterR\x05count\x12\x18\n" +
+	"\aflavors\x18\x04 \x03(\tR\aflavors\"\xb0\x03\n" +
 	"\n" +
 	"StatsReply\x12;\n" +
 	"\aactions\x18\x01 \x03(\v2!.seg6x.v1.StatsReply.ActionsEntryR\aactions\x12;\n" +

@@ -157,6 +157,10 @@ func sidFromPB(s *pb.Sid) (state.SID, error) {
 	out.NH4 = p.addr("nh4", s.GetNh4(), true)
 	out.NH6 = p.addr("nh6", s.GetNh6(), true)
 	out.VLAN = p.u16("vlan", s.GetVlan(), 4094)
+	for i, a := range s.GetSegs() {
+		out.Segs = append(out.Segs, p.addr(fmt.Sprintf("segs[%d]", i), a, false))
+	}
+	out.Src = p.addr("src", s.GetSrc(), true)
 	return out, p.err()
 }
 
@@ -169,6 +173,13 @@ func sidToPB(s *state.SID) *pb.Sid {
 	if s.NH6.IsValid() {
 		out.Nh6 = s.NH6.String()
 	}
+	for _, a := range s.Segs {
+		out.Segs = append(out.Segs, a.String())
+	}
+	if s.Src.IsValid() {
+		out.Src = s.Src.String()
+	}
+	out.Policy = s.Policy
 	return out
 }
 

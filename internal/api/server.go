@@ -191,7 +191,8 @@ func stats(st *state.Store) (*pb.StatsReply, error) {
 		if err != nil {
 			return nil, err
 		}
-		ps := &pb.PolicyStats{Id: p.ID, Mode: p.Mode, Routes: uint32(p.Routes), Src: p.UsedSrc.String(), Count: c}
+		ps := &pb.PolicyStats{Id: p.ID, Mode: p.Mode, Routes: uint32(p.Routes), Src: p.UsedSrc.String(), Count: c,
+			Sids: uint32(p.SIDs)}
 		for _, a := range p.Segs {
 			ps.Segs = append(ps.Segs, a.String())
 		}
@@ -202,7 +203,7 @@ func stats(st *state.Store) (*pb.StatsReply, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Sids = append(out.Sids, &pb.SidStats{Sid: sd.Name(), Action: sd.Action, Count: c})
+		out.Sids = append(out.Sids, &pb.SidStats{Sid: sd.Name(), Action: sd.Action, Count: c, Flavors: sd.Flavors})
 	}
 	return out, nil
 }

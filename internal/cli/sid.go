@@ -15,7 +15,8 @@ func sidCmd() *cobra.Command {
 	add := func(replace bool) *cobra.Command {
 		verb := map[bool]string{false: "add", true: "replace"}[replace]
 		return &cobra.Command{
-			Use:   verb + " SID action ACTION [nh4 ADDR | nh6 ADDR | table ID | tenant NAME] [vlan VID] [flavors FLAVOR[,FLAVOR] [lblen N] [nflen N]]",
+			Use: verb + " SID action ACTION [nh4 ADDR | nh6 ADDR | table ID | tenant NAME | segs SID[,SID...] [src ADDR]]" +
+				" [vlan VID] [flavors FLAVOR[,FLAVOR] [lblen N] [nflen N]]",
 			Short: verb + " a local SID",
 			Long: `Bind an endpoint behavior to SID: an IPv6 address (matched exactly), or a prefix ADDR/LEN served by
 longest match (a uSID locator's uN, a service SID with argument bits; an exact SID is found first).
@@ -35,7 +36,8 @@ Examples:
   seg6x sid ` + verb + ` fcbb:0:100::/48 action End flavors next-csid             # uN
   seg6x sid ` + verb + ` fcbb:0:100:e001::/64 action End.X nh6 fc00:12::2 flavors next-csid nflen 32   # uA
   seg6x sid ` + verb + ` fcbb:0:100:e004::/64 action End.DT4 tenant blue          # uDT4
-  seg6x sid ` + verb + ` fc00:1::4 action End flavors psp,usd`,
+  seg6x sid ` + verb + ` fc00:1::4 action End flavors psp,usd
+  seg6x sid ` + verb + ` fc00:1::7 action End.B6.Encaps segs fc00:5::1,fc00:6::64   # binding SID`,
 			Args: cobra.MinimumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				sd, err := parseSID(args[0], args[1:])
@@ -69,7 +71,7 @@ func parseSID(sid string, args []string) (state.SID, error) {
 	if sd.SID, sd.Bits, err = state.ParseSID(sid); err != nil {
 		return sd, fmt.Errorf("sid: %q is not an IPv6 address or prefix", sid)
 	}
-	m, err := kv(args, []string{"action", "nh4", "nh6", "table", "tenant", "vlan", "flavors", "lblen", "nflen"})
+	m, err := kv(args, []string{"action", "nh4", "nh6", "table", "tenant", "vlan", "flavors", "lblen", "nflen", "segs", "src"})
 	if err != nil {
 		return sd, err
 	}
@@ -92,6 +94,20 @@ func parseSID(sid string, args []string) (state.SID, error) {
 		}
 	}
 	sd.Tenant = one(m, "tenant")
+	if v := one(m, "segs"); v != "" {
+		for i, x := range strings.Split(v, ",") {
+			a, err := parseAddr(fmt.Sprintf("segs[%d]", i), x)
+			if err != nil {
+				return sd, err
+			}
+			sd.Segs = append(sd.Segs, a)
+		}
+	}
+	if v := one(m, "src"); v != "" {
+		if sd.Src, err = parseAddr("src", v); err != nil {
+			return sd, err
+		}
+	}
 	if v := one(m, "flavors"); v != "" {
 		sd.Flavors = strings.Split(v, ",")
 	}

@@ -101,13 +101,21 @@ func printStats(s *pb.StatsReply) {
 	fmt.Fprintln(w, "POLICY (ID MODE SEGS, ROUTES)\tPACKETS\tBYTES\t")
 	for _, p := range s.Policies {
 		pk, b := count(p.Count)
-		fmt.Fprintf(w, "%d %s %s, %d routes\t%d\t%d\t\n", p.Id, p.Mode, strings.Join(p.Segs, ","), p.Routes, pk, b)
+		users := fmt.Sprintf("%d routes", p.Routes)
+		if p.Sids > 0 {
+			users += fmt.Sprintf(", %d binding SIDs", p.Sids)
+		}
+		fmt.Fprintf(w, "%d %s %s, %s\t%d\t%d\t\n", p.Id, p.Mode, strings.Join(p.Segs, ","), users, pk, b)
 	}
 	fmt.Fprintln(w, "\t\t\t")
 	fmt.Fprintln(w, "SID (ACTION)\tPACKETS\tBYTES\t")
 	for _, x := range s.Sids {
 		pk, b := count(x.Count)
-		fmt.Fprintf(w, "%s %s\t%d\t%d\t\n", x.Sid, x.Action, pk, b)
+		action := x.Action
+		if len(x.Flavors) > 0 {
+			action += " " + strings.Join(x.Flavors, ",")
+		}
+		fmt.Fprintf(w, "%s %s\t%d\t%d\t\n", x.Sid, action, pk, b)
 	}
 	w.Flush()
 	if sp := s.SlowPath; sp != nil {

@@ -52,6 +52,8 @@ func everyField() state.State {
 			{SID: a("fc00:1::66"), Action: "End.X", NH6: a("fc00:9::1")},
 			{SID: a("fc00:1::67"), Action: "End.DX6", NH6: a("2001:db8::2")},
 			{SID: a("fcbb:0:100::"), Bits: 48, Action: "End", Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 16},
+			{SID: a("fc00:1::7"), Action: "End.B6.Encaps", Segs: []netip.Addr{a("fc00:5::1"), a("fc00:6::64")}, Src: a("fc00:1::1"),
+				Policy: 4},
 		},
 		BGP: &state.BGP{ASN: 65001, RouterID: a("198.18.255.1"), ListenPort: -1, NextHop: a("fc00:1::1"), Locator: p("fc00:1::/48"),
 			BlockBits: 40, FunctionBits: 12, Transposition: true,
@@ -63,7 +65,7 @@ func everyField() state.State {
 }
 
 // resolvedKey matches a key of the fields the model tags yaml:"-" (their JSON names).
-var resolvedKey = regexp.MustCompile(`(?m)^[ -]*(ifindex|id|origin|used_src|egress|tunnel_mtu|service_sid):`)
+var resolvedKey = regexp.MustCompile(`(?m)^[ -]*(ifindex|id|origin|used_src|egress|tunnel_mtu|service_sid|policy):`)
 
 func TestMarshalRoundTripEveryField(t *testing.T) {
 	in := everyField()

@@ -51,7 +51,7 @@ func route6Key(k state.RouteKey) Seg6xRoute6Key {
 // SIDEntry is the sids map entry of a local SID.
 func SIDEntry(v state.SIDSpec) Seg6xSidEntry {
 	sd := v.SID
-	e := Seg6xSidEntry{Id: sd.ID, Table: v.Table}
+	e := Seg6xSidEntry{Id: sd.ID, Table: v.Table, Policy: v.Policy}
 	if b := state.BehaviorNamed(sd.Action); b != nil {
 		e.Action = b.Code
 	}

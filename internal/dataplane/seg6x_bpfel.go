@@ -168,6 +168,7 @@ const (
 	Seg6xReasonPASS_IPV4OPTIONS       Seg6xReason = 75
 	Seg6xReasonPASS_GSO_UNSIZED       Seg6xReason = 76
 	Seg6xReasonPASS_POP_EXTHDRS       Seg6xReason = 77
+	Seg6xReasonPASS_GSO_NESTED        Seg6xReason = 78
 	Seg6xReasonREASON_MAX             Seg6xReason = 128
 )
 
@@ -195,14 +196,16 @@ type Seg6xScratch struct {
 type Seg6xSidAction uint32
 
 const (
-	Seg6xSidActionSID_END      Seg6xSidAction = 1
-	Seg6xSidActionSID_END_X    Seg6xSidAction = 2
-	Seg6xSidActionSID_END_T    Seg6xSidAction = 3
-	Seg6xSidActionSID_END_DX4  Seg6xSidAction = 4
-	Seg6xSidActionSID_END_DX6  Seg6xSidAction = 5
-	Seg6xSidActionSID_END_DT4  Seg6xSidAction = 6
-	Seg6xSidActionSID_END_DT6  Seg6xSidAction = 7
-	Seg6xSidActionSID_END_DT46 Seg6xSidAction = 8
+	Seg6xSidActionSID_END              Seg6xSidAction = 1
+	Seg6xSidActionSID_END_X            Seg6xSidAction = 2
+	Seg6xSidActionSID_END_T            Seg6xSidAction = 3
+	Seg6xSidActionSID_END_DX4          Seg6xSidAction = 4
+	Seg6xSidActionSID_END_DX6          Seg6xSidAction = 5
+	Seg6xSidActionSID_END_DT4          Seg6xSidAction = 6
+	Seg6xSidActionSID_END_DT6          Seg6xSidAction = 7
+	Seg6xSidActionSID_END_DT46         Seg6xSidAction = 8
+	Seg6xSidActionSID_END_B6ENCAPS     Seg6xSidAction = 9
+	Seg6xSidActionSID_END_B6ENCAPS_RED Seg6xSidAction = 10
 )
 
 type Seg6xSidConf struct {
@@ -221,6 +224,7 @@ type Seg6xSidEntry struct {
 	NfBytes uint8
 	Pad     uint16
 	Nh      [16]uint8
+	Policy  uint32
 }
 
 type Seg6xSidFlags uint32

@@ -124,6 +124,7 @@ type Seg6xTcSidEntry struct {
 	NfBytes uint8
 	Pad     uint16
 	Nh      [16]uint8
+	Policy  uint32
 }
 
 type Seg6xTcTraceBuf struct {

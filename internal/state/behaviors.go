@@ -21,6 +21,7 @@ const (
 	ParamNH4   Param = "nh4"   // an IPv4 next hop
 	ParamNH6   Param = "nh6"   // an IPv6 next hop
 	ParamTable Param = "table" // a routing table (or, for a decap behavior, a tenant that names one)
+	ParamSegs  Param = "segs"  // a segment list (and optionally its source): the SR policy of a binding SID
 )
 
 // KernelTable says which attribute of the kernel's seg6local route carries a behavior's table.
@@ -50,7 +51,10 @@ type Behavior struct {
 	// the attribute of its table.
 	KernelAction int
 	KernelTable  KernelTable
-	Help         string // what it does, for `seg6x sid --help`
+	// PolicyMode, for a binding SID (Needs ParamSegs): how its policy encapsulates (ModeEncap or
+	// ModeEncapRed), as a route's mode.
+	PolicyMode string
+	Help       string // what it does, for `seg6x sid --help`
 }
 
 // Behaviors lists every endpoint behavior seg6x implements.
@@ -72,6 +76,10 @@ var Behaviors = []Behavior{
 		Help: "decapsulate, look the IPv6 packet up in table ID"},
 	{Name: "End.DT46", Code: 8, Needs: ParamTable, Decap: true, KernelAction: 16, KernelTable: KernelTableVRF,
 		Help: "decapsulate either family, look it up in table ID"},
+	{Name: "End.B6.Encaps", Code: 9, Needs: ParamSegs, KernelAction: 10, PolicyMode: ModeEncap,
+		Help: "next segment, then into an SR policy: a new IPv6 header + SRH"},
+	{Name: "End.B6.Encaps.Red", Code: 10, Needs: ParamSegs, PolicyMode: ModeEncapRed,
+		Help: "as End.B6.Encaps, the policy's SRH reduced (H.Encaps.Red)"},
 }
 
 // Actions lists the behaviors' names, in table order.
@@ -95,6 +103,9 @@ func BehaviorNamed(name string) *Behavior {
 
 // BehaviorOfKernel returns the behavior of the kernel's seg6local action number, or nil.
 func BehaviorOfKernel(action int) *Behavior {
+	if action <= 0 { // SEG6_LOCAL_ACTION_UNSPEC; behaviors the kernel lacks have KernelAction 0
+		return nil
+	}
 	for i := range Behaviors {
 		if Behaviors[i].KernelAction == action {
 			return &Behaviors[i]
@@ -124,6 +135,8 @@ func (b *Behavior) Synopsis() string {
 		return string(b.Needs) + " ADDR"
 	case ParamTable:
 		return "table ID"
+	case ParamSegs:
+		return "segs SID[,SID]"
 	}
 	return ""
 }
@@ -131,8 +144,12 @@ func (b *Behavior) Synopsis() string {
 // BehaviorHelp is the table of behaviors as `seg6x sid add --help` shows it.
 func BehaviorHelp() string {
 	var b strings.Builder
+	nw, sw := 0, 0
 	for _, bh := range Behaviors {
-		fmt.Fprintf(&b, "  %-9s %-14s %s\n", bh.Name, bh.Synopsis(), bh.Help)
+		nw, sw = max(nw, len(bh.Name)), max(sw, len(bh.Synopsis()))
+	}
+	for _, bh := range Behaviors {
+		fmt.Fprintf(&b, "  %-*s %-*s %s\n", nw, bh.Name, sw, bh.Synopsis(), bh.Help)
 	}
 	var tenant, decap []string
 	for _, bh := range Behaviors {
@@ -144,6 +161,7 @@ func BehaviorHelp() string {
 		}
 	}
 	fmt.Fprintf(&b, "\"tenant NAME\" may replace \"table\" for %s;\n", strings.Join(tenant, ", "))
-	fmt.Fprintf(&b, "%s may push \"vlan VID\" on egress.", strings.Join(decap, ", "))
+	fmt.Fprintf(&b, "%s may push \"vlan VID\" on egress;\n", strings.Join(decap, ", "))
+	b.WriteString("End.B6.Encaps* take \"src ADDR\", the policy's outer source (default: the kernel's choice).")
 	return b.String()
 }

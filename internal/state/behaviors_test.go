@@ -18,6 +18,8 @@ func withParam(b *Behavior, p Param) SID {
 		sd.NH6 = netip.MustParseAddr("2001:db8::1")
 	case ParamTable:
 		sd.Table = 100
+	case ParamSegs:
+		sd.Segs = []netip.Addr{netip.MustParseAddr("fc00:5::1")}
 	}
 	return sd
 }
@@ -41,7 +43,7 @@ func TestBehaviorTableDrivesValidation(t *testing.T) {
 				t.Errorf("%s without %s: %v", b.Name, b.Needs, err)
 			}
 		}
-		for _, p := range []Param{ParamNH4, ParamNH6, ParamTable} {
+		for _, p := range []Param{ParamNH4, ParamNH6, ParamTable, ParamSegs} {
 			if p != b.Needs && check(withParam(b, p)) == nil {
 				t.Errorf("%s accepts %s, which it does not take", b.Name, p)
 			}
@@ -56,9 +58,12 @@ func TestBehaviorTableDrivesValidation(t *testing.T) {
 		if err := check(sd); (err == nil) != b.TakesTenant() {
 			t.Errorf("%s (takes a tenant: %t) with a tenant: %v", b.Name, b.TakesTenant(), err)
 		}
-		if got := BehaviorOfKernel(b.KernelAction); got != b {
+		if got := BehaviorOfKernel(b.KernelAction); b.KernelAction != 0 && got != b {
 			t.Errorf("%s: kernel action %d maps back to %v", b.Name, b.KernelAction, got)
 		}
+	}
+	if got := BehaviorOfKernel(0); got != nil {
+		t.Errorf("kernel action 0 (unspecified) maps to %s", got.Name)
 	}
 	if err := check(SID{SID: netip.MustParseAddr("fc00:9::1"), Action: "End.B6"}); err == nil || !strings.Contains(err.Error(), "not one of") {
 		t.Errorf("unknown behavior: %v", err)

@@ -125,6 +125,8 @@ type PolicySpec struct {
 type SIDSpec struct {
 	SID   SID
 	Table uint32 // the routing table of End.T / End.DT* (the SID's own, or its tenant's)
+	// Policy is the SR policy of a binding SID (End.B6.Encaps*), written before the SID (TablePolicies).
+	Policy uint32
 }
 
 // Image is everything the data plane holds for one running state.

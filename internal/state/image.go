@@ -72,7 +72,7 @@ func policySpec(p *policy) PolicySpec {
 
 // sidSpec is sd with its table resolved (a tenant's table through tenantTable).
 func sidSpec(sd SID, tenantTable func(string) uint32) SIDSpec {
-	v := SIDSpec{SID: sd, Table: sd.Table}
+	v := SIDSpec{SID: sd, Table: sd.Table, Policy: sd.Policy}
 	if sd.Tenant != "" {
 		v.Table = tenantTable(sd.Tenant)
 	}

@@ -159,6 +159,10 @@ type SID struct {
 	Table  uint32     `yaml:"table,omitempty" json:"table,omitempty"`   // End.T, End.DT4/6/46
 	Tenant string     `yaml:"tenant,omitempty" json:"tenant,omitempty"` // End.DT*: table (and VLAN) of a tenant
 	VLAN   uint16     `yaml:"vlan,omitempty" json:"vlan,omitempty"`     // decap: 802.1Q tag pushed on egress
+	// Segs and Src: the SR policy of a binding SID (End.B6.Encaps*): its segment list and outer source
+	// (invalid: the kernel's choice for Segs[0], as for a route).
+	Segs []netip.Addr `yaml:"segs,omitempty" json:"segs,omitempty"`
+	Src  netip.Addr   `yaml:"src,omitempty" json:"src,omitempty"`
 	// Bits, when not 0 or 128, makes the SID a prefix: every address in SID/Bits is this SID (a uSID
 	// locator's uN, a service SID with argument bits). In YAML and the API it is written SID/Bits.
 	Bits uint8 `yaml:"-" json:"bits,omitempty"`
@@ -166,9 +170,11 @@ type SID struct {
 	Flavors []string `yaml:"flavors,omitempty" json:"flavors,omitempty"`
 	// NEXT-C-SID: the locator block and node function lengths in bits (the kernel's lblen and
 	// nflen; 32 and 16 when not given).
-	LBLen  uint8  `yaml:"lblen,omitempty" json:"lblen,omitempty"`
-	NFLen  uint8  `yaml:"nflen,omitempty" json:"nflen,omitempty"`
-	ID     uint32 `yaml:"-" json:"id,omitempty"`
+	LBLen uint8  `yaml:"lblen,omitempty" json:"lblen,omitempty"`
+	NFLen uint8  `yaml:"nflen,omitempty" json:"nflen,omitempty"`
+	ID    uint32 `yaml:"-" json:"id,omitempty"`
+	// Policy is the id of a binding SID's policy (shared with routes of the same list), set by the store.
+	Policy uint32 `yaml:"-" json:"policy,omitempty"`
 	Origin Origin `yaml:"-" json:"origin,omitempty"` // the front end that owns it (origins.go)
 }
 

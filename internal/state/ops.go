@@ -364,28 +364,50 @@ func (s *Store) setPorts(c *change, tenant string, old, new []Port) {
 	}
 }
 
-// acquire finds or creates the policy route r needs and takes a reference on it.
-func (s *Store) acquire(c *change, r *Route) (*policy, error) {
-	if r.Mode == ModePass {
+// policyReq is what an SR policy is made of: a route's segment list, or a binding SID's.
+type policyReq struct {
+	inner6   bool
+	mode     string
+	segs     []netip.Addr
+	src      netip.Addr
+	hopLimit uint8
+	obj      string // the route or SID asking, for errors
+}
+
+// routePolicy is the policy request of route r (validated).
+func routePolicy(r *Route) policyReq {
+	return policyReq{inner6: r.Prefix.Addr().Is6(), mode: r.Mode, segs: r.Segs, src: r.Src, hopLimit: r.HopLimit, obj: routeObj(r)}
+}
+
+// bindingPolicy is the policy request of binding SID sd (validated): the inner packet is the IPv6
+// packet that arrived; the outer hop limit comes from it per packet (the policy's is a default,
+// so that a route with the same list shares the policy).
+func bindingPolicy(sd *SID, b *Behavior) policyReq {
+	return policyReq{inner6: true, mode: b.PolicyMode, segs: sd.Segs, src: sd.Src, hopLimit: DefaultHopLimit, obj: sidObj(sd)}
+}
+
+// acquire finds or creates the policy q asks for and takes a reference on it.
+func (s *Store) acquire(c *change, q policyReq) (*policy, error) {
+	if q.mode == ModePass {
 		return passPolicy, nil
 	}
-	key := policyKey(r.Prefix.Addr().Is6(), r.Mode, r.Segs, r.Src, r.HopLimit)
+	key := policyKey(q.inner6, q.mode, q.segs, q.src, q.hopLimit)
 	p := s.rt.policies[key]
 	if p == nil {
-		used := r.Src
+		used := q.src
 		if !used.IsValid() {
-			src, err := s.Env.SourceFor(r.Segs[0])
+			src, err := s.Env.SourceFor(q.segs[0])
 			if err != nil {
-				return nil, fieldErr(routeObj(r), "src", "%v", err)
+				return nil, fieldErr(q.obj, "src", "%v", err)
 			}
 			used = src
 		}
 		id, err := s.rt.polIDs.alloc()
 		if err != nil {
-			return nil, fieldErr(routeObj(r), "", "%v", err)
+			return nil, fieldErr(q.obj, "", "%v", err)
 		}
-		p = &policy{id: id, key: key, inner6: r.Prefix.Addr().Is6(), mode: r.Mode, segs: slices.Clone(r.Segs),
-			src: r.Src, usedSrc: used, hopLimit: r.HopLimit}
+		p = &policy{id: id, key: key, inner6: q.inner6, mode: q.mode, segs: slices.Clone(q.segs),
+			src: q.src, usedSrc: used, hopLimit: q.hopLimit}
 		s.rt.policies[key] = p
 		s.rt.polByID[id] = p
 		c.newPols = append(c.newPols, p)
@@ -507,7 +529,7 @@ func (s *Store) applyRoute(c *change, op Op) error {
 		c.note(op.Kind, true, obj)
 		return nil
 	}
-	pol, err := s.acquire(c, &r)
+	pol, err := s.acquire(c, routePolicy(&r))
 	if err != nil {
 		return err
 	}
@@ -625,7 +647,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 		s.rt.tableIDs.release(newID, false)
 	})
 	for i := range rs {
-		pol, err := s.acquire(c, &rs[i])
+		pol, err := s.acquire(c, routePolicy(&rs[i]))
 		if err != nil {
 			return err
 		}
@@ -664,6 +686,7 @@ func (s *Store) applySID(c *change, op Op) error {
 		c.sids[sd.SID] = sidBefore{had: had, sid: old}
 	}
 	if op.Kind == OpDelete {
+		s.unbind(c, old)
 		setEntry(c, s.rt.sids, sd.SID, SID{}, true)
 		c.note(op.Kind, true, sidObj(&old))
 		return nil
@@ -681,12 +704,30 @@ func (s *Store) applySID(c *change, op Op) error {
 		sd.ID = id
 		c.onUndo(func() { s.rt.sidIDs.release(id, false) })
 	}
+	sd.Policy = 0
+	if b := BehaviorNamed(sd.Action); b.Needs == ParamSegs { // a binding SID holds its policy
+		p, err := s.acquire(c, bindingPolicy(&sd, b))
+		if err != nil {
+			return err
+		}
+		sd.Policy = p.id
+	}
+	if had {
+		s.unbind(c, old)
+	}
 	if had && same(old, sd) {
 		return nil
 	}
 	setEntry(c, s.rt.sids, sd.SID, sd, false)
 	c.note(op.Kind, had, obj)
 	return nil
+}
+
+// unbind drops the reference binding SID sd (if it is one) holds on its policy.
+func (s *Store) unbind(c *change, sd SID) {
+	if p := s.rt.polByID[sd.Policy]; sd.Policy != 0 && p != nil {
+		s.unref(c, p)
+	}
 }
 
 // finish checks what can only be checked once every operation of a commit is in: references from

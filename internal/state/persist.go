@@ -184,12 +184,30 @@ func (r *runtime) replay(rec record) error {
 			}
 		}
 	case rec.SID != nil:
+		r.bindRefs(r.sids[rec.SID.SID], -1)
+		if err := r.bindRefs(*rec.SID, 1); err != nil {
+			return err
+		}
 		r.sids[rec.SID.SID] = *rec.SID
 	case rec.SIDDel != nil:
+		r.bindRefs(r.sids[*rec.SIDDel], -1)
 		delete(r.sids, *rec.SIDDel)
 	default:
 		return errors.New("empty record")
 	}
+	return nil
+}
+
+// bindRefs counts binding SID sd's reference on its policy (delta 1 or -1); no-op for other SIDs.
+func (r *runtime) bindRefs(sd SID, delta int) error {
+	if sd.Policy == 0 {
+		return nil
+	}
+	p := r.polByID[sd.Policy]
+	if p == nil {
+		return fmt.Errorf("sid %s: unknown policy %d", sd.Name(), sd.Policy)
+	}
+	p.refs += delta
 	return nil
 }
 

@@ -74,12 +74,12 @@ func (s *Store) Plan(desired *State) []Op {
 		sd := desired.SIDs[i]
 		wantSID[sd.SID] = true
 		if cur, ok := rt.sids[sd.SID]; ok {
-			sd.ID = cur.ID
+			sd.ID, sd.Policy = cur.ID, cur.Policy
 			if same(cur, sd) {
 				continue
 			}
 		}
-		sd.ID = 0
+		sd.ID, sd.Policy = 0, 0
 		ops = append(ops, Op{Kind: OpReplace, SID: &sd})
 	}
 	for addr, sd := range rt.sids {

@@ -312,14 +312,22 @@ type PolicyInfo struct {
 	Mode    string
 	Segs    []netip.Addr
 	UsedSrc netip.Addr
-	Routes  int
+	Routes  int // routes that use it
+	SIDs    int // binding SIDs bound to it
 }
 
 // Policies lists the policies in use, by id.
 func (s *Store) Policies() []PolicyInfo {
+	bound := map[uint32]int{}
+	for _, sd := range s.rt.sids {
+		if sd.Policy != 0 {
+			bound[sd.Policy]++
+		}
+	}
 	out := make([]PolicyInfo, 0, len(s.rt.polByID))
 	for _, p := range s.rt.polByID {
-		out = append(out, PolicyInfo{ID: p.id, Mode: p.mode, Segs: p.segs, UsedSrc: p.usedSrc, Routes: p.refs})
+		out = append(out, PolicyInfo{ID: p.id, Mode: p.mode, Segs: p.segs, UsedSrc: p.usedSrc, Routes: p.refs - bound[p.id],
+			SIDs: bound[p.id]})
 	}
 	slices.SortFunc(out, func(a, b PolicyInfo) int { return int(a.ID) - int(b.ID) })
 	return out

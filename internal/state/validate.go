@@ -250,20 +250,8 @@ func validateRoute(r *Route, add func(error)) {
 			r.Segs = segs
 		}
 	}
-	switch {
-	case !usidsOK: // reported
-	case len(r.Segs) == 0:
-		add(fieldErr(obj, "segs", "no SIDs; give 1 to %d", MaxSegments))
-	case len(r.Segs) > MaxSegments:
-		add(fieldErr(obj, "segs", "%d SIDs, at most %d", len(r.Segs), MaxSegments))
-	}
-	for j, sid := range r.Segs {
-		if !sid.Is6() || sid.Is4In6() || sid.IsUnspecified() || sid.IsMulticast() || sid.IsLoopback() {
-			add(fieldErr(obj, fmt.Sprintf("segs[%d]", j), "%v is not a unicast IPv6 address", sid))
-		}
-	}
-	if r.Src.IsValid() && (!r.Src.Is6() || r.Src.Is4In6() || r.Src.IsUnspecified() || r.Src.IsMulticast()) {
-		add(fieldErr(obj, "src", "%v is not a unicast IPv6 address", r.Src))
+	if usidsOK {
+		validatePolicy(obj, r.Segs, r.Src, add)
 	}
 	if r.HopLimit == 0 {
 		r.HopLimit = DefaultHopLimit
@@ -271,6 +259,24 @@ func validateRoute(r *Route, add func(error)) {
 }
 
 // validateSID checks a SID on its own and its tenant reference (tenant looks a tenant up by name).
+// validatePolicy checks the segment list and source of an SR policy (a route's, a binding SID's).
+func validatePolicy(obj string, segs []netip.Addr, src netip.Addr, add func(error)) {
+	switch {
+	case len(segs) == 0:
+		add(fieldErr(obj, "segs", "no SIDs; give 1 to %d", MaxSegments))
+	case len(segs) > MaxSegments:
+		add(fieldErr(obj, "segs", "%d SIDs, at most %d", len(segs), MaxSegments))
+	}
+	for j, sid := range segs {
+		if !sid.Is6() || sid.Is4In6() || sid.IsUnspecified() || sid.IsMulticast() || sid.IsLoopback() {
+			add(fieldErr(obj, fmt.Sprintf("segs[%d]", j), "%v is not a unicast IPv6 address", sid))
+		}
+	}
+	if src.IsValid() && (!src.Is6() || src.Is4In6() || src.IsUnspecified() || src.IsMulticast()) {
+		add(fieldErr(obj, "src", "%v is not a unicast IPv6 address", src))
+	}
+}
+
 func validateSID(sd *SID, tenant func(string) *Tenant, add func(error)) {
 	if !sd.SID.Is6() || sd.SID.Is4In6() || sd.SID.IsUnspecified() || sd.SID.IsMulticast() {
 		add(fieldErr(sidObj(sd), "sid", "not a unicast IPv6 address"))
@@ -375,6 +381,14 @@ func validateSIDParams(sd *SID, tenant func(string) *Tenant, add func(error)) {
 		add(fieldErr(obj, "table", "%s needs a routing table (table N or tenant NAME)", sd.Action))
 	case !needTable && sd.Table != 0:
 		add(fieldErr(obj, "table", "%s takes no table", sd.Action))
+	}
+	switch {
+	case b.Needs == ParamSegs:
+		validatePolicy(obj, sd.Segs, sd.Src, add)
+	case len(sd.Segs) > 0:
+		add(fieldErr(obj, "segs", "%s takes no segs; only End.B6.Encaps and End.B6.Encaps.Red do", sd.Action))
+	case sd.Src.IsValid():
+		add(fieldErr(obj, "src", "%s takes no src; only End.B6.Encaps and End.B6.Encaps.Red do", sd.Action))
 	}
 	if sd.VLAN != 0 {
 		if !b.Decap {

@@ -257,7 +257,7 @@ func (s *Store) steps(c *change) []Step {
 // sameSIDSpec: a and b make the same data plane entry.
 func sameSIDSpec(a, b SIDSpec) bool {
 	x, y := a.SID, b.SID
-	return a.Table == b.Table && x.ID == y.ID && x.Action == y.Action && x.NH4 == y.NH4 && x.NH6 == y.NH6 && x.VLAN == y.VLAN &&
+	return a.Table == b.Table && a.Policy == b.Policy && x.ID == y.ID && x.Action == y.Action && x.NH4 == y.NH4 && x.NH6 == y.NH6 && x.VLAN == y.VLAN &&
 		x.Prefix() == y.Prefix() && slices.Equal(x.Flavors, y.Flavors) && x.LBLen == y.LBLen && x.NFLen == y.NFLen
 }
 

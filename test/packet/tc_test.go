@@ -111,7 +111,7 @@ func checkTC(t *testing.T, f *fixtures.Fixture, gsoSize, gsoSegs uint32, code ui
 
 // A GSO aggregate is judged by its segments: one whose segments would not fit the tunnel goes to the kernel untouched, though the aggregate in the test is small; one that
 // is neither TCP nor UDP cannot be sized and goes to the kernel too. Decapsulation judges the inner
-// segments against the tenant port the same way.
+// segments against the tenant port the same way. A binding SID leaves every aggregate to the kernel.
 func TestTCGSOAggregates(t *testing.T) {
 	tcp := fixtures.Get(t, "encap2_v4_tcp_tos") // to 198.18.3.2 through fab0, MTU 3500
 	checkTC(t, tcp, 3400, 3, fixtures.TCActOK, untagged(tcp.Input), "PASS_FIB_FRAG_NEEDED")
@@ -119,7 +119,12 @@ func TestTCGSOAggregates(t *testing.T) {
 	checkTC(t, icmp, 100, 2, fixtures.TCActOK, untagged(icmp.Input), "PASS_GSO_UNSIZED")
 	dx4 := fixtures.Get(t, "end_dx4")
 	checkTC(t, dx4, 1500, 2, fixtures.TCActOK, dx4.Input, "PASS_FIB_FRAG_NEEDED")
-	if dataplane.ReasonIndex("PASS_GSO_UNSIZED") < 0 {
-		t.Fatal("PASS_GSO_UNSIZED is not a reason of the program")
+	// A binding SID takes no GSO aggregate (a tunnel in a tunnel): the kernel gets it as it came.
+	b6 := fixtures.Get(t, "b6_encaps")
+	checkTC(t, b6, 100, 2, fixtures.TCActOK, b6.Input, "PASS_GSO_NESTED")
+	for _, r := range []string{"PASS_GSO_UNSIZED", "PASS_GSO_NESTED"} {
+		if dataplane.ReasonIndex(r) < 0 {
+			t.Fatalf("%s is not a reason of the program", r)
+		}
 	}
 }
