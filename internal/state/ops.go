@@ -6,6 +6,7 @@ package state
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 )
@@ -732,7 +733,8 @@ func (s *Store) unbind(c *change, sd SID) {
 
 // finish checks what can only be checked once every operation of a commit is in: references from
 // SIDs to tenants, and that no deleted tenant is still referenced. It also marks for rewriting the
-// SIDs whose tenant's table changed.
+// SIDs whose tenant's table changed. Problems are reported by tenant name, then SID address (not
+// in map order: the same commit always gets the same message).
 func (s *Store) finish(c *change) error {
 	if err := s.vpnSIDs(c); err != nil {
 		return err
@@ -745,25 +747,29 @@ func (s *Store) finish(c *change) error {
 		}
 		return nil
 	}
-	for name, b := range c.tenants {
-		t := s.rt.tenants[name]
+	for _, name := range slices.Sorted(maps.Keys(c.tenants)) {
+		b, t := c.tenants[name], s.rt.tenants[name]
 		gone := b.had && t == nil
 		tableChanged := b.had && t != nil && t.Table != b.t.Table
 		if !gone && !tableChanged {
 			continue
 		}
+		var users []netip.Addr
 		for addr, sd := range s.rt.sids {
-			if sd.Tenant != name {
-				continue
+			if sd.Tenant == name {
+				users = append(users, addr)
 			}
+		}
+		slices.SortFunc(users, netip.Addr.Compare)
+		for _, addr := range users {
 			if gone {
 				add(fieldErr(fmt.Sprintf("tenant %q", name), "", "SID %s still uses it", addr))
 			} else if _, ok := c.sids[addr]; !ok {
-				c.sids[addr] = sidBefore{had: true, sid: sd}
+				c.sids[addr] = sidBefore{had: true, sid: s.rt.sids[addr]}
 			}
 		}
 	}
-	for addr := range c.sids {
+	for _, addr := range slices.SortedFunc(maps.Keys(c.sids), netip.Addr.Compare) {
 		sd, ok := s.rt.sids[addr]
 		if !ok {
 			continue
