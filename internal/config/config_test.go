@@ -81,6 +81,10 @@ func TestLoadErrorMessage(t *testing.T) {
 		{"tenants:\n  - name: a\n    colour: red\n", "yaml: unmarshal errors:\n  line 3: field colour not found in type state.Tenant"},
 		{"sids:\n  - sid: fc00::1\n    action: End\n    nh6: not-an-address\n",
 			`yaml: line 4: sids[0].nh6: ParseAddr("not-an-address"): unable to parse IP`},
+		// The sid comes through a merge: SID's UnmarshalYAML reads merged keys as plain fields, so
+		// the merged mapping alone decodes without this error; the path still names the sid.
+		{"sids:\n  - <<: &base\n      sid: fc00::1/zz\n      action: End\n",
+			`yaml: line 3: sids[0].sid: ParseAddr("fc00::1/zz"): unexpected character, want colon (at "/zz")`},
 	} {
 		path := filepath.Join(dir, "bad.yaml")
 		if err := os.WriteFile(path, []byte(tc.in), 0o600); err != nil {

@@ -70,6 +70,7 @@ func FuzzParse(f *testing.F) {
 		"a: &x [*x]\n",
 		"sids: [{<<: 5}]\n",
 		"sids:\n - <<: &x {sid: fc00::1, <<: *x}\n",
+		"sids:\n - <<: &x {sid: fc00::1/zz, action: End}\n - <<: *x\n",
 		"routes:\n - tenant: a\n   segs: [fc00::1, !!binary \"@@\"]\n",
 		"routes:\n - tenant: a\n   hoplimit: !!int abc\n",
 		"\t- x",

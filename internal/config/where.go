@@ -98,29 +98,8 @@ func (l *locator) deepest(n *yaml.Node, t reflect.Type, path string) (int, strin
 			return l.deepest(n.Alias, t, path)
 		}
 	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" { // merged into the same struct
-				vs := []*yaml.Node{v}
-				if v.Kind == yaml.SequenceNode {
-					vs = v.Content
-				}
-				for _, m := range vs {
-					if l.fails(m, t) {
-						return l.deepest(m, t, path)
-					}
-				}
-				continue
-			}
-			if k.Kind == yaml.AliasNode && k.Alias != nil {
-				k = k.Alias
-			}
-			if f, ok := fieldByKey(t, k.Value); ok && l.fails(v, f.Type) {
-				if path != "" {
-					return l.deepest(v, f.Type, path+"."+k.Value)
-				}
-				return l.deepest(v, f.Type, k.Value)
-			}
+		if line, p, ok := l.field(n, t, path); ok {
+			return line, p
 		}
 	case n.Kind == yaml.SequenceNode && t.Kind() == reflect.Slice:
 		for i, c := range n.Content {
@@ -130,6 +109,51 @@ func (l *locator) deepest(n *yaml.Node, t reflect.Type, path string) (int, strin
 		}
 	}
 	return n.Line, path
+}
+
+// field finds the key of mapping n (decoded into struct t) whose value fails, and returns the line
+// and key path of the deepest failing node under it. A merged mapping is decoded into the same
+// struct: tried whole, then key by key, as a type with its own UnmarshalYAML (state.SID) decodes
+// merged keys as plain fields, so the mapping alone may not fail the way it does merged.
+func (l *locator) field(n *yaml.Node, t reflect.Type, path string) (int, string, bool) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil && !l.expanding[n] {
+		l.expanding[n] = true
+		defer delete(l.expanding, n)
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode {
+		return 0, "", false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			vs := []*yaml.Node{v}
+			if v.Kind == yaml.SequenceNode {
+				vs = v.Content
+			}
+			for _, m := range vs {
+				if l.fails(m, t) {
+					line, p := l.deepest(m, t, path)
+					return line, p, true
+				}
+				if line, p, ok := l.field(m, t, path); ok {
+					return line, p, true
+				}
+			}
+			continue
+		}
+		if k.Kind == yaml.AliasNode && k.Alias != nil {
+			k = k.Alias
+		}
+		if f, ok := fieldByKey(t, k.Value); ok && l.fails(v, f.Type) {
+			if path != "" {
+				path += "."
+			}
+			line, p := l.deepest(v, f.Type, path+k.Value)
+			return line, p, true
+		}
+	}
+	return 0, "", false
 }
 
 // fieldByKey finds the field of struct type t that the YAML key decodes into (as yaml.v3 names them).
