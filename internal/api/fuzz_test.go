@@ -37,7 +37,7 @@ var (
 			`vpn(\.(rd|import_rt/export_rt|behavior|encap|locator|sid|advertise(\[\d+\])?|advertise_kernel))?`)},
 		{re(`routes of tenant ".*"`), re(`tenant`)},
 		{re(`route .* tenant .*`), re(`tenant|prefix|mode|segs(\[\d+\])?|src|hoplimit|usids\.(block|nf|ids(\[\d+\])?)`)},
-		{re(`sid .*`), re(`sid|action|tenant|table|nh4|nh6|vlan|flavors|lblen|nflen`)},
+		{re(`sid .*`), re(`sid|action|tenant|table|nh4|nh6|vlan|flavors|lblen|nflen|segs(\[\d+\])?|src`)},
 		{re(`bgp`), re(`asn|router_id|listen_port|next_hop|locator|block_bits|function_bits|graceful_restart\.restart_time|` +
 			`neighbors\[\d+\]\.(address|local_address|port)`)},
 		{re(`bgp neighbor .*`), re(`address|asn|password|local_address|families`)},
@@ -93,7 +93,9 @@ func fuzzSeeds() []proto.Message {
 	}
 	for i, s := range []*pb.Sid{{Action: "End"}, {Action: "End.X", Nh6: "fc00:12::2"}, {Action: "End.T", Table: 10},
 		{Action: "End.DX4", Nh4: "198.18.1.2", Vlan: 100}, {Action: "End.DX6", Nh6: "fc00:12::3"},
-		{Action: "End.DT4", Tenant: "A"}, {Action: "End.DT6", Table: 100}, {Action: "End.DT46", Tenant: "A", Vlan: 100}} {
+		{Action: "End.DT4", Tenant: "A"}, {Action: "End.DT6", Table: 100}, {Action: "End.DT46", Tenant: "A", Vlan: 100},
+		{Action: "End.B6.Encaps", Segs: []string{"fc00:2::1", "fc00:3::a"}}, {Action: "End.B6.Encaps.Red", Segs: []string{"fc00:2::1"},
+			Src: "fc00:1::1"}} {
 		s.Sid = fmt.Sprintf("fc00:1::%x", 0x20+i)
 		ops = append(ops, &pb.Op{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: s}})
 	}
@@ -104,6 +106,9 @@ func fuzzSeeds() []proto.Message {
 		{Kind: pb.Op_ADD, Object: &pb.Op_Route{Route: &pb.Route{Tenant: "A", Prefix: "198.18.4.0/24", Usids: &pb.USIDList{Block: "x"}}}},
 		{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: "fc00:1::d", Action: "End.Nope"}}},
 		{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: "fc00:1::e", Action: "End.DX4", Nh6: "fc00::1", Vlan: 5000}}},
+		{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: "fc00:1::f", Action: "End.B6.Encaps", Segs: []string{"zz", "ff02::1"},
+			Src: "198.18.0.1"}}},
+		{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: "fc00:1::f", Action: "End", Segs: []string{"fc00:2::1"}}}},
 		{Kind: pb.Op_REPLACE, Object: &pb.Op_Domain{Domain: &pb.Domain{Locators: []string{"198.18.0.0/15", "x"}}}},
 		{Kind: pb.Op_DELETE, Object: &pb.Op_Tenant{Tenant: &pb.Tenant{Name: "A"}}},
 		{Kind: pb.Op_ADD, Object: &pb.Op_Tenant{Tenant: &pb.Tenant{Name: "C", Gateway: []string{"198.18.9.1", "0"}}}},
