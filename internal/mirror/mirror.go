@@ -438,5 +438,6 @@ func sameRoute(have, want state.Route) bool {
 
 func sameSID(a, b state.SID) bool {
 	return a.Action == b.Action && a.NH4 == b.NH4 && a.NH6 == b.NH6 && a.Table == b.Table && a.VLAN == b.VLAN && a.Tenant == b.Tenant &&
-		a.Prefix() == b.Prefix() && slices.Equal(a.Flavors, b.Flavors) && a.LBLen == b.LBLen && a.NFLen == b.NFLen
+		a.Prefix() == b.Prefix() && slices.Equal(a.Flavors, b.Flavors) && a.LBLen == b.LBLen && a.NFLen == b.NFLen &&
+		slices.Equal(a.Segs, b.Segs) && a.Src == b.Src
 }

@@ -71,6 +71,10 @@ type seg6Local struct {
 	// NEXT-C-SID lengths in bits (0 when absent).
 	Flavors      uint32
 	LBLen, NFLen uint8
+	// SEG6_LOCAL_SRH (End.B6.Encaps): its segments in path order (the SRH lists them last first), or
+	// why the SRH cannot be mirrored (TLVs, HMAC, a tag: seg6x policies carry none).
+	SRH    []netip.Addr
+	SRHWhy string
 }
 
 // flavorNames names the flavor bits of an operation mask in the kernel's (and iproute2's) order.
@@ -125,6 +129,13 @@ func (r *kernelRoute) String() string {
 		s += fmt.Sprintf(" encap seg6 mode %s segs %v", seg6ModeName(r.Seg6Mode), r.Segs)
 	case encapSeg6Local:
 		s += " encap seg6local action " + localActionName(r.Local.Action)
+		if l := r.Local; len(l.SRH) > 0 {
+			segs := make([]string, len(l.SRH))
+			for i, a := range l.SRH {
+				segs[i] = a.String()
+			}
+			s += " srh segs " + strings.Join(segs, ",")
+		}
 		if l := r.Local; slices.Contains(l.Attrs, localFlavors) {
 			s += " flavors " + strings.Join(flavorNames(l.Flavors), ",")
 			if l.Flavors&flvNextCSID != 0 {
@@ -256,11 +267,38 @@ func parseLocal(b []byte) (*seg6Local, error) {
 			if err := parseFlavors(l, a.Value); err != nil {
 				return nil, err
 			}
+		case localSRH:
+			l.SRH, l.SRHWhy = parseLocalSRH(a.Value)
 		}
 		l.Attrs = append(l.Attrs, t)
 	}
 	sort.Slice(l.Attrs, func(i, j int) bool { return l.Attrs[i] < l.Attrs[j] })
 	return l, nil
+}
+
+// parseLocalSRH reads the SRH of a seg6local route (struct ipv6_sr_hdr, as `ip route ... encap
+// seg6local action End.B6.Encaps srh segs A,B` gives it): its segments in path order, or why seg6x
+// cannot write the same header.
+func parseLocalSRH(b []byte) ([]netip.Addr, string) {
+	if len(b) < 8 || b[2] != 4 {
+		return nil, "SRH attribute that is not a segment routing header"
+	}
+	n := int(b[4]) + 1 // first segment (last entry) + 1
+	switch {
+	case len(b) < 8+16*n:
+		return nil, fmt.Sprintf("SRH attribute of %d bytes for %d segments", len(b), n)
+	case int(b[1]) != 2*n || len(b) != 8+16*n:
+		return nil, "SRH with TLVs (HMAC, padding): seg6x policies carry none"
+	case b[5] != 0 || b[6] != 0 || b[7] != 0:
+		return nil, "SRH with flags or a tag: seg6x policies write 0"
+	case int(b[3]) != n-1:
+		return nil, fmt.Sprintf("SRH with segments left %d of %d segments", b[3], n)
+	}
+	segs := make([]netip.Addr, n)
+	for i := 0; i < n; i++ {
+		segs[n-1-i] = netip.AddrFrom16([16]byte(b[8+16*i : 24+16*i]))
+	}
+	return segs, ""
 }
 
 // parseFlavors reads the SEG6_LOCAL_FLAVORS nest (its attributes may carry NLA_F_NESTED, as the

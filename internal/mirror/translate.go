@@ -235,7 +235,7 @@ func translate(in *input) *desired {
 	})
 	for _, r := range locals {
 		st := RouteStatus{Route: r.String(), Family: r.Family, Table: r.Table, Prefix: r.Dst.String()}
-		sd, why := localSID(r)
+		sd, why := localSID(r, in.tunsrc)
 		switch {
 		case why != "":
 			st.Reason = why
@@ -378,9 +378,10 @@ func shadowed(in *input, d *desired, r *kernelRoute) string {
 }
 
 // localSID turns a seg6local route into a SID, or says why it cannot. A prefix shorter than /128
-// becomes a SID served by prefix (a uSID locator's uN, a uA); the SID is checked by the state
-// package's validation, as any SID is.
-func localSID(r *kernelRoute) (state.SID, string) {
+// becomes a SID served by prefix (a uSID locator's uN, a uA); a binding SID's outer source is tunsrc
+// (`ip sr tunsrc`; unset: the kernel's choice, which the store asks for). The SID is checked by the
+// state package's validation, as any SID is.
+func localSID(r *kernelRoute, tunsrc netip.Addr) (state.SID, string) {
 	sd := state.SID{SID: r.Dst.Addr()}
 	if r.Dst.Bits() < 128 {
 		sd.Bits = uint8(r.Dst.Bits())
@@ -402,7 +403,9 @@ func localSID(r *kernelRoute) (state.SID, string) {
 		case localBPF:
 			return sd, "End.BPF program"
 		case localSRH:
-			return sd, "SRH attribute"
+			if l.Action != 10 { // End.B6.Encaps; End.B6 (9, SRH insertion) is not implemented
+				return sd, "SRH attribute on " + localActionName(l.Action)
+			}
 		default:
 			return sd, fmt.Sprintf("seg6local attribute %d", a)
 		}
@@ -437,6 +440,13 @@ func localSID(r *kernelRoute) (state.SID, string) {
 		if sd.Table == 0 {
 			return sd, sd.Action + " without a table"
 		}
+	case state.ParamSegs:
+		if l.SRHWhy != "" {
+			return sd, l.SRHWhy
+		}
+		// The outer source as the kernel's seg6local picks it: `ip sr tunsrc`, else its choice for
+		// the first segment (unset here: the store asks the kernel, as for a route).
+		sd.Segs, sd.Src = l.SRH, tunsrc
 	}
 	one := state.State{SIDs: []state.SID{sd}}
 	if err := state.Validate(&one); err != nil {

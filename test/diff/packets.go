@@ -193,6 +193,20 @@ func corpus() []testPacket {
 	add(testPacket{name: "End psp SL 1 behind a hop-by-hop header, hop limit 2", frame: behindHopByHop(srv6(psp, []netip.Addr{next, psp}, 1, 2, 4, in4))})
 	add(testPacket{name: "End psp SL 1, SRH with a PadN TLV (the kernel pops)", frame: withPadN(srv6(psp, []netip.Addr{next, psp}, 1, 64, 4, in4))})
 
+	// End.B6.Encaps (a binding SID into the policy fc00:e::a,fc00:e::b): the SRH advances, the policy's
+	// IPv6 header + SRH goes in front (the outer takes the inner hop limit less one, its traffic class
+	// and flow label). Segments left 0, no SRH: the kernel drops; hop limit 1: time exceeded.
+	b6 := a("fc00:d::8")
+	add(testPacket{name: "End.B6.Encaps SL 1", frame: srv6(b6, []netip.Addr{next, b6}, 1, 64, 4, in4), fast: true})
+	add(testPacket{name: "End.B6.Encaps SL 2 of 3, inner IPv6", frame: srv6(b6, []netip.Addr{next, a("fc00:e::8"), b6}, 2, 64, 41, in6), fast: true})
+	add(testPacket{name: "End.B6.Encaps hop limit 2", frame: srv6(b6, []netip.Addr{next, b6}, 1, 2, 4, in4), fast: true})
+	add(testPacket{name: "End.B6.Encaps at the ingress MTU", frame: srv6(b6, []netip.Addr{next, b6}, 1, 64, 4, inner4(17, a("198.19.1.5"), 64, mtu4[17]-80)), fast: true})
+	add(testPacket{name: "End.B6.Encaps hop limit 1 (kernel: time exceeded)", frame: srv6(b6, []netip.Addr{next, b6}, 1, 1, 4, in4)})
+	add(testPacket{name: "End.B6.Encaps SL 0 (kernel drops)", frame: srv6(b6, []netip.Addr{b6}, 0, 64, 4, in4)})
+	add(testPacket{name: "End.B6.Encaps, no SRH (kernel drops)", frame: srv6(b6, nil, 0, 64, 4, in4)})
+	add(testPacket{name: "End.B6.Encaps, SRH with a PadN TLV", frame: withPadN(srv6(b6, []netip.Addr{next, b6}, 1, 64, 4, in4))})
+	add(testPacket{name: "End then this node's End.B6.Encaps (one pass)", frame: srv6(a("fc00:d::1"), []netip.Addr{next, b6, a("fc00:d::1")}, 2, 64, 4, in4), fast: true})
+
 	// uSID (NEXT-C-SID, docs/dev/usid-kernel.md 1.3): a non-zero argument shifts the next uSID into
 	// the destination and the SRH, if any, is not looked at; a zero argument is the classic step.
 	add(testPacket{name: "uN shift, no SRH", frame: srv6(a("fcbb:0:100:200:300::"), nil, 0, 64, 4, in4), fast: true})

@@ -47,6 +47,7 @@ func kernelConfig() []string {
 		"-6 route add fc00:d::5/128 encap seg6local action End.DX6 nh6 fc00:e1::2 dev d0",
 		"-6 route add fc00:d::6/128 encap seg6local action End.DT6 table 100 dev d0",
 		"-6 route add fc00:d::7/128 encap seg6local action End flavors psp dev d0",
+		"-6 route add fc00:d::8/128 encap seg6local action End.B6.Encaps srh segs fc00:e::a,fc00:e::b dev d0",
 		// uSID (NEXT-C-SID): this node's uN in locator block fcbb:0::/32 (node 0x0100), its uA
 		// (function 0xe001, to the second neighbor on d1), a uN that also asks for PSP (the kernel
 		// runs next-csid only), and a uN in a 48-bit block 2001:db8:0::/48.
