@@ -16,6 +16,13 @@
 #ifndef MAX_POLICIES
 #define MAX_POLICIES 65536 /* distinct SR policies (routes with the same segment list share one) */
 #endif
+/* Named policies with weighted segment lists (internal/state/policies.go): a route's policy id with
+ * POLICY_GROUP_FLAG names a group, whose POLICY_GROUP_BUCKETS slots hold the lists' policy ids. */
+#define POLICY_GROUP_FLAG 0x80000000U
+#define POLICY_GROUP_BUCKETS 64
+#ifndef MAX_POLICY_GROUPS
+#define MAX_POLICY_GROUPS 8192
+#endif
 #ifndef MAX_ROUTES4
 #define MAX_ROUTES4 4194304 /* IPv4 encap routes, all tenants (a table swap holds old + new) */
 #endif

@@ -119,6 +119,17 @@ __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_
 		return finish(ACT_PASS, p->len);
 	if (rc != REASON_NONE)
 		return verdict(rc, p->len);
+	if (in.policy_id & POLICY_GROUP_FLAG) {
+		/* A named policy: the flow's hash (its outer flow label) picks one of its weighted lists. */
+		__u32 gid = in.policy_id & ~POLICY_GROUP_FLAG;
+		struct policy_group *g = bpf_map_lookup_elem(&policy_groups, &gid);
+
+		if (!g)
+			return finish(ACT_PASS, p->len);
+		in.policy_id = g->ids[in.label & (POLICY_GROUP_BUCKETS - 1)];
+		if (!in.policy_id)
+			return verdict(DROP_POLICY_DOWN, p->len);
+	}
 	TRACE(tr->policy = in.policy_id);
 
 	pol = bpf_map_lookup_elem(&policies, &in.policy_id);

@@ -64,6 +64,15 @@ struct {
 	__type(value, struct encap_policy);
 } policies SEC(".maps");
 
+/* group id -> the slots a flow's hash picks a weighted list from (headend.h). */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_POLICY_GROUPS);
+	__type(key, __u32);
+	__type(value, struct policy_group);
+} policy_groups SEC(".maps");
+
 /* Local SIDs: exact match on the full 128-bit IPv6 destination (SIDs served by prefix: sid_prefixes). */
 struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);

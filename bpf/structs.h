@@ -53,6 +53,7 @@ enum reason {
 	DROP_DECAP_TOO_BIG = 22,	/* decapsulated packet larger than the MTU of its egress (tenant) port, not
 					 * answered (IPv4 without DF, no gateway address, no daemon, not answerable) */
 	DROP_SLOW_BUSY = 23,		/* for the daemon's slow path, but its queue (perf ring) is full */
+	DROP_POLICY_DOWN = 24,		/* the route's named policy has every segment list marked down */
 	REASON_SLOW_FIRST = 40,
 	SLOW_FRAGMENT = 40,		/* IPv4 without DF larger than its tunnel: the daemon fragments it and runs each
 					 * fragment through this program as from the same port */
@@ -184,6 +185,11 @@ enum sid_flags {
 /* Whether any local SID is served by prefix (sid_prefixes is looked up only then). */
 struct sid_conf {
 	__u32 prefixes;
+};
+
+/* A named policy's group for one inner family: the policy id of each slot (0: no list is up). */
+struct policy_group {
+	__u32 ids[POLICY_GROUP_BUCKETS];
 };
 
 struct sid_entry {

@@ -222,6 +222,16 @@ func (b *BPF) write(t *txn, st state.Step) error {
 			return err
 		}
 		return putOrDelete(t, m.Routes6, r6, st.Kind)
+	case state.TableGroups:
+		es, _ := convert(st.Entries, func(a any) uint32 { return a.(uint32) }, ok(func(a any) Seg6xPolicyGroup {
+			return Seg6xPolicyGroup{Ids: a.(state.GroupSpec).Buckets}
+		}))
+		if st.Kind == state.StepDelete { // an array: a group that goes is zeroed (no list: dropped)
+			for i := range es {
+				es[i].v = Seg6xPolicyGroup{}
+			}
+		}
+		return putBatch(t, m.PolicyGroups, es)
 	case state.TablePorts:
 		es, _ := convert(st.Entries, func(a any) Seg6xPortKey { return portKey(a.(state.PortKey)) }, ok(func(a any) Seg6xPortVal { return portVal(a.(state.PortSpec)) }))
 		return putOrDelete(t, m.Ports, es, st.Kind)

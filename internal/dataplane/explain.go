@@ -85,7 +85,7 @@ func NewImageExplainer(im *state.Image, opts state.ProgramOptions, slowReader bo
 		return nil, loadError("traced XDP", err)
 	}
 	m := o.Seg6xTraceMaps
-	fm := imageMaps{TxPorts: m.TxPorts, Policies: m.Policies, Sids: m.Sids, SidPrefixes: m.SidPrefixes, SidConf: m.SidConf,
+	fm := imageMaps{TxPorts: m.TxPorts, Policies: m.Policies, PolicyGroups: m.PolicyGroups, Sids: m.Sids, SidPrefixes: m.SidPrefixes, SidConf: m.SidConf,
 		Routes4: m.Routes4, Routes6: m.Routes6, SidSpace: m.SidSpace, SidSources: m.SidSources, Ports: m.Ports}
 	if err := writeImage(fm, im, &state.ReconcileReport{}); err != nil {
 		o.Close()

@@ -71,12 +71,12 @@ func lpmImage(ps []netip.Prefix) map[Seg6xLpm6Key]uint8 {
 
 // imageMaps are the maps a state's image fills (the others hold counters, caches and rings).
 type imageMaps struct {
-	TxPorts, Policies, Sids, SidPrefixes, SidConf, Routes4, Routes6, SidSpace, SidSources, Ports *ebpf.Map
+	TxPorts, Policies, PolicyGroups, Sids, SidPrefixes, SidConf, Routes4, Routes6, SidSpace, SidSources, Ports *ebpf.Map
 }
 
 // imageMapsOf are the image's maps of a set of maps.
 func imageMapsOf(m *Seg6xMaps) imageMaps {
-	return imageMaps{TxPorts: m.TxPorts, Policies: m.Policies, Sids: m.Sids, SidPrefixes: m.SidPrefixes, SidConf: m.SidConf,
+	return imageMaps{TxPorts: m.TxPorts, Policies: m.Policies, PolicyGroups: m.PolicyGroups, Sids: m.Sids, SidPrefixes: m.SidPrefixes, SidConf: m.SidConf,
 		Routes4: m.Routes4, Routes6: m.Routes6, SidSpace: m.SidSpace, SidSources: m.SidSources, Ports: m.Ports}
 }
 
@@ -108,6 +108,13 @@ func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) error 
 		pols = append(pols, entry[uint32, Seg6xEncapPolicy]{k: id, v: h})
 	}
 	if err := putBatch(&txn{}, m.Policies, pols); err != nil {
+		return err
+	}
+	var groups []entry[uint32, Seg6xPolicyGroup]
+	for id, g := range im.Groups {
+		groups = append(groups, entry[uint32, Seg6xPolicyGroup]{k: id, v: Seg6xPolicyGroup{Ids: g.Buckets}})
+	}
+	if err := putBatch(&txn{}, m.PolicyGroups, groups); err != nil {
 		return err
 	}
 	sids := make(map[[16]byte]Seg6xSidEntry, len(im.SIDs))

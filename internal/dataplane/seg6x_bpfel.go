@@ -86,6 +86,11 @@ type Seg6xNhKey struct {
 	Dst        [16]uint8
 }
 
+type Seg6xPolicyGroup struct {
+	_   structs.HostLayout
+	Ids [64]uint32
+}
+
 type Seg6xPortFlags uint32
 
 const (
@@ -148,6 +153,7 @@ const (
 	Seg6xReasonDROP_TOO_BIG_RATELIMIT Seg6xReason = 21
 	Seg6xReasonDROP_DECAP_TOO_BIG     Seg6xReason = 22
 	Seg6xReasonDROP_SLOW_BUSY         Seg6xReason = 23
+	Seg6xReasonDROP_POLICY_DOWN       Seg6xReason = 24
 	Seg6xReasonREASON_SLOW_FIRST      Seg6xReason = 40
 	Seg6xReasonSLOW_FRAGMENT          Seg6xReason = 40
 	Seg6xReasonSLOW_DECAP_ICMP        Seg6xReason = 41
@@ -390,6 +396,7 @@ const (
 	Seg6xMapNhCache                = "nh_cache"
 	Seg6xMapNhGen                  = "nh_gen"
 	Seg6xMapPolicies               = "policies"
+	Seg6xMapPolicyGroups           = "policy_groups"
 	Seg6xMapPolicyStats            = "policy_stats"
 	Seg6xMapPorts                  = "ports"
 	Seg6xMapReasonStats            = "reason_stats"
@@ -481,6 +488,7 @@ type Seg6xMapSpecs struct {
 	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies     *ebpf.MapSpec `ebpf:"policies"`
+	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
@@ -548,6 +556,7 @@ type Seg6xMaps struct {
 	NhCache      *ebpf.Map `ebpf:"nh_cache"`
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
 	Policies     *ebpf.Map `ebpf:"policies"`
+	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
@@ -576,6 +585,7 @@ func (m *Seg6xMaps) Close() error {
 		m.NhCache,
 		m.NhGen,
 		m.Policies,
+		m.PolicyGroups,
 		m.PolicyStats,
 		m.Ports,
 		m.ReasonStats,

@@ -68,6 +68,11 @@ type Seg6xTcNhKey struct {
 	Dst        [16]uint8
 }
 
+type Seg6xTcPolicyGroup struct {
+	_   structs.HostLayout
+	Ids [64]uint32
+}
+
 type Seg6xTcPortKey struct {
 	_       structs.HostLayout
 	Ifindex uint32
@@ -219,6 +224,7 @@ const (
 	Seg6xTcMapNhCache         = "nh_cache"
 	Seg6xTcMapNhGen           = "nh_gen"
 	Seg6xTcMapPolicies        = "policies"
+	Seg6xTcMapPolicyGroups    = "policy_groups"
 	Seg6xTcMapPolicyStats     = "policy_stats"
 	Seg6xTcMapPorts           = "ports"
 	Seg6xTcMapReasonStats     = "reason_stats"
@@ -298,6 +304,7 @@ type Seg6xTcMapSpecs struct {
 	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies     *ebpf.MapSpec `ebpf:"policies"`
+	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
@@ -353,6 +360,7 @@ type Seg6xTcMaps struct {
 	NhCache      *ebpf.Map `ebpf:"nh_cache"`
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
 	Policies     *ebpf.Map `ebpf:"policies"`
+	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
@@ -381,6 +389,7 @@ func (m *Seg6xTcMaps) Close() error {
 		m.NhCache,
 		m.NhGen,
 		m.Policies,
+		m.PolicyGroups,
 		m.PolicyStats,
 		m.Ports,
 		m.ReasonStats,

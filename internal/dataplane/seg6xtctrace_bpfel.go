@@ -68,6 +68,11 @@ type Seg6xTcTraceNhKey struct {
 	Dst        [16]uint8
 }
 
+type Seg6xTcTracePolicyGroup struct {
+	_   structs.HostLayout
+	Ids [64]uint32
+}
+
 type Seg6xTcTracePortKey struct {
 	_       structs.HostLayout
 	Ifindex uint32
@@ -219,6 +224,7 @@ const (
 	Seg6xTcTraceMapNhCache         = "nh_cache"
 	Seg6xTcTraceMapNhGen           = "nh_gen"
 	Seg6xTcTraceMapPolicies        = "policies"
+	Seg6xTcTraceMapPolicyGroups    = "policy_groups"
 	Seg6xTcTraceMapPolicyStats     = "policy_stats"
 	Seg6xTcTraceMapPorts           = "ports"
 	Seg6xTcTraceMapReasonStats     = "reason_stats"
@@ -298,6 +304,7 @@ type Seg6xTcTraceMapSpecs struct {
 	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies     *ebpf.MapSpec `ebpf:"policies"`
+	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
@@ -353,6 +360,7 @@ type Seg6xTcTraceMaps struct {
 	NhCache      *ebpf.Map `ebpf:"nh_cache"`
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
 	Policies     *ebpf.Map `ebpf:"policies"`
+	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
@@ -381,6 +389,7 @@ func (m *Seg6xTcTraceMaps) Close() error {
 		m.NhCache,
 		m.NhGen,
 		m.Policies,
+		m.PolicyGroups,
 		m.PolicyStats,
 		m.Ports,
 		m.ReasonStats,

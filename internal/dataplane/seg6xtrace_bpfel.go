@@ -68,6 +68,11 @@ type Seg6xTraceNhKey struct {
 	Dst        [16]uint8
 }
 
+type Seg6xTracePolicyGroup struct {
+	_   structs.HostLayout
+	Ids [64]uint32
+}
+
 type Seg6xTracePortKey struct {
 	_       structs.HostLayout
 	Ifindex uint32
@@ -219,6 +224,7 @@ const (
 	Seg6xTraceMapNhCache        = "nh_cache"
 	Seg6xTraceMapNhGen          = "nh_gen"
 	Seg6xTraceMapPolicies       = "policies"
+	Seg6xTraceMapPolicyGroups   = "policy_groups"
 	Seg6xTraceMapPolicyStats    = "policy_stats"
 	Seg6xTraceMapPorts          = "ports"
 	Seg6xTraceMapReasonStats    = "reason_stats"
@@ -299,6 +305,7 @@ type Seg6xTraceMapSpecs struct {
 	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies     *ebpf.MapSpec `ebpf:"policies"`
+	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
@@ -355,6 +362,7 @@ type Seg6xTraceMaps struct {
 	NhCache      *ebpf.Map `ebpf:"nh_cache"`
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
 	Policies     *ebpf.Map `ebpf:"policies"`
+	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
@@ -383,6 +391,7 @@ func (m *Seg6xTraceMaps) Close() error {
 		m.NhCache,
 		m.NhGen,
 		m.Policies,
+		m.PolicyGroups,
 		m.PolicyStats,
 		m.Ports,
 		m.ReasonStats,

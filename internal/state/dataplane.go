@@ -33,6 +33,7 @@ type ProgramOptions struct {
 //	TableSIDSpace    netip.Prefix                   -> nil (the domain's locators)
 //	TableSIDSources  netip.Prefix                   -> nil (the domain's sources)
 //	TablePolicies    uint32 policy id               -> PolicySpec
+//	TableGroups      uint32 group id (no GroupFlag) -> GroupSpec (a named policy's lists, per inner family)
 //	TableSIDs        netip.Prefix (SID.Prefix())    -> SIDSpec (a /128: exact match; shorter: by prefix)
 //	TableRoutes      RouteKey                       -> uint32 policy id (0: hand to the kernel)
 //	TablePorts       PortKey                        -> PortSpec
@@ -47,6 +48,7 @@ const (
 	TableSIDs
 	TableRoutes
 	TablePorts
+	TableGroups
 )
 
 // StepKind says what a step does.
@@ -121,6 +123,12 @@ type PolicySpec struct {
 	HopLimit uint8      // 0: DefaultHopLimit
 }
 
+// GroupSpec is the slots a headend picks a named policy's list from (policies.go): policy ids, 0 where
+// no list is up.
+type GroupSpec struct {
+	Buckets [GroupBuckets]uint32
+}
+
 // SIDSpec is a local SID with its tenant resolved to a table.
 type SIDSpec struct {
 	SID   SID
@@ -136,6 +144,7 @@ type Image struct {
 	SIDSpace   []netip.Prefix
 	SIDSources []netip.Prefix
 	Policies   map[uint32]PolicySpec
+	Groups     map[uint32]GroupSpec // by group id (without GroupFlag)
 	SIDs       map[netip.Prefix]SIDSpec // by SID.Prefix()
 	Routes     map[RouteKey]uint32
 	Ports      map[PortKey]PortSpec

@@ -16,6 +16,7 @@ type fakeDP struct {
 	attached map[string]bool
 	failOn   string // attaching this interface fails
 	fresh    bool
+	onApply  func([]Step) // sees the steps of every commit
 }
 
 var (
@@ -57,6 +58,9 @@ func (f *fakeDP) Fresh() bool { return f.fresh }
 func (f *fakeDP) Close()      {}
 
 func (f *fakeDP) Apply(steps []Step) (func() error, error) {
+	if f.onApply != nil {
+		f.onApply(steps)
+	}
 	var undo []func()
 	rollback := func() error {
 		for i := len(undo) - 1; i >= 0; i-- {
@@ -111,7 +115,7 @@ func (f *fakeDP) Apply(steps []Step) (func() error, error) {
 // imageTables is im as the fake's tables hold it.
 func imageTables(im *Image) map[Table]map[any]any {
 	out := map[Table]map[any]any{TableTxPorts: {}, TableSIDSpace: {}, TableSIDSources: {}, TablePolicies: {}, TableSIDs: {},
-		TableRoutes: {}, TablePorts: {}}
+		TableRoutes: {}, TablePorts: {}, TableGroups: {}}
 	for _, idx := range im.TxPorts {
 		out[TableTxPorts][idx] = idx
 	}
@@ -132,6 +136,9 @@ func imageTables(im *Image) map[Table]map[any]any {
 	}
 	for k, v := range im.Ports {
 		out[TablePorts][k] = v
+	}
+	for k, v := range im.Groups {
+		out[TableGroups][k] = v
 	}
 	return out
 }

@@ -103,6 +103,12 @@ func (r *runtime) image() *Image {
 	for id, p := range r.polByID {
 		im.Policies[id] = policySpec(p)
 	}
+	im.Groups = make(map[uint32]GroupSpec, 2*len(r.named))
+	for _, n := range r.named {
+		for fam := range 2 {
+			im.Groups[n.groups[fam].id&^GroupFlag] = GroupSpec{Buckets: n.buckets(fam)}
+		}
+	}
 	im.Ports = portImage(r.ifaceList(), r.tenantList(), func(name string) PortSpec {
 		t := r.tenants[name]
 		return tenantSpec(t.tableID, &t.plens, &t.Tenant)

@@ -21,6 +21,7 @@ type State struct {
 	Domain     Domain      `yaml:"domain,omitempty" json:"domain"`
 	Interfaces []Interface `yaml:"interfaces,omitempty" json:"interfaces"`
 	Tenants    []Tenant    `yaml:"tenants,omitempty" json:"tenants"`
+	Policies   []Policy    `yaml:"policies,omitempty" json:"policies,omitempty"` // named, weighted (policies.go)
 	Routes     []Route     `yaml:"routes,omitempty" json:"routes"`
 	SIDs       []SID       `yaml:"sids,omitempty" json:"sids"`
 	BGP        *BGP        `yaml:"bgp,omitempty" json:"bgp,omitempty"` // the daemon's BGP speaker (bgp.go)
@@ -134,7 +135,10 @@ type Route struct {
 	Tenant string       `yaml:"tenant" json:"tenant"`
 	Prefix netip.Prefix `yaml:"prefix" json:"prefix"`
 	Mode   string       `yaml:"mode,omitempty" json:"mode"` // encap (default) | encap.red | pass
-	Segs   []netip.Addr `yaml:"segs" json:"segs"`
+	Segs   []netip.Addr `yaml:"segs,omitempty" json:"segs"`
+	// Policy names a named policy (policies.go) whose weighted lists the route's flows are spread over,
+	// instead of mode, segs, src and hoplimit.
+	Policy string `yaml:"policy,omitempty" json:"policy,omitempty"`
 	// USIDs is the segment list written as uSIDs (usidlist.go), instead of segs: its containers
 	// become Segs when the route is checked. It is kept to be shown and written back as given.
 	USIDs    *USIDList  `yaml:"usids,omitempty" json:"usids,omitempty"`

@@ -44,6 +44,7 @@ type Op struct {
 	SID          *SID
 	TenantRoutes *TenantRoutes
 	BGP          *BGP // OpReplace or OpDelete (the whole section)
+	Policy       *Policy
 }
 
 // TenantRoutes replaces every route of a tenant in one step: traffic sees the old table or the new
@@ -94,6 +95,7 @@ type change struct {
 	routes       map[routeKey]*policy // before (nil: absent)
 	swapped      map[string]*swapBefore
 	sids         map[netip.Addr]sidBefore
+	named        map[string]namedBefore
 	newPols      []*policy
 	pols         map[*policy]bool // policies whose refcount changed
 	undo         []func()
@@ -103,7 +105,7 @@ type change struct {
 func newChange() *change {
 	return &change{ifaces: map[string]ifaceBefore{}, tenants: map[string]*tenantBefore{},
 		routes: map[routeKey]*policy{}, swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
-		pols: map[*policy]bool{}, diff: &Diff{Added: []string{}, Changed: []string{}, Removed: []string{}}}
+		named: map[string]namedBefore{}, pols: map[*policy]bool{}, diff: &Diff{Added: []string{}, Changed: []string{}, Removed: []string{}}}
 }
 
 func (c *change) onUndo(f func()) { c.undo = append(c.undo, f) }
@@ -143,7 +145,7 @@ func (c *change) touchTenant(r *runtime, name string) {
 func (s *Store) apply(c *change, op Op) error {
 	n := 0
 	for _, set := range []bool{op.Options != nil, op.Domain != nil, op.Interface != nil, op.Tenant != nil, op.Route != nil,
-		op.SID != nil, op.TenantRoutes != nil, op.BGP != nil} {
+		op.SID != nil, op.TenantRoutes != nil, op.BGP != nil, op.Policy != nil} {
 		if set {
 			n++
 		}
@@ -169,6 +171,8 @@ func (s *Store) apply(c *change, op Op) error {
 		return s.applySID(c, op)
 	case op.BGP != nil:
 		return s.applyBGP(c, op)
+	case op.Policy != nil:
+		return s.applyPolicy(c, op)
 	default:
 		return s.applyTenantRoutes(c, op)
 	}
@@ -372,11 +376,15 @@ type policyReq struct {
 	segs     []netip.Addr
 	src      netip.Addr
 	hopLimit uint8
+	named    string // a named policy (policies.go): its group for the inner family, instead of the above
 	obj      string // the route or SID asking, for errors
 }
 
 // routePolicy is the policy request of route r (validated).
 func routePolicy(r *Route) policyReq {
+	if r.Policy != "" {
+		return policyReq{inner6: r.Prefix.Addr().Is6(), named: r.Policy, obj: routeObj(r)}
+	}
 	return policyReq{inner6: r.Prefix.Addr().Is6(), mode: r.Mode, segs: r.Segs, src: r.Src, hopLimit: r.HopLimit, obj: routeObj(r)}
 }
 
@@ -391,6 +399,17 @@ func bindingPolicy(sd *SID, b *Behavior) policyReq {
 func (s *Store) acquire(c *change, q policyReq) (*policy, error) {
 	if q.mode == ModePass {
 		return passPolicy, nil
+	}
+	if q.named != "" {
+		n := s.rt.named[q.named]
+		if n == nil {
+			return nil, fieldErr(q.obj, "policy", "unknown policy %q", q.named)
+		}
+		g := n.groups[boolInt(q.inner6)]
+		g.refs++
+		c.pols[g] = true
+		c.onUndo(func() { g.refs-- })
+		return g, nil
 	}
 	key := policyKey(q.inner6, q.mode, q.segs, q.src, q.hopLimit)
 	p := s.rt.policies[key]

@@ -32,6 +32,14 @@ type savedPolicy struct {
 	HopLimit uint8        `json:"hoplimit"`
 }
 
+// savedNamed is a named policy: its definition, its groups' ids (with GroupFlag) and its lists' policy
+// ids, per inner family.
+type savedNamed struct {
+	P Policy      `json:"p"`
+	G [2]uint32   `json:"g"`
+	M [2][]uint32 `json:"m"`
+}
+
 type savedRoute struct {
 	T   string       `json:"t"`
 	P   netip.Prefix `json:"p"`
@@ -63,6 +71,8 @@ type record struct {
 	RouteDel  *savedRoute  `json:"r_del,omitempty"`
 	SID       *SID         `json:"sid,omitempty"`
 	SIDDel    *netip.Addr  `json:"sid_del,omitempty"`
+	Named     *savedNamed  `json:"named,omitempty"`
+	NamedDel  string       `json:"named_del,omitempty"`
 }
 
 type journalLine struct {
@@ -73,6 +83,54 @@ type journalLine struct {
 func polRecord(p *policy) record {
 	return record{Policy: &savedPolicy{ID: p.id, Inner6: p.inner6, Mode: p.mode, Segs: p.segs, Src: p.src,
 		UsedSrc: p.usedSrc, HopLimit: p.hopLimit}}
+}
+
+func namedRecord(n *namedRT) record {
+	sn := &savedNamed{P: n.Policy}
+	for fam := range 2 {
+		sn.G[fam] = n.groups[fam].id
+		for _, m := range n.members[fam] {
+			sn.M[fam] = append(sn.M[fam], m.id)
+		}
+	}
+	return record{Named: sn}
+}
+
+// replayNamed applies a saved named policy: its groups are kept across a replace (routes point at
+// them), its lists' policies referenced.
+func (r *runtime) replayNamed(sn *savedNamed) error {
+	n := r.named[sn.P.Name]
+	if n != nil {
+		for fam := range 2 {
+			for _, m := range n.members[fam] {
+				m.refs--
+			}
+		}
+	} else {
+		n = &namedRT{}
+		for fam := range 2 {
+			g := &policy{id: sn.G[fam], key: groupKey(sn.P.Name, fam), inner6: fam == 1, group: n}
+			n.groups[fam] = g
+			r.groupByID[g.id] = g
+		}
+		r.named[sn.P.Name] = n
+	}
+	n.Policy = sn.P
+	for fam := range 2 {
+		n.members[fam] = nil
+		if len(sn.M[fam]) != len(sn.P.Lists) {
+			return fmt.Errorf("policy %q: %d list policies for %d lists", sn.P.Name, len(sn.M[fam]), len(sn.P.Lists))
+		}
+		for _, id := range sn.M[fam] {
+			m := r.polByID[id]
+			if m == nil {
+				return fmt.Errorf("policy %q: unknown list policy %d", sn.P.Name, id)
+			}
+			m.refs++
+			n.members[fam] = append(n.members[fam], m)
+		}
+	}
+	return nil
 }
 
 func tenantRecord(t *tenantRT) record {
@@ -111,6 +169,18 @@ func (r *runtime) replay(rec record) error {
 			delete(r.policies, p.key)
 			delete(r.polByID, p.id)
 		}
+	case rec.Named != nil:
+		return r.replayNamed(rec.Named)
+	case rec.NamedDel != "":
+		if n := r.named[rec.NamedDel]; n != nil {
+			for fam := range 2 {
+				for _, m := range n.members[fam] {
+					m.refs--
+				}
+				delete(r.groupByID, n.groups[fam].id)
+			}
+			delete(r.named, rec.NamedDel)
+		}
 	case rec.Tenant != nil:
 		t := r.tenants[rec.Tenant.Name]
 		if t == nil {
@@ -148,6 +218,8 @@ func (r *runtime) replay(rec record) error {
 		t, pol := r.tenants[rec.Route.T], r.polByID[rec.Route.Pol]
 		if rec.Route.Pol == 0 {
 			pol = passPolicy
+		} else if rec.Route.Pol&GroupFlag != 0 {
+			pol = r.groupByID[rec.Route.Pol]
 		}
 		if t == nil || pol == nil {
 			return fmt.Errorf("route %s of tenant %q: unknown tenant or policy %d", rec.Route.P, rec.Route.T, rec.Route.Pol)
@@ -244,6 +316,11 @@ func (r *runtime) records(emit func(record) error) error {
 			return err
 		}
 	}
+	for _, n := range r.named {
+		if err := emit(namedRecord(n)); err != nil {
+			return err
+		}
+	}
 	for _, t := range r.tenants {
 		if err := emit(tenantRecord(t)); err != nil {
 			return err
@@ -293,6 +370,11 @@ func (r *runtime) changeRecords(c *change) []record {
 			recs = append(recs, polRecord(p))
 		}
 	}
+	for name := range c.named {
+		if n := r.named[name]; n != nil {
+			recs = append(recs, namedRecord(n))
+		}
+	}
 	for name := range c.tenants {
 		if t := r.tenants[name]; t != nil {
 			recs = append(recs, tenantRecord(t))
@@ -332,8 +414,13 @@ func (r *runtime) changeRecords(c *change) []record {
 			recs = append(recs, record{TenantDel: name})
 		}
 	}
+	for name, b := range c.named { // after the routes that used it
+		if b.had && r.named[name] == nil {
+			recs = append(recs, record{NamedDel: name})
+		}
+	}
 	for p := range c.pols {
-		if p.refs == 0 && !slices.Contains(c.newPols, p) {
+		if p.refs == 0 && p.group == nil && !slices.Contains(c.newPols, p) {
 			recs = append(recs, record{PolicyDel: p.id})
 		}
 	}
@@ -429,6 +516,11 @@ func (r *runtime) rebuildPools() {
 		used[sd.ID] = true
 	}
 	r.sidIDs.rebuild(used)
+	used = map[uint32]bool{}
+	for _, n := range r.named {
+		used[n.groups[0].id&^GroupFlag], used[n.groups[1].id&^GroupFlag] = true, true
+	}
+	r.groupIDs.rebuild(used)
 }
 
 // appendJournal saves one commit; the journal is folded into a new snapshot once it outgrows it.

@@ -44,6 +44,20 @@ func (s *Store) Plan(desired *State) []Op {
 			dels = append(dels, Op{Kind: OpDelete, Interface: &Interface{Name: name}})
 		}
 	}
+	wantPol := map[string]bool{}
+	for i := range desired.Policies {
+		p := clonePolicy(&desired.Policies[i])
+		wantPol[p.Name] = true
+		if cur := rt.named[p.Name]; cur != nil && same(cur.Policy, p) {
+			continue
+		}
+		ops = append(ops, Op{Kind: OpReplace, Policy: &p})
+	}
+	for name, n := range rt.named {
+		if !wantPol[name] && n.Origin == OriginConfig { // after the routes that use it are replaced
+			dels = append(dels, Op{Kind: OpDelete, Policy: &Policy{Name: name}})
+		}
+	}
 	routes := map[string][]Route{}
 	for _, r := range desired.Routes {
 		routes[r.Tenant] = append(routes[r.Tenant], r)
@@ -120,8 +134,12 @@ func sameRoutes(cur *tenantRT, want []Route) bool {
 	for i := range want {
 		r := &want[i]
 		p := cur.routes[r.Prefix]
+		key := policyKey(r.Prefix.Addr().Is6(), r.Mode, r.Segs, r.Src, r.HopLimit)
+		if r.Policy != "" {
+			key = groupKey(r.Policy, boolInt(r.Prefix.Addr().Is6()))
+		}
 		if p == nil || cur.routeOrigin(r.Prefix) != OriginConfig || (r.Mode == ModePass) != (p == passPolicy) ||
-			(p != passPolicy && p.key != policyKey(r.Prefix.Addr().Is6(), r.Mode, r.Segs, r.Src, r.HopLimit)) ||
+			(p != passPolicy && p.key != key) ||
 			!sameUSIDs(cur.usids[r.Prefix], r.USIDs) {
 			return false
 		}

@@ -33,6 +33,9 @@ type policy struct {
 	usedSrc  netip.Addr
 	hopLimit uint8
 	refs     int
+	// group: a named policy's group for one inner family (id carries GroupFlag), which routes point
+	// at; not in the policy tables (policies.go).
+	group *namedRT
 }
 
 // passPolicy is what a pass route points at: id 0, which the data plane treats as "no encap: hand
@@ -119,6 +122,10 @@ type runtime struct {
 	tableIDs *idPool
 	sidIDs   *idPool
 	nroutes  [2]int
+	// Named policies (policies.go), their groups by id (with GroupFlag) and the group id pool.
+	named     map[string]*namedRT
+	groupByID map[uint32]*policy
+	groupIDs  *idPool
 }
 
 func newRuntime() *runtime {
@@ -132,6 +139,10 @@ func newRuntime() *runtime {
 		polIDs:   newIDPool(MaxPolicies, "SR policies (distinct segment lists)"),
 		tableIDs: newIDPool(maxTables, "route tables"),
 		sidIDs:   newIDPool(MaxSIDs, "local SIDs"),
+
+		named:     map[string]*namedRT{},
+		groupByID: map[uint32]*policy{},
+		groupIDs:  newIDPool(MaxGroups, "named policy groups (two per policy)"),
 	}
 }
 
@@ -173,6 +184,9 @@ func cloneDomain(d Domain) Domain {
 
 // routeOf returns the API form of a route.
 func routeOf(t *tenantRT, p netip.Prefix, pol *policy) Route {
+	if pol.group != nil {
+		return Route{Tenant: t.Name, Prefix: p, Policy: pol.group.Name, ID: pol.id, Origin: t.routeOrigin(p)}
+	}
 	return Route{Tenant: t.Name, Prefix: p, Mode: pol.mode, Segs: slices.Clone(pol.segs), Src: pol.src,
 		HopLimit: pol.hopLimit, ID: pol.id, UsedSrc: pol.usedSrc, Origin: t.routeOrigin(p), USIDs: t.usids[p].clone()}
 }
@@ -216,6 +230,9 @@ func (r *runtime) state() State {
 	for _, sd := range r.sids {
 		s.SIDs = append(s.SIDs, sd)
 	}
+	for _, n := range r.named {
+		s.Policies = append(s.Policies, n.view())
+	}
 	sortState(&s)
 	return s
 }
@@ -234,6 +251,7 @@ func sortState(s *State) {
 		return a.Prefix.Bits() - b.Prefix.Bits()
 	})
 	slices.SortFunc(s.SIDs, func(a, b SID) int { return a.SID.Compare(b.SID) })
+	slices.SortFunc(s.Policies, func(a, b Policy) int { return strings.Compare(a.Name, b.Name) })
 }
 
 // quarantine is how long a released id stays unused: a packet that read the old id just before the

@@ -271,6 +271,12 @@ func (s *Store) releaseIDs(c *change) {
 			}
 		}
 	}
+	for name, b := range c.named {
+		if b.had && rt.named[name] == nil {
+			rt.groupIDs.release(b.gids[0], true)
+			rt.groupIDs.release(b.gids[1], true)
+		}
+	}
 }
 
 // Apply makes desired the running state: the file-level checks, then the difference as operations
@@ -314,20 +320,28 @@ type PolicyInfo struct {
 	UsedSrc netip.Addr
 	Routes  int // routes that use it
 	SIDs    int // binding SIDs bound to it
+	Lists   int // lists of named policies that are it
 }
 
 // Policies lists the policies in use, by id.
 func (s *Store) Policies() []PolicyInfo {
-	bound := map[uint32]int{}
+	bound, lists := map[uint32]int{}, map[uint32]int{}
 	for _, sd := range s.rt.sids {
 		if sd.Policy != 0 {
 			bound[sd.Policy]++
 		}
 	}
+	for _, n := range s.rt.named {
+		for fam := range 2 {
+			for _, m := range n.members[fam] {
+				lists[m.id]++
+			}
+		}
+	}
 	out := make([]PolicyInfo, 0, len(s.rt.polByID))
 	for _, p := range s.rt.polByID {
-		out = append(out, PolicyInfo{ID: p.id, Mode: p.mode, Segs: p.segs, UsedSrc: p.usedSrc, Routes: p.refs - bound[p.id],
-			SIDs: bound[p.id]})
+		out = append(out, PolicyInfo{ID: p.id, Mode: p.mode, Segs: p.segs, UsedSrc: p.usedSrc, Routes: p.refs - bound[p.id] - lists[p.id],
+			SIDs: bound[p.id], Lists: lists[p.id]})
 	}
 	slices.SortFunc(out, func(a, b PolicyInfo) int { return int(a.ID) - int(b.ID) })
 	return out

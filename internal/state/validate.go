@@ -55,6 +55,15 @@ func Validate(s *State) error {
 			ports[k] = t.Name
 		}
 	}
+	policies := map[string]bool{}
+	for i := range s.Policies {
+		p := &s.Policies[i]
+		validateNamedPolicy(p, add)
+		if policies[p.Name] {
+			add(fieldErr(policyObj(p.Name), "", "defined twice"))
+		}
+		policies[p.Name] = true
+	}
 	type rkey struct {
 		tenant string
 		prefix string
@@ -65,6 +74,9 @@ func Validate(s *State) error {
 		validateRoute(r, add)
 		if tenants[r.Tenant] == nil {
 			add(fieldErr(routeObj(r), "tenant", "unknown tenant %q", r.Tenant))
+		}
+		if r.Policy != "" && !policies[r.Policy] {
+			add(fieldErr(routeObj(r), "policy", "unknown policy %q", r.Policy))
 		}
 		k := rkey{r.Tenant, r.Prefix.String()}
 		if routes[k] {
@@ -223,6 +235,13 @@ func validateRoute(r *Route, add func(error)) {
 	} else if r.Prefix != r.Prefix.Masked() {
 		add(fieldErr(obj, "prefix", "host bits set; did you mean %s", r.Prefix.Masked()))
 	}
+	if r.Policy != "" {
+		// A named policy (policies.go) gives the lists, mode, source and hop limit.
+		if r.Mode != "" || len(r.Segs) > 0 || r.USIDs != nil || r.Src.IsValid() || r.HopLimit != 0 {
+			add(fieldErr(obj, "policy", "a route naming a policy takes no mode, segs, usids, src or hoplimit (the policy's)"))
+		}
+		return
+	}
 	if r.Mode == "" {
 		r.Mode = ModeEncap
 	}
@@ -261,17 +280,27 @@ func validateRoute(r *Route, add func(error)) {
 // validateSID checks a SID on its own and its tenant reference (tenant looks a tenant up by name).
 // validatePolicy checks the segment list and source of an SR policy (a route's, a binding SID's).
 func validatePolicy(obj string, segs []netip.Addr, src netip.Addr, add func(error)) {
+	validateSegs(obj, "segs", segs, add)
+	validateSrc(obj, src, add)
+}
+
+// validateSegs checks a segment list, reported as field.
+func validateSegs(obj, field string, segs []netip.Addr, add func(error)) {
 	switch {
 	case len(segs) == 0:
-		add(fieldErr(obj, "segs", "no SIDs; give 1 to %d", MaxSegments))
+		add(fieldErr(obj, field, "no SIDs; give 1 to %d", MaxSegments))
 	case len(segs) > MaxSegments:
-		add(fieldErr(obj, "segs", "%d SIDs, at most %d", len(segs), MaxSegments))
+		add(fieldErr(obj, field, "%d SIDs, at most %d", len(segs), MaxSegments))
 	}
 	for j, sid := range segs {
 		if !sid.Is6() || sid.Is4In6() || sid.IsUnspecified() || sid.IsMulticast() || sid.IsLoopback() {
-			add(fieldErr(obj, fmt.Sprintf("segs[%d]", j), "%v is not a unicast IPv6 address", sid))
+			add(fieldErr(obj, fmt.Sprintf("%s[%d]", field, j), "%v is not a unicast IPv6 address", sid))
 		}
 	}
+}
+
+// validateSrc checks an outer source address (invalid: the kernel's choice).
+func validateSrc(obj string, src netip.Addr, add func(error)) {
 	if src.IsValid() && (!src.Is6() || src.Is4In6() || src.IsUnspecified() || src.IsMulticast()) {
 		add(fieldErr(obj, "src", "%v is not a unicast IPv6 address", src))
 	}

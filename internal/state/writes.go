@@ -117,6 +117,9 @@ func (s *Store) steps(c *change) []Step {
 	}
 	add(Step{Kind: StepResetCounters, Table: TablePolicies, IDs: polIDs})
 	add(put(TablePolicies, pols))
+	// Named policies' groups: their lists are written; routes may point at them from here on.
+	groupPut, groupDel := s.groupWrites(c)
+	add(put(TableGroups, groupPut))
 
 	// 3. SIDs added or changed.
 	var sidPut, sidDel []Entry
@@ -233,6 +236,7 @@ func (s *Store) steps(c *change) []Step {
 	// 6. Removals, then the final prefix-length bitmaps.
 	add(del(TablePorts, portDel))
 	add(del(TableRoutes, routeDel))
+	add(del(TableGroups, groupDel))
 	add(del(TableSIDs, sidDel))
 	add(put(TablePorts, portFinal))
 	add(del(TableSIDSpace, spaceDel))

@@ -68,6 +68,11 @@ type Seg6xFibDirectNhKey struct {
 	Dst        [16]uint8
 }
 
+type Seg6xFibDirectPolicyGroup struct {
+	_   structs.HostLayout
+	Ids [64]uint32
+}
+
 type Seg6xFibDirectPortKey struct {
 	_       structs.HostLayout
 	Ifindex uint32
@@ -219,6 +224,7 @@ const (
 	Seg6xFibDirectMapNhCache                = "nh_cache"
 	Seg6xFibDirectMapNhGen                  = "nh_gen"
 	Seg6xFibDirectMapPolicies               = "policies"
+	Seg6xFibDirectMapPolicyGroups           = "policy_groups"
 	Seg6xFibDirectMapPolicyStats            = "policy_stats"
 	Seg6xFibDirectMapPorts                  = "ports"
 	Seg6xFibDirectMapReasonStats            = "reason_stats"
@@ -310,6 +316,7 @@ type Seg6xFibDirectMapSpecs struct {
 	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies     *ebpf.MapSpec `ebpf:"policies"`
+	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
@@ -377,6 +384,7 @@ type Seg6xFibDirectMaps struct {
 	NhCache      *ebpf.Map `ebpf:"nh_cache"`
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
 	Policies     *ebpf.Map `ebpf:"policies"`
+	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
@@ -405,6 +413,7 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.NhCache,
 		m.NhGen,
 		m.Policies,
+		m.PolicyGroups,
 		m.PolicyStats,
 		m.Ports,
 		m.ReasonStats,

@@ -1,0 +1,164 @@
+package state
+
+// policies_test.go: named weighted policies: slots by weight, a list marked down moves only its own
+// slots and writes only the groups (never a route), references, persistence, refusals.
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+func weighted(name string, weights ...uint32) Policy {
+	p := Policy{Name: name}
+	for i, w := range weights {
+		p.Lists = append(p.Lists, SegList{Segs: []netip.Addr{netip.AddrFrom16([16]byte{0xfc, 0, 0, 0x20, 15: byte(i + 1)})}, Weight: w})
+	}
+	return p
+}
+
+func slotsOf(b [GroupBuckets]uint32) map[uint32]int {
+	n := map[uint32]int{}
+	for _, id := range b {
+		n[id]++
+	}
+	return n
+}
+
+func TestGroupBucketsByWeight(t *testing.T) {
+	for _, c := range []struct {
+		weights []uint32
+		want    []int
+	}{
+		{[]uint32{1, 1}, []int{32, 32}},
+		{[]uint32{2, 1, 1}, []int{32, 16, 16}},
+		{[]uint32{1, 1, 1}, []int{22, 21, 21}},
+		{[]uint32{1000, 1}, []int{63, 1}}, // every list up gets a slot
+		{[]uint32{3, 0}, []int{48, 16}},   // weight 0 is 1 (filled by validation): here as given
+	} {
+		p := weighted("p", c.weights...)
+		for i := range p.Lists {
+			if p.Lists[i].Weight == 0 {
+				p.Lists[i].Weight = 1
+			}
+		}
+		ids := []uint32{11, 12, 13}[:len(c.weights)]
+		got := slotsOf(groupBuckets(p.Lists, ids))
+		for i, w := range c.want {
+			if got[ids[i]] != w {
+				t.Errorf("weights %v: list %d has %d slots, want %d (%v)", c.weights, i, got[ids[i]], w, got)
+			}
+		}
+	}
+}
+
+func TestListDownMovesOnlyItsSlots(t *testing.T) {
+	p := weighted("p", 1, 1, 2)
+	ids := []uint32{11, 12, 13}
+	before := groupBuckets(p.Lists, ids)
+	p.Lists[0].Down = true
+	after := groupBuckets(p.Lists, ids)
+	for b := range after {
+		if before[b] != 11 && after[b] != before[b] {
+			t.Errorf("slot %d of a list still up moved: %d -> %d", b, before[b], after[b])
+		}
+		if after[b] == 11 {
+			t.Errorf("slot %d still on the list that is down", b)
+		}
+	}
+	if n := slotsOf(after); n[12]+n[13] != GroupBuckets || n[13] <= n[12] {
+		t.Errorf("after list 0 down: %v (the weight-2 list should take more)", n)
+	}
+	for i := range p.Lists {
+		p.Lists[i].Down = true
+	}
+	if n := slotsOf(groupBuckets(p.Lists, ids)); n[0] != GroupBuckets {
+		t.Errorf("every list down: %v, want every slot 0", n)
+	}
+}
+
+func TestNamedPolicyRoutesAndDown(t *testing.T) {
+	st := openTemp(t)
+	s := baseState()
+	s.Policies = []Policy{weighted("east", 2, 1, 1)}
+	s.Routes = append(s.Routes, Route{Tenant: "blue", Prefix: mustPrefix("198.18.40.0/24"), Policy: "east"},
+		Route{Tenant: "blue", Prefix: mustPrefix("2001:db8:40::/48"), Policy: "east"})
+	if _, err := st.Apply(s, false); err != nil {
+		t.Fatal(err)
+	}
+	checkImage(t, st)
+	im := st.Image()
+	if len(im.Groups) != 2 {
+		t.Fatalf("%d groups, want 2 (IPv4 and IPv6 inner)", len(im.Groups))
+	}
+	r4 := im.Routes[RouteKey{TableID: st.rt.tenants["blue"].tableID, Prefix: mustPrefix("198.18.40.0/24")}]
+	if r4&GroupFlag == 0 || im.Groups[r4&^GroupFlag].Buckets[0] == 0 {
+		t.Fatalf("route 198.18.40.0/24 -> %#x, not a group with lists", r4)
+	}
+	if d, err := st.Apply(s, false); err != nil || !d.Empty() {
+		t.Fatalf("applying the same state again: %v %v", d, err)
+	}
+
+	// A list down: one commit that writes the two groups and nothing else.
+	var steps []Step
+	fakeOf(st).onApply = func(s []Step) { steps = s }
+	s.Policies[0].Lists[0].Down = true
+	if _, err := st.Apply(s, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range steps {
+		if step.Table != TableGroups || step.Kind != StepPut || len(step.Entries) != 2 {
+			t.Errorf("marking a list down wrote %d entries of table %d (kind %d); want only the 2 groups", len(step.Entries), step.Table, step.Kind)
+		}
+	}
+	checkImage(t, st)
+	down := st.rt.state().Policies[0]
+	for _, b := range st.Image().Groups[r4&^GroupFlag].Buckets {
+		if b == down.Lists[0].PolicyID[0] || b == 0 {
+			t.Fatalf("a slot still names the list that is down (%d)", b)
+		}
+	}
+
+	st = reopen(t, st)
+	checkImage(t, st)
+	if got := st.rt.state().Policies; len(got) != 1 || !got[0].Lists[0].Down {
+		t.Fatalf("after reopening: %+v", got)
+	}
+	// In use: not deleted; its routes gone, it goes and its lists' policies with it.
+	if _, err := st.Commit([]Op{{Kind: OpDelete, Policy: &Policy{Name: "east"}}}, false); err == nil ||
+		!strings.Contains(err.Error(), "2 routes still use it") {
+		t.Fatalf("deleting a policy in use: %v", err)
+	}
+	n := len(st.Policies())
+	s.Policies, s.Routes = nil, s.Routes[:1]
+	if _, err := st.Apply(s, false); err != nil {
+		t.Fatal(err)
+	}
+	checkImage(t, st)
+	if len(st.Policies()) != n-6 || len(st.Image().Groups) != 0 {
+		t.Errorf("after deleting the policy: %d encap policies (was %d, 3 lists x 2 families go), %d groups", len(st.Policies()), n, len(st.Image().Groups))
+	}
+	st = reopen(t, st)
+	checkImage(t, st)
+}
+
+func TestNamedPolicyRefusals(t *testing.T) {
+	st := openTemp(t)
+	for _, c := range []struct {
+		s    State
+		want string
+	}{
+		{State{Policies: []Policy{{Name: "x"}}}, `policy "x": lists: no segment lists`},
+		{State{Policies: []Policy{weighted("x", 1), weighted("x", 1)}}, `policy "x": defined twice`},
+		{State{Policies: []Policy{{Name: "x", Lists: []SegList{{Segs: []netip.Addr{mustAddr("198.18.0.1")}}}}}},
+			`policy "x": lists[0].segs[0]: 198.18.0.1 is not a unicast IPv6 address`},
+		{State{Tenants: baseState().Tenants, Routes: []Route{{Tenant: "blue", Prefix: mustPrefix("198.18.40.0/24"), Policy: "nope"}}},
+			`policy: unknown policy "nope"`},
+		{State{Tenants: baseState().Tenants, Policies: []Policy{weighted("x", 1)}, Routes: []Route{{Tenant: "blue",
+			Prefix: mustPrefix("198.18.40.0/24"), Policy: "x", Segs: []netip.Addr{mustAddr("fc00:2::1")}}}}, "takes no mode, segs"},
+	} {
+		if _, err := st.Apply(c.s, false); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}
