@@ -144,7 +144,7 @@ type Image struct {
 	SIDSpace   []netip.Prefix
 	SIDSources []netip.Prefix
 	Policies   map[uint32]PolicySpec
-	Groups     map[uint32]GroupSpec // by group id (without GroupFlag)
+	Groups     map[uint32]GroupSpec     // by group id (without GroupFlag)
 	SIDs       map[netip.Prefix]SIDSpec // by SID.Prefix()
 	Routes     map[RouteKey]uint32
 	Ports      map[PortKey]PortSpec

@@ -352,4 +352,3 @@ func (s *Store) groupWrites(c *change) (puts, dels []Entry) {
 	}
 	return puts, dels
 }
-
