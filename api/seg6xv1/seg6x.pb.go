@@ -75,7 +75,7 @@ func (x Op_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Op_Kind.Descriptor instead.
 func (Op_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{14, 0}
+	return file_seg6x_proto_rawDescGZIP(), []int{16, 0}
 }
 
 type Options struct {
@@ -884,6 +884,7 @@ type Route struct {
 	Egress        string                 `protobuf:"bytes,10,opt,name=egress,proto3" json:"egress,omitempty"`                        // output only: interface towards segs[0] (or why it is unknown)
 	Origin        string                 `protobuf:"bytes,11,opt,name=origin,proto3" json:"origin,omitempty"`                        // output only: who owns it: "" (the API and config files), kernel, bgp
 	Usids         *USIDList              `protobuf:"bytes,12,opt,name=usids,proto3" json:"usids,omitempty"`                          // instead of segs: the segment list written as uSIDs, kept as given
+	Policy        string                 `protobuf:"bytes,13,opt,name=policy,proto3" json:"policy,omitempty"`                        // instead of mode/segs/src/hoplimit: a named policy (its weighted lists)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1002,6 +1003,175 @@ func (x *Route) GetUsids() *USIDList {
 	return nil
 }
 
+func (x *Route) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+// Policy is a named SR policy: one or more weighted segment lists. Routes that name it spread their
+// flows over the lists that are up, by weight (the flow hash of the outer flow label: one flow, one list).
+type Policy struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Mode          string                 `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`          // encap (default) | encap.red
+	Src           string                 `protobuf:"bytes,3,opt,name=src,proto3" json:"src,omitempty"`            // outer source; empty = the kernel's choice towards each list's first SID
+	Hoplimit      uint32                 `protobuf:"varint,4,opt,name=hoplimit,proto3" json:"hoplimit,omitempty"` // outer hop limit; 0 = 64
+	Lists         []*SegList             `protobuf:"bytes,5,rep,name=lists,proto3" json:"lists,omitempty"`        // 1..16
+	Origin        string                 `protobuf:"bytes,6,opt,name=origin,proto3" json:"origin,omitempty"`      // output only
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Policy) Reset() {
+	*x = Policy{}
+	mi := &file_seg6x_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Policy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Policy) ProtoMessage() {}
+
+func (x *Policy) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Policy.ProtoReflect.Descriptor instead.
+func (*Policy) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Policy) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Policy) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *Policy) GetSrc() string {
+	if x != nil {
+		return x.Src
+	}
+	return ""
+}
+
+func (x *Policy) GetHoplimit() uint32 {
+	if x != nil {
+		return x.Hoplimit
+	}
+	return 0
+}
+
+func (x *Policy) GetLists() []*SegList {
+	if x != nil {
+		return x.Lists
+	}
+	return nil
+}
+
+func (x *Policy) GetOrigin() string {
+	if x != nil {
+		return x.Origin
+	}
+	return ""
+}
+
+type SegList struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Segs          []string               `protobuf:"bytes,1,rep,name=segs,proto3" json:"segs,omitempty"` // 1..16 SIDs (or usids)
+	Usids         *USIDList              `protobuf:"bytes,2,opt,name=usids,proto3" json:"usids,omitempty"`
+	Weight        uint32                 `protobuf:"varint,3,opt,name=weight,proto3" json:"weight,omitempty"`                            // share among the lists up (0 = 1); kept to 1/64 of the flows
+	Down          bool                   `protobuf:"varint,4,opt,name=down,proto3" json:"down,omitempty"`                                // marked down: its flows move to the other lists at once (routes untouched)
+	PolicyId      []uint32               `protobuf:"varint,5,rep,packed,name=policy_id,json=policyId,proto3" json:"policy_id,omitempty"` // output only: its encap policy (counters) for IPv4, IPv6 inner packets
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SegList) Reset() {
+	*x = SegList{}
+	mi := &file_seg6x_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SegList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SegList) ProtoMessage() {}
+
+func (x *SegList) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SegList.ProtoReflect.Descriptor instead.
+func (*SegList) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SegList) GetSegs() []string {
+	if x != nil {
+		return x.Segs
+	}
+	return nil
+}
+
+func (x *SegList) GetUsids() *USIDList {
+	if x != nil {
+		return x.Usids
+	}
+	return nil
+}
+
+func (x *SegList) GetWeight() uint32 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+func (x *SegList) GetDown() bool {
+	if x != nil {
+		return x.Down
+	}
+	return false
+}
+
+func (x *SegList) GetPolicyId() []uint32 {
+	if x != nil {
+		return x.PolicyId
+	}
+	return nil
+}
+
 // USIDList is a segment list written as uSIDs (RFC 9800 NEXT-C-SID), packed in order into uSID
 // containers: the block followed by as many uSIDs as fit in its 128 - block bits, zero-padded; the
 // next container goes on with the rest. The containers are the route's segs. Example: block
@@ -1017,7 +1187,7 @@ type USIDList struct {
 
 func (x *USIDList) Reset() {
 	*x = USIDList{}
-	mi := &file_seg6x_proto_msgTypes[11]
+	mi := &file_seg6x_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1029,7 +1199,7 @@ func (x *USIDList) String() string {
 func (*USIDList) ProtoMessage() {}
 
 func (x *USIDList) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[11]
+	mi := &file_seg6x_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1042,7 +1212,7 @@ func (x *USIDList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use USIDList.ProtoReflect.Descriptor instead.
 func (*USIDList) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{11}
+	return file_seg6x_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *USIDList) GetBlock() string {
@@ -1089,7 +1259,7 @@ type Sid struct {
 
 func (x *Sid) Reset() {
 	*x = Sid{}
-	mi := &file_seg6x_proto_msgTypes[12]
+	mi := &file_seg6x_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1101,7 +1271,7 @@ func (x *Sid) String() string {
 func (*Sid) ProtoMessage() {}
 
 func (x *Sid) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[12]
+	mi := &file_seg6x_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1114,7 +1284,7 @@ func (x *Sid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sid.ProtoReflect.Descriptor instead.
 func (*Sid) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{12}
+	return file_seg6x_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Sid) GetSid() string {
@@ -1233,7 +1403,7 @@ type TenantRoutes struct {
 
 func (x *TenantRoutes) Reset() {
 	*x = TenantRoutes{}
-	mi := &file_seg6x_proto_msgTypes[13]
+	mi := &file_seg6x_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1415,7 @@ func (x *TenantRoutes) String() string {
 func (*TenantRoutes) ProtoMessage() {}
 
 func (x *TenantRoutes) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[13]
+	mi := &file_seg6x_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1428,7 @@ func (x *TenantRoutes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantRoutes.ProtoReflect.Descriptor instead.
 func (*TenantRoutes) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{13}
+	return file_seg6x_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TenantRoutes) GetTenant() string {
@@ -1288,6 +1458,7 @@ type Op struct {
 	//	*Op_TenantRoutes
 	//	*Op_Domain
 	//	*Op_Bgp
+	//	*Op_Policy
 	Object        isOp_Object `protobuf_oneof:"object"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1295,7 +1466,7 @@ type Op struct {
 
 func (x *Op) Reset() {
 	*x = Op{}
-	mi := &file_seg6x_proto_msgTypes[14]
+	mi := &file_seg6x_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1307,7 +1478,7 @@ func (x *Op) String() string {
 func (*Op) ProtoMessage() {}
 
 func (x *Op) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[14]
+	mi := &file_seg6x_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1320,7 +1491,7 @@ func (x *Op) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Op.ProtoReflect.Descriptor instead.
 func (*Op) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{14}
+	return file_seg6x_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Op) GetKind() Op_Kind {
@@ -1409,6 +1580,15 @@ func (x *Op) GetBgp() *Bgp {
 	return nil
 }
 
+func (x *Op) GetPolicy() *Policy {
+	if x != nil {
+		if x, ok := x.Object.(*Op_Policy); ok {
+			return x.Policy
+		}
+	}
+	return nil
+}
+
 type isOp_Object interface {
 	isOp_Object()
 }
@@ -1445,6 +1625,10 @@ type Op_Bgp struct {
 	Bgp *Bgp `protobuf:"bytes,9,opt,name=bgp,proto3,oneof"` // REPLACE, or DELETE (removes the section)
 }
 
+type Op_Policy struct {
+	Policy *Policy `protobuf:"bytes,10,opt,name=policy,proto3,oneof"` // a named policy (DELETE: only while no route names it)
+}
+
 func (*Op_Options) isOp_Object() {}
 
 func (*Op_Interface) isOp_Object() {}
@@ -1461,6 +1645,8 @@ func (*Op_Domain) isOp_Object() {}
 
 func (*Op_Bgp) isOp_Object() {}
 
+func (*Op_Policy) isOp_Object() {}
+
 type CommitRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ops           []*Op                  `protobuf:"bytes,1,rep,name=ops,proto3" json:"ops,omitempty"`
@@ -1472,7 +1658,7 @@ type CommitRequest struct {
 
 func (x *CommitRequest) Reset() {
 	*x = CommitRequest{}
-	mi := &file_seg6x_proto_msgTypes[15]
+	mi := &file_seg6x_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1484,7 +1670,7 @@ func (x *CommitRequest) String() string {
 func (*CommitRequest) ProtoMessage() {}
 
 func (x *CommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[15]
+	mi := &file_seg6x_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1497,7 +1683,7 @@ func (x *CommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitRequest.ProtoReflect.Descriptor instead.
 func (*CommitRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{15}
+	return file_seg6x_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CommitRequest) GetOps() []*Op {
@@ -1532,7 +1718,7 @@ type Diff struct {
 
 func (x *Diff) Reset() {
 	*x = Diff{}
-	mi := &file_seg6x_proto_msgTypes[16]
+	mi := &file_seg6x_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1544,7 +1730,7 @@ func (x *Diff) String() string {
 func (*Diff) ProtoMessage() {}
 
 func (x *Diff) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[16]
+	mi := &file_seg6x_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1557,7 +1743,7 @@ func (x *Diff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diff.ProtoReflect.Descriptor instead.
 func (*Diff) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{16}
+	return file_seg6x_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Diff) GetAdded() []string {
@@ -1591,7 +1777,7 @@ type CommitReply struct {
 
 func (x *CommitReply) Reset() {
 	*x = CommitReply{}
-	mi := &file_seg6x_proto_msgTypes[17]
+	mi := &file_seg6x_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1603,7 +1789,7 @@ func (x *CommitReply) String() string {
 func (*CommitReply) ProtoMessage() {}
 
 func (x *CommitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[17]
+	mi := &file_seg6x_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1616,7 +1802,7 @@ func (x *CommitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitReply.ProtoReflect.Descriptor instead.
 func (*CommitReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{17}
+	return file_seg6x_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CommitReply) GetDiff() *Diff {
@@ -1642,13 +1828,14 @@ type State struct {
 	Sids          []*Sid                 `protobuf:"bytes,5,rep,name=sids,proto3" json:"sids,omitempty"`
 	Domain        *Domain                `protobuf:"bytes,6,opt,name=domain,proto3" json:"domain,omitempty"`
 	Bgp           *Bgp                   `protobuf:"bytes,7,opt,name=bgp,proto3" json:"bgp,omitempty"`
+	Policies      []*Policy              `protobuf:"bytes,8,rep,name=policies,proto3" json:"policies,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *State) Reset() {
 	*x = State{}
-	mi := &file_seg6x_proto_msgTypes[18]
+	mi := &file_seg6x_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1660,7 +1847,7 @@ func (x *State) String() string {
 func (*State) ProtoMessage() {}
 
 func (x *State) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[18]
+	mi := &file_seg6x_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1673,7 +1860,7 @@ func (x *State) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use State.ProtoReflect.Descriptor instead.
 func (*State) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{18}
+	return file_seg6x_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *State) GetOptions() *Options {
@@ -1725,6 +1912,13 @@ func (x *State) GetBgp() *Bgp {
 	return nil
 }
 
+func (x *State) GetPolicies() []*Policy {
+	if x != nil {
+		return x.Policies
+	}
+	return nil
+}
+
 type ApplyStateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	State         *State                 `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
@@ -1736,7 +1930,7 @@ type ApplyStateRequest struct {
 
 func (x *ApplyStateRequest) Reset() {
 	*x = ApplyStateRequest{}
-	mi := &file_seg6x_proto_msgTypes[19]
+	mi := &file_seg6x_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1748,7 +1942,7 @@ func (x *ApplyStateRequest) String() string {
 func (*ApplyStateRequest) ProtoMessage() {}
 
 func (x *ApplyStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[19]
+	mi := &file_seg6x_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1761,7 +1955,7 @@ func (x *ApplyStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStateRequest.ProtoReflect.Descriptor instead.
 func (*ApplyStateRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{19}
+	return file_seg6x_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ApplyStateRequest) GetState() *State {
@@ -1793,7 +1987,7 @@ type ShowRequest struct {
 
 func (x *ShowRequest) Reset() {
 	*x = ShowRequest{}
-	mi := &file_seg6x_proto_msgTypes[20]
+	mi := &file_seg6x_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1805,7 +1999,7 @@ func (x *ShowRequest) String() string {
 func (*ShowRequest) ProtoMessage() {}
 
 func (x *ShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[20]
+	mi := &file_seg6x_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1818,7 +2012,7 @@ func (x *ShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowRequest.ProtoReflect.Descriptor instead.
 func (*ShowRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{20}
+	return file_seg6x_proto_rawDescGZIP(), []int{22}
 }
 
 // The first chunk carries options, the domain, interfaces, tenants and the generation; routes and SIDs follow
@@ -1833,7 +2027,7 @@ type StateChunk struct {
 
 func (x *StateChunk) Reset() {
 	*x = StateChunk{}
-	mi := &file_seg6x_proto_msgTypes[21]
+	mi := &file_seg6x_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1845,7 +2039,7 @@ func (x *StateChunk) String() string {
 func (*StateChunk) ProtoMessage() {}
 
 func (x *StateChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[21]
+	mi := &file_seg6x_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1858,7 +2052,7 @@ func (x *StateChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateChunk.ProtoReflect.Descriptor instead.
 func (*StateChunk) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{21}
+	return file_seg6x_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StateChunk) GetState() *State {
@@ -1883,7 +2077,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1895,7 +2089,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1908,7 +2102,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{22}
+	return file_seg6x_proto_rawDescGZIP(), []int{24}
 }
 
 type Counter struct {
@@ -1921,7 +2115,7 @@ type Counter struct {
 
 func (x *Counter) Reset() {
 	*x = Counter{}
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1933,7 +2127,7 @@ func (x *Counter) String() string {
 func (*Counter) ProtoMessage() {}
 
 func (x *Counter) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1946,7 +2140,7 @@ func (x *Counter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Counter.ProtoReflect.Descriptor instead.
 func (*Counter) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{23}
+	return file_seg6x_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Counter) GetPackets() uint64 {
@@ -1978,7 +2172,7 @@ type PolicyStats struct {
 
 func (x *PolicyStats) Reset() {
 	*x = PolicyStats{}
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2184,7 @@ func (x *PolicyStats) String() string {
 func (*PolicyStats) ProtoMessage() {}
 
 func (x *PolicyStats) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2197,7 @@ func (x *PolicyStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyStats.ProtoReflect.Descriptor instead.
 func (*PolicyStats) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{24}
+	return file_seg6x_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PolicyStats) GetId() uint32 {
@@ -2067,7 +2261,7 @@ type SidStats struct {
 
 func (x *SidStats) Reset() {
 	*x = SidStats{}
-	mi := &file_seg6x_proto_msgTypes[25]
+	mi := &file_seg6x_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2079,7 +2273,7 @@ func (x *SidStats) String() string {
 func (*SidStats) ProtoMessage() {}
 
 func (x *SidStats) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[25]
+	mi := &file_seg6x_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2092,7 +2286,7 @@ func (x *SidStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SidStats.ProtoReflect.Descriptor instead.
 func (*SidStats) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{25}
+	return file_seg6x_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SidStats) GetSid() string {
@@ -2136,7 +2330,7 @@ type StatsReply struct {
 
 func (x *StatsReply) Reset() {
 	*x = StatsReply{}
-	mi := &file_seg6x_proto_msgTypes[26]
+	mi := &file_seg6x_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2148,7 +2342,7 @@ func (x *StatsReply) String() string {
 func (*StatsReply) ProtoMessage() {}
 
 func (x *StatsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[26]
+	mi := &file_seg6x_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2161,7 +2355,7 @@ func (x *StatsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsReply.ProtoReflect.Descriptor instead.
 func (*StatsReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{26}
+	return file_seg6x_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StatsReply) GetActions() map[string]*Counter {
@@ -2216,7 +2410,7 @@ type SlowPath struct {
 
 func (x *SlowPath) Reset() {
 	*x = SlowPath{}
-	mi := &file_seg6x_proto_msgTypes[27]
+	mi := &file_seg6x_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2228,7 +2422,7 @@ func (x *SlowPath) String() string {
 func (*SlowPath) ProtoMessage() {}
 
 func (x *SlowPath) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[27]
+	mi := &file_seg6x_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2241,7 +2435,7 @@ func (x *SlowPath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlowPath.ProtoReflect.Descriptor instead.
 func (*SlowPath) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{27}
+	return file_seg6x_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SlowPath) GetRunning() bool {
@@ -2308,7 +2502,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_seg6x_proto_msgTypes[28]
+	mi := &file_seg6x_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2320,7 +2514,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[28]
+	mi := &file_seg6x_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2333,7 +2527,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{28}
+	return file_seg6x_proto_rawDescGZIP(), []int{30}
 }
 
 type StatusReply struct {
@@ -2362,7 +2556,7 @@ type StatusReply struct {
 
 func (x *StatusReply) Reset() {
 	*x = StatusReply{}
-	mi := &file_seg6x_proto_msgTypes[29]
+	mi := &file_seg6x_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2374,7 +2568,7 @@ func (x *StatusReply) String() string {
 func (*StatusReply) ProtoMessage() {}
 
 func (x *StatusReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[29]
+	mi := &file_seg6x_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2387,7 +2581,7 @@ func (x *StatusReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusReply.ProtoReflect.Descriptor instead.
 func (*StatusReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{29}
+	return file_seg6x_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *StatusReply) GetVersion() string {
@@ -2524,7 +2718,7 @@ type KernelRequest struct {
 
 func (x *KernelRequest) Reset() {
 	*x = KernelRequest{}
-	mi := &file_seg6x_proto_msgTypes[30]
+	mi := &file_seg6x_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2536,7 +2730,7 @@ func (x *KernelRequest) String() string {
 func (*KernelRequest) ProtoMessage() {}
 
 func (x *KernelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[30]
+	mi := &file_seg6x_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2549,7 +2743,7 @@ func (x *KernelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRequest.ProtoReflect.Descriptor instead.
 func (*KernelRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{30}
+	return file_seg6x_proto_rawDescGZIP(), []int{32}
 }
 
 type KernelRoute struct {
@@ -2567,7 +2761,7 @@ type KernelRoute struct {
 
 func (x *KernelRoute) Reset() {
 	*x = KernelRoute{}
-	mi := &file_seg6x_proto_msgTypes[31]
+	mi := &file_seg6x_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2579,7 +2773,7 @@ func (x *KernelRoute) String() string {
 func (*KernelRoute) ProtoMessage() {}
 
 func (x *KernelRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[31]
+	mi := &file_seg6x_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2592,7 +2786,7 @@ func (x *KernelRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRoute.ProtoReflect.Descriptor instead.
 func (*KernelRoute) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{31}
+	return file_seg6x_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *KernelRoute) GetRoute() string {
@@ -2661,7 +2855,7 @@ type KernelReply struct {
 
 func (x *KernelReply) Reset() {
 	*x = KernelReply{}
-	mi := &file_seg6x_proto_msgTypes[32]
+	mi := &file_seg6x_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2673,7 +2867,7 @@ func (x *KernelReply) String() string {
 func (*KernelReply) ProtoMessage() {}
 
 func (x *KernelReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[32]
+	mi := &file_seg6x_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2686,7 +2880,7 @@ func (x *KernelReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelReply.ProtoReflect.Descriptor instead.
 func (*KernelReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{32}
+	return file_seg6x_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *KernelReply) GetMirroring() bool {
@@ -2761,7 +2955,7 @@ type BgpRequest struct {
 
 func (x *BgpRequest) Reset() {
 	*x = BgpRequest{}
-	mi := &file_seg6x_proto_msgTypes[33]
+	mi := &file_seg6x_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2773,7 +2967,7 @@ func (x *BgpRequest) String() string {
 func (*BgpRequest) ProtoMessage() {}
 
 func (x *BgpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[33]
+	mi := &file_seg6x_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2786,7 +2980,7 @@ func (x *BgpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpRequest.ProtoReflect.Descriptor instead.
 func (*BgpRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{33}
+	return file_seg6x_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *BgpRequest) GetRoutes() bool {
@@ -2816,7 +3010,7 @@ type BgpNeighbor struct {
 
 func (x *BgpNeighbor) Reset() {
 	*x = BgpNeighbor{}
-	mi := &file_seg6x_proto_msgTypes[34]
+	mi := &file_seg6x_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2828,7 +3022,7 @@ func (x *BgpNeighbor) String() string {
 func (*BgpNeighbor) ProtoMessage() {}
 
 func (x *BgpNeighbor) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[34]
+	mi := &file_seg6x_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2841,7 +3035,7 @@ func (x *BgpNeighbor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpNeighbor.ProtoReflect.Descriptor instead.
 func (*BgpNeighbor) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{34}
+	return file_seg6x_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BgpNeighbor) GetAddress() string {
@@ -2946,7 +3140,7 @@ type BgpRoute struct {
 
 func (x *BgpRoute) Reset() {
 	*x = BgpRoute{}
-	mi := &file_seg6x_proto_msgTypes[35]
+	mi := &file_seg6x_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2958,7 +3152,7 @@ func (x *BgpRoute) String() string {
 func (*BgpRoute) ProtoMessage() {}
 
 func (x *BgpRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[35]
+	mi := &file_seg6x_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2971,7 +3165,7 @@ func (x *BgpRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpRoute.ProtoReflect.Descriptor instead.
 func (*BgpRoute) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{35}
+	return file_seg6x_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *BgpRoute) GetRd() string {
@@ -3062,7 +3256,7 @@ type BgpReply struct {
 
 func (x *BgpReply) Reset() {
 	*x = BgpReply{}
-	mi := &file_seg6x_proto_msgTypes[36]
+	mi := &file_seg6x_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3074,7 +3268,7 @@ func (x *BgpReply) String() string {
 func (*BgpReply) ProtoMessage() {}
 
 func (x *BgpReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[36]
+	mi := &file_seg6x_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3087,7 +3281,7 @@ func (x *BgpReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpReply.ProtoReflect.Descriptor instead.
 func (*BgpReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{36}
+	return file_seg6x_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *BgpReply) GetRunning() bool {
@@ -3182,7 +3376,7 @@ type TraceFilter struct {
 
 func (x *TraceFilter) Reset() {
 	*x = TraceFilter{}
-	mi := &file_seg6x_proto_msgTypes[37]
+	mi := &file_seg6x_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3194,7 +3388,7 @@ func (x *TraceFilter) String() string {
 func (*TraceFilter) ProtoMessage() {}
 
 func (x *TraceFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[37]
+	mi := &file_seg6x_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3207,7 +3401,7 @@ func (x *TraceFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceFilter.ProtoReflect.Descriptor instead.
 func (*TraceFilter) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{37}
+	return file_seg6x_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TraceFilter) GetDev() string {
@@ -3315,7 +3509,7 @@ type TraceRequest struct {
 
 func (x *TraceRequest) Reset() {
 	*x = TraceRequest{}
-	mi := &file_seg6x_proto_msgTypes[38]
+	mi := &file_seg6x_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3327,7 +3521,7 @@ func (x *TraceRequest) String() string {
 func (*TraceRequest) ProtoMessage() {}
 
 func (x *TraceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[38]
+	mi := &file_seg6x_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3340,7 +3534,7 @@ func (x *TraceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceRequest.ProtoReflect.Descriptor instead.
 func (*TraceRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{38}
+	return file_seg6x_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *TraceRequest) GetFilter() *TraceFilter {
@@ -3396,7 +3590,7 @@ type TraceAddr struct {
 
 func (x *TraceAddr) Reset() {
 	*x = TraceAddr{}
-	mi := &file_seg6x_proto_msgTypes[39]
+	mi := &file_seg6x_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +3602,7 @@ func (x *TraceAddr) String() string {
 func (*TraceAddr) ProtoMessage() {}
 
 func (x *TraceAddr) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[39]
+	mi := &file_seg6x_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3615,7 @@ func (x *TraceAddr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceAddr.ProtoReflect.Descriptor instead.
 func (*TraceAddr) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{39}
+	return file_seg6x_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *TraceAddr) GetSrc() string {
@@ -3464,7 +3658,7 @@ type TraceFib struct {
 
 func (x *TraceFib) Reset() {
 	*x = TraceFib{}
-	mi := &file_seg6x_proto_msgTypes[40]
+	mi := &file_seg6x_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3476,7 +3670,7 @@ func (x *TraceFib) String() string {
 func (*TraceFib) ProtoMessage() {}
 
 func (x *TraceFib) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[40]
+	mi := &file_seg6x_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3489,7 +3683,7 @@ func (x *TraceFib) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceFib.ProtoReflect.Descriptor instead.
 func (*TraceFib) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{40}
+	return file_seg6x_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *TraceFib) GetTable() uint32 {
@@ -3605,7 +3799,7 @@ type TraceRecord struct {
 
 func (x *TraceRecord) Reset() {
 	*x = TraceRecord{}
-	mi := &file_seg6x_proto_msgTypes[41]
+	mi := &file_seg6x_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3617,7 +3811,7 @@ func (x *TraceRecord) String() string {
 func (*TraceRecord) ProtoMessage() {}
 
 func (x *TraceRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[41]
+	mi := &file_seg6x_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3630,7 +3824,7 @@ func (x *TraceRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceRecord.ProtoReflect.Descriptor instead.
 func (*TraceRecord) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{41}
+	return file_seg6x_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *TraceRecord) GetTimeUnixNs() int64 {
@@ -3843,7 +4037,7 @@ type TraceSummary struct {
 
 func (x *TraceSummary) Reset() {
 	*x = TraceSummary{}
-	mi := &file_seg6x_proto_msgTypes[42]
+	mi := &file_seg6x_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3855,7 +4049,7 @@ func (x *TraceSummary) String() string {
 func (*TraceSummary) ProtoMessage() {}
 
 func (x *TraceSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[42]
+	mi := &file_seg6x_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3868,7 +4062,7 @@ func (x *TraceSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSummary.ProtoReflect.Descriptor instead.
 func (*TraceSummary) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{42}
+	return file_seg6x_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *TraceSummary) GetMatched() uint64 {
@@ -3926,7 +4120,7 @@ type TraceEvent struct {
 
 func (x *TraceEvent) Reset() {
 	*x = TraceEvent{}
-	mi := &file_seg6x_proto_msgTypes[43]
+	mi := &file_seg6x_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3938,7 +4132,7 @@ func (x *TraceEvent) String() string {
 func (*TraceEvent) ProtoMessage() {}
 
 func (x *TraceEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[43]
+	mi := &file_seg6x_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3951,7 +4145,7 @@ func (x *TraceEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceEvent.ProtoReflect.Descriptor instead.
 func (*TraceEvent) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{43}
+	return file_seg6x_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TraceEvent) GetEvent() isTraceEvent_Event {
@@ -4008,7 +4202,7 @@ type ExplainRequest struct {
 
 func (x *ExplainRequest) Reset() {
 	*x = ExplainRequest{}
-	mi := &file_seg6x_proto_msgTypes[44]
+	mi := &file_seg6x_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4020,7 +4214,7 @@ func (x *ExplainRequest) String() string {
 func (*ExplainRequest) ProtoMessage() {}
 
 func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[44]
+	mi := &file_seg6x_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4033,7 +4227,7 @@ func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainRequest.ProtoReflect.Descriptor instead.
 func (*ExplainRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{44}
+	return file_seg6x_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ExplainRequest) GetDev() string {
@@ -4066,7 +4260,7 @@ type ExplainReply struct {
 
 func (x *ExplainReply) Reset() {
 	*x = ExplainReply{}
-	mi := &file_seg6x_proto_msgTypes[45]
+	mi := &file_seg6x_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4078,7 +4272,7 @@ func (x *ExplainReply) String() string {
 func (*ExplainReply) ProtoMessage() {}
 
 func (x *ExplainReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[45]
+	mi := &file_seg6x_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4091,7 +4285,7 @@ func (x *ExplainReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainReply.ProtoReflect.Descriptor instead.
 func (*ExplainReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{45}
+	return file_seg6x_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ExplainReply) GetRecord() *TraceRecord {
@@ -4173,7 +4367,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\rlocal_address\x18\x04 \x01(\tR\flocalAddress\x12\x1a\n" +
 	"\bfamilies\x18\x05 \x03(\tR\bfamilies\x12 \n" +
 	"\vdescription\x18\x06 \x01(\tR\vdescription\x12\x12\n" +
-	"\x04port\x18\a \x01(\rR\x04port\"\xbe\x02\n" +
+	"\x04port\x18\a \x01(\rR\x04port\"\xd6\x02\n" +
 	"\x05Route\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x12\n" +
@@ -4188,7 +4382,21 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06egress\x18\n" +
 	" \x01(\tR\x06egress\x12\x16\n" +
 	"\x06origin\x18\v \x01(\tR\x06origin\x12(\n" +
-	"\x05usids\x18\f \x01(\v2\x12.seg6x.v1.USIDListR\x05usids\"B\n" +
+	"\x05usids\x18\f \x01(\v2\x12.seg6x.v1.USIDListR\x05usids\x12\x16\n" +
+	"\x06policy\x18\r \x01(\tR\x06policy\"\x9f\x01\n" +
+	"\x06Policy\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x10\n" +
+	"\x03src\x18\x03 \x01(\tR\x03src\x12\x1a\n" +
+	"\bhoplimit\x18\x04 \x01(\rR\bhoplimit\x12'\n" +
+	"\x05lists\x18\x05 \x03(\v2\x11.seg6x.v1.SegListR\x05lists\x12\x16\n" +
+	"\x06origin\x18\x06 \x01(\tR\x06origin\"\x90\x01\n" +
+	"\aSegList\x12\x12\n" +
+	"\x04segs\x18\x01 \x03(\tR\x04segs\x12(\n" +
+	"\x05usids\x18\x02 \x01(\v2\x12.seg6x.v1.USIDListR\x05usids\x12\x16\n" +
+	"\x06weight\x18\x03 \x01(\rR\x06weight\x12\x12\n" +
+	"\x04down\x18\x04 \x01(\bR\x04down\x12\x1b\n" +
+	"\tpolicy_id\x18\x05 \x03(\rR\bpolicyId\"B\n" +
 	"\bUSIDList\x12\x14\n" +
 	"\x05block\x18\x01 \x01(\tR\x05block\x12\x0e\n" +
 	"\x02nf\x18\x02 \x01(\rR\x02nf\x12\x10\n" +
@@ -4212,7 +4420,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06policy\x18\x0f \x01(\rR\x06policy\"O\n" +
 	"\fTenantRoutes\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12'\n" +
-	"\x06routes\x18\x02 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\"\xdf\x03\n" +
+	"\x06routes\x18\x02 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\"\x8b\x04\n" +
 	"\x02Op\x12%\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x11.seg6x.v1.Op.KindR\x04kind\x12-\n" +
 	"\aoptions\x18\x02 \x01(\v2\x11.seg6x.v1.OptionsH\x00R\aoptions\x123\n" +
@@ -4222,7 +4430,9 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x03sid\x18\x06 \x01(\v2\r.seg6x.v1.SidH\x00R\x03sid\x12=\n" +
 	"\rtenant_routes\x18\a \x01(\v2\x16.seg6x.v1.TenantRoutesH\x00R\ftenantRoutes\x12*\n" +
 	"\x06domain\x18\b \x01(\v2\x10.seg6x.v1.DomainH\x00R\x06domain\x12!\n" +
-	"\x03bgp\x18\t \x01(\v2\r.seg6x.v1.BgpH\x00R\x03bgp\">\n" +
+	"\x03bgp\x18\t \x01(\v2\r.seg6x.v1.BgpH\x00R\x03bgp\x12*\n" +
+	"\x06policy\x18\n" +
+	" \x01(\v2\x10.seg6x.v1.PolicyH\x00R\x06policy\">\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\a\n" +
 	"\x03ADD\x10\x01\x12\v\n" +
@@ -4242,7 +4452,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x04diff\x18\x01 \x01(\v2\x0e.seg6x.v1.DiffR\x04diff\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x02 \x01(\x04R\n" +
-	"generation\"\xac\x02\n" +
+	"generation\"\xda\x02\n" +
 	"\x05State\x12+\n" +
 	"\aoptions\x18\x01 \x01(\v2\x11.seg6x.v1.OptionsR\aoptions\x123\n" +
 	"\n" +
@@ -4252,7 +4462,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06routes\x18\x04 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\x12!\n" +
 	"\x04sids\x18\x05 \x03(\v2\r.seg6x.v1.SidR\x04sids\x12(\n" +
 	"\x06domain\x18\x06 \x01(\v2\x10.seg6x.v1.DomainR\x06domain\x12\x1f\n" +
-	"\x03bgp\x18\a \x01(\v2\r.seg6x.v1.BgpR\x03bgp\"x\n" +
+	"\x03bgp\x18\a \x01(\v2\r.seg6x.v1.BgpR\x03bgp\x12,\n" +
+	"\bpolicies\x18\b \x03(\v2\x10.seg6x.v1.PolicyR\bpolicies\"x\n" +
 	"\x11ApplyStateRequest\x12%\n" +
 	"\x05state\x18\x01 \x01(\v2\x0f.seg6x.v1.StateR\x05state\x12\x17\n" +
 	"\adry_run\x18\x02 \x01(\bR\x06dryRun\x12#\n" +
@@ -4517,7 +4728,7 @@ func file_seg6x_proto_rawDescGZIP() []byte {
 }
 
 var file_seg6x_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_seg6x_proto_goTypes = []any{
 	(Op_Kind)(0),               // 0: seg6x.v1.Op.Kind
 	(*Options)(nil),            // 1: seg6x.v1.Options
@@ -4531,118 +4742,124 @@ var file_seg6x_proto_goTypes = []any{
 	(*BgpGracefulRestart)(nil), // 9: seg6x.v1.BgpGracefulRestart
 	(*BgpNeighborConfig)(nil),  // 10: seg6x.v1.BgpNeighborConfig
 	(*Route)(nil),              // 11: seg6x.v1.Route
-	(*USIDList)(nil),           // 12: seg6x.v1.USIDList
-	(*Sid)(nil),                // 13: seg6x.v1.Sid
-	(*TenantRoutes)(nil),       // 14: seg6x.v1.TenantRoutes
-	(*Op)(nil),                 // 15: seg6x.v1.Op
-	(*CommitRequest)(nil),      // 16: seg6x.v1.CommitRequest
-	(*Diff)(nil),               // 17: seg6x.v1.Diff
-	(*CommitReply)(nil),        // 18: seg6x.v1.CommitReply
-	(*State)(nil),              // 19: seg6x.v1.State
-	(*ApplyStateRequest)(nil),  // 20: seg6x.v1.ApplyStateRequest
-	(*ShowRequest)(nil),        // 21: seg6x.v1.ShowRequest
-	(*StateChunk)(nil),         // 22: seg6x.v1.StateChunk
-	(*StatsRequest)(nil),       // 23: seg6x.v1.StatsRequest
-	(*Counter)(nil),            // 24: seg6x.v1.Counter
-	(*PolicyStats)(nil),        // 25: seg6x.v1.PolicyStats
-	(*SidStats)(nil),           // 26: seg6x.v1.SidStats
-	(*StatsReply)(nil),         // 27: seg6x.v1.StatsReply
-	(*SlowPath)(nil),           // 28: seg6x.v1.SlowPath
-	(*StatusRequest)(nil),      // 29: seg6x.v1.StatusRequest
-	(*StatusReply)(nil),        // 30: seg6x.v1.StatusReply
-	(*KernelRequest)(nil),      // 31: seg6x.v1.KernelRequest
-	(*KernelRoute)(nil),        // 32: seg6x.v1.KernelRoute
-	(*KernelReply)(nil),        // 33: seg6x.v1.KernelReply
-	(*BgpRequest)(nil),         // 34: seg6x.v1.BgpRequest
-	(*BgpNeighbor)(nil),        // 35: seg6x.v1.BgpNeighbor
-	(*BgpRoute)(nil),           // 36: seg6x.v1.BgpRoute
-	(*BgpReply)(nil),           // 37: seg6x.v1.BgpReply
-	(*TraceFilter)(nil),        // 38: seg6x.v1.TraceFilter
-	(*TraceRequest)(nil),       // 39: seg6x.v1.TraceRequest
-	(*TraceAddr)(nil),          // 40: seg6x.v1.TraceAddr
-	(*TraceFib)(nil),           // 41: seg6x.v1.TraceFib
-	(*TraceRecord)(nil),        // 42: seg6x.v1.TraceRecord
-	(*TraceSummary)(nil),       // 43: seg6x.v1.TraceSummary
-	(*TraceEvent)(nil),         // 44: seg6x.v1.TraceEvent
-	(*ExplainRequest)(nil),     // 45: seg6x.v1.ExplainRequest
-	(*ExplainReply)(nil),       // 46: seg6x.v1.ExplainReply
-	nil,                        // 47: seg6x.v1.StatsReply.ActionsEntry
-	nil,                        // 48: seg6x.v1.StatsReply.ReasonsEntry
+	(*Policy)(nil),             // 12: seg6x.v1.Policy
+	(*SegList)(nil),            // 13: seg6x.v1.SegList
+	(*USIDList)(nil),           // 14: seg6x.v1.USIDList
+	(*Sid)(nil),                // 15: seg6x.v1.Sid
+	(*TenantRoutes)(nil),       // 16: seg6x.v1.TenantRoutes
+	(*Op)(nil),                 // 17: seg6x.v1.Op
+	(*CommitRequest)(nil),      // 18: seg6x.v1.CommitRequest
+	(*Diff)(nil),               // 19: seg6x.v1.Diff
+	(*CommitReply)(nil),        // 20: seg6x.v1.CommitReply
+	(*State)(nil),              // 21: seg6x.v1.State
+	(*ApplyStateRequest)(nil),  // 22: seg6x.v1.ApplyStateRequest
+	(*ShowRequest)(nil),        // 23: seg6x.v1.ShowRequest
+	(*StateChunk)(nil),         // 24: seg6x.v1.StateChunk
+	(*StatsRequest)(nil),       // 25: seg6x.v1.StatsRequest
+	(*Counter)(nil),            // 26: seg6x.v1.Counter
+	(*PolicyStats)(nil),        // 27: seg6x.v1.PolicyStats
+	(*SidStats)(nil),           // 28: seg6x.v1.SidStats
+	(*StatsReply)(nil),         // 29: seg6x.v1.StatsReply
+	(*SlowPath)(nil),           // 30: seg6x.v1.SlowPath
+	(*StatusRequest)(nil),      // 31: seg6x.v1.StatusRequest
+	(*StatusReply)(nil),        // 32: seg6x.v1.StatusReply
+	(*KernelRequest)(nil),      // 33: seg6x.v1.KernelRequest
+	(*KernelRoute)(nil),        // 34: seg6x.v1.KernelRoute
+	(*KernelReply)(nil),        // 35: seg6x.v1.KernelReply
+	(*BgpRequest)(nil),         // 36: seg6x.v1.BgpRequest
+	(*BgpNeighbor)(nil),        // 37: seg6x.v1.BgpNeighbor
+	(*BgpRoute)(nil),           // 38: seg6x.v1.BgpRoute
+	(*BgpReply)(nil),           // 39: seg6x.v1.BgpReply
+	(*TraceFilter)(nil),        // 40: seg6x.v1.TraceFilter
+	(*TraceRequest)(nil),       // 41: seg6x.v1.TraceRequest
+	(*TraceAddr)(nil),          // 42: seg6x.v1.TraceAddr
+	(*TraceFib)(nil),           // 43: seg6x.v1.TraceFib
+	(*TraceRecord)(nil),        // 44: seg6x.v1.TraceRecord
+	(*TraceSummary)(nil),       // 45: seg6x.v1.TraceSummary
+	(*TraceEvent)(nil),         // 46: seg6x.v1.TraceEvent
+	(*ExplainRequest)(nil),     // 47: seg6x.v1.ExplainRequest
+	(*ExplainReply)(nil),       // 48: seg6x.v1.ExplainReply
+	nil,                        // 49: seg6x.v1.StatsReply.ActionsEntry
+	nil,                        // 50: seg6x.v1.StatsReply.ReasonsEntry
 }
 var file_seg6x_proto_depIdxs = []int32{
 	5,  // 0: seg6x.v1.Tenant.ports:type_name -> seg6x.v1.Port
 	7,  // 1: seg6x.v1.Tenant.vpn:type_name -> seg6x.v1.TenantVpn
 	9,  // 2: seg6x.v1.Bgp.graceful_restart:type_name -> seg6x.v1.BgpGracefulRestart
 	10, // 3: seg6x.v1.Bgp.neighbors:type_name -> seg6x.v1.BgpNeighborConfig
-	12, // 4: seg6x.v1.Route.usids:type_name -> seg6x.v1.USIDList
-	11, // 5: seg6x.v1.TenantRoutes.routes:type_name -> seg6x.v1.Route
-	0,  // 6: seg6x.v1.Op.kind:type_name -> seg6x.v1.Op.Kind
-	1,  // 7: seg6x.v1.Op.options:type_name -> seg6x.v1.Options
-	2,  // 8: seg6x.v1.Op.interface:type_name -> seg6x.v1.Interface
-	6,  // 9: seg6x.v1.Op.tenant:type_name -> seg6x.v1.Tenant
-	11, // 10: seg6x.v1.Op.route:type_name -> seg6x.v1.Route
-	13, // 11: seg6x.v1.Op.sid:type_name -> seg6x.v1.Sid
-	14, // 12: seg6x.v1.Op.tenant_routes:type_name -> seg6x.v1.TenantRoutes
-	3,  // 13: seg6x.v1.Op.domain:type_name -> seg6x.v1.Domain
-	8,  // 14: seg6x.v1.Op.bgp:type_name -> seg6x.v1.Bgp
-	15, // 15: seg6x.v1.CommitRequest.ops:type_name -> seg6x.v1.Op
-	17, // 16: seg6x.v1.CommitReply.diff:type_name -> seg6x.v1.Diff
-	1,  // 17: seg6x.v1.State.options:type_name -> seg6x.v1.Options
-	2,  // 18: seg6x.v1.State.interfaces:type_name -> seg6x.v1.Interface
-	6,  // 19: seg6x.v1.State.tenants:type_name -> seg6x.v1.Tenant
-	11, // 20: seg6x.v1.State.routes:type_name -> seg6x.v1.Route
-	13, // 21: seg6x.v1.State.sids:type_name -> seg6x.v1.Sid
-	3,  // 22: seg6x.v1.State.domain:type_name -> seg6x.v1.Domain
-	8,  // 23: seg6x.v1.State.bgp:type_name -> seg6x.v1.Bgp
-	19, // 24: seg6x.v1.ApplyStateRequest.state:type_name -> seg6x.v1.State
-	19, // 25: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
-	24, // 26: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
-	24, // 27: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
-	47, // 28: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
-	48, // 29: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
-	25, // 30: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
-	26, // 31: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
-	28, // 32: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
-	2,  // 33: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
-	4,  // 34: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
-	3,  // 35: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
-	32, // 36: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
-	35, // 37: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
-	36, // 38: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
-	36, // 39: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
-	38, // 40: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
-	41, // 41: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
-	40, // 42: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
-	40, // 43: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
-	42, // 44: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
-	43, // 45: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
-	19, // 46: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
-	42, // 47: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
-	24, // 48: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
-	24, // 49: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
-	16, // 50: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
-	20, // 51: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
-	21, // 52: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
-	23, // 53: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
-	29, // 54: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
-	31, // 55: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
-	34, // 56: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
-	39, // 57: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
-	45, // 58: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
-	18, // 59: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
-	18, // 60: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
-	22, // 61: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
-	27, // 62: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
-	30, // 63: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
-	33, // 64: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
-	37, // 65: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
-	44, // 66: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
-	46, // 67: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
-	59, // [59:68] is the sub-list for method output_type
-	50, // [50:59] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	14, // 4: seg6x.v1.Route.usids:type_name -> seg6x.v1.USIDList
+	13, // 5: seg6x.v1.Policy.lists:type_name -> seg6x.v1.SegList
+	14, // 6: seg6x.v1.SegList.usids:type_name -> seg6x.v1.USIDList
+	11, // 7: seg6x.v1.TenantRoutes.routes:type_name -> seg6x.v1.Route
+	0,  // 8: seg6x.v1.Op.kind:type_name -> seg6x.v1.Op.Kind
+	1,  // 9: seg6x.v1.Op.options:type_name -> seg6x.v1.Options
+	2,  // 10: seg6x.v1.Op.interface:type_name -> seg6x.v1.Interface
+	6,  // 11: seg6x.v1.Op.tenant:type_name -> seg6x.v1.Tenant
+	11, // 12: seg6x.v1.Op.route:type_name -> seg6x.v1.Route
+	15, // 13: seg6x.v1.Op.sid:type_name -> seg6x.v1.Sid
+	16, // 14: seg6x.v1.Op.tenant_routes:type_name -> seg6x.v1.TenantRoutes
+	3,  // 15: seg6x.v1.Op.domain:type_name -> seg6x.v1.Domain
+	8,  // 16: seg6x.v1.Op.bgp:type_name -> seg6x.v1.Bgp
+	12, // 17: seg6x.v1.Op.policy:type_name -> seg6x.v1.Policy
+	17, // 18: seg6x.v1.CommitRequest.ops:type_name -> seg6x.v1.Op
+	19, // 19: seg6x.v1.CommitReply.diff:type_name -> seg6x.v1.Diff
+	1,  // 20: seg6x.v1.State.options:type_name -> seg6x.v1.Options
+	2,  // 21: seg6x.v1.State.interfaces:type_name -> seg6x.v1.Interface
+	6,  // 22: seg6x.v1.State.tenants:type_name -> seg6x.v1.Tenant
+	11, // 23: seg6x.v1.State.routes:type_name -> seg6x.v1.Route
+	15, // 24: seg6x.v1.State.sids:type_name -> seg6x.v1.Sid
+	3,  // 25: seg6x.v1.State.domain:type_name -> seg6x.v1.Domain
+	8,  // 26: seg6x.v1.State.bgp:type_name -> seg6x.v1.Bgp
+	12, // 27: seg6x.v1.State.policies:type_name -> seg6x.v1.Policy
+	21, // 28: seg6x.v1.ApplyStateRequest.state:type_name -> seg6x.v1.State
+	21, // 29: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
+	26, // 30: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
+	26, // 31: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
+	49, // 32: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
+	50, // 33: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
+	27, // 34: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
+	28, // 35: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
+	30, // 36: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
+	2,  // 37: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
+	4,  // 38: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
+	3,  // 39: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
+	34, // 40: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
+	37, // 41: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
+	38, // 42: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
+	38, // 43: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
+	40, // 44: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
+	43, // 45: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
+	42, // 46: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
+	42, // 47: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
+	44, // 48: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
+	45, // 49: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
+	21, // 50: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
+	44, // 51: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
+	26, // 52: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
+	26, // 53: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
+	18, // 54: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
+	22, // 55: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
+	23, // 56: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
+	25, // 57: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
+	31, // 58: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
+	33, // 59: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
+	36, // 60: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
+	41, // 61: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
+	47, // 62: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
+	20, // 63: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
+	20, // 64: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
+	24, // 65: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
+	29, // 66: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
+	32, // 67: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
+	35, // 68: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
+	39, // 69: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
+	46, // 70: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
+	48, // 71: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
+	63, // [63:72] is the sub-list for method output_type
+	54, // [54:63] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_seg6x_proto_init() }
@@ -4650,7 +4867,7 @@ func file_seg6x_proto_init() {
 	if File_seg6x_proto != nil {
 		return
 	}
-	file_seg6x_proto_msgTypes[14].OneofWrappers = []any{
+	file_seg6x_proto_msgTypes[16].OneofWrappers = []any{
 		(*Op_Options)(nil),
 		(*Op_Interface)(nil),
 		(*Op_Tenant)(nil),
@@ -4659,9 +4876,10 @@ func file_seg6x_proto_init() {
 		(*Op_TenantRoutes)(nil),
 		(*Op_Domain)(nil),
 		(*Op_Bgp)(nil),
+		(*Op_Policy)(nil),
 	}
-	file_seg6x_proto_msgTypes[37].OneofWrappers = []any{}
-	file_seg6x_proto_msgTypes[43].OneofWrappers = []any{
+	file_seg6x_proto_msgTypes[39].OneofWrappers = []any{}
+	file_seg6x_proto_msgTypes[45].OneofWrappers = []any{
 		(*TraceEvent_Record)(nil),
 		(*TraceEvent_Summary)(nil),
 	}
@@ -4671,7 +4889,7 @@ func file_seg6x_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seg6x_proto_rawDesc), len(file_seg6x_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   48,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -78,19 +78,72 @@ func routeFromPB(r *pb.Route) (state.Route, error) {
 	for i, s := range r.GetSegs() {
 		out.Segs = append(out.Segs, p.addr(fmt.Sprintf("segs[%d]", i), s, false))
 	}
-	if u := r.GetUsids(); u != nil {
-		out.USIDs = &state.USIDList{Block: p.prefix("usids.block", u.GetBlock(), false), IDs: u.GetIds()}
-		if u.GetNf() > 255 {
-			p.fail("usids.nf", "%d bits: a uSID is a multiple of 8 bits, from 8 to 120", u.GetNf())
-		}
-		out.USIDs.NF = uint8(u.GetNf())
-	}
+	out.USIDs = usidsFromPB(p, "usids", r.GetUsids())
 	out.Src = p.addr("src", r.GetSrc(), true)
 	if r.GetHoplimit() > 255 {
 		p.fail("hoplimit", "%d is more than 255", r.GetHoplimit())
 	}
 	out.HopLimit = uint8(r.GetHoplimit())
+	out.Policy = r.GetPolicy()
 	return out, p.err()
+}
+
+func usidsFromPB(p *parser, field string, u *pb.USIDList) *state.USIDList {
+	if u == nil {
+		return nil
+	}
+	out := &state.USIDList{Block: p.prefix(field+".block", u.GetBlock(), false), IDs: u.GetIds()}
+	if u.GetNf() > 255 {
+		p.fail(field+".nf", "%d bits: a uSID is a multiple of 8 bits, from 8 to 120", u.GetNf())
+	}
+	out.NF = uint8(u.GetNf())
+	return out
+}
+
+func usidsToPB(u *state.USIDList) *pb.USIDList {
+	if u == nil {
+		return nil
+	}
+	out := &pb.USIDList{Block: u.Block.String(), Nf: uint32(u.NF), Ids: u.IDs}
+	if !u.Block.IsValid() {
+		out.Block = ""
+	}
+	return out
+}
+
+func policyFromPB(pp *pb.Policy) (state.Policy, error) {
+	p := &parser{obj: fmt.Sprintf("policy %q", pp.GetName())}
+	out := state.Policy{Name: pp.GetName(), Mode: pp.GetMode(), Src: p.addr("src", pp.GetSrc(), true)}
+	if pp.GetHoplimit() > 255 {
+		p.fail("hoplimit", "%d is more than 255", pp.GetHoplimit())
+	}
+	out.HopLimit = uint8(pp.GetHoplimit())
+	for i, l := range pp.GetLists() {
+		sl := state.SegList{Weight: l.GetWeight(), Down: l.GetDown(), USIDs: usidsFromPB(p, fmt.Sprintf("lists[%d].usids", i), l.GetUsids())}
+		for j, s := range l.GetSegs() {
+			sl.Segs = append(sl.Segs, p.addr(fmt.Sprintf("lists[%d].segs[%d]", i, j), s, false))
+		}
+		out.Lists = append(out.Lists, sl)
+	}
+	return out, p.err()
+}
+
+func policyToPB(p *state.Policy) *pb.Policy {
+	out := &pb.Policy{Name: p.Name, Mode: p.Mode, Hoplimit: uint32(p.HopLimit), Origin: string(p.Origin)}
+	if p.Src.IsValid() {
+		out.Src = p.Src.String()
+	}
+	for _, l := range p.Lists {
+		sl := &pb.SegList{Weight: l.Weight, Down: l.Down, Usids: usidsToPB(l.USIDs)}
+		for _, s := range l.Segs {
+			sl.Segs = append(sl.Segs, s.String())
+		}
+		if l.PolicyID != [2]uint32{} {
+			sl.PolicyId = l.PolicyID[:]
+		}
+		out.Lists = append(out.Lists, sl)
+	}
+	return out
 }
 
 func routeToPB(r *state.Route) *pb.Route {
@@ -105,12 +158,8 @@ func routeToPB(r *state.Route) *pb.Route {
 	if r.UsedSrc.IsValid() {
 		out.UsedSrc = r.UsedSrc.String()
 	}
-	if u := r.USIDs; u != nil {
-		out.Usids = &pb.USIDList{Block: u.Block.String(), Nf: uint32(u.NF), Ids: u.IDs}
-		if !u.Block.IsValid() {
-			out.Usids.Block = ""
-		}
-	}
+	out.Usids = usidsToPB(r.USIDs)
+	out.Policy = r.Policy
 	return out
 }
 
@@ -292,6 +341,12 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 			b = &state.BGP{}
 		}
 		op.BGP = b
+	case *pb.Op_Policy:
+		pp, err := policyFromPB(obj.Policy)
+		if err != nil && op.Kind != state.OpDelete {
+			return op, err
+		}
+		op.Policy = &pp
 	case *pb.Op_TenantRoutes:
 		tr := &state.TenantRoutes{Tenant: obj.TenantRoutes.GetTenant()}
 		var errs state.Errors
@@ -308,7 +363,7 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 		}
 		op.TenantRoutes = tr
 	default:
-		return op, &state.FieldError{Object: "object", Reason: "missing (set one of options, domain, interface, tenant, route, sid, tenant_routes, bgp)"}
+		return op, &state.FieldError{Object: "object", Reason: "missing (set one of options, domain, interface, tenant, route, sid, tenant_routes, bgp, policy)"}
 	}
 	return op, nil
 }
@@ -339,6 +394,8 @@ func OpToPB(op state.Op) *pb.Op {
 		out.Object = &pb.Op_Sid{Sid: sidToPB(op.SID)}
 	case op.BGP != nil:
 		out.Object = &pb.Op_Bgp{Bgp: bgpToPB(op.BGP)}
+	case op.Policy != nil:
+		out.Object = &pb.Op_Policy{Policy: policyToPB(op.Policy)}
 	case op.TenantRoutes != nil:
 		tr := &pb.TenantRoutes{Tenant: op.TenantRoutes.Tenant}
 		for i := range op.TenantRoutes.Routes {
@@ -385,6 +442,13 @@ func StateFromPB(s *pb.State) (state.State, error) {
 		}
 		out.SIDs = append(out.SIDs, ss)
 	}
+	for _, pp := range s.GetPolicies() {
+		p, err := policyFromPB(pp)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		out.Policies = append(out.Policies, p)
+	}
 	if len(errs) > 0 {
 		return out, errs
 	}
@@ -407,6 +471,9 @@ func StateToPB(s *state.State) *pb.State {
 	for i := range s.SIDs {
 		out.Sids = append(out.Sids, sidToPB(&s.SIDs[i]))
 	}
+	for i := range s.Policies {
+		out.Policies = append(out.Policies, policyToPB(&s.Policies[i]))
+	}
 	return out
 }
 
@@ -422,6 +489,7 @@ func StateFromChunks(chunks []*pb.StateChunk) (state.State, uint64, error) {
 		all.Tenants = append(all.Tenants, c.GetState().GetTenants()...)
 		all.Routes = append(all.Routes, c.GetState().GetRoutes()...)
 		all.Sids = append(all.Sids, c.GetState().GetSids()...)
+		all.Policies = append(all.Policies, c.GetState().GetPolicies()...)
 	}
 	s, err := StateFromPB(all)
 	if err != nil {
@@ -438,6 +506,15 @@ func StateFromChunks(chunks []*pb.StateChunk) (state.State, uint64, error) {
 	}
 	for i, sd := range all.Sids {
 		s.SIDs[i].ID, s.SIDs[i].Origin = sd.GetId(), state.Origin(sd.GetOrigin())
+		s.SIDs[i].Policy = sd.GetPolicy()
+	}
+	for i, pp := range all.Policies {
+		s.Policies[i].Origin = state.Origin(pp.GetOrigin())
+		for j, l := range pp.GetLists() {
+			if ids := l.GetPolicyId(); len(ids) == 2 {
+				s.Policies[i].Lists[j].PolicyID = [2]uint32{ids[0], ids[1]}
+			}
+		}
 	}
 	for i, t := range all.Tenants {
 		s.Tenants[i].Origin = state.Origin(t.GetOrigin())

@@ -36,7 +36,9 @@ var (
 		{re(`tenant ".*"`), re(`name|port|dev|vlan|gateway(\[\d+\])?|mss_clamp|` +
 			`vpn(\.(rd|import_rt/export_rt|behavior|encap|locator|sid|advertise(\[\d+\])?|advertise_kernel))?`)},
 		{re(`routes of tenant ".*"`), re(`tenant`)},
-		{re(`route .* tenant .*`), re(`tenant|prefix|mode|segs(\[\d+\])?|src|hoplimit|usids\.(block|nf|ids(\[\d+\])?)`)},
+		{re(`route .* tenant .*`), re(`tenant|prefix|mode|segs(\[\d+\])?|src|hoplimit|usids\.(block|nf|ids(\[\d+\])?)|policy`)},
+		{re(`policy ".*"( lists\[\d+\](\.usids)?)?`), re(`name|mode|src|hoplimit|lists|` +
+			`(lists\[\d+\]\.)?(segs(\[\d+\])?|usids\.(block|nf|ids(\[\d+\])?)|block|nf|ids(\[\d+\])?|weight)`)},
 		{re(`sid .*`), re(`sid|action|tenant|table|nh4|nh6|vlan|flavors|lblen|nflen|segs(\[\d+\])?|src`)},
 		{re(`bgp`), re(`asn|router_id|listen_port|next_hop|locator|block_bits|function_bits|graceful_restart\.restart_time|` +
 			`neighbors\[\d+\]\.(address|local_address|port)`)},

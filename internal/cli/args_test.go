@@ -80,3 +80,25 @@ func TestParseRouteUSIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePolicy(t *testing.T) {
+	p, err := parsePolicy("east", strings.Fields("mode encap.red hoplimit 9 list fc00:2::1 weight 2 down list fc00:3::1,fc00:4::64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "east" || p.Mode != "encap.red" || p.HopLimit != 9 || len(p.Lists) != 2 || p.Lists[0].Weight != 2 || !p.Lists[0].Down ||
+		len(p.Lists[1].Segs) != 2 || p.Lists[1].Down || p.Lists[1].Weight != 0 {
+		t.Errorf("%+v", p)
+	}
+	for args, want := range map[string]string{
+		"":                           "list: missing",
+		"list fc00:2::1 weight 0":    `weight: "0" is not a positive number`,
+		"list fc00:2::1 src fc00::1": `"src": want mode, src, hoplimit (before the lists)`,
+		"list zz":                    "lists[0].segs[0]",
+		"weight 2":                   `"weight": want`,
+	} {
+		if _, err := parsePolicy("x", strings.Fields(args)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", args, err, want)
+		}
+	}
+}

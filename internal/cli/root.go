@@ -62,7 +62,7 @@ Typical use:
 	root.PersistentFlags().StringVar(&g.tls.CA, "server-ca", "", "with --server: CA of the daemon's certificate")
 	root.PersistentFlags().StringVar(&g.tls.Cert, "client-cert", "", "with --server: client certificate")
 	root.PersistentFlags().StringVar(&g.tls.Key, "client-key", "", "with --server: client key")
-	root.AddCommand(attachCmd(), detachCmd(), domainCmd(), tenantCmd(), routeCmd(), sidCmd(), applyCmd(), showCmd(),
+	root.AddCommand(attachCmd(), detachCmd(), domainCmd(), tenantCmd(), routeCmd(), policyCmd(), sidCmd(), applyCmd(), showCmd(),
 		statsCmd(), setCmd(), statusCmd(), configCmd(), daemonCmd(), benchCmd(), labCmd(), bgpCmd(), traceCmd(), captureCmd(),
 		explainCmd())
 	return root

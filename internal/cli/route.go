@@ -12,11 +12,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-const routeUsage = `PREFIX tenant NAME encap seg6 [mode encap|encap.red] segs SID[,SID...]|usids BLOCK [nf N] USID... [src ADDR] [hoplimit N]`
+const routeUsage = `PREFIX tenant NAME {encap seg6 [mode encap|encap.red] segs SID[,SID...]|usids BLOCK [nf N] USID... [src ADDR] [hoplimit N] | policy NAME}`
 
 // routeKeys are the keywords of a route; a uSID list (usids BLOCK [nf N] USID...) runs until the
 // next one (none is a hexadecimal number).
-var routeKeys = []string{"tenant", "encap", "mode", "segs", "usids", "src", "hoplimit"}
+var routeKeys = []string{"tenant", "encap", "mode", "segs", "usids", "src", "hoplimit", "policy"}
 
 func routeCmd() *cobra.Command {
 	c := &cobra.Command{Use: "route", Short: "Encap routes: (tenant, prefix) -> SR policy (H.Encaps / H.Encaps.Red)"}
@@ -36,6 +36,8 @@ func routeCmd() *cobra.Command {
             no SRH at all for a single SID)
   src       outer IPv6 source; default: the address the kernel picks towards the first SID
   hoplimit  outer hop limit (default 64)
+  policy    instead of all of the above: a named policy (seg6x policy), whose weighted segment lists
+            the route's flows are spread over
 Examples (segs as in ip -6 route ... encap seg6):
   seg6x route ` + verb + ` 198.18.2.0/24 tenant blue encap seg6 mode encap segs fc00:2::1,fc00:3::64
   seg6x route ` + verb + ` 198.18.3.0/24 tenant blue encap seg6 mode encap.red usids fcbb:0::/32 100 200 300 e004
@@ -93,6 +95,9 @@ func parseRoute(prefix string, args []string) (state.Route, error) {
 	}
 	r.Mode = one(m, "mode")
 	segs := one(m, "segs")
+	if r.Policy = one(m, "policy"); r.Policy != "" {
+		return r, nil // the policy's lists, mode, source and hop limit (the store refuses any given here)
+	}
 	switch {
 	case words != nil && segs != "":
 		return r, fmt.Errorf("segs and usids: give one of them")

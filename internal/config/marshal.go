@@ -72,6 +72,9 @@ func encode(v reflect.Value, path string) (*yaml.Node, error) {
 		if r, ok := v.Interface().(state.Route); ok && r.USIDs != nil {
 			m.Content = dropKey(m.Content, "segs") // a route written as uSIDs: its containers follow from them
 		}
+		if l, ok := v.Interface().(state.SegList); ok && l.USIDs != nil {
+			m.Content = dropKey(m.Content, "segs") // the same for a named policy's list
+		}
 		return m, nil
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct && !ownEncoding(t.Elem()):
 		s := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}

@@ -43,6 +43,7 @@ func everyField() state.State {
 				Src: a("fc00:1::1"), HopLimit: 9, ID: 5, UsedSrc: a("fc00:1::1"), Egress: "eth0", TunnelMTU: 1400},
 			{Tenant: "blue", Prefix: p("2001:db8:b::/48"), Mode: state.ModeEncap, Segs: []netip.Addr{a("fc00:2::1")}, HopLimit: 64},
 			{Tenant: "green", Prefix: p("10.0.0.0/8"), Mode: state.ModePass},
+			{Tenant: "green", Prefix: p("10.2.0.0/16"), Policy: "east"},
 			{Tenant: "green", Prefix: p("10.1.0.0/16"), Mode: state.ModeEncapRed,
 				USIDs: &state.USIDList{Block: p("fcbb:0::/32"), NF: 32, IDs: []string{"100", "e004"}}, HopLimit: 64},
 		},
@@ -55,6 +56,9 @@ func everyField() state.State {
 			{SID: a("fc00:1::7"), Action: "End.B6.Encaps", Segs: []netip.Addr{a("fc00:5::1"), a("fc00:6::64")}, Src: a("fc00:1::1"),
 				Policy: 4},
 		},
+		Policies: []state.Policy{{Name: "east", Mode: state.ModeEncapRed, Src: a("fc00:1::1"), HopLimit: 9, Origin: state.OriginKernel,
+			Lists: []state.SegList{{Segs: []netip.Addr{a("fc00:2::1")}, Weight: 2, Down: true, PolicyID: [2]uint32{3, 4}},
+				{USIDs: &state.USIDList{Block: p("fcbb:0::/32"), NF: 16, IDs: []string{"100"}}, Weight: 1}}}},
 		BGP: &state.BGP{ASN: 65001, RouterID: a("198.18.255.1"), ListenPort: -1, NextHop: a("fc00:1::1"), Locator: p("fc00:1::/48"),
 			BlockBits: 40, FunctionBits: 12, Transposition: true,
 			GracefulRestart: state.GracefulRestart{Enabled: true, RestartTime: 60},
@@ -65,7 +69,7 @@ func everyField() state.State {
 }
 
 // resolvedKey matches a key of the fields the model tags yaml:"-" (their JSON names).
-var resolvedKey = regexp.MustCompile(`(?m)^[ -]*(ifindex|id|origin|used_src|egress|tunnel_mtu|service_sid|policy):`)
+var resolvedKey = regexp.MustCompile(`(?m)^[ -]*(ifindex|id|origin|used_src|egress|tunnel_mtu|service_sid|policy_id):`)
 
 func TestMarshalRoundTripEveryField(t *testing.T) {
 	in := everyField()
