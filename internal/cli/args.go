@@ -63,6 +63,19 @@ func parseVLAN(s string) (uint16, error) {
 	return uint16(v), nil
 }
 
+// parseSegs reads a comma-separated segment list, its addresses reported as field[i].
+func parseSegs(field, v string) ([]netip.Addr, error) {
+	var out []netip.Addr
+	for i, x := range strings.Split(v, ",") {
+		a, err := parseAddr(fmt.Sprintf("%s[%d]", field, i), x)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 func parseAddr(field, s string) (netip.Addr, error) {
 	a, err := netip.ParseAddr(s)
 	if err != nil {

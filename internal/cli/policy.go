@@ -79,12 +79,8 @@ func parsePolicy(name string, args []string) (state.Policy, error) {
 		case key == "list":
 			p.Lists = append(p.Lists, state.SegList{})
 			cur = &p.Lists[len(p.Lists)-1]
-			for j, s := range strings.Split(v, ",") {
-				a, err := parseAddr(fmt.Sprintf("lists[%d].segs[%d]", len(p.Lists)-1, j), s)
-				if err != nil {
-					return p, err
-				}
-				cur.Segs = append(cur.Segs, a)
+			if cur.Segs, err = parseSegs(fmt.Sprintf("lists[%d].segs", len(p.Lists)-1), v); err != nil {
+				return p, err
 			}
 		case key == "weight" && cur != nil:
 			w, err := strconv.ParseUint(v, 10, 32)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
@@ -108,12 +107,8 @@ func parseRoute(prefix string, args []string) (state.Route, error) {
 	case segs == "":
 		return r, fmt.Errorf("segs: missing (segs SID[,SID...] or usids BLOCK [nf N] USID...)")
 	default:
-		for i, s := range strings.Split(segs, ",") {
-			a, err := parseAddr(fmt.Sprintf("segs[%d]", i), s)
-			if err != nil {
-				return r, err
-			}
-			r.Segs = append(r.Segs, a)
+		if r.Segs, err = parseSegs("segs", segs); err != nil {
+			return r, err
 		}
 	}
 	if v := one(m, "src"); v != "" {

@@ -95,12 +95,8 @@ func parseSID(sid string, args []string) (state.SID, error) {
 	}
 	sd.Tenant = one(m, "tenant")
 	if v := one(m, "segs"); v != "" {
-		for i, x := range strings.Split(v, ",") {
-			a, err := parseAddr(fmt.Sprintf("segs[%d]", i), x)
-			if err != nil {
-				return sd, err
-			}
-			sd.Segs = append(sd.Segs, a)
+		if sd.Segs, err = parseSegs("segs", v); err != nil {
+			return sd, err
 		}
 	}
 	if v := one(m, "src"); v != "" {
