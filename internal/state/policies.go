@@ -74,19 +74,9 @@ func validateNamedPolicy(p *Policy, add func(error)) {
 	for i := range p.Lists {
 		l := &p.Lists[i]
 		at := fmt.Sprintf("lists[%d].", i)
-		if l.USIDs != nil {
-			l.USIDs = l.USIDs.clone()
-			segs := l.USIDs.check(obj+" "+at+"usids", add)
-			switch {
-			case segs == nil:
-				continue
-			case len(l.Segs) > 0 && !slices.Equal(l.Segs, segs):
-				add(fieldErr(obj, at+"segs", "%v are not the containers of usids %s; give one of segs and usids", l.Segs, l.USIDs))
-			default:
-				l.Segs = segs
-			}
+		if usidSegs(obj, at, &l.USIDs, &l.Segs, add) {
+			validateSegs(obj, at+"segs", l.Segs, add)
 		}
-		validateSegs(obj, at+"segs", l.Segs, add)
 		if l.Weight == 0 {
 			l.Weight = 1
 		}

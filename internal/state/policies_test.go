@@ -162,3 +162,16 @@ func TestNamedPolicyRefusals(t *testing.T) {
 		}
 	}
 }
+
+func TestNamedPolicyListAsUSIDs(t *testing.T) {
+	p := Policy{Name: "u", Lists: []SegList{{USIDs: &USIDList{Block: mustPrefix("fcbb:0::/32"), IDs: []string{"100", "200"}}},
+		{USIDs: &USIDList{Block: mustPrefix("fcbb:0::/32"), IDs: []string{"zz"}}}}}
+	var errs Errors
+	validateNamedPolicy(&p, func(err error) { errs = append(errs, err) })
+	if len(p.Lists[0].Segs) != 1 || p.Lists[0].Segs[0] != mustAddr("fcbb:0:100:200::") {
+		t.Errorf("list 0 as uSIDs: segs %v", p.Lists[0].Segs)
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `policy "u": lists[1].usids.ids[0]`) {
+		t.Errorf("errors %v, want one naming lists[1].usids.ids[0]", errs)
+	}
+}

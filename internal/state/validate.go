@@ -255,21 +255,7 @@ func validateRoute(r *Route, add func(error)) {
 		r.HopLimit = 0
 		return
 	}
-	usidsOK := true
-	if r.USIDs != nil {
-		r.USIDs = r.USIDs.clone() // normalized in place: not the caller's
-		segs := r.USIDs.check(obj, add)
-		switch {
-		case segs == nil:
-			usidsOK = false
-		case len(r.Segs) > 0 && !slices.Equal(r.Segs, segs):
-			add(fieldErr(obj, "segs", "%v are not the containers of usids %s (%v); give one of segs and usids",
-				r.Segs, r.USIDs, segs))
-		default:
-			r.Segs = segs
-		}
-	}
-	if usidsOK {
+	if usidSegs(obj, "", &r.USIDs, &r.Segs, add) {
 		validatePolicy(obj, r.Segs, r.Src, add)
 	}
 	if r.HopLimit == 0 {
@@ -278,6 +264,31 @@ func validateRoute(r *Route, add func(error)) {
 }
 
 // validateSID checks a SID on its own and its tenant reference (tenant looks a tenant up by name).
+// usidSegs makes a segment list written as uSIDs (*u, normalized in a copy: not the caller's) the
+// segment list *segs; segs given as well must be its containers. at prefixes the fields reported
+// (a policy's "lists[i]."). False when the uSIDs are wrong (reported): segs is then not checked.
+func usidSegs(obj, at string, u **USIDList, segs *[]netip.Addr, add func(error)) bool {
+	if *u == nil {
+		return true
+	}
+	*u = (*u).clone()
+	out := (*u).check(obj, func(err error) {
+		if fe, isField := err.(*FieldError); isField {
+			fe.Field = at + fe.Field
+		}
+		add(err)
+	})
+	switch {
+	case out == nil:
+		return false
+	case len(*segs) > 0 && !slices.Equal(*segs, out):
+		add(fieldErr(obj, at+"segs", "%v are not the containers of usids %s (%v); give one of segs and usids", *segs, *u, out))
+	default:
+		*segs = out
+	}
+	return true
+}
+
 // validatePolicy checks the segment list and source of an SR policy (a route's, a binding SID's).
 func validatePolicy(obj string, segs []netip.Addr, src netip.Addr, add func(error)) {
 	validateSegs(obj, "segs", segs, add)
