@@ -42,6 +42,14 @@ func (p *pattern) expect(off int, b []byte) {
 	}
 }
 
+// ignore stops checking the byte at off (a byte that legitimately differs between the outputs a
+// pattern stands for, such as the lists of a weighted policy).
+func (p *pattern) ignore(off int) {
+	if off < len(p.mask) {
+		p.mask[off], p.value[off] = 0, 0
+	}
+}
+
 // Corrupt returns p with the last checked byte expected to be different: for tests that the sink
 // rejects frames that do not match.
 func Corrupt(p pattern) pattern {

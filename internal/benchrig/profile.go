@@ -23,6 +23,8 @@ import (
 // Profile is the DUT's cost per frame over one trial at full rate.
 type Profile struct {
 	Sent       uint64  // frames the generator sent
+	Good       uint64  // frames the sink accepted
+	First      uint64  // of which matched its first pattern
 	Frames     uint64  // frames the DUT's ingress XDP program ran on
 	DUTNs      float64 // CPU time of the DUT's receive NAPI thread per frame
 	ProgNs     float64 // run time of the DUT's ingress XDP program per frame (bpf_stats)
@@ -109,7 +111,7 @@ func (r *Rig) ProfileAt(frameLen int, rate float64, d time.Duration) (Profile, e
 	if err != nil {
 		return Profile{}, err
 	}
-	p := Profile{Sent: t.Sent, Frames: s1.RunCount - s0.RunCount, OfferedPPS: t.OfferedPPS}
+	p := Profile{Sent: t.Sent, Good: t.Good, First: t.First, Frames: s1.RunCount - s0.RunCount, OfferedPPS: t.OfferedPPS}
 	if p.Frames == 0 {
 		return p, fmt.Errorf("the DUT's XDP program did not run")
 	}

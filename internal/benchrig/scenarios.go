@@ -24,6 +24,10 @@ type Scenario struct {
 	// Expect is the pattern of a correct output frame for input frames of length n (0: lengths vary,
 	// length fields are not checked).
 	Expect func(n int) pattern
+	// Alt, when set, is a second correct output the sink accepts; the share of the good frames that
+	// matched Expect is reported (first_output_share). The weighted-policy scenarios use it: Expect is
+	// the weight-2 list's output, Alt any list's.
+	Alt func(n int) pattern
 }
 
 var (
@@ -205,6 +209,62 @@ routes: [{tenant: t, prefix: 198.19.1.0/24, mode: %s, segs: [%s], src: "%s"}]
 	}
 }
 
+// The 3-way weighted policy (issue 15): one SID per list, fc00:e::1 (weight 2), ::2 and ::3 (weight 1).
+var wecmpSegs, wecmpWeights = SIDs(0, 3), []int{2, 1, 1}
+
+// anyList relaxes the encap pattern of the list fc00:e::1 (one SID, an SRH) to the output of any
+// one-SID list fc00:e::N (N < 256), such as wecmpSegs: the last byte of the outer destination and of
+// the SRH's segment are not checked.
+func anyList(p pattern) pattern {
+	p.ignore(53)
+	p.ignore(62 + 15)
+	return p
+}
+
+// wecmpScenarios are a route over the 3-way weighted policy in seg6x (a named policy: the headend
+// picks the list by the flow hash, 64 slots) and in the kernel (an IPv4 multipath route with a seg6
+// encap per next hop, weights 2/1/1, hashed by its fib_multipath_hash_policy, L3 by default).
+// Many flows spread over the lists; one flow stays on one.
+func wecmpScenarios() []*Scenario {
+	first := wecmpSegs[:1]
+	kernelOut := expectEncap(first, first[0], 0, true, false, 63, 64)
+	seg6xOut := expectEncap(first, first[0], 0, true, true, 64, 63)
+	var lists, hops []string
+	for i, s := range wecmpSegs {
+		lists = append(lists, fmt.Sprintf(`{segs: ["%s"], weight: %d}`, s, wecmpWeights[i]))
+		hops = append(hops, "nexthop", "encap", "seg6", "mode", "encap", "segs", s.String(), "dev", devDutEg,
+			"weight", fmt.Sprint(wecmpWeights[i]))
+	}
+	return []*Scenario{
+		{
+			Name: "kernel_wecmp3", Desc: "kernel multipath route, 3 seg6 H.Encaps next hops weighted 2/1/1 (untagged)",
+			Setup: func(r *Rig) error {
+				if err := r.AttachDutPass(); err != nil {
+					return err
+				}
+				if err := r.DutIP("sr", "tunsrc", "set", encapSrc.String()); err != nil {
+					return err
+				}
+				return r.DutIP(append([]string{"route", "replace", "198.19.1.0/24"}, hops...)...)
+			},
+			Frame:  func(n, f int) []byte { return plain(n, f, 0) },
+			Expect: kernelOut, Alt: func(n int) pattern { return anyList(kernelOut(n)) },
+		},
+		{
+			Name: "seg6x_wecmp3", Desc: "seg6x H.Encaps over a named policy of 3 lists weighted 2/1/1, tagged tenant IPv4",
+			Setup: func(r *Rig) error {
+				return seg6xApply(r, fmt.Sprintf(`interfaces: [{name: %s}, {name: %s}]
+tenants: [{name: t, table: 100, ports: [{dev: %s, vlan: %d}]}]
+policies: [{name: w3, src: "%s", lists: [%s]}]
+routes: [{tenant: t, prefix: 198.19.1.0/24, policy: w3}]
+`, devDutIn, devDutEg, devDutIn, vlanIn, encapSrc, strings.Join(lists, ", ")))
+			},
+			Frame:  func(n, f int) []byte { return plain(n, f, vlanIn) },
+			Expect: seg6xOut, Alt: func(n int) pattern { return anyList(seg6xOut(n)) },
+		},
+	}
+}
+
 // Scenarios returns every scenario in report order.
 func Scenarios() []*Scenario {
 	sidEnd, sidDX4, sidDT4 := sid("fc00:d::1"), sid("fc00:d::65"), sid("fc00:d::64")
@@ -366,5 +426,5 @@ func Scenarios() []*Scenario {
 			Expect: expectIPv4(18, 63, vlanOut),
 		},
 	)
-	return out
+	return append(out, wecmpScenarios()...)
 }

@@ -57,18 +57,34 @@ type StreamResult struct {
 	LastBad         []byte
 }
 
+// Pattern is an output frame the sink accepts (some bytes checked, the rest free).
+type Pattern = pattern
+
+// EncapOutput is what HeadendConfig's tenant frames (64 bytes) become with the H.Encaps list segs.
+func EncapOutput(segs []netip.Addr) Pattern {
+	return expectEncap(reverse(segs), segs[0], uint8(len(segs)-1), true, true, 64, 63)(64)
+}
+
+// AnyOneSIDList is EncapOutput of any one-SID list among SIDs(0, 255): the lists of a weighted policy.
+func AnyOneSIDList() Pattern { return anyList(EncapOutput(SIDs(0, 1))) }
+
 // Stream sends tenant frames (64 bytes, 3 flows) into the DUT at rate for d and counts what the
 // sink accepted as the H.Encaps output of segs (and of alt, if given). during runs while the stream
 // flows; Stream returns once both are done.
 func (r *Rig) Stream(segs, alt []netip.Addr, rate float64, d time.Duration, during func() error) (StreamResult, error) {
-	const n = 64
-	frames := [][]byte{plain(n, 0, vlanIn), plain(n, 1, vlanIn), plain(n, 2, vlanIn)}
-	expect := func(s []netip.Addr) pattern {
-		return expectEncap(reverse(s), s[0], uint8(len(s)-1), true, true, 64, 63)(n)
-	}
-	pats := []pattern{expect(segs)}
+	pats := []pattern{EncapOutput(segs)}
 	if len(alt) > 0 {
-		pats = append(pats, expect(alt))
+		pats = append(pats, EncapOutput(alt))
+	}
+	return r.StreamFlows([]int{0, 1, 2}, pats, rate, d, during)
+}
+
+// StreamFlows is Stream of the tenant flows flows (64-byte frames; flow f goes to 198.19.1.(1+f%250)
+// from UDP port 1000+f), the sink accepting pats (one or two).
+func (r *Rig) StreamFlows(flows []int, pats []Pattern, rate float64, d time.Duration, during func() error) (StreamResult, error) {
+	var frames [][]byte
+	for _, f := range flows {
+		frames = append(frames, plain(64, f, vlanIn))
 	}
 	return r.streamFrames(frames, pats, rate, d, during)
 }

@@ -66,11 +66,9 @@ func (r *Rig) setPatterns(ps ...pattern) error {
 	return nil
 }
 
-// sinkCounts returns good frames, good bytes and bad frames so far.
-func (r *Rig) sinkCounts() (good, bytes, bad uint64, err error) {
-	v, err := r.sinkStats()
-	return v[0], v[1], v[2], err
-}
+// Accept makes the sink accept frames matching any of ps (one or two) from now on; Trial.First counts
+// the ones that matched the first.
+func (r *Rig) Accept(ps ...pattern) error { return r.setPatterns(ps...) }
 
 // sinkStats returns every sink counter: good frames, good bytes, bad frames, matches of pattern 0, 1.
 func (r *Rig) sinkStats() ([5]uint64, error) {
@@ -93,6 +91,7 @@ type Trial struct {
 	GoodPPS    float64 // correct frames the sink counted per second
 	Sent, Good uint64
 	Bad        uint64 // frames that reached the sink but were wrong
+	First      uint64 // good frames that matched the sink's first pattern
 	Loss       float64
 	KernelIn   uint64 // IPv4 + IPv6 packets the DUT's kernel stack received during the trial
 }
@@ -138,7 +137,7 @@ const maxGenPPS = 8e6
 // live-frames syscall costs tens of milliseconds of set-up; one syscall is one trial. The offered
 // rate is what the generator measured between its first and last frame.
 func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
-	g0, _, b0, err := r.sinkCounts()
+	s0, err := r.sinkStats()
 	if err != nil {
 		return Trial{}, err
 	}
@@ -178,7 +177,7 @@ func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
 		return Trial{}, err
 	}
 	time.Sleep(50 * time.Millisecond) // drain
-	g1, _, b1, err := r.sinkCounts()
+	s1, err := r.sinkStats()
 	if err != nil {
 		return Trial{}, err
 	}
@@ -190,7 +189,7 @@ func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
 	if err != nil {
 		return Trial{}, err
 	}
-	t := Trial{Sent: gs.Count, Good: g1 - g0, Bad: b1 - b0, KernelIn: k1 - k0}
+	t := Trial{Sent: gs.Count, Good: s1[0] - s0[0], Bad: s1[2] - s0[2], First: s1[3] - s0[3], KernelIn: k1 - k0}
 	// first_ns and last_ns are the starts of the first and the last burst of genBurst frames.
 	secs := float64(gs.LastNs-gs.FirstNs) / 1e9
 	if secs <= 0 || gs.Count <= genBurst {

@@ -40,6 +40,11 @@ func TestRigAcceptsCorrectFramesOnly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if sc.Alt != nil {
+				if err := r.Accept(sc.Expect(n), sc.Alt(n)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			// Let the kernel scenarios resolve what they need, then count.
 			if _, err := r.Run(longest, 20000, 100*time.Millisecond); err != nil {
 				t.Fatal(err)
@@ -59,12 +64,64 @@ func TestRigAcceptsCorrectFramesOnly(t *testing.T) {
 			if _, err := r.Load(frames, benchrig.Corrupt(sc.Expect(n))); err != nil {
 				t.Fatal(err)
 			}
+			if sc.Alt != nil {
+				if err := r.Accept(benchrig.Corrupt(sc.Expect(n)), benchrig.Corrupt(sc.Alt(n))); err != nil {
+					t.Fatal(err)
+				}
+			}
 			tr, err = r.Run(longest, 20000, 100*time.Millisecond)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tr.Good != 0 || tr.Bad < tr.Sent {
 				t.Fatalf("a wrong expectation accepted %d of %d frames (rejected %d)", tr.Good, tr.Sent, tr.Bad)
+			}
+		})
+	}
+}
+
+// TestWeightedScenariosSpread: the weighted-policy scenarios (lists weighted 2/1/1) carry 250 flows
+// over every list, the weight-2 one about half of them, in seg6x and in the kernel alike; otherwise
+// their comparison would measure one list only.
+func TestWeightedScenariosSpread(t *testing.T) {
+	bin := testsupport.BuildSeg6x(t)
+	prefix := fmt.Sprintf("s6bw%d", os.Getpid()%10000)
+	for _, sc := range benchrig.Scenarios() {
+		if sc.Alt == nil {
+			continue
+		}
+		t.Run(sc.Name, func(t *testing.T) {
+			r := scenarioRig(t, prefix, bin, sc)
+			n := len(sc.Frame(60, 0))
+			var frames [][]byte
+			for f := 0; f < 250; f++ {
+				frames = append(frames, sc.Frame(n, f))
+			}
+			longest, err := r.Load(frames, sc.Expect(n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Run(longest, 20000, 100*time.Millisecond); err != nil { // neighbors resolved
+				t.Fatal(err)
+			}
+			// Only the first output: the other lists' frames are rejected.
+			tr, err := r.Run(longest, 20000, 300*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.Good == 0 || tr.Bad == 0 {
+				t.Fatalf("first list alone: %d accepted, %d rejected of %d: the flows do not spread", tr.Good, tr.Bad, tr.Sent)
+			}
+			if err := r.Accept(sc.Expect(n), sc.Alt(n)); err != nil {
+				t.Fatal(err)
+			}
+			if tr, err = r.Run(longest, 20000, 500*time.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			share := float64(tr.First) / float64(tr.Good)
+			t.Logf("sent %d, accepted %d, %.2f of them the weight-2 list", tr.Sent, tr.Good, share)
+			if tr.Good != tr.Sent || share < 0.3 || share > 0.7 {
+				t.Fatalf("sent %d, accepted %d (rejected %d), weight-2 list's share %.2f (want about 0.5)", tr.Sent, tr.Good, tr.Bad, share)
 			}
 		})
 	}
