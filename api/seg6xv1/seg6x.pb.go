@@ -2165,7 +2165,8 @@ type PolicyStats struct {
 	Routes        uint32                 `protobuf:"varint,4,opt,name=routes,proto3" json:"routes,omitempty"` // routes that use this policy
 	Src           string                 `protobuf:"bytes,5,opt,name=src,proto3" json:"src,omitempty"`        // outer source it writes
 	Count         *Counter               `protobuf:"bytes,6,opt,name=count,proto3" json:"count,omitempty"`
-	Sids          uint32                 `protobuf:"varint,7,opt,name=sids,proto3" json:"sids,omitempty"` // binding SIDs (End.B6.Encaps*) bound to it
+	Sids          uint32                 `protobuf:"varint,7,opt,name=sids,proto3" json:"sids,omitempty"`  // binding SIDs (End.B6.Encaps*) bound to it
+	Lists         []string               `protobuf:"bytes,8,rep,name=lists,proto3" json:"lists,omitempty"` // segment lists of named policies that are it ("NAME list N")
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2247,6 +2248,13 @@ func (x *PolicyStats) GetSids() uint32 {
 		return x.Sids
 	}
 	return 0
+}
+
+func (x *PolicyStats) GetLists() []string {
+	if x != nil {
+		return x.Lists
+	}
+	return nil
 }
 
 type SidStats struct {
@@ -4478,7 +4486,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\fStatsRequest\"9\n" +
 	"\aCounter\x12\x18\n" +
 	"\apackets\x18\x01 \x01(\x04R\apackets\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\x04R\x05bytes\"\xac\x01\n" +
+	"\x05bytes\x18\x02 \x01(\x04R\x05bytes\"\xc2\x01\n" +
 	"\vPolicyStats\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x12\n" +
@@ -4486,7 +4494,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06routes\x18\x04 \x01(\rR\x06routes\x12\x10\n" +
 	"\x03src\x18\x05 \x01(\tR\x03src\x12'\n" +
 	"\x05count\x18\x06 \x01(\v2\x11.seg6x.v1.CounterR\x05count\x12\x12\n" +
-	"\x04sids\x18\a \x01(\rR\x04sids\"w\n" +
+	"\x04sids\x18\a \x01(\rR\x04sids\x12\x14\n" +
+	"\x05lists\x18\b \x03(\tR\x05lists\"w\n" +
 	"\bSidStats\x12\x10\n" +
 	"\x03sid\x18\x01 \x01(\tR\x03sid\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12'\n" +

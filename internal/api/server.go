@@ -118,7 +118,7 @@ func (s *Server) Show(req *pb.ShowRequest, stream pb.Control_ShowServer) error {
 	var cur state.State
 	var gen uint64
 	s.ctl.Read(func(st *state.Store) { cur, gen = st.Current(), st.Gen() })
-	state.FillPaths(cur.Routes, s.paths) // the live egress MTU of every route's tunnel
+	state.FillPaths(cur.Routes, cur.Policies, s.paths) // the live egress MTU of every route's tunnel
 	head := cur
 	head.Routes, head.SIDs = nil, nil
 	if err := stream.Send(&pb.StateChunk{State: StateToPB(&head), Generation: gen}); err != nil {
@@ -192,7 +192,7 @@ func stats(st *state.Store) (*pb.StatsReply, error) {
 			return nil, err
 		}
 		ps := &pb.PolicyStats{Id: p.ID, Mode: p.Mode, Routes: uint32(p.Routes), Src: p.UsedSrc.String(), Count: c,
-			Sids: uint32(p.SIDs)}
+			Sids: uint32(p.SIDs), Lists: p.Lists}
 		for _, a := range p.Segs {
 			ps.Segs = append(ps.Segs, a.String())
 		}

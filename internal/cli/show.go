@@ -127,8 +127,12 @@ func show(what string) error {
 			if egress == "" {
 				egress = "-"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.Tenant, r.Prefix, r.Mode, listOr(r.Segs, "-"), usids, src, r.HopLimit,
-				r.ID, egress, mtu, origin(r.Origin))
+			mode, segs, hop, policy := r.Mode, listOr(r.Segs, "-"), fmt.Sprint(r.HopLimit), fmt.Sprint(r.ID)
+			if r.Policy != "" { // a named policy's: its lists (seg6x policy show), the smallest tunnel MTU of those up
+				mode, segs, hop, policy = "-", "-", "-", r.Policy
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Tenant, r.Prefix, mode, segs, usids, src, hop,
+				policy, egress, mtu, origin(r.Origin))
 		}
 		fmt.Fprintln(w)
 	}

@@ -105,6 +105,9 @@ func printStats(s *pb.StatsReply) {
 		if p.Sids > 0 {
 			users += fmt.Sprintf(", %d binding SIDs", p.Sids)
 		}
+		if len(p.Lists) > 0 {
+			users += ", " + strings.Join(p.Lists, ", ") // named policies' lists (seg6x policy show)
+		}
 		fmt.Fprintf(w, "%d %s %s, %s\t%d\t%d\t\n", p.Id, p.Mode, strings.Join(p.Segs, ","), users, pk, b)
 	}
 	fmt.Fprintln(w, "\t\t\t")

@@ -129,6 +129,20 @@ func TestNamedPolicyRoutesAndDown(t *testing.T) {
 		!strings.Contains(err.Error(), "2 routes still use it") {
 		t.Fatalf("deleting a policy in use: %v", err)
 	}
+	// Each list's encap policies say whose list they are (stats), and count no route.
+	lists := 0
+	for _, pi := range st.Policies() {
+		if len(pi.Lists) == 0 {
+			continue
+		}
+		lists++
+		if len(pi.Lists) != 1 || !strings.HasPrefix(pi.Lists[0], "east list ") || pi.Routes != 0 {
+			t.Errorf("list policy %d: lists %v, %d routes", pi.ID, pi.Lists, pi.Routes)
+		}
+	}
+	if lists != 6 {
+		t.Errorf("%d encap policies name a list, want 6 (3 lists x 2 families)", lists)
+	}
 	n := len(st.Policies())
 	s.Policies, s.Routes = nil, s.Routes[:1]
 	if _, err := st.Apply(s, false); err != nil {

@@ -318,14 +318,14 @@ type PolicyInfo struct {
 	Mode    string
 	Segs    []netip.Addr
 	UsedSrc netip.Addr
-	Routes  int // routes that use it
-	SIDs    int // binding SIDs bound to it
-	Lists   int // lists of named policies that are it
+	Routes  int      // routes that use it
+	SIDs    int      // binding SIDs bound to it
+	Lists   []string // the lists of named policies that are it ("NAME list N"), sorted
 }
 
 // Policies lists the policies in use, by id.
 func (s *Store) Policies() []PolicyInfo {
-	bound, lists := map[uint32]int{}, map[uint32]int{}
+	bound, lists := map[uint32]int{}, map[uint32][]string{}
 	for _, sd := range s.rt.sids {
 		if sd.Policy != 0 {
 			bound[sd.Policy]++
@@ -333,15 +333,17 @@ func (s *Store) Policies() []PolicyInfo {
 	}
 	for _, n := range s.rt.named {
 		for fam := range 2 {
-			for _, m := range n.members[fam] {
-				lists[m.id]++
+			for i, m := range n.members[fam] {
+				lists[m.id] = append(lists[m.id], fmt.Sprintf("%s list %d", n.Name, i))
 			}
 		}
 	}
 	out := make([]PolicyInfo, 0, len(s.rt.polByID))
 	for _, p := range s.rt.polByID {
-		out = append(out, PolicyInfo{ID: p.id, Mode: p.mode, Segs: p.segs, UsedSrc: p.usedSrc, Routes: p.refs - bound[p.id] - lists[p.id],
-			SIDs: bound[p.id], Lists: lists[p.id]})
+		l := lists[p.id]
+		slices.Sort(l)
+		out = append(out, PolicyInfo{ID: p.id, Mode: p.mode, Segs: p.segs, UsedSrc: p.usedSrc, Routes: p.refs - bound[p.id] - len(l),
+			SIDs: bound[p.id], Lists: l})
 	}
 	slices.SortFunc(out, func(a, b PolicyInfo) int { return int(a.ID) - int(b.ID) })
 	return out

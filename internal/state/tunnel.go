@@ -7,6 +7,8 @@ package state
 import (
 	"fmt"
 	"net/netip"
+	"slices"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 )
@@ -60,27 +62,42 @@ func KernelPath(dst, src netip.Addr) (Path, error) {
 }
 
 // FillPaths sets Egress and TunnelMTU of every encap route from find (one lookup per first SID and
-// source). A route whose path is unknown gets the reason in Egress and TunnelMTU 0.
-func FillPaths(routes []Route, find PathFinder) {
+// source). A route whose path is unknown gets the reason in Egress and TunnelMTU 0. A route naming a
+// policy (one of policies) gets the egresses of the policy's lists that are up and the smallest of
+// their tunnel MTUs: a flow may be on any of them.
+func FillPaths(routes []Route, policies []Policy, find PathFinder) {
 	type key struct{ dst, src netip.Addr }
 	seen := map[key]Path{}
 	errs := map[key]error{}
-	for i := range routes {
-		r := &routes[i]
-		if r.Mode == ModePass || len(r.Segs) == 0 {
-			continue
-		}
-		k := key{r.Segs[0], r.UsedSrc}
+	lookup := func(dst, src netip.Addr) (Path, error) {
+		k := key{dst, src}
 		p, ok := seen[k]
 		err := errs[k]
 		if !ok && err == nil {
-			p, err = find(k.dst, k.src)
-			if err != nil {
+			if p, err = find(dst, src); err != nil {
 				errs[k] = err
 			} else {
 				seen[k] = p
 			}
 		}
+		return p, err
+	}
+	named := map[string]*Policy{}
+	for i := range policies {
+		named[policies[i].Name] = &policies[i]
+	}
+	for i := range routes {
+		r := &routes[i]
+		if r.Policy != "" {
+			if p := named[r.Policy]; p != nil {
+				r.Egress, r.TunnelMTU = policyPath(p, lookup)
+			}
+			continue
+		}
+		if r.Mode == ModePass || len(r.Segs) == 0 {
+			continue
+		}
+		p, err := lookup(r.Segs[0], r.UsedSrc)
 		if err != nil {
 			r.Egress, r.TunnelMTU = "unknown: "+err.Error(), 0
 			continue
@@ -88,4 +105,32 @@ func FillPaths(routes []Route, find PathFinder) {
 		r.Egress = p.Egress
 		r.TunnelMTU = max(p.MTU-EncapOverhead(r.Mode, len(r.Segs)), 0)
 	}
+}
+
+// policyPath is the egresses (distinct, in list order) and smallest tunnel MTU of p's lists that are
+// up; lists whose path is unknown are named with the reason (and not in the MTU).
+func policyPath(p *Policy, lookup PathFinder) (string, int) {
+	var parts []string
+	mtu, up := 0, 0
+	for i, l := range p.Lists {
+		if l.Down || len(l.Segs) == 0 {
+			continue
+		}
+		up++
+		path, err := lookup(l.Segs[0], p.Src)
+		if err != nil {
+			parts = append(parts, fmt.Sprintf("list %d unknown: %v", i, err))
+			continue
+		}
+		if !slices.Contains(parts, path.Egress) {
+			parts = append(parts, path.Egress)
+		}
+		if m := max(path.MTU-EncapOverhead(p.Mode, len(l.Segs)), 0); mtu == 0 || m < mtu {
+			mtu = m
+		}
+	}
+	if up == 0 {
+		return "none: every list of policy " + p.Name + " is down", 0
+	}
+	return strings.Join(parts, ","), mtu
 }

@@ -130,7 +130,10 @@ func TestPolicyListDownUnderTraffic(t *testing.T) {
 		t.Errorf("policy show:\n%s", text)
 	}
 	var routes []state.Route
-	if err := json.Unmarshal([]byte(cli("show", "routes", "--json")), &routes); err != nil || len(routes) != 1 || routes[0].Policy != "w3" {
+	// The route names the policy; its tunnel MTU is that of the lists up: the rig's 1500-byte egress
+	// (every list leaves there) minus IPv6 + an SRH of one SID.
+	if err := json.Unmarshal([]byte(cli("show", "routes", "--json")), &routes); err != nil || len(routes) != 1 || routes[0].Policy != "w3" ||
+		routes[0].TunnelMTU != 1500-40-8-16 || routes[0].Egress == "" || strings.ContainsAny(routes[0].Egress, ", ") {
 		t.Fatalf("show routes --json: %v %+v", err, routes)
 	}
 
