@@ -37,11 +37,14 @@ func (s *SID) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	}
 	c := *n
-	c.Content = append([]*yaml.Node(nil), n.Content...)
+	var err error
+	if c.Content, err = flattenMerges(n, 0); err != nil {
+		return err
+	}
 	var bits uint8
 	for i := 0; i+1 < len(c.Content); i += 2 {
 		k, v := c.Content[i], c.Content[i+1]
-		if !sidKeys[k.Value] && k.Tag != "!!merge" {
+		if !sidKeys[k.Value] {
 			return fmt.Errorf("line %d: field %s not found in type state.SID", k.Line, k.Value)
 		}
 		if k.Value != "sid" || v.Kind != yaml.ScalarNode || !strings.Contains(v.Value, "/") {
@@ -49,7 +52,7 @@ func (s *SID) UnmarshalYAML(n *yaml.Node) error {
 		}
 		addr, b, err := ParseSID(v.Value)
 		if err != nil {
-			return fmt.Errorf("line %d: sid: %q is not an IPv6 address or prefix", v.Line, v.Value)
+			continue // decoded as an address below: its error, which config.Load places at the key
 		}
 		nv := *v
 		nv.Value = addr.String()
@@ -63,4 +66,63 @@ func (s *SID) UnmarshalYAML(n *yaml.Node) error {
 	*s = SID(p)
 	s.Bits = bits
 	return nil
+}
+
+// flattenMerges returns the key/value nodes of mapping n with its merge keys (<<) resolved as YAML
+// defines them: n's own keys first, then each merged mapping's keys that are not there yet (an
+// earlier merged mapping wins over a later one), so that a prefix SID given by a merged mapping is
+// read like one given directly.
+func flattenMerges(n *yaml.Node, depth int) ([]*yaml.Node, error) {
+	if depth > 8 {
+		return nil, fmt.Errorf("merge keys nested too deep")
+	}
+	var own, merged []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Tag != "!!merge" {
+			own = append(own, k, v)
+			continue
+		}
+		var maps []*yaml.Node
+		switch v = deref(v); v.Kind {
+		case yaml.MappingNode:
+			maps = []*yaml.Node{v}
+		case yaml.SequenceNode:
+			for _, m := range v.Content {
+				maps = append(maps, deref(m))
+			}
+		}
+		for _, m := range maps {
+			if m.Kind != yaml.MappingNode {
+				return nil, fmt.Errorf("map merge requires map or sequence of maps as the value")
+			}
+			kv, err := flattenMerges(m, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			merged = append(merged, kv...)
+		}
+		if len(maps) == 0 {
+			return nil, fmt.Errorf("map merge requires map or sequence of maps as the value")
+		}
+	}
+	seen := map[string]bool{}
+	for i := 0; i < len(own); i += 2 {
+		seen[own[i].Value] = true
+	}
+	out := own
+	for i := 0; i+1 < len(merged); i += 2 {
+		if !seen[merged[i].Value] {
+			seen[merged[i].Value] = true
+			out = append(out, merged[i], merged[i+1])
+		}
+	}
+	return out, nil
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
 }
