@@ -616,19 +616,23 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 		rs[i] = r
 	}
 	// Other origins' routes stay (unless All): the new table holds them as they are.
-	for p, pol := range t.routes {
+	var others []netip.Prefix
+	for p := range t.routes {
 		if o := t.routeOrigin(p); !tr.All && o != op.Origin {
-			if seen[p] {
-				errs = append(errs, owned(op, o, routeObj(&Route{Tenant: t.Name, Prefix: p})))
-			}
-			kept := routeOf(t, p, pol)
-			if p.Addr().Is4() {
-				n4++
-			} else {
-				n6++
-			}
-			rs = append(rs, kept)
+			others = append(others, p)
 		}
+	}
+	slices.SortFunc(others, netip.Prefix.Compare) // sorted: policy ids and diff lines repeatable
+	for _, p := range others {
+		if seen[p] {
+			errs = append(errs, owned(op, t.routeOrigin(p), routeObj(&Route{Tenant: t.Name, Prefix: p})))
+		}
+		if p.Addr().Is4() {
+			n4++
+		} else {
+			n6++
+		}
+		rs = append(rs, routeOf(t, p, t.routes[p]))
 	}
 	if len(errs) > 0 {
 		return errs
@@ -679,10 +683,15 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 			c.note(OpReplace, had, routeObj(&rs[i]))
 		}
 	}
+	var gone []netip.Prefix
 	for p := range oldRoutes {
 		if t.routes[p] == nil {
-			c.note(OpDelete, true, routeObj(&Route{Tenant: t.Name, Prefix: p}))
+			gone = append(gone, p)
 		}
+	}
+	slices.SortFunc(gone, netip.Prefix.Compare)
+	for _, p := range gone {
+		c.note(OpDelete, true, routeObj(&Route{Tenant: t.Name, Prefix: p}))
 	}
 	s.rt.nroutes[0] += n4
 	s.rt.nroutes[1] += n6

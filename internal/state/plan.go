@@ -6,6 +6,7 @@ package state
 
 import (
 	"encoding/json"
+	"maps"
 	"net/netip"
 	"slices"
 )
@@ -39,7 +40,7 @@ func (s *Store) Plan(desired *State) []Op {
 		}
 		ops = append(ops, Op{Kind: OpReplace, Interface: &it})
 	}
-	for name := range rt.ifaces {
+	for _, name := range slices.Sorted(maps.Keys(rt.ifaces)) { // sorted: the same file, the same plan
 		if !want[name] {
 			dels = append(dels, Op{Kind: OpDelete, Interface: &Interface{Name: name}})
 		}
@@ -53,8 +54,8 @@ func (s *Store) Plan(desired *State) []Op {
 		}
 		ops = append(ops, Op{Kind: OpReplace, Policy: &p})
 	}
-	for name, n := range rt.named {
-		if !wantPol[name] && n.Origin == OriginConfig { // after the routes that use it are replaced
+	for _, name := range slices.Sorted(maps.Keys(rt.named)) {
+		if n := rt.named[name]; !wantPol[name] && n.Origin == OriginConfig { // after the routes that use it are replaced
 			dels = append(dels, Op{Kind: OpDelete, Policy: &Policy{Name: name}})
 		}
 	}
@@ -74,7 +75,8 @@ func (s *Store) Plan(desired *State) []Op {
 			ops = append(ops, Op{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: t.Name, Routes: routes[t.Name]}})
 		}
 	}
-	for name, t := range rt.tenants {
+	for _, name := range slices.Sorted(maps.Keys(rt.tenants)) {
+		t := rt.tenants[name]
 		if want[name] || t.Origin != OriginConfig { // other origins' objects are not the file's
 			continue
 		}
@@ -96,13 +98,13 @@ func (s *Store) Plan(desired *State) []Op {
 		sd.ID, sd.Policy = 0, 0
 		ops = append(ops, Op{Kind: OpReplace, SID: &sd})
 	}
-	for addr, sd := range rt.sids {
-		if !wantSID[addr] && sd.Origin == OriginConfig {
+	for _, addr := range slices.SortedFunc(maps.Keys(rt.sids), netip.Addr.Compare) {
+		if sd := rt.sids[addr]; !wantSID[addr] && sd.Origin == OriginConfig {
 			ops = append(ops, Op{Kind: OpDelete, SID: &SID{SID: addr}})
 		}
 	}
 	// Deletions of tenants and interfaces last: routes and SIDs that use them go first.
-	slices.SortFunc(dels, func(a, b Op) int { return boolInt(a.Interface != nil) - boolInt(b.Interface != nil) })
+	slices.SortStableFunc(dels, func(a, b Op) int { return boolInt(a.Interface != nil) - boolInt(b.Interface != nil) })
 	return append(ops, dels...)
 }
 

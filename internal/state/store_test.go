@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -213,5 +214,44 @@ func TestOriginsKeepApart(t *testing.T) {
 	st = reopen(t, st)
 	if got := st.Current(); !same(got, cur) {
 		t.Fatalf("pass route or origins not saved:\n%+v\n%+v", got, cur)
+	}
+}
+
+// Removals come out in a fixed order (sorted), not the order of Go's maps: the same file applied
+// to the same state gives the same plan and the same diff every time.
+func TestApplyRemovesInOrder(t *testing.T) {
+	st := openTemp(t)
+	s := baseState()
+	for i := 0; i < 40; i++ {
+		s.Routes = append(s.Routes, Route{Tenant: "blue", Prefix: mustPrefix(fmt.Sprintf("198.18.%d.0/24", 100+i)),
+			Segs: []netip.Addr{mustAddr("fc00:2::1")}})
+		s.SIDs = append(s.SIDs, SID{SID: netip.AddrFrom16([16]byte{0xfc, 0, 0, 9, 15: byte(i + 1)}), Action: "End"})
+	}
+	if _, err := st.Apply(s, false); err != nil {
+		t.Fatal(err)
+	}
+	b := baseState()
+	ops := st.Plan(&b)
+	var sids []string
+	for _, op := range ops {
+		if op.SID != nil && op.Kind == OpDelete {
+			sids = append(sids, op.SID.SID.String())
+		}
+	}
+	if len(sids) != 40 || !slices.IsSortedFunc(sids, func(a, b string) int { return mustAddr(a).Compare(mustAddr(b)) }) {
+		t.Errorf("SID deletions: %v", sids)
+	}
+	d, err := st.Apply(b, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var routes []string
+	for _, r := range d.Removed {
+		if strings.HasPrefix(r, "route ") {
+			routes = append(routes, r)
+		}
+	}
+	if len(routes) != 40 || !slices.IsSorted(routes) { // 198.18.100.0/24 .. 198.18.139.0/24 sort as text too
+		t.Errorf("removed routes: %v", routes)
 	}
 }
