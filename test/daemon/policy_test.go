@@ -8,6 +8,7 @@ package daemontest
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/netip"
 	"os/exec"
 	"slices"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/seg6x/seg6x/internal/benchrig"
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 func TestPolicyListDownUnderTraffic(t *testing.T) {
@@ -130,11 +132,24 @@ func TestPolicyListDownUnderTraffic(t *testing.T) {
 		t.Errorf("policy show:\n%s", text)
 	}
 	var routes []state.Route
-	// The route names the policy; its tunnel MTU is that of the lists up: the rig's 1500-byte egress
-	// (every list leaves there) minus IPv6 + an SRH of one SID.
-	if err := json.Unmarshal([]byte(cli("show", "routes", "--json")), &routes); err != nil || len(routes) != 1 || routes[0].Policy != "w3" ||
-		routes[0].TunnelMTU != 1500-40-8-16 || routes[0].Egress == "" || strings.ContainsAny(routes[0].Egress, ", ") {
+	// The route names the policy; its tunnel MTU is that of the lists up: the egress every list
+	// leaves by, its MTU minus IPv6 + an SRH of one SID.
+	if err := json.Unmarshal([]byte(cli("show", "routes", "--json")), &routes); err != nil || len(routes) != 1 || routes[0].Policy != "w3" {
 		t.Fatalf("show routes --json: %v %+v", err, routes)
+	}
+	var mtu int
+	if err := testsupport.InNetns(r.DutNS(), func() error {
+		ifi, err := net.InterfaceByName(routes[0].Egress)
+		if err == nil {
+			mtu = ifi.MTU
+		}
+		return err
+	}); err != nil || routes[0].TunnelMTU != mtu-40-8-16 {
+		t.Fatalf("route egress %q (%v, MTU %d), tunnel MTU %d", routes[0].Egress, err, mtu, routes[0].TunnelMTU)
+	}
+
+	if text := cli("show", "routes"); !strings.Contains(text, "w3") || !strings.Contains(text, fmt.Sprint(routes[0].TunnelMTU)) {
+		t.Errorf("show routes lacks the policy or its tunnel MTU:\n%s", text)
 	}
 
 	// Up again: every flow back on its first list.
