@@ -40,20 +40,30 @@ type MicroResult struct {
 	TraceAllNsPerPkt   float64 `json:"trace_armed_all_ns_per_pkt"`
 }
 
-// RunMicro times every micro case and the headend at 10 and 1M routes; it must run inside a
+// RunMicro times every micro case, the SID lookups and the headend at 10 and 1M routes; it must run inside a
 // namespace made for it.
-func RunMicro(runs int) ([]MicroResult, []ScaleRow, error) {
+func RunMicro(runs int) (Micro, error) {
 	rig, err := fixtures.NewRig()
 	if err != nil {
-		return nil, nil, err
+		return Micro{}, err
 	}
 	defer rig.Close()
-	res, err := microCasesRun(rig, runs)
-	if err != nil {
-		return nil, nil, err
+	var m Micro
+	if m.Cases, err = microCasesRun(rig, runs); err != nil {
+		return m, err
 	}
-	scale, err := RouteScale(rig, []int{10, 1000000}, runs)
-	return res, scale, err
+	if m.Lookups, err = SIDLookups(rig, 200000, 7); err != nil {
+		return m, err
+	}
+	m.Scale, err = RouteScale(rig, []int{10, 1000000}, runs)
+	return m, err
+}
+
+// Micro is what `bench micro` measures.
+type Micro struct {
+	Cases   []MicroResult `json:"cases"`
+	Lookups []LookupRow   `json:"sid_lookup"`
+	Scale   []ScaleRow    `json:"route_scale"`
 }
 
 func microCasesRun(rig *fixtures.Rig, runs int) ([]MicroResult, error) {

@@ -42,13 +42,14 @@ network namespace and removes it.`,
 				return err
 			}
 			meta := benchrig.NewMeta()
-			res, scale, err := benchrig.RunMicro(runs)
+			m, err := benchrig.RunMicro(runs)
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return printJSON(benchrig.Results{Meta: meta, Results: map[string]any{"cases": res, "route_scale": scale}})
+				return printJSON(benchrig.Results{Meta: meta, Results: m})
 			}
+			res, scale := m.Cases, m.Scale
 			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintf(w, "CASE\tACTION\tNS/PKT\tVS BARE\tFIB-DIRECT\tNH-CACHE\tTRACE-NONE\tTRACE-ALL\tWHAT\n")
 			for _, r := range res {
@@ -57,6 +58,16 @@ network namespace and removes it.`,
 			}
 			w.Flush()
 			fmt.Printf("\n%d runs per case, each on a fresh frame; kernel-measured run time per packet.\n", runs)
+			if len(m.Lookups) > 0 {
+				l := m.Lookups[0]
+				fmt.Printf("\nSID LOOKUP: frames returned unchanged, %d runs of the same frame per test run, median of %d rounds;\n", l.Repeat, l.Rounds)
+				fmt.Printf("the same program with SID prefixes on (sid_conf: the fixtures' uSID locators) and off\n")
+				fmt.Fprintf(w, "CASE\tACTION\tPREFIXES ON NS/PKT\tOFF NS/PKT\tWHAT\n")
+				for _, r := range m.Lookups {
+					fmt.Fprintf(w, "%s\t%s\t%.1f\t%.1f\t%s\n", r.Case, r.Action, r.PrefixesNs, r.NoPrefixNs, r.Description)
+				}
+				w.Flush()
+			}
 			fmt.Printf("\nROUTE SCALE: H.Encaps over %d destinations (each a /32 miss, then a /16 hit)\n", 4096)
 			fmt.Fprintf(w, "ROUTES\tNS/PKT\tCOST VS 10 ROUTES\tTHROUGHPUT VS 10 ROUTES\n")
 			for _, r := range scale {
