@@ -168,6 +168,15 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
+// ratio prints a ratio of the table, or "-" where it does not apply (0 in the JSON: no reference
+// point of the same size and flow mode in the run, or a scenario compared with nothing).
+func ratio(x float64, unit string) string {
+	if x <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f%s", x, unit)
+}
+
 // printProfiles is the table of a --profile-only run.
 func printProfiles(res []benchrig.Point) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
@@ -177,8 +186,8 @@ func printProfiles(res []benchrig.Point) {
 		if p.FrameSize == benchrig.IMIX {
 			size = "imix"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f%%\t%.0f\t%.2fx\t%.2fx\n", p.Scenario, size, p.Flows, p.DUTNsPerFrame,
-			p.ProgNsPerFrame, 100*p.DUTBusy, p.DUTNsRuns, p.CPUSpeedupVsKernel, p.CPUCostVsBare)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f%%\t%.0f\t%s\t%s\n", p.Scenario, size, p.Flows, p.DUTNsPerFrame,
+			p.ProgNsPerFrame, 100*p.DUTBusy, p.DUTNsRuns, ratio(p.CPUSpeedupVsKernel, "x"), ratio(p.CPUCostVsBare, "x"))
 	}
 	w.Flush()
 	fmt.Println("Medians of the repetitions, each one trial at the generator's full rate with BPF run-time statistics on.")
@@ -205,9 +214,13 @@ func printBench(res []benchrig.Point) {
 		if p.DUTBusy < 0.9 {
 			busy = "*" // the DUT was not saturated: the figure includes its wake-ups
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s%.3f\t%.3f\t%s%.3f\t%.3f\t%s%.3f\t%.2f\t%.2f\t%.2f (%s)\t%.0f%s (%.0f)\t%.2fx\n", p.Scenario, size, p.Flows,
-			lim, p.NDRMpps, p.NDRSpread, lim, p.PDRMpps, p.PDRSpread, lim, p.OverloadMpps, p.NDRGbps, p.VsBare, p.VsKernel, p.KernelRef,
-			p.DUTNsPerFrame, busy, p.ProgNsPerFrame, p.CPUSpeedupVsKernel)
+		vsKernel := "-" // no kernel reference at this size and flow mode in the run
+		if p.VsKernel > 0 {
+			vsKernel = fmt.Sprintf("%.2f (%s)", p.VsKernel, p.KernelRef)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s%.3f\t%.3f\t%s%.3f\t%.3f\t%s%.3f\t%.2f\t%s\t%s\t%.0f%s (%.0f)\t%s\n", p.Scenario, size, p.Flows,
+			lim, p.NDRMpps, p.NDRSpread, lim, p.PDRMpps, p.PDRSpread, lim, p.OverloadMpps, p.NDRGbps, ratio(p.VsBare, ""), vsKernel,
+			p.DUTNsPerFrame, busy, p.ProgNsPerFrame, ratio(p.CPUSpeedupVsKernel, "x"))
 	}
 	w.Flush()
 	fmt.Println(">= : the DUT lost nothing at the generator's full rate: the figure is the generator's limit, a lower bound.")
