@@ -168,7 +168,7 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 				return nil, err
 			}
 			if sc.Alt != nil {
-				if err := r.setPatterns(sc.Expect(n), sc.Alt(n)); err != nil {
+				if err := r.Accept(sc.Expect(n), sc.Alt(n)); err != nil {
 					return nil, err
 				}
 			}

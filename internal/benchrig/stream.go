@@ -95,7 +95,7 @@ func (r *Rig) streamFrames(frames [][]byte, pats []pattern, rate float64, d time
 	if err != nil {
 		return StreamResult{}, err
 	}
-	if err := r.setPatterns(pats...); err != nil {
+	if err := r.Accept(pats...); err != nil {
 		return StreamResult{}, err
 	}
 	before, err := r.sinkStats()

@@ -45,11 +45,12 @@ func (r *Rig) Load(frames [][]byte, p pattern) (int, error) {
 	if err := r.objs.GenCfg.Update(uint32(1), uint32(len(frames)), ebpf.UpdateAny); err != nil {
 		return 0, err
 	}
-	return longest, r.setPatterns(p)
+	return longest, r.Accept(p)
 }
 
-// setPatterns makes the sink accept frames matching any of ps (one or two).
-func (r *Rig) setPatterns(ps ...pattern) error {
+// Accept makes the sink accept frames matching any of ps (one or two) from now on; Trial.First counts
+// the ones that matched the first.
+func (r *Rig) Accept(ps ...pattern) error {
 	if len(ps) < 1 || len(ps) > 2 {
 		return fmt.Errorf("the sink takes 1 or 2 patterns, not %d", len(ps))
 	}
@@ -65,10 +66,6 @@ func (r *Rig) setPatterns(ps ...pattern) error {
 	}
 	return nil
 }
-
-// Accept makes the sink accept frames matching any of ps (one or two) from now on; Trial.First counts
-// the ones that matched the first.
-func (r *Rig) Accept(ps ...pattern) error { return r.setPatterns(ps...) }
 
 // sinkStats returns every sink counter: good frames, good bytes, bad frames, matches of pattern 0, 1.
 func (r *Rig) sinkStats() ([5]uint64, error) {

@@ -34,8 +34,10 @@ cache on, and with a trace armed (seg6x trace: the program tail-calls its traced
 takes no packet (TRACE-NONE) or every packet (TRACE-ALL, 128-byte frames to the ring, drained) (outputs
 must be identical). "bare" is a program that only swaps MACs and redirects: the floor any XDP
 forwarder pays. The kernel's timer is read around each run, so every figure includes the same
-~tens of ns of timer overhead; compare ratios, not absolute values. Needs root; builds its own
-network namespace and removes it.`,
+~tens of ns of timer overhead; compare ratios, not absolute values. The SID LOOKUP table times
+frames the program returns unchanged (ARP, an exact SID hit, a fabric non-SID) 200,000 times in one
+test run each, with SID prefixes on and off in the same program: what an exact hit and a miss cost,
+and what the prefix trie adds. Needs root; builds its own network namespace and removes it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if done, err := reexecInOwnNetns("seg6x-bench"); done || err != nil {
