@@ -2857,6 +2857,8 @@ type KernelReply struct {
 	FailedCommits  uint64                 `protobuf:"varint,7,opt,name=failed_commits,json=failedCommits,proto3" json:"failed_commits,omitempty"`
 	LastSyncUnixMs int64                  `protobuf:"varint,8,opt,name=last_sync_unix_ms,json=lastSyncUnixMs,proto3" json:"last_sync_unix_ms,omitempty"`
 	LastError      string                 `protobuf:"bytes,9,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	Vxlans         []*KernelVxlan         `protobuf:"bytes,10,rep,name=vxlans,proto3" json:"vxlans,omitempty"` // VXLAN devices with what became of each
+	Fdb            []*KernelFdb           `protobuf:"bytes,11,rep,name=fdb,proto3" json:"fdb,omitempty"`       // forwarding entries of those devices and of their bridges
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -2954,6 +2956,230 @@ func (x *KernelReply) GetLastError() string {
 	return ""
 }
 
+func (x *KernelReply) GetVxlans() []*KernelVxlan {
+	if x != nil {
+		return x.Vxlans
+	}
+	return nil
+}
+
+func (x *KernelReply) GetFdb() []*KernelFdb {
+	if x != nil {
+		return x.Fdb
+	}
+	return nil
+}
+
+// A kernel VXLAN device (issue 16).
+type KernelVxlan struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Dev           string                 `protobuf:"bytes,1,opt,name=dev,proto3" json:"dev,omitempty"`
+	Vni           uint32                 `protobuf:"varint,2,opt,name=vni,proto3" json:"vni,omitempty"`
+	Local         string                 `protobuf:"bytes,3,opt,name=local,proto3" json:"local,omitempty"`        // underlay source
+	Port          uint32                 `protobuf:"varint,4,opt,name=port,proto3" json:"port,omitempty"`         // UDP destination port
+	Bridge        string                 `protobuf:"bytes,5,opt,name=bridge,proto3" json:"bridge,omitempty"`      // the bridge it is a port of
+	Followed      bool                   `protobuf:"varint,6,opt,name=followed,proto3" json:"followed,omitempty"` // a seg6x VXLAN object holds it
+	Accelerated   bool                   `protobuf:"varint,7,opt,name=accelerated,proto3" json:"accelerated,omitempty"`
+	Reason        string                 `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"` // why not (or what is still missing)
+	Object        string                 `protobuf:"bytes,9,opt,name=object,proto3" json:"object,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KernelVxlan) Reset() {
+	*x = KernelVxlan{}
+	mi := &file_seg6x_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KernelVxlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KernelVxlan) ProtoMessage() {}
+
+func (x *KernelVxlan) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KernelVxlan.ProtoReflect.Descriptor instead.
+func (*KernelVxlan) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *KernelVxlan) GetDev() string {
+	if x != nil {
+		return x.Dev
+	}
+	return ""
+}
+
+func (x *KernelVxlan) GetVni() uint32 {
+	if x != nil {
+		return x.Vni
+	}
+	return 0
+}
+
+func (x *KernelVxlan) GetLocal() string {
+	if x != nil {
+		return x.Local
+	}
+	return ""
+}
+
+func (x *KernelVxlan) GetPort() uint32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *KernelVxlan) GetBridge() string {
+	if x != nil {
+		return x.Bridge
+	}
+	return ""
+}
+
+func (x *KernelVxlan) GetFollowed() bool {
+	if x != nil {
+		return x.Followed
+	}
+	return false
+}
+
+func (x *KernelVxlan) GetAccelerated() bool {
+	if x != nil {
+		return x.Accelerated
+	}
+	return false
+}
+
+func (x *KernelVxlan) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *KernelVxlan) GetObject() string {
+	if x != nil {
+		return x.Object
+	}
+	return ""
+}
+
+// A forwarding entry: a VXLAN device's own (MAC -> remote) or its bridge's (MAC -> port).
+type KernelFdb struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Dev           string                 `protobuf:"bytes,1,opt,name=dev,proto3" json:"dev,omitempty"` // the VXLAN device, or the bridge port
+	Bridge        string                 `protobuf:"bytes,2,opt,name=bridge,proto3" json:"bridge,omitempty"`
+	Mac           string                 `protobuf:"bytes,3,opt,name=mac,proto3" json:"mac,omitempty"`
+	Vlan          uint32                 `protobuf:"varint,4,opt,name=vlan,proto3" json:"vlan,omitempty"`
+	Remote        string                 `protobuf:"bytes,5,opt,name=remote,proto3" json:"remote,omitempty"` // the remote VTEP (VXLAN device's entries)
+	Followed      bool                   `protobuf:"varint,6,opt,name=followed,proto3" json:"followed,omitempty"`
+	Accelerated   bool                   `protobuf:"varint,7,opt,name=accelerated,proto3" json:"accelerated,omitempty"`
+	Reason        string                 `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KernelFdb) Reset() {
+	*x = KernelFdb{}
+	mi := &file_seg6x_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KernelFdb) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KernelFdb) ProtoMessage() {}
+
+func (x *KernelFdb) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KernelFdb.ProtoReflect.Descriptor instead.
+func (*KernelFdb) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *KernelFdb) GetDev() string {
+	if x != nil {
+		return x.Dev
+	}
+	return ""
+}
+
+func (x *KernelFdb) GetBridge() string {
+	if x != nil {
+		return x.Bridge
+	}
+	return ""
+}
+
+func (x *KernelFdb) GetMac() string {
+	if x != nil {
+		return x.Mac
+	}
+	return ""
+}
+
+func (x *KernelFdb) GetVlan() uint32 {
+	if x != nil {
+		return x.Vlan
+	}
+	return 0
+}
+
+func (x *KernelFdb) GetRemote() string {
+	if x != nil {
+		return x.Remote
+	}
+	return ""
+}
+
+func (x *KernelFdb) GetFollowed() bool {
+	if x != nil {
+		return x.Followed
+	}
+	return false
+}
+
+func (x *KernelFdb) GetAccelerated() bool {
+	if x != nil {
+		return x.Accelerated
+	}
+	return false
+}
+
+func (x *KernelFdb) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 type BgpRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Routes        bool                   `protobuf:"varint,1,opt,name=routes,proto3" json:"routes,omitempty"` // include the learned and advertised routes
@@ -2963,7 +3189,7 @@ type BgpRequest struct {
 
 func (x *BgpRequest) Reset() {
 	*x = BgpRequest{}
-	mi := &file_seg6x_proto_msgTypes[35]
+	mi := &file_seg6x_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2975,7 +3201,7 @@ func (x *BgpRequest) String() string {
 func (*BgpRequest) ProtoMessage() {}
 
 func (x *BgpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[35]
+	mi := &file_seg6x_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2988,7 +3214,7 @@ func (x *BgpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpRequest.ProtoReflect.Descriptor instead.
 func (*BgpRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{35}
+	return file_seg6x_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *BgpRequest) GetRoutes() bool {
@@ -3018,7 +3244,7 @@ type BgpNeighbor struct {
 
 func (x *BgpNeighbor) Reset() {
 	*x = BgpNeighbor{}
-	mi := &file_seg6x_proto_msgTypes[36]
+	mi := &file_seg6x_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3030,7 +3256,7 @@ func (x *BgpNeighbor) String() string {
 func (*BgpNeighbor) ProtoMessage() {}
 
 func (x *BgpNeighbor) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[36]
+	mi := &file_seg6x_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3043,7 +3269,7 @@ func (x *BgpNeighbor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpNeighbor.ProtoReflect.Descriptor instead.
 func (*BgpNeighbor) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{36}
+	return file_seg6x_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *BgpNeighbor) GetAddress() string {
@@ -3148,7 +3374,7 @@ type BgpRoute struct {
 
 func (x *BgpRoute) Reset() {
 	*x = BgpRoute{}
-	mi := &file_seg6x_proto_msgTypes[37]
+	mi := &file_seg6x_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3160,7 +3386,7 @@ func (x *BgpRoute) String() string {
 func (*BgpRoute) ProtoMessage() {}
 
 func (x *BgpRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[37]
+	mi := &file_seg6x_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3173,7 +3399,7 @@ func (x *BgpRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpRoute.ProtoReflect.Descriptor instead.
 func (*BgpRoute) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{37}
+	return file_seg6x_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *BgpRoute) GetRd() string {
@@ -3264,7 +3490,7 @@ type BgpReply struct {
 
 func (x *BgpReply) Reset() {
 	*x = BgpReply{}
-	mi := &file_seg6x_proto_msgTypes[38]
+	mi := &file_seg6x_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3276,7 +3502,7 @@ func (x *BgpReply) String() string {
 func (*BgpReply) ProtoMessage() {}
 
 func (x *BgpReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[38]
+	mi := &file_seg6x_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3289,7 +3515,7 @@ func (x *BgpReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpReply.ProtoReflect.Descriptor instead.
 func (*BgpReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{38}
+	return file_seg6x_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *BgpReply) GetRunning() bool {
@@ -3384,7 +3610,7 @@ type TraceFilter struct {
 
 func (x *TraceFilter) Reset() {
 	*x = TraceFilter{}
-	mi := &file_seg6x_proto_msgTypes[39]
+	mi := &file_seg6x_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3396,7 +3622,7 @@ func (x *TraceFilter) String() string {
 func (*TraceFilter) ProtoMessage() {}
 
 func (x *TraceFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[39]
+	mi := &file_seg6x_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3409,7 +3635,7 @@ func (x *TraceFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceFilter.ProtoReflect.Descriptor instead.
 func (*TraceFilter) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{39}
+	return file_seg6x_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *TraceFilter) GetDev() string {
@@ -3517,7 +3743,7 @@ type TraceRequest struct {
 
 func (x *TraceRequest) Reset() {
 	*x = TraceRequest{}
-	mi := &file_seg6x_proto_msgTypes[40]
+	mi := &file_seg6x_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3529,7 +3755,7 @@ func (x *TraceRequest) String() string {
 func (*TraceRequest) ProtoMessage() {}
 
 func (x *TraceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[40]
+	mi := &file_seg6x_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3542,7 +3768,7 @@ func (x *TraceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceRequest.ProtoReflect.Descriptor instead.
 func (*TraceRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{40}
+	return file_seg6x_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *TraceRequest) GetFilter() *TraceFilter {
@@ -3598,7 +3824,7 @@ type TraceAddr struct {
 
 func (x *TraceAddr) Reset() {
 	*x = TraceAddr{}
-	mi := &file_seg6x_proto_msgTypes[41]
+	mi := &file_seg6x_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3610,7 +3836,7 @@ func (x *TraceAddr) String() string {
 func (*TraceAddr) ProtoMessage() {}
 
 func (x *TraceAddr) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[41]
+	mi := &file_seg6x_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3623,7 +3849,7 @@ func (x *TraceAddr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceAddr.ProtoReflect.Descriptor instead.
 func (*TraceAddr) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{41}
+	return file_seg6x_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *TraceAddr) GetSrc() string {
@@ -3666,7 +3892,7 @@ type TraceFib struct {
 
 func (x *TraceFib) Reset() {
 	*x = TraceFib{}
-	mi := &file_seg6x_proto_msgTypes[42]
+	mi := &file_seg6x_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3678,7 +3904,7 @@ func (x *TraceFib) String() string {
 func (*TraceFib) ProtoMessage() {}
 
 func (x *TraceFib) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[42]
+	mi := &file_seg6x_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3691,7 +3917,7 @@ func (x *TraceFib) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceFib.ProtoReflect.Descriptor instead.
 func (*TraceFib) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{42}
+	return file_seg6x_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *TraceFib) GetTable() uint32 {
@@ -3807,7 +4033,7 @@ type TraceRecord struct {
 
 func (x *TraceRecord) Reset() {
 	*x = TraceRecord{}
-	mi := &file_seg6x_proto_msgTypes[43]
+	mi := &file_seg6x_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3819,7 +4045,7 @@ func (x *TraceRecord) String() string {
 func (*TraceRecord) ProtoMessage() {}
 
 func (x *TraceRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[43]
+	mi := &file_seg6x_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3832,7 +4058,7 @@ func (x *TraceRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceRecord.ProtoReflect.Descriptor instead.
 func (*TraceRecord) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{43}
+	return file_seg6x_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TraceRecord) GetTimeUnixNs() int64 {
@@ -4045,7 +4271,7 @@ type TraceSummary struct {
 
 func (x *TraceSummary) Reset() {
 	*x = TraceSummary{}
-	mi := &file_seg6x_proto_msgTypes[44]
+	mi := &file_seg6x_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4057,7 +4283,7 @@ func (x *TraceSummary) String() string {
 func (*TraceSummary) ProtoMessage() {}
 
 func (x *TraceSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[44]
+	mi := &file_seg6x_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4070,7 +4296,7 @@ func (x *TraceSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSummary.ProtoReflect.Descriptor instead.
 func (*TraceSummary) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{44}
+	return file_seg6x_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TraceSummary) GetMatched() uint64 {
@@ -4128,7 +4354,7 @@ type TraceEvent struct {
 
 func (x *TraceEvent) Reset() {
 	*x = TraceEvent{}
-	mi := &file_seg6x_proto_msgTypes[45]
+	mi := &file_seg6x_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4140,7 +4366,7 @@ func (x *TraceEvent) String() string {
 func (*TraceEvent) ProtoMessage() {}
 
 func (x *TraceEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[45]
+	mi := &file_seg6x_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4153,7 +4379,7 @@ func (x *TraceEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceEvent.ProtoReflect.Descriptor instead.
 func (*TraceEvent) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{45}
+	return file_seg6x_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *TraceEvent) GetEvent() isTraceEvent_Event {
@@ -4210,7 +4436,7 @@ type ExplainRequest struct {
 
 func (x *ExplainRequest) Reset() {
 	*x = ExplainRequest{}
-	mi := &file_seg6x_proto_msgTypes[46]
+	mi := &file_seg6x_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4222,7 +4448,7 @@ func (x *ExplainRequest) String() string {
 func (*ExplainRequest) ProtoMessage() {}
 
 func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[46]
+	mi := &file_seg6x_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4235,7 +4461,7 @@ func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainRequest.ProtoReflect.Descriptor instead.
 func (*ExplainRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{46}
+	return file_seg6x_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ExplainRequest) GetDev() string {
@@ -4268,7 +4494,7 @@ type ExplainReply struct {
 
 func (x *ExplainReply) Reset() {
 	*x = ExplainReply{}
-	mi := &file_seg6x_proto_msgTypes[47]
+	mi := &file_seg6x_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4280,7 +4506,7 @@ func (x *ExplainReply) String() string {
 func (*ExplainReply) ProtoMessage() {}
 
 func (x *ExplainReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[47]
+	mi := &file_seg6x_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4293,7 +4519,7 @@ func (x *ExplainReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainReply.ProtoReflect.Descriptor instead.
 func (*ExplainReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{47}
+	return file_seg6x_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ExplainReply) GetRecord() *TraceRecord {
@@ -4561,7 +4787,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06prefix\x18\x04 \x01(\tR\x06prefix\x12 \n" +
 	"\vaccelerated\x18\x05 \x01(\bR\vaccelerated\x12\x16\n" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x16\n" +
-	"\x06object\x18\a \x01(\tR\x06object\"\xad\x02\n" +
+	"\x06object\x18\a \x01(\tR\x06object\"\x83\x03\n" +
 	"\vKernelReply\x12\x1c\n" +
 	"\tmirroring\x18\x01 \x01(\bR\tmirroring\x12-\n" +
 	"\x06routes\x18\x02 \x03(\v2\x15.seg6x.v1.KernelRouteR\x06routes\x12\x14\n" +
@@ -4572,7 +4798,29 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x0efailed_commits\x18\a \x01(\x04R\rfailedCommits\x12)\n" +
 	"\x11last_sync_unix_ms\x18\b \x01(\x03R\x0elastSyncUnixMs\x12\x1d\n" +
 	"\n" +
-	"last_error\x18\t \x01(\tR\tlastError\"$\n" +
+	"last_error\x18\t \x01(\tR\tlastError\x12-\n" +
+	"\x06vxlans\x18\n" +
+	" \x03(\v2\x15.seg6x.v1.KernelVxlanR\x06vxlans\x12%\n" +
+	"\x03fdb\x18\v \x03(\v2\x13.seg6x.v1.KernelFdbR\x03fdb\"\xe1\x01\n" +
+	"\vKernelVxlan\x12\x10\n" +
+	"\x03dev\x18\x01 \x01(\tR\x03dev\x12\x10\n" +
+	"\x03vni\x18\x02 \x01(\rR\x03vni\x12\x14\n" +
+	"\x05local\x18\x03 \x01(\tR\x05local\x12\x12\n" +
+	"\x04port\x18\x04 \x01(\rR\x04port\x12\x16\n" +
+	"\x06bridge\x18\x05 \x01(\tR\x06bridge\x12\x1a\n" +
+	"\bfollowed\x18\x06 \x01(\bR\bfollowed\x12 \n" +
+	"\vaccelerated\x18\a \x01(\bR\vaccelerated\x12\x16\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\x12\x16\n" +
+	"\x06object\x18\t \x01(\tR\x06object\"\xc9\x01\n" +
+	"\tKernelFdb\x12\x10\n" +
+	"\x03dev\x18\x01 \x01(\tR\x03dev\x12\x16\n" +
+	"\x06bridge\x18\x02 \x01(\tR\x06bridge\x12\x10\n" +
+	"\x03mac\x18\x03 \x01(\tR\x03mac\x12\x12\n" +
+	"\x04vlan\x18\x04 \x01(\rR\x04vlan\x12\x16\n" +
+	"\x06remote\x18\x05 \x01(\tR\x06remote\x12\x1a\n" +
+	"\bfollowed\x18\x06 \x01(\bR\bfollowed\x12 \n" +
+	"\vaccelerated\x18\a \x01(\bR\vaccelerated\x12\x16\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\"$\n" +
 	"\n" +
 	"BgpRequest\x12\x16\n" +
 	"\x06routes\x18\x01 \x01(\bR\x06routes\"\xfb\x02\n" +
@@ -4737,7 +4985,7 @@ func file_seg6x_proto_rawDescGZIP() []byte {
 }
 
 var file_seg6x_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_seg6x_proto_goTypes = []any{
 	(Op_Kind)(0),               // 0: seg6x.v1.Op.Kind
 	(*Options)(nil),            // 1: seg6x.v1.Options
@@ -4775,21 +5023,23 @@ var file_seg6x_proto_goTypes = []any{
 	(*KernelRequest)(nil),      // 33: seg6x.v1.KernelRequest
 	(*KernelRoute)(nil),        // 34: seg6x.v1.KernelRoute
 	(*KernelReply)(nil),        // 35: seg6x.v1.KernelReply
-	(*BgpRequest)(nil),         // 36: seg6x.v1.BgpRequest
-	(*BgpNeighbor)(nil),        // 37: seg6x.v1.BgpNeighbor
-	(*BgpRoute)(nil),           // 38: seg6x.v1.BgpRoute
-	(*BgpReply)(nil),           // 39: seg6x.v1.BgpReply
-	(*TraceFilter)(nil),        // 40: seg6x.v1.TraceFilter
-	(*TraceRequest)(nil),       // 41: seg6x.v1.TraceRequest
-	(*TraceAddr)(nil),          // 42: seg6x.v1.TraceAddr
-	(*TraceFib)(nil),           // 43: seg6x.v1.TraceFib
-	(*TraceRecord)(nil),        // 44: seg6x.v1.TraceRecord
-	(*TraceSummary)(nil),       // 45: seg6x.v1.TraceSummary
-	(*TraceEvent)(nil),         // 46: seg6x.v1.TraceEvent
-	(*ExplainRequest)(nil),     // 47: seg6x.v1.ExplainRequest
-	(*ExplainReply)(nil),       // 48: seg6x.v1.ExplainReply
-	nil,                        // 49: seg6x.v1.StatsReply.ActionsEntry
-	nil,                        // 50: seg6x.v1.StatsReply.ReasonsEntry
+	(*KernelVxlan)(nil),        // 36: seg6x.v1.KernelVxlan
+	(*KernelFdb)(nil),          // 37: seg6x.v1.KernelFdb
+	(*BgpRequest)(nil),         // 38: seg6x.v1.BgpRequest
+	(*BgpNeighbor)(nil),        // 39: seg6x.v1.BgpNeighbor
+	(*BgpRoute)(nil),           // 40: seg6x.v1.BgpRoute
+	(*BgpReply)(nil),           // 41: seg6x.v1.BgpReply
+	(*TraceFilter)(nil),        // 42: seg6x.v1.TraceFilter
+	(*TraceRequest)(nil),       // 43: seg6x.v1.TraceRequest
+	(*TraceAddr)(nil),          // 44: seg6x.v1.TraceAddr
+	(*TraceFib)(nil),           // 45: seg6x.v1.TraceFib
+	(*TraceRecord)(nil),        // 46: seg6x.v1.TraceRecord
+	(*TraceSummary)(nil),       // 47: seg6x.v1.TraceSummary
+	(*TraceEvent)(nil),         // 48: seg6x.v1.TraceEvent
+	(*ExplainRequest)(nil),     // 49: seg6x.v1.ExplainRequest
+	(*ExplainReply)(nil),       // 50: seg6x.v1.ExplainReply
+	nil,                        // 51: seg6x.v1.StatsReply.ActionsEntry
+	nil,                        // 52: seg6x.v1.StatsReply.ReasonsEntry
 }
 var file_seg6x_proto_depIdxs = []int32{
 	5,  // 0: seg6x.v1.Tenant.ports:type_name -> seg6x.v1.Port
@@ -4824,8 +5074,8 @@ var file_seg6x_proto_depIdxs = []int32{
 	21, // 29: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
 	26, // 30: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
 	26, // 31: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
-	49, // 32: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
-	50, // 33: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
+	51, // 32: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
+	52, // 33: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
 	27, // 34: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
 	28, // 35: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
 	30, // 36: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
@@ -4833,42 +5083,44 @@ var file_seg6x_proto_depIdxs = []int32{
 	4,  // 38: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
 	3,  // 39: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
 	34, // 40: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
-	37, // 41: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
-	38, // 42: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
-	38, // 43: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
-	40, // 44: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
-	43, // 45: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
-	42, // 46: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
-	42, // 47: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
-	44, // 48: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
-	45, // 49: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
-	21, // 50: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
-	44, // 51: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
-	26, // 52: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
-	26, // 53: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
-	18, // 54: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
-	22, // 55: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
-	23, // 56: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
-	25, // 57: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
-	31, // 58: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
-	33, // 59: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
-	36, // 60: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
-	41, // 61: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
-	47, // 62: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
-	20, // 63: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
-	20, // 64: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
-	24, // 65: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
-	29, // 66: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
-	32, // 67: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
-	35, // 68: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
-	39, // 69: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
-	46, // 70: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
-	48, // 71: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
-	63, // [63:72] is the sub-list for method output_type
-	54, // [54:63] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	36, // 41: seg6x.v1.KernelReply.vxlans:type_name -> seg6x.v1.KernelVxlan
+	37, // 42: seg6x.v1.KernelReply.fdb:type_name -> seg6x.v1.KernelFdb
+	39, // 43: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
+	40, // 44: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
+	40, // 45: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
+	42, // 46: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
+	45, // 47: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
+	44, // 48: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
+	44, // 49: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
+	46, // 50: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
+	47, // 51: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
+	21, // 52: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
+	46, // 53: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
+	26, // 54: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
+	26, // 55: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
+	18, // 56: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
+	22, // 57: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
+	23, // 58: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
+	25, // 59: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
+	31, // 60: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
+	33, // 61: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
+	38, // 62: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
+	43, // 63: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
+	49, // 64: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
+	20, // 65: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
+	20, // 66: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
+	24, // 67: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
+	29, // 68: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
+	32, // 69: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
+	35, // 70: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
+	41, // 71: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
+	48, // 72: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
+	50, // 73: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
+	65, // [65:74] is the sub-list for method output_type
+	56, // [56:65] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_seg6x_proto_init() }
@@ -4887,8 +5139,8 @@ func file_seg6x_proto_init() {
 		(*Op_Bgp)(nil),
 		(*Op_Policy)(nil),
 	}
-	file_seg6x_proto_msgTypes[39].OneofWrappers = []any{}
-	file_seg6x_proto_msgTypes[45].OneofWrappers = []any{
+	file_seg6x_proto_msgTypes[41].OneofWrappers = []any{}
+	file_seg6x_proto_msgTypes[47].OneofWrappers = []any{
 		(*TraceEvent_Record)(nil),
 		(*TraceEvent_Summary)(nil),
 	}
@@ -4898,7 +5150,7 @@ func file_seg6x_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seg6x_proto_rawDesc), len(file_seg6x_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   50,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,7 +25,8 @@ local SIDs processed; access: tenant traffic only) of every (interface, VLAN) an
 the domain's locators and sources. Objects the kernel mirror made (seg6x daemon --mirror-kernel) are marked
 "kernel". "show kernel" lists every seg6 / seg6local route of the kernel, whether the fast path runs
 it (and as which seg6x object) or why not, and the notes that limit the mirror (policy rules,
-ports owned by API tenants, conflicts).`,
+ports owned by API tenants, conflicts); then the kernel's VXLAN devices and the forwarding entries of
+them and of their bridges (bridge fdb), each followed into seg6x's state or not, and why.`,
 		ValidArgs: []string{"interfaces", "domain", "tenants", "routes", "sids", "kernel"},
 		Args:      cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -234,6 +235,7 @@ func showKernel() error {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", r.Route, yes, what)
 	}
 	w.Flush()
+	showKernelVXLAN(k)
 	for _, n := range k.Notes {
 		fmt.Println("note:", n)
 	}
@@ -243,4 +245,44 @@ func showKernel() error {
 	}
 	fmt.Println()
 	return nil
+}
+
+// showKernelVXLAN prints the kernel's VXLAN devices and their forwarding entries (when there are any).
+func showKernelVXLAN(k *pb.KernelReply) {
+	if len(k.Vxlans) == 0 {
+		return
+	}
+	yes := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	fmt.Println()
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "VXLAN DEVICE\tVNI\tLOCAL\tPORT\tBRIDGE\tFOLLOWED\tACCELERATED\tWHY NOT")
+	for _, v := range k.Vxlans {
+		fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n", v.Dev, v.Vni, v.Local, v.Port, v.Bridge, yes(v.Followed),
+			yes(v.Accelerated), v.Reason)
+	}
+	w.Flush()
+	if len(k.Fdb) == 0 {
+		return
+	}
+	fmt.Println()
+	w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "FDB ENTRY\tDEV\tBRIDGE\tTO\tFOLLOWED\tACCELERATED\tWHY NOT")
+	for _, e := range k.Fdb {
+		mac, to := e.Mac, e.Remote
+		if e.Vlan != 0 {
+			mac = fmt.Sprintf("%s vlan %d", e.Mac, e.Vlan)
+		}
+		if to == "" {
+			to = "port " + e.Dev
+		} else {
+			to = "remote " + to
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mac, e.Dev, e.Bridge, to, yes(e.Followed), yes(e.Accelerated), e.Reason)
+	}
+	w.Flush()
 }

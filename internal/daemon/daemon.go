@@ -290,6 +290,15 @@ func kernelReply(m *mirror.Mirror) *pb.KernelReply {
 		out.Routes = append(out.Routes, &pb.KernelRoute{Route: r.Route, Family: uint32(r.Family), Table: r.Table,
 			Prefix: r.Prefix, Accelerated: r.Accelerated, Reason: r.Reason, Object: r.Object})
 	}
+	vxs, fdb := m.VXLANStatus()
+	for _, v := range vxs {
+		out.Vxlans = append(out.Vxlans, &pb.KernelVxlan{Dev: v.Dev, Vni: v.VNI, Local: v.Local, Port: uint32(v.Port), Bridge: v.Bridge,
+			Followed: v.Followed, Accelerated: v.Accelerated, Reason: v.Reason, Object: v.Object})
+	}
+	for _, e := range fdb {
+		out.Fdb = append(out.Fdb, &pb.KernelFdb{Dev: e.Dev, Bridge: e.Bridge, Mac: e.MAC, Vlan: uint32(e.VLAN), Remote: e.Remote,
+			Followed: e.Followed, Accelerated: e.Accelerated, Reason: e.Reason})
+	}
 	return out
 }
 

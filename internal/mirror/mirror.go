@@ -9,10 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -32,11 +34,14 @@ type Mirror struct {
 
 	routes map[string]*kernelRoute
 	rules  map[int][]netlink.Rule
+	vx     *vxlanKernel // links and bridge forwarding entries (vxlan_follow.go)
 
-	mu     sync.Mutex
-	status []RouteStatus
-	notes  []string
-	stats  Stats
+	mu        sync.Mutex
+	status    []RouteStatus
+	vxStatus  []VXLANStatus
+	fdbStatus []FDBStatus
+	notes     []string
+	stats     Stats
 }
 
 // Stats counts what the mirror did.
@@ -53,7 +58,7 @@ type Stats struct {
 // New makes a mirror that changes the state through ctl, as origin kernel.
 func New(ctl *core.Controller, logf func(string, ...any)) *Mirror {
 	return &Mirror{ctl: ctl, logf: logf, kick: make(chan struct{}, 1), routes: map[string]*kernelRoute{},
-		rules: map[int][]netlink.Rule{}}
+		rules: map[int][]netlink.Rule{}, vx: newVXLANKernel()}
 }
 
 // Kick makes the mirror re-translate (after the API changed interfaces or its own objects).
@@ -71,6 +76,14 @@ func (m *Mirror) Status() ([]RouteStatus, []string, Stats) {
 	return append([]RouteStatus(nil), m.status...), append([]string(nil), m.notes...), m.stats
 }
 
+// VXLANStatus returns what became of each kernel VXLAN device and of each entry of their forwarding
+// tables at the last translation.
+func (m *Mirror) VXLANStatus() ([]VXLANStatus, []FDBStatus) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]VXLANStatus(nil), m.vxStatus...), append([]FDBStatus(nil), m.fdbStatus...)
+}
+
 type event struct {
 	msgs    []syscall.NetlinkMessage
 	overrun bool
@@ -80,7 +93,7 @@ type event struct {
 // Run follows the kernel until ctx ends.
 func (m *Mirror) Run(ctx context.Context) error {
 	sub, err := nl.Subscribe(unix.NETLINK_ROUTE, unix.RTNLGRP_IPV4_ROUTE, unix.RTNLGRP_IPV6_ROUTE,
-		unix.RTNLGRP_IPV4_RULE, unix.RTNLGRP_IPV6_RULE, unix.RTNLGRP_LINK)
+		unix.RTNLGRP_IPV4_RULE, unix.RTNLGRP_IPV6_RULE, unix.RTNLGRP_LINK, unix.RTNLGRP_NEIGH)
 	if err != nil {
 		return fmt.Errorf("netlink subscribe: %w", err)
 	}
@@ -170,7 +183,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			lost, dirty := m.handle(ev)
+			lost, dirty, fdbOnly := m.handle(ev)
 			for more := true; more; { // take whatever else is queued before committing
 				select {
 				case ev2, ok2 := <-events:
@@ -178,8 +191,8 @@ func (m *Mirror) Run(ctx context.Context) error {
 						more = false
 						break
 					}
-					l2, d2 := m.handle(ev2)
-					lost, dirty = lost || l2, dirty || d2
+					l2, d2, f2 := m.handle(ev2)
+					lost, dirty, fdbOnly = lost || l2, dirty || d2, fdbOnly && f2
 				default:
 					more = false
 				}
@@ -191,7 +204,11 @@ func (m *Mirror) Run(ctx context.Context) error {
 				continue
 			}
 			if dirty {
-				if _, failed := m.sync(); failed {
+				sync := m.sync
+				if fdbOnly { // forwarding entries learned or aged: the routes need no translation
+					sync = m.syncVXLAN
+				}
+				if _, failed := sync(); failed {
 					sch.retry(now)
 					arm()
 				}
@@ -201,11 +218,12 @@ func (m *Mirror) Run(ctx context.Context) error {
 }
 
 // handle applies one batch of messages; it reports whether something was lost (a resync is
-// needed) and whether a sync is.
-func (m *Mirror) handle(ev event) (lost, dirty bool) {
+// needed), whether a sync is, and whether only forwarding entries changed.
+func (m *Mirror) handle(ev event) (lost, dirty, fdbOnly bool) {
 	if ev.overrun || ev.err != nil {
-		return true, true
+		return true, true, false
 	}
+	fdbOnly = true
 	m.mu.Lock()
 	m.stats.Events += uint64(len(ev.msgs))
 	m.mu.Unlock()
@@ -215,7 +233,7 @@ func (m *Mirror) handle(ev event) (lost, dirty bool) {
 			r, err := parseRoute(msg.Data)
 			if err != nil {
 				m.logf("kernel mirror: %v (resync)", err)
-				return true, true
+				return true, true, false
 			}
 			if r == nil {
 				continue
@@ -225,15 +243,31 @@ func (m *Mirror) handle(ev event) (lost, dirty bool) {
 			} else {
 				delete(m.routes, r.key())
 			}
-			dirty = true
-		case unix.RTM_NEWRULE, unix.RTM_DELRULE, unix.RTM_NEWLINK, unix.RTM_DELLINK:
+			dirty, fdbOnly = true, false
+		case unix.RTM_NEWRULE, unix.RTM_DELRULE:
 			if err := m.readRules(); err != nil {
-				return true, true
+				return true, true, false
 			}
-			dirty = true
+			dirty, fdbOnly = true, false
+		case unix.RTM_NEWLINK, unix.RTM_DELLINK:
+			if err := m.readRules(); err != nil {
+				return true, true, false
+			}
+			if err := m.vx.readLinks(); err != nil {
+				m.logf("kernel mirror: %v (resync)", err)
+				return true, true, false
+			}
+			dirty, fdbOnly = true, false
+		case unix.RTM_NEWNEIGH, unix.RTM_DELNEIGH:
+			changed, err := m.vx.neigh(msg.Data, msg.Header.Type == unix.RTM_DELNEIGH)
+			if err != nil {
+				m.logf("kernel mirror: forwarding entry: %v (resync)", err)
+				return true, true, false
+			}
+			dirty = dirty || changed
 		}
 	}
-	return false, dirty
+	return false, dirty, fdbOnly
 }
 
 func (m *Mirror) readRules() error {
@@ -255,6 +289,12 @@ func (m *Mirror) resync(why string) (int, bool, error) {
 	routes, err := dumpRoutes()
 	if err == nil {
 		err = m.readRules()
+	}
+	if err == nil {
+		err = m.vx.readLinks()
+	}
+	if err == nil {
+		err = m.vx.readFDB()
 	}
 	if err != nil {
 		m.setErr(err)
@@ -302,31 +342,67 @@ func (m *Mirror) sync() (int, bool) {
 			}
 		}
 		d = translate(in)
+		d.vxlans, d.vxStatus, d.fdbStatus = vxlanObjects(m.vx.links, m.vx.fdb)
 		ops := diffOps(cur, d)
 		nops = len(ops)
-		if len(ops) == 0 {
-			return
-		}
-		kernel := core.Options{Origin: state.OriginKernel}
-		if _, err := s.Commit(ops, kernel); err == nil {
-			m.counted(nil)
-			return
-		}
-		// Something in the batch is refused (a conflict): commit what can be, report the rest.
-		for _, op := range ops {
-			if _, err := s.Commit([]state.Op{op}, kernel); err != nil {
-				failed = append(failed, err.Error())
-				m.counted(err)
-			} else {
-				m.counted(nil)
-			}
-		}
+		failed = m.commit(s, ops)
+		stored(s.Store, d)
 	})
 	m.mu.Lock()
 	m.status, m.notes = d.status, append(d.notes, failed...)
+	m.vxStatus, m.fdbStatus = d.vxStatus, d.fdbStatus
 	m.stats.LastSync = time.Now()
 	m.mu.Unlock()
 	return nops, len(failed) > 0
+}
+
+// syncVXLAN is sync for a change of forwarding entries only: the VXLAN objects, not the routes.
+func (m *Mirror) syncVXLAN() (int, bool) {
+	var failed []string
+	var nops int
+	want := &desired{}
+	m.ctl.Do(func(s *core.Session) {
+		cur := &desired{vxlans: map[string]state.VXLAN{}}
+		for _, v := range s.Store.VXLANs() {
+			if v.Origin == state.OriginKernel {
+				cur.vxlans[v.Dev] = v
+			}
+		}
+		want.vxlans, want.vxStatus, want.fdbStatus = vxlanObjects(m.vx.links, m.vx.fdb)
+		ops := diffOps(cur, want)
+		nops = len(ops)
+		failed = m.commit(s, ops)
+		stored(s.Store, want)
+	})
+	m.mu.Lock()
+	m.vxStatus, m.fdbStatus = want.vxStatus, want.fdbStatus
+	m.notes = append(slices.DeleteFunc(m.notes, func(n string) bool { return strings.HasPrefix(n, "vxlan ") }), failed...)
+	m.stats.LastSync = time.Now()
+	m.mu.Unlock()
+	return nops, len(failed) > 0
+}
+
+// commit commits ops as origin kernel: in one step, or, when the store refuses the batch (a
+// conflict), one by one; it returns the refusals.
+func (m *Mirror) commit(s *core.Session, ops []state.Op) []string {
+	if len(ops) == 0 {
+		return nil
+	}
+	kernel := core.Options{Origin: state.OriginKernel}
+	if _, err := s.Commit(ops, kernel); err == nil {
+		m.counted(nil)
+		return nil
+	}
+	var failed []string
+	for _, op := range ops {
+		if _, err := s.Commit([]state.Op{op}, kernel); err != nil {
+			failed = append(failed, err.Error())
+			m.counted(err)
+		} else {
+			m.counted(nil)
+		}
+	}
+	return failed
 }
 
 func (m *Mirror) counted(err error) {
@@ -343,7 +419,8 @@ func (m *Mirror) counted(err error) {
 
 // currentKernel is what the data plane holds of the mirror's objects now.
 func currentKernel(st *state.Store) *desired {
-	cur := &desired{tenants: map[string]state.Tenant{}, routes: map[string]map[netip.Prefix]state.Route{}, sids: map[netip.Addr]state.SID{}}
+	cur := &desired{tenants: map[string]state.Tenant{}, routes: map[string]map[netip.Prefix]state.Route{}, sids: map[netip.Addr]state.SID{},
+		vxlans: map[string]state.VXLAN{}}
 	for _, t := range st.Tenants() {
 		if t.Origin == state.OriginKernel {
 			cur.tenants[t.Name] = t
@@ -353,6 +430,11 @@ func currentKernel(st *state.Store) *desired {
 	for _, sd := range st.SIDs() {
 		if sd.Origin == state.OriginKernel {
 			cur.sids[sd.SID] = sd
+		}
+	}
+	for _, v := range st.VXLANs() {
+		if v.Origin == state.OriginKernel {
+			cur.vxlans[v.Dev] = v
 		}
 	}
 	return cur
@@ -407,6 +489,17 @@ func diffOps(cur, want *desired) []state.Op {
 	for addr := range cur.sids {
 		if _, ok := want.sids[addr]; !ok {
 			dels = append(dels, state.Op{Kind: state.OpDelete, Origin: k, SID: &state.SID{SID: addr}})
+		}
+	}
+	for _, dev := range slices.Sorted(maps.Keys(want.vxlans)) {
+		v := want.vxlans[dev]
+		if c, ok := cur.vxlans[dev]; !ok || !state.SameVXLAN(c, v) {
+			ops = append(ops, state.Op{Kind: state.OpReplace, Origin: k, VXLAN: &v})
+		}
+	}
+	for _, dev := range slices.Sorted(maps.Keys(cur.vxlans)) {
+		if _, ok := want.vxlans[dev]; !ok {
+			dels = append(dels, state.Op{Kind: state.OpDelete, Origin: k, VXLAN: &state.VXLAN{Dev: dev}})
 		}
 	}
 	return append(ops, dels...)

@@ -53,6 +53,10 @@ type desired struct {
 	sids    map[netip.Addr]state.SID
 	status  []RouteStatus
 	notes   []string
+	// The kernel's VXLAN devices and what became of them and of their forwarding entries (vxlan_translate.go).
+	vxlans    map[string]state.VXLAN
+	vxStatus  []VXLANStatus
+	fdbStatus []FDBStatus
 }
 
 // tableFor decides, from the policy rules, which table routes an interface's traffic of family fam;

@@ -86,8 +86,50 @@ type kernelVXLAN struct {
 	ReservedBits               []byte // nil: not reported
 }
 
+// kernelLink is one link as the VXLAN mirror needs it: what it is (a VXLAN device, a bridge, a bridge
+// port) and how it is set up.
+type kernelLink struct {
+	Ifindex, Master, MTU int
+	Name, Kind           string
+	Up                   bool
+	VX                   *kernelVXLAN // kind vxlan
+	Bridge               *bridgeInfo  // kind bridge
+	Port                 *bridgePort  // a port of a bridge (slave kind bridge)
+}
+
+// bridgeInfo is what decides whether a bridge forwards as the fast path would.
+type bridgeInfo struct {
+	VLANFiltering bool
+	NFCall        bool // br_netfilter: nf_call_iptables, ip6tables or arptables
+}
+
+// bridgePort is a bridge port's state and the flags that change how the bridge forwards to it.
+type bridgePort struct {
+	State                                uint8 // BR_STATE_*: 3 forwarding
+	Isolated, NeighSuppress, Locked, MAB bool
+	Hairpin                              bool
+}
+
+// brStateForwarding is BR_STATE_FORWARDING (linux/if_bridge.h).
+const brStateForwarding = 3
+
+// IFLA_INFO_SLAVE_KIND / _DATA (linux/if_link.h).
+const (
+	infoSlaveKind = 4
+	infoSlaveData = 5
+)
+
 // parseVXLANLink reads an RTM_NEWLINK payload; nil (no error) for a link that is not a VXLAN device.
 func parseVXLANLink(b []byte) (*kernelVXLAN, error) {
+	l, err := parseLink(b)
+	if err != nil || l == nil {
+		return nil, err
+	}
+	return l.VX, nil
+}
+
+// parseLink reads an RTM_NEWLINK payload (AF_UNSPEC).
+func parseLink(b []byte) (*kernelLink, error) {
 	if len(b) < unix.SizeofIfInfomsg {
 		return nil, errors.New("short ifinfomsg")
 	}
@@ -96,36 +138,122 @@ func parseVXLANLink(b []byte) (*kernelVXLAN, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &kernelVXLAN{Ifindex: int(info.Index), Up: info.Flags&unix.IFF_UP != 0, Learning: true, LocalBypass: true}
-	var data []byte
-	kind := ""
+	l := &kernelLink{Ifindex: int(info.Index), Up: info.Flags&unix.IFF_UP != 0}
+	var data, slaveData []byte
+	slaveKind := ""
 	for _, a := range attrs {
 		switch a.Attr.Type & nl.NLA_TYPE_MASK {
 		case unix.IFLA_IFNAME:
-			v.Name = cString(a.Value)
+			l.Name = cString(a.Value)
 		case unix.IFLA_MASTER:
-			v.Master = int(u32of(a.Value))
+			l.Master = int(u32of(a.Value))
 		case unix.IFLA_MTU:
-			v.MTU = int(u32of(a.Value))
+			l.MTU = int(u32of(a.Value))
 		case unix.IFLA_LINKINFO:
 			li, err := nl.ParseRouteAttr(a.Value)
 			if err != nil {
-				return nil, fmt.Errorf("IFLA_LINKINFO: %w", err)
+				return nil, fmt.Errorf("link %d: IFLA_LINKINFO: %w", l.Ifindex, err)
 			}
-			for _, l := range li {
-				switch l.Attr.Type & nl.NLA_TYPE_MASK {
+			for _, x := range li {
+				switch x.Attr.Type & nl.NLA_TYPE_MASK {
 				case unix.IFLA_INFO_KIND:
-					kind = cString(l.Value)
+					l.Kind = cString(x.Value)
 				case unix.IFLA_INFO_DATA:
-					data = l.Value
+					data = x.Value
+				case infoSlaveKind:
+					slaveKind = cString(x.Value)
+				case infoSlaveData:
+					slaveData = x.Value
 				}
 			}
 		}
 	}
-	if kind != "vxlan" {
-		return nil, nil
+	switch l.Kind {
+	case "vxlan":
+		l.VX = &kernelVXLAN{Ifindex: l.Ifindex, Name: l.Name, Master: l.Master, MTU: l.MTU, Up: l.Up, Learning: true,
+			LocalBypass: true}
+		if err := l.VX.parseData(data); err != nil {
+			return nil, err
+		}
+	case "bridge":
+		l.Bridge = &bridgeInfo{}
+		if err := l.Bridge.parse(data); err != nil {
+			return nil, fmt.Errorf("bridge %s: %w", l.Name, err)
+		}
 	}
-	return v, v.parseData(data)
+	if slaveKind == "bridge" {
+		l.Port = &bridgePort{}
+		if err := l.Port.parse(slaveData); err != nil {
+			return nil, fmt.Errorf("bridge port %s: %w", l.Name, err)
+		}
+	}
+	return l, nil
+}
+
+func (br *bridgeInfo) parse(b []byte) error {
+	attrs, err := nl.ParseRouteAttr(b)
+	if err != nil {
+		return err
+	}
+	for _, a := range attrs {
+		switch a.Attr.Type & nl.NLA_TYPE_MASK {
+		case unix.IFLA_BR_VLAN_FILTERING:
+			br.VLANFiltering = u8of(a.Value) != 0
+		case unix.IFLA_BR_NF_CALL_IPTABLES, unix.IFLA_BR_NF_CALL_IP6TABLES, unix.IFLA_BR_NF_CALL_ARPTABLES:
+			br.NFCall = br.NFCall || u8of(a.Value) != 0
+		}
+	}
+	return nil
+}
+
+func (p *bridgePort) parse(b []byte) error {
+	attrs, err := nl.ParseRouteAttr(b)
+	if err != nil {
+		return err
+	}
+	for _, a := range attrs {
+		on := u8of(a.Value) != 0
+		switch a.Attr.Type & nl.NLA_TYPE_MASK {
+		case unix.IFLA_BRPORT_STATE:
+			p.State = u8of(a.Value)
+		case unix.IFLA_BRPORT_ISOLATED:
+			p.Isolated = on
+		case unix.IFLA_BRPORT_NEIGH_SUPPRESS:
+			p.NeighSuppress = on
+		case unix.IFLA_BRPORT_LOCKED:
+			p.Locked = on
+		case unix.IFLA_BRPORT_MAB:
+			p.MAB = on
+		case unix.IFLA_BRPORT_MODE:
+			p.Hairpin = on
+		}
+	}
+	return nil
+}
+
+// refusal says why the bridge would forward otherwise than the fast path ("" if it would not).
+func (br *bridgeInfo) refusal() string {
+	switch {
+	case br.VLANFiltering:
+		return "VLAN-aware bridge (vlan_filtering 1)"
+	case br.NFCall:
+		return "bridge netfilter hooks on (nf_call_iptables / ip6tables / arptables)"
+	}
+	return ""
+}
+
+// refusal says why frames to or from the port are the kernel's ("" if they need not be). ARP and ND
+// are the kernel's on every port (neigh_suppress answers them in the bridge), so that flag is no reason.
+func (p *bridgePort) refusal() string {
+	switch {
+	case p.State != brStateForwarding:
+		return fmt.Sprintf("port not forwarding (STP state %d)", p.State)
+	case p.Isolated:
+		return "isolated port"
+	case p.Locked || p.MAB:
+		return "locked port (802.1X / MAB)"
+	}
+	return ""
 }
 
 func (v *kernelVXLAN) parseData(b []byte) error {
@@ -221,6 +349,8 @@ func (v *kernelVXLAN) refusal() string {
 		return "IPv4 underlay"
 	case v.Local.IsLinkLocalUnicast() || v.Group.IsLinkLocalUnicast():
 		return "link-local VTEP"
+	case !v.Local.IsGlobalUnicast():
+		return "local address not a global unicast one"
 	case v.Group.IsMulticast():
 		return "multicast group for BUM traffic"
 	case v.GBP || v.GPE:
@@ -258,12 +388,15 @@ type fdbEntry struct {
 // bridgeTable: the entry is the bridge's (MAC -> port), not the VXLAN device's own (MAC -> remote).
 func (e *fdbEntry) bridgeTable() bool { return e.Flags&unix.NTF_SELF == 0 }
 
-// key identifies the entry the way the kernel updates it: a unicast MAC has one remote (a replace
-// rewrites it in place, without a delete of the old one); the all-zeros and multicast MACs have one
-// entry per remote.
+// key identifies the entry the way the kernel updates it: a bridge's MAC is on one port (a move
+// rewrites the entry in place), a VXLAN device's unicast MAC has one remote (likewise a replace: the
+// kernel appends remotes only to the all-zeros and multicast MACs, which have one entry per remote).
 func (e *fdbEntry) key() string {
-	k := fmt.Sprintf("%d %v %d %s", e.Ifindex, e.bridgeTable(), e.VLAN, e.MAC)
-	if !e.bridgeTable() && (e.MAC[0]&1 != 0 || isZeroMAC(e.MAC)) {
+	if e.bridgeTable() {
+		return fmt.Sprintf("%d true %d %s", e.Master, e.VLAN, e.MAC)
+	}
+	k := fmt.Sprintf("%d false %d %s", e.Ifindex, e.VLAN, e.MAC)
+	if e.MAC[0]&1 != 0 || isZeroMAC(e.MAC) {
 		k += fmt.Sprintf(" %s %d %d %d %d", e.Dst, e.Port, e.VNI, e.Via, e.NHID)
 	}
 	return k
@@ -344,6 +477,8 @@ func (e *fdbEntry) refusal() string {
 		return "IPv4 remote"
 	case e.Dst.IsMulticast():
 		return "multicast remote"
+	case !e.Dst.IsGlobalUnicast() || e.Dst.IsLinkLocalUnicast():
+		return "remote not a global unicast IPv6 address"
 	}
 	return ""
 }

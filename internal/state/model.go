@@ -25,6 +25,8 @@ type State struct {
 	Routes     []Route     `yaml:"routes,omitempty" json:"routes"`
 	SIDs       []SID       `yaml:"sids,omitempty" json:"sids"`
 	BGP        *BGP        `yaml:"bgp,omitempty" json:"bgp,omitempty"` // the daemon's BGP speaker (bgp.go)
+	// VXLANs are the kernel's VXLAN devices the mirror follows (vxlan.go): shown, never configured here.
+	VXLANs []VXLAN `yaml:"-" json:"vxlans,omitempty"`
 }
 
 // Options are instance-wide settings of the data plane program.

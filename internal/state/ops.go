@@ -45,6 +45,7 @@ type Op struct {
 	TenantRoutes *TenantRoutes
 	BGP          *BGP // OpReplace or OpDelete (the whole section)
 	Policy       *Policy
+	VXLAN        *VXLAN // the kernel mirror's only (vxlan.go)
 }
 
 // TenantRoutes replaces every route of a tenant in one step: traffic sees the old table or the new
@@ -96,6 +97,7 @@ type change struct {
 	swapped      map[string]*swapBefore
 	sids         map[netip.Addr]sidBefore
 	named        map[string]namedBefore
+	vxlans       map[string]vxlanBefore
 	newPols      []*policy
 	pols         map[*policy]bool // policies whose refcount changed
 	undo         []func()
@@ -105,7 +107,7 @@ type change struct {
 func newChange() *change {
 	return &change{ifaces: map[string]ifaceBefore{}, tenants: map[string]*tenantBefore{},
 		routes: map[routeKey]*policy{}, swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
-		named: map[string]namedBefore{}, pols: map[*policy]bool{}, diff: &Diff{Added: []string{}, Changed: []string{}, Removed: []string{}}}
+		named: map[string]namedBefore{}, vxlans: map[string]vxlanBefore{}, pols: map[*policy]bool{}, diff: &Diff{Added: []string{}, Changed: []string{}, Removed: []string{}}}
 }
 
 func (c *change) onUndo(f func()) { c.undo = append(c.undo, f) }
@@ -145,7 +147,7 @@ func (c *change) touchTenant(r *runtime, name string) {
 func (s *Store) apply(c *change, op Op) error {
 	n := 0
 	for _, set := range []bool{op.Options != nil, op.Domain != nil, op.Interface != nil, op.Tenant != nil, op.Route != nil,
-		op.SID != nil, op.TenantRoutes != nil, op.BGP != nil, op.Policy != nil} {
+		op.SID != nil, op.TenantRoutes != nil, op.BGP != nil, op.Policy != nil, op.VXLAN != nil} {
 		if set {
 			n++
 		}
@@ -173,6 +175,8 @@ func (s *Store) apply(c *change, op Op) error {
 		return s.applyBGP(c, op)
 	case op.Policy != nil:
 		return s.applyPolicy(c, op)
+	case op.VXLAN != nil:
+		return s.applyVXLAN(c, op)
 	default:
 		return s.applyTenantRoutes(c, op)
 	}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -73,6 +74,8 @@ type record struct {
 	SIDDel    *netip.Addr  `json:"sid_del,omitempty"`
 	Named     *savedNamed  `json:"named,omitempty"`
 	NamedDel  string       `json:"named_del,omitempty"`
+	VXLAN     *VXLAN       `json:"vxlan,omitempty"`
+	VXLANDel  string       `json:"vxlan_del,omitempty"`
 }
 
 type journalLine struct {
@@ -153,6 +156,10 @@ func (r *runtime) replay(rec record) error {
 		r.ifaces[rec.Iface.Name] = *rec.Iface
 	case rec.IfaceDel != "":
 		delete(r.ifaces, rec.IfaceDel)
+	case rec.VXLAN != nil:
+		r.vxlans[rec.VXLAN.Dev] = cloneVXLAN(*rec.VXLAN)
+	case rec.VXLANDel != "":
+		delete(r.vxlans, rec.VXLANDel)
 	case rec.Policy != nil:
 		sp := rec.Policy
 		p := &policy{id: sp.ID, inner6: sp.Inner6, mode: sp.Mode, segs: sp.Segs, src: sp.Src, usedSrc: sp.UsedSrc,
@@ -337,6 +344,12 @@ func (r *runtime) records(emit func(record) error) error {
 			return err
 		}
 	}
+	for _, v := range r.vxlanList() {
+		v := v
+		if err := emit(record{VXLAN: &v}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -363,6 +376,14 @@ func (r *runtime) changeRecords(c *change) []record {
 			recs = append(recs, record{Iface: &it})
 		} else {
 			recs = append(recs, record{IfaceDel: name})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.vxlans)) {
+		if v, ok := r.vxlans[name]; ok {
+			v = cloneVXLAN(v)
+			recs = append(recs, record{VXLAN: &v})
+		} else {
+			recs = append(recs, record{VXLANDel: name})
 		}
 	}
 	for _, p := range c.newPols {

@@ -126,6 +126,7 @@ type runtime struct {
 	named     map[string]*namedRT
 	groupByID map[uint32]*policy
 	groupIDs  *idPool
+	vxlans    map[string]VXLAN // by device (vxlan.go)
 }
 
 func newRuntime() *runtime {
@@ -143,6 +144,7 @@ func newRuntime() *runtime {
 		named:     map[string]*namedRT{},
 		groupByID: map[uint32]*policy{},
 		groupIDs:  newIDPool(MaxGroups, "named policy groups (two per policy)"),
+		vxlans:    map[string]VXLAN{},
 	}
 }
 
@@ -233,6 +235,7 @@ func (r *runtime) state() State {
 	for _, n := range r.named {
 		s.Policies = append(s.Policies, n.view())
 	}
+	s.VXLANs = r.vxlanList()
 	sortState(&s)
 	return s
 }

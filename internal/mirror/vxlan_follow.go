@@ -1,0 +1,95 @@
+package mirror
+
+// vxlan_follow.go: the kernel's VXLAN side as the mirror follows it (issue 16): every link (dumped
+// again on each link event: VXLAN devices, bridges, bridge ports) and both forwarding tables (dumped
+// on resync, then kept entry by entry from AF_BRIDGE neighbour events).
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// vxlanKernel is the mirror's copy of the kernel's links and bridge forwarding entries.
+type vxlanKernel struct {
+	links map[int]*kernelLink
+	fdb   map[string]*fdbEntry // by fdbEntry.key()
+}
+
+func newVXLANKernel() *vxlanKernel {
+	return &vxlanKernel{links: map[int]*kernelLink{}, fdb: map[string]*fdbEntry{}}
+}
+
+// dumpNetlink runs one dump request, again while the kernel reports it interrupted by changes.
+func dumpNetlink(what string, typ, reply int, hdr nl.NetlinkRequestData) ([][]byte, error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		req := nl.NewNetlinkRequest(typ, unix.NLM_F_DUMP)
+		req.AddData(hdr)
+		msgs, err := req.Execute(unix.NETLINK_ROUTE, uint16(reply))
+		if errors.Is(err, nl.ErrDumpInterrupted) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s dump: %w", what, err)
+		}
+		return msgs, nil
+	}
+	return nil, fmt.Errorf("%s dump interrupted 5 times in a row", what)
+}
+
+// readLinks reads every link again.
+func (k *vxlanKernel) readLinks() error {
+	msgs, err := dumpNetlink("link", unix.RTM_GETLINK, unix.RTM_NEWLINK, nl.NewIfInfomsg(unix.AF_UNSPEC))
+	if err != nil {
+		return err
+	}
+	links := map[int]*kernelLink{}
+	for _, b := range msgs {
+		l, err := parseLink(b)
+		if err != nil {
+			return err
+		}
+		links[l.Ifindex] = l
+	}
+	k.links = links
+	return nil
+}
+
+// readFDB reads both forwarding tables again.
+func (k *vxlanKernel) readFDB() error {
+	msgs, err := dumpNetlink("bridge fdb", unix.RTM_GETNEIGH, unix.RTM_NEWNEIGH, &netlink.Ndmsg{Family: unix.AF_BRIDGE})
+	if err != nil {
+		return err
+	}
+	fdb := map[string]*fdbEntry{}
+	for _, b := range msgs {
+		e, err := parseFDB(b, false)
+		if err != nil {
+			return fmt.Errorf("bridge fdb dump: %w", err)
+		}
+		if e != nil {
+			fdb[e.key()] = e
+		}
+	}
+	k.fdb = fdb
+	return nil
+}
+
+// neigh applies one RTM_NEWNEIGH / RTM_DELNEIGH; it reports whether a forwarding entry changed (the
+// IPv4 / IPv6 neighbours of the same group are not the mirror's).
+func (k *vxlanKernel) neigh(msg []byte, deleted bool) (bool, error) {
+	e, err := parseFDB(msg, deleted)
+	if err != nil || e == nil {
+		return false, err
+	}
+	if deleted {
+		_, had := k.fdb[e.key()]
+		delete(k.fdb, e.key())
+		return had, nil
+	}
+	k.fdb[e.key()] = e
+	return true, nil
+}

@@ -1,0 +1,261 @@
+package mirror
+
+// vxlan_translate.go: the kernel's VXLAN devices and forwarding entries (vxlan_follow.go) into seg6x
+// VXLAN objects (internal/state vxlan.go), and per device and per entry what became of it and why,
+// for `seg6x show kernel`. A device is followed when the fast path could do what the kernel does
+// with it (refusal()); an entry when its device is and it means one thing: one remote for a unicast
+// MAC the bridge sends to the tunnel, or one local port.
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/seg6x/seg6x/internal/state"
+	"golang.org/x/sys/unix"
+)
+
+// VXLANStatus says what became of one kernel VXLAN device.
+type VXLANStatus struct {
+	Dev         string `json:"dev"`
+	VNI         uint32 `json:"vni"`
+	Local       string `json:"local,omitempty"`
+	Port        uint16 `json:"port"`
+	Bridge      string `json:"bridge,omitempty"`
+	Followed    bool   `json:"followed"` // a seg6x VXLAN object (Object) holds it
+	Accelerated bool   `json:"accelerated"`
+	Reason      string `json:"reason,omitempty"`
+	Object      string `json:"object,omitempty"`
+}
+
+// FDBStatus says what became of one forwarding entry of a bridge with a VXLAN port, or of a VXLAN device.
+type FDBStatus struct {
+	Dev         string `json:"dev"` // the VXLAN device (its own table) or the bridge port
+	Bridge      string `json:"bridge,omitempty"`
+	MAC         string `json:"mac"`
+	VLAN        uint16 `json:"vlan,omitempty"`
+	Remote      string `json:"remote,omitempty"` // VXLAN table: the remote VTEP
+	Followed    bool   `json:"followed"`
+	Accelerated bool   `json:"accelerated"`
+	Reason      string `json:"reason,omitempty"`
+}
+
+// vxlanNotYet is the reason a followed device or entry is not accelerated: this build has no VXLAN
+// fast path (issue 16's next step); the objects are in the state so that step only adds the maps.
+const vxlanNotYet = "followed into seg6x's state; the VXLAN fast path is not in this build yet"
+
+// vxlanObjects returns the VXLAN objects the kernel's configuration makes, by device, and the
+// status of every device and of every entry of their tables, sorted.
+func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[string]state.VXLAN, []VXLANStatus, []FDBStatus) {
+	name := func(ifindex int) string {
+		if l := links[ifindex]; l != nil {
+			return l.Name
+		}
+		return fmt.Sprintf("ifindex %d", ifindex)
+	}
+	// VXLAN ports per bridge: a bridge with several is left to the kernel (one VNI per bridge here).
+	perBridge := map[int]int{}
+	for _, l := range links {
+		if l.VX != nil && l.Master != 0 {
+			perBridge[l.Master]++
+		}
+	}
+	want := map[string]state.VXLAN{}
+	byBridge := map[int]*kernelLink{} // bridge -> its followed VXLAN device
+	vxBridge := map[int]int{}         // VXLAN device (followed or not) -> its bridge
+	hasVX := map[int]bool{}           // bridges with a VXLAN port
+	var devs []VXLANStatus
+	for _, l := range links {
+		v := l.VX
+		if v == nil {
+			continue
+		}
+		st := VXLANStatus{Dev: l.Name, VNI: v.VNI, Port: v.Port}
+		if v.Local.IsValid() {
+			st.Local = v.Local.String()
+		}
+		br := links[l.Master]
+		if br != nil {
+			st.Bridge = br.Name
+			vxBridge[l.Ifindex] = br.Ifindex
+			hasVX[br.Ifindex] = true
+		}
+		st.Reason = v.refusal()
+		switch {
+		case st.Reason != "":
+		case br == nil || br.Bridge == nil:
+			st.Reason = "not a bridge port"
+		case br.Bridge.refusal() != "":
+			st.Reason = br.Bridge.refusal()
+		case perBridge[br.Ifindex] > 1:
+			st.Reason = fmt.Sprintf("bridge %s has %d VXLAN ports", br.Name, perBridge[br.Ifindex])
+		case l.Port != nil && l.Port.refusal() != "":
+			st.Reason = l.Port.refusal()
+		case !l.Up || !br.Up:
+			st.Reason = "down"
+		}
+		if st.Reason == "" {
+			want[l.Name] = state.VXLAN{Dev: l.Name, Ifindex: l.Ifindex, VNI: v.VNI, Local: v.Local, Port: v.Port,
+				SrcPortLow: v.PortLow, SrcPortHigh: v.PortHigh, TTL: v.TTL, Label: v.Label, Learning: v.Learning, MTU: l.MTU,
+				Bridge: br.Name, BridgeIfindex: br.Ifindex, Origin: state.OriginKernel}
+			byBridge[br.Ifindex] = l
+			st.Followed, st.Reason, st.Object = true, vxlanNotYet, fmt.Sprintf("vxlan %q", l.Name)
+		}
+		devs = append(devs, st)
+	}
+
+	// The bridges' tables first: which MACs are behind a local port, which the bridge sends to the tunnel.
+	local := map[string]string{} // bridge ifindex + MAC -> local port
+	tunnel := map[string]bool{}  // bridge ifindex + MAC: the bridge sends it to its VXLAN port
+	var ents []FDBStatus
+	for _, e := range fdb {
+		if !e.bridgeTable() {
+			continue
+		}
+		vx := byBridge[e.Master]
+		followedBridge := vx != nil
+		if !followedBridge && !hasVX[e.Master] {
+			continue // a bridge without a VXLAN port: not the mirror's
+		}
+		k := fmt.Sprintf("%d %s", e.Master, e.MAC)
+		st := FDBStatus{Dev: name(e.Ifindex), Bridge: name(e.Master), MAC: e.MAC.String(), VLAN: e.VLAN}
+		port := links[e.Ifindex]
+		switch {
+		case !followedBridge:
+			st.Reason = "its bridge's VXLAN device is not followed"
+		case e.MAC[0]&1 != 0:
+			st.Reason = "multicast MAC: the kernel's"
+		case e.VLAN != 0:
+			st.Reason = "VLAN entry (VLAN-aware bridge)"
+		case e.Ifindex == vx.Ifindex:
+			tunnel[k] = true
+			continue // reported with the device's own entry for the MAC
+		case port == nil:
+			st.Reason = "unknown port"
+		case e.Ifindex != e.Master && (port.Port == nil || port.Port.refusal() != ""):
+			st.Reason = "port: " + portRefusal(port)
+		}
+		if st.Reason == "" {
+			lm := state.LocalMAC{MAC: e.MAC.String(), Port: port.Name, Ifindex: port.Ifindex, Local: e.State&unix.NUD_PERMANENT != 0}
+			v := want[vx.Name]
+			v.LocalMACs = append(v.LocalMACs, lm)
+			want[vx.Name] = v
+			if !lm.Local {
+				local[k] = port.Name
+			}
+			st.Followed, st.Reason = true, vxlanNotYet
+			if lm.Local {
+				st.Reason = "the node's own address: frames to it are the kernel's; " + vxlanNotYet
+			}
+		}
+		ents = append(ents, st)
+	}
+
+	// Then the VXLAN devices' own tables.
+	for _, e := range fdb {
+		l := links[e.Ifindex]
+		if e.bridgeTable() || l == nil || l.VX == nil {
+			continue // a device's own address list (self entries of other devices): not forwarding entries
+		}
+		st := FDBStatus{Dev: l.Name, MAC: e.MAC.String(), VLAN: e.VLAN}
+		if e.Dst.IsValid() {
+			st.Remote = e.Dst.String()
+		}
+		v, followed := want[l.Name]
+		if b := links[vxBridge[l.Ifindex]]; b != nil {
+			st.Bridge = b.Name
+		}
+		k := fmt.Sprintf("%d %s", v.BridgeIfindex, e.MAC)
+		zero := isZeroMAC(e.MAC)
+		switch {
+		case !followed:
+			st.Reason = "its VXLAN device is not followed"
+		case e.refusal() != "":
+			st.Reason = e.refusal()
+		case !zero && e.MAC[0]&1 != 0:
+			st.Reason = "multicast MAC: the kernel replicates it"
+		case local[k] != "":
+			st.Reason = "the bridge has the MAC on local port " + local[k]
+		}
+		if st.Reason == "" {
+			if zero {
+				v.Remotes = append(v.Remotes, e.Dst)
+			} else {
+				v.RemoteMACs = append(v.RemoteMACs, state.RemoteMAC{MAC: e.MAC.String(), Remote: e.Dst, VNI: e.VNI, Port: e.Port,
+					Bridged: tunnel[k]})
+			}
+			want[l.Name] = v
+			st.Followed, st.Reason = true, vxlanNotYet
+			switch {
+			case zero:
+				st.Reason = "default remote (broadcast, unknown unicast, multicast: the kernel replicates); " + vxlanNotYet
+			case !tunnel[k]:
+				st.Reason = "the bridge does not send the MAC to the tunnel (it floods it): the kernel's; " + vxlanNotYet
+			}
+		}
+		ents = append(ents, st)
+	}
+	for n, v := range want {
+		state.NormalizeVXLAN(&v)
+		want[n] = v
+	}
+	slices.SortFunc(devs, func(a, b VXLANStatus) int { return strings.Compare(a.Dev, b.Dev) })
+	slices.SortFunc(ents, func(a, b FDBStatus) int {
+		return cmp.Or(strings.Compare(a.Bridge, b.Bridge), strings.Compare(a.Dev, b.Dev), cmp.Compare(a.VLAN, b.VLAN),
+			strings.Compare(a.MAC, b.MAC), compareAddrStrings(a.Remote, b.Remote))
+	})
+	return want, devs, ents
+}
+
+func portRefusal(l *kernelLink) string {
+	if l.Port == nil {
+		return "not a bridge port"
+	}
+	return l.Port.refusal()
+}
+
+func compareAddrStrings(a, b string) int {
+	x, errx := netip.ParseAddr(a)
+	y, erry := netip.ParseAddr(b)
+	if errx != nil || erry != nil {
+		return strings.Compare(a, b)
+	}
+	return x.Compare(y)
+}
+
+// stored makes the statuses say what the store holds after the commit: a device (and its entries)
+// is followed only if its object is there as translated; one the store refused says so (the refusal
+// is among the mirror's notes).
+func stored(st *state.Store, d *desired) {
+	have := map[string]state.VXLAN{}
+	for _, v := range st.VXLANs() {
+		have[v.Dev] = v
+	}
+	ok := map[string]bool{}
+	for dev, v := range d.vxlans {
+		h, in := have[dev]
+		ok[dev] = in && state.SameVXLAN(h, v)
+	}
+	const refused = "its seg6x VXLAN object was refused (see the notes)"
+	for i := range d.vxStatus {
+		if s := &d.vxStatus[i]; s.Followed && !ok[s.Dev] {
+			s.Followed, s.Reason, s.Object = false, refused, ""
+		}
+	}
+	for i := range d.fdbStatus {
+		s := &d.fdbStatus[i]
+		dev := s.Dev
+		if s.Remote == "" { // a bridge port's entry: its bridge's VXLAN device decides
+			for n, v := range d.vxlans {
+				if v.Bridge == s.Bridge {
+					dev = n
+				}
+			}
+		}
+		if s.Followed && !ok[dev] {
+			s.Followed, s.Reason = false, refused
+		}
+	}
+}

@@ -1,0 +1,252 @@
+package state
+
+// vxlan.go: the kernel's VXLAN overlays (issue 16): a VXLAN device with an IPv6 underlay, the bridge it
+// is a port of, and the two forwarding tables the fast path needs from them (the device's own: MAC ->
+// remote VTEP; the bridge's: MAC -> local port). Only the kernel mirror makes them (origin kernel):
+// the kernel (ip link, bridge fdb, FRR's EVPN) is where they are configured, seg6x follows. One
+// object per device, its tables inside, replaced whole by each commit; the store keeps them and the
+// data plane writes nothing for them yet (the VXLAN fast path is the next step of issue 16).
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// VXLAN is one VXLAN device of the kernel and what the fast path needs of it and of its bridge.
+type VXLAN struct {
+	Dev     string `json:"dev"`
+	Ifindex int    `json:"ifindex,omitempty"`
+	VNI     uint32 `json:"vni"`
+	// Local is the underlay source (the device's local address); Port the UDP destination port.
+	Local netip.Addr `json:"local"`
+	Port  uint16     `json:"port"`
+	// SrcPortLow and SrcPortHigh bound the UDP source ports (both 0: the namespace's local port range).
+	SrcPortLow  uint16 `json:"src_port_low,omitempty"`
+	SrcPortHigh uint16 `json:"src_port_high,omitempty"`
+	TTL         uint8  `json:"ttl,omitempty"`   // outer hop limit (0: the route's or interface's)
+	Label       uint32 `json:"label,omitempty"` // outer flow label
+	Learning    bool   `json:"learning,omitempty"`
+	MTU         int    `json:"mtu,omitempty"`
+	// Bridge is the bridge the device is a port of.
+	Bridge        string `json:"bridge"`
+	BridgeIfindex int    `json:"bridge_ifindex,omitempty"`
+	// Remotes is the default remote list (the all-zeros MAC entries): where broadcast, unknown
+	// unicast and multicast go, by head-end replication (the kernel's job).
+	Remotes []netip.Addr `json:"remotes,omitempty"`
+	// RemoteMACs are the device's own forwarding entries: a MAC behind a remote VTEP.
+	RemoteMACs []RemoteMAC `json:"remote_macs,omitempty"`
+	// LocalMACs are the bridge's entries for its other ports: a MAC behind a local port.
+	LocalMACs []LocalMAC `json:"local_macs,omitempty"`
+	Origin    Origin     `json:"origin,omitempty"`
+}
+
+// RemoteMAC is a MAC address behind a remote VTEP.
+type RemoteMAC struct {
+	MAC    string     `json:"mac"`
+	Remote netip.Addr `json:"remote"`
+	VNI    uint32     `json:"vni,omitempty"`  // 0: the device's
+	Port   uint16     `json:"port,omitempty"` // 0: the device's
+	// Bridged: the bridge's table sends the MAC to the VXLAN device too (without it the bridge floods).
+	Bridged bool `json:"bridged,omitempty"`
+}
+
+// LocalMAC is a MAC address behind a local port of the bridge.
+type LocalMAC struct {
+	MAC     string `json:"mac"`
+	Port    string `json:"port"`
+	Ifindex int    `json:"ifindex,omitempty"`
+	VLAN    uint16 `json:"vlan,omitempty"`
+	// Local: the node's own address on that port (frames to it are the node's, not forwarded).
+	Local bool `json:"local,omitempty"`
+}
+
+// Limits of one VXLAN object (bounds for what a mirror or a bad message can make the store hold).
+const (
+	MaxVXLANRemotes = 1024
+	MaxVXLANMACs    = 1 << 16
+	maxVNI          = 1<<24 - 1
+)
+
+func vxlanObj(v *VXLAN) string { return fmt.Sprintf("vxlan %q", v.Dev) }
+
+// validateVXLAN checks one VXLAN object.
+func validateVXLAN(v *VXLAN, add func(error)) {
+	obj := vxlanObj(v)
+	bad := func(field, format string, args ...any) { add(fieldErr(obj, field, format, args...)) }
+	if v.Dev == "" {
+		bad("dev", "a VXLAN device needs its name")
+	}
+	if v.VNI > maxVNI {
+		bad("vni", "%d is beyond 24 bits", v.VNI)
+	}
+	if !v.Local.Is6() || v.Local.Is4In6() || !v.Local.IsGlobalUnicast() || v.Local.IsLinkLocalUnicast() {
+		bad("local", "%v is not an IPv6 unicast underlay address", v.Local)
+	}
+	if v.Port == 0 {
+		bad("port", "the UDP destination port is 0")
+	}
+	if v.SrcPortHigh != 0 && v.SrcPortLow >= v.SrcPortHigh {
+		bad("src_port_low", "source port range %d-%d is empty", v.SrcPortLow, v.SrcPortHigh)
+	}
+	if v.Label > 0xFFFFF {
+		bad("label", "%d is beyond 20 bits", v.Label)
+	}
+	if v.Bridge == "" {
+		bad("bridge", "the device is no bridge port")
+	}
+	if len(v.Remotes) > MaxVXLANRemotes {
+		bad("remotes", "%d remotes: at most %d", len(v.Remotes), MaxVXLANRemotes)
+	}
+	for _, r := range v.Remotes {
+		if !vtepAddr(r) {
+			bad("remotes", "%v is not an IPv6 unicast VTEP address", r)
+		}
+	}
+	if len(v.RemoteMACs)+len(v.LocalMACs) > MaxVXLANMACs {
+		bad("remote_macs", "%d MACs: at most %d", len(v.RemoteMACs)+len(v.LocalMACs), MaxVXLANMACs)
+		return
+	}
+	seen := map[string]string{}
+	mac := func(field, m string, vlan uint16, what string) {
+		hw, err := net.ParseMAC(m)
+		switch {
+		case err != nil || len(hw) != 6:
+			bad(field, "%q is not an Ethernet MAC address", m)
+			return
+		case hw[0]&1 != 0:
+			bad(field, "%s is a multicast MAC", m)
+		}
+		k := fmt.Sprintf("%d %s", vlan, hw)
+		if prev, ok := seen[k]; ok {
+			bad(field, "%s is %s and %s", m, prev, what)
+		}
+		seen[k] = what
+	}
+	for _, r := range v.RemoteMACs {
+		mac("remote_macs", r.MAC, 0, "behind "+r.Remote.String())
+		if !vtepAddr(r.Remote) {
+			bad("remote_macs", "%s: %v is not an IPv6 unicast VTEP address", r.MAC, r.Remote)
+		}
+		if r.VNI > maxVNI {
+			bad("remote_macs", "%s: VNI %d is beyond 24 bits", r.MAC, r.VNI)
+		}
+	}
+	for _, l := range v.LocalMACs {
+		if l.Port == "" || l.Port == v.Dev {
+			bad("local_macs", "%s: %q is no local port", l.MAC, l.Port)
+		}
+		if l.VLAN > 4094 {
+			bad("local_macs", "%s: VLAN %d", l.MAC, l.VLAN)
+		}
+		if !l.Local {
+			mac("local_macs", l.MAC, l.VLAN, "on port "+l.Port)
+		} else if _, err := net.ParseMAC(l.MAC); err != nil {
+			bad("local_macs", "%q is not an Ethernet MAC address", l.MAC)
+		}
+	}
+}
+
+func vtepAddr(a netip.Addr) bool {
+	return a.Is6() && !a.Is4In6() && a.IsGlobalUnicast() && !a.IsLinkLocalUnicast()
+}
+
+// cloneVXLAN copies v's lists (objects in the store share nothing with their callers).
+func cloneVXLAN(v VXLAN) VXLAN {
+	v.Remotes = slices.Clone(v.Remotes)
+	v.RemoteMACs = slices.Clone(v.RemoteMACs)
+	v.LocalMACs = slices.Clone(v.LocalMACs)
+	return v
+}
+
+// NormalizeVXLAN writes MACs in one form and sorts the lists, so equal tables compare equal.
+func NormalizeVXLAN(v *VXLAN) {
+	canon := func(m string) string {
+		if hw, err := net.ParseMAC(m); err == nil {
+			return hw.String()
+		}
+		return m
+	}
+	for i := range v.RemoteMACs {
+		v.RemoteMACs[i].MAC = canon(v.RemoteMACs[i].MAC)
+	}
+	for i := range v.LocalMACs {
+		v.LocalMACs[i].MAC = canon(v.LocalMACs[i].MAC)
+	}
+	slices.SortFunc(v.Remotes, netip.Addr.Compare)
+	v.Remotes = slices.Compact(v.Remotes)
+	slices.SortFunc(v.RemoteMACs, func(a, b RemoteMAC) int { return strings.Compare(a.MAC, b.MAC) })
+	slices.SortFunc(v.LocalMACs, func(a, b LocalMAC) int {
+		if a.VLAN != b.VLAN {
+			return int(a.VLAN) - int(b.VLAN)
+		}
+		if c := strings.Compare(a.MAC, b.MAC); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Port, b.Port)
+	})
+}
+
+// SameVXLAN reports whether two VXLAN objects hold the same (normalized) configuration and tables.
+func SameVXLAN(a, b VXLAN) bool {
+	return a.Dev == b.Dev && a.Ifindex == b.Ifindex && a.VNI == b.VNI && a.Local == b.Local && a.Port == b.Port &&
+		a.SrcPortLow == b.SrcPortLow && a.SrcPortHigh == b.SrcPortHigh && a.TTL == b.TTL && a.Label == b.Label &&
+		a.Learning == b.Learning && a.MTU == b.MTU && a.Bridge == b.Bridge && a.BridgeIfindex == b.BridgeIfindex &&
+		slices.Equal(a.Remotes, b.Remotes) && slices.Equal(a.RemoteMACs, b.RemoteMACs) &&
+		slices.Equal(a.LocalMACs, b.LocalMACs) && a.Origin == b.Origin
+}
+
+type vxlanBefore struct {
+	had bool
+	v   VXLAN
+}
+
+// applyVXLAN adds, replaces or deletes one VXLAN object (the kernel mirror's only).
+func (s *Store) applyVXLAN(c *change, op Op) error {
+	v := cloneVXLAN(*op.VXLAN)
+	obj := vxlanObj(&v)
+	old, had := s.rt.vxlans[v.Dev]
+	if err := exists(op.Kind, had, obj); err != nil {
+		return err
+	}
+	if op.Origin != OriginKernel {
+		if !op.Origin.Known() {
+			return fieldErr(obj, "", "unknown origin %q", string(op.Origin))
+		}
+		return fieldErr(obj, "", "VXLAN devices are the kernel's configuration (ip link, bridge fdb, FRR): "+
+			"seg6x daemon --mirror-kernel follows them")
+	}
+	if _, ok := c.vxlans[v.Dev]; !ok {
+		c.vxlans[v.Dev] = vxlanBefore{had: had, v: old}
+	}
+	if op.Kind == OpDelete {
+		setEntry(c, s.rt.vxlans, v.Dev, VXLAN{}, true)
+		c.note(op.Kind, had, obj)
+		return nil
+	}
+	v.Origin = op.Origin
+	NormalizeVXLAN(&v)
+	if err := collect(func(add func(error)) { validateVXLAN(&v, add) }); err != nil {
+		return err
+	}
+	if had && SameVXLAN(old, v) {
+		return nil
+	}
+	setEntry(c, s.rt.vxlans, v.Dev, v, false)
+	c.note(op.Kind, had, obj)
+	return nil
+}
+
+// VXLANs returns the VXLAN objects, sorted by device.
+func (s *Store) VXLANs() []VXLAN { return s.rt.vxlanList() }
+
+func (r *runtime) vxlanList() []VXLAN {
+	out := make([]VXLAN, 0, len(r.vxlans))
+	for _, v := range r.vxlans {
+		out = append(out, cloneVXLAN(v))
+	}
+	slices.SortFunc(out, func(a, b VXLAN) int { return strings.Compare(a.Dev, b.Dev) })
+	return out
+}
