@@ -345,7 +345,7 @@ func (r *runtime) records(emit func(record) error) error {
 		}
 	}
 	for _, v := range r.vxlanList() {
-		v := v
+		v := savedVXLAN(v)
 		if err := emit(record{VXLAN: &v}); err != nil {
 			return err
 		}
@@ -379,11 +379,13 @@ func (r *runtime) changeRecords(c *change) []record {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.vxlans)) {
-		if v, ok := r.vxlans[name]; ok {
-			v = cloneVXLAN(v)
-			recs = append(recs, record{VXLAN: &v})
-		} else {
+		v, ok := r.vxlans[name]
+		switch b := c.vxlans[name]; {
+		case !ok:
 			recs = append(recs, record{VXLANDel: name})
+		case !b.had || !SameVXLAN(savedVXLAN(b.v), savedVXLAN(v)):
+			v = savedVXLAN(v)
+			recs = append(recs, record{VXLAN: &v})
 		}
 	}
 	for _, p := range c.newPols {

@@ -4,8 +4,9 @@ package state
 // is a port of, and the two forwarding tables the fast path needs from them (the device's own: MAC ->
 // remote VTEP; the bridge's: MAC -> local port). Only the kernel mirror makes them (origin kernel):
 // the kernel (ip link, bridge fdb, FRR's EVPN) is where they are configured, seg6x follows. One
-// object per device, its tables inside, replaced whole by each commit; the store keeps them and the
-// data plane writes nothing for them yet (the VXLAN fast path is the next step of issue 16).
+// object per device, its tables inside, replaced whole by each commit; the store keeps them (the
+// state file without the MAC tables: savedVXLAN) and the data plane writes nothing for them yet (the
+// VXLAN fast path is the next step of issue 16).
 
 import (
 	"fmt"
@@ -237,6 +238,15 @@ func (s *Store) applyVXLAN(c *change, op Op) error {
 	setEntry(c, s.rt.vxlans, v.Dev, v, false)
 	c.note(op.Kind, had, obj)
 	return nil
+}
+
+// savedVXLAN is what the state file keeps of a VXLAN object: the device, not its MAC tables. Those are
+// the kernel's, learned and aged at its pace; journaling the whole table at each change would cost a
+// write of every entry per learned MAC, and the mirror reads them again whenever it starts.
+func savedVXLAN(v VXLAN) VXLAN {
+	v = cloneVXLAN(v)
+	v.RemoteMACs, v.LocalMACs = nil, nil
+	return v
 }
 
 // VXLANs returns the VXLAN objects, sorted by device.
