@@ -293,18 +293,22 @@ func (m *Mirror) resync(why string) (int, bool, error) {
 	if err == nil {
 		err = m.vx.readLinks()
 	}
-	if err == nil {
-		err = m.vx.readFDB()
-	}
 	if err != nil {
 		m.setErr(err)
 		return 0, false, err
 	}
 	m.routes = routes
+	// The forwarding entries (VXLAN) are read apart: failing to read them must not stop the seg6
+	// routes from being followed; the resync is retried (with the entries it had) until it works.
+	fdbErr := m.vx.readFDB()
 	m.mu.Lock()
 	m.stats.Resyncs++
 	m.mu.Unlock()
 	n, failed := m.sync()
+	if fdbErr != nil {
+		m.setErr(fdbErr)
+		return n, true, fdbErr
+	}
 	if why != "periodic" && why != "confirm" || n > 0 { // a check that finds nothing to fix stays quiet
 		m.logf("kernel mirror: resync (%s): %d kernel routes, %d changes", why, len(routes), n)
 	}
