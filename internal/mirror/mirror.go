@@ -366,12 +366,7 @@ func (m *Mirror) syncVXLAN() (int, bool) {
 	var nops int
 	want := &desired{}
 	m.ctl.Do(func(s *core.Session) {
-		cur := &desired{vxlans: map[string]state.VXLAN{}}
-		for _, v := range s.Store.VXLANs() {
-			if v.Origin == state.OriginKernel {
-				cur.vxlans[v.Dev] = v
-			}
-		}
+		cur := &desired{vxlans: kernelVXLANs(s.Store)}
 		want.vxlans, want.vxStatus, want.fdbStatus = vxlanObjects(m.vx.links, m.vx.fdb)
 		ops := diffOps(cur, want)
 		nops = len(ops)
@@ -424,7 +419,7 @@ func (m *Mirror) counted(err error) {
 // currentKernel is what the data plane holds of the mirror's objects now.
 func currentKernel(st *state.Store) *desired {
 	cur := &desired{tenants: map[string]state.Tenant{}, routes: map[string]map[netip.Prefix]state.Route{}, sids: map[netip.Addr]state.SID{},
-		vxlans: map[string]state.VXLAN{}}
+		vxlans: kernelVXLANs(st)}
 	for _, t := range st.Tenants() {
 		if t.Origin == state.OriginKernel {
 			cur.tenants[t.Name] = t
@@ -436,12 +431,18 @@ func currentKernel(st *state.Store) *desired {
 			cur.sids[sd.SID] = sd
 		}
 	}
+	return cur
+}
+
+// kernelVXLANs is the mirror's VXLAN objects in the store, by device.
+func kernelVXLANs(st *state.Store) map[string]state.VXLAN {
+	out := map[string]state.VXLAN{}
 	for _, v := range st.VXLANs() {
 		if v.Origin == state.OriginKernel {
-			cur.vxlans[v.Dev] = v
+			out[v.Dev] = v
 		}
 	}
-	return cur
+	return out
 }
 
 // diffOps turns cur into want: tenants first, then routes (one table swap when many change), SIDs,

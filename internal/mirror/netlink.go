@@ -329,38 +329,44 @@ func parseFlavors(l *seg6Local, b []byte) error {
 	return nil
 }
 
-// dumpRoutes reads every IPv4 and IPv6 route of every table. A dump the kernel marks interrupted (the
-// tables changed under it) is read again.
+// dumpRoutes reads every IPv4 and IPv6 route of every table.
 func dumpRoutes() (map[string]*kernelRoute, error) {
-	for attempt := 0; attempt < 5; attempt++ {
-		out := map[string]*kernelRoute{}
-		interrupted := false
-		for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
-			req := nl.NewNetlinkRequest(unix.RTM_GETROUTE, unix.NLM_F_DUMP)
-			msg := nl.NewRtMsg()
-			msg.Family = fam
-			req.AddData(msg)
-			msgs, err := req.Execute(unix.NETLINK_ROUTE, unix.RTM_NEWROUTE)
-			if errors.Is(err, nl.ErrDumpInterrupted) {
-				interrupted = true
-			} else if err != nil {
-				return nil, fmt.Errorf("route dump: %w", err)
-			}
-			for _, b := range msgs {
-				r, err := parseRoute(b)
-				if err != nil {
-					return nil, err
-				}
-				if r != nil {
-					out[r.key()] = r
-				}
-			}
+	out := map[string]*kernelRoute{}
+	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
+		msg := nl.NewRtMsg()
+		msg.Family = fam
+		msgs, err := dumpNetlink("route", unix.RTM_GETROUTE, unix.RTM_NEWROUTE, msg)
+		if err != nil {
+			return nil, err
 		}
-		if !interrupted {
-			return out, nil
+		for _, b := range msgs {
+			r, err := parseRoute(b)
+			if err != nil {
+				return nil, err
+			}
+			if r != nil {
+				out[r.key()] = r
+			}
 		}
 	}
-	return nil, errors.New("route dump interrupted 5 times in a row")
+	return out, nil
+}
+
+// dumpNetlink runs one dump request, again while the kernel reports it interrupted by changes.
+func dumpNetlink(what string, typ, reply int, hdr nl.NetlinkRequestData) ([][]byte, error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		req := nl.NewNetlinkRequest(typ, unix.NLM_F_DUMP)
+		req.AddData(hdr)
+		msgs, err := req.Execute(unix.NETLINK_ROUTE, uint16(reply))
+		if errors.Is(err, nl.ErrDumpInterrupted) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s dump: %w", what, err)
+		}
+		return msgs, nil
+	}
+	return nil, fmt.Errorf("%s dump interrupted 5 times in a row", what)
 }
 
 // tunnelSource returns `ip sr tunsrc` (the invalid address when unset or unknown).

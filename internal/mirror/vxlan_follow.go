@@ -5,7 +5,6 @@ package mirror
 // on resync, then kept entry by entry from AF_BRIDGE neighbour events).
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/vishvananda/netlink"
@@ -21,23 +20,6 @@ type vxlanKernel struct {
 
 func newVXLANKernel() *vxlanKernel {
 	return &vxlanKernel{links: map[int]*kernelLink{}, fdb: map[string]*fdbEntry{}}
-}
-
-// dumpNetlink runs one dump request, again while the kernel reports it interrupted by changes.
-func dumpNetlink(what string, typ, reply int, hdr nl.NetlinkRequestData) ([][]byte, error) {
-	for attempt := 0; attempt < 5; attempt++ {
-		req := nl.NewNetlinkRequest(typ, unix.NLM_F_DUMP)
-		req.AddData(hdr)
-		msgs, err := req.Execute(unix.NETLINK_ROUTE, uint16(reply))
-		if errors.Is(err, nl.ErrDumpInterrupted) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s dump: %w", what, err)
-		}
-		return msgs, nil
-	}
-	return nil, fmt.Errorf("%s dump interrupted 5 times in a row", what)
 }
 
 // readLinks reads every link again.

@@ -119,15 +119,6 @@ const (
 	infoSlaveData = 5
 )
 
-// parseVXLANLink reads an RTM_NEWLINK payload; nil (no error) for a link that is not a VXLAN device.
-func parseVXLANLink(b []byte) (*kernelVXLAN, error) {
-	l, err := parseLink(b)
-	if err != nil || l == nil {
-		return nil, err
-	}
-	return l.VX, nil
-}
-
 // parseLink reads an RTM_NEWLINK payload (AF_UNSPEC).
 func parseLink(b []byte) (*kernelLink, error) {
 	if len(b) < unix.SizeofIfInfomsg {

@@ -159,3 +159,12 @@ func TestParseFDB(t *testing.T) {
 		}
 	}
 }
+
+// parseVXLANLink is parseLink for a VXLAN device: nil (no error) for a link that is not one.
+func parseVXLANLink(b []byte) (*kernelVXLAN, error) {
+	l, err := parseLink(b)
+	if err != nil || l == nil {
+		return nil, err
+	}
+	return l.VX, nil
+}

@@ -40,6 +40,7 @@ type FDBStatus struct {
 	Followed    bool   `json:"followed"`
 	Accelerated bool   `json:"accelerated"`
 	Reason      string `json:"reason,omitempty"`
+	object      string // the VXLAN device whose object holds the entry (followed entries)
 }
 
 // vxlanNotYet is the reason a followed device or entry is not accelerated: this build has no VXLAN
@@ -145,7 +146,7 @@ func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[stri
 			if !lm.Local {
 				local[k] = port.Name
 			}
-			st.Followed, st.Reason = true, vxlanNotYet
+			st.Followed, st.Reason, st.object = true, vxlanNotYet, vx.Name
 			if lm.Local {
 				st.Reason = "the node's own address: frames to it are the kernel's; " + vxlanNotYet
 			}
@@ -187,7 +188,7 @@ func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[stri
 					Bridged: tunnel[k]})
 			}
 			want[l.Name] = v
-			st.Followed, st.Reason = true, vxlanNotYet
+			st.Followed, st.Reason, st.object = true, vxlanNotYet, l.Name
 			switch {
 			case zero:
 				st.Reason = "default remote (broadcast, unknown unicast, multicast: the kernel replicates); " + vxlanNotYet
@@ -245,16 +246,7 @@ func stored(st *state.Store, d *desired) {
 		}
 	}
 	for i := range d.fdbStatus {
-		s := &d.fdbStatus[i]
-		dev := s.Dev
-		if s.Remote == "" { // a bridge port's entry: its bridge's VXLAN device decides
-			for n, v := range d.vxlans {
-				if v.Bridge == s.Bridge {
-					dev = n
-				}
-			}
-		}
-		if s.Followed && !ok[dev] {
+		if s := &d.fdbStatus[i]; s.Followed && !ok[s.object] {
 			s.Followed, s.Reason = false, refused
 		}
 	}
