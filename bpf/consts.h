@@ -45,6 +45,18 @@
 #ifndef NH_CACHE_ENTRIES
 #define NH_CACHE_ENTRIES 16384 /* FIB results in the next-hop cache, per CPU (LRU) */
 #endif
+#ifndef MAX_VX_MACS
+#define MAX_VX_MACS 262144 /* MACs in the bridges of followed VXLAN devices */
+#endif
+#ifndef VX_SEEN_ENTRIES
+#define VX_SEEN_ENTRIES 65536 /* learned MACs whose last refresh is remembered (LRU: one evicted costs a refresh) */
+#endif
+#ifndef MAX_VX_DEVS
+#define MAX_VX_DEVS 4096 /* followed VXLAN devices */
+#endif
+#ifndef MAX_VX_REMOTES
+#define MAX_VX_REMOTES 65536 /* (device, remote VTEP) pairs */
+#endif
 #ifndef MAX_SID_CHAIN
 #define MAX_SID_CHAIN 4 /* local SIDs processed in one pass (End whose next SID is also local) */
 #endif
@@ -66,6 +78,10 @@
 #define VLAN_HLEN 4
 #define IPV6_HLEN 40
 #define SRH_FIXED_LEN 8
+#define UDP_HLEN 8
+#define VXLAN_HLEN 8
+/* Outer Ethernet + IPv6 + UDP + VXLAN in front of a VXLAN's inner frame. */
+#define VXLAN_ENCAP_LEN (ETH_HLEN + IPV6_HLEN + UDP_HLEN + VXLAN_HLEN)
 
 #define ETH_P_IP_BE bpf_htons(0x0800)
 #define ETH_P_IPV6_BE bpf_htons(0x86DD)

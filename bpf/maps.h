@@ -101,6 +101,53 @@ struct {
 	__type(value, struct sid_conf);
 } sid_conf SEC(".maps");
 
+/* VXLAN (vxlan.h): (bridge, MAC) -> where the kernel's tables send frames to it. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_VX_MACS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct vx_mac_key);
+	__type(value, struct vx_mac);
+} vx_macs SEC(".maps");
+
+/* VXLAN device ifindex -> how it encapsulates. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_VX_DEVS);
+	__type(key, __u32);
+	__type(value, struct vx_dev);
+} vx_devs SEC(".maps");
+
+/* (local VTEP address, UDP port, VNI) -> the device that decapsulates. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * MAX_VX_DEVS);
+	__type(key, struct vx_rx_key);
+	__type(value, struct vx_dev);
+} vx_rx SEC(".maps");
+
+/* (device, remote VTEP): VXLAN from it is accepted (the boundary rule). */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_VX_REMOTES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct vx_remote_key);
+	__type(value, __u8);
+} vx_remotes SEC(".maps");
+
+/* (bridge, MAC) -> when a frame from a learned MAC last went to the kernel (vxlan.h vx_learned): the
+ * kernel's entry is kept fresh by one frame per vx_refresh_ns. Not pinned, not part of the image. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, VX_SEEN_ENTRIES);
+	__type(key, struct vx_mac_key);
+	__type(value, __u64);
+} vx_seen SEC(".maps");
+
 /* Interfaces the fast path redirects to (every attached interface). */
 struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);

@@ -1,6 +1,6 @@
 /* pipeline.h: what every packet goes through, on either hook (ctx.h): parse, find the port's side of the
- * SR domain boundary, then act: local SIDs on fabric ports, the boundary checks on access ports, the
- * headend for tenant ports. */
+ * SR domain boundary, then act: local SIDs (then VXLAN to a local VTEP) on fabric ports, the boundary
+ * checks on access ports, the headend for tenant ports, VXLAN encapsulation on bridge ports. */
 #pragma once
 
 #include <linux/bpf.h>
@@ -14,6 +14,9 @@
 #include "boundary.h"
 #include "headend.h"
 #include "endpoint.h"
+#ifndef SEG6X_TC
+#include "vxlan.h"
+#endif
 
 /* The port a frame arrived on: its own (interface, VLAN) entry, or the interface's entry for any VLAN. */
 static __always_inline struct port_val *port_of(struct ctx_buff *ctx, struct pkt *p)
@@ -75,18 +78,30 @@ static __always_inline int seg6x_main(struct ctx_buff *ctx)
 		TRACE(tr->class = TRACE_MALFORMED);
 		return verdict(rc, p.len);
 	}
-	if (p.proto != ETH_P_IPV6_BE && p.proto != ETH_P_IP_BE)
-		return finish(ACT_PASS, p.len);
 
 	/* A port without an entry is treated as access without a tenant: nothing is let in. */
 	port = port_of(ctx, &p);
 	flags = port ? port->flags : PORT_F_BOUNDARY;
 	TRACE(if (port) { tr->flags |= TRACE_F_PORT; tr->port_flags = flags; tr->table = port->table_id; });
+	if (flags & PORT_F_BRIDGE) { /* a port of a bridge with a VXLAN device: every frame is bridged */
+#ifdef SEG6X_TC
+		return finish(ACT_PASS, p.len);
+#else
+		return vxlan_encap(ctx, &p, port ? port->table_id : 0, flags);
+#endif
+	}
+	if (p.proto != ETH_P_IPV6_BE && p.proto != ETH_P_IP_BE)
+		return finish(ACT_PASS, p.len);
 	if (p.proto == ETH_P_IPV6_BE) {
 		if (flags & PORT_F_SIDS) {
 			rc = local_sids(ctx, &p, flags);
 			if (rc != NOT_A_SID)
 				return rc;
+#ifndef SEG6X_TC
+			rc = vxlan_decap(ctx, &p);
+			if (rc != NOT_VXLAN)
+				return rc;
+#endif
 		} else {
 			data = ctx_data(ctx);
 			data_end = ctx_data_end(ctx);

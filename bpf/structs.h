@@ -54,6 +54,10 @@ enum reason {
 					 * answered (IPv4 without DF, no gateway address, no daemon, not answerable) */
 	DROP_SLOW_BUSY = 23,		/* for the daemon's slow path, but its queue (perf ring) is full */
 	DROP_POLICY_DOWN = 24,		/* the route's named policy has every segment list marked down */
+	DROP_VXLAN_SOURCE = 25,		/* VXLAN to a local VTEP from a source that is no remote of the device (the
+					 * boundary rule; a device that learns hands it to the kernel instead) */
+	DROP_VXLAN_CSUM = 26,		/* VXLAN to a local VTEP with a UDP checksum that is zero or wrong (the kernel
+					 * drops it too) */
 	REASON_SLOW_FIRST = 40,
 	SLOW_FRAGMENT = 40,		/* IPv4 without DF larger than its tunnel: the daemon fragments it and runs each
 					 * fragment through this program as from the same port */
@@ -80,6 +84,17 @@ enum reason {
 					 * kernel pops it */
 	PASS_GSO_NESTED = 78,		/* tc: a GSO aggregate (already a tunnel) to a binding SID: the kernel
 					 * encapsulates it again and segments it */
+	PASS_VXLAN_FLOOD = 79,		/* bridged frame to a broadcast, multicast or unknown MAC, or to a MAC behind
+					 * several remotes: the kernel floods / replicates it */
+	PASS_VXLAN_LOCAL = 80,		/* bridged frame between two local ports, or back to where it came from: the
+					 * kernel's bridge */
+	PASS_VXLAN_NODE = 81,		/* bridged frame to the node's own MAC on the bridge */
+	PASS_VXLAN_LEARN = 82,		/* a source MAC (or VTEP) the kernel has not learned where it is, or one whose
+					 * learned entry is due for a refresh: the kernel sees the frame and learns */
+	PASS_VXLAN_MALFORMED = 83,	/* VXLAN to a local VTEP that seg6x does not take apart (flags, length, inner
+					 * frame): the kernel decides */
+	PASS_VXLAN_VNI = 84,		/* VXLAN to a local VTEP with a VNI no followed device has */
+	PASS_VXLAN_TOO_BIG = 85,	/* bridged frame larger than the VXLAN device's or the egress port's MTU */
 	REASON_MAX = 128,
 };
 
@@ -121,6 +136,10 @@ enum port_flags {
 	PORT_F_TENANT = 4,	     /* tenant traffic: headend through table_id */
 	PORT_F_SID_SOURCES = 8,	     /* fabric: a packet to a local SID needs a source in sid_sources */
 	PORT_F_KERNEL_FALLBACK = 16, /* the kernel holds the same routes: hand it what XDP cannot encapsulate */
+	PORT_F_BRIDGE = 32,	     /* a port of a bridge with a followed VXLAN device (table_id: the bridge's
+				      * ifindex): frames to remote MACs are encapsulated (vxlan.h), the rest is
+				      * the kernel's */
+	PORT_F_LEARNING = 64,	     /* with PORT_F_BRIDGE: the bridge learns source MACs on this port */
 };
 
 enum mss_clamp {
@@ -129,7 +148,7 @@ enum mss_clamp {
 };
 
 struct port_val {
-	__u32 table_id;
+	__u32 table_id;  /* the tenant's route table (PORT_F_BRIDGE: the bridge's ifindex) */
 	__u32 flags;     /* PORT_F_* */
 	__u64 plens4;    /* bit n: the table has IPv4 routes of prefix length n (0..32) */
 	__u64 plens6[3]; /* bit n of 192: IPv6 routes of prefix length n (0..128) */
@@ -228,6 +247,73 @@ struct nh_entry {
 	__u8 dmac[6];
 	__u8 smac[6];
 	__u8 pad[2];
+};
+
+/* ---- VXLAN over IPv6 (vxlan.h): the kernel's VXLAN devices, their bridges and forwarding tables ---- */
+
+/* A MAC address in a bridge's table (vx_macs), as the kernel's two tables decide its frames go. */
+enum vx_mac_kind {
+	VX_MAC_LOCAL = 1,  /* behind local port ifindex */
+	VX_MAC_NODE = 2,   /* the node's own address on the bridge: frames to it are the kernel's */
+	VX_MAC_TUNNEL = 3, /* the bridge sends it to the VXLAN device ifindex; VX_MAC_F_REMOTE: to one remote */
+};
+
+enum vx_mac_flags {
+	VX_MAC_F_DYNAMIC = 1, /* learned: it ages unless its frames reach the kernel (vx_seen) */
+	VX_MAC_F_REMOTE = 2,  /* VX_MAC_TUNNEL: remote, port and vni say where frames to it go */
+};
+
+struct vx_mac_key {
+	__u32 bridge; /* ifindex */
+	__u8 mac[6];
+	__u16 pad;
+};
+
+struct vx_mac {
+	__u8 kind;	/* enum vx_mac_kind */
+	__u8 flags;	/* VX_MAC_F_* */
+	__be16 port;	/* VX_MAC_TUNNEL: UDP destination port */
+	__u32 ifindex;	/* VX_MAC_LOCAL: the port; VX_MAC_TUNNEL: the VXLAN device */
+	__be32 vni;	/* VX_MAC_TUNNEL: the VXLAN header's second word (VNI << 8) */
+	__u16 mtu;	/* VX_MAC_LOCAL: the port's MTU */
+	__u16 pad;
+	__u8 remote[16];
+};
+
+enum vx_dev_flags {
+	VX_F_LEARNING = 1,	/* the device learns remote VTEPs: VXLAN from an unknown one goes to the kernel */
+	VX_F_PORT_LEARNING = 2,	/* the bridge learns source MACs on the device's port */
+};
+
+/* A VXLAN device (vx_devs, by its ifindex; vx_rx, by what its packets are addressed to). */
+struct vx_dev {
+	__u8 local[16];		/* underlay source address */
+	__u32 ifindex;		/* the device */
+	__u32 bridge;		/* the bridge it is a port of */
+	__be32 vni;		/* VXLAN header's second word */
+	__be32 flow;		/* the outer IPv6 header's first word but the ECN bits (version, TC, label) */
+	__be16 port;		/* UDP destination port */
+	__u16 sport_lo;		/* UDP source ports: sport_lo .. sport_lo + sport_span - 1 */
+	__u16 sport_span;
+	__u16 mtu;		/* the device's MTU */
+	__u8 ttl;		/* outer hop limit */
+	__u8 flags;		/* VX_F_* */
+	__u16 pad;
+};
+
+/* vx_rx: VXLAN packets addressed to a local VTEP; vni VX_VNI_ANY: the VTEP has some device on the port. */
+#define VX_VNI_ANY 0xFFFFFFFFU
+struct vx_rx_key {
+	__u8 local[16];
+	__be16 port;
+	__u16 pad;
+	__be32 vni;
+};
+
+/* vx_remotes: the VTEPs a device takes VXLAN from (its default remotes and its MACs' remotes). */
+struct vx_remote_key {
+	__u32 dev;
+	__u8 addr[16];
 };
 
 struct counter {

@@ -261,7 +261,7 @@ type PortClass struct {
 	Dev           string                 `protobuf:"bytes,1,opt,name=dev,proto3" json:"dev,omitempty"`
 	Ifindex       int32                  `protobuf:"varint,2,opt,name=ifindex,proto3" json:"ifindex,omitempty"`
 	Vlan          int32                  `protobuf:"varint,3,opt,name=vlan,proto3" json:"vlan,omitempty"`    // 0 untagged, 1-4094, -1 every VLAN without an entry of its own
-	Side          string                 `protobuf:"bytes,4,opt,name=side,proto3" json:"side,omitempty"`     // fabric | access
+	Side          string                 `protobuf:"bytes,4,opt,name=side,proto3" json:"side,omitempty"`     // fabric | access | bridge
 	Tenant        string                 `protobuf:"bytes,5,opt,name=tenant,proto3" json:"tenant,omitempty"` // tenant whose traffic is encapsulated there, if any
 	Why           string                 `protobuf:"bytes,6,opt,name=why,proto3" json:"why,omitempty"`
 	unknownFields protoimpl.UnknownFields

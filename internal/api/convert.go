@@ -277,6 +277,16 @@ func PortClassesToPB(pcs []state.PortClass) []*pb.PortClass {
 	return out
 }
 
+// PortClassesFromPB converts the port classes of a status reply.
+func PortClassesFromPB(pcs []*pb.PortClass) []state.PortClass {
+	out := make([]state.PortClass, 0, len(pcs))
+	for _, c := range pcs {
+		out = append(out, state.PortClass{Dev: c.GetDev(), Ifindex: int(c.GetIfindex()), VLAN: int(c.GetVlan()), Side: c.GetSide(),
+			Tenant: c.GetTenant(), Why: c.GetWhy()})
+	}
+	return out
+}
+
 // OpsFromPB converts a batch; an error names the operation it is in.
 func OpsFromPB(ops []*pb.Op) ([]state.Op, error) {
 	out := make([]state.Op, 0, len(ops))

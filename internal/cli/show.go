@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
+	"github.com/seg6x/seg6x/internal/api"
 
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
@@ -58,7 +59,7 @@ func show(what string) error {
 			return printJSON(struct {
 				Interfaces []state.Interface `json:"interfaces"`
 				Ports      []state.PortClass `json:"ports"`
-			}{cur.Interfaces, state.Classify(cur.Interfaces, cur.Tenants)})
+			}{cur.Interfaces, portClasses(cur)})
 		case "domain":
 			return printJSON(cur.Domain)
 		case "tenants":
@@ -78,7 +79,7 @@ func show(what string) error {
 			fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", it.Name, it.Ifindex, it.Mode, it.Role)
 		}
 		fmt.Fprintln(w)
-		printPorts(w, state.Classify(cur.Interfaces, cur.Tenants))
+		printPorts(w, portClasses(cur))
 		fmt.Fprintln(w)
 	}
 	if what == "all" || what == "domain" {
@@ -285,4 +286,17 @@ func showKernelVXLAN(k *pb.KernelReply) {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mac, e.Dev, e.Bridge, to, yes(e.Followed), yes(e.Accelerated), e.Reason)
 	}
 	w.Flush()
+}
+
+// portClasses are the daemon's port classes (its status: they depend on the VXLAN devices it
+// follows, which the state shown does not carry), or the state's own when the status cannot be had.
+func portClasses(cur state.State) []state.PortClass {
+	c, done, err := connect()
+	if err == nil {
+		defer done()
+		if r, err := c.Status(context.Background(), &pb.StatusRequest{}); err == nil {
+			return api.PortClassesFromPB(r.GetPorts())
+		}
+	}
+	return state.Classify(cur.Interfaces, cur.Tenants, nil)
 }

@@ -235,6 +235,21 @@ func (b *BPF) write(t *txn, st state.Step) error {
 	case state.TablePorts:
 		es, _ := convert(st.Entries, func(a any) Seg6xPortKey { return portKey(a.(state.PortKey)) }, ok(func(a any) Seg6xPortVal { return portVal(a.(state.PortSpec)) }))
 		return putOrDelete(t, m.Ports, es, st.Kind)
+	case state.TableVXDevs:
+		es, _ := convert(st.Entries, func(a any) uint32 { return a.(uint32) }, ok(func(a any) Seg6xVxDev { return vxDev(a.(state.VXDevSpec)) }))
+		return putOrDelete(t, m.VxDevs, es, st.Kind)
+	case state.TableVXRx:
+		es, _ := convert(st.Entries, func(a any) Seg6xVxRxKey { return vxRxKey(a.(state.VXRxKey)) }, ok(func(a any) Seg6xVxDev { return vxDev(a.(state.VXDevSpec)) }))
+		return putOrDelete(t, m.VxRx, es, st.Kind)
+	case state.TableVXRemotes:
+		es, _ := convert(st.Entries, func(a any) Seg6xVxRemoteKey { return vxRemoteKey(a.(state.VXRemoteKey)) }, ok(func(any) uint8 { return 1 }))
+		for i := range es {
+			es[i].v, es[i].old = 1, 1
+		}
+		return putOrDelete(t, m.VxRemotes, es, st.Kind)
+	case state.TableVXMACs:
+		es, _ := convert(st.Entries, func(a any) Seg6xVxMacKey { return vxMACKey(a.(state.VXMACKey)) }, ok(func(a any) Seg6xVxMac { return vxMAC(a.(state.VXMACSpec)) }))
+		return putOrDelete(t, m.VxMacs, es, st.Kind)
 	}
 	return fmt.Errorf("unknown table %d", st.Table)
 }

@@ -20,7 +20,8 @@ func portVal(v state.PortSpec) Seg6xPortVal {
 		set  bool
 		flag Seg6xPortFlags
 	}{{v.SIDs, Seg6xPortFlagsPORT_F_SIDS}, {v.Boundary, Seg6xPortFlagsPORT_F_BOUNDARY}, {v.Tenant, Seg6xPortFlagsPORT_F_TENANT},
-		{v.SIDSources, Seg6xPortFlagsPORT_F_SID_SOURCES}, {v.KernelFallback, Seg6xPortFlagsPORT_F_KERNEL_FALLBACK}} {
+		{v.SIDSources, Seg6xPortFlagsPORT_F_SID_SOURCES}, {v.KernelFallback, Seg6xPortFlagsPORT_F_KERNEL_FALLBACK},
+		{v.Bridge, Seg6xPortFlagsPORT_F_BRIDGE}, {v.BridgeLearning, Seg6xPortFlagsPORT_F_LEARNING}} {
 		if f.set {
 			out.Flags |= uint32(f.flag)
 		}

@@ -72,12 +72,14 @@ func lpmImage(ps []netip.Prefix) map[Seg6xLpm6Key]uint8 {
 // imageMaps are the maps a state's image fills (the others hold counters, caches and rings).
 type imageMaps struct {
 	TxPorts, Policies, PolicyGroups, Sids, SidPrefixes, SidConf, Routes4, Routes6, SidSpace, SidSources, Ports *ebpf.Map
+	VxDevs, VxRx, VxRemotes, VxMacs                                                                            *ebpf.Map
 }
 
 // imageMapsOf are the image's maps of a set of maps.
 func imageMapsOf(m *Seg6xMaps) imageMaps {
 	return imageMaps{TxPorts: m.TxPorts, Policies: m.Policies, PolicyGroups: m.PolicyGroups, Sids: m.Sids, SidPrefixes: m.SidPrefixes, SidConf: m.SidConf,
-		Routes4: m.Routes4, Routes6: m.Routes6, SidSpace: m.SidSpace, SidSources: m.SidSources, Ports: m.Ports}
+		Routes4: m.Routes4, Routes6: m.Routes6, SidSpace: m.SidSpace, SidSources: m.SidSources, Ports: m.Ports,
+		VxDevs: m.VxDevs, VxRx: m.VxRx, VxRemotes: m.VxRemotes, VxMacs: m.VxMacs}
 }
 
 // sidsByPrefix marks the data plane as having SIDs served by prefix (or not): the program looks
@@ -163,11 +165,36 @@ func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) error 
 	if err := syncMap(m.SidSources, lpmImage(im.SIDSources), rep); err != nil {
 		return err
 	}
+	if err := writeVXLANImage(m, &im.VX, rep); err != nil {
+		return err
+	}
 	ports := make(map[Seg6xPortKey]Seg6xPortVal, len(im.Ports))
 	for k, v := range im.Ports {
 		ports[portKey(k)] = portVal(v)
 	}
 	return syncMap(m.Ports, ports, rep)
+}
+
+// writeVXLANImage makes the VXLAN maps hold exactly im.
+func writeVXLANImage(m imageMaps, im *state.VXImage, rep *state.ReconcileReport) error {
+	devs := make(map[uint32]Seg6xVxDev, len(im.Devs))
+	for k, v := range im.Devs {
+		devs[k] = vxDev(v)
+	}
+	rx := make(map[Seg6xVxRxKey]Seg6xVxDev, len(im.Rx))
+	for k, v := range im.Rx {
+		rx[vxRxKey(k)] = vxDev(v)
+	}
+	remotes := make(map[Seg6xVxRemoteKey]uint8, len(im.Remotes))
+	for k := range im.Remotes {
+		remotes[vxRemoteKey(k)] = 1
+	}
+	macs := make(map[Seg6xVxMacKey]Seg6xVxMac, len(im.MACs))
+	for k, v := range im.MACs {
+		macs[vxMACKey(k)] = vxMAC(v)
+	}
+	return errors.Join(syncMap(m.VxDevs, devs, rep), syncMap(m.VxRx, rx, rep), syncMap(m.VxRemotes, remotes, rep),
+		syncMap(m.VxMacs, macs, rep))
 }
 
 // Reconcile writes im into the maps and attaches the program to every interface of im; see

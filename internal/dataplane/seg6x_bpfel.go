@@ -99,6 +99,8 @@ const (
 	Seg6xPortFlagsPORT_F_TENANT          Seg6xPortFlags = 4
 	Seg6xPortFlagsPORT_F_SID_SOURCES     Seg6xPortFlags = 8
 	Seg6xPortFlagsPORT_F_KERNEL_FALLBACK Seg6xPortFlags = 16
+	Seg6xPortFlagsPORT_F_BRIDGE          Seg6xPortFlags = 32
+	Seg6xPortFlagsPORT_F_LEARNING        Seg6xPortFlags = 64
 )
 
 type Seg6xPortKey struct {
@@ -154,6 +156,8 @@ const (
 	Seg6xReasonDROP_DECAP_TOO_BIG     Seg6xReason = 22
 	Seg6xReasonDROP_SLOW_BUSY         Seg6xReason = 23
 	Seg6xReasonDROP_POLICY_DOWN       Seg6xReason = 24
+	Seg6xReasonDROP_VXLAN_SOURCE      Seg6xReason = 25
+	Seg6xReasonDROP_VXLAN_CSUM        Seg6xReason = 26
 	Seg6xReasonREASON_SLOW_FIRST      Seg6xReason = 40
 	Seg6xReasonSLOW_FRAGMENT          Seg6xReason = 40
 	Seg6xReasonSLOW_DECAP_ICMP        Seg6xReason = 41
@@ -175,6 +179,13 @@ const (
 	Seg6xReasonPASS_GSO_UNSIZED       Seg6xReason = 76
 	Seg6xReasonPASS_POP_EXTHDRS       Seg6xReason = 77
 	Seg6xReasonPASS_GSO_NESTED        Seg6xReason = 78
+	Seg6xReasonPASS_VXLAN_FLOOD       Seg6xReason = 79
+	Seg6xReasonPASS_VXLAN_LOCAL       Seg6xReason = 80
+	Seg6xReasonPASS_VXLAN_NODE        Seg6xReason = 81
+	Seg6xReasonPASS_VXLAN_LEARN       Seg6xReason = 82
+	Seg6xReasonPASS_VXLAN_MALFORMED   Seg6xReason = 83
+	Seg6xReasonPASS_VXLAN_VNI         Seg6xReason = 84
+	Seg6xReasonPASS_VXLAN_TOO_BIG     Seg6xReason = 85
 	Seg6xReasonREASON_MAX             Seg6xReason = 128
 )
 
@@ -387,6 +398,77 @@ type Seg6xTraceStats struct {
 	Seen        uint64
 }
 
+type Seg6xVxDev struct {
+	_         structs.HostLayout
+	Local     [16]uint8
+	Ifindex   uint32
+	Bridge    uint32
+	Vni       uint32
+	Flow      uint32
+	Port      uint16
+	SportLo   uint16
+	SportSpan uint16
+	Mtu       uint16
+	Ttl       uint8
+	Flags     uint8
+	Pad       uint16
+}
+
+type Seg6xVxDevFlags uint32
+
+const (
+	Seg6xVxDevFlagsVX_F_LEARNING      Seg6xVxDevFlags = 1
+	Seg6xVxDevFlagsVX_F_PORT_LEARNING Seg6xVxDevFlags = 2
+)
+
+type Seg6xVxMac struct {
+	_       structs.HostLayout
+	Kind    uint8
+	Flags   uint8
+	Port    uint16
+	Ifindex uint32
+	Vni     uint32
+	Mtu     uint16
+	Pad     uint16
+	Remote  [16]uint8
+}
+
+type Seg6xVxMacFlags uint32
+
+const (
+	Seg6xVxMacFlagsVX_MAC_F_DYNAMIC Seg6xVxMacFlags = 1
+	Seg6xVxMacFlagsVX_MAC_F_REMOTE  Seg6xVxMacFlags = 2
+)
+
+type Seg6xVxMacKey struct {
+	_      structs.HostLayout
+	Bridge uint32
+	Mac    [6]uint8
+	Pad    uint16
+}
+
+type Seg6xVxMacKind uint32
+
+const (
+	Seg6xVxMacKindVX_MAC_LOCAL  Seg6xVxMacKind = 1
+	Seg6xVxMacKindVX_MAC_NODE   Seg6xVxMacKind = 2
+	Seg6xVxMacKindVX_MAC_TUNNEL Seg6xVxMacKind = 3
+)
+
+type Seg6xVxRemoteKey struct {
+	_    structs.HostLayout
+	Dev  uint32
+	Addr [16]uint8
+}
+
+type Seg6xVxRxKey struct {
+	_     structs.HostLayout
+	Local [16]uint8
+	Port  uint16
+	Pad   uint16
+	Vni   uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -416,6 +498,11 @@ const (
 	Seg6xMapTraceRing              = "trace_ring"
 	Seg6xMapTraceScratch           = "trace_scratch"
 	Seg6xMapTxPorts                = "tx_ports"
+	Seg6xMapVxDevs                 = "vx_devs"
+	Seg6xMapVxMacs                 = "vx_macs"
+	Seg6xMapVxRemotes              = "vx_remotes"
+	Seg6xMapVxRx                   = "vx_rx"
+	Seg6xMapVxSeen                 = "vx_seen"
 	Seg6xProgSeg6xXdp              = "seg6x_xdp"
 	Seg6xVarExportLimits           = "export_limits"
 	Seg6xVarExportMssClamp         = "export_mss_clamp"
@@ -428,10 +515,14 @@ const (
 	Seg6xVarExportTraceClass       = "export_trace_class"
 	Seg6xVarExportTraceFilterFlags = "export_trace_filter_flags"
 	Seg6xVarExportTraceFlags       = "export_trace_flags"
+	Seg6xVarExportVxDevFlags       = "export_vx_dev_flags"
+	Seg6xVarExportVxMacFlags       = "export_vx_mac_flags"
+	Seg6xVarExportVxMacKind        = "export_vx_mac_kind"
 	Seg6xVarIcmpBurst              = "icmp_burst"
 	Seg6xVarIcmpIntervalNs         = "icmp_interval_ns"
 	Seg6xVarNhCacheNs              = "nh_cache_ns"
 	Seg6xVarTraceArmed             = "trace_armed"
+	Seg6xVarVxRefreshNs            = "vx_refresh_ns"
 )
 
 // LoadSeg6x returns the embedded CollectionSpec for Seg6x.
@@ -508,6 +599,11 @@ type Seg6xMapSpecs struct {
 	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
 	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
+	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
+	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
+	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
+	VxRx         *ebpf.MapSpec `ebpf:"vx_rx"`
+	VxSeen       *ebpf.MapSpec `ebpf:"vx_seen"`
 }
 
 // Seg6xVariableSpecs contains global variables before they are loaded into the kernel.
@@ -525,10 +621,14 @@ type Seg6xVariableSpecs struct {
 	ExportTraceClass       *ebpf.VariableSpec `ebpf:"export_trace_class"`
 	ExportTraceFilterFlags *ebpf.VariableSpec `ebpf:"export_trace_filter_flags"`
 	ExportTraceFlags       *ebpf.VariableSpec `ebpf:"export_trace_flags"`
+	ExportVxDevFlags       *ebpf.VariableSpec `ebpf:"export_vx_dev_flags"`
+	ExportVxMacFlags       *ebpf.VariableSpec `ebpf:"export_vx_mac_flags"`
+	ExportVxMacKind        *ebpf.VariableSpec `ebpf:"export_vx_mac_kind"`
 	IcmpBurst              *ebpf.VariableSpec `ebpf:"icmp_burst"`
 	IcmpIntervalNs         *ebpf.VariableSpec `ebpf:"icmp_interval_ns"`
 	NhCacheNs              *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
 	TraceArmed             *ebpf.VariableSpec `ebpf:"trace_armed"`
+	VxRefreshNs            *ebpf.VariableSpec `ebpf:"vx_refresh_ns"`
 }
 
 // Seg6xObjects contains all objects after they have been loaded into the kernel.
@@ -576,6 +676,11 @@ type Seg6xMaps struct {
 	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
 	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
+	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
+	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
+	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
+	VxRx         *ebpf.Map `ebpf:"vx_rx"`
+	VxSeen       *ebpf.Map `ebpf:"vx_seen"`
 }
 
 func (m *Seg6xMaps) Close() error {
@@ -605,6 +710,11 @@ func (m *Seg6xMaps) Close() error {
 		m.TraceRing,
 		m.TraceScratch,
 		m.TxPorts,
+		m.VxDevs,
+		m.VxMacs,
+		m.VxRemotes,
+		m.VxRx,
+		m.VxSeen,
 	)
 }
 
@@ -623,10 +733,14 @@ type Seg6xVariables struct {
 	ExportTraceClass       *ebpf.Variable `ebpf:"export_trace_class"`
 	ExportTraceFilterFlags *ebpf.Variable `ebpf:"export_trace_filter_flags"`
 	ExportTraceFlags       *ebpf.Variable `ebpf:"export_trace_flags"`
+	ExportVxDevFlags       *ebpf.Variable `ebpf:"export_vx_dev_flags"`
+	ExportVxMacFlags       *ebpf.Variable `ebpf:"export_vx_mac_flags"`
+	ExportVxMacKind        *ebpf.Variable `ebpf:"export_vx_mac_kind"`
 	IcmpBurst              *ebpf.Variable `ebpf:"icmp_burst"`
 	IcmpIntervalNs         *ebpf.Variable `ebpf:"icmp_interval_ns"`
 	NhCacheNs              *ebpf.Variable `ebpf:"nh_cache_ns"`
 	TraceArmed             *ebpf.Variable `ebpf:"trace_armed"`
+	VxRefreshNs            *ebpf.Variable `ebpf:"vx_refresh_ns"`
 }
 
 // Seg6xPrograms contains all programs after they have been loaded into the kernel.

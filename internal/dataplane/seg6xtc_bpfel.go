@@ -215,6 +215,55 @@ type Seg6xTcTraceStats struct {
 	Seen        uint64
 }
 
+type Seg6xTcVxDev struct {
+	_         structs.HostLayout
+	Local     [16]uint8
+	Ifindex   uint32
+	Bridge    uint32
+	Vni       uint32
+	Flow      uint32
+	Port      uint16
+	SportLo   uint16
+	SportSpan uint16
+	Mtu       uint16
+	Ttl       uint8
+	Flags     uint8
+	Pad       uint16
+}
+
+type Seg6xTcVxMac struct {
+	_       structs.HostLayout
+	Kind    uint8
+	Flags   uint8
+	Port    uint16
+	Ifindex uint32
+	Vni     uint32
+	Mtu     uint16
+	Pad     uint16
+	Remote  [16]uint8
+}
+
+type Seg6xTcVxMacKey struct {
+	_      structs.HostLayout
+	Bridge uint32
+	Mac    [6]uint8
+	Pad    uint16
+}
+
+type Seg6xTcVxRemoteKey struct {
+	_    structs.HostLayout
+	Dev  uint32
+	Addr [16]uint8
+}
+
+type Seg6xTcVxRxKey struct {
+	_     structs.HostLayout
+	Local [16]uint8
+	Port  uint16
+	Pad   uint16
+	Vni   uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -244,6 +293,11 @@ const (
 	Seg6xTcMapTraceRing       = "trace_ring"
 	Seg6xTcMapTraceScratch    = "trace_scratch"
 	Seg6xTcMapTxPorts         = "tx_ports"
+	Seg6xTcMapVxDevs          = "vx_devs"
+	Seg6xTcMapVxMacs          = "vx_macs"
+	Seg6xTcMapVxRemotes       = "vx_remotes"
+	Seg6xTcMapVxRx            = "vx_rx"
+	Seg6xTcMapVxSeen          = "vx_seen"
 	Seg6xTcProgSeg6xTc        = "seg6x_tc"
 	Seg6xTcVarDecapTunnelFlag = "decap_tunnel_flag"
 	Seg6xTcVarNhCacheNs       = "nh_cache_ns"
@@ -324,6 +378,11 @@ type Seg6xTcMapSpecs struct {
 	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
 	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
+	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
+	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
+	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
+	VxRx         *ebpf.MapSpec `ebpf:"vx_rx"`
+	VxSeen       *ebpf.MapSpec `ebpf:"vx_seen"`
 }
 
 // Seg6xTcVariableSpecs contains global variables before they are loaded into the kernel.
@@ -380,6 +439,11 @@ type Seg6xTcMaps struct {
 	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
 	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
+	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
+	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
+	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
+	VxRx         *ebpf.Map `ebpf:"vx_rx"`
+	VxSeen       *ebpf.Map `ebpf:"vx_seen"`
 }
 
 func (m *Seg6xTcMaps) Close() error {
@@ -409,6 +473,11 @@ func (m *Seg6xTcMaps) Close() error {
 		m.TraceRing,
 		m.TraceScratch,
 		m.TxPorts,
+		m.VxDevs,
+		m.VxMacs,
+		m.VxRemotes,
+		m.VxRx,
+		m.VxSeen,
 	)
 }
 

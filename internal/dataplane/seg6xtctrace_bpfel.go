@@ -215,6 +215,55 @@ type Seg6xTcTraceTraceStats struct {
 	Seen        uint64
 }
 
+type Seg6xTcTraceVxDev struct {
+	_         structs.HostLayout
+	Local     [16]uint8
+	Ifindex   uint32
+	Bridge    uint32
+	Vni       uint32
+	Flow      uint32
+	Port      uint16
+	SportLo   uint16
+	SportSpan uint16
+	Mtu       uint16
+	Ttl       uint8
+	Flags     uint8
+	Pad       uint16
+}
+
+type Seg6xTcTraceVxMac struct {
+	_       structs.HostLayout
+	Kind    uint8
+	Flags   uint8
+	Port    uint16
+	Ifindex uint32
+	Vni     uint32
+	Mtu     uint16
+	Pad     uint16
+	Remote  [16]uint8
+}
+
+type Seg6xTcTraceVxMacKey struct {
+	_      structs.HostLayout
+	Bridge uint32
+	Mac    [6]uint8
+	Pad    uint16
+}
+
+type Seg6xTcTraceVxRemoteKey struct {
+	_    structs.HostLayout
+	Dev  uint32
+	Addr [16]uint8
+}
+
+type Seg6xTcTraceVxRxKey struct {
+	_     structs.HostLayout
+	Local [16]uint8
+	Port  uint16
+	Pad   uint16
+	Vni   uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -244,6 +293,11 @@ const (
 	Seg6xTcTraceMapTraceRing       = "trace_ring"
 	Seg6xTcTraceMapTraceScratch    = "trace_scratch"
 	Seg6xTcTraceMapTxPorts         = "tx_ports"
+	Seg6xTcTraceMapVxDevs          = "vx_devs"
+	Seg6xTcTraceMapVxMacs          = "vx_macs"
+	Seg6xTcTraceMapVxRemotes       = "vx_remotes"
+	Seg6xTcTraceMapVxRx            = "vx_rx"
+	Seg6xTcTraceMapVxSeen          = "vx_seen"
 	Seg6xTcTraceProgSeg6xTcTrace   = "seg6x_tc_trace"
 	Seg6xTcTraceVarDecapTunnelFlag = "decap_tunnel_flag"
 	Seg6xTcTraceVarNhCacheNs       = "nh_cache_ns"
@@ -324,6 +378,11 @@ type Seg6xTcTraceMapSpecs struct {
 	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
 	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
+	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
+	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
+	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
+	VxRx         *ebpf.MapSpec `ebpf:"vx_rx"`
+	VxSeen       *ebpf.MapSpec `ebpf:"vx_seen"`
 }
 
 // Seg6xTcTraceVariableSpecs contains global variables before they are loaded into the kernel.
@@ -380,6 +439,11 @@ type Seg6xTcTraceMaps struct {
 	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
 	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
+	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
+	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
+	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
+	VxRx         *ebpf.Map `ebpf:"vx_rx"`
+	VxSeen       *ebpf.Map `ebpf:"vx_seen"`
 }
 
 func (m *Seg6xTcTraceMaps) Close() error {
@@ -409,6 +473,11 @@ func (m *Seg6xTcTraceMaps) Close() error {
 		m.TraceRing,
 		m.TraceScratch,
 		m.TxPorts,
+		m.VxDevs,
+		m.VxMacs,
+		m.VxRemotes,
+		m.VxRx,
+		m.VxSeen,
 	)
 }
 

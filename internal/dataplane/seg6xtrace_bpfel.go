@@ -215,6 +215,55 @@ type Seg6xTraceTraceStats struct {
 	Seen        uint64
 }
 
+type Seg6xTraceVxDev struct {
+	_         structs.HostLayout
+	Local     [16]uint8
+	Ifindex   uint32
+	Bridge    uint32
+	Vni       uint32
+	Flow      uint32
+	Port      uint16
+	SportLo   uint16
+	SportSpan uint16
+	Mtu       uint16
+	Ttl       uint8
+	Flags     uint8
+	Pad       uint16
+}
+
+type Seg6xTraceVxMac struct {
+	_       structs.HostLayout
+	Kind    uint8
+	Flags   uint8
+	Port    uint16
+	Ifindex uint32
+	Vni     uint32
+	Mtu     uint16
+	Pad     uint16
+	Remote  [16]uint8
+}
+
+type Seg6xTraceVxMacKey struct {
+	_      structs.HostLayout
+	Bridge uint32
+	Mac    [6]uint8
+	Pad    uint16
+}
+
+type Seg6xTraceVxRemoteKey struct {
+	_    structs.HostLayout
+	Dev  uint32
+	Addr [16]uint8
+}
+
+type Seg6xTraceVxRxKey struct {
+	_     structs.HostLayout
+	Local [16]uint8
+	Port  uint16
+	Pad   uint16
+	Vni   uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -244,11 +293,17 @@ const (
 	Seg6xTraceMapTraceRing      = "trace_ring"
 	Seg6xTraceMapTraceScratch   = "trace_scratch"
 	Seg6xTraceMapTxPorts        = "tx_ports"
+	Seg6xTraceMapVxDevs         = "vx_devs"
+	Seg6xTraceMapVxMacs         = "vx_macs"
+	Seg6xTraceMapVxRemotes      = "vx_remotes"
+	Seg6xTraceMapVxRx           = "vx_rx"
+	Seg6xTraceMapVxSeen         = "vx_seen"
 	Seg6xTraceProgSeg6xXdpTrace = "seg6x_xdp_trace"
 	Seg6xTraceVarIcmpBurst      = "icmp_burst"
 	Seg6xTraceVarIcmpIntervalNs = "icmp_interval_ns"
 	Seg6xTraceVarNhCacheNs      = "nh_cache_ns"
 	Seg6xTraceVarTraceExplain   = "trace_explain"
+	Seg6xTraceVarVxRefreshNs    = "vx_refresh_ns"
 )
 
 // LoadSeg6xTrace returns the embedded CollectionSpec for Seg6xTrace.
@@ -325,6 +380,11 @@ type Seg6xTraceMapSpecs struct {
 	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
 	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
+	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
+	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
+	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
+	VxRx         *ebpf.MapSpec `ebpf:"vx_rx"`
+	VxSeen       *ebpf.MapSpec `ebpf:"vx_seen"`
 }
 
 // Seg6xTraceVariableSpecs contains global variables before they are loaded into the kernel.
@@ -335,6 +395,7 @@ type Seg6xTraceVariableSpecs struct {
 	IcmpIntervalNs *ebpf.VariableSpec `ebpf:"icmp_interval_ns"`
 	NhCacheNs      *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
 	TraceExplain   *ebpf.VariableSpec `ebpf:"trace_explain"`
+	VxRefreshNs    *ebpf.VariableSpec `ebpf:"vx_refresh_ns"`
 }
 
 // Seg6xTraceObjects contains all objects after they have been loaded into the kernel.
@@ -382,6 +443,11 @@ type Seg6xTraceMaps struct {
 	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
 	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
+	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
+	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
+	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
+	VxRx         *ebpf.Map `ebpf:"vx_rx"`
+	VxSeen       *ebpf.Map `ebpf:"vx_seen"`
 }
 
 func (m *Seg6xTraceMaps) Close() error {
@@ -411,6 +477,11 @@ func (m *Seg6xTraceMaps) Close() error {
 		m.TraceRing,
 		m.TraceScratch,
 		m.TxPorts,
+		m.VxDevs,
+		m.VxMacs,
+		m.VxRemotes,
+		m.VxRx,
+		m.VxSeen,
 	)
 }
 
@@ -422,6 +493,7 @@ type Seg6xTraceVariables struct {
 	IcmpIntervalNs *ebpf.Variable `ebpf:"icmp_interval_ns"`
 	NhCacheNs      *ebpf.Variable `ebpf:"nh_cache_ns"`
 	TraceExplain   *ebpf.Variable `ebpf:"trace_explain"`
+	VxRefreshNs    *ebpf.Variable `ebpf:"vx_refresh_ns"`
 }
 
 // Seg6xTracePrograms contains all programs after they have been loaded into the kernel.

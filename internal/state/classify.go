@@ -4,6 +4,7 @@ package state
 // ports map is written from this, and `seg6x show interfaces` prints it, so both say the same.
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -16,6 +17,7 @@ const VLANAny = -1
 const (
 	SideFabric = "fabric" // local SIDs are processed
 	SideAccess = "access" // tenant traffic: SIDs, locators and SRHs are refused
+	SideBridge = "bridge" // a port of a bridge with a followed VXLAN device: its frames are bridged
 )
 
 // PortClass says how frames from one (interface, VLAN) are treated.
@@ -26,6 +28,11 @@ type PortClass struct {
 	Side    string `json:"side"`             // SideFabric or SideAccess
 	Tenant  string `json:"tenant,omitempty"` // the tenant whose traffic is encapsulated ("" none)
 	Why     string `json:"why"`              // what made it so
+	// SideBridge: the bridge (its ifindex is the fast path's bridge id) and whether it learns
+	// source MACs on this port.
+	Bridge        string `json:"bridge,omitempty"`
+	BridgeIfindex int    `json:"bridge_ifindex,omitempty"`
+	Learning      bool   `json:"learning,omitempty"`
 }
 
 // EffectiveRole is the side of an interface's frames that no tenant port claims: fabric or access.
@@ -52,18 +59,38 @@ func EffectiveRole(it Interface, tenants []Tenant) (side, why string) {
 // Classify lists the classes of every port: each tenant port, and each interface's other VLANs
 // (VLANAny; plus VLAN 0 of a fabric interface, so untagged fabric frames take one lookup).
 //
+// An interface that is a port of the bridge of a followed VXLAN device is a bridge port, whatever
+// else is configured on it: the kernel's bridge takes its frames before any IP processing, so the
+// fast path does too (VXLAN encapsulation, or the kernel).
+//
 // A tenant port is access. The one exception is a port the kernel mirror made on an interface of role
 // auto: the kernel itself accepts SIDs from every interface, so seg6x does too there (fabric, with the
 // kernel's tenant table as headend) until the operator declares the interface's role.
-func Classify(ifaces []Interface, tenants []Tenant) []PortClass {
+func Classify(ifaces []Interface, tenants []Tenant, vxlans []VXLAN) []PortClass {
 	byName := map[string]Interface{}
 	for _, it := range ifaces {
 		byName[it.Name] = it
 	}
 	var out []PortClass
+	bridged := map[string]bool{}
+	for _, v := range vxlans {
+		for _, p := range v.Ports {
+			it, ok := byName[p.Name]
+			if !ok || bridged[p.Name] {
+				continue
+			}
+			bridged[p.Name] = true
+			out = append(out, PortClass{Dev: p.Name, Ifindex: it.Ifindex, VLAN: VLANAny, Side: SideBridge,
+				Bridge: v.Bridge, BridgeIfindex: v.BridgeIfindex, Learning: p.Learning,
+				Why: fmt.Sprintf("port of bridge %s (VXLAN device %s)", v.Bridge, v.Dev)})
+		}
+	}
 	tenantVLAN := map[string]map[int]bool{}
 	for _, t := range tenants {
 		for _, p := range t.Ports {
+			if bridged[p.Dev] {
+				continue
+			}
 			pc := PortClass{Dev: p.Dev, Ifindex: p.Ifindex, VLAN: int(p.VLAN), Side: SideAccess, Tenant: t.Name,
 				Why: "tenant port"}
 			if it, ok := byName[p.Dev]; t.Origin == OriginKernel && (!ok || it.Role == "" || it.Role == RoleAuto) {
@@ -77,6 +104,9 @@ func Classify(ifaces []Interface, tenants []Tenant) []PortClass {
 		}
 	}
 	for _, it := range ifaces {
+		if bridged[it.Name] {
+			continue
+		}
 		side, why := EffectiveRole(it, tenants)
 		out = append(out, PortClass{Dev: it.Name, Ifindex: it.Ifindex, VLAN: VLANAny, Side: side, Why: why})
 		if side == SideFabric && !tenantVLAN[it.Name][0] {

@@ -23,7 +23,7 @@ func TestClassifySides(t *testing.T) {
 		{Name: "kernel-main", Origin: OriginKernel, Ports: []Port{{Dev: "kern", Ifindex: 6}, {Dev: "acc", VLAN: 7, Ifindex: 3}}},
 	}
 	got := map[string]string{}
-	for _, pc := range Classify(ifaces, tenants) {
+	for _, pc := range Classify(ifaces, tenants, nil) {
 		got[pc.Dev+" "+vlanText(pc.VLAN)] = pc.Side + "/" + pc.Tenant
 	}
 	want := map[string]string{
@@ -55,7 +55,7 @@ func TestPortImageFlags(t *testing.T) {
 	tenants := []Tenant{{Name: "blue", KernelFallback: true, Ports: []Port{{Dev: "acc", VLAN: 100, Ifindex: 3}}}}
 	part := func(string) PortSpec { return tenantSpec(77, &[2][129]uint32{}, &Tenant{KernelFallback: true}) }
 	for _, sources := range []bool{false, true} {
-		im := portImage(ifaces, tenants, part, sources)
+		im := portImage(ifaces, tenants, nil, part, sources)
 		check := func(ifindex uint32, vlan uint16, want PortSpec) {
 			t.Helper()
 			v, ok := im[PortKey{Ifindex: ifindex, VLAN: vlan}]

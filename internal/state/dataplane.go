@@ -37,6 +37,10 @@ type ProgramOptions struct {
 //	TableSIDs        netip.Prefix (SID.Prefix())    -> SIDSpec (a /128: exact match; shorter: by prefix)
 //	TableRoutes      RouteKey                       -> uint32 policy id (0: hand to the kernel)
 //	TablePorts       PortKey                        -> PortSpec
+//	TableVXDevs      uint32 VXLAN device ifindex    -> VXDevSpec
+//	TableVXRx        VXRxKey                        -> VXDevSpec (the device that decapsulates)
+//	TableVXRemotes   VXRemoteKey                    -> nil (VTEPs a device takes VXLAN from)
+//	TableVXMACs      VXMACKey                       -> VXMACSpec
 type Table int
 
 // The tables.
@@ -49,6 +53,10 @@ const (
 	TableRoutes
 	TablePorts
 	TableGroups
+	TableVXDevs
+	TableVXRx
+	TableVXRemotes
+	TableVXMACs
 )
 
 // StepKind says what a step does.
@@ -111,6 +119,10 @@ type PortSpec struct {
 	Gateway4       netip.Addr
 	Gateway6       netip.Addr
 	MSSClamp       uint16 // MSSClampValue
+	// Bridge: a port of a bridge with a followed VXLAN device (TableID: the bridge's ifindex), whose
+	// frames the fast path bridges as the kernel would (VXLAN encapsulation, or the kernel).
+	Bridge         bool
+	BridgeLearning bool // the bridge learns source MACs on the port
 }
 
 // PolicySpec is one SR policy: the outer header the headend prepends.
@@ -137,6 +149,66 @@ type SIDSpec struct {
 	Policy uint32
 }
 
+// VXDevSpec is how a VXLAN device encapsulates, resolved for the fast path (vxlanimage.go).
+type VXDevSpec struct {
+	Ifindex, Bridge uint32
+	Local           netip.Addr
+	VNI             uint32
+	Port            uint16
+	SrcPortLow      uint16 // source ports SrcPortLow .. SrcPortLow+SrcPortSpan-1
+	SrcPortSpan     uint16
+	MTU             uint16
+	HopLimit        uint8
+	TOS             uint8 // the outer traffic class but its ECN bits
+	Label           uint32
+	Learning        bool // the device learns remote VTEPs
+	PortLearning    bool // the bridge learns source MACs on the device's port
+}
+
+// VXRxKey is what VXLAN to a local VTEP is addressed to; VNI VXVNIAny stands for any VNI (the VTEP
+// and port have some device: VXLAN of another VNI is counted, not just passed).
+type VXRxKey struct {
+	Local netip.Addr
+	Port  uint16
+	VNI   uint32
+}
+
+// VXVNIAny is the VNI of the VXRxKey that says a VTEP address and port are some device's.
+const VXVNIAny = 0xFFFFFFFF
+
+// VXRemoteKey is a remote VTEP a VXLAN device takes packets from.
+type VXRemoteKey struct {
+	Dev    uint32
+	Remote netip.Addr
+}
+
+// VXMACKey is a MAC in a bridge (by the bridge's ifindex).
+type VXMACKey struct {
+	Bridge uint32
+	MAC    [6]byte
+}
+
+// VXMACKind says where the kernel's tables send frames to a MAC.
+type VXMACKind uint8
+
+// The kinds of MAC.
+const (
+	VXMACLocal  VXMACKind = iota + 1 // behind a local port (Ifindex)
+	VXMACNode                        // the node's own address on the bridge
+	VXMACTunnel                      // to the VXLAN device Ifindex; Remote valid: to that one VTEP
+)
+
+// VXMACSpec is one MAC of a bridge with a followed VXLAN device.
+type VXMACSpec struct {
+	Kind    VXMACKind
+	Ifindex uint32
+	Dynamic bool       // learned: refreshed by handing one frame per interval to the kernel
+	Remote  netip.Addr // VXMACTunnel: the one remote (invalid: several, the kernel replicates)
+	Port    uint16     // VXMACTunnel: UDP destination port
+	VNI     uint32     // VXMACTunnel
+	MTU     uint16     // VXMACLocal: the port's MTU
+}
+
 // Image is everything the data plane holds for one running state.
 type Image struct {
 	Interfaces []Interface // each gets the program
@@ -148,6 +220,7 @@ type Image struct {
 	SIDs       map[netip.Prefix]SIDSpec // by SID.Prefix()
 	Routes     map[RouteKey]uint32
 	Ports      map[PortKey]PortSpec
+	VX         VXImage
 }
 
 // ReconcileReport says what Reconcile found and did.

@@ -115,7 +115,7 @@ func (f *fakeDP) Apply(steps []Step) (func() error, error) {
 // imageTables is im as the fake's tables hold it.
 func imageTables(im *Image) map[Table]map[any]any {
 	out := map[Table]map[any]any{TableTxPorts: {}, TableSIDSpace: {}, TableSIDSources: {}, TablePolicies: {}, TableSIDs: {},
-		TableRoutes: {}, TablePorts: {}, TableGroups: {}}
+		TableRoutes: {}, TablePorts: {}, TableGroups: {}, TableVXDevs: {}, TableVXRx: {}, TableVXRemotes: {}, TableVXMACs: {}}
 	for _, idx := range im.TxPorts {
 		out[TableTxPorts][idx] = idx
 	}
@@ -139,6 +139,18 @@ func imageTables(im *Image) map[Table]map[any]any {
 	}
 	for k, v := range im.Groups {
 		out[TableGroups][k] = v
+	}
+	for k, v := range im.VX.Devs {
+		out[TableVXDevs][k] = v
+	}
+	for k, v := range im.VX.Rx {
+		out[TableVXRx][k] = v
+	}
+	for k := range im.VX.Remotes {
+		out[TableVXRemotes][k] = nil
+	}
+	for k, v := range im.VX.MACs {
+		out[TableVXMACs][k] = v
 	}
 	return out
 }

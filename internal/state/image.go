@@ -1,8 +1,8 @@
 package state
 
 // image.go: what the data plane holds for the objects of the running state, in the model's terms
-// (dataplane.go): tenant port entries (route table version + prefix-length bitmaps), routes, policies,
-// SIDs with their tables resolved; and the whole image used to reconcile a data plane. The data plane
+// (dataplane.go): tenant and bridge port entries (route table version + prefix-length bitmaps), routes,
+// policies, SIDs with their tables resolved, the VXLAN entries (vxlanimage.go); and the whole image used to reconcile a data plane. The data plane
 // encodes them (internal/dataplane).
 
 import (
@@ -43,10 +43,15 @@ func tenantSpec(tableID uint32, plens *[2][129]uint32, t *Tenant) PortSpec {
 
 // portImage computes the port entries for interfaces and tenants (Classify), with each tenant's part
 // of the entry from tenantPart, and whether fabric ports check the sources of packets to local SIDs.
-func portImage(ifaces []Interface, tenants []Tenant, tenantPart func(name string) PortSpec, checkSources bool) map[PortKey]PortSpec {
+func portImage(ifaces []Interface, tenants []Tenant, vxlans []VXLAN, tenantPart func(name string) PortSpec, checkSources bool) map[PortKey]PortSpec {
 	im := map[PortKey]PortSpec{}
-	for _, pc := range Classify(ifaces, tenants) {
+	for _, pc := range Classify(ifaces, tenants, vxlans) {
 		var v PortSpec
+		if pc.Side == SideBridge {
+			im[PortKey{Ifindex: uint32(pc.Ifindex), VLAN: VLANAnyKey}] = PortSpec{Bridge: true, BridgeLearning: pc.Learning,
+				TableID: uint32(pc.BridgeIfindex)}
+			continue
+		}
 		if pc.Tenant != "" {
 			v = tenantPart(pc.Tenant)
 		}
@@ -109,7 +114,8 @@ func (r *runtime) image() *Image {
 			im.Groups[n.groups[fam].id&^GroupFlag] = GroupSpec{Buckets: n.buckets(fam)}
 		}
 	}
-	im.Ports = portImage(r.ifaceList(), r.tenantList(), func(name string) PortSpec {
+	im.VX = vxlanImage(r.vxlanList())
+	im.Ports = portImage(r.ifaceList(), r.tenantList(), r.vxlanList(), func(name string) PortSpec {
 		t := r.tenants[name]
 		return tenantSpec(t.tableID, &t.plens, &t.Tenant)
 	}, len(r.domain.Sources) > 0)

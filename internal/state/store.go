@@ -187,7 +187,9 @@ func (s *Store) Counts() Counts { return s.rt.counts() }
 func (s *Store) Current() State { return s.rt.state() }
 
 // Ports is how frames from every (interface, VLAN) are treated at the SR domain boundary.
-func (s *Store) Ports() []PortClass { return Classify(s.rt.ifaceList(), s.rt.tenantList()) }
+func (s *Store) Ports() []PortClass {
+	return Classify(s.rt.ifaceList(), s.rt.tenantList(), s.rt.vxlanList())
+}
 
 // Domain is the SR domain's locators and sources.
 func (s *Store) Domain() Domain { return cloneDomain(s.rt.domain) }

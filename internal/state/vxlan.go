@@ -27,13 +27,19 @@ type VXLAN struct {
 	// SrcPortLow and SrcPortHigh bound the UDP source ports (both 0: the namespace's local port range).
 	SrcPortLow  uint16 `json:"src_port_low,omitempty"`
 	SrcPortHigh uint16 `json:"src_port_high,omitempty"`
-	TTL         uint8  `json:"ttl,omitempty"`   // outer hop limit (0: the route's or interface's)
-	Label       uint32 `json:"label,omitempty"` // outer flow label
-	Learning    bool   `json:"learning,omitempty"`
-	MTU         int    `json:"mtu,omitempty"`
+	TTL         uint8  `json:"ttl,omitempty"`      // outer hop limit (0: the route's or interface's)
+	TOS         uint8  `json:"tos,omitempty"`      // outer traffic class (its ECN bits always come from the inner packet)
+	Label       uint32 `json:"label,omitempty"`    // outer flow label
+	Learning    bool   `json:"learning,omitempty"` // the device learns remote VTEPs from what it receives
+	// PortLearning: the bridge learns source MACs on the device's port.
+	PortLearning bool `json:"port_learning,omitempty"`
+	MTU          int  `json:"mtu,omitempty"`
 	// Bridge is the bridge the device is a port of.
 	Bridge        string `json:"bridge"`
 	BridgeIfindex int    `json:"bridge_ifindex,omitempty"`
+	// Ports are the bridge's other ports that forward (the VXLAN device aside): frames from those of
+	// them seg6x is attached to are encapsulated by the fast path.
+	Ports []BridgePort `json:"ports,omitempty"`
 	// Remotes is the default remote list (the all-zeros MAC entries): where broadcast, unknown
 	// unicast and multicast go, by head-end replication (the kernel's job).
 	Remotes []netip.Addr `json:"remotes,omitempty"`
@@ -41,7 +47,10 @@ type VXLAN struct {
 	RemoteMACs []RemoteMAC `json:"remote_macs,omitempty"`
 	// LocalMACs are the bridge's entries for its other ports: a MAC behind a local port.
 	LocalMACs []LocalMAC `json:"local_macs,omitempty"`
-	Origin    Origin     `json:"origin,omitempty"`
+	// TunnelMACs are the bridge's entries for the device's port that the device has no entry of
+	// its own for: frames to them go to the default remotes.
+	TunnelMACs []TunnelMAC `json:"tunnel_macs,omitempty"`
+	Origin     Origin      `json:"origin,omitempty"`
 }
 
 // RemoteMAC is a MAC address behind a remote VTEP.
@@ -52,6 +61,23 @@ type RemoteMAC struct {
 	Port   uint16     `json:"port,omitempty"` // 0: the device's
 	// Bridged: the bridge's table sends the MAC to the VXLAN device too (without it the bridge floods).
 	Bridged bool `json:"bridged,omitempty"`
+	// Dynamic: learned (by the device or, when Bridged, the bridge): the entry ages out unless frames
+	// from the MAC reach the kernel.
+	Dynamic bool `json:"dynamic,omitempty"`
+}
+
+// TunnelMAC is a MAC the bridge has learned (or was given) on the VXLAN device's port.
+type TunnelMAC struct {
+	MAC     string `json:"mac"`
+	Dynamic bool   `json:"dynamic,omitempty"`
+}
+
+// BridgePort is one port of the bridge besides the VXLAN device.
+type BridgePort struct {
+	Name     string `json:"name"`
+	Ifindex  int    `json:"ifindex,omitempty"`
+	MTU      int    `json:"mtu,omitempty"`
+	Learning bool   `json:"learning,omitempty"` // the bridge learns source MACs on it
 }
 
 // LocalMAC is a MAC address behind a local port of the bridge.
@@ -62,6 +88,8 @@ type LocalMAC struct {
 	VLAN    uint16 `json:"vlan,omitempty"`
 	// Local: the node's own address on that port (frames to it are the node's, not forwarded).
 	Local bool `json:"local,omitempty"`
+	// Dynamic: learned by the bridge: it ages out unless frames from the MAC reach the kernel.
+	Dynamic bool `json:"dynamic,omitempty"`
 }
 
 // Limits of one VXLAN object (bounds for what a mirror or a bad message can make the store hold).
@@ -106,9 +134,14 @@ func validateVXLAN(v *VXLAN, add func(error)) {
 			bad("remotes", "%v is not an IPv6 unicast VTEP address", r)
 		}
 	}
-	if len(v.RemoteMACs)+len(v.LocalMACs) > MaxVXLANMACs {
-		bad("remote_macs", "%d MACs: at most %d", len(v.RemoteMACs)+len(v.LocalMACs), MaxVXLANMACs)
+	if n := len(v.RemoteMACs) + len(v.LocalMACs) + len(v.TunnelMACs); n > MaxVXLANMACs {
+		bad("remote_macs", "%d MACs: at most %d", n, MaxVXLANMACs)
 		return
+	}
+	for _, p := range v.Ports {
+		if p.Name == "" || p.Name == v.Dev || p.Name == v.Bridge {
+			bad("ports", "%q is no other port of bridge %s", p.Name, v.Bridge)
+		}
 	}
 	seen := map[string]string{}
 	mac := func(field, m string, vlan uint16, what string) {
@@ -135,6 +168,9 @@ func validateVXLAN(v *VXLAN, add func(error)) {
 			bad("remote_macs", "%s: VNI %d is beyond 24 bits", r.MAC, r.VNI)
 		}
 	}
+	for _, m := range v.TunnelMACs {
+		mac("tunnel_macs", m.MAC, 0, "on the VXLAN port")
+	}
 	for _, l := range v.LocalMACs {
 		if l.Port == "" || l.Port == v.Dev {
 			bad("local_macs", "%s: %q is no local port", l.MAC, l.Port)
@@ -159,6 +195,8 @@ func cloneVXLAN(v VXLAN) VXLAN {
 	v.Remotes = slices.Clone(v.Remotes)
 	v.RemoteMACs = slices.Clone(v.RemoteMACs)
 	v.LocalMACs = slices.Clone(v.LocalMACs)
+	v.TunnelMACs = slices.Clone(v.TunnelMACs)
+	v.Ports = slices.Clone(v.Ports)
 	return v
 }
 
@@ -176,6 +214,11 @@ func NormalizeVXLAN(v *VXLAN) {
 	for i := range v.LocalMACs {
 		v.LocalMACs[i].MAC = canon(v.LocalMACs[i].MAC)
 	}
+	for i := range v.TunnelMACs {
+		v.TunnelMACs[i].MAC = canon(v.TunnelMACs[i].MAC)
+	}
+	slices.SortFunc(v.TunnelMACs, func(a, b TunnelMAC) int { return strings.Compare(a.MAC, b.MAC) })
+	slices.SortFunc(v.Ports, func(a, b BridgePort) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(v.Remotes, netip.Addr.Compare)
 	v.Remotes = slices.Compact(v.Remotes)
 	slices.SortFunc(v.RemoteMACs, func(a, b RemoteMAC) int { return strings.Compare(a.MAC, b.MAC) })
@@ -193,10 +236,11 @@ func NormalizeVXLAN(v *VXLAN) {
 // SameVXLAN reports whether two VXLAN objects hold the same (normalized) configuration and tables.
 func SameVXLAN(a, b VXLAN) bool {
 	return a.Dev == b.Dev && a.Ifindex == b.Ifindex && a.VNI == b.VNI && a.Local == b.Local && a.Port == b.Port &&
-		a.SrcPortLow == b.SrcPortLow && a.SrcPortHigh == b.SrcPortHigh && a.TTL == b.TTL && a.Label == b.Label &&
-		a.Learning == b.Learning && a.MTU == b.MTU && a.Bridge == b.Bridge && a.BridgeIfindex == b.BridgeIfindex &&
+		a.SrcPortLow == b.SrcPortLow && a.SrcPortHigh == b.SrcPortHigh && a.TTL == b.TTL && a.TOS == b.TOS && a.Label == b.Label &&
+		a.Learning == b.Learning && a.PortLearning == b.PortLearning && a.MTU == b.MTU && a.Bridge == b.Bridge &&
+		a.BridgeIfindex == b.BridgeIfindex && slices.Equal(a.Ports, b.Ports) &&
 		slices.Equal(a.Remotes, b.Remotes) && slices.Equal(a.RemoteMACs, b.RemoteMACs) &&
-		slices.Equal(a.LocalMACs, b.LocalMACs) && a.Origin == b.Origin
+		slices.Equal(a.LocalMACs, b.LocalMACs) && slices.Equal(a.TunnelMACs, b.TunnelMACs) && a.Origin == b.Origin
 }
 
 type vxlanBefore struct {
@@ -245,7 +289,7 @@ func (s *Store) applyVXLAN(c *change, op Op) error {
 // write of every entry per learned MAC, and the mirror reads them again whenever it starts.
 func savedVXLAN(v VXLAN) VXLAN {
 	v = cloneVXLAN(v)
-	v.RemoteMACs, v.LocalMACs = nil, nil
+	v.RemoteMACs, v.LocalMACs, v.TunnelMACs = nil, nil, nil
 	return v
 }
 

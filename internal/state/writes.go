@@ -63,7 +63,7 @@ func (c *change) portsBefore(rt *runtime) map[PortKey]PortSpec {
 	if c.domainBefore != nil {
 		sources = c.domainBefore.Sources
 	}
-	return portImage(ifaces, tenants, func(name string) PortSpec {
+	return portImage(ifaces, tenants, c.vxlansBefore(rt), func(name string) PortSpec {
 		if b, ok := c.tenants[name]; ok {
 			return tenantSpec(b.tableID, &b.plens, &b.t)
 		}
@@ -71,6 +71,9 @@ func (c *change) portsBefore(rt *runtime) map[PortKey]PortSpec {
 		return tenantSpec(t.tableID, &t.plens, &t.Tenant)
 	}, len(sources) > 0)
 }
+
+// vxTables are the VXLAN tables in the order they are written (removed in the reverse order).
+var vxTables = [4]Table{TableVXDevs, TableVXRemotes, TableVXRx, TableVXMACs}
 
 // steps plans the data plane steps that make it follow the in-memory change c.
 func (s *Store) steps(c *change) []Step {
@@ -196,15 +199,30 @@ func (s *Store) steps(c *change) []Step {
 	}
 	add(put(TableRoutes, routePut))
 
+	// 4b. VXLAN devices, the remotes they take packets from, then their bridges' MACs: all in before
+	// the bridge ports that lead to them (step 5), out after (step 6).
+	var vxDel [4][]Entry
+	if len(c.vxlans) > 0 {
+		was, now := vxlanImage(c.vxlansBefore(rt)), vxlanImage(rt.vxlanList())
+		var puts [4][]Entry
+		puts[0], vxDel[0] = mapWrites(was.Devs, now.Devs)
+		puts[1], vxDel[1] = vxRemoteWrites(was.Remotes, now.Remotes)
+		puts[2], vxDel[2] = mapWrites(was.Rx, now.Rx)
+		puts[3], vxDel[3] = mapWrites(was.MACs, now.MACs)
+		for i, t := range vxTables {
+			add(put(t, puts[i]))
+		}
+	}
+
 	// 5. Ports: sides of the boundary and the tenants' new table versions, with the prefix lengths of
 	// old and new routes while old routes are still being removed.
 	before := c.portsBefore(rt)
 	sources := len(rt.domain.Sources) > 0
-	final := portImage(rt.ifaceList(), rt.tenantList(), func(name string) PortSpec {
+	final := portImage(rt.ifaceList(), rt.tenantList(), rt.vxlanList(), func(name string) PortSpec {
 		tn := rt.tenants[name]
 		return tenantSpec(tn.tableID, &tn.plens, &tn.Tenant)
 	}, sources)
-	mid := portImage(rt.ifaceList(), rt.tenantList(), func(name string) PortSpec {
+	mid := portImage(rt.ifaceList(), rt.tenantList(), rt.vxlanList(), func(name string) PortSpec {
 		tn := rt.tenants[name]
 		v := tenantSpec(tn.tableID, &tn.plens, &tn.Tenant)
 		if b, ok := c.tenants[name]; ok && c.swapped[name] == nil && b.had && b.tableID == tn.tableID {
@@ -238,6 +256,9 @@ func (s *Store) steps(c *change) []Step {
 	add(del(TableRoutes, routeDel))
 	add(del(TableGroups, groupDel))
 	add(del(TableSIDs, sidDel))
+	for i := len(vxTables) - 1; i >= 0; i-- {
+		add(del(vxTables[i], vxDel[i]))
+	}
 	add(put(TablePorts, portFinal))
 	add(del(TableSIDSpace, spaceDel))
 	add(del(TableSIDSources, srcDel))

@@ -84,6 +84,15 @@ func TestEveryDropReasonHasAFixture(t *testing.T) {
 		"DROP_SLOW_BUSY":         "TestSlowPathBusy (slowpath_test.go)",
 		"PASS_GSO_UNSIZED":       "TestTCGSOAggregates (tc_test.go): GSO aggregates exist on tc only",
 		"PASS_GSO_NESTED":        "TestTCGSOAggregates (tc_test.go)",
+		"DROP_VXLAN_SOURCE":      "TestVXLANDecap (vxlan_test.go)",
+		"DROP_VXLAN_CSUM":        "TestVXLANDecap (vxlan_test.go)",
+		"PASS_VXLAN_FLOOD":       "TestVXLANEncap, TestVXLANDecap (vxlan_test.go)",
+		"PASS_VXLAN_LOCAL":       "TestVXLANEncap, TestVXLANDecap (vxlan_test.go)",
+		"PASS_VXLAN_NODE":        "TestVXLANEncap, TestVXLANDecap (vxlan_test.go)",
+		"PASS_VXLAN_LEARN":       "TestVXLANEncap, TestVXLANDecap (vxlan_test.go)",
+		"PASS_VXLAN_MALFORMED":   "TestVXLANEncap, TestVXLANDecap (vxlan_test.go)",
+		"PASS_VXLAN_VNI":         "TestVXLANDecap (vxlan_test.go)",
+		"PASS_VXLAN_TOO_BIG":     "TestVXLANEncap (vxlan_test.go)",
 	}
 	for _, r := range dataplane.ReasonTable {
 		if _, ok := elsewhere[r.Name]; ok {

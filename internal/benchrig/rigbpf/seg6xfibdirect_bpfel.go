@@ -215,6 +215,55 @@ type Seg6xFibDirectTraceStats struct {
 	Seen        uint64
 }
 
+type Seg6xFibDirectVxDev struct {
+	_         structs.HostLayout
+	Local     [16]uint8
+	Ifindex   uint32
+	Bridge    uint32
+	Vni       uint32
+	Flow      uint32
+	Port      uint16
+	SportLo   uint16
+	SportSpan uint16
+	Mtu       uint16
+	Ttl       uint8
+	Flags     uint8
+	Pad       uint16
+}
+
+type Seg6xFibDirectVxMac struct {
+	_       structs.HostLayout
+	Kind    uint8
+	Flags   uint8
+	Port    uint16
+	Ifindex uint32
+	Vni     uint32
+	Mtu     uint16
+	Pad     uint16
+	Remote  [16]uint8
+}
+
+type Seg6xFibDirectVxMacKey struct {
+	_      structs.HostLayout
+	Bridge uint32
+	Mac    [6]uint8
+	Pad    uint16
+}
+
+type Seg6xFibDirectVxRemoteKey struct {
+	_    structs.HostLayout
+	Dev  uint32
+	Addr [16]uint8
+}
+
+type Seg6xFibDirectVxRxKey struct {
+	_     structs.HostLayout
+	Local [16]uint8
+	Port  uint16
+	Pad   uint16
+	Vni   uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -244,6 +293,11 @@ const (
 	Seg6xFibDirectMapTraceRing              = "trace_ring"
 	Seg6xFibDirectMapTraceScratch           = "trace_scratch"
 	Seg6xFibDirectMapTxPorts                = "tx_ports"
+	Seg6xFibDirectMapVxDevs                 = "vx_devs"
+	Seg6xFibDirectMapVxMacs                 = "vx_macs"
+	Seg6xFibDirectMapVxRemotes              = "vx_remotes"
+	Seg6xFibDirectMapVxRx                   = "vx_rx"
+	Seg6xFibDirectMapVxSeen                 = "vx_seen"
 	Seg6xFibDirectProgSeg6xXdp              = "seg6x_xdp"
 	Seg6xFibDirectVarExportLimits           = "export_limits"
 	Seg6xFibDirectVarExportMssClamp         = "export_mss_clamp"
@@ -256,10 +310,14 @@ const (
 	Seg6xFibDirectVarExportTraceClass       = "export_trace_class"
 	Seg6xFibDirectVarExportTraceFilterFlags = "export_trace_filter_flags"
 	Seg6xFibDirectVarExportTraceFlags       = "export_trace_flags"
+	Seg6xFibDirectVarExportVxDevFlags       = "export_vx_dev_flags"
+	Seg6xFibDirectVarExportVxMacFlags       = "export_vx_mac_flags"
+	Seg6xFibDirectVarExportVxMacKind        = "export_vx_mac_kind"
 	Seg6xFibDirectVarIcmpBurst              = "icmp_burst"
 	Seg6xFibDirectVarIcmpIntervalNs         = "icmp_interval_ns"
 	Seg6xFibDirectVarNhCacheNs              = "nh_cache_ns"
 	Seg6xFibDirectVarTraceArmed             = "trace_armed"
+	Seg6xFibDirectVarVxRefreshNs            = "vx_refresh_ns"
 )
 
 // LoadSeg6xFibDirect returns the embedded CollectionSpec for Seg6xFibDirect.
@@ -336,6 +394,11 @@ type Seg6xFibDirectMapSpecs struct {
 	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
 	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
+	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
+	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
+	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
+	VxRx         *ebpf.MapSpec `ebpf:"vx_rx"`
+	VxSeen       *ebpf.MapSpec `ebpf:"vx_seen"`
 }
 
 // Seg6xFibDirectVariableSpecs contains global variables before they are loaded into the kernel.
@@ -353,10 +416,14 @@ type Seg6xFibDirectVariableSpecs struct {
 	ExportTraceClass       *ebpf.VariableSpec `ebpf:"export_trace_class"`
 	ExportTraceFilterFlags *ebpf.VariableSpec `ebpf:"export_trace_filter_flags"`
 	ExportTraceFlags       *ebpf.VariableSpec `ebpf:"export_trace_flags"`
+	ExportVxDevFlags       *ebpf.VariableSpec `ebpf:"export_vx_dev_flags"`
+	ExportVxMacFlags       *ebpf.VariableSpec `ebpf:"export_vx_mac_flags"`
+	ExportVxMacKind        *ebpf.VariableSpec `ebpf:"export_vx_mac_kind"`
 	IcmpBurst              *ebpf.VariableSpec `ebpf:"icmp_burst"`
 	IcmpIntervalNs         *ebpf.VariableSpec `ebpf:"icmp_interval_ns"`
 	NhCacheNs              *ebpf.VariableSpec `ebpf:"nh_cache_ns"`
 	TraceArmed             *ebpf.VariableSpec `ebpf:"trace_armed"`
+	VxRefreshNs            *ebpf.VariableSpec `ebpf:"vx_refresh_ns"`
 }
 
 // Seg6xFibDirectObjects contains all objects after they have been loaded into the kernel.
@@ -404,6 +471,11 @@ type Seg6xFibDirectMaps struct {
 	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
 	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
+	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
+	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
+	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
+	VxRx         *ebpf.Map `ebpf:"vx_rx"`
+	VxSeen       *ebpf.Map `ebpf:"vx_seen"`
 }
 
 func (m *Seg6xFibDirectMaps) Close() error {
@@ -433,6 +505,11 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.TraceRing,
 		m.TraceScratch,
 		m.TxPorts,
+		m.VxDevs,
+		m.VxMacs,
+		m.VxRemotes,
+		m.VxRx,
+		m.VxSeen,
 	)
 }
 
@@ -451,10 +528,14 @@ type Seg6xFibDirectVariables struct {
 	ExportTraceClass       *ebpf.Variable `ebpf:"export_trace_class"`
 	ExportTraceFilterFlags *ebpf.Variable `ebpf:"export_trace_filter_flags"`
 	ExportTraceFlags       *ebpf.Variable `ebpf:"export_trace_flags"`
+	ExportVxDevFlags       *ebpf.Variable `ebpf:"export_vx_dev_flags"`
+	ExportVxMacFlags       *ebpf.Variable `ebpf:"export_vx_mac_flags"`
+	ExportVxMacKind        *ebpf.Variable `ebpf:"export_vx_mac_kind"`
 	IcmpBurst              *ebpf.Variable `ebpf:"icmp_burst"`
 	IcmpIntervalNs         *ebpf.Variable `ebpf:"icmp_interval_ns"`
 	NhCacheNs              *ebpf.Variable `ebpf:"nh_cache_ns"`
 	TraceArmed             *ebpf.Variable `ebpf:"trace_armed"`
+	VxRefreshNs            *ebpf.Variable `ebpf:"vx_refresh_ns"`
 }
 
 // Seg6xFibDirectPrograms contains all programs after they have been loaded into the kernel.

@@ -1,0 +1,279 @@
+package packet
+
+// vxlan_test.go: the VXLAN fast path (bpf/vxlan.h) on exact bytes. A VXLAN device is committed as the
+// kernel mirror makes it (origin kernel), with tc0 as an attached port of its bridge and big0 as the
+// underlay to the remote VTEPs (fc00:b::/48 via big0). Frames from tc0 to a remote MAC leave
+// encapsulated (the expected outer headers and UDP checksum built here, independently of the
+// program); VXLAN from a remote arriving on fab0 leaves decapsulated through tc0; everything else is
+// handed to the kernel unchanged (or dropped) with its reason counted once.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/internal/frame"
+	"github.com/seg6x/seg6x/internal/state"
+)
+
+var (
+	vxLocal   = netip.MustParseAddr("fc00:a::1")
+	vxRemote  = netip.MustParseAddr("fc00:b::1")
+	vxHost    = mustMAC("02:00:00:00:c1:01") // behind tc0
+	vxDynHost = mustMAC("02:00:00:00:c1:02") // behind tc0, learned
+	vxRMAC    = mustMAC("02:00:00:00:b1:01") // behind fc00:b::1, the bridge sends it to the tunnel
+	vxFlood   = mustMAC("02:00:00:00:b1:02") // behind fc00:b::2, the bridge floods it
+	vxNode    = mustMAC("02:00:00:00:c1:fe") // the bridge's own
+	big0MAC   = mustMAC("02:00:00:00:0d:00")
+	big0Peer  = mustMAC("02:00:00:00:0d:02")
+)
+
+func mustMAC(s string) net.HardwareAddr {
+	m, err := net.ParseMAC(s)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// vxSetup commits tc0 as an interface and the VXLAN device vx0 of bridge br0 (tc0 its port).
+func vxSetup(t *testing.T) uint32 {
+	t.Helper()
+	commit(t, state.Op{Kind: state.OpAdd, Interface: &state.Interface{Name: "tc0"}})
+	tc0, err := rig.Ifindex("tc0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := state.VXLAN{Dev: "vx0", Ifindex: 4242, VNI: 100, Local: vxLocal, Port: 4789, SrcPortLow: 5000, SrcPortHigh: 5010,
+		MTU: 1500, Bridge: "br0", BridgeIfindex: 4241, PortLearning: true,
+		Ports:   []state.BridgePort{{Name: "tc0", Ifindex: int(tc0), MTU: 1500, Learning: true}},
+		Remotes: []netip.Addr{vxRemote},
+		RemoteMACs: []state.RemoteMAC{{MAC: vxRMAC.String(), Remote: vxRemote, Bridged: true},
+			{MAC: vxFlood.String(), Remote: netip.MustParseAddr("fc00:b::2")}},
+		LocalMACs: []state.LocalMAC{{MAC: vxHost.String(), Port: "tc0", Ifindex: int(tc0)},
+			{MAC: vxDynHost.String(), Port: "tc0", Ifindex: int(tc0), Dynamic: true},
+			{MAC: vxNode.String(), Port: "br0", Ifindex: 4241, Local: true}}}
+	commit(t, state.Op{Kind: state.OpAdd, Origin: state.OriginKernel, VXLAN: &v})
+	t.Cleanup(func() {
+		commit(t, state.Op{Kind: state.OpDelete, Origin: state.OriginKernel, VXLAN: &state.VXLAN{Dev: "vx0"}})
+		commit(t, state.Op{Kind: state.OpDelete, Interface: &state.Interface{Name: "tc0"}})
+	})
+	return tc0
+}
+
+func build(t *testing.T, spec string, src, dst net.HardwareAddr) []byte {
+	t.Helper()
+	b, err := frame.Build(spec, src, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// csum16 is the Internet checksum of b (RFC 1071), written plainly.
+func csum16(chunks ...[]byte) uint16 {
+	var s uint32
+	for _, b := range chunks {
+		for i := 0; i+1 < len(b); i += 2 {
+			s += uint32(b[i])<<8 | uint32(b[i+1])
+		}
+		if len(b)%2 == 1 {
+			s += uint32(b[len(b)-1]) << 8
+		}
+	}
+	for s > 0xFFFF {
+		s = s&0xFFFF + s>>16
+	}
+	return ^uint16(s)
+}
+
+// vxlanPacket is the IPv6 + UDP + VXLAN packet carrying inner (VNI vni), with a correct checksum.
+func vxlanPacket(src, dst netip.Addr, sport uint16, vni uint32, tclass uint8, inner []byte) []byte {
+	ulen := 16 + len(inner)
+	p := make([]byte, 40+ulen)
+	binary.BigEndian.PutUint32(p[0:], 6<<28|uint32(tclass)<<20)
+	binary.BigEndian.PutUint16(p[4:], uint16(ulen))
+	p[6], p[7] = 17, 64
+	s, d := src.As16(), dst.As16()
+	copy(p[8:], s[:])
+	copy(p[24:], d[:])
+	u := p[40:]
+	binary.BigEndian.PutUint16(u[0:], sport)
+	binary.BigEndian.PutUint16(u[2:], 4789)
+	binary.BigEndian.PutUint16(u[4:], uint16(ulen))
+	u[8] = 0x08
+	binary.BigEndian.PutUint32(u[12:], vni<<8)
+	copy(u[16:], inner)
+	pseudo := make([]byte, 40)
+	copy(pseudo, s[:])
+	copy(pseudo[16:], d[:])
+	binary.BigEndian.PutUint32(pseudo[32:], uint32(ulen))
+	pseudo[39] = 17
+	c := csum16(pseudo, u)
+	if c == 0 {
+		c = 0xFFFF
+	}
+	binary.BigEndian.PutUint16(u[6:], c)
+	return p
+}
+
+func ether(dst, src net.HardwareAddr, l3 []byte) []byte {
+	return append(append(append(append([]byte{}, dst...), src...), 0x86, 0xdd), l3...)
+}
+
+// Independent model of the program's flow hash (bpf/flowlabel.h) for an inner IPv4 frame: the
+// source port is 5000 + label * 10 / 2^20 for vx0's range 5000-5010.
+func fmix32(h uint32) uint32 {
+	h ^= h >> 16
+	h *= 0x85EBCA6B
+	h ^= h >> 13
+	h *= 0xC2B2AE35
+	h ^= h >> 16
+	return h
+}
+
+func sport4(inner []byte, l3 int) uint16 {
+	le := binary.LittleEndian.Uint32
+	ip := inner[l3:]
+	h := fmix32(le(ip[12:])^0x9E3779B9) ^ le(ip[16:])
+	h = fmix32(h) ^ uint32(ip[9])
+	if ip[9] == 6 || ip[9] == 17 {
+		h = fmix32(h) ^ le(ip[20:])
+	}
+	label := fmix32(h) & 0xFFFFF
+	if label == 0 {
+		label = 1
+	}
+	return uint16(5000 + label*10>>20)
+}
+
+type vxCase struct {
+	name, dev string
+	in, out   []byte // out nil: unchanged (XDP_PASS) or not compared (XDP_DROP)
+	action    string
+	reason    string
+}
+
+func runVX(t *testing.T, c vxCase) {
+	t.Helper()
+	f := &fixtures.Fixture{Name: c.name, Dev: c.dev, Input: c.in}
+	before := uint64(0)
+	if c.reason != "" {
+		before, _ = rig.ReasonCount(c.reason)
+	}
+	res, err := rig.Run(nil, f, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dataplane.Actions[res.Action]; got != c.action {
+		t.Errorf("%s: %s, want %s", c.name, got, c.action)
+	}
+	want := c.out
+	if want == nil && c.action == "XDP_PASS" {
+		want = c.in
+	}
+	if want != nil && !bytes.Equal(res.Output, want) {
+		t.Errorf("%s: output differs\n got %s\nwant %s", c.name, hex.EncodeToString(res.Output), hex.EncodeToString(want))
+	}
+	if c.reason != "" {
+		if after, _ := rig.ReasonCount(c.reason); after != before+1 {
+			t.Errorf("%s: %s counted %d times, want once", c.name, c.reason, after-before)
+		}
+	}
+}
+
+func TestVXLANEncap(t *testing.T) {
+	vxSetup(t)
+	udp4 := build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1000>2000 len 64", vxHost, vxRMAC)
+	tagged := build(t, "vlan 7 ipv4 198.18.1.2>198.18.2.2 tcp 1000>80", vxHost, vxRMAC)
+	ipv6 := build(t, "ipv6 2001:db8:1::2>2001:db8:2::2 udp 1000>2000 len 32", vxHost, vxRMAC)
+	ipv6[15] |= 0x30 // traffic class 0x03: ECN CE, carried as ECT(0) outside (RFC 6040)
+	full := build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1000>2000 len 1472", vxHost, vxRMAC)
+	over := build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1000>2000 len 1473", vxHost, vxRMAC)
+	encap := func(inner []byte, sport uint16, tclass uint8) []byte {
+		return ether(big0Peer, big0MAC, vxlanPacket(vxLocal, vxRemote, sport, 100, tclass, inner))
+	}
+	cases := []vxCase{
+		{"IPv4 UDP to a remote MAC", "tc0", udp4, encap(udp4, sport4(udp4, 14), 0), "XDP_REDIRECT", ""},
+		{"802.1Q-tagged, carried with its tag", "tc0", tagged, encap(tagged, sport4(tagged, 18), 0), "XDP_REDIRECT", ""},
+		{"1514-byte frame (the device's MTU)", "tc0", full, encap(full, sport4(full, 14), 0), "XDP_REDIRECT", ""},
+		{"beyond the device's MTU", "tc0", over, nil, "XDP_PASS", "PASS_VXLAN_TOO_BIG"},
+		{"broadcast", "tc0", build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1>2", vxHost, mustMAC("ff:ff:ff:ff:ff:ff")), nil, "XDP_PASS", "PASS_VXLAN_FLOOD"},
+		{"unknown MAC", "tc0", build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1>2", vxHost, mustMAC("02:00:00:00:99:01")), nil, "XDP_PASS", "PASS_VXLAN_FLOOD"},
+		{"remote MAC the bridge floods", "tc0", build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1>2", vxHost, vxFlood), nil, "XDP_PASS", "PASS_VXLAN_FLOOD"},
+		{"to another local MAC", "tc0", build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1>2", vxHost, vxDynHost), nil, "XDP_PASS", "PASS_VXLAN_LOCAL"},
+		{"to the bridge itself", "tc0", build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1>2", vxHost, vxNode), nil, "XDP_PASS", "PASS_VXLAN_NODE"},
+		{"from a MAC the bridge has not learned", "tc0", build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1>2", mustMAC("02:00:00:00:99:02"), vxRMAC), nil, "XDP_PASS", "PASS_VXLAN_LEARN"},
+		{"from a multicast source MAC", "tc0", build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1>2", mustMAC("03:00:00:00:99:02"), vxRMAC), nil, "XDP_PASS", "PASS_VXLAN_MALFORMED"},
+	}
+	for _, c := range cases {
+		runVX(t, c)
+	}
+	// IPv6 inner: only the ECN bits and the source port differ from the IPv4 case; the port is the
+	// program's hash, so it is read back and checked to be in the range, the rest byte for byte.
+	f := &fixtures.Fixture{Name: "ipv6", Dev: "tc0", Input: ipv6}
+	res, err := rig.Run(nil, f, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Output) < 70 {
+		t.Fatalf("IPv6 inner: %s, %d bytes", dataplane.Actions[res.Action], len(res.Output))
+	}
+	sport := binary.BigEndian.Uint16(res.Output[54:])
+	if want := encap(ipv6, sport, 0x02); dataplane.Actions[res.Action] != "XDP_REDIRECT" || !bytes.Equal(res.Output, want) || sport < 5000 || sport > 5009 {
+		t.Errorf("IPv6 inner, ECN CE: %s\n got %x\nwant %x", dataplane.Actions[res.Action], res.Output, want)
+	}
+	// A learned source MAC: its first frame goes to the kernel (which refreshes the entry), the next
+	// ones are the fast path's.
+	dyn := build(t, "ipv4 198.18.1.3>198.18.2.2 udp 1000>2000", vxDynHost, vxRMAC)
+	runVX(t, vxCase{"learned source, first frame", "tc0", dyn, nil, "XDP_PASS", "PASS_VXLAN_LEARN"})
+	runVX(t, vxCase{"learned source, next frame", "tc0", dyn, encap(dyn, sport4(dyn, 14), 0), "XDP_REDIRECT", ""})
+}
+
+func TestVXLANDecap(t *testing.T) {
+	vxSetup(t)
+	inner := build(t, "ipv4 198.18.2.2>198.18.1.2 udp 2000>1000 len 64", vxRMAC, vxHost)
+	fab0MAC, fabPeer := mustMAC("02:00:00:00:01:00"), mustMAC("02:00:00:00:01:02")
+	pkt := func(src netip.Addr, vni uint32, in []byte) []byte {
+		return ether(fab0MAC, fabPeer, vxlanPacket(src, vxLocal, 40000, vni, 0, in))
+	}
+	good := pkt(vxRemote, 100, inner)
+	padded := append(append([]byte{}, good...), 0, 0, 0, 0)
+	badSum := bytes.Clone(good)
+	badSum[len(badSum)-1] ^= 0xFF
+	zeroSum := bytes.Clone(good)
+	zeroSum[14+40+6], zeroSum[14+40+7] = 0, 0
+	flags := bytes.Clone(good)
+	flags[14+48] = 0x0C
+	short := ether(fab0MAC, fabPeer, vxlanPacket(vxRemote, vxLocal, 40000, 100, 0, nil)[:40+12])
+	binary.BigEndian.PutUint16(short[14+4:], 12)
+	binary.BigEndian.PutUint16(short[14+44:], 12)
+	cases := []vxCase{
+		{"to a local MAC", "fab0", good, inner, "XDP_REDIRECT", ""},
+		{"Ethernet padding behind the packet", "fab0", padded, inner, "XDP_REDIRECT", ""},
+		{"wrong UDP checksum", "fab0", badSum, nil, "XDP_DROP", "DROP_VXLAN_CSUM"},
+		{"zero UDP checksum", "fab0", zeroSum, nil, "XDP_DROP", "DROP_VXLAN_CSUM"},
+		{"from a source that is no remote (the boundary rule)", "fab0", pkt(netip.MustParseAddr("fc00:b::99"), 100, inner), nil, "XDP_DROP", "DROP_VXLAN_SOURCE"},
+		{"unknown VNI", "fab0", pkt(vxRemote, 101, inner), nil, "XDP_PASS", "PASS_VXLAN_VNI"},
+		{"flags other than I", "fab0", flags, nil, "XDP_PASS", "PASS_VXLAN_MALFORMED"},
+		{"UDP too short for a VXLAN header", "fab0", short, nil, "XDP_PASS", "PASS_VXLAN_MALFORMED"},
+		{"inner broadcast", "fab0", pkt(vxRemote, 100, build(t, "ipv4 198.18.2.2>198.18.1.255 udp 1>2", vxRMAC, mustMAC("ff:ff:ff:ff:ff:ff"))), nil, "XDP_PASS", "PASS_VXLAN_FLOOD"},
+		{"inner unknown destination", "fab0", pkt(vxRemote, 100, build(t, "ipv4 198.18.2.2>198.18.1.9 udp 1>2", vxRMAC, mustMAC("02:00:00:00:99:03"))), nil, "XDP_PASS", "PASS_VXLAN_FLOOD"},
+		{"inner to the bridge itself", "fab0", pkt(vxRemote, 100, build(t, "ipv4 198.18.2.2>198.18.1.1 udp 1>2", vxRMAC, vxNode)), nil, "XDP_PASS", "PASS_VXLAN_NODE"},
+		{"inner source the bridge has not learned", "fab0", pkt(vxRemote, 100, build(t, "ipv4 198.18.2.9>198.18.1.2 udp 1>2", mustMAC("02:00:00:00:99:04"), vxHost)), nil, "XDP_PASS", "PASS_VXLAN_LEARN"},
+		{"inner to a MAC behind the tunnel", "fab0", pkt(vxRemote, 100, build(t, "ipv4 198.18.2.9>198.18.2.2 udp 1>2", vxRMAC, vxRMAC)), nil, "XDP_PASS", "PASS_VXLAN_LOCAL"},
+		{"not VXLAN: UDP to another port of the node", "fab0", func() []byte {
+			b := bytes.Clone(good)
+			b[14+42], b[14+43] = 0x12, 0x34
+			return b
+		}(), nil, "XDP_PASS", ""},
+	}
+	for _, c := range cases {
+		runVX(t, c)
+	}
+}
