@@ -56,8 +56,6 @@ enum reason {
 	DROP_POLICY_DOWN = 24,		/* the route's named policy has every segment list marked down */
 	DROP_VXLAN_SOURCE = 25,		/* VXLAN to a local VTEP from a source that is no remote of the device (the
 					 * boundary rule; a device that learns hands it to the kernel instead) */
-	DROP_VXLAN_CSUM = 26,		/* VXLAN to a local VTEP with a UDP checksum that is zero or wrong (the kernel
-					 * drops it too) */
 	REASON_SLOW_FIRST = 40,
 	SLOW_FRAGMENT = 40,		/* IPv4 without DF larger than its tunnel: the daemon fragments it and runs each
 					 * fragment through this program as from the same port */
@@ -95,6 +93,9 @@ enum reason {
 					 * frame): the kernel decides */
 	PASS_VXLAN_VNI = 84,		/* VXLAN to a local VTEP with a VNI no followed device has */
 	PASS_VXLAN_TOO_BIG = 85,	/* bridged frame larger than the VXLAN device's or the egress port's MTU */
+	PASS_VXLAN_CSUM = 86,		/* VXLAN to a local VTEP whose UDP checksum is zero or does not verify: the
+					 * kernel checks it its way (it drops a wrong one, and takes a local veth
+					 * peer's unfinished CHECKSUM_PARTIAL one, which XDP cannot tell) */
 	REASON_MAX = 128,
 };
 

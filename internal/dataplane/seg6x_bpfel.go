@@ -157,7 +157,6 @@ const (
 	Seg6xReasonDROP_SLOW_BUSY         Seg6xReason = 23
 	Seg6xReasonDROP_POLICY_DOWN       Seg6xReason = 24
 	Seg6xReasonDROP_VXLAN_SOURCE      Seg6xReason = 25
-	Seg6xReasonDROP_VXLAN_CSUM        Seg6xReason = 26
 	Seg6xReasonREASON_SLOW_FIRST      Seg6xReason = 40
 	Seg6xReasonSLOW_FRAGMENT          Seg6xReason = 40
 	Seg6xReasonSLOW_DECAP_ICMP        Seg6xReason = 41
@@ -186,6 +185,7 @@ const (
 	Seg6xReasonPASS_VXLAN_MALFORMED   Seg6xReason = 83
 	Seg6xReasonPASS_VXLAN_VNI         Seg6xReason = 84
 	Seg6xReasonPASS_VXLAN_TOO_BIG     Seg6xReason = 85
+	Seg6xReasonPASS_VXLAN_CSUM        Seg6xReason = 86
 	Seg6xReasonREASON_MAX             Seg6xReason = 128
 )
 

@@ -108,6 +108,7 @@ type bridgePort struct {
 	State                                uint8 // BR_STATE_*: 3 forwarding
 	Isolated, NeighSuppress, Locked, MAB bool
 	Hairpin                              bool
+	Learning                             bool // the bridge learns source MACs on the port
 }
 
 // brStateForwarding is BR_STATE_FORWARDING (linux/if_bridge.h).
@@ -173,7 +174,7 @@ func parseLink(b []byte) (*kernelLink, error) {
 		}
 	}
 	if slaveKind == "bridge" {
-		l.Port = &bridgePort{}
+		l.Port = &bridgePort{Learning: true} // the kernel's default, should the attribute be missing
 		if err := l.Port.parse(slaveData); err != nil {
 			return nil, fmt.Errorf("bridge port %s: %w", l.Name, err)
 		}
@@ -217,6 +218,8 @@ func (p *bridgePort) parse(b []byte) error {
 			p.MAB = on
 		case unix.IFLA_BRPORT_MODE:
 			p.Hairpin = on
+		case unix.IFLA_BRPORT_LEARNING:
+			p.Learning = on
 		}
 	}
 	return nil
@@ -374,6 +377,11 @@ type fdbEntry struct {
 	State   uint16
 	Flags   uint8
 	Deleted bool
+}
+
+// dynamic: the kernel learned the entry and ages it (not permanent, static or externally learned).
+func (e *fdbEntry) dynamic() bool {
+	return e.State&(unix.NUD_PERMANENT|unix.NUD_NOARP) == 0 && e.Flags&unix.NTF_EXT_LEARNED == 0
 }
 
 // bridgeTable: the entry is the bridge's (MAC -> port), not the VXLAN device's own (MAC -> remote).

@@ -41,11 +41,18 @@ type FDBStatus struct {
 	Accelerated bool   `json:"accelerated"`
 	Reason      string `json:"reason,omitempty"`
 	object      string // the VXLAN device whose object holds the entry (followed entries)
+	fast        bool   // the fast path forwards by it, once its bridge has an attached port
+	port        string // a local MAC's port: the fast path sends to it only when it is attached
+	tunnel      bool   // the bridge's entry on the VXLAN port, the device having none of its own
 }
 
-// vxlanNotYet is the reason a followed device or entry is not accelerated: this build has no VXLAN
-// fast path (issue 16's next step); the objects are in the state so that step only adds the maps.
-const vxlanNotYet = "followed into seg6x's state; the VXLAN fast path is not in this build yet"
+// Reasons of followed entries the fast path does not forward by (the kernel does).
+const (
+	whyDefaultRemote = "default remote: broadcast, unknown unicast and multicast go to every one (the kernel replicates); VXLAN from it is accepted"
+	whyFlooded       = "the bridge does not send the MAC to the tunnel (it floods it): the kernel's"
+	whyNodeMAC       = "the node's own address: frames to it are the kernel's"
+	whyReplicated    = "the bridge sends it to the tunnel and the device has no entry of its own: the kernel replicates it to the default remotes"
+)
 
 // vxlanObjects returns the VXLAN objects the kernel's configuration makes, by device, and the
 // status of every device and of every entry of their tables, sorted.
@@ -99,17 +106,19 @@ func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[stri
 		}
 		if st.Reason == "" {
 			want[l.Name] = state.VXLAN{Dev: l.Name, Ifindex: l.Ifindex, VNI: v.VNI, Local: v.Local, Port: v.Port,
-				SrcPortLow: v.PortLow, SrcPortHigh: v.PortHigh, TTL: v.TTL, Label: v.Label, Learning: v.Learning, MTU: l.MTU,
-				Bridge: br.Name, BridgeIfindex: br.Ifindex, Origin: state.OriginKernel}
+				SrcPortLow: v.PortLow, SrcPortHigh: v.PortHigh, TTL: v.TTL, TOS: v.TOS, Label: v.Label, Learning: v.Learning,
+				PortLearning: l.Port == nil || l.Port.Learning, MTU: l.MTU, Bridge: br.Name, BridgeIfindex: br.Ifindex,
+				Ports: bridgePorts(links, br.Ifindex, l.Ifindex), Origin: state.OriginKernel}
 			byBridge[br.Ifindex] = l
-			st.Followed, st.Reason, st.Object = true, vxlanNotYet, fmt.Sprintf("vxlan %q", l.Name)
+			st.Followed, st.Reason, st.Object = true, "", fmt.Sprintf("vxlan %q", l.Name)
 		}
 		devs = append(devs, st)
 	}
 
 	// The bridges' tables first: which MACs are behind a local port, which the bridge sends to the tunnel.
-	local := map[string]string{} // bridge ifindex + MAC -> local port
-	tunnel := map[string]bool{}  // bridge ifindex + MAC: the bridge sends it to its VXLAN port
+	local := map[string]string{}     // bridge ifindex + MAC -> local port
+	tunnel := map[string]*fdbEntry{} // bridge ifindex + MAC -> the bridge's entry on its VXLAN port
+	ownEntry := map[string]bool{}    // bridge ifindex + MAC: the VXLAN device has a unicast entry of its own
 	var ents []FDBStatus
 	for _, e := range fdb {
 		if !e.bridgeTable() {
@@ -131,8 +140,8 @@ func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[stri
 		case e.VLAN != 0:
 			st.Reason = "VLAN entry (VLAN-aware bridge)"
 		case e.Ifindex == vx.Ifindex:
-			tunnel[k] = true
-			continue // reported with the device's own entry for the MAC
+			tunnel[k] = e
+			continue // reported with the device's own entry for the MAC (or as a tunnel MAC)
 		case port == nil:
 			st.Reason = "unknown port"
 		case e.Ifindex != e.Master && (port.Port == nil || port.Port.refusal() != ""):
@@ -141,14 +150,19 @@ func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[stri
 		if st.Reason == "" {
 			lm := state.LocalMAC{MAC: e.MAC.String(), Port: port.Name, Ifindex: port.Ifindex, Local: e.State&unix.NUD_PERMANENT != 0}
 			v := want[vx.Name]
+			if !lm.Local {
+				lm.Dynamic = e.dynamic()
+			}
 			v.LocalMACs = append(v.LocalMACs, lm)
 			want[vx.Name] = v
 			if !lm.Local {
 				local[k] = port.Name
 			}
-			st.Followed, st.Reason, st.object = true, vxlanNotYet, vx.Name
+			st.Followed, st.object = true, vx.Name
 			if lm.Local {
-				st.Reason = "the node's own address: frames to it are the kernel's; " + vxlanNotYet
+				st.Reason = whyNodeMAC
+			} else {
+				st.fast, st.port = true, port.Name
 			}
 		}
 		ents = append(ents, st)
@@ -170,6 +184,9 @@ func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[stri
 		}
 		k := fmt.Sprintf("%d %s", v.BridgeIfindex, e.MAC)
 		zero := isZeroMAC(e.MAC)
+		if !zero && e.MAC[0]&1 == 0 {
+			ownEntry[k] = true // the kernel uses it, followed or not: its MAC is no tunnel MAC
+		}
 		switch {
 		case !followed:
 			st.Reason = "its VXLAN device is not followed"
@@ -181,22 +198,48 @@ func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[stri
 			st.Reason = "the bridge has the MAC on local port " + local[k]
 		}
 		if st.Reason == "" {
+			br := tunnel[k]
 			if zero {
 				v.Remotes = append(v.Remotes, e.Dst)
 			} else {
 				v.RemoteMACs = append(v.RemoteMACs, state.RemoteMAC{MAC: e.MAC.String(), Remote: e.Dst, VNI: e.VNI, Port: e.Port,
-					Bridged: tunnel[k]})
+					Bridged: br != nil, Dynamic: e.dynamic() || br != nil && br.dynamic()})
 			}
 			want[l.Name] = v
-			st.Followed, st.Reason, st.object = true, vxlanNotYet, l.Name
+			st.Followed, st.object = true, l.Name
 			switch {
 			case zero:
-				st.Reason = "default remote (broadcast, unknown unicast, multicast: the kernel replicates); " + vxlanNotYet
-			case !tunnel[k]:
-				st.Reason = "the bridge does not send the MAC to the tunnel (it floods it): the kernel's; " + vxlanNotYet
+				st.Reason = whyDefaultRemote
+			case br == nil:
+				st.Reason = whyFlooded
+			default:
+				st.fast = true
 			}
 		}
 		ents = append(ents, st)
+	}
+
+	// MACs the bridge sends to a followed VXLAN port that has no entry of its own for them: to the
+	// default remotes (the fast path's when there is exactly one).
+	for k, e := range tunnel {
+		vx := byBridge[e.Master]
+		if ownEntry[k] || vx == nil {
+			continue
+		}
+		v := want[vx.Name]
+		v.TunnelMACs = append(v.TunnelMACs, state.TunnelMAC{MAC: e.MAC.String(), Dynamic: e.dynamic()})
+		want[vx.Name] = v
+		st := FDBStatus{Dev: vx.Name, Bridge: name(e.Master), MAC: e.MAC.String(), Followed: true, object: vx.Name, tunnel: true}
+		ents = append(ents, st)
+	}
+	for i := range ents { // the default remotes are all known now
+		if st := &ents[i]; st.tunnel {
+			if rs := want[st.object].Remotes; len(rs) == 1 {
+				st.fast, st.Remote = true, rs[0].String()
+			} else {
+				st.Reason = whyReplicated
+			}
+		}
 	}
 	for n, v := range want {
 		state.NormalizeVXLAN(&v)
@@ -228,26 +271,63 @@ func compareAddrStrings(a, b string) int {
 
 // stored makes the statuses say what the store holds after the commit: a device (and its entries)
 // is followed only if its object is there as translated; one the store refused says so (the refusal
-// is among the mirror's notes).
+// is among the mirror's notes). A followed device is accelerated when some port of its bridge is
+// attached (frames from it are encapsulated, and VXLAN to it decapsulated on fabric ports); an entry
+// when the fast path forwards by it there (a local MAC: when its port is attached too).
 func stored(st *state.Store, d *desired) {
 	have := map[string]state.VXLAN{}
 	for _, v := range st.VXLANs() {
 		have[v.Dev] = v
 	}
-	ok := map[string]bool{}
+	attached := map[string]bool{}
+	for _, it := range st.Interfaces() {
+		attached[it.Name] = true
+	}
+	ok, fast := map[string]bool{}, map[string]bool{}
 	for dev, v := range d.vxlans {
 		h, in := have[dev]
 		ok[dev] = in && state.SameVXLAN(h, v)
+		for _, p := range v.Ports {
+			fast[dev] = fast[dev] || attached[p.Name]
+		}
 	}
 	const refused = "its seg6x VXLAN object was refused (see the notes)"
 	for i := range d.vxStatus {
-		if s := &d.vxStatus[i]; s.Followed && !ok[s.Dev] {
+		s := &d.vxStatus[i]
+		switch {
+		case s.Followed && !ok[s.Dev]:
 			s.Followed, s.Reason, s.Object = false, refused, ""
+		case s.Followed && !fast[s.Dev]:
+			s.Reason = fmt.Sprintf("no port of bridge %s is attached to seg6x: its frames are the kernel's", s.Bridge)
+		case s.Followed:
+			s.Accelerated = true
 		}
 	}
 	for i := range d.fdbStatus {
-		if s := &d.fdbStatus[i]; s.Followed && !ok[s.object] {
+		s := &d.fdbStatus[i]
+		switch {
+		case s.Followed && !ok[s.object]:
 			s.Followed, s.Reason = false, refused
+		case !s.fast:
+		case !fast[s.object]:
+			s.Reason = "no port of its bridge is attached to seg6x"
+		case s.port != "" && !attached[s.port]:
+			s.Reason = fmt.Sprintf("port %s is not attached to seg6x: frames to it are the kernel's", s.port)
+		default:
+			s.Accelerated = true
 		}
 	}
+}
+
+// bridgePorts are the other ports of bridge br (the VXLAN device vx aside) that forward.
+func bridgePorts(links map[int]*kernelLink, br, vx int) []state.BridgePort {
+	var out []state.BridgePort
+	for _, l := range links {
+		if l.Master != br || l.Ifindex == vx || l.Port == nil || l.Port.refusal() != "" {
+			continue
+		}
+		out = append(out, state.BridgePort{Name: l.Name, Ifindex: l.Ifindex, MTU: l.MTU, Learning: l.Port.Learning})
+	}
+	slices.SortFunc(out, func(a, b state.BridgePort) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

@@ -19,7 +19,7 @@ func vxTopology() map[int]*kernelLink {
 		2: {Ifindex: 2, Name: "br0", Kind: "bridge", Up: true, Bridge: &bridgeInfo{}},
 		3: {Ifindex: 3, Name: "vx0", Kind: "vxlan", Up: true, Master: 2, MTU: 1450, Port: fwd,
 			VX: &kernelVXLAN{Ifindex: 3, Name: "vx0", VNI: 100, Local: netip.MustParseAddr("2001:db8:1::a"), Port: 4789}},
-		4: {Ifindex: 4, Name: "t0", Up: true, Master: 2, Port: fwd},
+		4: {Ifindex: 4, Name: "t0", Up: true, Master: 2, MTU: 1500, Port: &bridgePort{State: brStateForwarding, Learning: true}},
 		5: {Ifindex: 5, Name: "t9", Up: true, Master: 2, Port: &bridgePort{State: 1}}, // listening
 	}
 }
@@ -68,7 +68,7 @@ func TestVXLANObjectsAndReasons(t *testing.T) {
 		{"02:00:00:00:0a:02", "vx0", "local port t0"},
 		{"01:00:5e:00:00:01", "vx0", "multicast MAC"},
 		{"02:00:00:00:0a:09", "t9", "not forwarding"},
-		{"02:00:00:00:0a:01", "t0", vxlanNotYet},
+		{"02:00:00:00:0a:01", "t0", ""}, // the fast path's, once t0 is attached (stored())
 	} {
 		if r := reason(c.mac, c.dev); !strings.Contains(r, c.want) {
 			t.Errorf("%s on %s: %q, want %q", c.mac, c.dev, r, c.want)
@@ -105,5 +105,70 @@ func TestVXLANObjectsAndReasons(t *testing.T) {
 				t.Errorf("%s: entry of a device not followed: %+v", c.name, e)
 			}
 		}
+	}
+}
+
+// The object's fields the fast path uses: the device's TOS and port learning, the bridge's other
+// ports, which entries age (learned), and the MACs the bridge sends to the tunnel without an entry
+// of the device's own (to the default remotes: the fast path's when there is one).
+func TestVXLANObjectFields(t *testing.T) {
+	b, c := netip.MustParseAddr("2001:db8:1::b"), netip.MustParseAddr("2001:db8:1::c")
+	links := vxTopology()
+	links[3].VX.TOS = 0x20
+	links[3].Port = &bridgePort{State: brStateForwarding, Learning: false}
+	learned := func(e *fdbEntry) *fdbEntry { e.State = unix.NUD_REACHABLE; return e }
+	static := func(e *fdbEntry) *fdbEntry { e.State = unix.NUD_NOARP; return e }
+	self := func(m string, dst netip.Addr) *fdbEntry {
+		return &fdbEntry{Ifindex: 3, MAC: mac(m), Dst: dst, Flags: unix.NTF_SELF, State: unix.NUD_NOARP}
+	}
+	master := func(m string, port int) *fdbEntry {
+		return &fdbEntry{Ifindex: port, Master: 2, MAC: mac(m), Flags: unix.NTF_MASTER}
+	}
+	ext := master("02:00:00:00:0b:02", 3)
+	ext.Flags |= unix.NTF_EXT_LEARNED
+	fdb := entries(self("00:00:00:00:00:00", b),
+		self("02:00:00:00:0b:01", b), static(master("02:00:00:00:0b:01", 3)), // static both: not dynamic
+		self("02:00:00:00:0b:02", c), ext, // FRR's extern_learn: not dynamic
+		learned(self("02:00:00:00:0b:03", c)), static(master("02:00:00:00:0b:03", 3)), // learned by the device
+		learned(master("02:00:00:00:0c:01", 3)), // learned by the bridge, no device entry: a tunnel MAC
+		learned(master("02:00:00:00:0a:01", 4)), static(master("02:00:00:00:0a:02", 4)))
+	want, _, ents := vxlanObjects(links, fdb)
+	v := want["vx0"]
+	exp := state.VXLAN{Dev: "vx0", Ifindex: 3, VNI: 100, Local: netip.MustParseAddr("2001:db8:1::a"), Port: 4789, TOS: 0x20,
+		MTU: 1450, Bridge: "br0", BridgeIfindex: 2, Origin: state.OriginKernel,
+		Ports:   []state.BridgePort{{Name: "t0", Ifindex: 4, MTU: 1500, Learning: true}}, // t9 is not forwarding
+		Remotes: []netip.Addr{b},
+		RemoteMACs: []state.RemoteMAC{{MAC: "02:00:00:00:0b:01", Remote: b, Bridged: true},
+			{MAC: "02:00:00:00:0b:02", Remote: c, Bridged: true}, {MAC: "02:00:00:00:0b:03", Remote: c, Bridged: true, Dynamic: true}},
+		LocalMACs:  []state.LocalMAC{{MAC: "02:00:00:00:0a:01", Port: "t0", Ifindex: 4, Dynamic: true}, {MAC: "02:00:00:00:0a:02", Port: "t0", Ifindex: 4}},
+		TunnelMACs: []state.TunnelMAC{{MAC: "02:00:00:00:0c:01", Dynamic: true}}}
+	if !state.SameVXLAN(v, exp) {
+		t.Fatalf("vx0\n got %+v\nwant %+v", v, exp)
+	}
+	status := func(m string) FDBStatus {
+		for _, e := range ents {
+			if e.MAC == m {
+				return e
+			}
+		}
+		t.Fatalf("no status for %s", m)
+		return FDBStatus{}
+	}
+	if s := status("02:00:00:00:0c:01"); !s.Followed || !s.fast || s.Remote != b.String() || s.Dev != "vx0" {
+		t.Errorf("tunnel MAC, one default remote: %+v", s)
+	}
+	// Two default remotes: the kernel replicates frames to a tunnel MAC.
+	fdb2 := entries(self("00:00:00:00:00:00", b), self("00:00:00:00:00:00", c), learned(master("02:00:00:00:0c:01", 3)))
+	want, _, ents = vxlanObjects(links, fdb2)
+	if tm := want["vx0"].TunnelMACs; len(tm) != 1 {
+		t.Fatalf("tunnel MACs %+v", tm)
+	}
+	if s := status("02:00:00:00:0c:01"); !s.Followed || s.fast || s.Reason != whyReplicated {
+		t.Errorf("tunnel MAC, two default remotes: %+v", s)
+	}
+	// Port learning on when the kernel says so.
+	links[3].Port.Learning = true
+	if want, _, _ := vxlanObjects(links, fdb2); !want["vx0"].PortLearning {
+		t.Error("port learning on not followed")
 	}
 }

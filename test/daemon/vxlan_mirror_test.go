@@ -108,7 +108,7 @@ func TestMirrorFollowsVXLAN(t *testing.T) {
 			followed(k, "02:00:00:00:0a:01", "")
 	})
 	if v := dev(k, "vx0"); v.Vni != 100 || v.Local != "2001:db8:1::a" || v.Port != 4789 || v.Bridge != "br0" || v.Accelerated ||
-		v.Object != `vxlan "vx0"` || !strings.Contains(v.Reason, "not in this build") {
+		v.Object != `vxlan "vx0"` || !strings.Contains(v.Reason, "no port of bridge br0 is attached") {
 		t.Fatalf("vx0 as reported: %v", v)
 	}
 	if e := entry(k, "02:00:00:00:0a:01", ""); e.Dev != "t0" || e.Bridge != "br0" {

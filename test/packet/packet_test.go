@@ -85,7 +85,7 @@ func TestEveryDropReasonHasAFixture(t *testing.T) {
 		"PASS_GSO_UNSIZED":       "TestTCGSOAggregates (tc_test.go): GSO aggregates exist on tc only",
 		"PASS_GSO_NESTED":        "TestTCGSOAggregates (tc_test.go)",
 		"DROP_VXLAN_SOURCE":      "TestVXLANDecap (vxlan_test.go)",
-		"DROP_VXLAN_CSUM":        "TestVXLANDecap (vxlan_test.go)",
+		"PASS_VXLAN_CSUM":        "TestVXLANDecap (vxlan_test.go)",
 		"PASS_VXLAN_FLOOD":       "TestVXLANEncap, TestVXLANDecap (vxlan_test.go)",
 		"PASS_VXLAN_LOCAL":       "TestVXLANEncap, TestVXLANDecap (vxlan_test.go)",
 		"PASS_VXLAN_NODE":        "TestVXLANEncap, TestVXLANDecap (vxlan_test.go)",
