@@ -6,7 +6,9 @@
  *    RFC 4459 3.) and each fragment, which then fits, is encapsulated like any other packet;
  *  - the ICMP error answering a decapsulated packet too big for its tenant port enters through that
  *    port, as if the tenant's gateway had sent it, and is encapsulated by the tenant's own route back
- *    towards the sender.
+ *    towards the sender;
+ *  - a VXLAN encapsulation larger than the underlay (vxlan.h) is fragmented (outer IPv6, RFC 8200
+ *    4.5) and the fragments are sent out of the underlay interface as they are (a packet socket).
  * Without a daemon reading the ring (nothing registered for this CPU), the caller decides. */
 #pragma once
 

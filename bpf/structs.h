@@ -61,6 +61,9 @@ enum reason {
 					 * fragment through this program as from the same port */
 	SLOW_DECAP_ICMP = 41,		/* decapsulated packet too big for its tenant port: replaced by the ICMP error,
 					 * which the daemon runs through this program as sent by the tenant */
+	SLOW_VXLAN_FRAGMENT = 42,	/* VXLAN encapsulation larger than the underlay's MTU (a frame the device's MTU
+					 * admits): encapsulated here, fragmented (outer IPv6) by the daemon, which
+					 * sends the fragments out of the underlay interface */
 	REASON_ANSWER_FIRST = 48,
 	ICMP_TOO_BIG = 48,		/* larger than its tunnel (IPv4 DF, IPv6): ICMP frag needed / packet too big sent */
 	REASON_PASS_FIRST = 64,
@@ -103,6 +106,7 @@ enum reason {
 enum slow_kind {
 	SLOW_KIND_FRAGMENT = 1, /* fragment the IPv4 packet at l3off to fit mtu, run each fragment in at ifindex */
 	SLOW_KIND_INJECT = 2,	/* run the frame in at ifindex as it is */
+	SLOW_KIND_FRAGMENT6 = 3, /* fragment the IPv6 packet at l3off to fit mtu, send each out of ifindex */
 };
 
 struct slow_meta {

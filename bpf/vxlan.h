@@ -20,6 +20,7 @@
 #include "fwd.h"
 #include "csum.h"
 #include "flowlabel.h"
+#include "slowpath.h"
 
 /* How often a frame from a learned (dynamic) MAC goes to the kernel anyway, so the kernel's entry,
  * which only the kernel's own forwarding refreshes, does not age out under the fast path (the
@@ -179,6 +180,22 @@ static __always_inline __u64 udp6_pseudo(const __u8 *src, const __u8 *dst, __u32
 	return sum16(src, 8) + sum16(dst, 8) + bpf_htons(len) + bpf_htons(PROTO_UDP);
 }
 
+/* The encapsulated frame, larger than the underlay's mtu, to the daemon, which fragments its outer
+ * IPv6 packet and sends the fragments out of ifindex. Without a daemon the outer header goes again
+ * and the kernel gets the frame as it came (it answers with ICMP, or drops, as without seg6x). */
+static __always_inline int vxlan_fragment_later(struct xdp_md *ctx, __u32 ifindex, __u32 mtu, __u32 bytes)
+{
+	struct slow_meta m = { .kind = SLOW_KIND_FRAGMENT6, .ifindex = ifindex, .mtu = mtu, .l3off = ETH_HLEN,
+			       .len = ctx->data_end - ctx->data };
+	long rc = slow_send(ctx, &m);
+
+	if (rc == 0)
+		return verdict(SLOW_VXLAN_FRAGMENT, bytes);
+	if (bpf_xdp_adjust_head(ctx, (int)VXLAN_ENCAP_LEN))
+		return verdict(DROP_SLOW_BUSY, bytes);
+	return verdict(rc == SLOW_NO_READER ? PASS_FIB_FRAG_NEEDED : DROP_SLOW_BUSY, bytes);
+}
+
 /* A frame from bridge port p->ifindex of bridge `bridge` (port flags pflags). */
 __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __u32 pflags)
 {
@@ -193,7 +210,7 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 	struct ipv6hdr *o6;
 	struct udphdr *udp;
 	__be32 *vxh;
-	__u32 len, devidx, sport;
+	__u32 len, devidx, sport, mtu = 0;
 	int rc, sum;
 
 	if (!ctx || pkt_arg(arg, &pk))
@@ -247,8 +264,17 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 	__builtin_memcpy(fib.ipv6_src, dev->local, 16);
 	__builtin_memcpy(fib.ipv6_dst, dst->remote, 16);
 	rc = fib_lookup(ctx, &fib, 0);
-	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED && fib.mtu_result >= 1280) {
+		/* Larger than the underlay: carried in outer IPv6 fragments (the daemon cuts them). The
+		 * FIB fills in the next hop only for a packet that fits. */
+		mtu = fib.mtu_result;
+		fib.tot_len = 0;
+		rc = fib_lookup(ctx, &fib, 0);
+		if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+			return verdict(fib_reason(rc), p->len);
+	} else if (rc != BPF_FIB_LKUP_RET_SUCCESS) {
 		return verdict(fib_reason(rc), p->len);
+	}
 
 	/* Committed: the frame, as it came, becomes the inner frame. */
 	if (bpf_xdp_adjust_head(ctx, -(int)VXLAN_ENCAP_LEN))
@@ -286,6 +312,8 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 		return verdict(DROP_NO_ROOM, p->len);
 	udp->check = csum_fold((__u64)sum + udp6_pseudo((__u8 *)&o6->saddr, (__u8 *)&o6->daddr,
 						     len + UDP_HLEN + VXLAN_HLEN)) ?: 0xFFFF;
+	if (mtu)
+		return vxlan_fragment_later(ctx, fib.ifindex, mtu, p->len);
 	return redirect(fib.ifindex, p->len);
 }
 

@@ -2403,17 +2403,19 @@ func (x *StatsReply) GetSlowPath() *SlowPath {
 
 // What the daemon's slow path did with the frames the XDP program handed it (SLOW_* reasons).
 type SlowPath struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Running       bool                   `protobuf:"varint,1,opt,name=running,proto3" json:"running,omitempty"`       // the daemon reads the ring (else the program falls back)
-	Records       uint64                 `protobuf:"varint,2,opt,name=records,proto3" json:"records,omitempty"`       // records read
-	Fragmented    uint64                 `protobuf:"varint,3,opt,name=fragmented,proto3" json:"fragmented,omitempty"` // IPv4 packets fragmented
-	Fragments     uint64                 `protobuf:"varint,4,opt,name=fragments,proto3" json:"fragments,omitempty"`   // fragments run back through the program
-	Injected      uint64                 `protobuf:"varint,5,opt,name=injected,proto3" json:"injected,omitempty"`     // answers run in through a tenant port
-	Failed        uint64                 `protobuf:"varint,6,opt,name=failed,proto3" json:"failed,omitempty"`         // records that could not be handled (last_error says why)
-	Lost          uint64                 `protobuf:"varint,7,opt,name=lost,proto3" json:"lost,omitempty"`             // records the kernel dropped: the ring was full
-	LastError     string                 `protobuf:"bytes,8,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Running         bool                   `protobuf:"varint,1,opt,name=running,proto3" json:"running,omitempty"`       // the daemon reads the ring (else the program falls back)
+	Records         uint64                 `protobuf:"varint,2,opt,name=records,proto3" json:"records,omitempty"`       // records read
+	Fragmented      uint64                 `protobuf:"varint,3,opt,name=fragmented,proto3" json:"fragmented,omitempty"` // IPv4 packets fragmented
+	Fragments       uint64                 `protobuf:"varint,4,opt,name=fragments,proto3" json:"fragments,omitempty"`   // fragments run back through the program
+	Injected        uint64                 `protobuf:"varint,5,opt,name=injected,proto3" json:"injected,omitempty"`     // answers run in through a tenant port
+	Failed          uint64                 `protobuf:"varint,6,opt,name=failed,proto3" json:"failed,omitempty"`         // records that could not be handled (last_error says why)
+	Lost            uint64                 `protobuf:"varint,7,opt,name=lost,proto3" json:"lost,omitempty"`             // records the kernel dropped: the ring was full
+	LastError       string                 `protobuf:"bytes,8,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	VxlanFragmented uint64                 `protobuf:"varint,9,opt,name=vxlan_fragmented,json=vxlanFragmented,proto3" json:"vxlan_fragmented,omitempty"` // VXLAN encapsulations larger than the underlay, fragmented (outer IPv6)
+	VxlanFragments  uint64                 `protobuf:"varint,10,opt,name=vxlan_fragments,json=vxlanFragments,proto3" json:"vxlan_fragments,omitempty"`   // their fragments sent out of the underlay
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SlowPath) Reset() {
@@ -2500,6 +2502,20 @@ func (x *SlowPath) GetLastError() string {
 		return x.LastError
 	}
 	return ""
+}
+
+func (x *SlowPath) GetVxlanFragmented() uint64 {
+	if x != nil {
+		return x.VxlanFragmented
+	}
+	return 0
+}
+
+func (x *SlowPath) GetVxlanFragments() uint64 {
+	if x != nil {
+		return x.VxlanFragments
+	}
+	return 0
 }
 
 type StatusRequest struct {
@@ -4739,7 +4755,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\x1aM\n" +
 	"\fReasonsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
-	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\"\xe3\x01\n" +
+	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\"\xb7\x02\n" +
 	"\bSlowPath\x12\x18\n" +
 	"\arunning\x18\x01 \x01(\bR\arunning\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\x04R\arecords\x12\x1e\n" +
@@ -4751,7 +4767,10 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06failed\x18\x06 \x01(\x04R\x06failed\x12\x12\n" +
 	"\x04lost\x18\a \x01(\x04R\x04lost\x12\x1d\n" +
 	"\n" +
-	"last_error\x18\b \x01(\tR\tlastError\"\x0f\n" +
+	"last_error\x18\b \x01(\tR\tlastError\x12)\n" +
+	"\x10vxlan_fragmented\x18\t \x01(\x04R\x0fvxlanFragmented\x12'\n" +
+	"\x0fvxlan_fragments\x18\n" +
+	" \x01(\x04R\x0evxlanFragments\"\x0f\n" +
 	"\rStatusRequest\"\xd5\x04\n" +
 	"\vStatusReply\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x16\n" +

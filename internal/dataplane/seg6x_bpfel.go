@@ -160,6 +160,7 @@ const (
 	Seg6xReasonREASON_SLOW_FIRST      Seg6xReason = 40
 	Seg6xReasonSLOW_FRAGMENT          Seg6xReason = 40
 	Seg6xReasonSLOW_DECAP_ICMP        Seg6xReason = 41
+	Seg6xReasonSLOW_VXLAN_FRAGMENT    Seg6xReason = 42
 	Seg6xReasonREASON_ANSWER_FIRST    Seg6xReason = 48
 	Seg6xReasonICMP_TOO_BIG           Seg6xReason = 48
 	Seg6xReasonREASON_PASS_FIRST      Seg6xReason = 64
@@ -257,8 +258,9 @@ const (
 type Seg6xSlowKind uint32
 
 const (
-	Seg6xSlowKindSLOW_KIND_FRAGMENT Seg6xSlowKind = 1
-	Seg6xSlowKindSLOW_KIND_INJECT   Seg6xSlowKind = 2
+	Seg6xSlowKindSLOW_KIND_FRAGMENT  Seg6xSlowKind = 1
+	Seg6xSlowKindSLOW_KIND_INJECT    Seg6xSlowKind = 2
+	Seg6xSlowKindSLOW_KIND_FRAGMENT6 Seg6xSlowKind = 3
 )
 
 type Seg6xSlowMeta struct {

@@ -23,13 +23,17 @@ import (
 const (
 	KindFragment = uint32(dataplane.Seg6xSlowKindSLOW_KIND_FRAGMENT) // fragment the IPv4 packet to the record's MTU, run each fragment in
 	KindInject   = uint32(dataplane.Seg6xSlowKindSLOW_KIND_INJECT)   // run the frame in as it is
+	// KindFragment6: fragment the outer IPv6 packet to the record's MTU, send each fragment out of the
+	// record's interface (a VXLAN encapsulation larger than the underlay).
+	KindFragment6 = uint32(dataplane.Seg6xSlowKindSLOW_KIND_FRAGMENT6)
 )
 
 const (
 	metaLen = int(unsafe.Sizeof(dataplane.Seg6xSlowMeta{})) // struct slow_meta
-	// RingBytes is the size of each CPU's perf ring: about 80 full-size frames of backlog per CPU;
+	// RingBytes is the size of each CPU's perf ring: about 320 full-size frames of backlog per CPU (a
+	// TCP window of VXLAN frames to fragment);
 	// beyond that the program counts DROP_SLOW_BUSY.
-	RingBytes = 128 << 10
+	RingBytes = 512 << 10
 	// MaxInjectFrame is the largest frame a live-frames test run takes (a page less the kernel's
 	// head- and tailroom): fragments are cut to fit it even where the tunnel takes more.
 	MaxInjectFrame = 3072
@@ -41,14 +45,16 @@ const (
 
 // Stats counts what the relay did.
 type Stats struct {
-	Running    bool   // a relay reads the ring
-	Records    uint64 // records read
-	Fragmented uint64 // packets fragmented
-	Fragments  uint64 // fragments run in
-	Injected   uint64 // frames run in as they are (answers)
-	Failed     uint64 // records that could not be handled (see LastError)
-	Lost       uint64 // records the kernel dropped because the ring was full
-	LastError  string
+	Running     bool   // a relay reads the ring
+	Records     uint64 // records read
+	Fragmented  uint64 // packets fragmented
+	Fragments   uint64 // fragments run in
+	Injected    uint64 // frames run in as they are (answers)
+	Fragmented6 uint64 // IPv6 packets (VXLAN encapsulations) fragmented
+	Fragments6  uint64 // their fragments sent
+	Failed      uint64 // records that could not be handled (see LastError)
+	Lost        uint64 // records the kernel dropped because the ring was full
+	LastError   string
 }
 
 // Relay reads one instance's slow path ring.
@@ -60,6 +66,7 @@ type Relay struct {
 	mu    sync.Mutex
 	stats Stats
 	progs map[uint32]*portProg
+	tx    transmitter
 }
 
 type portProg struct {
@@ -124,6 +131,9 @@ func (r *Relay) Handle(sample []byte) error {
 	if err != nil {
 		return err
 	}
+	if m.Kind == KindFragment6 {
+		return r.fragment6(m, frame)
+	}
 	frames, err := Expand(m, frame)
 	if err != nil {
 		return err
@@ -144,9 +154,34 @@ func (r *Relay) Handle(sample []byte) error {
 	return nil
 }
 
-// Expand is what a record asks to run in at m.Ifindex: the fragments of its packet, or its frame.
+// fragment6 sends the fragments of the record's outer IPv6 packet out of its interface.
+func (r *Relay) fragment6(m dataplane.Seg6xSlowMeta, frame []byte) error {
+	frags, err := Expand(m, frame)
+	if err != nil {
+		return err
+	}
+	for _, f := range frags {
+		if err := r.tx.send(m.Ifindex, f); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	r.stats.Fragmented6++
+	r.stats.Fragments6 += uint64(len(frags))
+	r.mu.Unlock()
+	return nil
+}
+
+// Expand is what a record asks to run in at m.Ifindex (the fragments of its IPv4 packet, or its
+// frame) or to send out of it (KindFragment6: the fragments of its outer IPv6 packet).
 func Expand(m dataplane.Seg6xSlowMeta, frame []byte) ([][]byte, error) {
 	switch m.Kind {
+	case KindFragment6:
+		frags, err := FragmentIPv6(frame, int(m.L3off), int(m.Mtu), fragmentID())
+		if err != nil {
+			return nil, fmt.Errorf("fragmenting a VXLAN packet for ifindex %d: %w", m.Ifindex, err)
+		}
+		return frags, nil
 	case KindFragment:
 		frags, err := FragmentIPv4(frame, int(m.L3off), min(int(m.Mtu), MaxInjectFrame-int(m.L3off)))
 		if err != nil {
@@ -265,6 +300,7 @@ func (r *Relay) program(ifindex uint32) (*ebpf.Program, error) {
 }
 
 func (r *Relay) closeProgs() {
+	r.tx.close()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for k, p := range r.progs {

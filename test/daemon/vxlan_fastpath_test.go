@@ -3,10 +3,11 @@ package daemontest
 // vxlan_fastpath_test.go: the VXLAN fast path under the daemon, as an operator runs it (issue 16,
 // requirement 2). Node A runs `seg6x daemon --mirror-kernel` with its bridge port p0 and underlay u0
 // attached; node B is the kernel's VXLAN alone. Both bridges learn (vx0 nolearning, one default
-// remote each, as a static EVPN-less setup). Pings and a bounded TCP transfer cross the overlay both
-// ways, with the kernel's path MTU discovery in the loop (1500-byte underlay, 1500-byte tenant MTU:
-// full frames do not fit and go to the kernel, which answers with ICMP); the fast path must carry
-// the bulk of them (counted redirects) and the transfer must arrive whole.
+// remote each, as a static EVPN-less setup). Pings cross the overlay both ways; full 1514-byte frames
+// (1500-byte tenant MTU) do not fit the 1500-byte underlay: seg6x carries them in outer IPv6
+// fragments (its daemon cuts them, node B's kernel reassembles), where the kernel alone would answer
+// with ICMP or drop. Datagrams of 1472 bytes and a bounded TCP transfer at full MSS must arrive
+// whole, and the fast path (redirects, fragmentation) must carry the bulk.
 
 import (
 	"bytes"
@@ -140,8 +141,47 @@ func TestVXLANFastPathEndToEnd(t *testing.T) {
 		t.Errorf("%d of 80 ping frames through node A were the fast path's; reasons %v", redirected, after.Reasons)
 	}
 
-	// A bounded TCP transfer h1 -> h2: full-sized frames do not fit the 1500-byte underlay, the
-	// kernel answers them (ICMP: PMTU 1430), and the transfer goes on at the smaller size.
+	// 1472-byte UDP datagrams (1500-byte IPv4, DF: what the kernel answers with "frag needed, MTU
+	// 1430") from h1 to h2: each is carried in two outer fragments.
+	var uc net.PacketConn
+	if err := testsupport.InNetns(h2, func() (err error) { uc, err = net.ListenPacket("udp4", "198.18.0.2:5002"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer uc.Close()
+	const datagrams = 50
+	arrived := make(chan int, 1)
+	go func() {
+		n, buf := 0, make([]byte, 2048)
+		_ = uc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for n < datagrams {
+			if k, _, err := uc.ReadFrom(buf); err != nil || k != 1472 {
+				break
+			}
+			n++
+		}
+		arrived <- n
+	}()
+	if err := testsupport.InNetns(h1, func() error {
+		c, err := net.Dial("udp4", "198.18.0.2:5002")
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		for i := range datagrams {
+			if _, err := c.Write(bytes.Repeat([]byte{byte(i)}, 1472)); err != nil {
+				return err
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-arrived; n != datagrams {
+		t.Errorf("%d of %d 1472-byte datagrams arrived; reasons %v", n, datagrams, stats().Reasons)
+	}
+
+	// A bounded TCP transfer h1 -> h2 at full MSS: its data frames are fragmented outside.
 	const size = 4 << 20
 	payload := make([]byte, size)
 	if _, err := rand.Read(payload); err != nil {
@@ -189,7 +229,14 @@ func TestVXLANFastPathEndToEnd(t *testing.T) {
 	redirected = after.Actions["XDP_REDIRECT"].GetPackets() - before.Actions["XDP_REDIRECT"].GetPackets()
 	passed := after.Actions["XDP_PASS"].GetPackets() - before.Actions["XDP_PASS"].GetPackets()
 	t.Logf("TCP %d MB: %d frames redirected by the fast path, %d to the kernel; reasons %v", size>>20, redirected, passed, after.Reasons)
-	if redirected < 2000 || passed > redirected/10 {
-		t.Errorf("the fast path carried %d frames and the kernel %d: the bulk should be the fast path's", redirected, passed)
+	fragmented := after.Reasons["SLOW_VXLAN_FRAGMENT"].GetPackets() - before.Reasons["SLOW_VXLAN_FRAGMENT"].GetPackets()
+	t.Logf("of which %d full-size frames fragmented by the daemon (%d outer fragments in all so far)", fragmented,
+		after.SlowPath.GetVxlanFragments())
+	if redirected < 500 || fragmented < 2000 || passed > (redirected+fragmented)/20 {
+		t.Errorf("the fast path carried %d frames (%d of them fragmented) and the kernel %d: the bulk should be the fast path's",
+			redirected, fragmented, passed)
+	}
+	if n := after.Reasons["PASS_FIB_FRAG_NEEDED"].GetPackets(); n != 0 {
+		t.Errorf("%d frames too big for the underlay went to the kernel (it answers with ICMP): the daemon fragments them", n)
 	}
 }

@@ -14,10 +14,12 @@ import (
 	"net"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/frame"
+	"github.com/seg6x/seg6x/internal/slowpath"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -29,6 +31,8 @@ var (
 	vxRMAC    = mustMAC("02:00:00:00:b1:01") // behind fc00:b::1, the bridge sends it to the tunnel
 	vxFlood   = mustMAC("02:00:00:00:b1:02") // behind fc00:b::2, the bridge floods it
 	vxNode    = mustMAC("02:00:00:00:c1:fe") // the bridge's own
+	vxFarMAC  = mustMAC("02:00:00:00:b1:03") // behind fc00:2:1::5, reached through tf0 (MTU 1500)
+	vxFar     = netip.MustParseAddr("fc00:2:1::5")
 	big0MAC   = mustMAC("02:00:00:00:0d:00")
 	big0Peer  = mustMAC("02:00:00:00:0d:02")
 )
@@ -54,6 +58,7 @@ func vxSetup(t *testing.T) uint32 {
 		Ports:   []state.BridgePort{{Name: "tc0", Ifindex: int(tc0), MTU: 1500, Learning: true}},
 		Remotes: []netip.Addr{vxRemote},
 		RemoteMACs: []state.RemoteMAC{{MAC: vxRMAC.String(), Remote: vxRemote, Bridged: true},
+			{MAC: vxFarMAC.String(), Remote: vxFar, Bridged: true},
 			{MAC: vxFlood.String(), Remote: netip.MustParseAddr("fc00:b::2")}},
 		LocalMACs: []state.LocalMAC{{MAC: vxHost.String(), Port: "tc0", Ifindex: int(tc0)},
 			{MAC: vxDynHost.String(), Port: "tc0", Ifindex: int(tc0), Dynamic: true},
@@ -128,7 +133,7 @@ func ether(dst, src net.HardwareAddr, l3 []byte) []byte {
 
 // Independent model of the program's flow hash (bpf/flowlabel.h) for an inner IPv4 frame: the
 // source port is 5000 + label * 10 / 2^20 for vx0's range 5000-5010.
-func fmix32(h uint32) uint32 {
+func fmix32(h uint32) uint32 { // bpf/flowlabel.h
 	h ^= h >> 16
 	h *= 0x85EBCA6B
 	h ^= h >> 13
@@ -275,5 +280,45 @@ func TestVXLANDecap(t *testing.T) {
 	}
 	for _, c := range cases {
 		runVX(t, c)
+	}
+}
+
+// A frame the device's MTU admits but the underlay's does not (1514 bytes through tf0, MTU 1500):
+// encapsulated in full and queued for the daemon, which cuts the outer IPv6 packet into fragments
+// (internal/slowpath FragmentIPv6) and sends them out of tf0; without a daemon the kernel gets the
+// frame as it came.
+func TestVXLANFragmentedEncap(t *testing.T) {
+	vxSetup(t)
+	full := build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1000>2000 len 1472", vxHost, vxFarMAC)
+	small := build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1000>2000 len 64", vxHost, vxFarMAC)
+	tf0MAC, tfPeer := mustMAC("02:00:00:00:0f:00"), mustMAC("02:00:00:00:0f:02")
+	encap := func(inner []byte) []byte {
+		return ether(tfPeer, tf0MAC, vxlanPacket(vxLocal, vxFar, sport4(inner, 14), 100, 0, inner))
+	}
+	runVX(t, vxCase{"fits the underlay", "tc0", small, encap(small), "XDP_REDIRECT", ""})
+	runVX(t, vxCase{"larger than the underlay, no daemon", "tc0", full, nil, "XDP_PASS", "PASS_FIB_FRAG_NEEDED"})
+
+	ring := openSlowRing(t)
+	defer ring.Close()
+	runVX(t, vxCase{"larger than the underlay", "tc0", full, nil, "XDP_DROP", "SLOW_VXLAN_FRAGMENT"})
+	ring.rd.SetDeadline(time.Now().Add(2 * time.Second))
+	rec, err := ring.rd.Read()
+	if err != nil {
+		t.Fatalf("no slow path record: %v", err)
+	}
+	m, frame, err := slowpath.Decode(rec.RawSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf0, _ := rig.Ifindex("tf0")
+	if m.Kind != slowpath.KindFragment6 || m.Ifindex != tf0 || m.Mtu != 1500 || m.L3off != 14 {
+		t.Fatalf("record %+v, want kind %d, ifindex %d, MTU 1500, l3off 14", m, slowpath.KindFragment6, tf0)
+	}
+	if want := encap(full); !bytes.Equal(frame, want) {
+		t.Fatalf("the queued frame is not the whole encapsulation\n got %x\nwant %x", frame, want)
+	}
+	frags, err := slowpath.Expand(m, frame)
+	if err != nil || len(frags) != 2 || len(frags[0])-14 != 1496 || len(frags[1])-14 != 40+8+1570-40-1448 {
+		t.Fatalf("fragments: %v, %d", err, len(frags))
 	}
 }
