@@ -99,6 +99,8 @@ enum reason {
 	PASS_VXLAN_CSUM = 86,		/* VXLAN to a local VTEP whose UDP checksum is zero or does not verify: the
 					 * kernel checks it its way (it drops a wrong one, and takes a local veth
 					 * peer's unfinished CHECKSUM_PARTIAL one, which XDP cannot tell) */
+	PASS_VXLAN_ND = 87,		/* bridged ARP or IPv6 neighbor discovery (even unicast): the kernel's (the bridge
+					 * may answer or suppress it: neigh_suppress) */
 	REASON_MAX = 128,
 };
 

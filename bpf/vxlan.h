@@ -108,6 +108,7 @@ static __always_inline int vx_refresh(struct vx_mac_key *k)
 struct vx_inner {
 	__u32 hash; /* 20 bits, as an outer flow label */
 	__u8 ecn;   /* what the outer traffic class's ECN bits become (RFC 6040: CE is carried as ECT(0)) */
+	__u8 nd;    /* ARP, or ICMPv6 neighbor discovery (types 133-137) right behind the IPv6 header */
 };
 
 static __always_inline void vx_inner_of(void *data, void *data_end, __u32 off, struct vx_inner *in)
@@ -119,6 +120,7 @@ static __always_inline void vx_inner_of(void *data, void *data_end, __u32 off, s
 
 	in->hash = 1;
 	in->ecn = 0;
+	in->nd = 0;
 	if ((void *)(eth + 1) > data_end)
 		return;
 	proto = eth->h_proto;
@@ -152,11 +154,17 @@ static __always_inline void vx_inner_of(void *data, void *data_end, __u32 off, s
 			return;
 		if ((ip6->nexthdr == PROTO_TCP || ip6->nexthdr == PROTO_UDP) && (void *)(ip6 + 1) + 4 <= data_end)
 			ports = (void *)(ip6 + 1);
+		if (ip6->nexthdr == PROTO_ICMPV6) {
+			__u8 *type = (void *)(ip6 + 1);
+			if ((void *)(type + 1) <= data_end && *type >= 133 && *type <= 137)
+				in->nd = 1;
+		}
 		in->hash = flow_label6(ip6, ports);
 		ds = (ip6->priority << 4) | (ip6->flow_lbl[0] >> 4);
 	} else {
 		__u32 *w = (void *)eth;
 		in->hash = label_of(fmix32(w[0] ^ 0x9E3779B9) ^ w[1] ^ w[2] ^ proto);
+		in->nd = proto == bpf_htons(0x0806); /* ARP */
 		return;
 	}
 	ds &= 3;
@@ -254,6 +262,8 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 		return verdict(PASS_VXLAN_TOO_BIG, p->len);
 
 	vx_inner_of(data, data_end, 0, &in);
+	if (in.nd)
+		return verdict(PASS_VXLAN_ND, p->len);
 	sport = dev->sport_lo + ((in.hash * (__u32)dev->sport_span) >> 20);
 	fib.family = AF_INET6;
 	fib.l4_protocol = PROTO_UDP;
@@ -324,6 +334,7 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 	struct vx_rx_key rk = {};
 	struct vx_remote_key rem = {};
 	struct vx_mac_key k = {};
+	struct vx_inner in;
 	struct pkt pk = {}, *p = &pk;
 	struct vx_mac *dst, *src;
 	struct vx_dev *dev;
@@ -394,6 +405,9 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 		if ((src->flags & VX_MAC_F_DYNAMIC) && vx_refresh(&k))
 			return verdict(PASS_VXLAN_LEARN, p->len);
 	}
+	vx_inner_of(data, data_end, ioff, &in);
+	if (in.nd)
+		return verdict(PASS_VXLAN_ND, p->len);
 	ilen = plen - UDP_HLEN - VXLAN_HLEN;
 	/* The bridge hands a port frames up to its MTU (the first tag aside). */
 	if (ilen - ((eth->h_proto == ETH_P_8021Q_BE || eth->h_proto == ETH_P_8021AD_BE) ? VLAN_HLEN : 0) >

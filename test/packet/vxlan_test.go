@@ -157,6 +157,20 @@ func sport4(inner []byte, l3 int) uint16 {
 	return uint16(5000 + label*10>>20)
 }
 
+// arpTo is an ARP reply from src to dst (neighbor discovery stays the kernel's, even unicast).
+func arpTo(dst, src net.HardwareAddr) []byte {
+	b := append(append(append([]byte{}, dst...), src...), 0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 2)
+	b = append(append(b, src...), 198, 18, 2, 2)
+	return append(append(b, dst...), 198, 18, 1, 2)
+}
+
+// nsTo is an IPv6 neighbor solicitation (ICMPv6 type 135) from src to dst's MAC.
+func nsTo(t *testing.T, dst, src net.HardwareAddr) []byte {
+	b := build(t, "ipv6 2001:db8:2::2>2001:db8:1::2 icmpv6", src, dst)
+	b[14+40] = 135
+	return b
+}
+
 type vxCase struct {
 	name, dev string
 	in, out   []byte // out nil: unchanged (XDP_PASS) or not compared (XDP_DROP)
@@ -214,6 +228,8 @@ func TestVXLANEncap(t *testing.T) {
 		{"to another local MAC", "tc0", build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1>2", vxHost, vxDynHost), nil, "XDP_PASS", "PASS_VXLAN_LOCAL"},
 		{"to the bridge itself", "tc0", build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1>2", vxHost, vxNode), nil, "XDP_PASS", "PASS_VXLAN_NODE"},
 		{"from a MAC the bridge has not learned", "tc0", build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1>2", mustMAC("02:00:00:00:99:02"), vxRMAC), nil, "XDP_PASS", "PASS_VXLAN_LEARN"},
+		{"unicast ARP to a remote MAC", "tc0", arpTo(vxRMAC, vxHost), nil, "XDP_PASS", "PASS_VXLAN_ND"},
+		{"unicast neighbor solicitation to a remote MAC", "tc0", nsTo(t, vxRMAC, vxHost), nil, "XDP_PASS", "PASS_VXLAN_ND"},
 		{"from a multicast source MAC", "tc0", build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1>2", mustMAC("03:00:00:00:99:02"), vxRMAC), nil, "XDP_PASS", "PASS_VXLAN_MALFORMED"},
 	}
 	for _, c := range cases {
@@ -271,6 +287,8 @@ func TestVXLANDecap(t *testing.T) {
 		{"inner unknown destination", "fab0", pkt(vxRemote, 100, build(t, "ipv4 198.18.2.2>198.18.1.9 udp 1>2", vxRMAC, mustMAC("02:00:00:00:99:03"))), nil, "XDP_PASS", "PASS_VXLAN_FLOOD"},
 		{"inner to the bridge itself", "fab0", pkt(vxRemote, 100, build(t, "ipv4 198.18.2.2>198.18.1.1 udp 1>2", vxRMAC, vxNode)), nil, "XDP_PASS", "PASS_VXLAN_NODE"},
 		{"inner source the bridge has not learned", "fab0", pkt(vxRemote, 100, build(t, "ipv4 198.18.2.9>198.18.1.2 udp 1>2", mustMAC("02:00:00:00:99:04"), vxHost)), nil, "XDP_PASS", "PASS_VXLAN_LEARN"},
+		{"inner unicast ARP", "fab0", pkt(vxRemote, 100, arpTo(vxHost, vxRMAC)), nil, "XDP_PASS", "PASS_VXLAN_ND"},
+		{"inner neighbor solicitation", "fab0", pkt(vxRemote, 100, nsTo(t, vxHost, vxRMAC)), nil, "XDP_PASS", "PASS_VXLAN_ND"},
 		{"inner to a MAC behind the tunnel", "fab0", pkt(vxRemote, 100, build(t, "ipv4 198.18.2.9>198.18.2.2 udp 1>2", vxRMAC, vxRMAC)), nil, "XDP_PASS", "PASS_VXLAN_LOCAL"},
 		{"not VXLAN: UDP to another port of the node", "fab0", func() []byte {
 			b := bytes.Clone(good)
