@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"net/netip"
 	"testing"
@@ -295,6 +296,16 @@ func TestVXLANDecap(t *testing.T) {
 			b[14+42], b[14+43] = 0x12, 0x34
 			return b
 		}(), nil, "XDP_PASS", ""},
+	}
+	// Outer fragments (a far VTEP's fragmented frame): the kernel reassembles them, then its VXLAN
+	// device decapsulates (docs/vxlan.md).
+	big := pkt(vxRemote, 100, build(t, "ipv4 198.18.2.2>198.18.1.2 udp 2000>1000 len 1472", vxRMAC, vxHost))
+	frags, err := slowpath.FragmentIPv6(big, 14, 1500, 7)
+	if err != nil || len(frags) != 2 {
+		t.Fatalf("fragments: %v", err)
+	}
+	for i, f := range frags {
+		cases = append(cases, vxCase{fmt.Sprintf("outer fragment %d", i), "fab0", f, nil, "XDP_PASS", ""})
 	}
 	for _, c := range cases {
 		runVX(t, c)
