@@ -182,6 +182,26 @@ static __always_inline int same_addr6(const __u8 *a, const __u8 *b)
 	return a0 == b0 && a1 == b1;
 }
 
+/* The entry of MAC mac in bridge k->bridge when the kernel's tables send frames to it the way `want`
+ * says (VX_MAC_TUNNEL: encapsulation, VX_MAC_LOCAL: a local port); else NULL, and *reason says why
+ * the kernel gets the frame (flooded, the bridge's own, bridged locally or back). */
+static __always_inline struct vx_mac *vx_dst(struct vx_mac_key *k, const __u8 *mac, __u8 want, int *reason)
+{
+	struct vx_mac *m;
+
+	*reason = PASS_VXLAN_FLOOD;
+	if (mac[0] & 1)
+		return NULL;
+	__builtin_memcpy(k->mac, mac, ETH_ALEN);
+	m = bpf_map_lookup_elem(&vx_macs, k);
+	if (!m)
+		return NULL;
+	if (m->kind == want)
+		return m;
+	*reason = m->kind == VX_MAC_NODE ? PASS_VXLAN_NODE : PASS_VXLAN_LOCAL;
+	return NULL;
+}
+
 /* The IPv6 pseudo-header's part of a UDP datagram's checksum (as sum16 counts). */
 static __always_inline __u64 udp6_pseudo(const __u8 *src, const __u8 *dst, __u32 len)
 {
@@ -228,16 +248,9 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 	eth = data;
 	if ((void *)(eth + 1) > data_end)
 		return verdict(DROP_TRUNC_VLAN, p->len);
-	if (eth->h_dest[0] & 1)
-		return verdict(PASS_VXLAN_FLOOD, p->len);
-	__builtin_memcpy(k.mac, eth->h_dest, ETH_ALEN);
-	dst = bpf_map_lookup_elem(&vx_macs, &k);
+	dst = vx_dst(&k, eth->h_dest, VX_MAC_TUNNEL, &rc);
 	if (!dst)
-		return verdict(PASS_VXLAN_FLOOD, p->len);
-	if (dst->kind == VX_MAC_NODE)
-		return verdict(PASS_VXLAN_NODE, p->len);
-	if (dst->kind != VX_MAC_TUNNEL)
-		return verdict(PASS_VXLAN_LOCAL, p->len);
+		return verdict(rc, p->len);
 	if (!(dst->flags & VX_MAC_F_REMOTE))
 		return verdict(PASS_VXLAN_FLOOD, p->len);
 	if (eth->h_source[0] & 1)
@@ -344,7 +357,7 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 	struct ethhdr *eth;
 	__be32 *vxh;
 	__u32 plen, ioff, ilen, out;
-	int sum, malformed;
+	int sum, malformed, why;
 
 	if (!ctx || pkt_arg(arg, &pk))
 		return XDP_DROP;
@@ -381,19 +394,12 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 	eth = data + ioff;
 	if ((void *)(eth + 1) > data_end)
 		return verdict(PASS_VXLAN_MALFORMED, p->len);
-	if (eth->h_dest[0] & 1)
-		return verdict(PASS_VXLAN_FLOOD, p->len);
+	k.bridge = dev->bridge;
+	dst = vx_dst(&k, eth->h_dest, VX_MAC_LOCAL, &why);
+	if (!dst)
+		return verdict(why, p->len);
 	if (eth->h_source[0] & 1)
 		return verdict(PASS_VXLAN_MALFORMED, p->len);
-	k.bridge = dev->bridge;
-	__builtin_memcpy(k.mac, eth->h_dest, ETH_ALEN);
-	dst = bpf_map_lookup_elem(&vx_macs, &k);
-	if (!dst)
-		return verdict(PASS_VXLAN_FLOOD, p->len);
-	if (dst->kind == VX_MAC_NODE)
-		return verdict(PASS_VXLAN_NODE, p->len);
-	if (dst->kind != VX_MAC_LOCAL)
-		return verdict(PASS_VXLAN_LOCAL, p->len);
 	if (dev->flags & (VX_F_LEARNING | VX_F_PORT_LEARNING)) {
 		__builtin_memcpy(k.mac, eth->h_source, ETH_ALEN);
 		src = bpf_map_lookup_elem(&vx_macs, &k);
