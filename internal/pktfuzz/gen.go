@@ -22,6 +22,7 @@ type Target struct {
 	Pfx6   []netip.Prefix // IPv6 destinations worth hitting: locators, tenant routes, routed prefixes
 	Src6   []netip.Prefix // IPv6 sources: the domain's and others
 	Pfx4   []netip.Prefix // IPv4 destinations: tenant routes and the decap tables' prefixes
+	VX     *VXTarget      // a VXLAN device (vxlan.go), or none
 }
 
 // Port is a tenant port and the prefixes its tenant routes.
@@ -92,6 +93,14 @@ func (g *Gen) Next() Frame {
 	kind := g.r.Intn(100)
 	var tags []uint16
 	g.routes = nil
+	if g.t.VX != nil && g.chance(0.2) {
+		f = g.vxlanFrame()
+		f.Data, f.Kind = g.mutate(f.Data, f.Kind)
+		if len(f.Data) > MaxFrame {
+			f.Data = f.Data[:MaxFrame]
+		}
+		return f
+	}
 	switch {
 	case g.chance(0.25):
 		f.Dev, tags = g.t.Devs[g.r.Intn(len(g.t.Devs))], g.tags()

@@ -41,7 +41,9 @@ func TestFuzzFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := pktfuzz.New(int64(seed), pktfuzz.TargetOf(cfg, devs, fabric, prefixes(kernel6), prefixes(kernel4)))
+	target := pktfuzz.TargetOf(cfg, devs, fabric, prefixes(kernel6), prefixes(kernel4))
+	target.VX = vxSetup(t)
+	g := pktfuzz.New(int64(seed), target)
 
 	// One CPU: the next-hop cache is per CPU, and the cached phase must hit what it filled.
 	defer testsupport.OnOneCPU(t)()

@@ -77,7 +77,7 @@ func phase(name string, prog *ebpf.Program, g *pktfuzz.Gen, n int, t *tally) err
 		t.actions[action]++
 		t.kinds[f.Kind]++
 		t.outcomes[strings.SplitN(f.Kind, "/", 2)[0]+" -> "+action]++
-		err = verdictOK(action, moved, f.Data, o)
+		err = verdictOK(f.Dev, action, moved, f.Data, o)
 		if err == nil && len(moved) == 1 && strings.HasPrefix(moved[0], "SLOW_") {
 			err = slowRecordOK(moved[0], idx, f.Data)
 		}
@@ -94,7 +94,7 @@ func phase(name string, prog *ebpf.Program, g *pktfuzz.Gen, n int, t *tally) err
 }
 
 // verdictOK is the oracle for one frame: the action, the reasons it moved, and the bytes.
-func verdictOK(action string, moved []string, in, out []byte) error {
+func verdictOK(dev, action string, moved []string, in, out []byte) error {
 	one := func(drop bool) bool {
 		if len(moved) != 1 || !strings.HasSuffix(moved[0], "+1") {
 			return false
@@ -115,6 +115,14 @@ func verdictOK(action string, moved []string, in, out []byte) error {
 	case "XDP_REDIRECT":
 		if len(moved) == 1 && moved[0] == "ICMP_TOO_BIG+1" { // answered: the ICMP error goes back
 			return pktcheck.Answered(in, out)
+		}
+		switch {
+		case len(moved) > 0:
+			return fmt.Errorf("a frame that leaves counts no drop or pass reason")
+		case dev == vxOracle.bridge: // every frame of a bridge port is bridged: it leaves only encapsulated
+			return vxOracle.Encapsulated(in, out)
+		case vxOracle.ToLocalVTEP(in):
+			return vxOracle.Decapsulated(in, out)
 		}
 		fallthrough
 	case "XDP_TX":
@@ -156,6 +164,18 @@ func slowRecordOK(reason string, ifindex int, in []byte) error {
 			return err
 		}
 		return pktcheck.Fragments(frame, int(m.L3off), min(int(m.Mtu), slowpath.MaxInjectFrame-int(m.L3off)), frags)
+	case "SLOW_VXLAN_FRAGMENT+1":
+		if tf0, err := rig.Ifindex("tf0"); err != nil || m.Kind != slowpath.KindFragment6 || m.Ifindex != tf0 {
+			return fmt.Errorf("VXLAN fragment record of kind %d for ifindex %d, want the underlay towards the remote, tf0", m.Kind, m.Ifindex)
+		}
+		if err := vxOracle.Encapsulated(in, frame); err != nil {
+			return fmt.Errorf("the frame to fragment: %w", err)
+		}
+		frags, err := slowpath.Expand(m, frame)
+		if err != nil {
+			return err
+		}
+		return pktcheck.Fragments6(frame, int(m.L3off), int(m.Mtu), frags)
 	case "SLOW_DECAP_ICMP+1":
 		if m.Kind != slowpath.KindInject {
 			return fmt.Errorf("answer record of kind %d", m.Kind)
