@@ -101,6 +101,8 @@ enum reason {
 					 * peer's unfinished CHECKSUM_PARTIAL one, which XDP cannot tell) */
 	PASS_VXLAN_ND = 87,		/* bridged ARP or IPv6 neighbor discovery (even unicast): the kernel's (the bridge
 					 * may answer or suppress it: neigh_suppress) */
+	PASS_VXLAN_ECN = 88,		/* VXLAN whose outer ECN marks change the inner packet (CE, or ECT(1) over
+					 * ECT(0); RFC 6040): the kernel rewrites it (or drops a not-ECT one) */
 	REASON_MAX = 128,
 };
 

@@ -109,6 +109,7 @@ struct vx_inner {
 	__u32 hash; /* 20 bits, as an outer flow label */
 	__u8 ecn;   /* what the outer traffic class's ECN bits become (RFC 6040: CE is carried as ECT(0)) */
 	__u8 nd;    /* ARP, or ICMPv6 neighbor discovery (types 133-137) right behind the IPv6 header */
+	__u8 ip_ecn; /* an untagged IPv4 / IPv6 frame: its ECN bits + 1 (0: not such a frame) */
 };
 
 static __always_inline void vx_inner_of(void *data, void *data_end, __u32 off, struct vx_inner *in)
@@ -121,6 +122,7 @@ static __always_inline void vx_inner_of(void *data, void *data_end, __u32 off, s
 	in->hash = 1;
 	in->ecn = 0;
 	in->nd = 0;
+	in->ip_ecn = 0;
 	if ((void *)(eth + 1) > data_end)
 		return;
 	proto = eth->h_proto;
@@ -169,6 +171,8 @@ static __always_inline void vx_inner_of(void *data, void *data_end, __u32 off, s
 	}
 	ds &= 3;
 	in->ecn = ds == 3 ? 2 : ds;
+	if (l3 == off + ETH_HLEN)
+		in->ip_ecn = ds + 1;
 }
 
 static __always_inline int same_addr6(const __u8 *a, const __u8 *b)
@@ -358,6 +362,7 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 	__be32 *vxh;
 	__u32 plen, ioff, ilen, out;
 	int sum, malformed, why;
+	__u8 ecn;
 
 	if (!ctx || pkt_arg(arg, &pk))
 		return XDP_DROP;
@@ -414,6 +419,12 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 	vx_inner_of(data, data_end, ioff, &in);
 	if (in.nd)
 		return verdict(PASS_VXLAN_ND, p->len);
+	/* RFC 6040 decapsulation, as the kernel does it for an untagged inner IP packet: an outer CE
+	 * marks the inner (or drops a not-ECT one), an outer ECT(1) turns an inner ECT(0) into ECT(1).
+	 * Rare (congestion marks): the kernel rewrites those. */
+	ecn = (ip6->flow_lbl[0] >> 4) & 3;
+	if (in.ip_ecn && ((ecn == 3 && in.ip_ecn != 4) || (ecn == 1 && in.ip_ecn == 3)))
+		return verdict(PASS_VXLAN_ECN, p->len);
 	ilen = plen - UDP_HLEN - VXLAN_HLEN;
 	/* The bridge hands a port frames up to its MTU (the first tag aside). */
 	if (ilen - ((eth->h_proto == ETH_P_8021Q_BE || eth->h_proto == ETH_P_8021AD_BE) ? VLAN_HLEN : 0) >

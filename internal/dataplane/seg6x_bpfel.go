@@ -188,6 +188,7 @@ const (
 	Seg6xReasonPASS_VXLAN_TOO_BIG     Seg6xReason = 85
 	Seg6xReasonPASS_VXLAN_CSUM        Seg6xReason = 86
 	Seg6xReasonPASS_VXLAN_ND          Seg6xReason = 87
+	Seg6xReasonPASS_VXLAN_ECN         Seg6xReason = 88
 	Seg6xReasonREASON_MAX             Seg6xReason = 128
 )
 

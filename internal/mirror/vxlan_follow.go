@@ -6,6 +6,8 @@ package mirror
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
@@ -29,15 +31,32 @@ func (k *vxlanKernel) readLinks() error {
 		return err
 	}
 	links := map[int]*kernelLink{}
+	nf := netfilterCalls()
 	for _, b := range msgs {
 		l, err := parseLink(b)
 		if err != nil {
 			return err
 		}
+		if l.Bridge != nil {
+			l.Bridge.NFCall = l.Bridge.NFCall || nf
+		}
 		links[l.Ifindex] = l
 	}
 	k.links = links
 	return nil
+}
+
+// netfilterCalls reports whether this namespace's bridges hand IP and ARP frames to netfilter
+// (net.bridge.bridge-nf-call-*: 1 by default wherever br_netfilter is loaded or built in). Then the
+// kernel's bridge checks IPv4 headers, trims Ethernet padding and runs the FORWARD chains on bridged
+// frames, which the fast path does not. Read at every link dump (there is no event for a sysctl).
+func netfilterCalls() bool {
+	for _, f := range []string{"bridge-nf-call-iptables", "bridge-nf-call-ip6tables", "bridge-nf-call-arptables"} {
+		if b, err := os.ReadFile("/proc/sys/net/bridge/" + f); err == nil && strings.TrimSpace(string(b)) != "0" {
+			return true
+		}
+	}
+	return false
 }
 
 // readFDB reads both forwarding tables again.

@@ -231,7 +231,7 @@ func (br *bridgeInfo) refusal() string {
 	case br.VLANFiltering:
 		return "VLAN-aware bridge (vlan_filtering 1)"
 	case br.NFCall:
-		return "bridge netfilter hooks on (nf_call_iptables / ip6tables / arptables)"
+		return "bridge netfilter hooks on (net.bridge.bridge-nf-call-iptables / ip6tables / arptables, or the bridge's nf_call_*): set them to 0"
 	}
 	return ""
 }

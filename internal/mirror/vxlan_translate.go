@@ -139,7 +139,7 @@ func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[stri
 			st.Reason = "multicast MAC: the kernel's"
 		case e.VLAN != 0:
 			st.Reason = "VLAN entry (VLAN-aware bridge)"
-		case e.Ifindex == vx.Ifindex:
+		case e.Ifindex == vx.Ifindex && e.State&unix.NUD_PERMANENT == 0:
 			tunnel[k] = e
 			continue // reported with the device's own entry for the MAC (or as a tunnel MAC)
 		case port == nil:

@@ -131,7 +131,9 @@ func TestVXLANObjectFields(t *testing.T) {
 		self("02:00:00:00:0b:02", c), ext, // FRR's extern_learn: not dynamic
 		learned(self("02:00:00:00:0b:03", c)), static(master("02:00:00:00:0b:03", 3)), // learned by the device
 		learned(master("02:00:00:00:0c:01", 3)), // learned by the bridge, no device entry: a tunnel MAC
-		learned(master("02:00:00:00:0a:01", 4)), static(master("02:00:00:00:0a:02", 4)))
+		learned(master("02:00:00:00:0a:01", 4)), static(master("02:00:00:00:0a:02", 4)),
+		// The VXLAN port's own address: the bridge's (the node's), not behind the tunnel.
+		&fdbEntry{Ifindex: 3, Master: 2, MAC: mac("02:00:00:00:0e:0e"), Flags: unix.NTF_MASTER, State: unix.NUD_PERMANENT})
 	want, _, ents := vxlanObjects(links, fdb)
 	v := want["vx0"]
 	exp := state.VXLAN{Dev: "vx0", Ifindex: 3, VNI: 100, Local: netip.MustParseAddr("2001:db8:1::a"), Port: 4789, TOS: 0x20,
@@ -140,7 +142,8 @@ func TestVXLANObjectFields(t *testing.T) {
 		Remotes: []netip.Addr{b},
 		RemoteMACs: []state.RemoteMAC{{MAC: "02:00:00:00:0b:01", Remote: b, Bridged: true},
 			{MAC: "02:00:00:00:0b:02", Remote: c, Bridged: true}, {MAC: "02:00:00:00:0b:03", Remote: c, Bridged: true, Dynamic: true}},
-		LocalMACs:  []state.LocalMAC{{MAC: "02:00:00:00:0a:01", Port: "t0", Ifindex: 4, Dynamic: true}, {MAC: "02:00:00:00:0a:02", Port: "t0", Ifindex: 4}},
+		LocalMACs: []state.LocalMAC{{MAC: "02:00:00:00:0a:01", Port: "t0", Ifindex: 4, Dynamic: true}, {MAC: "02:00:00:00:0a:02", Port: "t0", Ifindex: 4},
+			{MAC: "02:00:00:00:0e:0e", Port: "vx0", Ifindex: 3, Local: true}},
 		TunnelMACs: []state.TunnelMAC{{MAC: "02:00:00:00:0c:01", Dynamic: true}}}
 	if !state.SameVXLAN(v, exp) {
 		t.Fatalf("vx0\n got %+v\nwant %+v", v, exp)

@@ -172,7 +172,7 @@ func validateVXLAN(v *VXLAN, add func(error)) {
 		mac("tunnel_macs", m.MAC, 0, "on the VXLAN port")
 	}
 	for _, l := range v.LocalMACs {
-		if l.Port == "" || l.Port == v.Dev {
+		if l.Port == "" || l.Port == v.Dev && !l.Local { // the device's own address is the node's
 			bad("local_macs", "%s: %q is no local port", l.MAC, l.Port)
 		}
 		if l.VLAN > 4094 {

@@ -150,3 +150,14 @@ func ReexecInNetns(prefix string) (int, bool, error) {
 	}
 	return 0, true, nil
 }
+
+// BridgeNetfilterOff turns off, inside ns, the bridge's hand-over of IP and ARP frames to netfilter
+// (net.bridge.bridge-nf-call-*), as an operator does for seg6x to accelerate a VXLAN bridge
+// (docs/vxlan.md). Without br_netfilter in the kernel the settings do not exist and nothing is to do.
+func BridgeNetfilterOff(ns string) error {
+	if _, err := os.Stat("/proc/sys/net/bridge"); err != nil {
+		return nil
+	}
+	return Sysctl(ns, "net.bridge.bridge-nf-call-iptables=0", "net.bridge.bridge-nf-call-ip6tables=0",
+		"net.bridge.bridge-nf-call-arptables=0")
+}

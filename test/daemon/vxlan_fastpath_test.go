@@ -72,6 +72,9 @@ func TestVXLANFastPathEndToEnd(t *testing.T) {
 	// B's VXLAN leaves its UDP checksum to offload unless tx is off on u1: a wire always carries a
 	// finished one (the fast path hands an unfinished one to the kernel: PASS_VXLAN_CSUM).
 	testsupport.MustRun(t, "ip", "netns", "exec", nsB, "ethtool", "-K", "u1", "gro", "on", "tx", "off")
+	if err := testsupport.BridgeNetfilterOff(nsA); err != nil {
+		t.Fatal(err)
+	}
 	vtep(nsA, "2001:db8:1::a", "2001:db8:1::b", "p0", h1, "198.18.0.1")
 	vtep(nsB, "2001:db8:1::b", "2001:db8:1::a", "p1", h2, "198.18.0.2")
 

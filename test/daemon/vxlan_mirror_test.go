@@ -42,6 +42,9 @@ func TestMirrorFollowsVXLAN(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
+	if err := testsupport.BridgeNetfilterOff(ns); err != nil {
+		t.Fatal(err)
+	}
 	fdb := func(lines ...string) {
 		t.Helper()
 		for _, l := range lines {

@@ -139,6 +139,24 @@ func vxCorpus() []vxCase {
 	for i, f := range frags {
 		cs = append(cs, vxCase{name: fmt.Sprintf("decap outer fragment %d of a 1514-byte frame (the kernel reassembles)", i), decap: true, frame: f})
 	}
+	// Ethernet padding (a 46-byte frame padded to 60, as a NIC delivers it): carried as it came, by
+	// both (the kernel trims it only when its bridge hands IP to netfilter, which seg6x refuses).
+	padded := append(vxTenant(vxMacR, 0, false, 46), make([]byte, 14)...)
+	cs = append(cs, vxCase{name: "encap IPv4 padded to 60 bytes", frame: padded, fast: true},
+		vxCase{name: "decap inner IPv4 padded to 60 bytes", decap: true, frame: vxPacket(vxRemote, 100,
+			append(vxFrom(0, false, 46), make([]byte, 14)...)), fast: true})
+	// Outer ECN marks (RFC 6040): the kernel rewrites the inner packet, or drops a not-ECT one under CE.
+	for _, c := range []struct {
+		name         string
+		inner, outer byte
+	}{{"CE over ECT(0)", 2, 3}, {"CE over not-ECT", 0, 3}, {"ECT(1) over ECT(0)", 2, 1}, {"CE over CE", 3, 3}, {"ECT(0) over ECT(0)", 2, 2}} {
+		in := vxFrom(0, false, 200)
+		in[14+1] = c.inner
+		testsupport.FixIPv4Checksum(in[14:])
+		f := vxPacket(vxRemote, 100, in)
+		f[14+1] |= c.outer << 4
+		cs = append(cs, vxCase{name: "decap, outer ECN " + c.name, decap: true, frame: f, fast: c.outer == 2 || c.inner == 3})
+	}
 	good := vxPacket(vxRemote, 100, vxFrom(0, false, 100))
 	flags := bytes.Clone(good)
 	flags[14+48] = 0x0c

@@ -95,6 +95,7 @@ func TestEveryDropReasonHasAFixture(t *testing.T) {
 		"PASS_VXLAN_TOO_BIG":     "TestVXLANEncap (vxlan_test.go)",
 		"SLOW_VXLAN_FRAGMENT":    "TestVXLANFragmentedEncap (vxlan_test.go)",
 		"PASS_VXLAN_ND":          "TestVXLANEncap, TestVXLANDecap (vxlan_test.go)",
+		"PASS_VXLAN_ECN":         "TestVXLANDecap (vxlan_test.go)",
 	}
 	for _, r := range dataplane.ReasonTable {
 		if _, ok := elsewhere[r.Name]; ok {

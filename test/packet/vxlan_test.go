@@ -297,6 +297,25 @@ func TestVXLANDecap(t *testing.T) {
 			return b
 		}(), nil, "XDP_PASS", ""},
 	}
+	// Outer ECN (RFC 6040): marks that change the inner packet are the kernel's to apply.
+	ecnIn := func(innerECN byte) []byte {
+		in := build(t, "ipv4 198.18.2.2>198.18.1.2 udp 2000>1000 len 64", vxRMAC, vxHost)
+		in[15] = innerECN
+		binary.BigEndian.PutUint16(in[24:], 0)
+		binary.BigEndian.PutUint16(in[24:], csum16(in[14:34]))
+		return in
+	}
+	withOuter := func(inner []byte, outerECN byte) []byte {
+		return ether(fab0MAC, fabPeer, vxlanPacket(vxRemote, vxLocal, 40000, 100, outerECN, inner))
+	}
+	ce := ecnIn(3)
+	cases = append(cases,
+		vxCase{"outer CE over inner ECT(0)", "fab0", withOuter(ecnIn(2), 3), nil, "XDP_PASS", "PASS_VXLAN_ECN"},
+		vxCase{"outer CE over inner not-ECT", "fab0", withOuter(ecnIn(0), 3), nil, "XDP_PASS", "PASS_VXLAN_ECN"},
+		vxCase{"outer ECT(1) over inner ECT(0)", "fab0", withOuter(ecnIn(2), 1), nil, "XDP_PASS", "PASS_VXLAN_ECN"},
+		vxCase{"outer CE over inner CE: unchanged", "fab0", withOuter(ce, 3), ce, "XDP_REDIRECT", ""},
+		vxCase{"outer ECT(0) over inner ECT(0): unchanged", "fab0", withOuter(ecnIn(2), 2), ecnIn(2), "XDP_REDIRECT", ""})
+
 	// Outer fragments (a far VTEP's fragmented frame): the kernel reassembles them, then its VXLAN
 	// device decapsulates (docs/vxlan.md).
 	big := pkt(vxRemote, 100, build(t, "ipv4 198.18.2.2>198.18.1.2 udp 2000>1000 len 1472", vxRMAC, vxHost))
