@@ -21,6 +21,18 @@ struct pkt {
 	__u32 chain;   /* local SIDs processed before this one in the same pass (pipeline.h local_sids) */
 };
 
+/* Whether two 16-byte addresses are equal (two 8-byte compares). */
+static __always_inline int same16(const __u8 *a, const __u8 *b)
+{
+	__u64 a0, a1, b0, b1;
+
+	__builtin_memcpy(&a0, a, 8);
+	__builtin_memcpy(&a1, a + 8, 8);
+	__builtin_memcpy(&b0, b, 8);
+	__builtin_memcpy(&b1, b + 8, 8);
+	return a0 == b0 && a1 == b1;
+}
+
 struct vlan_tag {
 	__be16 tci;
 	__be16 proto;

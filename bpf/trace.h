@@ -158,17 +158,6 @@ static __always_inline int trace_in_prefix(const __u8 *a, const __u8 *p, __u32 p
 	return 1;
 }
 
-static __always_inline int trace_same16(const __u8 *a, const __u8 *b)
-{
-	__u64 a0, a1, b0, b1;
-
-	__builtin_memcpy(&a0, a, 8);
-	__builtin_memcpy(&a1, a + 8, 8);
-	__builtin_memcpy(&b0, b, 8);
-	__builtin_memcpy(&b1, b + 8, 8);
-	return a0 == b0 && a1 == b1;
-}
-
 static __always_inline int trace_match(const struct trace_cfg *c, const struct trace_rec *r)
 {
 	__u32 f = c->filter;
@@ -182,7 +171,7 @@ static __always_inline int trace_match(const struct trace_cfg *c, const struct t
 		return 0;
 	if ((f & TF_POLICY) && (!(r->flags & TRACE_F_ROUTE) || r->policy != c->policy))
 		return 0;
-	if ((f & TF_SID) && (!(r->flags & TRACE_F_SID) || !trace_same16(r->sid, c->sid)))
+	if ((f & TF_SID) && (!(r->flags & TRACE_F_SID) || !same16(r->sid, c->sid)))
 		return 0;
 	if ((f & TF_REASON) && r->reason != c->reason)
 		return 0;

@@ -175,17 +175,6 @@ static __always_inline void vx_inner_of(void *data, void *data_end, __u32 off, s
 		in->ip_ecn = ds + 1;
 }
 
-static __always_inline int same_addr6(const __u8 *a, const __u8 *b)
-{
-	__u64 a0, a1, b0, b1;
-
-	__builtin_memcpy(&a0, a, 8);
-	__builtin_memcpy(&a1, a + 8, 8);
-	__builtin_memcpy(&b0, b, 8);
-	__builtin_memcpy(&b1, b + 8, 8);
-	return a0 == b0 && a1 == b1;
-}
-
 /* The entry of MAC mac in bridge k->bridge when the kernel's tables send frames to it the way `want`
  * says (VX_MAC_TUNNEL: encapsulation, VX_MAC_LOCAL: a local port); else NULL, and *reason says why
  * the kernel gets the frame (flooded, the bridge's own, bridged locally or back). */
@@ -411,7 +400,7 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 		if (!src || src->kind != VX_MAC_TUNNEL)
 			return verdict(PASS_VXLAN_LEARN, p->len);
 		if ((dev->flags & VX_F_LEARNING) &&
-		    (!(src->flags & VX_MAC_F_REMOTE) || !same_addr6(src->remote, rem.addr)))
+		    (!(src->flags & VX_MAC_F_REMOTE) || !same16(src->remote, rem.addr)))
 			return verdict(PASS_VXLAN_LEARN, p->len);
 		if ((src->flags & VX_MAC_F_DYNAMIC) && vx_refresh(&k))
 			return verdict(PASS_VXLAN_LEARN, p->len);
