@@ -28,18 +28,19 @@ func (t *transmitter) send(ifindex uint32, frame []byte) error {
 	}
 	fd, ok := t.socks[ifindex]
 	if !ok {
-		// Protocol 0: the socket only sends, nothing received is queued on it.
+		// Protocol 0 and never bound: the socket only sends (bound to a protocol, it would get a
+		// copy of every such frame the interface receives).
 		s, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return fmt.Errorf("packet socket: %w", err)
 		}
-		if err := unix.Bind(s, &unix.SockaddrLinklayer{Ifindex: int(ifindex), Protocol: htons(unix.ETH_P_IPV6)}); err != nil {
-			unix.Close(s)
-			return fmt.Errorf("packet socket on ifindex %d: %w", ifindex, err)
-		}
 		fd, t.socks[ifindex] = s, s
 	}
-	if _, err := unix.Write(fd, frame); err != nil {
+	to := &unix.SockaddrLinklayer{Ifindex: int(ifindex), Protocol: htons(unix.ETH_P_IPV6), Halen: 6}
+	if len(frame) >= 6 {
+		copy(to.Addr[:], frame[:6])
+	}
+	if err := unix.Sendto(fd, frame, 0, to); err != nil {
 		// The interface may have gone: the next frame opens a new socket.
 		unix.Close(fd)
 		delete(t.socks, ifindex)
