@@ -4,7 +4,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-#define TPL_MAX 1536 /* largest frame template */
+#define TPL_MAX 2048 /* largest frame template (VXLAN decap: a 1514-byte tenant frame + 70) */
 #define TPL_FLOWS 256 /* templates: one per flow */
 #define PAT_LEN 128   /* bytes of each received frame the sink checks */
 #define GEN_BURST 16  /* frames per paced burst; the control plane uses it as live-frames batch size */

@@ -93,6 +93,9 @@ type Rig struct {
 	links   []link.Link
 	genIdx  int
 	dutNAPI int // thread id of the DUT's receive NAPI thread (PinNAPI)
+	// The DUT's seg6x daemon, in scenarios that run one (StartMirrorDaemon), and its output.
+	daemon    *testsupport.Daemon
+	daemonLog testsupport.LogBuffer
 }
 
 func macStr(m [6]byte) string { return net.HardwareAddr(m[:]).String() }
@@ -292,6 +295,10 @@ func (r *Rig) PinNAPI() error {
 
 // Down removes the rig; safe after a partial Up.
 func (r *Rig) Down() {
+	if r.daemon != nil {
+		r.daemon.Signal(os.Kill)
+		r.daemon = nil
+	}
 	for _, l := range r.links {
 		l.Close()
 	}

@@ -36,6 +36,8 @@ type Point struct {
 	Scenario     string  `json:"scenario"`
 	Description  string  `json:"description"`
 	FrameSize    int     `json:"frame_size"` // 0 = IMIX
+	// The frame sizes are the carried tenant frames' (VXLAN scenarios), not the DUT's input frames'.
+	CarriedFrame bool    `json:"frame_size_is_carried_frame,omitempty"`
 	AvgFrame     float64 `json:"avg_frame_bytes"`
 	Flows        string  `json:"flows"`
 	NDRMpps      float64 `json:"ndr_mpps"`        // median of the repetitions
@@ -142,8 +144,12 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 		if size == IMIX {
 			sizes = imixSizes
 		} else {
-			sizes = []int{len(sc.Frame(size-4, 0)) + 4} // the scenario's smallest frame when size is below it
-			size = sizes[0]
+			if sc.Carried {
+				sizes = []int{size}
+			} else {
+				sizes = []int{len(sc.Frame(size-4, 0)) + 4} // the scenario's smallest frame when size is below it
+				size = sizes[0]
+			}
 		}
 		for _, fm := range o.Flows {
 			flows := 1
@@ -160,6 +166,9 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 				}
 			}
 			n := len(frames[0]) // the pattern checks lengths only when every frame has the same one
+			if sc.Carried {
+				n = size - 4
+			}
 			if size == IMIX {
 				n = 0
 			}
@@ -173,7 +182,7 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 				}
 			}
 			avg := float64(total) / float64(len(frames))
-			p := Point{Scenario: sc.Name, Description: sc.Desc, FrameSize: size, Flows: fm, TrialSeconds: o.Trial.Seconds(),
+			p := Point{Scenario: sc.Name, Description: sc.Desc, FrameSize: size, CarriedFrame: sc.Carried, Flows: fm, TrialSeconds: o.Trial.Seconds(),
 				SearchSteps: o.Steps, MeasuredAtUTC: time.Now().UTC().Format(time.RFC3339)}
 			var over, pdrs, busy []float64
 			for rep := 0; rep < o.Repeat; rep++ {
@@ -258,6 +267,8 @@ func kernelRef(s string) string {
 		return "kernel_un"
 	case s == "seg6x_wecmp3":
 		return "kernel_wecmp3"
+	case strings.HasPrefix(s, "seg6x_vxlan_"):
+		return "kernel_vxlan_" + strings.TrimPrefix(s, "seg6x_vxlan_")
 	case s == "seg6x_udt4_vlan":
 		return "kernel_udx4" // the kernel's End.DT4 needs a VRF device (scenarios.go)
 	}

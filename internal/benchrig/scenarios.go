@@ -28,6 +28,12 @@ type Scenario struct {
 	// matched Expect is reported (first_output_share). The weighted-policy scenarios use it: Expect is
 	// the weight-2 list's output, Alt any list's.
 	Alt func(n int) pattern
+	// Carried: frame sizes are those of the tenant frame the scenario carries (VXLAN), not of the
+	// DUT's input frame, which may be longer (decap: the tenant frame plus its encapsulation).
+	Carried bool
+	// Bridged: a kernel scenario whose input frames the DUT's kernel bridges (VXLAN encap): they never
+	// reach its IP layer, whose counters show what reached the kernel in the other kernel scenarios.
+	Bridged bool
 }
 
 var (
@@ -426,5 +432,6 @@ func Scenarios() []*Scenario {
 			Expect: expectIPv4(18, 63, vlanOut),
 		},
 	)
-	return append(out, wecmpScenarios()...)
+	out = append(out, wecmpScenarios()...)
+	return append(out, vxlanScenarios()...)
 }

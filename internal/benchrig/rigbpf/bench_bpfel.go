@@ -16,7 +16,7 @@ import (
 type BenchFrameTpl struct {
 	_    structs.HostLayout
 	Len  uint32
-	Data [1536]uint8
+	Data [2048]uint8
 }
 
 type BenchGenState struct {
