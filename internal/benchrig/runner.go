@@ -33,9 +33,9 @@ var imixSizes = []int{64, 64, 64, 64, 64, 64, 64, 594, 594, 594, 594, 1518}
 
 // Point is one scenario x frame size x flow mode, over Repeat repetitions.
 type Point struct {
-	Scenario     string  `json:"scenario"`
-	Description  string  `json:"description"`
-	FrameSize    int     `json:"frame_size"` // 0 = IMIX
+	Scenario    string `json:"scenario"`
+	Description string `json:"description"`
+	FrameSize   int    `json:"frame_size"` // 0 = IMIX
 	// The frame sizes are the carried tenant frames' (VXLAN scenarios), not the DUT's input frames'.
 	CarriedFrame bool    `json:"frame_size_is_carried_frame,omitempty"`
 	AvgFrame     float64 `json:"avg_frame_bytes"`
