@@ -36,9 +36,9 @@ const volatile __u64 vx_refresh_ns = 10ULL * 1000000000ULL;
 #define CSUM_FRAME_MAX 4096
 
 /* The 16-bit one's complement sum (folded, not complemented; as sum16 counts) of len bytes at off in
- * the frame: bpf_csum_diff over 512- and 256-byte blocks, 8-byte words summed in the program for
+ * the frame: bpf_csum_diff over 512- and 256-byte blocks, 32-bit words summed in the program for
  * the rest (a helper call per small block costs more than the words: a 64-byte frame's encapsulation
- * was three calls), then the last 1 to 7 bytes; -1 when they are not all in the frame. A global
+ * was three calls), then the last 1 to 3 bytes; -1 when they are not all in the frame. A global
  * function: the verifier checks its walk once, and its callers see a number. */
 __noinline int csum_frame(struct xdp_md *ctx, __u32 off, __u32 len)
 {
@@ -68,28 +68,29 @@ __noinline int csum_frame(struct xdp_md *ctx, __u32 off, __u32 len)
 	if (len & 256) CSUM_BLOCK(256)
 #undef CSUM_BLOCK
 	len &= 255;
-	for (int i = 0; i < 32; i++) { /* under 256 bytes left: at most 31 words */
-		__u64 w;
-
-		if (len < 8)
+	/* Under 256 bytes left: runs of 64, 32, 16, 8 and 4 bytes of native 32-bit words (as
+	 * bpf_csum_diff adds them), one bounds check per run. */
+#define CSUM_WORDS(n)                                                      \
+	{                                                                  \
+		asm volatile("%0 &= 0x1fff" : "+r"(off));                  \
+		b = data + off;                                            \
+		if (b + n > data_end)                                      \
+			return -1;                                         \
+		_Pragma("unroll") for (int j = 0; j < n / 4; j++)          \
+			s += ((__u32 *)b)[j];                              \
+		off += n;                                                  \
+	}
+	for (int i = 0; i < 3; i++) {
+		if (len < 64)
 			break;
-		asm volatile("%0 &= 0x1fff" : "+r"(off));
-		b = data + off;
-		if (b + 8 > data_end)
-			return -1;
-		w = *(__u64 *)b;
-		s += (w & 0xFFFFFFFF) + (w >> 32); /* two native 32-bit words, as bpf_csum_diff adds them */
-		off += 8;
-		len -= 8;
+		CSUM_WORDS(64)
+		len -= 64;
 	}
-	if (len & 4) {
-		asm volatile("%0 &= 0x1fff" : "+r"(off));
-		b = data + off;
-		if (b + 4 > data_end)
-			return -1;
-		s += *(__u32 *)b;
-		off += 4;
-	}
+	if (len & 32) CSUM_WORDS(32)
+	if (len & 16) CSUM_WORDS(16)
+	if (len & 8) CSUM_WORDS(8)
+	if (len & 4) CSUM_WORDS(4)
+#undef CSUM_WORDS
 	if (len & 3) { /* 1 to 3 bytes: a last word padded with zeros */
 		__u8 *q;
 		__u32 w;
