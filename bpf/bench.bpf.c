@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* bench.bpf.c: the benchmark rig's traffic generator (run with BPF_F_TEST_XDP_LIVE_FRAMES) and its
- * sink (counts only frames that match what the scenario must produce). */
+ * sink (counts only frames that match what the scenario must produce). Loaded twice per rig: the
+ * second copy's sink counts, on the generator's interface, what a bidirectional scenario sends
+ * back. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
@@ -10,9 +12,19 @@
 #define GEN_BURST 16  /* frames per paced burst; the control plane uses it as live-frames batch size */
 
 struct frame_tpl {
-	__u32 len; /* frame length (templates of different lengths make IMIX) */
+	__u32 len;	/* frame length (templates of different lengths make IMIX) */
+	__u32 redirect; /* 1: sent through gen_tx (the sink's side, into the DUT's egress), 0: XDP_TX */
 	__u8 data[TPL_MAX];
 };
+
+/* gen_tx[0]: the sink's interface (written from its namespace): frames of templates marked redirect
+ * leave through it, into the DUT's egress, for scenarios that load both directions at once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} gen_tx SEC(".maps");
 
 /* Frame templates; every generated frame is written whole from one of them (live-frame pages are
  * recycled without being re-initialised). */
@@ -101,6 +113,8 @@ int bench_gen(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	if (bpf_xdp_store_bytes(ctx, 0, t->data, n))
 		return XDP_ABORTED;
+	if (t->redirect)
+		return bpf_redirect_map(&gen_tx, 0, XDP_ABORTED);
 	return XDP_TX;
 }
 

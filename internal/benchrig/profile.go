@@ -10,6 +10,7 @@ package benchrig
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,26 +46,75 @@ func threadCPU(tid int) (uint64, error) {
 	return strconv.ParseUint(f[0], 10, 64)
 }
 
-// dutIngressProgram returns the XDP program attached to the DUT's ingress veth.
-func (r *Rig) dutIngressProgram() (*ebpf.Program, error) {
-	var id uint32
+// dutPrograms returns the XDP programs attached to the DUT's ingress veth and, when both directions
+// are loaded, its egress (once if they are the same program).
+func (r *Rig) dutPrograms() ([]*ebpf.Program, error) {
+	devs := []string{devDutIn}
+	if r.bidir {
+		devs = append(devs, devDutEg)
+	}
+	var ids []uint32
 	err := testsupport.InNetns(r.ns("dut"), func() error {
-		l, err := netlink.LinkByName(devDutIn)
-		if err != nil {
-			return err
-		}
-		if x := l.Attrs().Xdp; x != nil {
-			id = x.ProgId
+		for _, dev := range devs {
+			l, err := netlink.LinkByName(dev)
+			if err != nil {
+				return err
+			}
+			x := l.Attrs().Xdp
+			if x == nil || x.ProgId == 0 {
+				return fmt.Errorf("no XDP program on the DUT's %s", dev)
+			}
+			if !slices.Contains(ids, x.ProgId) {
+				ids = append(ids, x.ProgId)
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if id == 0 {
-		return nil, fmt.Errorf("no XDP program on the DUT's %s", devDutIn)
+	var progs []*ebpf.Program
+	for _, id := range ids {
+		p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id))
+		if err != nil {
+			closeAll(progs)
+			return nil, err
+		}
+		progs = append(progs, p)
 	}
-	return ebpf.NewProgramFromID(ebpf.ProgramID(id))
+	return progs, nil
+}
+
+func closeAll(ps []*ebpf.Program) {
+	for _, p := range ps {
+		p.Close()
+	}
+}
+
+// progStats sums the run count and run time of progs.
+func progStats(progs []*ebpf.Program) (runs uint64, ns time.Duration, err error) {
+	for _, p := range progs {
+		st, err := p.Stats()
+		if err != nil {
+			return 0, 0, err
+		}
+		runs += st.RunCount
+		ns += st.Runtime
+	}
+	return runs, ns, nil
+}
+
+// napiCPU sums the CPU time of the DUT's receive threads.
+func (r *Rig) napiCPU() (uint64, error) {
+	var total uint64
+	for _, tid := range r.dutNAPI {
+		c, err := threadCPU(tid)
+		if err != nil {
+			return 0, err
+		}
+		total += c
+	}
+	return total, nil
 }
 
 // Profile runs one trial of d at the generator's full rate with BPF run-time statistics on.
@@ -76,24 +126,24 @@ func (r *Rig) Profile(frameLen int, d time.Duration) (Profile, error) {
 
 // ProfileAt is Profile at rate frames/s (0: the generator's full rate).
 func (r *Rig) ProfileAt(frameLen int, rate float64, d time.Duration) (Profile, error) {
-	if r.dutNAPI == 0 {
+	if len(r.dutNAPI) == 0 {
 		return Profile{}, fmt.Errorf("the DUT's NAPI thread is not known (PinNAPI first)")
 	}
-	prog, err := r.dutIngressProgram()
+	progs, err := r.dutPrograms()
 	if err != nil {
 		return Profile{}, err
 	}
-	defer prog.Close()
+	defer closeAll(progs)
 	stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
 	if err != nil {
 		return Profile{}, fmt.Errorf("enable BPF run-time statistics: %w", err)
 	}
 	defer stats.Close()
-	s0, err := prog.Stats()
+	n0, t0ns, err := progStats(progs)
 	if err != nil {
 		return Profile{}, err
 	}
-	c0, err := threadCPU(r.dutNAPI)
+	c0, err := r.napiCPU()
 	if err != nil {
 		return Profile{}, err
 	}
@@ -102,21 +152,22 @@ func (r *Rig) ProfileAt(frameLen int, rate float64, d time.Duration) (Profile, e
 	if err != nil {
 		return Profile{}, err
 	}
-	c1, err := threadCPU(r.dutNAPI)
+	c1, err := r.napiCPU()
 	if err != nil {
 		return Profile{}, err
 	}
 	wall := time.Since(t0)
-	s1, err := prog.Stats()
+	n1, t1ns, err := progStats(progs)
 	if err != nil {
 		return Profile{}, err
 	}
-	p := Profile{Sent: t.Sent, Good: t.Good, First: t.First, Frames: s1.RunCount - s0.RunCount, OfferedPPS: t.OfferedPPS}
+	p := Profile{Sent: t.Sent, Good: t.Good, First: t.First, Frames: n1 - n0, OfferedPPS: t.OfferedPPS}
 	if p.Frames == 0 {
 		return p, fmt.Errorf("the DUT's XDP program did not run")
 	}
 	p.DUTNs = float64(c1-c0) / float64(p.Frames)
-	p.ProgNs = float64(s1.Runtime-s0.Runtime) / float64(p.Frames)
+	p.ProgNs = float64(t1ns-t0ns) / float64(p.Frames)
+	// Busy: the share of one CPU (both directions' threads share the DUT's CPU).
 	p.DUTBusy = float64(c1-c0) / float64(wall)
 	return p, nil
 }

@@ -89,10 +89,12 @@ type Rig struct {
 	Bin     string // seg6x binary, run in the DUT namespace for seg6x scenarios
 	Dir     string
 	objs    rigbpf.BenchObjects
+	rev     rigbpf.BenchObjects // its sink counts, on the generator's interface, what comes back
+	bidir   bool                // both directions loaded (LoadBoth)
 	base    rigbpf.BaselineObjects
 	links   []link.Link
 	genIdx  int
-	dutNAPI int // thread id of the DUT's receive NAPI thread (PinNAPI)
+	dutNAPI []int // thread ids of the DUT's receive NAPI threads (PinNAPI): ingress, egress if bidir
 	// The DUT's seg6x daemon, in scenarios that run one (StartMirrorDaemon), and its output.
 	daemon    *testsupport.Daemon
 	daemonLog testsupport.LogBuffer
@@ -184,14 +186,25 @@ func (r *Rig) up() error {
 	if err := rigbpf.LoadBenchObjects(&r.objs, nil); err != nil {
 		return err
 	}
+	if err := rigbpf.LoadBenchObjects(&r.rev, nil); err != nil {
+		return err
+	}
 	if err := rigbpf.LoadBaselineObjects(&r.base, nil); err != nil {
 		return err
 	}
-	// XDP_TX from live frames needs a program on the generator's device; the sink counts.
-	if err := r.attachIn("gen", devGen, r.base.XdpPass, &r.genIdx); err != nil {
+	// XDP_TX from live frames needs a program on the generator's device: the second sink, which
+	// counts what bidirectional scenarios send back (nothing comes back in the others). The sink
+	// counts; frames the generator redirects leave through the sink's interface (gen_tx).
+	if err := r.attachIn("gen", devGen, r.rev.BenchSink, &r.genIdx); err != nil {
 		return err
 	}
-	return r.attachIn("sink", devSink, r.objs.BenchSink, nil)
+	var sinkIdx int
+	if err := r.attachIn("sink", devSink, r.objs.BenchSink, &sinkIdx); err != nil {
+		return err
+	}
+	return testsupport.InNetns(r.ns("sink"), func() error {
+		return r.objs.GenTx.Update(uint32(0), uint32(sinkIdx), ebpf.UpdateAny)
+	})
 }
 
 // attachIn attaches prog to dev in namespace role; the link lives as long as the rig.
@@ -252,7 +265,14 @@ func (r *Rig) AttachDutPass() error {
 // PinNAPI makes the DUT's and the sink's veth NAPI threaded and pins the threads; call it once the
 // scenario attached the DUT (veth has NAPI only while an XDP program is attached).
 func (r *Rig) PinNAPI() error {
-	for _, x := range []struct{ role, dev string }{{"dut", devDutIn}, {"sink", devSink}} {
+	threads := []struct{ role, dev string }{{"dut", devDutIn}, {"sink", devSink}}
+	cpus := map[string]int{devDutIn: dutCPU, devSink: sinkCPU}
+	if r.bidir { // the DUT's egress receives too (on the DUT's CPU), the generator's side counts
+		threads = append(threads, struct{ role, dev string }{"dut", devDutEg}, struct{ role, dev string }{"gen", devGen})
+		cpus[devDutEg], cpus[devGen] = dutCPU, sinkCPU
+	}
+	r.dutNAPI = nil
+	for _, x := range threads {
 		if _, err := testsupport.NetnsExec(r.ns(x.role), "sh", "-c", "echo 1 > /sys/class/net/"+x.dev+"/threaded"); err != nil {
 			return err
 		}
@@ -270,7 +290,7 @@ func (r *Rig) PinNAPI() error {
 			continue
 		}
 		name := strings.TrimSpace(string(comm))
-		for dev, cpu := range map[string]int{devDutIn: dutCPU, devSink: sinkCPU} {
+		for dev, cpu := range cpus {
 			if strings.HasPrefix(name, "napi/"+dev+"-") {
 				var set unix.CPUSet
 				set.Set(cpu)
@@ -281,14 +301,16 @@ func (r *Rig) PinNAPI() error {
 					return fmt.Errorf("real-time priority for %s: %w", name, err)
 				}
 				pinned[dev] = true
-				if dev == devDutIn {
-					r.dutNAPI = pid
+				if cpu == dutCPU {
+					r.dutNAPI = append(r.dutNAPI, pid)
 				}
 			}
 		}
 	}
-	if !pinned[devDutIn] || !pinned[devSink] {
-		return fmt.Errorf("threaded NAPI kthreads not found (pinned %v)", pinned)
+	for _, x := range threads {
+		if !pinned[x.dev] {
+			return fmt.Errorf("threaded NAPI kthreads not found (pinned %v)", pinned)
+		}
 	}
 	return keepOffDutCPU()
 }
@@ -304,6 +326,7 @@ func (r *Rig) Down() {
 	}
 	r.links = nil
 	r.objs.Close()
+	r.rev.Close()
 	r.base.Close()
 	testsupport.DelNetns(r.ns("gen"), r.ns("dut"), r.ns("sink"))
 	testsupport.UnmountInstance(r.DutDir())

@@ -155,14 +155,22 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 			flows := 1
 			if fm == "many" {
 				flows = tplFlows / len(sizes)
+				if sc.RevFrame != nil {
+					flows /= 2
+				}
 			}
-			var frames [][]byte
+			var frames, rev [][]byte
 			total := 0
 			for f := 0; f < flows; f++ {
 				for _, sz := range sizes {
 					fr := sc.Frame(sz-4, f)
 					frames = append(frames, fr)
 					total += len(fr) + 4
+					if sc.RevFrame != nil {
+						rf := sc.RevFrame(sz-4, f)
+						rev = append(rev, rf)
+						total += len(rf) + 4
+					}
 				}
 			}
 			n := len(frames[0]) // the pattern checks lengths only when every frame has the same one
@@ -172,7 +180,16 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 			if size == IMIX {
 				n = 0
 			}
-			longest, err := r.Load(frames, sc.Expect(n))
+			var longest int
+			var err error
+			if sc.RevFrame != nil {
+				longest, err = r.LoadBoth(frames, rev, sc.Expect(n), sc.RevExpect(n))
+				if err == nil {
+					err = r.PinNAPI() // the way back's threads
+				}
+			} else {
+				longest, err = r.Load(frames, sc.Expect(n))
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -181,7 +198,7 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 					return nil, err
 				}
 			}
-			avg := float64(total) / float64(len(frames))
+			avg := float64(total) / float64(len(frames)+len(rev))
 			p := Point{Scenario: sc.Name, Description: sc.Desc, FrameSize: size, CarriedFrame: sc.Carried, Flows: fm, TrialSeconds: o.Trial.Seconds(),
 				SearchSteps: o.Steps, MeasuredAtUTC: time.Now().UTC().Format(time.RFC3339)}
 			var over, pdrs, busy []float64

@@ -34,6 +34,11 @@ type Scenario struct {
 	// Bridged: a kernel scenario whose input frames the DUT's kernel bridges (VXLAN encap): they never
 	// reach its IP layer, whose counters show what reached the kernel in the other kernel scenarios.
 	Bridged bool
+	// RevFrame and RevExpect, when set, make the scenario bidirectional: the generator also sends
+	// RevFrame's frames into the DUT's egress (through the sink's interface), half of all frames, and
+	// the generator's interface counts what comes back against RevExpect. Rates are both ways summed.
+	RevFrame  func(n, f int) []byte
+	RevExpect func(n int) pattern
 }
 
 var (

@@ -28,6 +28,33 @@ type xdpMd struct {
 // Load writes the generator templates (picked at random among len(frames); one frame = one flow)
 // and the sink's pattern. It returns the largest frame length (the live-frames buffer size).
 func (r *Rig) Load(frames [][]byte, p pattern) (int, error) {
+	r.bidir = false
+	return r.loadTemplates(frames, nil, p)
+}
+
+// LoadBoth loads a bidirectional scenario: the generator sends fwd (one template each) into the
+// DUT's ingress and rev into its egress (through the sink's interface), the templates interleaved so
+// that a random pick goes either way with equal odds; the sink checks pf, the generator's side pr.
+// PinNAPI after LoadBoth also places the threads of the way back.
+func (r *Rig) LoadBoth(fwd, rev [][]byte, pf, pr pattern) (int, error) {
+	if len(fwd) != len(rev) {
+		return 0, fmt.Errorf("%d templates one way, %d the other", len(fwd), len(rev))
+	}
+	r.bidir = true
+	var frames [][]byte
+	var back []bool
+	for i := range fwd {
+		frames, back = append(frames, fwd[i], rev[i]), append(back, false, true)
+	}
+	n, err := r.loadTemplates(frames, back, pf)
+	if err != nil {
+		return 0, err
+	}
+	return n, setPattern(r.rev, pr)
+}
+
+// loadTemplates writes frames as the generator's templates (back[i]: frame i goes the other way).
+func (r *Rig) loadTemplates(frames [][]byte, back []bool, p pattern) (int, error) {
 	if len(frames) > tplFlows {
 		return 0, fmt.Errorf("%d templates, at most %d", len(frames), tplFlows)
 	}
@@ -36,6 +63,9 @@ func (r *Rig) Load(frames [][]byte, p pattern) (int, error) {
 		f := frames[i%len(frames)]
 		var t rigbpf.BenchFrameTpl
 		t.Len = uint32(len(f))
+		if back != nil && back[i%len(frames)] {
+			t.Redirect = 1
+		}
 		copy(t.Data[:], f)
 		if err := r.objs.GenTpl.Update(uint32(i), &t, ebpf.UpdateAny); err != nil {
 			return 0, err
@@ -48,9 +78,8 @@ func (r *Rig) Load(frames [][]byte, p pattern) (int, error) {
 	return longest, r.Accept(p)
 }
 
-// Accept makes the sink accept frames matching any of ps (one or two) from now on; Trial.First counts
-// the ones that matched the first.
-func (r *Rig) Accept(ps ...pattern) error {
+// setPattern makes the sink of objects o accept frames matching any of ps (one or two).
+func setPattern(o rigbpf.BenchObjects, ps ...pattern) error {
 	if len(ps) < 1 || len(ps) > 2 {
 		return fmt.Errorf("the sink takes 1 or 2 patterns, not %d", len(ps))
 	}
@@ -60,23 +89,34 @@ func (r *Rig) Accept(ps ...pattern) error {
 			p := ps[i]
 			sp = rigbpf.BenchSinkPattern{Value: p.value, Mask: p.mask, MinLen: uint32(max(p.minLen, 1))}
 		}
-		if err := r.objs.SinkPat.Update(i, &sp, ebpf.UpdateAny); err != nil {
+		if err := o.SinkPat.Update(i, &sp, ebpf.UpdateAny); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// sinkStats returns every sink counter: good frames, good bytes, bad frames, matches of pattern 0, 1.
+// Accept makes the sink accept frames matching any of ps (one or two) from now on; Trial.First counts
+// the ones that matched the first.
+func (r *Rig) Accept(ps ...pattern) error { return setPattern(r.objs, ps...) }
+
+// sinkStats returns every sink counter: good frames, good bytes, bad frames, matches of pattern 0, 1
+// (both ways summed when both directions are loaded).
 func (r *Rig) sinkStats() ([5]uint64, error) {
 	vals := [5]uint64{}
-	for i := range vals {
-		var per []uint64
-		if err := r.objs.SinkStats.Lookup(uint32(i), &per); err != nil {
-			return vals, err
-		}
-		for _, v := range per {
-			vals[i] += v
+	sinks := []rigbpf.BenchObjects{r.objs}
+	if r.bidir {
+		sinks = append(sinks, r.rev)
+	}
+	for _, o := range sinks {
+		for i := range vals {
+			var per []uint64
+			if err := o.SinkStats.Lookup(uint32(i), &per); err != nil {
+				return vals, err
+			}
+			for _, v := range per {
+				vals[i] += v
+			}
 		}
 	}
 	return vals, nil
@@ -228,11 +268,17 @@ func (r *Rig) Search(frameLen int, hi float64, maxLoss float64, steps int, d tim
 	return best, nil
 }
 
-// LastBad returns the first bytes of the last frame the sink rejected.
+// LastBad returns the first bytes of the last frame the sink rejected (or, in a bidirectional
+// scenario whose sink rejected none, the generator's side).
 func (r *Rig) LastBad() []byte {
 	var t rigbpf.BenchFrameTpl
 	if err := r.objs.SinkLastBad.Lookup(uint32(0), &t); err != nil {
 		return nil
+	}
+	if r.bidir && t.Data == ([len(t.Data)]byte{}) {
+		if err := r.rev.SinkLastBad.Lookup(uint32(0), &t); err != nil {
+			return nil
+		}
 	}
 	return t.Data[:128]
 }

@@ -83,14 +83,14 @@ func vxlanDecapLink(r *Rig) error {
 	return err
 }
 
-// vxlanFrame is the decap input: tenant frame inner (n bytes) in VXLAN/UDP/IPv6 from the far VTEP,
-// UDP source port by flow, a correct UDP checksum.
-func vxlanFrame(inner []byte, f int) []byte {
+// vxlanFrame is a decap input: tenant frame inner in VXLAN/UDP/IPv6 from the far VTEP remote to the
+// DUT's local, UDP source port by flow, a correct UDP checksum, in an Ethernet frame dst <- src.
+func vxlanFrame(inner []byte, f int, dst, src [6]byte, remote, local netip.Addr) []byte {
 	vx := append([]byte{0x08, 0, 0, 0, 0, 0, vxVNI, 0}, inner...)
 	udp := testsupport.UDP(uint16(49152+f), vxPort, vx)
-	binary.BigEndian.PutUint16(udp[6:], testsupport.L4Checksum(vxDecRemote, vxDecLocal, 17, udp))
-	h := testsupport.Ethernet(macDutIn[:], macGen[:], 0, 0x86DD)
-	return append(h, testsupport.IPv6{Src: vxDecRemote, Dst: vxDecLocal, NextHeader: 17, HopLimit: 64}.Packet(udp)...)
+	binary.BigEndian.PutUint16(udp[6:], testsupport.L4Checksum(remote, local, 17, udp))
+	h := testsupport.Ethernet(dst[:], src[:], 0, 0x86DD)
+	return append(h, testsupport.IPv6{Src: remote, Dst: local, NextHeader: 17, HopLimit: 64}.Packet(udp)...)
 }
 
 // tenantFrame is an untagged tenant IPv4/UDP frame of n bytes from src to dst (MACs).
@@ -126,10 +126,14 @@ func expectVXLANEncap(n int) pattern {
 	return p
 }
 
-// expectVXLANDecap checks the decapsulated tenant frame: as it was carried, out of the bridge port.
-func expectVXLANDecap(n int) pattern {
+// expectDecap checks a decapsulated tenant frame dst <- src: as it was carried, out of the bridge port.
+func expectDecap(dst, src [6]byte) func(n int) pattern {
+	return func(n int) pattern { return decapPattern(n, dst, src) }
+}
+
+func decapPattern(n int, dst, src [6]byte) pattern {
 	var p pattern
-	p.expect(0, testsupport.Ethernet(macSink[:], macFarDec[:], 0, 0x0800))
+	p.expect(0, testsupport.Ethernet(dst[:], src[:], 0, 0x0800))
 	p.expect(14, []byte{0x45})
 	if n > 0 {
 		p.expect(16, []byte{byte((n - 14) >> 8), byte(n - 14)})
@@ -180,6 +184,19 @@ func (r *Rig) StartMirrorDaemon(want int) error {
 	return fmt.Errorf("the mirror accelerated fewer than %d forwarding entries: %v %v\n%s", want, last.GetVxlans(), last.GetFdb(), r.daemonLog.Tail(20))
 }
 
+// Redirected is the number of frames the DUT's seg6x daemon counts as XDP_REDIRECT (scenarios with a
+// daemon): what its fast path forwarded.
+func (r *Rig) Redirected() (uint64, error) {
+	if r.daemon == nil {
+		return 0, fmt.Errorf("no seg6x daemon on this rig")
+	}
+	s, err := r.daemon.Client.Stats(context.Background(), &pb.StatsRequest{})
+	if err != nil {
+		return 0, err
+	}
+	return s.Actions["XDP_REDIRECT"].GetPackets(), nil
+}
+
 // pinProcess keeps every thread of process pid (and the threads they start) on cpu.
 func pinProcess(pid, cpu int) error {
 	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
@@ -208,7 +225,15 @@ func vxlanScenarios() []*Scenario {
 		return vxlanTopo(r, devDutEg, vxDecLocal, vxDecRemote, macFarDec, macSink)
 	}
 	encFrame := func(n, f int) []byte { return tenantFrame(n, f, macFarEnc, macGen) }
-	decFrame := func(n, f int) []byte { return vxlanFrame(tenantFrame(n, f, macSink, macFarDec), f) }
+	decFrame := func(n, f int) []byte {
+		return vxlanFrame(tenantFrame(n, f, macSink, macFarDec), f, macDutIn, macGen, vxDecRemote, vxDecLocal)
+	}
+	// Both ways over the encap topology: VXLAN from the far VTEP back into the DUT's underlay, for the
+	// generator's MAC behind the bridge port.
+	backFrame := func(n, f int) []byte {
+		return vxlanFrame(tenantFrame(n, f, macGen, macFarEnc), f, macDutEg, macSink, vxEncRemote, vxEncLocal)
+	}
+	backExpect := expectDecap(macGen, macFarEnc)
 	kernel := func(topo func(*Rig) error) func(*Rig) error {
 		return func(r *Rig) error {
 			if err := r.AttachDutPass(); err != nil {
@@ -232,8 +257,13 @@ func vxlanScenarios() []*Scenario {
 		{Name: "seg6x_vxlan_encap", Desc: "seg6x (mirroring the kernel's bridge + VXLAN): tenant frame in, encapsulated",
 			Setup: seg6x(encTopo), Frame: encFrame, Expect: expectVXLANEncap, Carried: true},
 		{Name: "kernel_vxlan_decap", Desc: "kernel VXLAN over IPv6 + bridge: VXLAN in, tenant frame out of a bridge port",
-			Setup: kernel(decTopo), Frame: decFrame, Expect: expectVXLANDecap, Carried: true},
+			Setup: kernel(decTopo), Frame: decFrame, Expect: expectDecap(macSink, macFarDec), Carried: true},
 		{Name: "seg6x_vxlan_decap", Desc: "seg6x (mirroring the kernel's VXLAN + bridge): VXLAN in, tenant frame out",
-			Setup: seg6x(decTopo), Frame: decFrame, Expect: expectVXLANDecap, Carried: true},
+			Setup: seg6x(decTopo), Frame: decFrame, Expect: expectDecap(macSink, macFarDec), Carried: true},
+		{Name: "kernel_vxlan_both", Desc: "kernel bridge + VXLAN over IPv6, both ways at once: half the frames encapsulated, half decapsulated",
+			Setup: kernel(encTopo), Frame: encFrame, Expect: expectVXLANEncap, RevFrame: backFrame, RevExpect: backExpect,
+			Carried: true, Bridged: true},
+		{Name: "seg6x_vxlan_both", Desc: "seg6x (mirroring the kernel's bridge + VXLAN), both ways at once",
+			Setup: seg6x(encTopo), Frame: encFrame, Expect: expectVXLANEncap, RevFrame: backFrame, RevExpect: backExpect, Carried: true},
 	}
 }

@@ -35,11 +35,35 @@ func TestRigAcceptsCorrectFramesOnly(t *testing.T) {
 		t.Run(sc.Name, func(t *testing.T) {
 			r := scenarioRig(t, prefix, bin, sc)
 			n := len(sc.Frame(60, 0))
-			frames := [][]byte{sc.Frame(n, 0), sc.Frame(n, 1), sc.Frame(n, 2)}
-			longest, err := r.Load(frames, sc.Expect(n))
-			if err != nil {
-				t.Fatal(err)
+			if sc.Carried {
+				n = 60
 			}
+			frames := [][]byte{sc.Frame(n, 0), sc.Frame(n, 1), sc.Frame(n, 2)}
+			load := func(corrupt bool) int {
+				t.Helper()
+				p := sc.Expect(n)
+				if corrupt {
+					p = benchrig.Corrupt(p)
+				}
+				var longest int
+				var err error
+				if sc.RevFrame != nil {
+					// Both ways: three flows each, the way back checked on the generator's side.
+					rev := [][]byte{sc.RevFrame(n, 0), sc.RevFrame(n, 1), sc.RevFrame(n, 2)}
+					pr := sc.RevExpect(n)
+					if corrupt {
+						pr = benchrig.Corrupt(pr)
+					}
+					longest, err = r.LoadBoth(frames, rev, p, pr)
+				} else {
+					longest, err = r.Load(frames, p)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return longest
+			}
+			longest := load(false)
 			if sc.Alt != nil {
 				if err := r.Accept(sc.Expect(n), sc.Alt(n)); err != nil {
 					t.Fatal(err)
@@ -49,6 +73,14 @@ func TestRigAcceptsCorrectFramesOnly(t *testing.T) {
 			if _, err := r.Run(longest, 20000, 100*time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
+			var fast0 uint64
+			daemon := strings.HasPrefix(sc.Name, "seg6x_vxlan")
+			if daemon {
+				var err error
+				if fast0, err = r.Redirected(); err != nil {
+					t.Fatal(err)
+				}
+			}
 			tr, err := r.Run(longest, 20000, 200*time.Millisecond)
 			if err != nil {
 				t.Fatal(err)
@@ -56,15 +88,23 @@ func TestRigAcceptsCorrectFramesOnly(t *testing.T) {
 			if tr.Sent < 1000 || tr.Good != tr.Sent {
 				t.Fatalf("at 20 kpps: sent %d, sink accepted %d, rejected %d (last rejected: %x)", tr.Sent, tr.Good, tr.Bad, r.LastBad())
 			}
+			// Scenarios under seg6x's daemon: the fast path forwarded every frame (not the kernel).
+			if daemon {
+				fast, err := r.Redirected()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fast-fast0 < tr.Sent {
+					t.Fatalf("seg6x redirected %d of %d frames", fast-fast0, tr.Sent)
+				}
+			}
 			// Kernel scenarios: every frame reached the DUT's kernel stack (its IP counters; frames the
 			// kernel bridges never reach IP, and the sink counted them).
 			if strings.HasPrefix(sc.Name, "kernel") && !sc.Bridged && tr.KernelIn < tr.Sent {
 				t.Fatalf("the DUT's kernel received %d of %d frames", tr.KernelIn, tr.Sent)
 			}
 			// The same traffic against an expectation with one byte wrong: nothing may count.
-			if _, err := r.Load(frames, benchrig.Corrupt(sc.Expect(n))); err != nil {
-				t.Fatal(err)
-			}
+			load(true)
 			if sc.Alt != nil {
 				if err := r.Accept(benchrig.Corrupt(sc.Expect(n)), benchrig.Corrupt(sc.Alt(n))); err != nil {
 					t.Fatal(err)

@@ -14,9 +14,10 @@ import (
 )
 
 type BenchFrameTpl struct {
-	_    structs.HostLayout
-	Len  uint32
-	Data [2048]uint8
+	_        structs.HostLayout
+	Len      uint32
+	Redirect uint32
+	Data     [2048]uint8
 }
 
 type BenchGenState struct {
@@ -41,6 +42,7 @@ const (
 	BenchMapGenCfg      = "gen_cfg"
 	BenchMapGenStats    = "gen_stats"
 	BenchMapGenTpl      = "gen_tpl"
+	BenchMapGenTx       = "gen_tx"
 	BenchMapSinkLastBad = "sink_last_bad"
 	BenchMapSinkPat     = "sink_pat"
 	BenchMapSinkStats   = "sink_stats"
@@ -101,6 +103,7 @@ type BenchMapSpecs struct {
 	GenCfg      *ebpf.MapSpec `ebpf:"gen_cfg"`
 	GenStats    *ebpf.MapSpec `ebpf:"gen_stats"`
 	GenTpl      *ebpf.MapSpec `ebpf:"gen_tpl"`
+	GenTx       *ebpf.MapSpec `ebpf:"gen_tx"`
 	SinkLastBad *ebpf.MapSpec `ebpf:"sink_last_bad"`
 	SinkPat     *ebpf.MapSpec `ebpf:"sink_pat"`
 	SinkStats   *ebpf.MapSpec `ebpf:"sink_stats"`
@@ -135,6 +138,7 @@ type BenchMaps struct {
 	GenCfg      *ebpf.Map `ebpf:"gen_cfg"`
 	GenStats    *ebpf.Map `ebpf:"gen_stats"`
 	GenTpl      *ebpf.Map `ebpf:"gen_tpl"`
+	GenTx       *ebpf.Map `ebpf:"gen_tx"`
 	SinkLastBad *ebpf.Map `ebpf:"sink_last_bad"`
 	SinkPat     *ebpf.Map `ebpf:"sink_pat"`
 	SinkStats   *ebpf.Map `ebpf:"sink_stats"`
@@ -145,6 +149,7 @@ func (m *BenchMaps) Close() error {
 		m.GenCfg,
 		m.GenStats,
 		m.GenTpl,
+		m.GenTx,
 		m.SinkLastBad,
 		m.SinkPat,
 		m.SinkStats,
