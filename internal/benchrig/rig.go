@@ -91,6 +91,7 @@ type Rig struct {
 	objs    rigbpf.BenchObjects
 	rev     rigbpf.BenchObjects // its sink counts, on the generator's interface, what comes back
 	bidir   bool                // both directions loaded (LoadBoth)
+	pairs   bool                // each frame leaves as two (Scenario.Fragments): count pairs
 	base    rigbpf.BaselineObjects
 	links   []link.Link
 	genIdx  int

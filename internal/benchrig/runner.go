@@ -5,6 +5,7 @@ package benchrig
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -140,6 +141,10 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 	}
 	var out []Point
 	for _, size := range o.Sizes {
+		if len(sc.Sizes) > 0 && !slices.Contains(sc.Sizes, size) {
+			fmt.Fprintf(o.Log, "   %s: not run at frame size %d (runs at %v)\n", sc.Name, size, sc.Sizes)
+			continue
+		}
 		var sizes []int // frame sizes (with FCS) of the templates, cycled over
 		if size == IMIX {
 			sizes = imixSizes
@@ -198,6 +203,7 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 					return nil, err
 				}
 			}
+			r.CountFragmentPairs(sc.Fragments)
 			avg := float64(total) / float64(len(frames)+len(rev))
 			p := Point{Scenario: sc.Name, Description: sc.Desc, FrameSize: size, CarriedFrame: sc.Carried, Flows: fm, TrialSeconds: o.Trial.Seconds(),
 				SearchSteps: o.Steps, MeasuredAtUTC: time.Now().UTC().Format(time.RFC3339)}

@@ -39,6 +39,11 @@ type Scenario struct {
 	// the generator's interface counts what comes back against RevExpect. Rates are both ways summed.
 	RevFrame  func(n, f int) []byte
 	RevExpect func(n int) pattern
+	// Fragments: each input frame leaves as two frames, Expect the first and Alt the second (outer
+	// IPv6 fragments); a frame counts as delivered when both did (the smaller of the two counts).
+	Fragments bool
+	// Sizes, when set, are the only frame sizes the scenario runs at (others are skipped).
+	Sizes []int
 }
 
 var (

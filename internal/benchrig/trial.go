@@ -28,7 +28,7 @@ type xdpMd struct {
 // Load writes the generator templates (picked at random among len(frames); one frame = one flow)
 // and the sink's pattern. It returns the largest frame length (the live-frames buffer size).
 func (r *Rig) Load(frames [][]byte, p pattern) (int, error) {
-	r.bidir = false
+	r.bidir, r.pairs = false, false
 	return r.loadTemplates(frames, nil, p)
 }
 
@@ -77,6 +77,10 @@ func (r *Rig) loadTemplates(frames [][]byte, back []bool, p pattern) (int, error
 	}
 	return longest, r.Accept(p)
 }
+
+// CountFragmentPairs makes trials count a frame as delivered when both its fragments arrived
+// (Scenario.Fragments), until the next Load.
+func (r *Rig) CountFragmentPairs(on bool) { r.pairs = on }
 
 // setPattern makes the sink of objects o accept frames matching any of ps (one or two).
 func setPattern(o rigbpf.BenchObjects, ps ...pattern) error {
@@ -227,6 +231,9 @@ func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
 		return Trial{}, err
 	}
 	t := Trial{Sent: gs.Count, Good: s1[0] - s0[0], Bad: s1[2] - s0[2], First: s1[3] - s0[3], KernelIn: k1 - k0}
+	if r.pairs { // first and second fragments: a frame arrived when both did
+		t.Good = min(t.First, s1[4]-s0[4])
+	}
 	// first_ns and last_ns are the starts of the first and the last burst of genBurst frames.
 	secs := float64(gs.LastNs-gs.FirstNs) / 1e9
 	if secs <= 0 || gs.Count <= genBurst {
