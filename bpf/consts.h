@@ -42,6 +42,7 @@
 #ifndef MAX_TX_PORTS
 #define MAX_TX_PORTS 1024 /* interfaces the fast path may redirect to */
 #endif
+#define VX_NH_SLOTS 256 /* VXLAN encapsulation's next hops, per CPU, direct-mapped by remote VTEP */
 #ifndef NH_CACHE_ENTRIES
 #define NH_CACHE_ENTRIES 16384 /* FIB results in the next-hop cache, per CPU (LRU) */
 #endif

@@ -62,6 +62,30 @@ static __always_inline int tx_ok(__u32 ifindex)
 	return bpf_map_lookup_elem(&tx_ports, &ifindex) != NULL;
 }
 
+/* bpf_fib_lookup for fib in routing table `table`, uncached; success means a next hop on an
+ * interface the fast path redirects to (FIB_TX_NOT_ATTACHED otherwise). */
+static __always_inline int fib_ask(struct ctx_buff *ctx, struct bpf_fib_lookup *fib, __u32 table)
+{
+	int rc;
+
+	fib->tbid = table;
+	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), fib_flags(table));
+	TRACE(tr->fib_rc = rc; tr->fib_mtu = rc == BPF_FIB_LKUP_RET_FRAG_NEEDED ? fib->mtu_result : 0;
+	      if (rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
+		      tr->fib_ifindex = fib->ifindex;
+		      if (fib->family == AF_INET) trace_addr4(tr->fib_nh, fib->ipv4_dst);
+		      else __builtin_memcpy(tr->fib_nh, fib->ipv6_dst, 16);
+		      __builtin_memcpy(tr->dmac, fib->dmac, ETH_ALEN); __builtin_memcpy(tr->smac, fib->smac, ETH_ALEN);
+	      });
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+		return rc;
+	if (!tx_ok(fib->ifindex)) {
+		TRACE(tr->fib_rc = FIB_TX_NOT_ATTACHED);
+		return FIB_TX_NOT_ATTACHED;
+	}
+	return rc;
+}
+
 /* bpf_fib_lookup for fib (its inputs filled in) in routing table `table`, answered from the
  * per-CPU cache when nh_cache_ns is set and an entry for the same inputs (nh_key) is fresh (younger than nh_cache_ns and of the current nh_gen generation,
  * which the daemon bumps on every route, rule, link or neighbor change) and has already been
@@ -105,21 +129,9 @@ static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_looku
 			return BPF_FIB_LKUP_RET_SUCCESS;
 		}
 	}
-	fib->tbid = table;
-	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), fib_flags(table));
-	TRACE(tr->fib_rc = rc; tr->fib_mtu = rc == BPF_FIB_LKUP_RET_FRAG_NEEDED ? fib->mtu_result : 0;
-	      if (rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
-		      tr->fib_ifindex = fib->ifindex;
-		      if (fib->family == AF_INET) trace_addr4(tr->fib_nh, fib->ipv4_dst);
-		      else __builtin_memcpy(tr->fib_nh, fib->ipv6_dst, 16);
-		      __builtin_memcpy(tr->dmac, fib->dmac, ETH_ALEN); __builtin_memcpy(tr->smac, fib->smac, ETH_ALEN);
-	      });
+	rc = fib_ask(ctx, fib, table);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return rc;
-	if (!tx_ok(fib->ifindex)) {
-		TRACE(tr->fib_rc = FIB_TX_NOT_ATTACHED);
-		return FIB_TX_NOT_ATTACHED;
-	}
 	if (nh_cache_ns) {
 		ne.expires_ns = bpf_ktime_get_coarse_ns() + nh_cache_ns;
 		ne.gen = gen;

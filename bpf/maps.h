@@ -199,6 +199,16 @@ struct {
 	__type(value, struct nh_entry);
 } nh_cache SEC(".maps");
 
+/* Per-CPU next hops of VXLAN encapsulation (vxlan.h, when nh_cache_ns is set), one slot per hash of
+ * the remote VTEP: no hashed lookup for the common case of a few remotes; a slot another remote took
+ * is a miss. Not pinned, like nh_cache. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VX_NH_SLOTS);
+	__type(key, __u32);
+	__type(value, struct vx_nh);
+} vx_nh SEC(".maps");
+
 /* Generation of the kernel's routes, rules, links and neighbors as the control plane last saw them
  * change: the daemon bumps it on every netlink change, which makes every next-hop cache entry stale. */
 struct {

@@ -260,6 +260,16 @@ struct nh_entry {
 
 /* ---- VXLAN over IPv6 (vxlan.h): the kernel's VXLAN devices, their bridges and forwarding tables ---- */
 
+/* A next hop of VXLAN encapsulation (vx_nh): the FIB's answer for an outer packet from local to
+ * remote of a frame that entered on in_ifindex, with the next-hop cache's lifetime rules. */
+struct vx_nh {
+	__u8 local[16];
+	__u8 remote[16];
+	__u32 in_ifindex;
+	__u32 pad;
+	struct nh_entry nh;
+};
+
 /* A MAC address in a bridge's table (vx_macs), as the kernel's two tables decide its frames go. */
 enum vx_mac_kind {
 	VX_MAC_LOCAL = 1,  /* behind local port ifindex */

@@ -221,6 +221,55 @@ static __always_inline __u64 udp6_pseudo(const __u8 *src, const __u8 *dst, __u32
 	return sum16(src, 8) + sum16(dst, 8) + bpf_htons(len) + bpf_htons(PROTO_UDP);
 }
 
+/* fib_lookup for the outer packet of an encapsulation (fib's inputs filled in, main table), answered
+ * from vx_nh under the next-hop cache's rules (nh_cache_ns, nh_gen, the longest packet checked): an
+ * array slot picked by the remote and checked against every input the outer lookup varies in
+ * (source, destination, ingress interface), instead of the generic cache's hashed 44-byte key. */
+static __always_inline int vx_fib(struct xdp_md *ctx, struct bpf_fib_lookup *fib)
+{
+	__u32 slot, zero = 0, gen = 0, len = fib->tot_len, in = fib->ifindex;
+	struct vx_nh *e;
+	__u64 *g;
+	int rc;
+
+	if (!nh_cache_ns)
+		return fib_lookup(ctx, fib, 0);
+	TRACE(tr->flags |= TRACE_F_FIB; tr->flags &= ~TRACE_F_FIB_CACHED; tr->fib_table = 0; tr->fib_ifindex = in;
+	      __builtin_memcpy(tr->fib_dst, fib->ipv6_dst, 16));
+	slot = fmix32(fib->ipv6_dst[0] ^ fib->ipv6_dst[1] ^ fib->ipv6_dst[2] ^ fib->ipv6_dst[3]) & (VX_NH_SLOTS - 1);
+	e = bpf_map_lookup_elem(&vx_nh, &slot);
+	if (!e)
+		return fib_lookup(ctx, fib, 0);
+	g = bpf_map_lookup_elem(&nh_gen, &zero);
+	if (g)
+		gen = (__u32)*g;
+	if (e->nh.gen == gen && e->in_ifindex == in && len <= e->nh.ok_len && same16(e->remote, (__u8 *)fib->ipv6_dst) &&
+	    same16(e->local, (__u8 *)fib->ipv6_src) && bpf_ktime_get_coarse_ns() <= e->nh.expires_ns) {
+		fib->ifindex = e->nh.ifindex;
+		__builtin_memcpy(fib->dmac, e->nh.dmac, ETH_ALEN);
+		__builtin_memcpy(fib->smac, e->nh.smac, ETH_ALEN);
+		TRACE(tr->flags |= TRACE_F_FIB_CACHED; tr->fib_rc = 0; tr->fib_ifindex = e->nh.ifindex;
+		      __builtin_memcpy(tr->dmac, e->nh.dmac, ETH_ALEN); __builtin_memcpy(tr->smac, e->nh.smac, ETH_ALEN));
+		return BPF_FIB_LKUP_RET_SUCCESS;
+	}
+	/* The slot is this CPU's own: written in place, its key first (a successful lookup rewrites
+	 * fib's destination with the gateway's address), unusable until the answer is in. */
+	e->nh.ok_len = 0;
+	__builtin_memcpy(e->local, fib->ipv6_src, 16);
+	__builtin_memcpy(e->remote, fib->ipv6_dst, 16);
+	rc = fib_ask(ctx, fib, 0);
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+		return rc;
+	e->in_ifindex = in;
+	e->nh.expires_ns = bpf_ktime_get_coarse_ns() + nh_cache_ns;
+	e->nh.gen = gen;
+	e->nh.ifindex = fib->ifindex;
+	e->nh.ok_len = len;
+	__builtin_memcpy(e->nh.dmac, fib->dmac, ETH_ALEN);
+	__builtin_memcpy(e->nh.smac, fib->smac, ETH_ALEN);
+	return rc;
+}
+
 /* The encapsulated frame, larger than the underlay's mtu, to the daemon, which fragments its outer
  * IPv6 packet and sends the fragments out of ifindex. Without a daemon the outer header goes again
  * and the kernel gets the frame as it came (it answers with ICMP, or drops, as without seg6x). */
@@ -299,7 +348,7 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 	fib.tot_len = len + IPV6_HLEN + UDP_HLEN + VXLAN_HLEN;
 	__builtin_memcpy(fib.ipv6_src, dev->local, 16);
 	__builtin_memcpy(fib.ipv6_dst, dst->remote, 16);
-	rc = fib_lookup(ctx, &fib, 0);
+	rc = vx_fib(ctx, &fib);
 	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED && fib.mtu_result >= 1280) {
 		/* Larger than the underlay: carried in outer IPv6 fragments (the daemon cuts them). The
 		 * FIB fills in the next hop only for a packet that fits. */

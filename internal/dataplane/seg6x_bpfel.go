@@ -459,6 +459,15 @@ const (
 	Seg6xVxMacKindVX_MAC_TUNNEL Seg6xVxMacKind = 3
 )
 
+type Seg6xVxNh struct {
+	_         structs.HostLayout
+	Local     [16]uint8
+	Remote    [16]uint8
+	InIfindex uint32
+	Pad       uint32
+	Nh        Seg6xNhEntry
+}
+
 type Seg6xVxRemoteKey struct {
 	_    structs.HostLayout
 	Dev  uint32
@@ -504,6 +513,7 @@ const (
 	Seg6xMapTxPorts                = "tx_ports"
 	Seg6xMapVxDevs                 = "vx_devs"
 	Seg6xMapVxMacs                 = "vx_macs"
+	Seg6xMapVxNh                   = "vx_nh"
 	Seg6xMapVxRemotes              = "vx_remotes"
 	Seg6xMapVxRx                   = "vx_rx"
 	Seg6xMapVxSeen                 = "vx_seen"
@@ -605,6 +615,7 @@ type Seg6xMapSpecs struct {
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
 	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
+	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
 	VxRx         *ebpf.MapSpec `ebpf:"vx_rx"`
 	VxSeen       *ebpf.MapSpec `ebpf:"vx_seen"`
@@ -682,6 +693,7 @@ type Seg6xMaps struct {
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
 	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
+	VxNh         *ebpf.Map `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
 	VxRx         *ebpf.Map `ebpf:"vx_rx"`
 	VxSeen       *ebpf.Map `ebpf:"vx_seen"`
@@ -716,6 +728,7 @@ func (m *Seg6xMaps) Close() error {
 		m.TxPorts,
 		m.VxDevs,
 		m.VxMacs,
+		m.VxNh,
 		m.VxRemotes,
 		m.VxRx,
 		m.VxSeen,

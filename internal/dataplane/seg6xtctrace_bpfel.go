@@ -250,6 +250,15 @@ type Seg6xTcTraceVxMacKey struct {
 	Pad    uint16
 }
 
+type Seg6xTcTraceVxNh struct {
+	_         structs.HostLayout
+	Local     [16]uint8
+	Remote    [16]uint8
+	InIfindex uint32
+	Pad       uint32
+	Nh        Seg6xTcTraceNhEntry
+}
+
 type Seg6xTcTraceVxRemoteKey struct {
 	_    structs.HostLayout
 	Dev  uint32
@@ -295,6 +304,7 @@ const (
 	Seg6xTcTraceMapTxPorts         = "tx_ports"
 	Seg6xTcTraceMapVxDevs          = "vx_devs"
 	Seg6xTcTraceMapVxMacs          = "vx_macs"
+	Seg6xTcTraceMapVxNh            = "vx_nh"
 	Seg6xTcTraceMapVxRemotes       = "vx_remotes"
 	Seg6xTcTraceMapVxRx            = "vx_rx"
 	Seg6xTcTraceMapVxSeen          = "vx_seen"
@@ -380,6 +390,7 @@ type Seg6xTcTraceMapSpecs struct {
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
 	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
+	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
 	VxRx         *ebpf.MapSpec `ebpf:"vx_rx"`
 	VxSeen       *ebpf.MapSpec `ebpf:"vx_seen"`
@@ -441,6 +452,7 @@ type Seg6xTcTraceMaps struct {
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
 	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
+	VxNh         *ebpf.Map `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
 	VxRx         *ebpf.Map `ebpf:"vx_rx"`
 	VxSeen       *ebpf.Map `ebpf:"vx_seen"`
@@ -475,6 +487,7 @@ func (m *Seg6xTcTraceMaps) Close() error {
 		m.TxPorts,
 		m.VxDevs,
 		m.VxMacs,
+		m.VxNh,
 		m.VxRemotes,
 		m.VxRx,
 		m.VxSeen,

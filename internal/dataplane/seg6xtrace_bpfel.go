@@ -250,6 +250,15 @@ type Seg6xTraceVxMacKey struct {
 	Pad    uint16
 }
 
+type Seg6xTraceVxNh struct {
+	_         structs.HostLayout
+	Local     [16]uint8
+	Remote    [16]uint8
+	InIfindex uint32
+	Pad       uint32
+	Nh        Seg6xTraceNhEntry
+}
+
 type Seg6xTraceVxRemoteKey struct {
 	_    structs.HostLayout
 	Dev  uint32
@@ -295,6 +304,7 @@ const (
 	Seg6xTraceMapTxPorts        = "tx_ports"
 	Seg6xTraceMapVxDevs         = "vx_devs"
 	Seg6xTraceMapVxMacs         = "vx_macs"
+	Seg6xTraceMapVxNh           = "vx_nh"
 	Seg6xTraceMapVxRemotes      = "vx_remotes"
 	Seg6xTraceMapVxRx           = "vx_rx"
 	Seg6xTraceMapVxSeen         = "vx_seen"
@@ -382,6 +392,7 @@ type Seg6xTraceMapSpecs struct {
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
 	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
+	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
 	VxRx         *ebpf.MapSpec `ebpf:"vx_rx"`
 	VxSeen       *ebpf.MapSpec `ebpf:"vx_seen"`
@@ -445,6 +456,7 @@ type Seg6xTraceMaps struct {
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
 	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
+	VxNh         *ebpf.Map `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
 	VxRx         *ebpf.Map `ebpf:"vx_rx"`
 	VxSeen       *ebpf.Map `ebpf:"vx_seen"`
@@ -479,6 +491,7 @@ func (m *Seg6xTraceMaps) Close() error {
 		m.TxPorts,
 		m.VxDevs,
 		m.VxMacs,
+		m.VxNh,
 		m.VxRemotes,
 		m.VxRx,
 		m.VxSeen,

@@ -48,8 +48,11 @@ func portImage(ifaces []Interface, tenants []Tenant, vxlans []VXLAN, tenantPart 
 	for _, pc := range Classify(ifaces, tenants, vxlans) {
 		var v PortSpec
 		if pc.Side == SideBridge {
-			im[PortKey{Ifindex: uint32(pc.Ifindex), VLAN: VLANAnyKey}] = PortSpec{Bridge: true, BridgeLearning: pc.Learning,
-				TableID: uint32(pc.BridgeIfindex)}
+			// Every VLAN, and VLAN 0 as well: an untagged frame (the common case) finds its entry in
+			// one lookup instead of missing its own first.
+			bs := PortSpec{Bridge: true, BridgeLearning: pc.Learning, TableID: uint32(pc.BridgeIfindex)}
+			im[PortKey{Ifindex: uint32(pc.Ifindex), VLAN: VLANAnyKey}] = bs
+			im[PortKey{Ifindex: uint32(pc.Ifindex), VLAN: 0}] = bs
 			continue
 		}
 		if pc.Tenant != "" {

@@ -250,6 +250,15 @@ type Seg6xFibDirectVxMacKey struct {
 	Pad    uint16
 }
 
+type Seg6xFibDirectVxNh struct {
+	_         structs.HostLayout
+	Local     [16]uint8
+	Remote    [16]uint8
+	InIfindex uint32
+	Pad       uint32
+	Nh        Seg6xFibDirectNhEntry
+}
+
 type Seg6xFibDirectVxRemoteKey struct {
 	_    structs.HostLayout
 	Dev  uint32
@@ -295,6 +304,7 @@ const (
 	Seg6xFibDirectMapTxPorts                = "tx_ports"
 	Seg6xFibDirectMapVxDevs                 = "vx_devs"
 	Seg6xFibDirectMapVxMacs                 = "vx_macs"
+	Seg6xFibDirectMapVxNh                   = "vx_nh"
 	Seg6xFibDirectMapVxRemotes              = "vx_remotes"
 	Seg6xFibDirectMapVxRx                   = "vx_rx"
 	Seg6xFibDirectMapVxSeen                 = "vx_seen"
@@ -396,6 +406,7 @@ type Seg6xFibDirectMapSpecs struct {
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
 	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
+	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
 	VxRx         *ebpf.MapSpec `ebpf:"vx_rx"`
 	VxSeen       *ebpf.MapSpec `ebpf:"vx_seen"`
@@ -473,6 +484,7 @@ type Seg6xFibDirectMaps struct {
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
 	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
+	VxNh         *ebpf.Map `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
 	VxRx         *ebpf.Map `ebpf:"vx_rx"`
 	VxSeen       *ebpf.Map `ebpf:"vx_seen"`
@@ -507,6 +519,7 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.TxPorts,
 		m.VxDevs,
 		m.VxMacs,
+		m.VxNh,
 		m.VxRemotes,
 		m.VxRx,
 		m.VxSeen,
