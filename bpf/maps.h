@@ -209,6 +209,33 @@ struct {
 	__type(value, struct vx_nh);
 } vx_nh SEC(".maps");
 
+/* Generation of the VXLAN tables (vx_*) and the ports: the control plane bumps it after every write
+ * of them, which makes every cached VXLAN decision (vx_enc_cache, vx_dec_cache) stale at once. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} vx_gen SEC(".maps");
+
+/* Per-CPU VXLAN forwarding decisions, direct-mapped by a hash of their inputs: one array slot and a
+ * compare instead of three or four hashed lookups per frame; a slot another flow took is a miss.
+ * Not pinned: a cache belongs to the program instance that fills it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VX_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct vx_enc_entry);
+} vx_enc_cache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VX_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct vx_dec_entry);
+} vx_dec_cache SEC(".maps");
+
 /* Generation of the kernel's routes, rules, links and neighbors as the control plane last saw them
  * change: the daemon bumps it on every netlink change, which makes every next-hop cache entry stale. */
 struct {

@@ -320,6 +320,50 @@ struct vx_dev {
 	__u16 pad;
 };
 
+/* The inputs of an encapsulation decision (vx_enc_cache): the frame's port, its bridge, its MACs and
+ * whether the port learns. */
+struct vx_enc_key {
+	__u32 in_ifindex;
+	__u32 bridge;
+	__u8 dst[6];
+	__u8 src[6];
+	__u32 learning;
+};
+
+/* An encapsulation the fast path decided (vx_enc_cache, per CPU): what vx_macs and vx_devs said,
+ * valid while vx_gen is gen (the control plane bumps it after every write of those tables). */
+struct vx_enc_entry {
+	struct vx_enc_key key;
+	__u32 gen;
+	__u8 src_dynamic; /* the source MAC was learned: its refresh (vx_refresh) still runs per frame */
+	__u8 pad[3];
+	struct vx_mac dst;
+	struct vx_dev dev;
+};
+
+/* The inputs of a decapsulation decision (vx_dec_cache): outer source and destination, UDP port,
+ * VNI word, inner MACs. */
+struct vx_dec_key {
+	__u8 src[16];
+	__u8 dst[16];
+	__be32 vni;
+	__be16 port;
+	__u8 idst[6];
+	__u8 isrc[6];
+	__u16 pad;
+};
+
+/* A decapsulation the fast path decided (vx_dec_cache, per CPU), valid while vx_gen is gen. */
+struct vx_dec_entry {
+	struct vx_dec_key key;
+	__u32 gen;
+	__u32 bridge;	  /* the device's bridge (the source MAC's refresh key) */
+	__u32 out;	  /* the bridge port the inner frame leaves by */
+	__u16 mtu;	  /* its MTU */
+	__u8 src_dynamic; /* the inner source MAC was learned: its refresh still runs per frame */
+	__u8 pad;
+};
+
 /* vx_rx: VXLAN packets addressed to a local VTEP; vni VX_VNI_ANY: the VTEP has some device on the port. */
 #define VX_VNI_ANY 0xFFFFFFFFU
 struct vx_rx_key {

@@ -286,15 +286,51 @@ static __always_inline int vxlan_fragment_later(struct xdp_md *ctx, __u32 ifinde
 	return verdict(rc == SLOW_NO_READER ? PASS_FIB_FRAG_NEEDED : DROP_SLOW_BUSY, bytes);
 }
 
+/* The VXLAN tables' generation (vx_gen): read before any of them, so that a decision filled from
+ * tables the control plane is rewriting is stale once it bumps the generation. */
+static __always_inline __u32 vx_gen_now(void)
+{
+	__u32 zero = 0;
+	__u64 *g = bpf_map_lookup_elem(&vx_gen, &zero);
+
+	return g ? (__u32)*g : 0;
+}
+
+/* A cache slot for the n 32-bit words at w. */
+static __always_inline __u32 vx_slot(const __u32 *w, int n)
+{
+	__u32 h = 0;
+
+#pragma unroll
+	for (int i = 0; i < n; i++)
+		h = (h ^ w[i]) * 0x9E3779B1;
+	return fmix32(h) & (VX_CACHE_SLOTS - 1);
+}
+
+/* Whether the n 64-bit words at a and b are equal. */
+static __always_inline int vx_same(const void *a, const void *b, int n)
+{
+	const __u64 *x = a, *y = b;
+	__u64 d = 0;
+
+#pragma unroll
+	for (int i = 0; i < n; i++)
+		d |= x[i] ^ y[i];
+	return d == 0;
+}
+
 /* A frame from bridge port p->ifindex of bridge `bridge` (port flags pflags). */
 __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __u32 pflags)
 {
 	struct vx_mac_key k = { .bridge = bridge };
+	struct vx_enc_key ck = {};
+	struct vx_enc_entry *c;
 	struct bpf_fib_lookup fib = {};
 	struct pkt pk = {}, *p = &pk;
 	struct vx_inner in;
 	struct vx_mac *dst;
 	struct vx_dev *dev;
+	__u32 gen, slot;
 	void *data, *data_end;
 	struct ethhdr *eth;
 	struct ipv6hdr *o6;
@@ -310,27 +346,56 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 	eth = data;
 	if ((void *)(eth + 1) > data_end)
 		return verdict(DROP_TRUNC_VLAN, p->len);
-	dst = vx_dst(&k, eth->h_dest, VX_MAC_TUNNEL, &rc);
-	if (!dst)
-		return verdict(rc, p->len);
-	if (!(dst->flags & VX_MAC_F_REMOTE))
-		return verdict(PASS_VXLAN_FLOOD, p->len);
-	if (eth->h_source[0] & 1)
-		return verdict(PASS_VXLAN_MALFORMED, p->len);
-	if (pflags & PORT_F_LEARNING) {
-		struct vx_mac *s;
+	/* The decision for this port and these MACs, as last made under the tables' generation. */
+	ck.in_ifindex = p->ifindex;
+	ck.bridge = bridge;
+	ck.learning = pflags & PORT_F_LEARNING;
+	__builtin_memcpy(ck.dst, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(ck.src, eth->h_source, ETH_ALEN);
+	gen = vx_gen_now();
+	slot = vx_slot((__u32 *)&ck, sizeof(ck) / 4);
+	c = bpf_map_lookup_elem(&vx_enc_cache, &slot);
+	if (c && c->gen == gen && vx_same(&c->key, &ck, sizeof(ck) / 8)) {
+		dst = &c->dst;
+		dev = &c->dev;
+		if (c->src_dynamic) {
+			__builtin_memcpy(k.mac, eth->h_source, ETH_ALEN);
+			if (vx_refresh(&k))
+				return verdict(PASS_VXLAN_LEARN, p->len);
+		}
+	} else {
+		__u8 src_dynamic = 0;
 
-		__builtin_memcpy(k.mac, eth->h_source, ETH_ALEN);
-		s = bpf_map_lookup_elem(&vx_macs, &k);
-		if (!s || s->kind != VX_MAC_LOCAL || s->ifindex != p->ifindex)
-			return verdict(PASS_VXLAN_LEARN, p->len);
-		if ((s->flags & VX_MAC_F_DYNAMIC) && vx_refresh(&k))
-			return verdict(PASS_VXLAN_LEARN, p->len);
+		dst = vx_dst(&k, eth->h_dest, VX_MAC_TUNNEL, &rc);
+		if (!dst)
+			return verdict(rc, p->len);
+		if (!(dst->flags & VX_MAC_F_REMOTE))
+			return verdict(PASS_VXLAN_FLOOD, p->len);
+		if (eth->h_source[0] & 1)
+			return verdict(PASS_VXLAN_MALFORMED, p->len);
+		if (pflags & PORT_F_LEARNING) {
+			struct vx_mac *s;
+
+			__builtin_memcpy(k.mac, eth->h_source, ETH_ALEN);
+			s = bpf_map_lookup_elem(&vx_macs, &k);
+			if (!s || s->kind != VX_MAC_LOCAL || s->ifindex != p->ifindex)
+				return verdict(PASS_VXLAN_LEARN, p->len);
+			src_dynamic = s->flags & VX_MAC_F_DYNAMIC;
+			if (src_dynamic && vx_refresh(&k))
+				return verdict(PASS_VXLAN_LEARN, p->len);
+		}
+		devidx = dst->ifindex;
+		dev = bpf_map_lookup_elem(&vx_devs, &devidx);
+		if (!dev)
+			return verdict(PASS_VXLAN_FLOOD, p->len);
+		if (c) {
+			c->key = ck;
+			c->dst = *dst;
+			c->dev = *dev;
+			c->src_dynamic = src_dynamic;
+			c->gen = gen;
+		}
 	}
-	devidx = dst->ifindex;
-	dev = bpf_map_lookup_elem(&vx_devs, &devidx);
-	if (!dev)
-		return verdict(PASS_VXLAN_FLOOD, p->len);
 	/* The bridge hands the device frames up to its MTU (the first tag aside). */
 	len = p->len;
 	if (len - (p->l3off > ETH_HLEN ? VLAN_HLEN : 0) > (__u32)dev->mtu + ETH_HLEN)
@@ -409,6 +474,8 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 	struct vx_rx_key rk = {};
 	struct vx_remote_key rem = {};
 	struct vx_mac_key k = {};
+	struct vx_dec_key dk = {};
+	struct vx_dec_entry *c = NULL;
 	struct vx_inner in;
 	struct pkt pk = {}, *p = &pk;
 	struct vx_mac *dst, *src;
@@ -418,7 +485,7 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 	struct udphdr *udp;
 	struct ethhdr *eth;
 	__be32 *vxh;
-	__u32 plen, ioff, ilen, out;
+	__u32 plen, ioff, ilen, out, mtu, gen, slot;
 	int sum, malformed, why;
 	__u8 ecn;
 
@@ -431,48 +498,89 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 	vxh = (void *)(udp + 1);
 	if ((void *)(udp + 1) > data_end || ip6->nexthdr != PROTO_UDP)
 		return NOT_VXLAN;
-	__builtin_memcpy(rk.local, &ip6->daddr, 16);
-	rk.port = udp->dest;
 	malformed = (void *)(vxh + 2) > data_end || vxh[0] != VXLAN_FLAGS_BE || (vxh[1] & bpf_htonl(0xFF));
-	rk.vni = malformed ? VX_VNI_ANY : vxh[1];
-	dev = bpf_map_lookup_elem(&vx_rx, &rk);
-	if (!dev) {
-		if (malformed)
-			return NOT_VXLAN;
-		rk.vni = VX_VNI_ANY;
-		return bpf_map_lookup_elem(&vx_rx, &rk) ? verdict(PASS_VXLAN_VNI, p->len) : NOT_VXLAN;
-	}
-	if (malformed)
-		return verdict(PASS_VXLAN_MALFORMED, p->len);
 	plen = bpf_ntohs(ip6->payload_len);
-	if (bpf_ntohs(udp->len) != plen || plen < UDP_HLEN + VXLAN_HLEN + ETH_HLEN ||
-	    p->l3off + IPV6_HLEN + plen > p->len)
-		return verdict(PASS_VXLAN_MALFORMED, p->len);
-	rem.dev = dev->ifindex;
-	__builtin_memcpy(rem.addr, &ip6->saddr, 16);
-	if (!bpf_map_lookup_elem(&vx_remotes, &rem))
-		return verdict(dev->flags & VX_F_LEARNING ? PASS_VXLAN_LEARN : DROP_VXLAN_SOURCE, p->len);
-
 	ioff = p->l3off + IPV6_HLEN + UDP_HLEN + VXLAN_HLEN;
 	eth = data + ioff;
-	if ((void *)(eth + 1) > data_end)
-		return verdict(PASS_VXLAN_MALFORMED, p->len);
-	k.bridge = dev->bridge;
-	dst = vx_dst(&k, eth->h_dest, VX_MAC_LOCAL, &why);
-	if (!dst)
-		return verdict(why, p->len);
-	if (eth->h_source[0] & 1)
-		return verdict(PASS_VXLAN_MALFORMED, p->len);
-	if (dev->flags & (VX_F_LEARNING | VX_F_PORT_LEARNING)) {
-		__builtin_memcpy(k.mac, eth->h_source, ETH_ALEN);
-		src = bpf_map_lookup_elem(&vx_macs, &k);
-		if (!src || src->kind != VX_MAC_TUNNEL)
-			return verdict(PASS_VXLAN_LEARN, p->len);
-		if ((dev->flags & VX_F_LEARNING) &&
-		    (!(src->flags & VX_MAC_F_REMOTE) || !same16(src->remote, rem.addr)))
-			return verdict(PASS_VXLAN_LEARN, p->len);
-		if ((src->flags & VX_MAC_F_DYNAMIC) && vx_refresh(&k))
-			return verdict(PASS_VXLAN_LEARN, p->len);
+
+	/* The decision for these addresses, port, VNI and inner MACs, as last made under the tables'
+	 * generation (read before any of them). */
+	gen = vx_gen_now();
+	if (!malformed && (void *)(eth + 1) <= data_end) {
+		__builtin_memcpy(dk.src, &ip6->saddr, 16);
+		__builtin_memcpy(dk.dst, &ip6->daddr, 16);
+		dk.vni = vxh[1];
+		dk.port = udp->dest;
+		__builtin_memcpy(dk.idst, eth->h_dest, ETH_ALEN);
+		__builtin_memcpy(dk.isrc, eth->h_source, ETH_ALEN);
+		slot = vx_slot((__u32 *)&dk, sizeof(dk) / 4);
+		c = bpf_map_lookup_elem(&vx_dec_cache, &slot);
+	}
+	if (c && c->gen == gen && vx_same(&c->key, &dk, sizeof(dk) / 8)) {
+		if (bpf_ntohs(udp->len) != plen || plen < UDP_HLEN + VXLAN_HLEN + ETH_HLEN ||
+		    p->l3off + IPV6_HLEN + plen > p->len)
+			return verdict(PASS_VXLAN_MALFORMED, p->len);
+		out = c->out;
+		mtu = c->mtu;
+		if (c->src_dynamic) {
+			k.bridge = c->bridge;
+			__builtin_memcpy(k.mac, dk.isrc, ETH_ALEN);
+			if (vx_refresh(&k))
+				return verdict(PASS_VXLAN_LEARN, p->len);
+		}
+	} else {
+		__u8 src_dynamic = 0;
+
+		__builtin_memcpy(rk.local, &ip6->daddr, 16);
+		rk.port = udp->dest;
+		rk.vni = malformed ? VX_VNI_ANY : vxh[1];
+		dev = bpf_map_lookup_elem(&vx_rx, &rk);
+		if (!dev) {
+			if (malformed)
+				return NOT_VXLAN;
+			rk.vni = VX_VNI_ANY;
+			return bpf_map_lookup_elem(&vx_rx, &rk) ? verdict(PASS_VXLAN_VNI, p->len) : NOT_VXLAN;
+		}
+		if (malformed)
+			return verdict(PASS_VXLAN_MALFORMED, p->len);
+		if (bpf_ntohs(udp->len) != plen || plen < UDP_HLEN + VXLAN_HLEN + ETH_HLEN ||
+		    p->l3off + IPV6_HLEN + plen > p->len)
+			return verdict(PASS_VXLAN_MALFORMED, p->len);
+		rem.dev = dev->ifindex;
+		__builtin_memcpy(rem.addr, &ip6->saddr, 16);
+		if (!bpf_map_lookup_elem(&vx_remotes, &rem))
+			return verdict(dev->flags & VX_F_LEARNING ? PASS_VXLAN_LEARN : DROP_VXLAN_SOURCE, p->len);
+
+		if ((void *)(eth + 1) > data_end)
+			return verdict(PASS_VXLAN_MALFORMED, p->len);
+		k.bridge = dev->bridge;
+		dst = vx_dst(&k, eth->h_dest, VX_MAC_LOCAL, &why);
+		if (!dst)
+			return verdict(why, p->len);
+		if (eth->h_source[0] & 1)
+			return verdict(PASS_VXLAN_MALFORMED, p->len);
+		if (dev->flags & (VX_F_LEARNING | VX_F_PORT_LEARNING)) {
+			__builtin_memcpy(k.mac, eth->h_source, ETH_ALEN);
+			src = bpf_map_lookup_elem(&vx_macs, &k);
+			if (!src || src->kind != VX_MAC_TUNNEL)
+				return verdict(PASS_VXLAN_LEARN, p->len);
+			if ((dev->flags & VX_F_LEARNING) &&
+			    (!(src->flags & VX_MAC_F_REMOTE) || !same16(src->remote, rem.addr)))
+				return verdict(PASS_VXLAN_LEARN, p->len);
+			src_dynamic = src->flags & VX_MAC_F_DYNAMIC;
+			if (src_dynamic && vx_refresh(&k))
+				return verdict(PASS_VXLAN_LEARN, p->len);
+		}
+		out = dst->ifindex;
+		mtu = dst->mtu;
+		if (c) {
+			c->key = dk;
+			c->bridge = dev->bridge;
+			c->out = out;
+			c->mtu = mtu;
+			c->src_dynamic = src_dynamic;
+			c->gen = gen;
+		}
 	}
 	vx_inner_of(data, data_end, ioff, &in);
 	if (in.nd)
@@ -486,9 +594,8 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 	ilen = plen - UDP_HLEN - VXLAN_HLEN;
 	/* The bridge hands a port frames up to its MTU (the first tag aside). */
 	if (ilen - ((eth->h_proto == ETH_P_8021Q_BE || eth->h_proto == ETH_P_8021AD_BE) ? VLAN_HLEN : 0) >
-	    (__u32)dst->mtu + ETH_HLEN)
+	    mtu + ETH_HLEN)
 		return verdict(PASS_VXLAN_TOO_BIG, p->len);
-	out = dst->ifindex;
 	if (!tx_ok(out))
 		return verdict(PASS_TX_NOT_ATTACHED, p->len);
 

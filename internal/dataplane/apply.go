@@ -254,6 +254,21 @@ func (b *BPF) write(t *txn, st state.Step) error {
 	return fmt.Errorf("unknown table %d", st.Table)
 }
 
+// vxTable says whether a table is one of the VXLAN tables whose decisions the program caches
+// (vx_enc_cache, vx_dec_cache): after a write of one of them, vx_gen is bumped.
+func vxTable(t state.Table) bool {
+	return t == state.TableVXDevs || t == state.TableVXRx || t == state.TableVXRemotes || t == state.TableVXMACs
+}
+
+// bumpVXGen makes every cached VXLAN decision stale (the maps it was made from changed).
+func bumpVXGen(m *ebpf.Map) error {
+	var gen uint64
+	if err := m.Lookup(uint32(0), &gen); err != nil {
+		return err
+	}
+	return m.Update(uint32(0), gen+1, ebpf.UpdateAny)
+}
+
 func putOrDelete[K, V any](t *txn, m *ebpf.Map, es []entry[K, V], kind state.StepKind) error {
 	if kind == state.StepDelete {
 		return deleteBatch(t, m, es)
@@ -270,8 +285,18 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 			progs.Close()
 		}
 	}()
+	// Cached VXLAN decisions go stale after the VXLAN tables were written, and again after a
+	// rollback restored them (bumping before the restore would let the old decisions back in).
+	vxWritten := false
+	rollback := func() error {
+		err := t.rollback()
+		if vxWritten {
+			err = errors.Join(err, bumpVXGen(b.Maps.VxGen))
+		}
+		return err
+	}
 	fail := func(err error) (func() error, error) {
-		if uerr := t.rollback(); uerr != nil {
+		if uerr := rollback(); uerr != nil {
 			err = fmt.Errorf("%w (and restoring the maps failed: %v)", err, uerr)
 		}
 		return nil, err
@@ -280,6 +305,7 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 		var err error
 		switch st.Kind {
 		case state.StepPut, state.StepDelete:
+			vxWritten = vxWritten || vxTable(st.Table)
 			err = b.write(t, st)
 		case state.StepResetCounters:
 			m := b.Maps.PolicyStats
@@ -323,5 +349,10 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 			return fail(err)
 		}
 	}
-	return t.rollback, nil
+	if vxWritten {
+		if err := bumpVXGen(b.Maps.VxGen); err != nil {
+			return fail(err)
+		}
+	}
+	return rollback, nil
 }

@@ -73,7 +73,8 @@ func NewImageExplainer(im *state.Image, opts state.ProgramOptions, slowReader bo
 	}
 	// Sized for im, not for the limits: the live maps' preallocated arrays and caches are tens of MB.
 	size := map[string]uint32{"policies": maxPolicy + 1, "policy_stats": maxPolicy + 1,
-		"sids": uint32(len(im.SIDs)) + 1, "sid_stats": maxSID + 1, "nh_cache": 64, "trace_ring": 4096, "vx_seen": 64}
+		"sids": uint32(len(im.SIDs)) + 1, "sid_stats": maxSID + 1, "nh_cache": 64, "trace_ring": 4096, "vx_seen": 64,
+		"vx_enc_cache": 64, "vx_dec_cache": 64, "vx_nh": 16}
 	for name, ms := range spec.Maps {
 		ms.Pinning = ebpf.PinNone
 		if n, ok := size[name]; ok {
@@ -87,7 +88,7 @@ func NewImageExplainer(im *state.Image, opts state.ProgramOptions, slowReader bo
 	m := o.Seg6xTraceMaps
 	fm := imageMaps{TxPorts: m.TxPorts, Policies: m.Policies, PolicyGroups: m.PolicyGroups, Sids: m.Sids, SidPrefixes: m.SidPrefixes, SidConf: m.SidConf,
 		Routes4: m.Routes4, Routes6: m.Routes6, SidSpace: m.SidSpace, SidSources: m.SidSources, Ports: m.Ports,
-		VxDevs: m.VxDevs, VxRx: m.VxRx, VxRemotes: m.VxRemotes, VxMacs: m.VxMacs}
+		VxDevs: m.VxDevs, VxRx: m.VxRx, VxRemotes: m.VxRemotes, VxMacs: m.VxMacs, VxGen: m.VxGen}
 	if err := writeImage(fm, im, &state.ReconcileReport{}); err != nil {
 		o.Close()
 		return nil, fmt.Errorf("writing the state into the explain maps: %w", err)

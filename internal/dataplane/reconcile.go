@@ -72,14 +72,14 @@ func lpmImage(ps []netip.Prefix) map[Seg6xLpm6Key]uint8 {
 // imageMaps are the maps a state's image fills (the others hold counters, caches and rings).
 type imageMaps struct {
 	TxPorts, Policies, PolicyGroups, Sids, SidPrefixes, SidConf, Routes4, Routes6, SidSpace, SidSources, Ports *ebpf.Map
-	VxDevs, VxRx, VxRemotes, VxMacs                                                                            *ebpf.Map
+	VxDevs, VxRx, VxRemotes, VxMacs, VxGen                                                                     *ebpf.Map
 }
 
 // imageMapsOf are the image's maps of a set of maps.
 func imageMapsOf(m *Seg6xMaps) imageMaps {
 	return imageMaps{TxPorts: m.TxPorts, Policies: m.Policies, PolicyGroups: m.PolicyGroups, Sids: m.Sids, SidPrefixes: m.SidPrefixes, SidConf: m.SidConf,
 		Routes4: m.Routes4, Routes6: m.Routes6, SidSpace: m.SidSpace, SidSources: m.SidSources, Ports: m.Ports,
-		VxDevs: m.VxDevs, VxRx: m.VxRx, VxRemotes: m.VxRemotes, VxMacs: m.VxMacs}
+		VxDevs: m.VxDevs, VxRx: m.VxRx, VxRemotes: m.VxRemotes, VxMacs: m.VxMacs, VxGen: m.VxGen}
 }
 
 // sidsByPrefix marks the data plane as having SIDs served by prefix (or not): the program looks
@@ -193,8 +193,10 @@ func writeVXLANImage(m imageMaps, im *state.VXImage, rep *state.ReconcileReport)
 	for k, v := range im.MACs {
 		macs[vxMACKey(k)] = vxMAC(v)
 	}
-	return errors.Join(syncMap(m.VxDevs, devs, rep), syncMap(m.VxRx, rx, rep), syncMap(m.VxRemotes, remotes, rep),
+	err := errors.Join(syncMap(m.VxDevs, devs, rep), syncMap(m.VxRx, rx, rep), syncMap(m.VxRemotes, remotes, rep),
 		syncMap(m.VxMacs, macs, rep))
+	// Decisions cached from what the maps held before are stale now.
+	return errors.Join(err, bumpVXGen(m.VxGen))
 }
 
 // Reconcile writes im into the maps and attaches the program to every interface of im; see

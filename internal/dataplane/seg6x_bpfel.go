@@ -402,6 +402,26 @@ type Seg6xTraceStats struct {
 	Seen        uint64
 }
 
+type Seg6xVxDecEntry struct {
+	_   structs.HostLayout
+	Key struct {
+		_    structs.HostLayout
+		Src  [16]uint8
+		Dst  [16]uint8
+		Vni  uint32
+		Port uint16
+		Idst [6]uint8
+		Isrc [6]uint8
+		Pad  uint16
+	}
+	Gen        uint32
+	Bridge     uint32
+	Out        uint32
+	Mtu        uint16
+	SrcDynamic uint8
+	Pad        uint8
+}
+
 type Seg6xVxDev struct {
 	_         structs.HostLayout
 	Local     [16]uint8
@@ -424,6 +444,23 @@ const (
 	Seg6xVxDevFlagsVX_F_LEARNING      Seg6xVxDevFlags = 1
 	Seg6xVxDevFlagsVX_F_PORT_LEARNING Seg6xVxDevFlags = 2
 )
+
+type Seg6xVxEncEntry struct {
+	_   structs.HostLayout
+	Key struct {
+		_         structs.HostLayout
+		InIfindex uint32
+		Bridge    uint32
+		Dst       [6]uint8
+		Src       [6]uint8
+		Learning  uint32
+	}
+	Gen        uint32
+	SrcDynamic uint8
+	Pad        [3]uint8
+	Dst        Seg6xVxMac
+	Dev        Seg6xVxDev
+}
 
 type Seg6xVxMac struct {
 	_       structs.HostLayout
@@ -511,7 +548,10 @@ const (
 	Seg6xMapTraceRing              = "trace_ring"
 	Seg6xMapTraceScratch           = "trace_scratch"
 	Seg6xMapTxPorts                = "tx_ports"
+	Seg6xMapVxDecCache             = "vx_dec_cache"
 	Seg6xMapVxDevs                 = "vx_devs"
+	Seg6xMapVxEncCache             = "vx_enc_cache"
+	Seg6xMapVxGen                  = "vx_gen"
 	Seg6xMapVxMacs                 = "vx_macs"
 	Seg6xMapVxNh                   = "vx_nh"
 	Seg6xMapVxRemotes              = "vx_remotes"
@@ -613,7 +653,10 @@ type Seg6xMapSpecs struct {
 	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
 	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
+	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
+	VxEncCache   *ebpf.MapSpec `ebpf:"vx_enc_cache"`
+	VxGen        *ebpf.MapSpec `ebpf:"vx_gen"`
 	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
 	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
@@ -691,7 +734,10 @@ type Seg6xMaps struct {
 	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
 	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
+	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
+	VxEncCache   *ebpf.Map `ebpf:"vx_enc_cache"`
+	VxGen        *ebpf.Map `ebpf:"vx_gen"`
 	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
 	VxNh         *ebpf.Map `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
@@ -726,7 +772,10 @@ func (m *Seg6xMaps) Close() error {
 		m.TraceRing,
 		m.TraceScratch,
 		m.TxPorts,
+		m.VxDecCache,
 		m.VxDevs,
+		m.VxEncCache,
+		m.VxGen,
 		m.VxMacs,
 		m.VxNh,
 		m.VxRemotes,

@@ -215,6 +215,26 @@ type Seg6xTcTraceTraceStats struct {
 	Seen        uint64
 }
 
+type Seg6xTcTraceVxDecEntry struct {
+	_   structs.HostLayout
+	Key struct {
+		_    structs.HostLayout
+		Src  [16]uint8
+		Dst  [16]uint8
+		Vni  uint32
+		Port uint16
+		Idst [6]uint8
+		Isrc [6]uint8
+		Pad  uint16
+	}
+	Gen        uint32
+	Bridge     uint32
+	Out        uint32
+	Mtu        uint16
+	SrcDynamic uint8
+	Pad        uint8
+}
+
 type Seg6xTcTraceVxDev struct {
 	_         structs.HostLayout
 	Local     [16]uint8
@@ -229,6 +249,23 @@ type Seg6xTcTraceVxDev struct {
 	Ttl       uint8
 	Flags     uint8
 	Pad       uint16
+}
+
+type Seg6xTcTraceVxEncEntry struct {
+	_   structs.HostLayout
+	Key struct {
+		_         structs.HostLayout
+		InIfindex uint32
+		Bridge    uint32
+		Dst       [6]uint8
+		Src       [6]uint8
+		Learning  uint32
+	}
+	Gen        uint32
+	SrcDynamic uint8
+	Pad        [3]uint8
+	Dst        Seg6xTcTraceVxMac
+	Dev        Seg6xTcTraceVxDev
 }
 
 type Seg6xTcTraceVxMac struct {
@@ -302,7 +339,10 @@ const (
 	Seg6xTcTraceMapTraceRing       = "trace_ring"
 	Seg6xTcTraceMapTraceScratch    = "trace_scratch"
 	Seg6xTcTraceMapTxPorts         = "tx_ports"
+	Seg6xTcTraceMapVxDecCache      = "vx_dec_cache"
 	Seg6xTcTraceMapVxDevs          = "vx_devs"
+	Seg6xTcTraceMapVxEncCache      = "vx_enc_cache"
+	Seg6xTcTraceMapVxGen           = "vx_gen"
 	Seg6xTcTraceMapVxMacs          = "vx_macs"
 	Seg6xTcTraceMapVxNh            = "vx_nh"
 	Seg6xTcTraceMapVxRemotes       = "vx_remotes"
@@ -388,7 +428,10 @@ type Seg6xTcTraceMapSpecs struct {
 	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
 	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
+	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
+	VxEncCache   *ebpf.MapSpec `ebpf:"vx_enc_cache"`
+	VxGen        *ebpf.MapSpec `ebpf:"vx_gen"`
 	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
 	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
@@ -450,7 +493,10 @@ type Seg6xTcTraceMaps struct {
 	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
 	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
+	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
+	VxEncCache   *ebpf.Map `ebpf:"vx_enc_cache"`
+	VxGen        *ebpf.Map `ebpf:"vx_gen"`
 	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
 	VxNh         *ebpf.Map `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
@@ -485,7 +531,10 @@ func (m *Seg6xTcTraceMaps) Close() error {
 		m.TraceRing,
 		m.TraceScratch,
 		m.TxPorts,
+		m.VxDecCache,
 		m.VxDevs,
+		m.VxEncCache,
+		m.VxGen,
 		m.VxMacs,
 		m.VxNh,
 		m.VxRemotes,

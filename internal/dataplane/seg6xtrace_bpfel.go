@@ -215,6 +215,26 @@ type Seg6xTraceTraceStats struct {
 	Seen        uint64
 }
 
+type Seg6xTraceVxDecEntry struct {
+	_   structs.HostLayout
+	Key struct {
+		_    structs.HostLayout
+		Src  [16]uint8
+		Dst  [16]uint8
+		Vni  uint32
+		Port uint16
+		Idst [6]uint8
+		Isrc [6]uint8
+		Pad  uint16
+	}
+	Gen        uint32
+	Bridge     uint32
+	Out        uint32
+	Mtu        uint16
+	SrcDynamic uint8
+	Pad        uint8
+}
+
 type Seg6xTraceVxDev struct {
 	_         structs.HostLayout
 	Local     [16]uint8
@@ -229,6 +249,23 @@ type Seg6xTraceVxDev struct {
 	Ttl       uint8
 	Flags     uint8
 	Pad       uint16
+}
+
+type Seg6xTraceVxEncEntry struct {
+	_   structs.HostLayout
+	Key struct {
+		_         structs.HostLayout
+		InIfindex uint32
+		Bridge    uint32
+		Dst       [6]uint8
+		Src       [6]uint8
+		Learning  uint32
+	}
+	Gen        uint32
+	SrcDynamic uint8
+	Pad        [3]uint8
+	Dst        Seg6xTraceVxMac
+	Dev        Seg6xTraceVxDev
 }
 
 type Seg6xTraceVxMac struct {
@@ -302,7 +339,10 @@ const (
 	Seg6xTraceMapTraceRing      = "trace_ring"
 	Seg6xTraceMapTraceScratch   = "trace_scratch"
 	Seg6xTraceMapTxPorts        = "tx_ports"
+	Seg6xTraceMapVxDecCache     = "vx_dec_cache"
 	Seg6xTraceMapVxDevs         = "vx_devs"
+	Seg6xTraceMapVxEncCache     = "vx_enc_cache"
+	Seg6xTraceMapVxGen          = "vx_gen"
 	Seg6xTraceMapVxMacs         = "vx_macs"
 	Seg6xTraceMapVxNh           = "vx_nh"
 	Seg6xTraceMapVxRemotes      = "vx_remotes"
@@ -390,7 +430,10 @@ type Seg6xTraceMapSpecs struct {
 	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
 	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
+	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
+	VxEncCache   *ebpf.MapSpec `ebpf:"vx_enc_cache"`
+	VxGen        *ebpf.MapSpec `ebpf:"vx_gen"`
 	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
 	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
@@ -454,7 +497,10 @@ type Seg6xTraceMaps struct {
 	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
 	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
+	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
+	VxEncCache   *ebpf.Map `ebpf:"vx_enc_cache"`
+	VxGen        *ebpf.Map `ebpf:"vx_gen"`
 	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
 	VxNh         *ebpf.Map `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
@@ -489,7 +535,10 @@ func (m *Seg6xTraceMaps) Close() error {
 		m.TraceRing,
 		m.TraceScratch,
 		m.TxPorts,
+		m.VxDecCache,
 		m.VxDevs,
+		m.VxEncCache,
+		m.VxGen,
 		m.VxMacs,
 		m.VxNh,
 		m.VxRemotes,

@@ -8,10 +8,13 @@ package packet
 // handed to the kernel unchanged (or dropped) with its reason counted once.
 
 import (
+	"runtime"
+
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"net"
 	"net/netip"
 	"testing"
@@ -54,7 +57,18 @@ func vxSetup(t *testing.T) uint32 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := state.VXLAN{Dev: "vx0", Ifindex: 4242, VNI: 100, Local: vxLocal, Port: 4789, SrcPortLow: 5000, SrcPortHigh: 5010,
+	v := vxDevice(tc0)
+	commit(t, state.Op{Kind: state.OpAdd, Origin: state.OriginKernel, VXLAN: &v})
+	t.Cleanup(func() {
+		commit(t, state.Op{Kind: state.OpDelete, Origin: state.OriginKernel, VXLAN: &state.VXLAN{Dev: "vx0"}})
+		commit(t, state.Op{Kind: state.OpDelete, Interface: &state.Interface{Name: "tc0"}})
+	})
+	return tc0
+}
+
+// vxDevice is vxSetup's VXLAN device, its port tc0 at ifindex tc0.
+func vxDevice(tc0 uint32) state.VXLAN {
+	return state.VXLAN{Dev: "vx0", Ifindex: 4242, VNI: 100, Local: vxLocal, Port: 4789, SrcPortLow: 5000, SrcPortHigh: 5010,
 		MTU: 1500, Bridge: "br0", BridgeIfindex: 4241, PortLearning: true,
 		Ports:   []state.BridgePort{{Name: "tc0", Ifindex: int(tc0), MTU: 1500, Learning: true}},
 		Remotes: []netip.Addr{vxRemote},
@@ -64,12 +78,6 @@ func vxSetup(t *testing.T) uint32 {
 		LocalMACs: []state.LocalMAC{{MAC: vxHost.String(), Port: "tc0", Ifindex: int(tc0)},
 			{MAC: vxDynHost.String(), Port: "tc0", Ifindex: int(tc0), Dynamic: true},
 			{MAC: vxNode.String(), Port: "br0", Ifindex: 4241, Local: true}}}
-	commit(t, state.Op{Kind: state.OpAdd, Origin: state.OriginKernel, VXLAN: &v})
-	t.Cleanup(func() {
-		commit(t, state.Op{Kind: state.OpDelete, Origin: state.OriginKernel, VXLAN: &state.VXLAN{Dev: "vx0"}})
-		commit(t, state.Op{Kind: state.OpDelete, Interface: &state.Interface{Name: "tc0"}})
-	})
-	return tc0
 }
 
 func build(t *testing.T, spec string, src, dst net.HardwareAddr) []byte {
@@ -396,4 +404,42 @@ func TestVXLANChecksumEveryLength(t *testing.T) {
 			return
 		}
 	}
+}
+
+// TestVXLANCachedDecisionsFollowTheTables: the program caches what the tables decided per flow
+// (vx_enc_cache, vx_dec_cache, per CPU); a change of the tables reaches the very next frame. The
+// frames run on one CPU, so the second of each pair is the cache's.
+func TestVXLANCachedDecisionsFollowTheTables(t *testing.T) {
+	tc0 := vxSetup(t)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var one unix.CPUSet
+	one.Set(0)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+	fab0MAC, fabPeer := mustMAC("02:00:00:00:01:00"), mustMAC("02:00:00:00:01:02")
+	tf0MAC, tfPeer := mustMAC("02:00:00:00:0f:00"), mustMAC("02:00:00:00:0f:02")
+	out := build(t, "ipv4 198.18.1.2>198.18.2.2 udp 1000>2000 len 64", vxHost, vxRMAC)
+	in := build(t, "ipv4 198.18.2.2>198.18.1.2 udp 2000>1000 len 64", vxRMAC, vxHost)
+	vx := ether(fab0MAC, fabPeer, vxlanPacket(vxRemote, vxLocal, 40000, 100, 0, in))
+	toRemote := ether(big0Peer, big0MAC, vxlanPacket(vxLocal, vxRemote, sport4(out, 14), 100, 0, out))
+	toFar := ether(tfPeer, tf0MAC, vxlanPacket(vxLocal, vxFar, sport4(out, 14), 100, 0, out))
+	for i := 0; i < 2; i++ {
+		runVX(t, vxCase{fmt.Sprintf("encap %d", i), "tc0", out, toRemote, "XDP_REDIRECT", ""})
+		runVX(t, vxCase{fmt.Sprintf("decap %d", i), "fab0", vx, in, "XDP_REDIRECT", ""})
+	}
+	// The remote MAC moves to another VTEP: the next frame to it leaves towards the new one.
+	v := vxDevice(tc0)
+	v.RemoteMACs[0].Remote = vxFar
+	commit(t, state.Op{Kind: state.OpReplace, Origin: state.OriginKernel, VXLAN: &v})
+	for i := 0; i < 2; i++ {
+		runVX(t, vxCase{fmt.Sprintf("encap after the remote MAC moved %d", i), "tc0", out, toFar, "XDP_REDIRECT", ""})
+		runVX(t, vxCase{fmt.Sprintf("decap after the remote MAC moved %d", i), "fab0", vx, in, "XDP_REDIRECT", ""})
+	}
+	// The local host goes away: its frames are the kernel's again, both ways.
+	v.LocalMACs = v.LocalMACs[1:]
+	commit(t, state.Op{Kind: state.OpReplace, Origin: state.OriginKernel, VXLAN: &v})
+	runVX(t, vxCase{"encap from the host that went", "tc0", out, nil, "XDP_PASS", "PASS_VXLAN_LEARN"})
+	runVX(t, vxCase{"decap to the host that went", "fab0", vx, nil, "XDP_PASS", "PASS_VXLAN_FLOOD"})
 }

@@ -215,6 +215,26 @@ type Seg6xFibDirectTraceStats struct {
 	Seen        uint64
 }
 
+type Seg6xFibDirectVxDecEntry struct {
+	_   structs.HostLayout
+	Key struct {
+		_    structs.HostLayout
+		Src  [16]uint8
+		Dst  [16]uint8
+		Vni  uint32
+		Port uint16
+		Idst [6]uint8
+		Isrc [6]uint8
+		Pad  uint16
+	}
+	Gen        uint32
+	Bridge     uint32
+	Out        uint32
+	Mtu        uint16
+	SrcDynamic uint8
+	Pad        uint8
+}
+
 type Seg6xFibDirectVxDev struct {
 	_         structs.HostLayout
 	Local     [16]uint8
@@ -229,6 +249,23 @@ type Seg6xFibDirectVxDev struct {
 	Ttl       uint8
 	Flags     uint8
 	Pad       uint16
+}
+
+type Seg6xFibDirectVxEncEntry struct {
+	_   structs.HostLayout
+	Key struct {
+		_         structs.HostLayout
+		InIfindex uint32
+		Bridge    uint32
+		Dst       [6]uint8
+		Src       [6]uint8
+		Learning  uint32
+	}
+	Gen        uint32
+	SrcDynamic uint8
+	Pad        [3]uint8
+	Dst        Seg6xFibDirectVxMac
+	Dev        Seg6xFibDirectVxDev
 }
 
 type Seg6xFibDirectVxMac struct {
@@ -302,7 +339,10 @@ const (
 	Seg6xFibDirectMapTraceRing              = "trace_ring"
 	Seg6xFibDirectMapTraceScratch           = "trace_scratch"
 	Seg6xFibDirectMapTxPorts                = "tx_ports"
+	Seg6xFibDirectMapVxDecCache             = "vx_dec_cache"
 	Seg6xFibDirectMapVxDevs                 = "vx_devs"
+	Seg6xFibDirectMapVxEncCache             = "vx_enc_cache"
+	Seg6xFibDirectMapVxGen                  = "vx_gen"
 	Seg6xFibDirectMapVxMacs                 = "vx_macs"
 	Seg6xFibDirectMapVxNh                   = "vx_nh"
 	Seg6xFibDirectMapVxRemotes              = "vx_remotes"
@@ -404,7 +444,10 @@ type Seg6xFibDirectMapSpecs struct {
 	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
 	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
+	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
+	VxEncCache   *ebpf.MapSpec `ebpf:"vx_enc_cache"`
+	VxGen        *ebpf.MapSpec `ebpf:"vx_gen"`
 	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
 	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
@@ -482,7 +525,10 @@ type Seg6xFibDirectMaps struct {
 	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
 	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
+	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
+	VxEncCache   *ebpf.Map `ebpf:"vx_enc_cache"`
+	VxGen        *ebpf.Map `ebpf:"vx_gen"`
 	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
 	VxNh         *ebpf.Map `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
@@ -517,7 +563,10 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.TraceRing,
 		m.TraceScratch,
 		m.TxPorts,
+		m.VxDecCache,
 		m.VxDevs,
+		m.VxEncCache,
+		m.VxGen,
 		m.VxMacs,
 		m.VxNh,
 		m.VxRemotes,
