@@ -426,6 +426,12 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 		return verdict(fib_reason(rc), p->len);
 	}
 
+	/* The UDP checksum's sum over the inner frame, read while it is where it arrived (in cache): the
+	 * headroom the outer headers go to is not, and reading them back would wait for it. */
+	sum = csum_frame(ctx, 0, len);
+	if (sum < 0)
+		return verdict(PASS_VXLAN_MALFORMED, p->len);
+
 	/* Committed: the frame, as it came, becomes the inner frame. */
 	if (bpf_xdp_adjust_head(ctx, -(int)VXLAN_ENCAP_LEN))
 		return verdict(PASS_NO_ROOM, p->len);
@@ -453,15 +459,10 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 	vxh[0] = VXLAN_FLAGS_BE;
 	vxh[1] = dst->vni;
 
-	sum = csum_frame(ctx, ETH_HLEN + IPV6_HLEN, len + UDP_HLEN + VXLAN_HLEN);
-	data = ctx_data(ctx);
-	data_end = ctx_data_end(ctx);
-	o6 = data + ETH_HLEN;
-	udp = (void *)(o6 + 1);
-	if (sum < 0 || (void *)(udp + 1) > data_end)
-		return verdict(DROP_NO_ROOM, p->len);
-	udp->check = csum_fold((__u64)sum + udp6_pseudo((__u8 *)&o6->saddr, (__u8 *)&o6->daddr,
-						     len + UDP_HLEN + VXLAN_HLEN)) ?: 0xFFFF;
+	/* The rest of the sum from the values written (as native 16- and 32-bit words of network-order
+	 * bytes, as the inner frame's were summed): UDP header (checksum 0), VXLAN header, pseudo-header. */
+	udp->check = csum_fold((__u64)sum + bpf_htons(sport) + dst->port + udp->len + VXLAN_FLAGS_BE + dst->vni +
+			       udp6_pseudo(dev->local, dst->remote, len + UDP_HLEN + VXLAN_HLEN)) ?: 0xFFFF;
 	if (mtu)
 		return vxlan_fragment_later(ctx, fib.ifindex, mtu, p->len);
 	return redirect(fib.ifindex, p->len);
