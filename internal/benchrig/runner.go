@@ -290,6 +290,8 @@ func kernelRef(s string) string {
 		return "kernel_un"
 	case s == "seg6x_wecmp3":
 		return "kernel_wecmp3"
+	case s == "seg6x_vxlan_encap_frag":
+		return "" // the kernel's VXLAN carries none of these frames (docs/vxlan.md)
 	case strings.HasPrefix(s, "seg6x_vxlan_"):
 		return "kernel_vxlan_" + strings.TrimPrefix(s, "seg6x_vxlan_")
 	case s == "seg6x_udt4_vlan":
