@@ -228,6 +228,7 @@ static __always_inline __u64 udp6_pseudo(const __u8 *src, const __u8 *dst, __u32
 static __always_inline int vx_fib(struct xdp_md *ctx, struct bpf_fib_lookup *fib)
 {
 	__u32 slot, zero = 0, gen = 0, len = fib->tot_len, in = fib->ifindex;
+	__u8 local[16], remote[16];
 	struct vx_nh *e;
 	__u64 *g;
 	int rc;
@@ -252,14 +253,16 @@ static __always_inline int vx_fib(struct xdp_md *ctx, struct bpf_fib_lookup *fib
 		      __builtin_memcpy(tr->dmac, e->nh.dmac, ETH_ALEN); __builtin_memcpy(tr->smac, e->nh.smac, ETH_ALEN));
 		return BPF_FIB_LKUP_RET_SUCCESS;
 	}
-	/* The slot is this CPU's own: written in place, its key first (a successful lookup rewrites
-	 * fib's destination with the gateway's address), unusable until the answer is in. */
-	e->nh.ok_len = 0;
-	__builtin_memcpy(e->local, fib->ipv6_src, 16);
-	__builtin_memcpy(e->remote, fib->ipv6_dst, 16);
+	/* The key as asked (a successful lookup rewrites fib's destination with the gateway's address);
+	 * the slot, this CPU's own, is written in place only with an answer, so a failed lookup (a frame
+	 * too big for the underlay) leaves what it held. */
+	__builtin_memcpy(local, fib->ipv6_src, 16);
+	__builtin_memcpy(remote, fib->ipv6_dst, 16);
 	rc = fib_ask(ctx, fib, 0);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return rc;
+	__builtin_memcpy(e->local, local, 16);
+	__builtin_memcpy(e->remote, remote, 16);
 	e->in_ifindex = in;
 	e->nh.expires_ns = bpf_ktime_get_coarse_ns() + nh_cache_ns;
 	e->nh.gen = gen;
