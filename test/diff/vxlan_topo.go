@@ -127,7 +127,9 @@ func (t vxTopo) sink() (net.PacketConn, error) {
 // IPv6 without extension headers: the inner frame at 70). Never a frame under test: those keep
 // their sources' MACs.
 func bridgeOwnMulticast(f []byte) bool {
-	own := func(e []byte) bool { return len(e) >= 14 && e[0]&1 == 1 && net.HardwareAddr(e[6:12]).String() == vxMacBr }
+	own := func(e []byte) bool {
+		return len(e) >= 14 && e[0]&1 == 1 && net.HardwareAddr(e[6:12]).String() == vxMacBr
+	}
 	if own(f) {
 		return true
 	}
