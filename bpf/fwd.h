@@ -86,6 +86,45 @@ static __always_inline int fib_ask(struct ctx_buff *ctx, struct bpf_fib_lookup *
 	return rc;
 }
 
+/* The next-hop cache's rules, shared by its two forms (nh_cache here, vx_nh in vxlan.h): an entry
+ * answers while it carries the current generation gen, has been checked for a packet at least len
+ * bytes long, and is younger than nh_cache_ns. */
+static __always_inline int nh_fresh(const struct nh_entry *e, __u32 gen, __u32 len)
+{
+	return e->gen == gen && len <= e->ok_len && bpf_ktime_get_coarse_ns() <= e->expires_ns;
+}
+
+/* fib answered from cache entry e. */
+static __always_inline int nh_answer(struct bpf_fib_lookup *fib, const struct nh_entry *e)
+{
+	fib->ifindex = e->ifindex;
+	__builtin_memcpy(fib->dmac, e->dmac, ETH_ALEN);
+	__builtin_memcpy(fib->smac, e->smac, ETH_ALEN);
+	TRACE(tr->flags |= TRACE_F_FIB_CACHED; tr->fib_rc = 0; tr->fib_ifindex = e->ifindex;
+	      __builtin_memcpy(tr->dmac, e->dmac, ETH_ALEN); __builtin_memcpy(tr->smac, e->smac, ETH_ALEN));
+	return BPF_FIB_LKUP_RET_SUCCESS;
+}
+
+/* Cache entry e from the FIB's successful answer fib for a packet of len bytes, under generation gen. */
+static __always_inline void nh_fill(struct nh_entry *e, const struct bpf_fib_lookup *fib, __u32 gen, __u32 len)
+{
+	e->expires_ns = bpf_ktime_get_coarse_ns() + nh_cache_ns;
+	e->gen = gen;
+	e->ifindex = fib->ifindex;
+	e->ok_len = len;
+	__builtin_memcpy(e->dmac, fib->dmac, ETH_ALEN);
+	__builtin_memcpy(e->smac, fib->smac, ETH_ALEN);
+}
+
+/* A generation map's value (nh_gen, vx_gen: one entry the control plane bumps) as last bumped. */
+static __always_inline __u32 gen_now(void *map)
+{
+	__u32 zero = 0;
+	__u64 *g = bpf_map_lookup_elem(map, &zero);
+
+	return g ? (__u32)*g : 0;
+}
+
 /* bpf_fib_lookup for fib (its inputs filled in) in routing table `table`, answered from the
  * per-CPU cache when nh_cache_ns is set and an entry for the same inputs (nh_key) is fresh (younger than nh_cache_ns and of the current nh_gen generation,
  * which the daemon bumps on every route, rule, link or neighbor change) and has already been
@@ -99,8 +138,7 @@ static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_looku
 	struct nh_key key;
 	__u32 len = fib->tot_len;
 	struct nh_entry *e, ne = {};
-	__u32 zero = 0, gen = 0;
-	__u64 *g;
+	__u32 gen = 0;
 	int rc;
 
 	TRACE(tr->flags |= TRACE_F_FIB; tr->flags &= ~TRACE_F_FIB_CACHED; tr->fib_table = table; tr->fib_ifindex = fib->ifindex;
@@ -109,9 +147,7 @@ static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_looku
 	if (nh_cache_ns) { /* the key is built only when the cache is on (the input ifindex first) */
 		key = (struct nh_key){ .table = table, .ifindex = fib->ifindex, .family = fib->family,
 				       .l4_protocol = fib->l4_protocol, .tos = fib->tos };
-		g = bpf_map_lookup_elem(&nh_gen, &zero);
-		if (g)
-			gen = (__u32)*g;
+		gen = gen_now(&nh_gen);
 		if (fib->family == AF_INET) {
 			__builtin_memcpy(key.src, &fib->ipv4_src, 4);
 			__builtin_memcpy(key.dst, &fib->ipv4_dst, 4);
@@ -120,25 +156,14 @@ static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_looku
 			__builtin_memcpy(key.dst, fib->ipv6_dst, 16);
 		}
 		e = bpf_map_lookup_elem(&nh_cache, &key);
-		if (e && e->gen == gen && len <= e->ok_len && bpf_ktime_get_coarse_ns() <= e->expires_ns) {
-			fib->ifindex = e->ifindex;
-			__builtin_memcpy(fib->dmac, e->dmac, ETH_ALEN);
-			__builtin_memcpy(fib->smac, e->smac, ETH_ALEN);
-			TRACE(tr->flags |= TRACE_F_FIB_CACHED; tr->fib_rc = 0; tr->fib_ifindex = e->ifindex;
-			      __builtin_memcpy(tr->dmac, e->dmac, ETH_ALEN); __builtin_memcpy(tr->smac, e->smac, ETH_ALEN));
-			return BPF_FIB_LKUP_RET_SUCCESS;
-		}
+		if (e && nh_fresh(e, gen, len))
+			return nh_answer(fib, e);
 	}
 	rc = fib_ask(ctx, fib, table);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return rc;
 	if (nh_cache_ns) {
-		ne.expires_ns = bpf_ktime_get_coarse_ns() + nh_cache_ns;
-		ne.gen = gen;
-		ne.ifindex = fib->ifindex;
-		ne.ok_len = len;
-		__builtin_memcpy(ne.dmac, fib->dmac, ETH_ALEN);
-		__builtin_memcpy(ne.smac, fib->smac, ETH_ALEN);
+		nh_fill(&ne, fib, gen, len);
 		bpf_map_update_elem(&nh_cache, &key, &ne, BPF_ANY);
 	}
 	return rc;

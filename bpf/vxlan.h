@@ -227,10 +227,9 @@ static __always_inline __u64 udp6_pseudo(const __u8 *src, const __u8 *dst, __u32
  * (source, destination, ingress interface), instead of the generic cache's hashed 44-byte key. */
 static __always_inline int vx_fib(struct xdp_md *ctx, struct bpf_fib_lookup *fib)
 {
-	__u32 slot, zero = 0, gen = 0, len = fib->tot_len, in = fib->ifindex;
+	__u32 slot, gen, len = fib->tot_len, in = fib->ifindex;
 	__u8 local[16], remote[16];
 	struct vx_nh *e;
-	__u64 *g;
 	int rc;
 
 	if (!nh_cache_ns)
@@ -241,18 +240,10 @@ static __always_inline int vx_fib(struct xdp_md *ctx, struct bpf_fib_lookup *fib
 	e = bpf_map_lookup_elem(&vx_nh, &slot);
 	if (!e)
 		return fib_lookup(ctx, fib, 0);
-	g = bpf_map_lookup_elem(&nh_gen, &zero);
-	if (g)
-		gen = (__u32)*g;
-	if (e->nh.gen == gen && e->in_ifindex == in && len <= e->nh.ok_len && same16(e->remote, (__u8 *)fib->ipv6_dst) &&
-	    same16(e->local, (__u8 *)fib->ipv6_src) && bpf_ktime_get_coarse_ns() <= e->nh.expires_ns) {
-		fib->ifindex = e->nh.ifindex;
-		__builtin_memcpy(fib->dmac, e->nh.dmac, ETH_ALEN);
-		__builtin_memcpy(fib->smac, e->nh.smac, ETH_ALEN);
-		TRACE(tr->flags |= TRACE_F_FIB_CACHED; tr->fib_rc = 0; tr->fib_ifindex = e->nh.ifindex;
-		      __builtin_memcpy(tr->dmac, e->nh.dmac, ETH_ALEN); __builtin_memcpy(tr->smac, e->nh.smac, ETH_ALEN));
-		return BPF_FIB_LKUP_RET_SUCCESS;
-	}
+	gen = gen_now(&nh_gen);
+	if (e->in_ifindex == in && same16(e->remote, (__u8 *)fib->ipv6_dst) && same16(e->local, (__u8 *)fib->ipv6_src) &&
+	    nh_fresh(&e->nh, gen, len))
+		return nh_answer(fib, &e->nh);
 	/* The key as asked (a successful lookup rewrites fib's destination with the gateway's address);
 	 * the slot, this CPU's own, is written in place only with an answer, so a failed lookup (a frame
 	 * too big for the underlay) leaves what it held. */
@@ -264,12 +255,7 @@ static __always_inline int vx_fib(struct xdp_md *ctx, struct bpf_fib_lookup *fib
 	__builtin_memcpy(e->local, local, 16);
 	__builtin_memcpy(e->remote, remote, 16);
 	e->in_ifindex = in;
-	e->nh.expires_ns = bpf_ktime_get_coarse_ns() + nh_cache_ns;
-	e->nh.gen = gen;
-	e->nh.ifindex = fib->ifindex;
-	e->nh.ok_len = len;
-	__builtin_memcpy(e->nh.dmac, fib->dmac, ETH_ALEN);
-	__builtin_memcpy(e->nh.smac, fib->smac, ETH_ALEN);
+	nh_fill(&e->nh, fib, gen, len);
 	return rc;
 }
 
@@ -287,16 +273,6 @@ static __always_inline int vxlan_fragment_later(struct xdp_md *ctx, __u32 ifinde
 	if (bpf_xdp_adjust_head(ctx, (int)VXLAN_ENCAP_LEN))
 		return verdict(DROP_SLOW_BUSY, bytes);
 	return verdict(rc == SLOW_NO_READER ? PASS_FIB_FRAG_NEEDED : DROP_SLOW_BUSY, bytes);
-}
-
-/* The VXLAN tables' generation (vx_gen): read before any of them, so that a decision filled from
- * tables the control plane is rewriting is stale once it bumps the generation. */
-static __always_inline __u32 vx_gen_now(void)
-{
-	__u32 zero = 0;
-	__u64 *g = bpf_map_lookup_elem(&vx_gen, &zero);
-
-	return g ? (__u32)*g : 0;
 }
 
 /* A cache slot for the n 32-bit words at w. */
@@ -355,7 +331,7 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 	ck.learning = pflags & PORT_F_LEARNING;
 	__builtin_memcpy(ck.dst, eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(ck.src, eth->h_source, ETH_ALEN);
-	gen = vx_gen_now();
+	gen = gen_now(&vx_gen); /* before any table is read: a decision made while they change is stale */
 	slot = vx_slot((__u32 *)&ck, sizeof(ck) / 4);
 	c = bpf_map_lookup_elem(&vx_enc_cache, &slot);
 	if (c && c->gen == gen && vx_same(&c->key, &ck, sizeof(ck) / 8)) {
@@ -471,6 +447,13 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 	return redirect(fib.ifindex, p->len);
 }
 
+/* Whether a VXLAN packet's lengths disagree: UDP's with IPv6's, too short for VXLAN and an Ethernet
+ * header, or longer than the frame. */
+static __always_inline int vx_lengths_bad(const struct udphdr *udp, __u32 plen, const struct pkt *p)
+{
+	return bpf_ntohs(udp->len) != plen || plen < UDP_HLEN + VXLAN_HLEN + ETH_HLEN || p->l3off + IPV6_HLEN + plen > p->len;
+}
+
 /* An IPv6 packet from a fabric port that is no local SID: VXLAN to a local VTEP is taken apart here.
  * Returns a verdict, or NOT_VXLAN. */
 __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
@@ -509,7 +492,7 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 
 	/* The decision for these addresses, port, VNI and inner MACs, as last made under the tables'
 	 * generation (read before any of them). */
-	gen = vx_gen_now();
+	gen = gen_now(&vx_gen); /* before any table is read: a decision made while they change is stale */
 	if (!malformed && (void *)(eth + 1) <= data_end) {
 		__builtin_memcpy(dk.src, &ip6->saddr, 16);
 		__builtin_memcpy(dk.dst, &ip6->daddr, 16);
@@ -521,8 +504,7 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 		c = bpf_map_lookup_elem(&vx_dec_cache, &slot);
 	}
 	if (c && c->gen == gen && vx_same(&c->key, &dk, sizeof(dk) / 8)) {
-		if (bpf_ntohs(udp->len) != plen || plen < UDP_HLEN + VXLAN_HLEN + ETH_HLEN ||
-		    p->l3off + IPV6_HLEN + plen > p->len)
+		if (vx_lengths_bad(udp, plen, p))
 			return verdict(PASS_VXLAN_MALFORMED, p->len);
 		out = c->out;
 		mtu = c->mtu;
@@ -547,8 +529,7 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 		}
 		if (malformed)
 			return verdict(PASS_VXLAN_MALFORMED, p->len);
-		if (bpf_ntohs(udp->len) != plen || plen < UDP_HLEN + VXLAN_HLEN + ETH_HLEN ||
-		    p->l3off + IPV6_HLEN + plen > p->len)
+		if (vx_lengths_bad(udp, plen, p))
 			return verdict(PASS_VXLAN_MALFORMED, p->len);
 		rem.dev = dev->ifindex;
 		__builtin_memcpy(rem.addr, &ip6->saddr, 16);

@@ -260,8 +260,9 @@ func vxTable(t state.Table) bool {
 	return t == state.TableVXDevs || t == state.TableVXRx || t == state.TableVXRemotes || t == state.TableVXMACs
 }
 
-// bumpVXGen makes every cached VXLAN decision stale (the maps it was made from changed).
-func bumpVXGen(m *ebpf.Map) error {
+// bumpGen bumps a generation map (nh_gen, vx_gen): every cached result filled under the previous
+// generation is stale.
+func bumpGen(m *ebpf.Map) error {
 	var gen uint64
 	if err := m.Lookup(uint32(0), &gen); err != nil {
 		return err
@@ -291,7 +292,7 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 	rollback := func() error {
 		err := t.rollback()
 		if vxWritten {
-			err = errors.Join(err, bumpVXGen(b.Maps.VxGen))
+			err = errors.Join(err, bumpGen(b.Maps.VxGen))
 		}
 		return err
 	}
@@ -335,13 +336,7 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 			// Re-attaching on rollback needs the program; a failed detach is rare enough to report instead.
 			err = t.do(fmt.Sprintf("detach %s", it.Name), func() error { return Detach(b.Dir, it.Ifindex) }, func() error { return nil })
 		case state.StepInvalidateNextHops:
-			err = t.do("invalidate the next-hop cache", func() error {
-				var gen uint64
-				if err := b.Maps.NhGen.Lookup(uint32(0), &gen); err != nil {
-					return err
-				}
-				return b.Maps.NhGen.Update(uint32(0), gen+1, ebpf.UpdateAny)
-			}, func() error { return nil })
+			err = t.do("invalidate the next-hop cache", func() error { return bumpGen(b.Maps.NhGen) }, func() error { return nil })
 		default:
 			err = fmt.Errorf("unknown step kind %d", st.Kind)
 		}
@@ -350,7 +345,7 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 		}
 	}
 	if vxWritten {
-		if err := bumpVXGen(b.Maps.VxGen); err != nil {
+		if err := bumpGen(b.Maps.VxGen); err != nil {
 			return fail(err)
 		}
 	}

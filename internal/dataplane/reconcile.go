@@ -196,7 +196,7 @@ func writeVXLANImage(m imageMaps, im *state.VXImage, rep *state.ReconcileReport)
 	err := errors.Join(syncMap(m.VxDevs, devs, rep), syncMap(m.VxRx, rx, rep), syncMap(m.VxRemotes, remotes, rep),
 		syncMap(m.VxMacs, macs, rep))
 	// Decisions cached from what the maps held before are stale now.
-	return errors.Join(err, bumpVXGen(m.VxGen))
+	return errors.Join(err, bumpGen(m.VxGen))
 }
 
 // Reconcile writes im into the maps and attaches the program to every interface of im; see
