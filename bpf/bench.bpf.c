@@ -2,14 +2,16 @@
 /* bench.bpf.c: the benchmark rig's traffic generator (run with BPF_F_TEST_XDP_LIVE_FRAMES) and its
  * sink (counts only frames that match what the scenario must produce). Loaded twice per rig: the
  * second copy's sink counts, on the generator's interface, what a bidirectional scenario sends
- * back. */
+ * back. In a closed-loop trial (loop_cfg) the sink also turns every correct frame back into a
+ * template and sends it into the DUT again: a fixed population of frames circulates, and the rig's
+ * cost per frame is one receive, check, rewrite and send, no more than a bare redirect's. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
 #define TPL_MAX 2048 /* largest frame template (VXLAN decap: a 1514-byte tenant frame + 70) */
 #define TPL_FLOWS 256 /* templates: one per flow */
 #define PAT_LEN 128   /* bytes of each received frame the sink checks */
-#define GEN_BURST 16  /* frames per paced burst; the control plane uses it as live-frames batch size */
+#define GEN_BURST 16  /* frames per paced burst (a devmap flushes every 16 frames too) */
 
 struct frame_tpl {
 	__u32 len;	/* frame length (templates of different lengths make IMIX) */
@@ -58,6 +60,32 @@ struct {
 	__type(key, __u32);
 	__type(value, struct gen_state);
 } gen_stats SEC(".maps");
+
+/* Closed loop: while on, the sink rewrites each correct frame into template offset + stride * k (k
+ * at random below gen_cfg[1] / stride) and sends it back into the DUT: through loop_tx (the
+ * generator's interface, whose peer is the DUT's ingress) or, with redirect 0, with XDP_TX (out of
+ * the interface it came in on: the way back of a bidirectional scenario). */
+struct loop_conf {
+	__u32 on;
+	__u32 stride;
+	__u32 offset;
+	__u32 redirect;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct loop_conf);
+} loop_cfg SEC(".maps");
+
+/* loop_tx[0]: the generator's interface (written from its namespace). */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} loop_tx SEC(".maps");
 
 static long spin_until(__u64 idx, void *deadline)
 {
@@ -109,7 +137,7 @@ int bench_gen(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	cur = (long)ctx->data_end - (long)ctx->data;
 	asm volatile("" : "+r"(cur)); /* keep it a scalar: no arithmetic on pkt_end in the next line */
-	if (bpf_xdp_adjust_tail(ctx, (int)n - (int)cur))
+	if (cur != n && bpf_xdp_adjust_tail(ctx, (int)n - (int)cur)) /* live frames start at the longest */
 		return XDP_ABORTED;
 	if (bpf_xdp_store_bytes(ctx, 0, t->data, n))
 		return XDP_ABORTED;
@@ -134,13 +162,23 @@ struct {
 	__type(value, struct sink_pattern);
 } sink_pat SEC(".maps");
 
-/* sink_stats: [0] good frames, [1] good bytes, [2] bad frames, [3] / [4] frames that matched
- * pattern 0 / pattern 1, [5] multicast frames ignored. */
+/* What the sink counted (per CPU; the control plane sums). */
+struct sink_count {
+	__u64 good;	 /* frames that matched a pattern */
+	__u64 good_bytes;
+	__u64 bad;	 /* frames that matched none */
+	__u64 first;	 /* good frames that matched pattern 0 */
+	__u64 second;	 /* good frames that matched pattern 1 */
+	__u64 multicast; /* multicast frames ignored */
+	__u64 looped;	 /* good frames sent into the DUT again (closed loop) */
+	__u64 loop_err;	 /* good frames the loop could not rewrite (dropped) */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 6);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct sink_count);
 } sink_stats SEC(".maps");
 
 /* The first PAT_LEN bytes of the last wrong frame, to show what the DUT did. */
@@ -165,14 +203,6 @@ static __always_inline int bad(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
-static __always_inline void bump(__u32 idx, __u64 v)
-{
-	__u64 *c = bpf_map_lookup_elem(&sink_stats, &idx);
-
-	if (c)
-		*c += v;
-}
-
 /* Does the frame match pattern p? */
 static __always_inline int matches(struct sink_pattern *p, void *data, void *data_end)
 {
@@ -194,6 +224,42 @@ static __always_inline int matches(struct sink_pattern *p, void *data, void *dat
 	return 1;
 }
 
+/* In a closed-loop trial: rewrite the correct frame of len bytes into a template and send it into the
+ * DUT again; otherwise drop it. The DUT's work adds or removes bytes at the front (headers), so
+ * moving the start by what the length changed puts the frame back where its template began. */
+static __always_inline int loop(struct xdp_md *ctx, struct sink_count *c, __u32 len)
+{
+	__u32 zero = 0, k_flows = 1, idx;
+	struct loop_conf *lc = bpf_map_lookup_elem(&loop_cfg, &zero);
+	__u32 *flows = bpf_map_lookup_elem(&gen_cfg, &k_flows);
+	struct frame_tpl *t;
+	__u32 n, m;
+
+	if (!lc || !flows || !lc->on)
+		return XDP_DROP;
+	m = lc->stride ? *flows / lc->stride : 0;
+	idx = lc->offset;
+	if (m > 1)
+		idx += lc->stride * (bpf_get_prandom_u32() % m);
+	t = bpf_map_lookup_elem(&gen_tpl, &idx);
+	if (!t)
+		goto err;
+	n = t->len;
+	if (n < 14 || n > TPL_MAX)
+		goto err;
+	if (len != n && bpf_xdp_adjust_head(ctx, (int)len - (int)n))
+		goto err;
+	if (bpf_xdp_store_bytes(ctx, 0, t->data, n))
+		goto err;
+	c->looped++;
+	if (lc->redirect)
+		return bpf_redirect_map(&loop_tx, 0, XDP_DROP);
+	return XDP_TX;
+err:
+	c->loop_err++;
+	return XDP_DROP;
+}
+
 SEC("xdp")
 int bench_sink(struct xdp_md *ctx)
 {
@@ -202,24 +268,25 @@ int bench_sink(struct xdp_md *ctx)
 	__u32 zero = 0, one = 1, len = data_end - data;
 	struct sink_pattern *p0 = bpf_map_lookup_elem(&sink_pat, &zero);
 	struct sink_pattern *p1 = bpf_map_lookup_elem(&sink_pat, &one);
+	struct sink_count *c = bpf_map_lookup_elem(&sink_stats, &zero);
 
-	if (!p0 || !p1)
+	if (!p0 || !p1 || !c)
 		return XDP_DROP;
 	if (data + 1 <= data_end && (*(__u8 *)data & 1)) {
-		bump(5, 1); /* multicast (the DUT kernel's own ND/MLD): not output under test */
+		c->multicast++; /* the DUT kernel's own ND/MLD: not output under test */
 		return XDP_DROP;
 	}
 	if (matches(p0, data, data_end)) {
-		bump(3, 1);
+		c->first++;
 	} else if (p1->min_len && matches(p1, data, data_end)) {
-		bump(4, 1);
+		c->second++;
 	} else {
-		bump(2, 1);
+		c->bad++;
 		return bad(ctx);
 	}
-	bump(0, 1);
-	bump(1, len);
-	return XDP_DROP;
+	c->good++;
+	c->good_bytes += len;
+	return loop(ctx, c, len);
 }
 
 char _license[] SEC("license") = "GPL";

@@ -73,10 +73,13 @@ func keepOffDutCPU() error {
 
 type schedParam struct{ prio int32 }
 
-// setFIFO gives a thread SCHED_FIFO priority prio.
+// setFIFO gives a thread SCHED_FIFO priority prio (0: back to SCHED_OTHER).
 func setFIFO(pid, prio int) error {
-	p := schedParam{prio: int32(prio)}
-	_, _, errno := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(pid), 1 /* SCHED_FIFO */, uintptr(unsafe.Pointer(&p)))
+	p, policy := schedParam{prio: int32(prio)}, 1 // SCHED_FIFO
+	if prio == 0 {
+		policy = 0 // SCHED_OTHER
+	}
+	_, _, errno := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(pid), uintptr(policy), uintptr(unsafe.Pointer(&p)))
 	if errno != 0 {
 		return errno
 	}
@@ -96,6 +99,9 @@ type Rig struct {
 	links   []link.Link
 	genIdx  int
 	dutNAPI []int // thread ids of the DUT's receive NAPI threads (PinNAPI): ingress, egress if bidir
+	// Thread ids of the sinks' NAPI threads (real-time, so they preempt the generator; a closed loop
+	// makes them ordinary threads while it runs: loop.go).
+	sinkNAPI []int
 	// The DUT's seg6x daemon, in scenarios that run one (StartMirrorDaemon), and its output.
 	daemon    *testsupport.Daemon
 	daemonLog testsupport.LogBuffer
@@ -203,6 +209,11 @@ func (r *Rig) up() error {
 	if err := r.attachIn("sink", devSink, r.objs.BenchSink, &sinkIdx); err != nil {
 		return err
 	}
+	if err := testsupport.InNetns(r.ns("gen"), func() error {
+		return r.objs.LoopTx.Update(uint32(0), uint32(r.genIdx), ebpf.UpdateAny)
+	}); err != nil {
+		return err
+	}
 	return testsupport.InNetns(r.ns("sink"), func() error {
 		return r.objs.GenTx.Update(uint32(0), uint32(sinkIdx), ebpf.UpdateAny)
 	})
@@ -272,7 +283,7 @@ func (r *Rig) PinNAPI() error {
 		threads = append(threads, struct{ role, dev string }{"dut", devDutEg}, struct{ role, dev string }{"gen", devGen})
 		cpus[devDutEg], cpus[devGen] = dutCPU, sinkCPU
 	}
-	r.dutNAPI = nil
+	r.dutNAPI, r.sinkNAPI = nil, nil
 	for _, x := range threads {
 		if _, err := testsupport.NetnsExec(r.ns(x.role), "sh", "-c", "echo 1 > /sys/class/net/"+x.dev+"/threaded"); err != nil {
 			return err
@@ -302,7 +313,9 @@ func (r *Rig) PinNAPI() error {
 					return fmt.Errorf("real-time priority for %s: %w", name, err)
 				}
 				pinned[dev] = true
-				if cpu == dutCPU {
+				if dev == devSink || dev == devGen {
+					r.sinkNAPI = append(r.sinkNAPI, pid)
+				} else {
 					r.dutNAPI = append(r.dutNAPI, pid)
 				}
 			}

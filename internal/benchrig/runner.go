@@ -62,14 +62,22 @@ type Point struct {
 	VsKernel      float64   `json:"ratio_to_kernel"`
 	KernelRef     string    `json:"kernel_reference"`
 	VsTenRoutes   float64   `json:"ratio_to_10_routes,omitempty"` // seg6x_encap_1m_routes only (target >= 0.8)
-	// One more trial at full rate with BPF run-time statistics on (profile.go): the DUT's CPU time per
-	// frame (its receive NAPI thread), the part of it in the DUT's XDP program, and how busy the
-	// thread was (below ~0.95 the DUT was not saturated and the figure includes its wake-ups).
+	// Two more trials at full rate (profile.go), closed loops where the scenario allows (loop.go):
+	// the DUT's CPU time per frame (its receive NAPI threads), the part of it in the DUT's XDP
+	// program (the second trial, BPF run-time statistics on), and how busy the threads were (below
+	// ~0.9 the DUT was not saturated and the figure includes its wake-ups).
 	DUTNsPerFrame  float64   `json:"dut_cpu_ns_per_frame"` // medians over the repetitions
 	ProgNsPerFrame float64   `json:"dut_xdp_ns_per_frame"`
 	DUTBusy        float64   `json:"dut_busy"`
 	DUTNsRuns      []float64 `json:"dut_cpu_ns_runs"`
 	ProgNsRuns     []float64 `json:"dut_xdp_ns_runs"`
+	// The closed loop's rate (the first profile trial; loop.go): correct frames per second with the
+	// rig keeping the DUT busy, the DUT's forwarding capacity (its dut_busy says whether it was the
+	// slowest stage). Absent for scenarios that cannot loop (fragments).
+	CapacityMpps     float64   `json:"capacity_mpps,omitempty"` // median
+	CapacityRuns     []float64 `json:"capacity_runs_mpps,omitempty"`
+	CapacityVsBare   float64   `json:"capacity_ratio_to_bare,omitempty"`
+	CapacityVsKernel float64   `json:"capacity_ratio_to_kernel,omitempty"`
 	// The kernel reference's DUT CPU per frame over this scenario's, and this scenario's over bare
 	// redirect's: speed-ups by CPU cost, which loss-based searches on this rig blur.
 	CPUSpeedupVsKernel float64 `json:"cpu_speedup_vs_kernel"`
@@ -219,6 +227,9 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 				p.DUTNsRuns = append(p.DUTNsRuns, prof.DUTNs)
 				p.ProgNsRuns = append(p.ProgNsRuns, prof.ProgNs)
 				busy = append(busy, prof.DUTBusy)
+				if prof.Loop {
+					p.CapacityRuns = append(p.CapacityRuns, prof.GoodPPS/1e6)
+				}
 				if o.ProfileOnly {
 					continue
 				}
@@ -247,6 +258,7 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 				p.PDRRuns = append(p.PDRRuns, pdr.OfferedPPS/1e6)
 			}
 			p.DUTNsPerFrame, p.ProgNsPerFrame, p.DUTBusy = median(p.DUTNsRuns), median(p.ProgNsRuns), median(busy)
+			p.CapacityMpps = median(p.CapacityRuns)
 			p.NDRMpps, p.NDRSpread = median(p.NDRRuns), spread(p.NDRRuns)
 			p.GeneratorLimited = !o.ProfileOnly && p.OverloadLoss < 0.005
 			p.PDRMpps, p.OverloadMpps = median(pdrs), median(over)
@@ -268,6 +280,9 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 			}
 			fmt.Fprintf(o.Log, "   DUT CPU %.0f ns/frame (XDP program %.0f ns), busy %.0f%% at full rate; runs %.0f / %.0f\n",
 				p.DUTNsPerFrame, p.ProgNsPerFrame, 100*p.DUTBusy, p.DUTNsRuns, p.ProgNsRuns)
+			if len(p.CapacityRuns) > 0 {
+				fmt.Fprintf(o.Log, "   closed loop: %.3f Mpps; runs %.3f\n", p.CapacityMpps, p.CapacityRuns)
+			}
 			if len(pdrs) > 1 {
 				fmt.Fprintf(o.Log, "   PDR runs %v (spread %.3f)\n", pdrs, p.PDRSpread)
 			}
@@ -306,6 +321,13 @@ func kernelRef(s string) string {
 // scheduling drops of the rig itself (see docs/benchmarks.md).
 func fillRatios(ps []Point) {
 	rate := func(p Point) float64 { return p.PDRMpps }
+	// ratio is a / b, or 0 (not applicable) when either is missing.
+	ratio := func(a, b float64) float64 {
+		if a <= 0 || b <= 0 {
+			return 0
+		}
+		return a / b
+	}
 	find := func(name string, size int, flows string) *Point {
 		for i := range ps {
 			if ps[i].Scenario == name && ps[i].FrameSize == size && ps[i].Flows == flows {
@@ -323,6 +345,7 @@ func fillRatios(ps []Point) {
 			if b.DUTNsPerFrame > 0 {
 				p.CPUCostVsBare = p.DUTNsPerFrame / b.DUTNsPerFrame
 			}
+			p.CapacityVsBare = ratio(p.CapacityMpps, b.CapacityMpps)
 		}
 		p.KernelRef = kernelRef(p.Scenario)
 		if k := find(p.KernelRef, p.FrameSize, p.Flows); k != nil {
@@ -332,6 +355,7 @@ func fillRatios(ps []Point) {
 			if p.DUTNsPerFrame > 0 {
 				p.CPUSpeedupVsKernel = k.DUTNsPerFrame / p.DUTNsPerFrame
 			}
+			p.CapacityVsKernel = ratio(p.CapacityMpps, k.CapacityMpps)
 		}
 		if p.Scenario == "seg6x_encap_1m_routes" {
 			if t := find("seg6x_encap_10routes", p.FrameSize, p.Flows); t != nil && rate(*t) > 0 {

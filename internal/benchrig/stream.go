@@ -120,8 +120,8 @@ func (r *Rig) streamFrames(frames [][]byte, pats []pattern, rate float64, d time
 	if err != nil {
 		return StreamResult{}, err
 	}
-	res := StreamResult{Sent: o.t.Sent, Good: after[0] - before[0], Bad: after[2] - before[2],
-		Matched: [2]uint64{after[3] - before[3], after[4] - before[4]}}
+	res := StreamResult{Sent: o.t.Sent, Good: after.Good - before.Good, Bad: after.Bad - before.Bad,
+		Matched: [2]uint64{after.First - before.First, after.Second - before.Second}}
 	if res.Bad > 0 {
 		res.LastBad = r.LastBad()
 	}

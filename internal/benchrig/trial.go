@@ -19,6 +19,13 @@ import (
 const (
 	tplFlows = 256 // TPL_FLOWS in bpf/bench.bpf.c
 	genBurst = 16  // GEN_BURST in bpf/bench.bpf.c
+	// Frames per live-frames batch when it takes at most genBatchTime: the test run's page pool
+	// holds one batch of pages, so a small batch makes pages the DUT and the sink return overflow it
+	// (freed, allocated and initialised again: a cost on the generator's CPU per frame). Longer
+	// batches are genBurst frames: a batch runs with the generator's CPU closed to the sink's thread,
+	// whose receive ring (256 frames) must not fill meanwhile.
+	genBatch     = 64
+	genBatchTime = 50 * time.Microsecond
 )
 
 type xdpMd struct {
@@ -59,21 +66,24 @@ func (r *Rig) loadTemplates(frames [][]byte, back []bool, p pattern) (int, error
 		return 0, fmt.Errorf("%d templates, at most %d", len(frames), tplFlows)
 	}
 	longest := 0
-	for i := 0; i < tplFlows; i++ {
-		f := frames[i%len(frames)]
-		var t rigbpf.BenchFrameTpl
-		t.Len = uint32(len(f))
-		if back != nil && back[i%len(frames)] {
-			t.Redirect = 1
+	// Both objects hold the templates: the generator's, and both sinks' for closed loops (loop.go).
+	for _, o := range []rigbpf.BenchObjects{r.objs, r.rev} {
+		for i := 0; i < tplFlows; i++ {
+			f := frames[i%len(frames)]
+			var t rigbpf.BenchFrameTpl
+			t.Len = uint32(len(f))
+			if back != nil && back[i%len(frames)] {
+				t.Redirect = 1
+			}
+			copy(t.Data[:], f)
+			if err := o.GenTpl.Update(uint32(i), &t, ebpf.UpdateAny); err != nil {
+				return 0, err
+			}
+			longest = max(longest, len(f))
 		}
-		copy(t.Data[:], f)
-		if err := r.objs.GenTpl.Update(uint32(i), &t, ebpf.UpdateAny); err != nil {
+		if err := o.GenCfg.Update(uint32(1), uint32(len(frames)), ebpf.UpdateAny); err != nil {
 			return 0, err
 		}
-		longest = max(longest, len(f))
-	}
-	if err := r.objs.GenCfg.Update(uint32(1), uint32(len(frames)), ebpf.UpdateAny); err != nil {
-		return 0, err
 	}
 	return longest, r.Accept(p)
 }
@@ -104,26 +114,30 @@ func setPattern(o rigbpf.BenchObjects, ps ...pattern) error {
 // the ones that matched the first.
 func (r *Rig) Accept(ps ...pattern) error { return setPattern(r.objs, ps...) }
 
-// sinkStats returns every sink counter: good frames, good bytes, bad frames, matches of pattern 0, 1
-// (both ways summed when both directions are loaded).
-func (r *Rig) sinkStats() ([5]uint64, error) {
-	vals := [5]uint64{}
+// sinkStats returns the sink's counters (both ways summed when both directions are loaded).
+func (r *Rig) sinkStats() (rigbpf.BenchSinkCount, error) {
+	var sum rigbpf.BenchSinkCount
 	sinks := []rigbpf.BenchObjects{r.objs}
 	if r.bidir {
 		sinks = append(sinks, r.rev)
 	}
 	for _, o := range sinks {
-		for i := range vals {
-			var per []uint64
-			if err := o.SinkStats.Lookup(uint32(i), &per); err != nil {
-				return vals, err
-			}
-			for _, v := range per {
-				vals[i] += v
-			}
+		var per []rigbpf.BenchSinkCount
+		if err := o.SinkStats.Lookup(uint32(0), &per); err != nil {
+			return sum, err
+		}
+		for _, c := range per {
+			sum.Good += c.Good
+			sum.GoodBytes += c.GoodBytes
+			sum.Bad += c.Bad
+			sum.First += c.First
+			sum.Second += c.Second
+			sum.Multicast += c.Multicast
+			sum.Looped += c.Looped
+			sum.LoopErr += c.LoopErr
 		}
 	}
-	return vals, nil
+	return sum, nil
 }
 
 // Trial is the outcome of generating at one rate for one duration.
@@ -193,28 +207,7 @@ func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
 	if frames < 1000 {
 		frames = 1000
 	}
-	if err := r.objs.GenCfg.Update(uint32(2), gap, ebpf.UpdateAny); err != nil {
-		return Trial{}, err
-	}
-	if err := r.objs.GenStats.Update(uint32(0), rigbpf.BenchGenState{}, ebpf.UpdateAny); err != nil {
-		return Trial{}, err
-	}
-	err = testsupport.InNetns(r.ns("gen"), func() error {
-		var set unix.CPUSet
-		set.Set(genCPU)
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			return err
-		}
-		ctx := xdpMd{DataEnd: uint32(frameLen), IngressIfindex: uint32(r.genIdx)}
-		// Live-frame mode reports no per-frame verdicts; what left is counted by gen_stats and the sink.
-		_, err := r.objs.BenchGen.Run(&ebpf.RunOptions{Data: make([]byte, frameLen), Repeat: uint32(frames),
-			Flags: unix.BPF_F_TEST_XDP_LIVE_FRAMES, Context: ctx, BatchSize: genBurst})
-		if err != nil {
-			return fmt.Errorf("generator: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := r.generate(frameLen, gap, frames); err != nil {
 		return Trial{}, err
 	}
 	time.Sleep(50 * time.Millisecond) // drain
@@ -230,9 +223,9 @@ func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
 	if err != nil {
 		return Trial{}, err
 	}
-	t := Trial{Sent: gs.Count, Good: s1[0] - s0[0], Bad: s1[2] - s0[2], First: s1[3] - s0[3], KernelIn: k1 - k0}
+	t := Trial{Sent: gs.Count, Good: s1.Good - s0.Good, Bad: s1.Bad - s0.Bad, First: s1.First - s0.First, KernelIn: k1 - k0}
 	if r.pairs { // first and second fragments: a frame arrived when both did
-		t.Good = min(t.First, s1[4]-s0[4])
+		t.Good = min(t.First, s1.Second-s0.Second)
 	}
 	// first_ns and last_ns are the starts of the first and the last burst of genBurst frames.
 	secs := float64(gs.LastNs-gs.FirstNs) / 1e9
@@ -245,6 +238,41 @@ func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
 		t.Loss = float64(t.Sent-t.Good) / float64(t.Sent)
 	}
 	return t, nil
+}
+
+// generate runs the generator for frames frames (frameLen: the longest template), gap ns apart (0:
+// as fast as it goes); it returns when the last one left.
+func (r *Rig) generate(frameLen int, gap uint32, frames uint64) error {
+	if err := r.objs.GenCfg.Update(uint32(2), gap, ebpf.UpdateAny); err != nil {
+		return err
+	}
+	if err := r.objs.GenStats.Update(uint32(0), rigbpf.BenchGenState{}, ebpf.UpdateAny); err != nil {
+		return err
+	}
+	return testsupport.InNetns(r.ns("gen"), func() error {
+		var set unix.CPUSet
+		set.Set(genCPU)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return err
+		}
+		ctx := xdpMd{DataEnd: uint32(frameLen), IngressIfindex: uint32(r.genIdx)}
+		// Live-frame mode reports no per-frame verdicts; what left is counted by gen_stats and the sink.
+		_, err := r.objs.BenchGen.Run(&ebpf.RunOptions{Data: make([]byte, frameLen), Repeat: uint32(frames),
+			Flags: unix.BPF_F_TEST_XDP_LIVE_FRAMES, Context: ctx, BatchSize: batchFor(gap, frames)})
+		if err != nil {
+			return fmt.Errorf("generator: %w", err)
+		}
+		return nil
+	})
+}
+
+// batchFor returns the live-frames batch size for frames frames gap ns apart (genBatch).
+func batchFor(gap uint32, frames uint64) uint32 {
+	b := uint64(genBatch)
+	if time.Duration(gap)*genBatch > genBatchTime {
+		b = genBurst
+	}
+	return uint32(min(b, frames))
 }
 
 // Search finds the highest offered rate whose loss is at most maxLoss (0 for NDR), by binary search

@@ -95,9 +95,13 @@ generator, and counts at the sink only frames that are exactly what the scenario
 For every scenario x frame size x flow mode: NDR (highest zero-loss rate, binary search), PDR
 (loss <= 0.5%) and the delivered rate at overload, each repeated (--repeat) and reported as the
 median and spread. Ratios to bare redirect and to the kernel come from the same run.
-Each repetition also runs one profile trial at the generator's full rate with BPF run-time
-statistics on: the CPU time of the DUT's receive thread per frame and the XDP program's share
-(--profile-only runs just those). See docs/benchmarks.md for the method and its limits.`,
+Each repetition also runs two profile trials (--profile-only runs just those). The first is a
+closed loop: the generator seeds 128 frames, then the sink sends every correct frame back into
+the DUT, so the rig's CPU does per frame no more than a bare redirect and the DUT is the slowest
+stage: its rate is the DUT's capacity, and the DUT's receive thread's CPU time per frame and busy
+share come from it. The second repeats it with BPF run-time statistics on, for the XDP program's
+share. Scenarios whose frames cannot loop (fragments) use the generator at full rate instead.
+See docs/benchmarks.md for the method and its limits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if quick {
@@ -144,7 +148,7 @@ statistics on: the CPU time of the DUT's receive thread per frame and the XDP pr
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&o.ProfileOnly, "profile-only", false, "skip the rate searches: only the profile trial (DUT CPU and XDP program ns per frame at full rate), --repeat times per point; for A/B runs of two builds")
+	c.Flags().BoolVar(&o.ProfileOnly, "profile-only", false, "skip the rate searches: only the profile trials (closed-loop capacity, DUT CPU and XDP program ns per frame), --repeat times per point; for A/B runs of two builds")
 	c.Flags().BoolVar(&quick, "quick", false, "quick subset: 64 bytes and IMIX, single flow, 0.5 s trials, 1 repetition")
 	c.Flags().StringVar(&scenarios, "scenarios", "", "comma-separated scenario names (default: all)")
 	c.Flags().StringVar(&sizes, "sizes", "64,128,256,512,1024,1280,1518,imix", "frame sizes (bytes incl. FCS); imix = 7:4:1 of 64/594/1518")
@@ -182,19 +186,25 @@ func ratio(x float64, unit string) string {
 // printProfiles is the table of a --profile-only run.
 func printProfiles(res []benchrig.Point) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SCENARIO\tSIZE\tFLOWS\tDUT ns/frame\tXDP ns/frame\tBUSY\tRUNS (DUT ns)\tCPU vs KERNEL\tCPU COST vs BARE")
+	fmt.Fprintln(w, "SCENARIO\tSIZE\tFLOWS\tDUT ns/frame\tXDP ns/frame\tBUSY\tRUNS (DUT ns)\tCPU vs KERNEL\tCPU COST vs BARE\tCAPACITY Mpps\tvs BARE\tvs KERNEL")
 	for _, p := range res {
 		size := strconv.Itoa(p.FrameSize)
 		if p.FrameSize == benchrig.IMIX {
 			size = "imix"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f%%\t%.0f\t%s\t%s\n", p.Scenario, size, p.Flows, p.DUTNsPerFrame,
-			p.ProgNsPerFrame, 100*p.DUTBusy, p.DUTNsRuns, ratio(p.CPUSpeedupVsKernel, "x"), ratio(p.CPUCostVsBare, "x"))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f%%\t%.0f\t%s\t%s\t%s\t%s\t%s\n", p.Scenario, size, p.Flows, p.DUTNsPerFrame,
+			p.ProgNsPerFrame, 100*p.DUTBusy, p.DUTNsRuns, ratio(p.CPUSpeedupVsKernel, "x"), ratio(p.CPUCostVsBare, "x"),
+			ratio(p.CapacityMpps, ""), ratio(p.CapacityVsBare, "x"), ratio(p.CapacityVsKernel, "x"))
 	}
 	w.Flush()
-	fmt.Println("Medians of the repetitions, each one trial at the generator's full rate with BPF run-time statistics on.")
-	fmt.Println("BUSY below ~90%: the DUT was not saturated and its figure includes wake-ups (docs/benchmarks.md).")
+	fmt.Println(capacityNote)
 }
+
+// capacityNote explains the profile columns under both tables.
+const capacityNote = `Medians of the repetitions. DUT ns/frame and BUSY: a closed-loop trial (the rig sends every correct
+frame back in, keeping the DUT busy; the generator where frames cannot loop); XDP ns/frame: a second
+trial with BPF run-time statistics on. BUSY below ~90%: the DUT was not saturated and its figure
+includes wake-ups. CAPACITY: the closed loop's rate of correct frames (docs/benchmarks.md).`
 
 func printBench(res []benchrig.Point) {
 	if len(res) > 0 && len(res[0].NDRRuns) == 0 {
@@ -202,7 +212,7 @@ func printBench(res []benchrig.Point) {
 		return
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SCENARIO\tSIZE\tFLOWS\tNDR Mpps\t±\tPDR Mpps\t±\tOVERLOAD Mpps\tGbps@NDR\tPDR vs BARE\tPDR vs KERNEL (ref)\tDUT ns/frame (XDP)\tCPU vs KERNEL")
+	fmt.Fprintln(w, "SCENARIO\tSIZE\tFLOWS\tNDR Mpps\t±\tPDR Mpps\t±\tOVERLOAD Mpps\tGbps@NDR\tPDR vs BARE\tPDR vs KERNEL (ref)\tDUT ns/frame (XDP)\tCPU vs KERNEL\tCAPACITY Mpps (vs BARE, vs KERNEL)")
 	for _, p := range res {
 		lim := ""
 		if p.GeneratorLimited {
@@ -220,15 +230,17 @@ func printBench(res []benchrig.Point) {
 		if p.VsKernel > 0 {
 			vsKernel = fmt.Sprintf("%.2f (%s)", p.VsKernel, p.KernelRef)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s%.3f\t%.3f\t%s%.3f\t%.3f\t%s%.3f\t%.2f\t%s\t%s\t%.0f%s (%.0f)\t%s\n", p.Scenario, size, p.Flows,
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s%.3f\t%.3f\t%s%.3f\t%.3f\t%s%.3f\t%.2f\t%s\t%s\t%.0f%s (%.0f)\t%s\t%s (%s, %s)\n", p.Scenario, size, p.Flows,
 			lim, p.NDRMpps, p.NDRSpread, lim, p.PDRMpps, p.PDRSpread, lim, p.OverloadMpps, p.NDRGbps, ratio(p.VsBare, ""), vsKernel,
-			p.DUTNsPerFrame, busy, p.ProgNsPerFrame, ratio(p.CPUSpeedupVsKernel, "x"))
+			p.DUTNsPerFrame, busy, p.ProgNsPerFrame, ratio(p.CPUSpeedupVsKernel, "x"),
+			ratio(p.CapacityMpps, ""), ratio(p.CapacityVsBare, "x"), ratio(p.CapacityVsKernel, "x"))
 	}
 	w.Flush()
 	fmt.Println(">= : the DUT lost nothing at the generator's full rate: the figure is the generator's limit, a lower bound.")
 	fmt.Println("DUT ns/frame: CPU time of the DUT's receive thread per frame at full rate, with the XDP program's share;")
 	fmt.Println("  * : the thread was busy < 90% of the trial (not saturated: includes wake-ups). CPU vs KERNEL: the kernel")
-	fmt.Println("  reference's DUT ns/frame over this one's (a speed-up by CPU cost; see docs/benchmarks.md).")
+	fmt.Println("  reference's DUT ns/frame over this one's (a speed-up by CPU cost).")
+	fmt.Println(capacityNote)
 	for _, p := range res {
 		if p.VsTenRoutes > 0 {
 			size := strconv.Itoa(p.FrameSize)

@@ -173,8 +173,9 @@ func TestWeightedScenariosSpread(t *testing.T) {
 	}
 }
 
-// TestProfileMeasuresTheDUT: the profile trial counts the frames the DUT's program ran on and splits
-// the DUT thread's CPU time; the program's share is part of the thread's time.
+// TestProfileMeasuresTheDUT: the profile trials (closed loops) count the frames the DUT took in and
+// split the DUT thread's CPU time; the program's share is part of the thread's time; what the loop
+// sent into the DUT is what the DUT took in and what came back correct.
 func TestProfileMeasuresTheDUT(t *testing.T) {
 	bin := testsupport.BuildSeg6x(t)
 	prefix := fmt.Sprintf("s6bp%d", os.Getpid()%10000)
@@ -197,9 +198,23 @@ func TestProfileMeasuresTheDUT(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%+v", p)
-			// Frames the veth ring dropped never reach the program: at most all, at least some.
-			if p.Frames == 0 || p.Frames > p.Sent || p.ProgNs <= 0 || p.DUTNs <= p.ProgNs || p.DUTBusy <= 0 || p.DUTBusy > 1.05 {
+			if !p.Loop || p.Frames == 0 || p.ProgNs <= 0 || p.DUTNs <= p.ProgNs || p.DUTBusy <= 0 || p.DUTBusy > 1.05 {
 				t.Fatalf("implausible profile: %+v", p)
+			}
+			// The DUT's counters are read just outside the sink's (a netlink request each side): they
+			// may see a few more frames, never fewer than all the loop sent but the population.
+			if p.Frames+256 < p.Sent || float64(p.Frames) > 1.05*float64(p.Sent)+1000 || p.Good < p.Sent || p.RingDrops != 0 {
+				t.Fatalf("the DUT took %d frames, the loop sent %d, %d came back correct, rings refused %d",
+					p.Frames, p.Sent, p.Good, p.RingDrops)
+			}
+			// A wrong frame is never sent around again: with the sink expecting something else,
+			// nothing comes back.
+			if err := r.Accept(benchrig.Corrupt(sc.Expect(n))); err != nil {
+				t.Fatal(err)
+			}
+			tr, _, err := r.RunLoop(longest, 100*time.Millisecond, nil, nil)
+			if err == nil || tr.Good != 0 || tr.Sent != 0 {
+				t.Fatalf("closed loop with a sink that rejects everything: %+v, %v", tr, err)
 			}
 		})
 	}

@@ -28,6 +28,26 @@ type BenchGenState struct {
 	Count   uint64
 }
 
+type BenchLoopConf struct {
+	_        structs.HostLayout
+	On       uint32
+	Stride   uint32
+	Offset   uint32
+	Redirect uint32
+}
+
+type BenchSinkCount struct {
+	_         structs.HostLayout
+	Good      uint64
+	GoodBytes uint64
+	Bad       uint64
+	First     uint64
+	Second    uint64
+	Multicast uint64
+	Looped    uint64
+	LoopErr   uint64
+}
+
 type BenchSinkPattern struct {
 	_      structs.HostLayout
 	Value  [128]uint8
@@ -43,6 +63,8 @@ const (
 	BenchMapGenStats    = "gen_stats"
 	BenchMapGenTpl      = "gen_tpl"
 	BenchMapGenTx       = "gen_tx"
+	BenchMapLoopCfg     = "loop_cfg"
+	BenchMapLoopTx      = "loop_tx"
 	BenchMapSinkLastBad = "sink_last_bad"
 	BenchMapSinkPat     = "sink_pat"
 	BenchMapSinkStats   = "sink_stats"
@@ -104,6 +126,8 @@ type BenchMapSpecs struct {
 	GenStats    *ebpf.MapSpec `ebpf:"gen_stats"`
 	GenTpl      *ebpf.MapSpec `ebpf:"gen_tpl"`
 	GenTx       *ebpf.MapSpec `ebpf:"gen_tx"`
+	LoopCfg     *ebpf.MapSpec `ebpf:"loop_cfg"`
+	LoopTx      *ebpf.MapSpec `ebpf:"loop_tx"`
 	SinkLastBad *ebpf.MapSpec `ebpf:"sink_last_bad"`
 	SinkPat     *ebpf.MapSpec `ebpf:"sink_pat"`
 	SinkStats   *ebpf.MapSpec `ebpf:"sink_stats"`
@@ -139,6 +163,8 @@ type BenchMaps struct {
 	GenStats    *ebpf.Map `ebpf:"gen_stats"`
 	GenTpl      *ebpf.Map `ebpf:"gen_tpl"`
 	GenTx       *ebpf.Map `ebpf:"gen_tx"`
+	LoopCfg     *ebpf.Map `ebpf:"loop_cfg"`
+	LoopTx      *ebpf.Map `ebpf:"loop_tx"`
 	SinkLastBad *ebpf.Map `ebpf:"sink_last_bad"`
 	SinkPat     *ebpf.Map `ebpf:"sink_pat"`
 	SinkStats   *ebpf.Map `ebpf:"sink_stats"`
@@ -150,6 +176,8 @@ func (m *BenchMaps) Close() error {
 		m.GenStats,
 		m.GenTpl,
 		m.GenTx,
+		m.LoopCfg,
+		m.LoopTx,
 		m.SinkLastBad,
 		m.SinkPat,
 		m.SinkStats,

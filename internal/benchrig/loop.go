@@ -1,0 +1,100 @@
+package benchrig
+
+// loop.go: closed-loop trials. The generator seeds a fixed population of frames; from then on the
+// sink checks each frame the DUT sends, rewrites it into a template and sends it into the DUT again
+// (bpf/bench.bpf.c, loop_cfg). The rig's CPU then does per frame what a bare redirect does (one
+// receive, one program, one send) and no page allocation, so the DUT, on its own CPU, is the
+// slowest stage even for a bare redirect: the rate the loop settles at is the DUT's capacity. With
+// fewer frames in flight than a veth ring holds, the loop cannot overflow a ring: it runs without
+// loss, at the pace of its slowest stage. It measures capacity, not loss under an offered rate (the
+// searches of trial.go do that).
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/seg6x/seg6x/internal/benchrig/rigbpf"
+)
+
+// loopPopulation is how many frames circulate: enough for every stage to find a batch waiting, well
+// below a veth ring's 256 slots.
+const loopPopulation = 128
+
+// Loops reports whether the loaded scenario can run closed-loop trials: every frame the DUT sends is
+// one frame of a template rewritten at its front (not a frame split in fragments).
+func (r *Rig) Loops() bool { return !r.pairs }
+
+// setLoop turns the closed loop on or off on the sink (and, both directions loaded, on the
+// generator's side, each rewriting into the other direction's templates). While it runs, the sinks'
+// threads keep their CPU busy: they are ordinary threads then, so that this process, which shares
+// that CPU, still gets to read the counters on time (a real-time thread would leave it 5% of it).
+func (r *Rig) setLoop(on bool) error {
+	var v uint32
+	prio := rtPrio
+	if on {
+		v, prio = 1, 0
+	}
+	for _, tid := range r.sinkNAPI {
+		if err := setFIFO(tid, prio); err != nil {
+			return fmt.Errorf("scheduling of the sink's thread %d: %w", tid, err)
+		}
+	}
+	if !r.bidir {
+		return r.objs.LoopCfg.Update(uint32(0), rigbpf.BenchLoopConf{On: v, Stride: 1, Offset: 0, Redirect: 1}, ebpf.UpdateAny)
+	}
+	// Templates alternate: even ones go into the DUT's ingress, odd ones into its egress (LoadBoth).
+	if err := r.objs.LoopCfg.Update(uint32(0), rigbpf.BenchLoopConf{On: v, Stride: 2, Offset: 1}, ebpf.UpdateAny); err != nil {
+		return err
+	}
+	return r.rev.LoopCfg.Update(uint32(0), rigbpf.BenchLoopConf{On: v, Stride: 2, Offset: 0}, ebpf.UpdateAny)
+}
+
+// RunLoop runs a closed-loop trial of about d and returns what the sink counted over it and how long
+// that was; Sent is what the loop sent into the DUT, OfferedPPS its rate. begin and end, when set,
+// run right before the first and after the last counter read of the measured span (the loop running).
+func (r *Rig) RunLoop(frameLen int, d time.Duration, begin, end func() error) (Trial, time.Duration, error) {
+	if !r.Loops() {
+		return Trial{}, 0, fmt.Errorf("this scenario's frames cannot loop")
+	}
+	if err := r.setLoop(true); err != nil {
+		return Trial{}, 0, err
+	}
+	defer func() {
+		_ = r.setLoop(false)
+		time.Sleep(50 * time.Millisecond) // what circulates drains into the sink
+	}()
+	if err := r.generate(frameLen, 0, uint64(loopPopulation)); err != nil {
+		return Trial{}, 0, err
+	}
+	time.Sleep(20 * time.Millisecond) // settle
+	if begin != nil {
+		if err := begin(); err != nil {
+			return Trial{}, 0, err
+		}
+	}
+	s0, err := r.sinkStats()
+	if err != nil {
+		return Trial{}, 0, err
+	}
+	t0 := time.Now()
+	time.Sleep(d)
+	s1, err := r.sinkStats()
+	if err != nil {
+		return Trial{}, 0, err
+	}
+	wall := time.Since(t0)
+	if end != nil {
+		if err := end(); err != nil {
+			return Trial{}, 0, err
+		}
+	}
+	t := Trial{Sent: s1.Looped - s0.Looped, Good: s1.Good - s0.Good, Bad: s1.Bad - s0.Bad, First: s1.First - s0.First}
+	t.OfferedPPS = float64(t.Sent) / wall.Seconds()
+	t.GoodPPS = float64(t.Good) / wall.Seconds()
+	if t.Good == 0 {
+		return t, wall, fmt.Errorf("nothing came back in the closed loop (%d bad, %d not rewritten)", t.Bad, s1.LoopErr-s0.LoopErr)
+	}
+	return t, wall, nil
+}
+
