@@ -97,4 +97,3 @@ func (r *Rig) RunLoop(frameLen int, d time.Duration, begin, end func() error) (T
 	}
 	return t, wall, nil
 }
-
