@@ -37,6 +37,19 @@ func (p *parser) addr(field, s string, optional bool) netip.Addr {
 	return a
 }
 
+// addrs parses a list of addresses, named field[i] in errors.
+func (p *parser) addrs(field string, ss []string) []netip.Addr {
+	var out []netip.Addr
+	for i, s := range ss {
+		a, err := netip.ParseAddr(s)
+		if err != nil { // p.addr reports it; the element's name is only made then
+			a = p.addr(fmt.Sprintf("%s[%d]", field, i), s, false)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
 func (p *parser) prefix(field, s string, optional bool) netip.Prefix {
 	if s == "" {
 		if !optional {
@@ -66,7 +79,7 @@ func (p *parser) err() error {
 }
 
 func routeFromPB(r *pb.Route) (state.Route, error) {
-	p := &parser{obj: fmt.Sprintf("route %s tenant %s", r.GetPrefix(), r.GetTenant())}
+	p := &parser{obj: "route " + r.GetPrefix() + " tenant " + r.GetTenant()}
 	out := state.Route{Tenant: r.GetTenant(), Mode: r.GetMode()}
 	if r.GetPrefix() == "" {
 		p.fail("prefix", "missing")
@@ -75,9 +88,7 @@ func routeFromPB(r *pb.Route) (state.Route, error) {
 	} else {
 		out.Prefix = pf
 	}
-	for i, s := range r.GetSegs() {
-		out.Segs = append(out.Segs, p.addr(fmt.Sprintf("segs[%d]", i), s, false))
-	}
+	out.Segs = p.addrs("segs", r.GetSegs())
 	out.USIDs = usidsFromPB(p, "usids", r.GetUsids())
 	out.Src = p.addr("src", r.GetSrc(), true)
 	if r.GetHoplimit() > 255 {
@@ -120,9 +131,7 @@ func policyFromPB(pp *pb.Policy) (state.Policy, error) {
 	out.HopLimit = uint8(pp.GetHoplimit())
 	for i, l := range pp.GetLists() {
 		sl := state.SegList{Weight: l.GetWeight(), Down: l.GetDown(), USIDs: usidsFromPB(p, fmt.Sprintf("lists[%d].usids", i), l.GetUsids())}
-		for j, s := range l.GetSegs() {
-			sl.Segs = append(sl.Segs, p.addr(fmt.Sprintf("lists[%d].segs[%d]", i, j), s, false))
-		}
+		sl.Segs = p.addrs(fmt.Sprintf("lists[%d].segs", i), l.GetSegs())
 		out.Lists = append(out.Lists, sl)
 	}
 	return out, p.err()
@@ -169,9 +178,7 @@ func tenantFromPB(t *pb.Tenant) (state.Tenant, error) {
 	for _, pt := range t.GetPorts() {
 		out.Ports = append(out.Ports, state.Port{Dev: pt.GetDev(), VLAN: p.u16("vlan", pt.GetVlan(), 4094)})
 	}
-	for i, g := range t.GetGateway() {
-		out.Gateway = append(out.Gateway, p.addr(fmt.Sprintf("gateway[%d]", i), g, false))
-	}
+	out.Gateway = p.addrs("gateway", t.GetGateway())
 	out.MSSClamp = t.GetMssClamp()
 	out.VPN = vpnFromPB(p, t.GetVpn())
 	return out, p.err()
@@ -206,9 +213,7 @@ func sidFromPB(s *pb.Sid) (state.SID, error) {
 	out.NH4 = p.addr("nh4", s.GetNh4(), true)
 	out.NH6 = p.addr("nh6", s.GetNh6(), true)
 	out.VLAN = p.u16("vlan", s.GetVlan(), 4094)
-	for i, a := range s.GetSegs() {
-		out.Segs = append(out.Segs, p.addr(fmt.Sprintf("segs[%d]", i), a, false))
-	}
+	out.Segs = p.addrs("segs", s.GetSegs())
 	out.Src = p.addr("src", s.GetSrc(), true)
 	return out, p.err()
 }

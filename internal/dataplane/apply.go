@@ -207,7 +207,7 @@ func (b *BPF) write(t *txn, st state.Step) error {
 		}
 		return putOrDelete(t, m.SidPrefixes, ps, st.Kind)
 	case state.TableRoutes:
-		var e4, e6 []state.Entry
+		e4, e6 := make([]state.Entry, 0, len(st.Entries)), []state.Entry(nil)
 		for _, e := range st.Entries {
 			if e.Key.(state.RouteKey).Prefix.Addr().Is4() {
 				e4 = append(e4, e)

@@ -99,7 +99,7 @@ type change struct {
 	named        map[string]namedBefore
 	vxlans       map[string]vxlanBefore
 	newPols      []*policy
-	pols         map[*policy]bool // policies whose refcount changed
+	pols         map[*policy]int // policies whose refcount changed: what it was before (rollback restores it)
 	undo         []func()
 	diff         *Diff
 }
@@ -107,7 +107,7 @@ type change struct {
 func newChange() *change {
 	return &change{ifaces: map[string]ifaceBefore{}, tenants: map[string]*tenantBefore{},
 		routes: map[routeKey]*policy{}, swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
-		named: map[string]namedBefore{}, vxlans: map[string]vxlanBefore{}, pols: map[*policy]bool{}, diff: &Diff{Added: []string{}, Changed: []string{}, Removed: []string{}}}
+		named: map[string]namedBefore{}, vxlans: map[string]vxlanBefore{}, pols: map[*policy]int{}, diff: &Diff{Added: []string{}, Changed: []string{}, Removed: []string{}}}
 }
 
 func (c *change) onUndo(f func()) { c.undo = append(c.undo, f) }
@@ -117,6 +117,17 @@ func (c *change) rollback() {
 		c.undo[i]()
 	}
 	c.undo = nil
+	for p, refs := range c.pols {
+		p.refs = refs
+	}
+}
+
+// ref changes the reference count of p by delta (rollback restores it).
+func (c *change) ref(p *policy, delta int) {
+	if _, seen := c.pols[p]; !seen {
+		c.pols[p] = p.refs
+	}
+	p.refs += delta
 }
 
 func (c *change) note(kind OpKind, existed bool, what string) {
@@ -384,12 +395,12 @@ type policyReq struct {
 	obj      string // the route or SID asking, for errors
 }
 
-// routePolicy is the policy request of route r (validated).
-func routePolicy(r *Route) policyReq {
+// routePolicy is the policy request of route r (validated), named obj (routeObj) in errors.
+func routePolicy(r *Route, obj string) policyReq {
 	if r.Policy != "" {
-		return policyReq{inner6: r.Prefix.Addr().Is6(), named: r.Policy, obj: routeObj(r)}
+		return policyReq{inner6: r.Prefix.Addr().Is6(), named: r.Policy, obj: obj}
 	}
-	return policyReq{inner6: r.Prefix.Addr().Is6(), mode: r.Mode, segs: r.Segs, src: r.Src, hopLimit: r.HopLimit, obj: routeObj(r)}
+	return policyReq{inner6: r.Prefix.Addr().Is6(), mode: r.Mode, segs: r.Segs, src: r.Src, hopLimit: r.HopLimit, obj: obj}
 }
 
 // bindingPolicy is the policy request of binding SID sd (validated): the inner packet is the IPv6
@@ -410,14 +421,14 @@ func (s *Store) acquire(c *change, q policyReq) (*policy, error) {
 			return nil, fieldErr(q.obj, "policy", "unknown policy %q", q.named)
 		}
 		g := n.groups[boolInt(q.inner6)]
-		g.refs++
-		c.pols[g] = true
-		c.onUndo(func() { g.refs-- })
+		c.ref(g, 1)
 		return g, nil
 	}
-	key := policyKey(q.inner6, q.mode, q.segs, q.src, q.hopLimit)
-	p := s.rt.policies[key]
+	var buf [128]byte
+	kb := appendPolicyKey(buf[:0], q.inner6, q.mode, q.segs, q.src, q.hopLimit)
+	p := s.rt.policies[string(kb)]
 	if p == nil {
+		key := string(kb)
 		used := q.src
 		if !used.IsValid() {
 			src, err := s.Env.SourceFor(q.segs[0])
@@ -441,9 +452,7 @@ func (s *Store) acquire(c *change, q policyReq) (*policy, error) {
 			s.rt.polIDs.release(id, false)
 		})
 	}
-	p.refs++
-	c.pols[p] = true
-	c.onUndo(func() { p.refs-- })
+	c.ref(p, 1)
 	return p, nil
 }
 
@@ -451,9 +460,7 @@ func (s *Store) unref(c *change, p *policy) {
 	if p == passPolicy {
 		return
 	}
-	p.refs--
-	c.pols[p] = true
-	c.onUndo(func() { p.refs++ })
+	c.ref(p, -1)
 }
 
 // setRoute points prefix of tenant t at pol (nil: removes it) on behalf of origin o, written as u
@@ -553,7 +560,7 @@ func (s *Store) applyRoute(c *change, op Op) error {
 		c.note(op.Kind, true, obj)
 		return nil
 	}
-	pol, err := s.acquire(c, routePolicy(&r))
+	pol, err := s.acquire(c, routePolicy(&r, obj))
 	if err != nil {
 		return err
 	}
@@ -675,7 +682,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 		s.rt.tableIDs.release(newID, false)
 	})
 	for i := range rs {
-		pol, err := s.acquire(c, routePolicy(&rs[i]))
+		pol, err := s.acquire(c, routePolicy(&rs[i], routeObj(&rs[i])))
 		if err != nil {
 			return err
 		}

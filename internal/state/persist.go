@@ -297,7 +297,8 @@ func famOf(p netip.Prefix) int {
 	return 0
 }
 
-// records describes the whole running state.
+// records describes the whole running state. emit must not keep a record (route records share
+// one savedRoute).
 func (r *runtime) records(emit func(record) error) error {
 	o := r.opts
 	if err := emit(record{Opts: &o}); err != nil {
@@ -328,12 +329,14 @@ func (r *runtime) records(emit func(record) error) error {
 			return err
 		}
 	}
+	var sr savedRoute
 	for _, t := range r.tenants {
 		if err := emit(tenantRecord(t)); err != nil {
 			return err
 		}
 		for p, pol := range t.routes {
-			if err := emit(record{Route: &savedRoute{T: t.Name, P: p, Pol: pol.id, O: t.origins[p], U: t.usids[p]}}); err != nil {
+			sr = savedRoute{T: t.Name, P: p, Pol: pol.id, O: t.origins[p], U: t.usids[p]}
+			if err := emit(record{Route: &sr}); err != nil {
 				return err
 			}
 		}
@@ -353,54 +356,59 @@ func (r *runtime) records(emit func(record) error) error {
 	return nil
 }
 
-// changeRecords describes what commit c changed (after it was applied in memory).
-func (r *runtime) changeRecords(c *change) []record {
-	var recs []record
+// changeRecords describes what commit c changed (after it was applied in memory), one record at a
+// time to emit, which must not keep it (route records share one savedRoute).
+func (r *runtime) changeRecords(c *change, emit func(record)) {
+	var sr savedRoute
+	route := func(v savedRoute) *savedRoute {
+		sr = v
+		return &sr
+	}
 	if c.optsBefore != nil && *c.optsBefore != r.opts {
 		o := r.opts
-		recs = append(recs, record{Opts: &o})
+		emit(record{Opts: &o})
 	}
 	if c.domainBefore != nil {
 		d := cloneDomain(r.domain)
-		recs = append(recs, record{Domain: &d})
+		emit(record{Domain: &d})
 	}
 	if c.bgpTouched && !same(c.bgpBefore, r.bgp) {
 		if r.bgp != nil {
-			recs = append(recs, record{BGP: cloneBGP(r.bgp)})
+			emit(record{BGP: cloneBGP(r.bgp)})
 		} else {
-			recs = append(recs, record{BGPDel: true})
+			emit(record{BGPDel: true})
 		}
 	}
 	for name := range c.ifaces {
 		if it, ok := r.ifaces[name]; ok {
-			recs = append(recs, record{Iface: &it})
+			emit(record{Iface: &it})
 		} else {
-			recs = append(recs, record{IfaceDel: name})
+			emit(record{IfaceDel: name})
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.vxlans)) {
 		v, ok := r.vxlans[name]
 		switch b := c.vxlans[name]; {
 		case !ok:
-			recs = append(recs, record{VXLANDel: name})
+			emit(record{VXLANDel: name})
 		case !b.had || !SameVXLAN(savedVXLAN(b.v), savedVXLAN(v)):
 			v = savedVXLAN(v)
-			recs = append(recs, record{VXLAN: &v})
+			emit(record{VXLAN: &v})
 		}
 	}
 	for _, p := range c.newPols {
 		if p.refs > 0 {
-			recs = append(recs, polRecord(p))
+			emit(polRecord(p))
 		}
 	}
 	for name := range c.named {
 		if n := r.named[name]; n != nil {
-			recs = append(recs, namedRecord(n))
+			emit(namedRecord(n))
 		}
 	}
 	for name := range c.tenants {
 		if t := r.tenants[name]; t != nil {
-			recs = append(recs, tenantRecord(t))
+			emit(tenantRecord(t))
 		}
 	}
 	for name := range c.swapped {
@@ -408,9 +416,9 @@ func (r *runtime) changeRecords(c *change) []record {
 		if t == nil {
 			continue
 		}
-		recs = append(recs, record{Table: &savedTable{T: name, ID: t.tableID}})
+		emit(record{Table: &savedTable{T: name, ID: t.tableID}})
 		for p, pol := range t.routes {
-			recs = append(recs, record{Route: &savedRoute{T: name, P: p, Pol: pol.id, O: t.origins[p], U: t.usids[p]}})
+			emit(record{Route: route(savedRoute{T: name, P: p, Pol: pol.id, O: t.origins[p], U: t.usids[p]})})
 		}
 	}
 	for k := range c.routes {
@@ -418,36 +426,35 @@ func (r *runtime) changeRecords(c *change) []record {
 			continue
 		}
 		if t := r.tenants[k.tenant]; t != nil && t.routes[k.prefix] != nil {
-			recs = append(recs, record{Route: &savedRoute{T: k.tenant, P: k.prefix, Pol: t.routes[k.prefix].id, O: t.origins[k.prefix],
-				U: t.usids[k.prefix]}})
+			emit(record{Route: route(savedRoute{T: k.tenant, P: k.prefix, Pol: t.routes[k.prefix].id, O: t.origins[k.prefix],
+				U: t.usids[k.prefix]})})
 		} else {
-			recs = append(recs, record{RouteDel: &savedRoute{T: k.tenant, P: k.prefix}})
+			emit(record{RouteDel: route(savedRoute{T: k.tenant, P: k.prefix})})
 		}
 	}
 	for addr := range c.sids {
 		if sd, ok := r.sids[addr]; ok {
-			recs = append(recs, record{SID: &sd})
+			emit(record{SID: &sd})
 		} else {
 			addr := addr
-			recs = append(recs, record{SIDDel: &addr})
+			emit(record{SIDDel: &addr})
 		}
 	}
 	for name, b := range c.tenants {
 		if b.had && r.tenants[name] == nil {
-			recs = append(recs, record{TenantDel: name})
+			emit(record{TenantDel: name})
 		}
 	}
 	for name, b := range c.named { // after the routes that used it
 		if b.had && r.named[name] == nil {
-			recs = append(recs, record{NamedDel: name})
+			emit(record{NamedDel: name})
 		}
 	}
 	for p := range c.pols {
 		if p.refs == 0 && p.group == nil && !slices.Contains(c.newPols, p) {
-			recs = append(recs, record{PolicyDel: p.id})
+			emit(record{PolicyDel: p.id})
 		}
 	}
-	return recs
 }
 
 func (s *Store) snapshotPath() string { return filepath.Join(s.Dir, "state.snapshot") }
@@ -546,9 +553,10 @@ func (r *runtime) rebuildPools() {
 	r.groupIDs.rebuild(used)
 }
 
-// appendJournal saves one commit; the journal is folded into a new snapshot once it outgrows it.
-func (s *Store) appendJournal(recs []record) error {
-	b, err := json.Marshal(journalLine{Gen: s.gen + 1, Recs: recs})
+// appendJournal saves one commit, the records recs emits (size: about how many); the journal is
+// folded into a new snapshot once it outgrows it.
+func (s *Store) appendJournal(recs func(emit func(record)), size int) error {
+	b, err := appendJournalLine(make([]byte, 0, 256+64*size), s.gen+1, recs)
 	if err != nil {
 		return err
 	}
@@ -586,12 +594,19 @@ func (s *Store) Compact() error {
 		return err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	enc := json.NewEncoder(bw)
+	var line []byte
+	write := func(rec record) error {
+		var err error
+		if line, err = appendRecord(line[:0], &rec); err == nil {
+			_, err = bw.Write(append(line, '\n'))
+		}
+		return err
+	}
 	if s.gen > 0 {
-		err = enc.Encode(record{Gen: s.gen})
+		err = write(record{Gen: s.gen})
 	}
 	if err == nil {
-		err = s.rt.records(func(rec record) error { return enc.Encode(rec) })
+		err = s.rt.records(write)
 	}
 	if err == nil {
 		err = bw.Flush()

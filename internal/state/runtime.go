@@ -42,14 +42,28 @@ type policy struct {
 // the packet to the kernel". It is not in the policy tables and holds no references.
 var passPolicy = &policy{id: 0, key: "pass", mode: ModePass}
 
+// policyKey identifies an encapsulation in runtime.policies: binary (only compared, never shown),
+// so it can never equal the text keys of passPolicy or of a group (groupKey).
 func policyKey(inner6 bool, mode string, segs []netip.Addr, src netip.Addr, hop uint8) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%t|%s|%d|%s|", inner6, mode, hop, src)
-	for _, s := range segs {
-		b.WriteString(s.String())
-		b.WriteByte(',')
+	return string(appendPolicyKey(nil, inner6, mode, segs, src, hop))
+}
+
+// appendPolicyKey appends policyKey's bytes to b (a lookup with them needs no string made).
+func appendPolicyKey(b []byte, inner6 bool, mode string, segs []netip.Addr, src netip.Addr, hop uint8) []byte {
+	b = append(b, byte(boolInt(inner6)), hop, byte(len(mode)))
+	b = appendKeyAddr(append(b, mode...), src)
+	for _, a := range segs {
+		b = appendKeyAddr(b, a)
 	}
-	return b.String()
+	return b
+}
+
+// appendKeyAddr appends a length byte, then address a (none when invalid; a zone after it).
+func appendKeyAddr(b []byte, a netip.Addr) []byte {
+	n := len(b)
+	b, _ = a.AppendBinary(append(b, 0))
+	b[n] = byte(len(b) - n - 1)
+	return b
 }
 
 // tenantRT is a tenant with its route table. tableID names the table version in the data plane;

@@ -230,7 +230,7 @@ func (s *Store) Commit(ops []Op, dryRun bool) (*Diff, error) {
 		c.rollback()
 		return nil, &WriteError{Err: err}
 	}
-	if err := s.appendJournal(s.rt.changeRecords(c)); err != nil {
+	if err := s.appendJournal(func(emit func(record)) { s.rt.changeRecords(c, emit) }, len(c.routes)); err != nil {
 		err = fmt.Errorf("saving state: %w", err)
 		if uerr := undo(); uerr != nil {
 			err = fmt.Errorf("%w (and restoring the data plane failed: %v)", err, uerr)

@@ -255,3 +255,36 @@ func TestApplyRemovesInOrder(t *testing.T) {
 		t.Errorf("removed routes: %v", routes)
 	}
 }
+
+// A rejected commit leaves every policy's reference count as it was: policies the commit shared,
+// dropped or created before its failing operation. Removing the one route then frees its policy
+// (its id; the map entry stays, unused).
+func TestRejectedCommitKeepsPolicyRefs(t *testing.T) {
+	st := openTemp(t)
+	if _, err := st.Apply(baseState(), false); err != nil {
+		t.Fatal(err)
+	}
+	before := st.Policies()
+	segs := baseState().Routes[0].Segs
+	other := []netip.Addr{mustAddr("fc00:2::9")}
+	ops := []Op{
+		{Kind: OpAdd, Route: &Route{Tenant: "blue", Prefix: mustPrefix("198.18.3.0/24"), Segs: segs}},  // shares
+		{Kind: OpAdd, Route: &Route{Tenant: "blue", Prefix: mustPrefix("198.18.4.0/24"), Segs: segs}},  // shares
+		{Kind: OpAdd, Route: &Route{Tenant: "blue", Prefix: mustPrefix("198.18.6.0/24"), Segs: other}}, // creates
+		{Kind: OpDelete, Route: &Route{Tenant: "blue", Prefix: mustPrefix("198.18.4.0/24")}},           // drops
+		{Kind: OpAdd, Route: &Route{Tenant: "red", Prefix: mustPrefix("198.18.5.0/24"), Segs: segs}},   // fails
+	}
+	if _, err := st.Commit(ops, false); err == nil {
+		t.Fatal("a route of an unknown tenant was accepted")
+	}
+	if after := st.Policies(); len(after) != 1 || after[0].Routes != 1 || !slices.Equal(after[0].Segs, segs) ||
+		after[0].ID != before[0].ID {
+		t.Fatalf("policies after a rejected commit: %+v, want %+v", after, before)
+	}
+	if _, err := st.Commit([]Op{{Kind: OpDelete, Route: &Route{Tenant: "blue", Prefix: mustPrefix("198.18.2.0/24")}}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if after := st.Policies(); len(after) != 0 {
+		t.Fatalf("the last route's policy is still there: %+v", after)
+	}
+}

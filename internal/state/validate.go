@@ -14,7 +14,7 @@ import (
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
 
-func routeObj(r *Route) string   { return fmt.Sprintf("route %s tenant %s", r.Prefix, r.Tenant) }
+func routeObj(r *Route) string   { return "route " + r.Prefix.String() + " tenant " + r.Tenant }
 func sidObj(s *SID) string       { return "sid " + s.Name() }
 func tenantObj(t *Tenant) string { return fmt.Sprintf("tenant %q", t.Name) }
 

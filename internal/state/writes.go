@@ -160,7 +160,7 @@ func (s *Store) steps(c *change) []Step {
 	add(put(TableSIDs, sidPut))
 
 	// 4. Routes: changed ones in place; swapped tables written whole under their new id.
-	var routePut, routeDel []Entry
+	routePut, routeDel := make([]Entry, 0, len(c.routes)), []Entry(nil)
 	route := func(table uint32, p netip.Prefix, v, old *policy) Entry {
 		e := Entry{Key: RouteKey{TableID: table, Prefix: p}, Had: old != nil}
 		if v != nil {
