@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -20,6 +21,7 @@ import (
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/internal/testsupport"
+	"golang.org/x/sys/unix"
 )
 
 // ControlResult is one row of `seg6x bench control`.
@@ -29,6 +31,7 @@ type ControlResult struct {
 	Tenants      int     `json:"tenants,omitempty"`
 	Policies     int     `json:"policies,omitempty"`
 	LoadSeconds  float64 `json:"load_seconds"`
+	LoadCPU      float64 `json:"load_cpu_seconds"` // CPU time (user+sys, every thread) of the load: steadier on a shared machine
 	PerSecond    float64 `json:"per_second"`
 	UpdateMillis float64 `json:"single_update_ms"`        // median of one more object, one commit each
 	SwapMillis   float64 `json:"table_swap_ms,omitempty"` // replacing one tenant's whole table
@@ -53,9 +56,18 @@ func nthSID(i int) netip.Addr {
 // controlPolicies is how many distinct segment lists the routes use (say, remote PEs).
 const controlPolicies = 1000
 
+// controlSegs are the segment lists' texts, made once: the client's own formatting is not what the
+// load measures.
+var controlSegs = func() (out [controlPolicies][]string) {
+	for i := range out {
+		out[i] = []string{fmt.Sprintf("fc00:2::%x", 1+i)}
+	}
+	return out
+}()
+
 func controlRoute(i int) *pb.Route {
-	return &pb.Route{Tenant: fmt.Sprintf("t%d", i/routesPerTenant), Prefix: netip.PrefixFrom(nthAddr4(i), 32).String(),
-		Segs: []string{fmt.Sprintf("fc00:2::%x", 1+i%controlPolicies)}, Src: "fc00:1::1"}
+	return &pb.Route{Tenant: "t" + strconv.Itoa(i/routesPerTenant), Prefix: netip.PrefixFrom(nthAddr4(i), 32).String(),
+		Segs: controlSegs[i%controlPolicies], Src: "fc00:1::1"}
 }
 
 // RunControl measures loads of each route count and SID count. It must run inside a namespace made
@@ -114,7 +126,7 @@ func controlOnce(kind string, n int) (ControlResult, error) {
 		_, err := c.Commit(ctx, &pb.CommitRequest{Ops: ops})
 		return err
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuSeconds()
 	var ops []*pb.Op
 	if kind == "routes" {
 		r.Tenants = (n + routesPerTenant - 1) / routesPerTenant
@@ -139,7 +151,7 @@ func controlOnce(kind string, n int) (ControlResult, error) {
 	if err := commit(ops); err != nil {
 		return r, err
 	}
-	r.LoadSeconds = time.Since(start).Seconds()
+	r.LoadSeconds, r.LoadCPU = time.Since(start).Seconds(), cpuSeconds()-cpu0
 	r.PerSecond = float64(n) / r.LoadSeconds
 	r.Policies = st.Counts().Policies
 
@@ -188,6 +200,15 @@ func controlOnce(kind string, n int) (ControlResult, error) {
 	runtime.ReadMemStats(&ms)
 	r.HeapMiB = float64(ms.HeapAlloc) / (1 << 20)
 	return r, nil
+}
+
+// cpuSeconds is the CPU time this process has used so far (user and system, all threads).
+func cpuSeconds() float64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // mapMemory sums the kernel's accounting (memlock) of every data plane map.

@@ -253,6 +253,24 @@ func printBench(res []benchrig.Point) {
 	}
 }
 
+// parseCounts reads a comma-separated list of counts; 0 (or nothing) asks for none.
+func parseCounts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not a count", f)
+		}
+		if n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
 func benchControlCmd() *cobra.Command {
 	var routes, sids string
 	c := &cobra.Command{
@@ -269,25 +287,11 @@ maps (memlock) and the Go heap of the control plane.`,
 			if done, err := reexecInOwnNetns("seg6x-cp"); done || err != nil {
 				return err
 			}
-			parse := func(s string) ([]int, error) {
-				var out []int
-				for _, f := range strings.Split(s, ",") {
-					if f == "" {
-						continue
-					}
-					n, err := strconv.Atoi(f)
-					if err != nil || n < 1 {
-						return nil, fmt.Errorf("%q is not a count", f)
-					}
-					out = append(out, n)
-				}
-				return out, nil
-			}
-			rc, err := parse(routes)
+			rc, err := parseCounts(routes)
 			if err != nil {
 				return fmt.Errorf("--routes: %w", err)
 			}
-			sc, err := parse(sids)
+			sc, err := parseCounts(sids)
 			if err != nil {
 				return fmt.Errorf("--sids: %w", err)
 			}
@@ -300,24 +304,24 @@ maps (memlock) and the Go heap of the control plane.`,
 				return printJSON(benchrig.Results{Meta: meta, Results: res})
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(w, "OBJECTS\tCOUNT\tLOAD s\tPER s\tONE MORE (ms)\tTABLE SWAP (ms, routes)\tMAPS MiB\tGO HEAP MiB")
+			fmt.Fprintln(w, "OBJECTS\tCOUNT\tLOAD s\tCPU s\tPER s\tONE MORE (ms)\tTABLE SWAP (ms, routes)\tMAPS MiB\tGO HEAP MiB")
 			for _, r := range res {
 				if r.NotSupported != "" {
-					fmt.Fprintf(w, "%s\t%d\t-\t-\t-\t-\t-\t-\tnot supported: %s\n", r.Object, r.Count, r.NotSupported)
+					fmt.Fprintf(w, "%s\t%d\t-\t-\t-\t-\t-\t-\t-\tnot supported: %s\n", r.Object, r.Count, r.NotSupported)
 					continue
 				}
 				swap := "-"
 				if r.SwapRoutes > 0 {
 					swap = fmt.Sprintf("%.0f (%d)", r.SwapMillis, r.SwapRoutes)
 				}
-				fmt.Fprintf(w, "%s\t%d\t%.2f\t%.0f\t%.2f\t%s\t%.0f\t%.0f\n", r.Object, r.Count, r.LoadSeconds, r.PerSecond,
+				fmt.Fprintf(w, "%s\t%d\t%.2f\t%.2f\t%.0f\t%.2f\t%s\t%.0f\t%.0f\n", r.Object, r.Count, r.LoadSeconds, r.LoadCPU, r.PerSecond,
 					r.UpdateMillis, swap, r.MapMiB, r.HeapMiB)
 			}
 			return w.Flush()
 		},
 	}
 	c.Flags().StringVar(&routes, "routes", "10000,100000,1000000", "route counts to load")
-	c.Flags().StringVar(&sids, "sids", "100000", "SID counts to load")
+	c.Flags().StringVar(&sids, "sids", "100000", "SID counts to load (0: none)")
 	return c
 }
 

@@ -1,10 +1,12 @@
 package cli
 
-// bench_test.go: the bench tables print "-" where a ratio does not apply, never "0.00x".
+// bench_test.go: the bench tables print "-" where a ratio does not apply, never "0.00x"; the count
+// lists of bench control.
 
 import (
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,5 +53,18 @@ func TestBenchTablesHaveNoZeroRatios(t *testing.T) {
 	}
 	if out := stdoutOf(t, func() { printBench(pts) }); strings.Contains(out, "0.00x") || !strings.Contains(out, "3.00x") {
 		t.Errorf("profile table:\n%s", out)
+	}
+}
+
+func TestParseCounts(t *testing.T) {
+	for in, want := range map[string][]int{"10000,100000": {10000, 100000}, "0": nil, "": nil, "5,0,7": {5, 7}} {
+		if got, err := parseCounts(in); err != nil || !slices.Equal(got, want) {
+			t.Errorf("parseCounts(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"-1", "x", "1e6"} {
+		if got, err := parseCounts(in); err == nil {
+			t.Errorf("parseCounts(%q) = %v, want an error", in, got)
+		}
 	}
 }
