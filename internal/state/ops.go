@@ -530,7 +530,7 @@ func (s *Store) applyRoute(c *change, op Op) error {
 	r.Segs = slices.Clone(r.Segs)
 	obj := routeObj(&r)
 	if op.Kind != OpDelete {
-		if err := collect(func(add func(error)) { validateRoute(&r, add) }); err != nil {
+		if err := collect(func(add func(error)) { validateRouteAs(&r, obj, add) }); err != nil {
 			return err
 		}
 	} else if !r.Prefix.IsValid() {

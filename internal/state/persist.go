@@ -425,9 +425,9 @@ func (r *runtime) changeRecords(c *change, emit func(record)) {
 		if c.swapped[k.tenant] != nil {
 			continue
 		}
-		if t := r.tenants[k.tenant]; t != nil && t.routes[k.prefix] != nil {
-			emit(record{Route: route(savedRoute{T: k.tenant, P: k.prefix, Pol: t.routes[k.prefix].id, O: t.origins[k.prefix],
-				U: t.usids[k.prefix]})})
+		t := r.tenants[k.tenant]
+		if pol := t.lookup(k.prefix); pol != nil {
+			emit(record{Route: route(savedRoute{T: k.tenant, P: k.prefix, Pol: pol.id, O: t.origins[k.prefix], U: t.usids[k.prefix]})})
 		} else {
 			emit(record{RouteDel: route(savedRoute{T: k.tenant, P: k.prefix})})
 		}

@@ -225,8 +225,10 @@ func mssClampString(v uint16) string {
 	return strconv.Itoa(int(v))
 }
 
-func validateRoute(r *Route, add func(error)) {
-	obj := routeObj(r)
+func validateRoute(r *Route, add func(error)) { validateRouteAs(r, routeObj(r), add) }
+
+// validateRouteAs is validateRoute with the route's name (routeObj) already made.
+func validateRouteAs(r *Route, obj string, add func(error)) {
 	if r.Tenant == "" {
 		add(fieldErr(obj, "tenant", "missing"))
 	}

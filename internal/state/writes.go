@@ -176,10 +176,7 @@ func (s *Store) steps(c *change) []Step {
 			continue
 		}
 		tn := rt.tenants[k.tenant]
-		var after *policy
-		if tn != nil {
-			after = tn.routes[k.prefix]
-		}
+		after := tn.lookup(k.prefix)
 		switch {
 		case after != nil && after != before:
 			routePut = append(routePut, route(tn.tableID, k.prefix, after, before))
