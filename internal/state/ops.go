@@ -94,6 +94,7 @@ type change struct {
 	ifaces       map[string]ifaceBefore
 	tenants      map[string]*tenantBefore
 	routes       map[routeKey]*policy // before (nil: absent)
+	changes      []routeChange        // routeChanges, once made
 	swapped      map[string]*swapBefore
 	sids         map[netip.Addr]sidBefore
 	named        map[string]namedBefore
@@ -104,9 +105,39 @@ type change struct {
 	diff         *Diff
 }
 
-func newChange() *change {
+// routeChange is a route commit c changed outside the tables it swapped: its policy before and
+// after (nil: absent), and its tenant after (nil: gone).
+type routeChange struct {
+	routeKey
+	t             *tenantRT
+	before, after *policy
+}
+
+// routeChanges lists c's route changes. The first call, once every operation is applied, looks each
+// route up; the data plane steps and the journal both use the list.
+func (c *change) routeChanges(rt *runtime) []routeChange {
+	if c.changes == nil {
+		c.changes = make([]routeChange, 0, len(c.routes))
+		for k, before := range c.routes {
+			if c.swapped[k.tenant] == nil {
+				t := rt.tenants[k.tenant]
+				c.changes = append(c.changes, routeChange{k, t, before, t.lookup(k.prefix)})
+			}
+		}
+	}
+	return c.changes
+}
+
+// newChange starts a change of ops (its route map sized for their routes).
+func newChange(ops []Op) *change {
+	n := 0
+	for _, op := range ops {
+		if op.Route != nil {
+			n++
+		}
+	}
 	return &change{ifaces: map[string]ifaceBefore{}, tenants: map[string]*tenantBefore{},
-		routes: map[routeKey]*policy{}, swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
+		routes: make(map[routeKey]*policy, n), swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
 		named: map[string]namedBefore{}, vxlans: map[string]vxlanBefore{}, pols: map[*policy]int{}, diff: &Diff{Added: []string{}, Changed: []string{}, Removed: []string{}}}
 }
 
@@ -526,8 +557,7 @@ func routeOwned(op Op, t *tenantRT, p netip.Prefix, had bool, obj string) error 
 }
 
 func (s *Store) applyRoute(c *change, op Op) error {
-	r := *op.Route
-	r.Segs = slices.Clone(r.Segs)
+	r := *op.Route // validation fills defaults in this copy; it replaces r.Segs, never writes into it
 	obj := routeObj(&r)
 	if op.Kind != OpDelete {
 		if err := collect(func(add func(error)) { validateRouteAs(&r, obj, add) }); err != nil {

@@ -421,15 +421,11 @@ func (r *runtime) changeRecords(c *change, emit func(record)) {
 			emit(record{Route: route(savedRoute{T: name, P: p, Pol: pol.id, O: t.origins[p], U: t.usids[p]})})
 		}
 	}
-	for k := range c.routes {
-		if c.swapped[k.tenant] != nil {
-			continue
-		}
-		t := r.tenants[k.tenant]
-		if pol := t.lookup(k.prefix); pol != nil {
-			emit(record{Route: route(savedRoute{T: k.tenant, P: k.prefix, Pol: pol.id, O: t.origins[k.prefix], U: t.usids[k.prefix]})})
+	for _, rc := range c.routeChanges(r) {
+		if rc.after != nil {
+			emit(record{Route: route(savedRoute{T: rc.tenant, P: rc.prefix, Pol: rc.after.id, O: rc.t.origins[rc.prefix], U: rc.t.usids[rc.prefix]})})
 		} else {
-			emit(record{RouteDel: route(savedRoute{T: k.tenant, P: k.prefix})})
+			emit(record{RouteDel: route(savedRoute{T: rc.tenant, P: rc.prefix})})
 		}
 	}
 	for addr := range c.sids {

@@ -1,7 +1,7 @@
 package state
 
 // recordjson_test.go: the direct JSON of route records is encoding/json's, byte for byte, and a
-// journal line reads back; policy keys tell every field apart.
+// journal line reads back; policy keys tell every field apart; route names.
 
 import (
 	"encoding/json"
@@ -78,5 +78,17 @@ func TestPolicyKeyTellsFieldsApart(t *testing.T) {
 			t.Errorf("key %d is key %d: %q", i, j, k)
 		}
 		seen[k] = i
+	}
+}
+
+func TestRouteObj(t *testing.T) {
+	for r, want := range map[*Route]string{
+		{Tenant: "blue", Prefix: mustPrefix("198.18.2.0/24")}:   "route 198.18.2.0/24 tenant blue",
+		{Tenant: "blue", Prefix: mustPrefix("2001:db8:1::/48")}: "route 2001:db8:1::/48 tenant blue",
+		{Tenant: "t", Prefix: netip.Prefix{}}:                   "route invalid Prefix tenant t",
+	} {
+		if got := routeObj(r); got != want {
+			t.Errorf("routeObj = %q, want %q", got, want)
+		}
 	}
 }

@@ -14,7 +14,16 @@ import (
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
 
-func routeObj(r *Route) string   { return "route " + r.Prefix.String() + " tenant " + r.Tenant }
+// routeObj names route r (in a diff, one line per route): made with one allocation.
+func routeObj(r *Route) string {
+	if !r.Prefix.IsValid() {
+		return "route " + r.Prefix.String() + " tenant " + r.Tenant // AppendTo writes nothing for the zero Prefix
+	}
+	var buf [96]byte // the longest: an IPv6 prefix, a 32-character tenant name
+	b := append(r.Prefix.AppendTo(append(buf[:0], "route "...)), " tenant "...)
+	return string(append(b, r.Tenant...))
+}
+
 func sidObj(s *SID) string       { return "sid " + s.Name() }
 func tenantObj(t *Tenant) string { return fmt.Sprintf("tenant %q", t.Name) }
 

@@ -171,17 +171,12 @@ func (s *Store) steps(c *change) []Step {
 		}
 		return e
 	}
-	for k, before := range c.routes {
-		if c.swapped[k.tenant] != nil {
-			continue
-		}
-		tn := rt.tenants[k.tenant]
-		after := tn.lookup(k.prefix)
+	for _, rc := range c.routeChanges(rt) {
 		switch {
-		case after != nil && after != before:
-			routePut = append(routePut, route(tn.tableID, k.prefix, after, before))
-		case after == nil && before != nil:
-			routeDel = append(routeDel, route(c.tenants[k.tenant].tableID, k.prefix, nil, before))
+		case rc.after != nil && rc.after != rc.before:
+			routePut = append(routePut, route(rc.t.tableID, rc.prefix, rc.after, rc.before))
+		case rc.after == nil && rc.before != nil:
+			routeDel = append(routeDel, route(c.tenants[rc.tenant].tableID, rc.prefix, nil, rc.before))
 		}
 	}
 	for name, sb := range c.swapped {
