@@ -93,8 +93,8 @@ type change struct {
 	bgpBefore    *BGP
 	ifaces       map[string]ifaceBefore
 	tenants      map[string]*tenantBefore
-	routes       map[routeKey]*policy // before (nil: absent)
-	changes      []routeChange        // routeChanges, once made
+	routes       map[routeKey]routeEdit // the routes applyRoute changed (not the tables swapped whole)
+	changes      []routeChange          // routeChanges, once made
 	swapped      map[string]*swapBefore
 	sids         map[netip.Addr]sidBefore
 	named        map[string]namedBefore
@@ -105,23 +105,25 @@ type change struct {
 	diff         *Diff
 }
 
-// routeChange is a route commit c changed outside the tables it swapped: its policy before and
-// after (nil: absent), and its tenant after (nil: gone).
+// routeEdit is a route's policy before a commit and after its last operation (nil: absent).
+type routeEdit struct{ before, after *policy }
+
+// routeChange is a route commit c changed outside the tables it swapped, with its tenant after
+// the commit (nil: gone).
 type routeChange struct {
 	routeKey
-	t             *tenantRT
-	before, after *policy
+	routeEdit
+	t *tenantRT
 }
 
-// routeChanges lists c's route changes. The first call, once every operation is applied, looks each
-// route up; the data plane steps and the journal both use the list.
+// routeChanges lists c's route changes, made once every operation is applied (the data plane
+// steps and the journal both use the list).
 func (c *change) routeChanges(rt *runtime) []routeChange {
 	if c.changes == nil {
 		c.changes = make([]routeChange, 0, len(c.routes))
-		for k, before := range c.routes {
+		for k, e := range c.routes {
 			if c.swapped[k.tenant] == nil {
-				t := rt.tenants[k.tenant]
-				c.changes = append(c.changes, routeChange{k, t, before, t.lookup(k.prefix)})
+				c.changes = append(c.changes, routeChange{k, e, rt.tenants[k.tenant]})
 			}
 		}
 	}
@@ -137,7 +139,7 @@ func newChange(ops []Op) *change {
 		}
 	}
 	return &change{ifaces: map[string]ifaceBefore{}, tenants: map[string]*tenantBefore{},
-		routes: make(map[routeKey]*policy, n), swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
+		routes: make(map[routeKey]routeEdit, n), swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
 		named: map[string]namedBefore{}, vxlans: map[string]vxlanBefore{}, pols: map[*policy]int{}, diff: &Diff{Added: []string{}, Changed: []string{}, Removed: []string{}}}
 }
 
@@ -582,25 +584,27 @@ func (s *Store) applyRoute(c *change, op Op) error {
 	}
 	c.touchTenant(s.rt, t.Name)
 	k := routeKey{t.Name, r.Prefix}
-	if _, ok := c.routes[k]; !ok {
-		c.routes[k] = old
+	e, seen := c.routes[k]
+	if !seen {
+		e = routeEdit{old, old}
 	}
-	if op.Kind == OpDelete {
-		s.setRoute(c, t, r.Prefix, nil, op.Origin, nil)
-		c.note(op.Kind, true, obj)
-		return nil
+	var pol *policy // nil: deleted
+	if op.Kind != OpDelete {
+		var err error
+		if pol, err = s.acquire(c, routePolicy(&r, obj)); err != nil {
+			return err
+		}
+		if pol == old && sameUSIDs(t.usids[r.Prefix], r.USIDs) {
+			s.unref(c, pol) // unchanged
+			c.routes[k] = e
+			return nil
+		}
 	}
-	pol, err := s.acquire(c, routePolicy(&r, obj))
-	if err != nil {
-		return err
-	}
-	if pol == old && sameUSIDs(t.usids[r.Prefix], r.USIDs) {
-		s.unref(c, pol) // unchanged
-		return nil
-	}
-	// The route keeps the reference acquire took. Only the notation changed (the same policy): nothing
-	// is written to the data plane, the change is saved.
+	// A new or changed route keeps the reference acquire took. Only the notation changed (the same
+	// policy): nothing is written to the data plane, the change is saved.
 	s.setRoute(c, t, r.Prefix, pol, op.Origin, r.USIDs)
+	e.after = pol
+	c.routes[k] = e
 	c.note(op.Kind, old != nil, obj)
 	return nil
 }

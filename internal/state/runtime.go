@@ -89,14 +89,6 @@ func (t *tenantRT) routeOrigin(p netip.Prefix) Origin {
 	return t.Origin
 }
 
-// lookup is the policy of the route for p (nil: none, or no tenant t).
-func (t *tenantRT) lookup(p netip.Prefix) *policy {
-	if t == nil {
-		return nil
-	}
-	return t.routes[p]
-}
-
 // setOrigin records o as the origin of the route for p (the tenant's origin is not stored).
 func (t *tenantRT) setOrigin(p netip.Prefix, o Origin) {
 	if o == t.Origin {
