@@ -1,6 +1,7 @@
 package state
 
 import (
+	"maps"
 	"net/netip"
 	"os"
 	"testing"
@@ -150,5 +151,54 @@ func TestPolicyIDQuarantine(t *testing.T) {
 	}
 	if _, err := p.alloc(); err == nil {
 		t.Fatal("allocated more ids than the pool has")
+	}
+}
+
+// Several operations on one route in one commit (added then changed, added then deleted, replaced
+// by itself), and a tenant deleted and added again in one commit: the data plane holds what the
+// last operation left, and the journal reads back to the same state.
+func TestRouteEditedTwiceInACommit(t *testing.T) {
+	st := openTemp(t)
+	x, y := []netip.Addr{mustAddr("fc00:2::1")}, []netip.Addr{mustAddr("fc00:2::2")}
+	route := func(kind OpKind, p string, segs []netip.Addr) Op {
+		return Op{Kind: kind, Route: &Route{Tenant: "red", Prefix: mustPrefix(p), Segs: segs}}
+	}
+	red := Op{Kind: OpAdd, Tenant: &Tenant{Name: "red", Ports: []Port{{Dev: "eth2", VLAN: 200}}}}
+	commits := [][]Op{
+		{red, route(OpAdd, "198.18.10.0/24", x), route(OpAdd, "198.18.11.0/24", x)},
+		{route(OpAdd, "198.18.12.0/24", x), route(OpReplace, "198.18.12.0/24", y),
+			route(OpAdd, "198.18.13.0/24", x), route(OpDelete, "198.18.13.0/24", nil),
+			route(OpReplace, "198.18.10.0/24", x), route(OpDelete, "198.18.11.0/24", nil)},
+		{route(OpDelete, "198.18.10.0/24", nil), route(OpDelete, "198.18.12.0/24", nil),
+			{Kind: OpDelete, Tenant: &Tenant{Name: "red"}}, red, route(OpAdd, "198.18.10.0/24", y)},
+	}
+	want := []map[string]string{
+		{"198.18.10.0/24": "fc00:2::1", "198.18.11.0/24": "fc00:2::1"},
+		{"198.18.10.0/24": "fc00:2::1", "198.18.12.0/24": "fc00:2::2"},
+		{"198.18.10.0/24": "fc00:2::2"},
+	}
+	for i, ops := range commits {
+		if _, err := st.Commit(ops, false); err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+		checkImage(t, st)
+		table, _ := st.TableIDOf("red")
+		got := map[string]string{}
+		for k, v := range fakeOf(st).table(TableRoutes) {
+			if rk := k.(RouteKey); rk.TableID == table {
+				got[rk.Prefix.String()] = st.rt.polByID[v.(uint32)].segs[0].String()
+			}
+		}
+		if n := countEntries(st, TableRoutes); !maps.Equal(got, want[i]) || n != len(want[i]) {
+			t.Fatalf("commit %d: routes of red %v (%d in all), want %v", i, got, n, want[i])
+		}
+		cur, gen := st.Current(), st.Gen()
+		st = reopen(t, st)
+		if !same(st.Current(), cur) || st.Gen() != gen {
+			t.Fatalf("commit %d: the journal reads back as another state", i)
+		}
+		if rep, err := st.Reconcile(); err != nil || rep.Written != 0 || rep.Removed != 0 {
+			t.Fatalf("commit %d: reconcile after reopening: %+v, %v", i, rep, err)
+		}
 	}
 }

@@ -172,11 +172,17 @@ func (s *Store) steps(c *change) []Step {
 		return e
 	}
 	for _, rc := range c.routeChanges(rt) {
+		was, before := c.tenants[rc.tenant].tableID, rc.before
+		if rc.t != nil && rc.t.tableID != was && before != nil {
+			// The tenant was deleted and added again (a new table): the route leaves the old one.
+			routeDel = append(routeDel, route(was, rc.prefix, nil, before))
+			before = nil
+		}
 		switch {
-		case rc.after != nil && rc.after != rc.before:
-			routePut = append(routePut, route(rc.t.tableID, rc.prefix, rc.after, rc.before))
-		case rc.after == nil && rc.before != nil:
-			routeDel = append(routeDel, route(c.tenants[rc.tenant].tableID, rc.prefix, nil, rc.before))
+		case rc.after != nil && rc.after != before:
+			routePut = append(routePut, route(rc.t.tableID, rc.prefix, rc.after, before))
+		case rc.after == nil && before != nil:
+			routeDel = append(routeDel, route(was, rc.prefix, nil, before))
 		}
 	}
 	for name, sb := range c.swapped {
