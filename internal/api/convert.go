@@ -78,8 +78,23 @@ func (p *parser) err() error {
 	return p.errs
 }
 
+// errOf is err for a parser made without obj, naming every problem name() (made only when there
+// is one: routes come by the million).
+func (p *parser) errOf(name func() string) error {
+	if len(p.errs) == 0 {
+		return nil
+	}
+	obj := name()
+	for _, e := range p.errs {
+		if fe, ok := e.(*state.FieldError); ok {
+			fe.Object = obj
+		}
+	}
+	return p.errs
+}
+
 func routeFromPB(r *pb.Route) (state.Route, error) {
-	p := &parser{obj: "route " + r.GetPrefix() + " tenant " + r.GetTenant()}
+	p := &parser{}
 	out := state.Route{Tenant: r.GetTenant(), Mode: r.GetMode()}
 	if r.GetPrefix() == "" {
 		p.fail("prefix", "missing")
@@ -96,7 +111,7 @@ func routeFromPB(r *pb.Route) (state.Route, error) {
 	}
 	out.HopLimit = uint8(r.GetHoplimit())
 	out.Policy = r.GetPolicy()
-	return out, p.err()
+	return out, p.errOf(func() string { return "route " + r.GetPrefix() + " tenant " + r.GetTenant() })
 }
 
 func usidsFromPB(p *parser, field string, u *pb.USIDList) *state.USIDList {
