@@ -594,7 +594,8 @@ func (s *Store) Compact() error {
 	write := func(rec record) error {
 		var err error
 		if line, err = appendRecord(line[:0], &rec); err == nil {
-			_, err = bw.Write(append(line, '\n'))
+			line = append(line, '\n')
+			_, err = bw.Write(line)
 		}
 		return err
 	}
