@@ -22,8 +22,12 @@ import (
 const loopPopulation = 128
 
 // Loops reports whether the loaded scenario can run closed-loop trials: every frame the DUT sends is
-// one frame of a template rewritten at its front (not a frame split in fragments).
-func (r *Rig) Loops() bool { return !r.pairs }
+// one frame of a template rewritten at its front (not a frame split in fragments), and every
+// template has the same length. The sink puts a frame's start back by what the DUT changed its
+// length by, which is right only when the template it rewrites it into is as long as the one the
+// frame came from: with templates of several lengths (IMIX) the start would drift until the frame's
+// headroom ran out, and the loop would empty.
+func (r *Rig) Loops() bool { return !r.pairs && r.oneLength }
 
 // setLoop turns the closed loop on or off on the sink (and, both directions loaded, on the
 // generator's side, each rewriting into the other direction's templates). While it runs, the sinks'

@@ -88,17 +88,19 @@ func setFIFO(pid, prio int) error {
 
 // Rig is one generator -> DUT -> sink set of namespaces.
 type Rig struct {
-	Prefix  string
-	Bin     string // seg6x binary, run in the DUT namespace for seg6x scenarios
-	Dir     string
-	objs    rigbpf.BenchObjects
-	rev     rigbpf.BenchObjects // its sink counts, on the generator's interface, what comes back
-	bidir   bool                // both directions loaded (LoadBoth)
-	pairs   bool                // each frame leaves as two (Scenario.Fragments): count pairs
-	base    rigbpf.BaselineObjects
-	links   []link.Link
-	genIdx  int
-	dutNAPI []int // thread ids of the DUT's receive NAPI threads (PinNAPI): ingress, egress if bidir
+	Prefix string
+	Bin    string // seg6x binary, run in the DUT namespace for seg6x scenarios
+	Dir    string
+	objs   rigbpf.BenchObjects
+	rev    rigbpf.BenchObjects // its sink counts, on the generator's interface, what comes back
+	bidir  bool                // both directions loaded (LoadBoth)
+	pairs  bool                // each frame leaves as two (Scenario.Fragments): count pairs
+	// Every template of each direction has one length (closed loops need it: loop.go).
+	oneLength bool
+	base      rigbpf.BaselineObjects
+	links     []link.Link
+	genIdx    int
+	dutNAPI   []int // thread ids of the DUT's receive NAPI threads (PinNAPI): ingress, egress if bidir
 	// Thread ids of the sinks' NAPI threads (real-time, so they preempt the generator; a closed loop
 	// makes them ordinary threads while it runs: loop.go).
 	sinkNAPI []int

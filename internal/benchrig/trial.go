@@ -66,6 +66,12 @@ func (r *Rig) loadTemplates(frames [][]byte, back []bool, p pattern) (int, error
 		return 0, fmt.Errorf("%d templates, at most %d", len(frames), tplFlows)
 	}
 	longest := 0
+	r.oneLength = true
+	for i, f := range frames {
+		if j := i % 2; back != nil && len(f) != len(frames[j]) || back == nil && len(f) != len(frames[0]) {
+			r.oneLength = false
+		}
+	}
 	// Both objects hold the templates: the generator's, and both sinks' for closed loops (loop.go).
 	for _, o := range []rigbpf.BenchObjects{r.objs, r.rev} {
 		for i := 0; i < tplFlows; i++ {
