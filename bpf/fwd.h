@@ -86,7 +86,7 @@ static __always_inline int fib_ask(struct ctx_buff *ctx, struct bpf_fib_lookup *
 	return rc;
 }
 
-/* The next-hop cache's rules, shared by its two forms (nh_cache here, vx_nh in vxlan.h): an entry
+/* The next-hop cache's rules, shared by its forms (nh_cache; the slots of policy_nh and vx_nh): an entry
  * answers while it carries the current generation gen, has been checked for a packet at least len
  * bytes long, and is younger than nh_cache_ns. */
 static __always_inline int nh_fresh(const struct nh_entry *e, __u32 gen, __u32 len)
@@ -166,6 +166,39 @@ static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_looku
 		nh_fill(&ne, fib, gen, len);
 		bpf_map_update_elem(&nh_cache, &key, &ne, BPF_ANY);
 	}
+	return rc;
+}
+
+/* fib_lookup for an outer IPv6 packet (fib's inputs filled in, main table), answered from slot e (a
+ * per-CPU array slot the caller picked: by policy, by remote VTEP) under the next-hop cache's rules,
+ * when it holds the answer for the same source, destination and ingress interface (every input the
+ * outer lookup varies in); otherwise from the FIB (uncached: the hashed cache's key and entry would
+ * not fit the callers' stack), whose answer then fills the slot. The slot is this CPU's own. A
+ * lookup for the slot's own inputs that fails (a packet too big for the next hop) leaves the answer
+ * smaller packets use; a slot taken over by other inputs holds nothing (ok_len 0) until its lookup
+ * succeeds. */
+static __always_inline int fib6_slot(struct ctx_buff *ctx, struct bpf_fib_lookup *fib, struct nh_slot *e)
+{
+	__u32 gen, len = fib->tot_len, in = fib->ifindex;
+	int rc;
+
+	if (!nh_cache_ns || !e)
+		return fib_lookup(ctx, fib, 0);
+	TRACE(tr->flags |= TRACE_F_FIB; tr->flags &= ~TRACE_F_FIB_CACHED; tr->fib_table = 0; tr->fib_ifindex = in;
+	      __builtin_memcpy(tr->fib_dst, fib->ipv6_dst, 16));
+	gen = gen_now(&nh_gen);
+	if (e->in_ifindex != in || !same16(e->remote, (__u8 *)fib->ipv6_dst) || !same16(e->local, (__u8 *)fib->ipv6_src)) {
+		/* The inputs as asked (a successful lookup rewrites fib's destination with the gateway's). */
+		__builtin_memcpy(e->local, fib->ipv6_src, 16);
+		__builtin_memcpy(e->remote, fib->ipv6_dst, 16);
+		e->in_ifindex = in;
+		e->nh.ok_len = 0;
+	} else if (nh_fresh(&e->nh, gen, len)) {
+		return nh_answer(fib, &e->nh);
+	}
+	rc = fib_ask(ctx, fib, 0);
+	if (rc == BPF_FIB_LKUP_RET_SUCCESS)
+		nh_fill(&e->nh, fib, gen, len);
 	return rc;
 }
 

@@ -103,7 +103,7 @@ __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_
 	struct inner in = {};
 	struct pkt pk = {}, *p = &pk;
 	struct ipv6hdr *o6;
-	__u32 hdr_len, ioff, wire;
+	__u32 hdr_len, ioff, wire, slot;
 	int rc, to_kernel = REASON_NONE;
 
 	if (!ctx || !tv || pkt_arg(arg, &pk))
@@ -156,7 +156,8 @@ __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_
 			mss = tunnel_mss(ctx, &fib, hdr_len, p->proto == ETH_P_IP_BE ? 20 : IPV6_HLEN);
 		mss_clamp(data, data_end, in.syn_off, mss);
 	}
-	rc = fib_lookup(ctx, &fib, 0);
+	slot = in.policy_id & (POLICY_NH_SLOTS - 1);
+	rc = fib6_slot(ctx, &fib, bpf_map_lookup_elem(&policy_nh, &slot));
 	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
 		return tunnel_too_big(ctx, p, tv, in.len, in.df, fib.mtu_result, hdr_len);
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH || rc == FIB_TX_NOT_ATTACHED)

@@ -206,8 +206,18 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, VX_NH_SLOTS);
 	__type(key, __u32);
-	__type(value, struct vx_nh);
+	__type(value, struct nh_slot);
 } vx_nh SEC(".maps");
+
+/* Per-CPU next hops of H.Encaps (headend.h, when nh_cache_ns is set), one slot per policy id modulo
+ * POLICY_NH_SLOTS: the outer lookup of a policy is the same for all its packets, so its answer needs
+ * no hashed key; a slot another policy took is a miss that goes to nh_cache. Not pinned. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, POLICY_NH_SLOTS);
+	__type(key, __u32);
+	__type(value, struct nh_slot);
+} policy_nh SEC(".maps");
 
 /* Generation of the VXLAN tables (vx_*) and the ports: the control plane bumps it after every write
  * of them, which makes every cached VXLAN decision (vx_enc_cache, vx_dec_cache) stale at once. */

@@ -260,9 +260,10 @@ struct nh_entry {
 
 /* ---- VXLAN over IPv6 (vxlan.h): the kernel's VXLAN devices, their bridges and forwarding tables ---- */
 
-/* A next hop of VXLAN encapsulation (vx_nh): the FIB's answer for an outer packet from local to
- * remote of a frame that entered on in_ifindex, with the next-hop cache's lifetime rules. */
-struct vx_nh {
+/* A next hop kept in an array slot (policy_nh, vx_nh; fwd.h fib6_slot): the FIB's answer for an outer
+ * IPv6 packet from local to remote of a frame that entered on in_ifindex, with the next-hop cache's
+ * lifetime rules. */
+struct nh_slot {
 	__u8 local[16];
 	__u8 remote[16];
 	__u32 in_ifindex;

@@ -222,41 +222,12 @@ static __always_inline __u64 udp6_pseudo(const __u8 *src, const __u8 *dst, __u32
 }
 
 /* fib_lookup for the outer packet of an encapsulation (fib's inputs filled in, main table), answered
- * from vx_nh under the next-hop cache's rules (nh_cache_ns, nh_gen, the longest packet checked): an
- * array slot picked by the remote and checked against every input the outer lookup varies in
- * (source, destination, ingress interface), instead of the generic cache's hashed 44-byte key. */
+ * from vx_nh's slot for the remote (fib6_slot). */
 static __always_inline int vx_fib(struct xdp_md *ctx, struct bpf_fib_lookup *fib)
 {
-	__u32 slot, gen, len = fib->tot_len, in = fib->ifindex;
-	__u8 local[16], remote[16];
-	struct vx_nh *e;
-	int rc;
+	__u32 slot = fmix32(fib->ipv6_dst[0] ^ fib->ipv6_dst[1] ^ fib->ipv6_dst[2] ^ fib->ipv6_dst[3]) & (VX_NH_SLOTS - 1);
 
-	if (!nh_cache_ns)
-		return fib_lookup(ctx, fib, 0);
-	TRACE(tr->flags |= TRACE_F_FIB; tr->flags &= ~TRACE_F_FIB_CACHED; tr->fib_table = 0; tr->fib_ifindex = in;
-	      __builtin_memcpy(tr->fib_dst, fib->ipv6_dst, 16));
-	slot = fmix32(fib->ipv6_dst[0] ^ fib->ipv6_dst[1] ^ fib->ipv6_dst[2] ^ fib->ipv6_dst[3]) & (VX_NH_SLOTS - 1);
-	e = bpf_map_lookup_elem(&vx_nh, &slot);
-	if (!e)
-		return fib_lookup(ctx, fib, 0);
-	gen = gen_now(&nh_gen);
-	if (e->in_ifindex == in && same16(e->remote, (__u8 *)fib->ipv6_dst) && same16(e->local, (__u8 *)fib->ipv6_src) &&
-	    nh_fresh(&e->nh, gen, len))
-		return nh_answer(fib, &e->nh);
-	/* The key as asked (a successful lookup rewrites fib's destination with the gateway's address);
-	 * the slot, this CPU's own, is written in place only with an answer, so a failed lookup (a frame
-	 * too big for the underlay) leaves what it held. */
-	__builtin_memcpy(local, fib->ipv6_src, 16);
-	__builtin_memcpy(remote, fib->ipv6_dst, 16);
-	rc = fib_ask(ctx, fib, 0);
-	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
-		return rc;
-	__builtin_memcpy(e->local, local, 16);
-	__builtin_memcpy(e->remote, remote, 16);
-	e->in_ifindex = in;
-	nh_fill(&e->nh, fib, gen, len);
-	return rc;
+	return fib6_slot(ctx, fib, bpf_map_lookup_elem(&vx_nh, &slot));
 }
 
 /* The encapsulated frame, larger than the underlay's mtu, to the daemon, which fragments its outer

@@ -74,7 +74,7 @@ func NewImageExplainer(im *state.Image, opts state.ProgramOptions, slowReader bo
 	// Sized for im, not for the limits: the live maps' preallocated arrays and caches are tens of MB.
 	size := map[string]uint32{"policies": maxPolicy + 1, "policy_stats": maxPolicy + 1,
 		"sids": uint32(len(im.SIDs)) + 1, "sid_stats": maxSID + 1, "nh_cache": 64, "trace_ring": 4096, "vx_seen": 64,
-		"vx_enc_cache": 64, "vx_dec_cache": 64, "vx_nh": 16}
+		"vx_enc_cache": 64, "vx_dec_cache": 64, "vx_nh": 16, "policy_nh": 16}
 	for name, ms := range spec.Maps {
 		ms.Pinning = ebpf.PinNone
 		if n, ok := size[name]; ok {

@@ -86,6 +86,15 @@ type Seg6xNhKey struct {
 	Dst        [16]uint8
 }
 
+type Seg6xNhSlot struct {
+	_         structs.HostLayout
+	Local     [16]uint8
+	Remote    [16]uint8
+	InIfindex uint32
+	Pad       uint32
+	Nh        Seg6xNhEntry
+}
+
 type Seg6xPolicyGroup struct {
 	_   structs.HostLayout
 	Ids [64]uint32
@@ -496,15 +505,6 @@ const (
 	Seg6xVxMacKindVX_MAC_TUNNEL Seg6xVxMacKind = 3
 )
 
-type Seg6xVxNh struct {
-	_         structs.HostLayout
-	Local     [16]uint8
-	Remote    [16]uint8
-	InIfindex uint32
-	Pad       uint32
-	Nh        Seg6xNhEntry
-}
-
 type Seg6xVxRemoteKey struct {
 	_    structs.HostLayout
 	Dev  uint32
@@ -529,6 +529,7 @@ const (
 	Seg6xMapNhGen                  = "nh_gen"
 	Seg6xMapPolicies               = "policies"
 	Seg6xMapPolicyGroups           = "policy_groups"
+	Seg6xMapPolicyNh               = "policy_nh"
 	Seg6xMapPolicyStats            = "policy_stats"
 	Seg6xMapPorts                  = "ports"
 	Seg6xMapReasonStats            = "reason_stats"
@@ -634,6 +635,7 @@ type Seg6xMapSpecs struct {
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies     *ebpf.MapSpec `ebpf:"policies"`
 	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
+	PolicyNh     *ebpf.MapSpec `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
@@ -715,6 +717,7 @@ type Seg6xMaps struct {
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
 	Policies     *ebpf.Map `ebpf:"policies"`
 	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
+	PolicyNh     *ebpf.Map `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
@@ -753,6 +756,7 @@ func (m *Seg6xMaps) Close() error {
 		m.NhGen,
 		m.Policies,
 		m.PolicyGroups,
+		m.PolicyNh,
 		m.PolicyStats,
 		m.Ports,
 		m.ReasonStats,

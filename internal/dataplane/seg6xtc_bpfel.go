@@ -68,6 +68,15 @@ type Seg6xTcNhKey struct {
 	Dst        [16]uint8
 }
 
+type Seg6xTcNhSlot struct {
+	_         structs.HostLayout
+	Local     [16]uint8
+	Remote    [16]uint8
+	InIfindex uint32
+	Pad       uint32
+	Nh        Seg6xTcNhEntry
+}
+
 type Seg6xTcPolicyGroup struct {
 	_   structs.HostLayout
 	Ids [64]uint32
@@ -287,15 +296,6 @@ type Seg6xTcVxMacKey struct {
 	Pad    uint16
 }
 
-type Seg6xTcVxNh struct {
-	_         structs.HostLayout
-	Local     [16]uint8
-	Remote    [16]uint8
-	InIfindex uint32
-	Pad       uint32
-	Nh        Seg6xTcNhEntry
-}
-
 type Seg6xTcVxRemoteKey struct {
 	_    structs.HostLayout
 	Dev  uint32
@@ -320,6 +320,7 @@ const (
 	Seg6xTcMapNhGen           = "nh_gen"
 	Seg6xTcMapPolicies        = "policies"
 	Seg6xTcMapPolicyGroups    = "policy_groups"
+	Seg6xTcMapPolicyNh        = "policy_nh"
 	Seg6xTcMapPolicyStats     = "policy_stats"
 	Seg6xTcMapPorts           = "ports"
 	Seg6xTcMapReasonStats     = "reason_stats"
@@ -409,6 +410,7 @@ type Seg6xTcMapSpecs struct {
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies     *ebpf.MapSpec `ebpf:"policies"`
 	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
+	PolicyNh     *ebpf.MapSpec `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
@@ -474,6 +476,7 @@ type Seg6xTcMaps struct {
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
 	Policies     *ebpf.Map `ebpf:"policies"`
 	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
+	PolicyNh     *ebpf.Map `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
@@ -512,6 +515,7 @@ func (m *Seg6xTcMaps) Close() error {
 		m.NhGen,
 		m.Policies,
 		m.PolicyGroups,
+		m.PolicyNh,
 		m.PolicyStats,
 		m.Ports,
 		m.ReasonStats,

@@ -68,6 +68,15 @@ type Seg6xTcTraceNhKey struct {
 	Dst        [16]uint8
 }
 
+type Seg6xTcTraceNhSlot struct {
+	_         structs.HostLayout
+	Local     [16]uint8
+	Remote    [16]uint8
+	InIfindex uint32
+	Pad       uint32
+	Nh        Seg6xTcTraceNhEntry
+}
+
 type Seg6xTcTracePolicyGroup struct {
 	_   structs.HostLayout
 	Ids [64]uint32
@@ -287,15 +296,6 @@ type Seg6xTcTraceVxMacKey struct {
 	Pad    uint16
 }
 
-type Seg6xTcTraceVxNh struct {
-	_         structs.HostLayout
-	Local     [16]uint8
-	Remote    [16]uint8
-	InIfindex uint32
-	Pad       uint32
-	Nh        Seg6xTcTraceNhEntry
-}
-
 type Seg6xTcTraceVxRemoteKey struct {
 	_    structs.HostLayout
 	Dev  uint32
@@ -320,6 +320,7 @@ const (
 	Seg6xTcTraceMapNhGen           = "nh_gen"
 	Seg6xTcTraceMapPolicies        = "policies"
 	Seg6xTcTraceMapPolicyGroups    = "policy_groups"
+	Seg6xTcTraceMapPolicyNh        = "policy_nh"
 	Seg6xTcTraceMapPolicyStats     = "policy_stats"
 	Seg6xTcTraceMapPorts           = "ports"
 	Seg6xTcTraceMapReasonStats     = "reason_stats"
@@ -409,6 +410,7 @@ type Seg6xTcTraceMapSpecs struct {
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies     *ebpf.MapSpec `ebpf:"policies"`
 	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
+	PolicyNh     *ebpf.MapSpec `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
@@ -474,6 +476,7 @@ type Seg6xTcTraceMaps struct {
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
 	Policies     *ebpf.Map `ebpf:"policies"`
 	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
+	PolicyNh     *ebpf.Map `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
@@ -512,6 +515,7 @@ func (m *Seg6xTcTraceMaps) Close() error {
 		m.NhGen,
 		m.Policies,
 		m.PolicyGroups,
+		m.PolicyNh,
 		m.PolicyStats,
 		m.Ports,
 		m.ReasonStats,

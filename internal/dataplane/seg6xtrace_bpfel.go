@@ -68,6 +68,15 @@ type Seg6xTraceNhKey struct {
 	Dst        [16]uint8
 }
 
+type Seg6xTraceNhSlot struct {
+	_         structs.HostLayout
+	Local     [16]uint8
+	Remote    [16]uint8
+	InIfindex uint32
+	Pad       uint32
+	Nh        Seg6xTraceNhEntry
+}
+
 type Seg6xTracePolicyGroup struct {
 	_   structs.HostLayout
 	Ids [64]uint32
@@ -287,15 +296,6 @@ type Seg6xTraceVxMacKey struct {
 	Pad    uint16
 }
 
-type Seg6xTraceVxNh struct {
-	_         structs.HostLayout
-	Local     [16]uint8
-	Remote    [16]uint8
-	InIfindex uint32
-	Pad       uint32
-	Nh        Seg6xTraceNhEntry
-}
-
 type Seg6xTraceVxRemoteKey struct {
 	_    structs.HostLayout
 	Dev  uint32
@@ -320,6 +320,7 @@ const (
 	Seg6xTraceMapNhGen          = "nh_gen"
 	Seg6xTraceMapPolicies       = "policies"
 	Seg6xTraceMapPolicyGroups   = "policy_groups"
+	Seg6xTraceMapPolicyNh       = "policy_nh"
 	Seg6xTraceMapPolicyStats    = "policy_stats"
 	Seg6xTraceMapPorts          = "ports"
 	Seg6xTraceMapReasonStats    = "reason_stats"
@@ -411,6 +412,7 @@ type Seg6xTraceMapSpecs struct {
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies     *ebpf.MapSpec `ebpf:"policies"`
 	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
+	PolicyNh     *ebpf.MapSpec `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
@@ -478,6 +480,7 @@ type Seg6xTraceMaps struct {
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
 	Policies     *ebpf.Map `ebpf:"policies"`
 	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
+	PolicyNh     *ebpf.Map `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
@@ -516,6 +519,7 @@ func (m *Seg6xTraceMaps) Close() error {
 		m.NhGen,
 		m.Policies,
 		m.PolicyGroups,
+		m.PolicyNh,
 		m.PolicyStats,
 		m.Ports,
 		m.ReasonStats,

@@ -68,6 +68,15 @@ type Seg6xFibDirectNhKey struct {
 	Dst        [16]uint8
 }
 
+type Seg6xFibDirectNhSlot struct {
+	_         structs.HostLayout
+	Local     [16]uint8
+	Remote    [16]uint8
+	InIfindex uint32
+	Pad       uint32
+	Nh        Seg6xFibDirectNhEntry
+}
+
 type Seg6xFibDirectPolicyGroup struct {
 	_   structs.HostLayout
 	Ids [64]uint32
@@ -287,15 +296,6 @@ type Seg6xFibDirectVxMacKey struct {
 	Pad    uint16
 }
 
-type Seg6xFibDirectVxNh struct {
-	_         structs.HostLayout
-	Local     [16]uint8
-	Remote    [16]uint8
-	InIfindex uint32
-	Pad       uint32
-	Nh        Seg6xFibDirectNhEntry
-}
-
 type Seg6xFibDirectVxRemoteKey struct {
 	_    structs.HostLayout
 	Dev  uint32
@@ -320,6 +320,7 @@ const (
 	Seg6xFibDirectMapNhGen                  = "nh_gen"
 	Seg6xFibDirectMapPolicies               = "policies"
 	Seg6xFibDirectMapPolicyGroups           = "policy_groups"
+	Seg6xFibDirectMapPolicyNh               = "policy_nh"
 	Seg6xFibDirectMapPolicyStats            = "policy_stats"
 	Seg6xFibDirectMapPorts                  = "ports"
 	Seg6xFibDirectMapReasonStats            = "reason_stats"
@@ -425,6 +426,7 @@ type Seg6xFibDirectMapSpecs struct {
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
 	Policies     *ebpf.MapSpec `ebpf:"policies"`
 	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
+	PolicyNh     *ebpf.MapSpec `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
@@ -506,6 +508,7 @@ type Seg6xFibDirectMaps struct {
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
 	Policies     *ebpf.Map `ebpf:"policies"`
 	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
+	PolicyNh     *ebpf.Map `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
@@ -544,6 +547,7 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.NhGen,
 		m.Policies,
 		m.PolicyGroups,
+		m.PolicyNh,
 		m.PolicyStats,
 		m.Ports,
 		m.ReasonStats,
