@@ -14,6 +14,7 @@ package benchrig
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +40,26 @@ type Profile struct {
 	// Frames the DUT's receive rings refused in the first trial (full: the DUT fell behind).
 	RingDrops uint64
 	Loop      bool // the trials were closed loops (loop.go): OfferedPPS is the DUT's capacity
+	// Steal is the share of the machine's CPU time (all CPUs) its host took away during the first
+	// trial (/proc/stat): a VM's vCPUs not running when they had work.
+	Steal float64
+}
+
+// userHZ is the unit of /proc/stat's times (USER_HZ: 100 on Linux).
+const userHZ = 100
+
+// stealTicks returns the time the host took from this VM's CPUs, all of them (/proc/stat, USER_HZ).
+func stealTicks() (uint64, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, fmt.Errorf("/proc/stat: %q", line)
+	}
+	return strconv.ParseUint(f[8], 10, 64)
 }
 
 // threadCPU returns the time thread tid has run on a CPU (schedstat, ns).
@@ -191,11 +212,14 @@ func (r *Rig) traffic(frameLen int, rate float64, d time.Duration, begin, end fu
 
 // cpuTrial is the first profile trial: the DUT's CPU per frame and how busy it was.
 func (r *Rig) cpuTrial(frameLen int, rate float64, d time.Duration) (Profile, error) {
-	var c0, c1, v0, v1, e0, e1 uint64
+	var c0, c1, v0, v1, e0, e1, s0, s1 uint64
 	var t0 time.Time
 	var wall time.Duration
 	begin := func() (err error) {
 		if v0, e0, err = r.dutTaken(); err != nil {
+			return err
+		}
+		if s0, err = stealTicks(); err != nil {
 			return err
 		}
 		c0, err = r.napiCPU()
@@ -207,6 +231,9 @@ func (r *Rig) cpuTrial(frameLen int, rate float64, d time.Duration) (Profile, er
 			return err
 		}
 		wall = time.Since(t0)
+		if s1, err = stealTicks(); err != nil {
+			return err
+		}
 		v1, e1, err = r.dutTaken()
 		return err
 	}
@@ -220,6 +247,7 @@ func (r *Rig) cpuTrial(frameLen int, rate float64, d time.Duration) (Profile, er
 		return p, fmt.Errorf("the DUT took in no frames")
 	}
 	p.DUTNs = float64(c1-c0) / float64(p.Frames)
+	p.Steal = float64(s1-s0) * float64(time.Second/userHZ) / float64(wall) / float64(runtime.NumCPU())
 	// Busy: the share of one CPU (both directions' threads share the DUT's CPU).
 	p.DUTBusy = float64(c1-c0) / float64(wall)
 	return p, nil

@@ -78,6 +78,9 @@ type Point struct {
 	CapacityRuns     []float64 `json:"capacity_runs_mpps,omitempty"`
 	CapacityVsBare   float64   `json:"capacity_ratio_to_bare,omitempty"`
 	CapacityVsKernel float64   `json:"capacity_ratio_to_kernel,omitempty"`
+	// The share of the machine's CPU time its host took away during the capacity trials (median):
+	// above a few percent the DUT or the rig lost time it did not spend, and the point is suspect.
+	StealShare float64 `json:"steal_share"`
 	// The kernel reference's DUT CPU per frame over this scenario's, and this scenario's over bare
 	// redirect's: speed-ups by CPU cost, which loss-based searches on this rig blur.
 	CPUSpeedupVsKernel float64 `json:"cpu_speedup_vs_kernel"`
@@ -215,7 +218,7 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 			avg := float64(total) / float64(len(frames)+len(rev))
 			p := Point{Scenario: sc.Name, Description: sc.Desc, FrameSize: size, CarriedFrame: sc.Carried, Flows: fm, TrialSeconds: o.Trial.Seconds(),
 				SearchSteps: o.Steps, MeasuredAtUTC: time.Now().UTC().Format(time.RFC3339)}
-			var over, pdrs, busy []float64
+			var over, pdrs, busy, steal []float64
 			for rep := 0; rep < o.Repeat; rep++ {
 				prof, err := r.Profile(longest, o.Trial)
 				if err != nil {
@@ -227,6 +230,7 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 				p.DUTNsRuns = append(p.DUTNsRuns, prof.DUTNs)
 				p.ProgNsRuns = append(p.ProgNsRuns, prof.ProgNs)
 				busy = append(busy, prof.DUTBusy)
+				steal = append(steal, prof.Steal)
 				if prof.Loop {
 					p.CapacityRuns = append(p.CapacityRuns, prof.GoodPPS/1e6)
 				}
@@ -259,6 +263,7 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 			}
 			p.DUTNsPerFrame, p.ProgNsPerFrame, p.DUTBusy = median(p.DUTNsRuns), median(p.ProgNsRuns), median(busy)
 			p.CapacityMpps = median(p.CapacityRuns)
+			p.StealShare = median(steal)
 			p.NDRMpps, p.NDRSpread = median(p.NDRRuns), spread(p.NDRRuns)
 			p.GeneratorLimited = !o.ProfileOnly && p.OverloadLoss < 0.005
 			p.PDRMpps, p.OverloadMpps = median(pdrs), median(over)
@@ -280,6 +285,9 @@ func runScenario(sc *Scenario, o Options) ([]Point, error) {
 			}
 			fmt.Fprintf(o.Log, "   DUT CPU %.0f ns/frame (XDP program %.0f ns), busy %.0f%% at full rate; runs %.0f / %.0f\n",
 				p.DUTNsPerFrame, p.ProgNsPerFrame, 100*p.DUTBusy, p.DUTNsRuns, p.ProgNsRuns)
+			if p.StealShare > 0.02 {
+				fmt.Fprintf(o.Log, "   the host took %.0f%% of this VM's CPU time during the profile trials: the figures are suspect\n", 100*p.StealShare)
+			}
 			if len(p.CapacityRuns) > 0 {
 				fmt.Fprintf(o.Log, "   closed loop: %.3f Mpps; runs %.3f\n", p.CapacityMpps, p.CapacityRuns)
 			}

@@ -198,7 +198,7 @@ func TestProfileMeasuresTheDUT(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%+v", p)
-			if !p.Loop || p.Frames == 0 || p.ProgNs <= 0 || p.DUTNs <= p.ProgNs || p.DUTBusy <= 0 || p.DUTBusy > 1.05 {
+			if !p.Loop || p.Frames == 0 || p.ProgNs <= 0 || p.DUTNs <= p.ProgNs || p.DUTBusy <= 0 || p.DUTBusy > 1.05 || p.Steal < 0 || p.Steal > 1 {
 				t.Fatalf("implausible profile: %+v", p)
 			}
 			// The DUT's counters are read just outside the sink's (a netlink request each side): they
