@@ -61,13 +61,13 @@ func (r *Rig) RunLoop(frameLen int, d time.Duration, begin, end func() error) (T
 	if !r.Loops() {
 		return Trial{}, 0, fmt.Errorf("this scenario's frames cannot loop")
 	}
-	if err := r.setLoop(true); err != nil {
-		return Trial{}, 0, err
-	}
-	defer func() {
+	defer func() { // also after a half-done setLoop(true): the sinks' threads get their priority back
 		_ = r.setLoop(false)
 		time.Sleep(50 * time.Millisecond) // what circulates drains into the sink
 	}()
+	if err := r.setLoop(true); err != nil {
+		return Trial{}, 0, err
+	}
 	if err := r.generate(frameLen, 0, uint64(loopPopulation)); err != nil {
 		return Trial{}, 0, err
 	}
