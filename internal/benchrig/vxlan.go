@@ -61,11 +61,13 @@ func vxlanTopo(r *Rig, port string, local, remote netip.Addr, farMAC, localMAC [
 		"net.ipv6.conf.vx0.disable_ipv6=1"); err != nil {
 		return err
 	}
+	// replace, not add: the bridge may have learned the local MAC already from a frame of the sink's
+	// (add then failed with "File exists" once in test/bench).
 	for _, l := range []string{
-		"add " + macStr(farMAC) + " dev vx0 dst " + remote.String() + " self static",
-		"add " + macStr(farMAC) + " dev vx0 master static",
+		"replace " + macStr(farMAC) + " dev vx0 dst " + remote.String() + " self static",
+		"replace " + macStr(farMAC) + " dev vx0 master static",
 		"append 00:00:00:00:00:00 dev vx0 dst " + remote.String(),
-		"add " + macStr(localMAC) + " dev " + port + " master static",
+		"replace " + macStr(localMAC) + " dev " + port + " master static",
 	} {
 		if out, err := testsupport.Output("bridge", append([]string{"-n", ns, "fdb"}, strings.Fields(l)...)...); err != nil {
 			return fmt.Errorf("bridge fdb %s: %v %s", l, err, out)
