@@ -211,7 +211,7 @@ struct {
 
 /* Per-CPU next hops of H.Encaps (headend.h, when nh_cache_ns is set), one slot per policy id modulo
  * POLICY_NH_SLOTS: the outer lookup of a policy is the same for all its packets, so its answer needs
- * no hashed key; a slot another policy took is a miss that goes to nh_cache. Not pinned. */
+ * no hashed key; a slot another policy took is a miss that asks the FIB (fwd.h fib6_slot). Not pinned. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, POLICY_NH_SLOTS);
