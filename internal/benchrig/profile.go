@@ -1,15 +1,15 @@
 package benchrig
 
-// profile.go: where the DUT's CPU goes, per frame. Two extra trials at the generator's full rate.
-// The first, with nothing else changed, gives the DUT's CPU per frame: its receive NAPI threads run
-// alone on their CPU and do all of the DUT's work for a frame (XDP program, redirect or kernel stack,
-// transmit into the next veth), so their CPU time over the frames the DUT's veths took in (the
-// veth's own XDP counters) is the DUT's cost per frame, and their share of the trial's wall time
-// says whether the DUT was saturated. The second, with the kernel's BPF run-time statistics on,
-// gives the part spent in the DUT's XDP program. The statistics cost every program run on every CPU
-// two clock reads (in a KVM guest a paravirtual clock read each), the generator's and the sink's
-// too, which would both inflate the DUT's figure and slow the generator: hence two trials. Unlike a
-// rate search this does not depend on when the rig happens to drop a frame.
+// profile.go: where the DUT's CPU goes, per frame. Two extra trials, closed loops where the scenario
+// allows (loop.go), else the generator at its full rate. The first, with nothing else changed, gives
+// the DUT's CPU per frame: its receive NAPI threads run alone on their CPU and do all of the DUT's
+// work for a frame (XDP program, redirect or kernel stack, transmit into the next veth), so their CPU
+// time over the frames the DUT's veths took in (their link statistics) is the DUT's cost per frame,
+// and their share of the trial's wall time says whether the DUT was saturated. The second, with the
+// kernel's BPF run-time statistics on, gives the part spent in the DUT's XDP program. The statistics
+// cost every program run on every CPU two clock reads (in a KVM guest a paravirtual clock read
+// each), the rig's programs' too, which would both inflate the DUT's figure and slow the rig: hence
+// two trials. Unlike a rate search this does not depend on when the rig happens to drop a frame.
 
 import (
 	"fmt"
@@ -192,11 +192,14 @@ func (r *Rig) ProfileAt(frameLen int, rate float64, d time.Duration) (Profile, e
 	return p, err
 }
 
+// closedLoop reports whether a profile trial at rate runs as a closed loop.
+func (r *Rig) closedLoop(rate float64) bool { return rate == 0 && r.Loops() }
+
 // traffic runs one trial of about d: closed-loop where the scenario allows and rate is 0 (the DUT is
 // then saturated even when it is a bare redirect), else the generator at rate (0: its full rate).
 // begin and end run right before and after the measured span.
 func (r *Rig) traffic(frameLen int, rate float64, d time.Duration, begin, end func() error) (Trial, error) {
-	if rate == 0 && r.Loops() {
+	if r.closedLoop(rate) {
 		t, _, err := r.RunLoop(frameLen, d, begin, end)
 		return t, err
 	}
@@ -242,7 +245,7 @@ func (r *Rig) cpuTrial(frameLen int, rate float64, d time.Duration) (Profile, er
 		return Profile{}, err
 	}
 	p := Profile{Sent: t.Sent, Good: t.Good, First: t.First, Frames: v1 - v0, OfferedPPS: t.OfferedPPS, GoodPPS: t.GoodPPS, RingDrops: e1 - e0,
-		Loop: rate == 0 && r.Loops()}
+		Loop: r.closedLoop(rate)}
 	if p.Frames == 0 {
 		return p, fmt.Errorf("the DUT took in no frames")
 	}

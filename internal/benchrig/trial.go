@@ -67,9 +67,13 @@ func (r *Rig) loadTemplates(frames [][]byte, back []bool, p pattern) (int, error
 	}
 	longest := 0
 	r.oneLength = true
+	lengths := map[bool]int{} // the first template's length, per direction
 	for i, f := range frames {
-		if j := i % 2; back != nil && len(f) != len(frames[j]) || back == nil && len(f) != len(frames[0]) {
+		dir := back != nil && back[i]
+		if n, ok := lengths[dir]; ok && n != len(f) {
 			r.oneLength = false
+		} else if !ok {
+			lengths[dir] = len(f)
 		}
 	}
 	// Both objects hold the templates: the generator's, and both sinks' for closed loops (loop.go).
