@@ -37,7 +37,8 @@ struct {
 	__type(value, struct frame_tpl);
 } gen_tpl SEC(".maps");
 
-/* gen_cfg: [0] unused, [1] number of templates to pick from at random (1 = one flow), [2] ns between
+/* gen_cfg: [0] 1: pick templates in turn instead of at random (a closed loop's seed: its mix is
+ * exactly the templates'), [1] number of templates to pick from at random (1 = one flow), [2] ns between
  * frames (0 = as fast as possible). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -61,14 +62,13 @@ struct {
 	__type(value, struct gen_state);
 } gen_stats SEC(".maps");
 
-/* Closed loop: while on, the sink rewrites each correct frame into template offset + stride * k (k
- * at random below gen_cfg[1] / stride) and sends it back into the DUT: through loop_tx (the
- * generator's interface, whose peer is the DUT's ingress) or, with redirect 0, with XDP_TX (out of
- * the interface it came in on: the way back of a bidirectional scenario). */
+/* Closed loop: while on, the sink rewrites each correct frame into a template of the frame's own
+ * length class (loop_class) and sends it back into the DUT: through loop_tx (the generator's
+ * interface, whose peer is the DUT's ingress) or, with redirect 0, with XDP_TX (out of the interface
+ * it came in on: the way back of a bidirectional scenario). */
 struct loop_conf {
 	__u32 on;
-	__u32 stride;
-	__u32 offset;
+	__u32 dir;	/* the loop_class entry of the templates to rewrite into */
 	__u32 redirect;
 };
 
@@ -78,6 +78,25 @@ struct {
 	__type(key, __u32);
 	__type(value, struct loop_conf);
 } loop_cfg SEC(".maps");
+
+#define LOOP_CLASSES 4 /* template lengths per direction a loop keeps apart (IMIX has 3) */
+
+/* loop_class[dir]: the templates going one way, grouped by length. A frame the DUT sent is rewritten
+ * into a template of the class whose length is nearest to its own (the DUT adds or removes a few
+ * dozen header bytes; IMIX's lengths lie hundreds apart), so every frame keeps its length class and
+ * the population keeps the mix it was seeded with. */
+struct loop_classes {
+	__u32 len[LOOP_CLASSES]; /* 0: class unused */
+	__u32 n[LOOP_CLASSES];
+	__u8 idx[LOOP_CLASSES][TPL_FLOWS]; /* gen_tpl indices of the class's templates */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct loop_classes);
+} loop_class SEC(".maps");
 
 /* loop_tx[0]: the generator's interface (written from its namespace). */
 struct {
@@ -96,6 +115,7 @@ SEC("xdp")
 int bench_gen(struct xdp_md *ctx)
 {
 	__u32 k_flows = 1, k_gap = 2, zero = 0, idx = 0;
+	__u32 *seq = bpf_map_lookup_elem(&gen_cfg, &zero);
 	__u32 *flows = bpf_map_lookup_elem(&gen_cfg, &k_flows);
 	__u32 *gap = bpf_map_lookup_elem(&gen_cfg, &k_gap);
 	struct gen_state *st = bpf_map_lookup_elem(&gen_stats, &zero);
@@ -104,7 +124,7 @@ int bench_gen(struct xdp_md *ctx)
 	__u32 n;
 	long cur;
 
-	if (!flows || !gap || !st)
+	if (!seq || !flows || !gap || !st)
 		return XDP_ABORTED;
 	now = 0;
 	if (*gap && (st->count & (GEN_BURST - 1)) == 0) {
@@ -126,9 +146,11 @@ int bench_gen(struct xdp_md *ctx)
 		st->first_ns = now;
 	if (now)
 		st->last_ns = now; /* time of the last burst start: the rate is computed over whole bursts */
+	if (*flows > 1) {
+		n = *flows & (TPL_FLOWS - 1) ? *flows & (TPL_FLOWS - 1) : TPL_FLOWS;
+		idx = (*seq ? (__u32)st->count : bpf_get_prandom_u32()) % n;
+	}
 	st->count++;
-	if (*flows > 1)
-		idx = bpf_get_prandom_u32() % (*flows & (TPL_FLOWS - 1) ? *flows & (TPL_FLOWS - 1) : TPL_FLOWS);
 	t = bpf_map_lookup_elem(&gen_tpl, &idx);
 	if (!t)
 		return XDP_ABORTED;
@@ -224,23 +246,38 @@ static __always_inline int matches(struct sink_pattern *p, void *data, void *dat
 	return 1;
 }
 
-/* In a closed-loop trial: rewrite the correct frame of len bytes into a template and send it into the
- * DUT again; otherwise drop it. The DUT's work adds or removes bytes at the front (headers), so
- * moving the start by what the length changed puts the frame back where its template began. */
+/* In a closed-loop trial: rewrite the correct frame of len bytes into a template of its length class
+ * and send it into the DUT again; otherwise drop it. The DUT's work adds or removes bytes at the
+ * front (headers), so moving the start by what the length changed puts the frame back where its
+ * template began. */
 static __always_inline int loop(struct xdp_md *ctx, struct sink_count *c, __u32 len)
 {
-	__u32 zero = 0, k_flows = 1, idx;
+	__u32 zero = 0, best = 0, bestd = ~0U, idx, i = 0, n;
 	struct loop_conf *lc = bpf_map_lookup_elem(&loop_cfg, &zero);
-	__u32 *flows = bpf_map_lookup_elem(&gen_cfg, &k_flows);
+	struct loop_classes *cl;
 	struct frame_tpl *t;
-	__u32 n, m;
 
-	if (!lc || !flows || !lc->on)
+	if (!lc || !lc->on)
 		return XDP_DROP;
-	m = lc->stride ? *flows / lc->stride : 0;
-	idx = lc->offset;
-	if (m > 1)
-		idx += lc->stride * (bpf_get_prandom_u32() % m);
+	cl = bpf_map_lookup_elem(&loop_class, &lc->dir);
+	if (!cl)
+		goto err;
+#pragma unroll
+	for (int k = 0; k < LOOP_CLASSES; k++) {
+		__u32 l = cl->len[k], d = len > l ? len - l : l - len;
+
+		if (l && cl->n[k] && d < bestd) {
+			best = k;
+			bestd = d;
+		}
+	}
+	if (bestd == ~0U)
+		goto err;
+	best &= LOOP_CLASSES - 1;
+	n = cl->n[best];
+	if (n > 1)
+		i = bpf_get_prandom_u32() % n;
+	idx = cl->idx[best][i & (TPL_FLOWS - 1)];
 	t = bpf_map_lookup_elem(&gen_tpl, &idx);
 	if (!t)
 		goto err;

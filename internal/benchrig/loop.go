@@ -22,12 +22,53 @@ import (
 const loopPopulation = 128
 
 // Loops reports whether the loaded scenario can run closed-loop trials: every frame the DUT sends is
-// one frame of a template rewritten at its front (not a frame split in fragments), and every
-// template has the same length. The sink puts a frame's start back by what the DUT changed its
-// length by, which is right only when the template it rewrites it into is as long as the one the
-// frame came from: with templates of several lengths (IMIX) the start would drift until the frame's
-// headroom ran out, and the loop would empty.
-func (r *Rig) Loops() bool { return !r.pairs && r.oneLength }
+// one frame of a template rewritten at its front (not a frame split in fragments), and each
+// direction's templates have at most lengthClasses lengths. The sink puts a frame's start back by what
+// the DUT changed its length by, which is right only when the template it rewrites it into is as long
+// as the one the frame came from: it picks one of the frame's length class (the class whose length is
+// nearest the frame's), so IMIX loops too, with the mix it was seeded with.
+func (r *Rig) Loops() bool { return !r.pairs && r.loopClass != nil }
+
+// groupByLength groups template indices by direction (back[i]: template i goes into the DUT's egress)
+// and length: what the sinks rewrite frames into (bpf/bench.bpf.c, loop_class).
+func groupByLength(frames [][]byte, back []bool) ([]rigbpf.BenchLoopClasses, error) {
+	cs := make([]rigbpf.BenchLoopClasses, 2)
+	for i, f := range frames {
+		dir := 0
+		if back != nil && back[i] {
+			dir = 1
+		}
+		c := &cs[dir]
+		k := 0
+		for k < lengthClasses && c.Len[k] != 0 && int(c.Len[k]) != len(f) {
+			k++
+		}
+		if k == lengthClasses {
+			return nil, fmt.Errorf("more than %d frame lengths one way: cannot loop", lengthClasses)
+		}
+		c.Len[k] = uint32(len(f))
+		c.Idx[k][c.N[k]] = uint8(i)
+		c.N[k]++
+	}
+	// Nearest-length matching needs the classes further apart than the DUT changes a frame's length.
+	for _, c := range cs {
+		for a := 0; a < lengthClasses && c.Len[a] != 0; a++ {
+			for b := a + 1; b < lengthClasses && c.Len[b] != 0; b++ {
+				if d := int(c.Len[a]) - int(c.Len[b]); d > -2*maxLengthChange && d < 2*maxLengthChange {
+					return nil, fmt.Errorf("frame lengths %d and %d too close to tell apart after the DUT: cannot loop", c.Len[a], c.Len[b])
+				}
+			}
+		}
+	}
+	return cs, nil
+}
+
+const (
+	lengthClasses = 4 // LOOP_CLASSES in bpf/bench.bpf.c
+	// maxLengthChange bounds what a scenario's DUT adds to or removes from a frame (an outer IPv6
+	// header with an SRH of a few SIDs, or VXLAN's 70 bytes).
+	maxLengthChange = 200
+)
 
 // setLoop turns the closed loop on or off on the sink (and, both directions loaded, on the
 // generator's side, each rewriting into the other direction's templates). While it runs, the sinks'
@@ -44,14 +85,21 @@ func (r *Rig) setLoop(on bool) error {
 			return fmt.Errorf("scheduling of the sink's thread %d: %w", tid, err)
 		}
 	}
-	if !r.bidir {
-		return r.objs.LoopCfg.Update(uint32(0), rigbpf.BenchLoopConf{On: v, Stride: 1, Offset: 0, Redirect: 1}, ebpf.UpdateAny)
+	// The generator seeds the loop picking templates in turn: the population's mix is the templates'.
+	for _, o := range []rigbpf.BenchObjects{r.objs, r.rev} {
+		if err := o.GenCfg.Update(uint32(0), v, ebpf.UpdateAny); err != nil {
+			return err
+		}
 	}
-	// Templates alternate: even ones go into the DUT's ingress, odd ones into its egress (LoadBoth).
-	if err := r.objs.LoopCfg.Update(uint32(0), rigbpf.BenchLoopConf{On: v, Stride: 2, Offset: 1}, ebpf.UpdateAny); err != nil {
+	if !r.bidir {
+		return r.objs.LoopCfg.Update(uint32(0), rigbpf.BenchLoopConf{On: v, Dir: 0, Redirect: 1}, ebpf.UpdateAny)
+	}
+	// The sink rewrites what went forward into the way back's templates, the generator's side the
+	// other way round (LoadBoth).
+	if err := r.objs.LoopCfg.Update(uint32(0), rigbpf.BenchLoopConf{On: v, Dir: 1}, ebpf.UpdateAny); err != nil {
 		return err
 	}
-	return r.rev.LoopCfg.Update(uint32(0), rigbpf.BenchLoopConf{On: v, Stride: 2, Offset: 0}, ebpf.UpdateAny)
+	return r.rev.LoopCfg.Update(uint32(0), rigbpf.BenchLoopConf{On: v, Dir: 0}, ebpf.UpdateAny)
 }
 
 // RunLoop runs a closed-loop trial of about d and returns what the sink counted over it and how long
@@ -93,7 +141,7 @@ func (r *Rig) RunLoop(frameLen int, d time.Duration, begin, end func() error) (T
 			return Trial{}, 0, err
 		}
 	}
-	t := Trial{Sent: s1.Looped - s0.Looped, Good: s1.Good - s0.Good, Bad: s1.Bad - s0.Bad, First: s1.First - s0.First}
+	t := Trial{Sent: s1.Looped - s0.Looped, Good: s1.Good - s0.Good, GoodBytes: s1.GoodBytes - s0.GoodBytes, Bad: s1.Bad - s0.Bad, First: s1.First - s0.First}
 	t.OfferedPPS = float64(t.Sent) / wall.Seconds()
 	t.GoodPPS = float64(t.Good) / wall.Seconds()
 	if t.Good == 0 {

@@ -95,8 +95,8 @@ type Rig struct {
 	rev    rigbpf.BenchObjects // its sink counts, on the generator's interface, what comes back
 	bidir  bool                // both directions loaded (LoadBoth)
 	pairs  bool                // each frame leaves as two (Scenario.Fragments): count pairs
-	// Every template of each direction has one length (closed loops need it: loop.go).
-	oneLength bool
+	// The templates of each direction by length, for closed loops (loop.go); nil: they cannot loop.
+	loopClass []rigbpf.BenchLoopClasses
 	base      rigbpf.BaselineObjects
 	links     []link.Link
 	genIdx    int

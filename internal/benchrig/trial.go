@@ -66,15 +66,10 @@ func (r *Rig) loadTemplates(frames [][]byte, back []bool, p pattern) (int, error
 		return 0, fmt.Errorf("%d templates, at most %d", len(frames), tplFlows)
 	}
 	longest := 0
-	r.oneLength = true
-	lengths := map[bool]int{} // the first template's length, per direction
-	for i, f := range frames {
-		dir := back != nil && back[i]
-		if n, ok := lengths[dir]; ok && n != len(f) {
-			r.oneLength = false
-		} else if !ok {
-			lengths[dir] = len(f)
-		}
+	classes, err := groupByLength(frames, back)
+	r.loopClass = classes
+	if err != nil {
+		r.loopClass = nil // the open-loop generator only (Loops)
 	}
 	// Both objects hold the templates: the generator's, and both sinks' for closed loops (loop.go).
 	for _, o := range []rigbpf.BenchObjects{r.objs, r.rev} {
@@ -93,6 +88,11 @@ func (r *Rig) loadTemplates(frames [][]byte, back []bool, p pattern) (int, error
 		}
 		if err := o.GenCfg.Update(uint32(1), uint32(len(frames)), ebpf.UpdateAny); err != nil {
 			return 0, err
+		}
+		for dir, c := range r.loopClass {
+			if err := o.LoopClass.Update(uint32(dir), &c, ebpf.UpdateAny); err != nil {
+				return 0, err
+			}
 		}
 	}
 	return longest, r.Accept(p)
@@ -155,6 +155,7 @@ type Trial struct {
 	OfferedPPS float64 // frames the generator sent per second
 	GoodPPS    float64 // correct frames the sink counted per second
 	Sent, Good uint64
+	GoodBytes  uint64 // bytes of the good frames (closed loops: RunLoop)
 	Bad        uint64 // frames that reached the sink but were wrong
 	First      uint64 // good frames that matched the sink's first pattern
 	Loss       float64

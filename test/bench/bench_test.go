@@ -219,3 +219,74 @@ func TestProfileMeasuresTheDUT(t *testing.T) {
 		})
 	}
 }
+
+// TestLoopKeepsEachFramesLength: with templates of several lengths (IMIX 7:4:1), a closed loop
+// rewrites every frame into a template of its own length, so the population keeps the mix it was
+// seeded with (the generator seeds it picking templates in turn): the mean length of what the sink
+// accepted, less that of a loop of the smallest frames alone, is the seeded mix's mean less the
+// smallest length. A loop that lost the frames' classes would drift (and empty) or change the mix.
+func TestLoopKeepsEachFramesLength(t *testing.T) {
+	bin := testsupport.BuildSeg6x(t)
+	prefix := fmt.Sprintf("s6bm%d", os.Getpid()%10000)
+	const population = 128 // loopPopulation in internal/benchrig/loop.go
+	imix := []int{64, 64, 64, 64, 64, 64, 64, 594, 594, 594, 594, 1518}
+	for _, sc := range benchrig.Scenarios() {
+		if sc.Name != "bare_redirect" && sc.Name != "seg6x_encap_1sid" && sc.Name != "seg6x_vxlan_both" {
+			continue
+		}
+		t.Run(sc.Name, func(t *testing.T) {
+			r := scenarioRig(t, prefix, bin, sc)
+			if err := r.PinNAPI(); err != nil {
+				t.Fatal(err)
+			}
+			// loop runs the frames of sizes (with FCS) closed-loop; it returns the mean length of the
+			// good frames and the seeded population's mean forward template length.
+			loop := func(sizes []int) (got, seeded float64) {
+				t.Helper()
+				var fwd, rev [][]byte
+				for _, sz := range sizes {
+					fwd = append(fwd, sc.Frame(sz-4, 0))
+					if sc.RevFrame != nil {
+						rev = append(rev, sc.RevFrame(sz-4, 0))
+					}
+				}
+				var longest int
+				var err error
+				if sc.RevFrame != nil {
+					longest, err = r.LoadBoth(fwd, rev, sc.Expect(0), sc.RevExpect(0))
+				} else {
+					longest, err = r.Load(fwd, sc.Expect(0))
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !r.Loops() {
+					t.Fatalf("sizes %v: the rig says these frames cannot loop", sizes)
+				}
+				dirs := 1
+				if sc.RevFrame != nil {
+					dirs = 2
+				}
+				for i := 0; i < population; i++ {
+					seeded += float64(len(fwd[i%(len(fwd)*dirs)/dirs]))
+				}
+				seeded /= population
+				tr, _, err := r.RunLoop(longest, 300*time.Millisecond, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tr.Bad != 0 || tr.Good < 10*population {
+					t.Fatalf("sizes %v: %d good frames, %d bad", sizes, tr.Good, tr.Bad)
+				}
+				return float64(tr.GoodBytes) / float64(tr.Good), seeded
+			}
+			small, smallSeed := loop([]int{64})
+			mixed, mixSeed := loop(imix)
+			want, got := mixSeed-smallSeed, mixed-small
+			t.Logf("mean good frame %.1f bytes alone, %.1f mixed: %.1f more, seeded mix %.1f more", small, mixed, got, want)
+			if got < 0.99*want || got > 1.01*want {
+				t.Fatalf("the loop changed the mix: its frames are %.1f bytes longer on average than the smallest alone, the seeded mix %.1f", got, want)
+			}
+		})
+	}
+}

@@ -28,11 +28,17 @@ type BenchGenState struct {
 	Count   uint64
 }
 
+type BenchLoopClasses struct {
+	_   structs.HostLayout
+	Len [4]uint32
+	N   [4]uint32
+	Idx [4][256]uint8
+}
+
 type BenchLoopConf struct {
 	_        structs.HostLayout
 	On       uint32
-	Stride   uint32
-	Offset   uint32
+	Dir      uint32
 	Redirect uint32
 }
 
@@ -64,6 +70,7 @@ const (
 	BenchMapGenTpl      = "gen_tpl"
 	BenchMapGenTx       = "gen_tx"
 	BenchMapLoopCfg     = "loop_cfg"
+	BenchMapLoopClass   = "loop_class"
 	BenchMapLoopTx      = "loop_tx"
 	BenchMapSinkLastBad = "sink_last_bad"
 	BenchMapSinkPat     = "sink_pat"
@@ -127,6 +134,7 @@ type BenchMapSpecs struct {
 	GenTpl      *ebpf.MapSpec `ebpf:"gen_tpl"`
 	GenTx       *ebpf.MapSpec `ebpf:"gen_tx"`
 	LoopCfg     *ebpf.MapSpec `ebpf:"loop_cfg"`
+	LoopClass   *ebpf.MapSpec `ebpf:"loop_class"`
 	LoopTx      *ebpf.MapSpec `ebpf:"loop_tx"`
 	SinkLastBad *ebpf.MapSpec `ebpf:"sink_last_bad"`
 	SinkPat     *ebpf.MapSpec `ebpf:"sink_pat"`
@@ -164,6 +172,7 @@ type BenchMaps struct {
 	GenTpl      *ebpf.Map `ebpf:"gen_tpl"`
 	GenTx       *ebpf.Map `ebpf:"gen_tx"`
 	LoopCfg     *ebpf.Map `ebpf:"loop_cfg"`
+	LoopClass   *ebpf.Map `ebpf:"loop_class"`
 	LoopTx      *ebpf.Map `ebpf:"loop_tx"`
 	SinkLastBad *ebpf.Map `ebpf:"sink_last_bad"`
 	SinkPat     *ebpf.Map `ebpf:"sink_pat"`
@@ -177,6 +186,7 @@ func (m *BenchMaps) Close() error {
 		m.GenTpl,
 		m.GenTx,
 		m.LoopCfg,
+		m.LoopClass,
 		m.LoopTx,
 		m.SinkLastBad,
 		m.SinkPat,
