@@ -18,16 +18,32 @@
 #include "vxlan.h"
 #endif
 
-/* The port a frame arrived on: its own (interface, VLAN) entry, or the interface's entry for any VLAN. */
+/* The port a frame arrived on: its own (interface, VLAN) entry, or the interface's entry for any VLAN;
+ * answered from port_cache while vx_gen has not moved since (read before ports, so that an answer
+ * read while the control plane changes ports is stale at the next frame). */
 static __always_inline struct port_val *port_of(struct ctx_buff *ctx, struct pkt *p)
 {
 	struct port_key k = { .ifindex = p->ifindex, .vlan = p->vlan };
-	struct port_val *pv = bpf_map_lookup_elem(&ports, &k);
+	__u32 gen = gen_now(&vx_gen), slot = ((p->ifindex * 0x9E3779B1) ^ p->vlan) & (PORT_CACHE_SLOTS - 1);
+	struct port_cache_entry *c = bpf_map_lookup_elem(&port_cache, &slot);
+	struct port_val *pv;
 
-	if (pv)
-		return pv;
-	k.vlan = PORT_VLAN_ANY;
-	return bpf_map_lookup_elem(&ports, &k);
+	if (c && c->gen == gen && c->ifindex == p->ifindex && c->vlan == p->vlan)
+		return c->found ? &c->val : NULL;
+	pv = bpf_map_lookup_elem(&ports, &k);
+	if (!pv) {
+		k.vlan = PORT_VLAN_ANY;
+		pv = bpf_map_lookup_elem(&ports, &k);
+	}
+	if (c) {
+		c->gen = gen;
+		c->ifindex = p->ifindex;
+		c->vlan = p->vlan;
+		c->found = pv != NULL;
+		if (pv)
+			c->val = *pv;
+	}
+	return pv;
 }
 
 /* Fabric side, IPv6: a chain of local SIDs (End then End.DX4 on one node) in one pass. Returns the

@@ -167,6 +167,17 @@ struct port_val {
 	__u8 gw6[16];    /* the tenant's IPv6 gateway address (all zero: none) */
 };
 
+/* A port lookup as last made (port_of): the port entry of (ifindex, vlan), or none (found 0), under
+ * generation gen of vx_gen. ifindex 0 never matches (no frame arrives on it): an empty slot. */
+struct port_cache_entry {
+	__u32 gen;
+	__u32 ifindex;
+	__u16 vlan;
+	__u16 found;
+	__u32 pad;
+	struct port_val val;
+};
+
 /* An IPv6 prefix in an LPM trie (the domain's locators, the domain's sources). */
 struct lpm6_key {
 	__u32 prefixlen;

@@ -254,10 +254,12 @@ func (b *BPF) write(t *txn, st state.Step) error {
 	return fmt.Errorf("unknown table %d", st.Table)
 }
 
-// vxTable says whether a table is one of the VXLAN tables whose decisions the program caches
-// (vx_enc_cache, vx_dec_cache): after a write of one of them, vx_gen is bumped.
-func vxTable(t state.Table) bool {
-	return t == state.TableVXDevs || t == state.TableVXRx || t == state.TableVXRemotes || t == state.TableVXMACs
+// vxGenTable says whether a write of table t makes results the program caches under vx_gen stale:
+// the VXLAN tables (vx_enc_cache, vx_dec_cache) and the ports (port_cache; bumped right after the
+// write, not at the commit's end: a port's side of the boundary changes at once).
+func vxGenTable(t state.Table) bool {
+	return t == state.TableVXDevs || t == state.TableVXRx || t == state.TableVXRemotes || t == state.TableVXMACs ||
+		t == state.TablePorts
 }
 
 // bumpGen bumps a generation map (nh_gen, vx_gen): every cached result filled under the previous
@@ -286,8 +288,8 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 			progs.Close()
 		}
 	}()
-	// Cached VXLAN decisions go stale after the VXLAN tables were written, and again after a
-	// rollback restored them (bumping before the restore would let the old decisions back in).
+	// Cached VXLAN decisions and port lookups go stale after their tables were written, and again
+	// after a rollback restored them (bumping before the restore would let the old decisions back in).
 	vxWritten := false
 	rollback := func() error {
 		err := t.rollback()
@@ -306,8 +308,11 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 		var err error
 		switch st.Kind {
 		case state.StepPut, state.StepDelete:
-			vxWritten = vxWritten || vxTable(st.Table)
+			vxWritten = vxWritten || vxGenTable(st.Table)
 			err = b.write(t, st)
+			if err == nil && st.Table == state.TablePorts {
+				err = bumpGen(b.Maps.VxGen)
+			}
 		case state.StepResetCounters:
 			m := b.Maps.PolicyStats
 			if st.Table == state.TableSIDs {

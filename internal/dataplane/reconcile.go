@@ -172,7 +172,8 @@ func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) error 
 	for k, v := range im.Ports {
 		ports[portKey(k)] = portVal(v)
 	}
-	return syncMap(m.Ports, ports, rep)
+	// Port lookups cached from what the map held before are stale now.
+	return errors.Join(syncMap(m.Ports, ports, rep), bumpGen(m.VxGen))
 }
 
 // writeVXLANImage makes the VXLAN maps hold exactly im.

@@ -100,6 +100,16 @@ type Seg6xPolicyGroup struct {
 	Ids [64]uint32
 }
 
+type Seg6xPortCacheEntry struct {
+	_       structs.HostLayout
+	Gen     uint32
+	Ifindex uint32
+	Vlan    uint16
+	Found   uint16
+	Pad     uint32
+	Val     Seg6xPortVal
+}
+
 type Seg6xPortFlags uint32
 
 const (
@@ -531,6 +541,7 @@ const (
 	Seg6xMapPolicyGroups           = "policy_groups"
 	Seg6xMapPolicyNh               = "policy_nh"
 	Seg6xMapPolicyStats            = "policy_stats"
+	Seg6xMapPortCache              = "port_cache"
 	Seg6xMapPorts                  = "ports"
 	Seg6xMapReasonStats            = "reason_stats"
 	Seg6xMapRoutes4                = "routes4"
@@ -637,6 +648,7 @@ type Seg6xMapSpecs struct {
 	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
 	PolicyNh     *ebpf.MapSpec `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
+	PortCache    *ebpf.MapSpec `ebpf:"port_cache"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
@@ -719,6 +731,7 @@ type Seg6xMaps struct {
 	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
 	PolicyNh     *ebpf.Map `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
+	PortCache    *ebpf.Map `ebpf:"port_cache"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
 	Routes4      *ebpf.Map `ebpf:"routes4"`
@@ -758,6 +771,7 @@ func (m *Seg6xMaps) Close() error {
 		m.PolicyGroups,
 		m.PolicyNh,
 		m.PolicyStats,
+		m.PortCache,
 		m.Ports,
 		m.ReasonStats,
 		m.Routes4,

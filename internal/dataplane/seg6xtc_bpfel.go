@@ -82,6 +82,16 @@ type Seg6xTcPolicyGroup struct {
 	Ids [64]uint32
 }
 
+type Seg6xTcPortCacheEntry struct {
+	_       structs.HostLayout
+	Gen     uint32
+	Ifindex uint32
+	Vlan    uint16
+	Found   uint16
+	Pad     uint32
+	Val     Seg6xTcPortVal
+}
+
 type Seg6xTcPortKey struct {
 	_       structs.HostLayout
 	Ifindex uint32
@@ -322,6 +332,7 @@ const (
 	Seg6xTcMapPolicyGroups    = "policy_groups"
 	Seg6xTcMapPolicyNh        = "policy_nh"
 	Seg6xTcMapPolicyStats     = "policy_stats"
+	Seg6xTcMapPortCache       = "port_cache"
 	Seg6xTcMapPorts           = "ports"
 	Seg6xTcMapReasonStats     = "reason_stats"
 	Seg6xTcMapRoutes4         = "routes4"
@@ -412,6 +423,7 @@ type Seg6xTcMapSpecs struct {
 	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
 	PolicyNh     *ebpf.MapSpec `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
+	PortCache    *ebpf.MapSpec `ebpf:"port_cache"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
@@ -478,6 +490,7 @@ type Seg6xTcMaps struct {
 	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
 	PolicyNh     *ebpf.Map `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
+	PortCache    *ebpf.Map `ebpf:"port_cache"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
 	Routes4      *ebpf.Map `ebpf:"routes4"`
@@ -517,6 +530,7 @@ func (m *Seg6xTcMaps) Close() error {
 		m.PolicyGroups,
 		m.PolicyNh,
 		m.PolicyStats,
+		m.PortCache,
 		m.Ports,
 		m.ReasonStats,
 		m.Routes4,

@@ -82,6 +82,16 @@ type Seg6xTcTracePolicyGroup struct {
 	Ids [64]uint32
 }
 
+type Seg6xTcTracePortCacheEntry struct {
+	_       structs.HostLayout
+	Gen     uint32
+	Ifindex uint32
+	Vlan    uint16
+	Found   uint16
+	Pad     uint32
+	Val     Seg6xTcTracePortVal
+}
+
 type Seg6xTcTracePortKey struct {
 	_       structs.HostLayout
 	Ifindex uint32
@@ -322,6 +332,7 @@ const (
 	Seg6xTcTraceMapPolicyGroups    = "policy_groups"
 	Seg6xTcTraceMapPolicyNh        = "policy_nh"
 	Seg6xTcTraceMapPolicyStats     = "policy_stats"
+	Seg6xTcTraceMapPortCache       = "port_cache"
 	Seg6xTcTraceMapPorts           = "ports"
 	Seg6xTcTraceMapReasonStats     = "reason_stats"
 	Seg6xTcTraceMapRoutes4         = "routes4"
@@ -412,6 +423,7 @@ type Seg6xTcTraceMapSpecs struct {
 	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
 	PolicyNh     *ebpf.MapSpec `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
+	PortCache    *ebpf.MapSpec `ebpf:"port_cache"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
@@ -478,6 +490,7 @@ type Seg6xTcTraceMaps struct {
 	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
 	PolicyNh     *ebpf.Map `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
+	PortCache    *ebpf.Map `ebpf:"port_cache"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
 	Routes4      *ebpf.Map `ebpf:"routes4"`
@@ -517,6 +530,7 @@ func (m *Seg6xTcTraceMaps) Close() error {
 		m.PolicyGroups,
 		m.PolicyNh,
 		m.PolicyStats,
+		m.PortCache,
 		m.Ports,
 		m.ReasonStats,
 		m.Routes4,

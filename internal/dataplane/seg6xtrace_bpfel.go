@@ -82,6 +82,16 @@ type Seg6xTracePolicyGroup struct {
 	Ids [64]uint32
 }
 
+type Seg6xTracePortCacheEntry struct {
+	_       structs.HostLayout
+	Gen     uint32
+	Ifindex uint32
+	Vlan    uint16
+	Found   uint16
+	Pad     uint32
+	Val     Seg6xTracePortVal
+}
+
 type Seg6xTracePortKey struct {
 	_       structs.HostLayout
 	Ifindex uint32
@@ -322,6 +332,7 @@ const (
 	Seg6xTraceMapPolicyGroups   = "policy_groups"
 	Seg6xTraceMapPolicyNh       = "policy_nh"
 	Seg6xTraceMapPolicyStats    = "policy_stats"
+	Seg6xTraceMapPortCache      = "port_cache"
 	Seg6xTraceMapPorts          = "ports"
 	Seg6xTraceMapReasonStats    = "reason_stats"
 	Seg6xTraceMapRoutes4        = "routes4"
@@ -414,6 +425,7 @@ type Seg6xTraceMapSpecs struct {
 	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
 	PolicyNh     *ebpf.MapSpec `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
+	PortCache    *ebpf.MapSpec `ebpf:"port_cache"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
@@ -482,6 +494,7 @@ type Seg6xTraceMaps struct {
 	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
 	PolicyNh     *ebpf.Map `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
+	PortCache    *ebpf.Map `ebpf:"port_cache"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
 	Routes4      *ebpf.Map `ebpf:"routes4"`
@@ -521,6 +534,7 @@ func (m *Seg6xTraceMaps) Close() error {
 		m.PolicyGroups,
 		m.PolicyNh,
 		m.PolicyStats,
+		m.PortCache,
 		m.Ports,
 		m.ReasonStats,
 		m.Routes4,

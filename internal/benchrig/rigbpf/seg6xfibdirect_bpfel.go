@@ -82,6 +82,16 @@ type Seg6xFibDirectPolicyGroup struct {
 	Ids [64]uint32
 }
 
+type Seg6xFibDirectPortCacheEntry struct {
+	_       structs.HostLayout
+	Gen     uint32
+	Ifindex uint32
+	Vlan    uint16
+	Found   uint16
+	Pad     uint32
+	Val     Seg6xFibDirectPortVal
+}
+
 type Seg6xFibDirectPortKey struct {
 	_       structs.HostLayout
 	Ifindex uint32
@@ -322,6 +332,7 @@ const (
 	Seg6xFibDirectMapPolicyGroups           = "policy_groups"
 	Seg6xFibDirectMapPolicyNh               = "policy_nh"
 	Seg6xFibDirectMapPolicyStats            = "policy_stats"
+	Seg6xFibDirectMapPortCache              = "port_cache"
 	Seg6xFibDirectMapPorts                  = "ports"
 	Seg6xFibDirectMapReasonStats            = "reason_stats"
 	Seg6xFibDirectMapRoutes4                = "routes4"
@@ -428,6 +439,7 @@ type Seg6xFibDirectMapSpecs struct {
 	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
 	PolicyNh     *ebpf.MapSpec `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
+	PortCache    *ebpf.MapSpec `ebpf:"port_cache"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
@@ -510,6 +522,7 @@ type Seg6xFibDirectMaps struct {
 	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
 	PolicyNh     *ebpf.Map `ebpf:"policy_nh"`
 	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
+	PortCache    *ebpf.Map `ebpf:"port_cache"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
 	Routes4      *ebpf.Map `ebpf:"routes4"`
@@ -549,6 +562,7 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.PolicyGroups,
 		m.PolicyNh,
 		m.PolicyStats,
+		m.PortCache,
 		m.Ports,
 		m.ReasonStats,
 		m.Routes4,
