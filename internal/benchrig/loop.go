@@ -17,9 +17,22 @@ import (
 	"github.com/seg6x/seg6x/internal/benchrig/rigbpf"
 )
 
-// loopPopulation is how many frames circulate: enough for every stage to find a batch waiting, well
-// below a veth ring's 256 slots.
-const loopPopulation = 128
+// loopPopulation is how many frames circulate one way: enough for every stage to find a batch
+// waiting, well below a veth ring's 256 slots. Both directions loaded, the frames spread over four
+// rings instead of two, and loopPopulationBoth keeps about as many per ring: with the DUT the
+// slowest stage, they wait in its two input rings, about half in each.
+const (
+	loopPopulation     = 128
+	loopPopulationBoth = 224
+)
+
+// LoopPopulation is how many frames a closed loop of the loaded scenario circulates.
+func (r *Rig) LoopPopulation() int {
+	if r.bidir {
+		return loopPopulationBoth
+	}
+	return loopPopulation
+}
 
 // Loops reports whether the loaded scenario can run closed-loop trials: every frame the DUT sends is
 // one frame of a template rewritten at its front (not a frame split in fragments), and each
@@ -116,7 +129,7 @@ func (r *Rig) RunLoop(frameLen int, d time.Duration, begin, end func() error) (T
 	if err := r.setLoop(true); err != nil {
 		return Trial{}, 0, err
 	}
-	if err := r.generate(frameLen, 0, uint64(loopPopulation)); err != nil {
+	if err := r.generate(frameLen, 0, uint64(r.LoopPopulation())); err != nil {
 		return Trial{}, 0, err
 	}
 	time.Sleep(20 * time.Millisecond) // settle

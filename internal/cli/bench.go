@@ -96,11 +96,12 @@ For every scenario x frame size x flow mode: NDR (highest zero-loss rate, binary
 (loss <= 0.5%) and the delivered rate at overload, each repeated (--repeat) and reported as the
 median and spread. Ratios to bare redirect and to the kernel come from the same run.
 Each repetition also runs two profile trials (--profile-only runs just those). The first is a
-closed loop: the generator seeds 128 frames, then the sink sends every correct frame back into
-the DUT (as a template of the frame's own length: IMIX keeps its mix), so the rig's CPU does per
-frame no more than a bare redirect and the DUT is the slowest stage: its rate is the DUT's capacity, and the DUT's receive thread's CPU time per frame and busy
-share come from it. The second repeats it with BPF run-time statistics on, for the XDP program's
-share. Scenarios whose frames cannot loop (fragments) use the generator at full rate instead.
+closed loop: the generator seeds 128 frames (224 both ways), then the sink sends every correct
+frame back into the DUT (as a template of the frame's own length: IMIX keeps its mix), so the
+rig's CPU does per frame no more than a bare redirect and the DUT is the slowest stage: its rate
+is the DUT's capacity, and the DUT's receive thread's CPU time per frame and busy share come from
+it. The second repeats it with BPF run-time statistics on, for the XDP program's share. Scenarios
+whose frames cannot loop (fragments) use the generator at full rate instead.
 See docs/benchmarks.md for the method and its limits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -228,7 +228,6 @@ func TestProfileMeasuresTheDUT(t *testing.T) {
 func TestLoopKeepsEachFramesLength(t *testing.T) {
 	bin := testsupport.BuildSeg6x(t)
 	prefix := fmt.Sprintf("s6bm%d", os.Getpid()%10000)
-	const population = 128 // loopPopulation in internal/benchrig/loop.go
 	imix := []int{64, 64, 64, 64, 64, 64, 64, 594, 594, 594, 594, 1518}
 	for _, sc := range benchrig.Scenarios() {
 		if sc.Name != "bare_redirect" && sc.Name != "seg6x_encap_1sid" && sc.Name != "seg6x_vxlan_both" {
@@ -267,15 +266,16 @@ func TestLoopKeepsEachFramesLength(t *testing.T) {
 				if sc.RevFrame != nil {
 					dirs = 2
 				}
+				population := r.LoopPopulation()
 				for i := 0; i < population; i++ {
 					seeded += float64(len(fwd[i%(len(fwd)*dirs)/dirs]))
 				}
-				seeded /= population
+				seeded /= float64(population)
 				tr, _, err := r.RunLoop(longest, 300*time.Millisecond, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if tr.Bad != 0 || tr.Good < 10*population {
+				if tr.Bad != 0 || tr.Good < 10*uint64(r.LoopPopulation()) {
 					t.Fatalf("sizes %v: %d good frames, %d bad", sizes, tr.Good, tr.Bad)
 				}
 				return float64(tr.GoodBytes) / float64(tr.Good), seeded
