@@ -22,9 +22,14 @@ type Options struct {
 	// ProfileOnly skips the rate searches: only the profile trial (profile.go), Repeat times per
 	// point. Quick A/B comparisons of two builds of the data plane use it.
 	ProfileOnly bool
-	Bin         string // seg6x binary for the DUT
-	Prefix      string
-	Log         io.Writer
+	// Rounds runs the whole selection this many times over (each round every scenario once, Repeat
+	// repetitions each) and reports all rounds' repetitions together, with each round's capacity
+	// ratio to the kernel: a slow or fast phase of the host then weighs on the kernel's and seg6x's
+	// points of one round alike (rounds.go).
+	Rounds int
+	Bin    string // seg6x binary for the DUT
+	Prefix string
+	Log    io.Writer
 }
 
 // IMIX is the frame size value that stands for the 7:4:1 mix of 64, 594 and 1518-byte frames.
@@ -78,6 +83,10 @@ type Point struct {
 	CapacityRuns     []float64 `json:"capacity_runs_mpps,omitempty"`
 	CapacityVsBare   float64   `json:"capacity_ratio_to_bare,omitempty"`
 	CapacityVsKernel float64   `json:"capacity_ratio_to_kernel,omitempty"`
+	// With --rounds: each round's capacity ratio to the kernel (its own points' medians), and their
+	// median, the figure that a host's phases shift least (rounds.go).
+	CapacityVsKernelRounds []float64 `json:"capacity_ratio_to_kernel_rounds,omitempty"`
+	CapacityVsKernelPaired float64   `json:"capacity_ratio_to_kernel_paired,omitempty"`
 	// The share of the machine's CPU time its host took away during the capacity trials (median):
 	// above a few percent the DUT or the rig lost time it did not spend, and the point is suspect.
 	StealShare float64 `json:"steal_share"`
@@ -116,8 +125,28 @@ func spread(xs []float64) float64 {
 	return hi - lo
 }
 
-// Run runs every selected point and returns the results, ratios filled in.
+// Run runs every selected point (o.Rounds times over) and returns the results, ratios filled in.
 func Run(o Options) ([]Point, error) {
+	rounds := max(o.Rounds, 1)
+	var all [][]Point
+	for i := 0; i < rounds; i++ {
+		if rounds > 1 {
+			fmt.Fprintf(o.Log, "=== round %d of %d\n", i+1, rounds)
+		}
+		ps, err := runRound(o)
+		if err != nil {
+			return ps, err
+		}
+		all = append(all, ps)
+	}
+	if rounds == 1 {
+		return all[0], nil
+	}
+	return mergeRounds(all), nil
+}
+
+// runRound runs every selected point once (Repeat repetitions each), ratios filled in.
+func runRound(o Options) ([]Point, error) {
 	want := map[string]bool{}
 	for _, s := range o.Scenarios {
 		want[s] = true

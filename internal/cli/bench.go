@@ -102,6 +102,10 @@ rig's CPU does per frame no more than a bare redirect and the DUT is the slowest
 is the DUT's capacity, and the DUT's receive thread's CPU time per frame and busy share come from
 it. The second repeats it with BPF run-time statistics on, for the XDP program's share. Scenarios
 whose frames cannot loop (fragments) use the generator at full rate instead.
+With --rounds N the whole selection runs N times over; each point pools every round's repetitions,
+and each round's capacity ratio to the kernel is listed too, with their median (PAIRED): on a
+shared machine the kernel's figure moves between runs, and a round's kernel and seg6x points are
+minutes apart, so the paired median is the comparison the host's phases shift least.
 See docs/benchmarks.md for the method and its limits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -128,6 +132,9 @@ See docs/benchmarks.md for the method and its limits.`,
 			if scenarios != "" {
 				o.Scenarios = strings.Split(scenarios, ",")
 			}
+			if o.Rounds < 1 || o.Repeat < 1 {
+				return fmt.Errorf("--rounds and --repeat: at least 1")
+			}
 			bin, err := os.Executable()
 			if err != nil {
 				return err
@@ -145,6 +152,7 @@ See docs/benchmarks.md for the method and its limits.`,
 				return printJSON(benchrig.Results{Meta: meta, Results: res})
 			}
 			printBench(res)
+			printRounds(res)
 			fmt.Printf("\nresults: %s\n", out)
 			return nil
 		},
@@ -157,6 +165,7 @@ See docs/benchmarks.md for the method and its limits.`,
 	c.Flags().DurationVar(&o.Trial, "trial", time.Second, "length of one trial")
 	c.Flags().IntVar(&o.Steps, "steps", 8, "binary search steps for NDR and PDR")
 	c.Flags().IntVar(&o.Repeat, "repeat", 3, "repetitions of each point")
+	c.Flags().IntVar(&o.Rounds, "rounds", 1, "run the whole selection this many times over, each round every scenario once; points pool all rounds' repetitions, and capacity ratios to the kernel are also given per round (kernel and seg6x of one round minutes apart) with their median")
 	c.Flags().StringVar(&out, "out", "bench/results/latest.json", "where to write the JSON results")
 	return c
 }
@@ -206,6 +215,25 @@ const capacityNote = `Medians of the repetitions. DUT ns/frame and BUSY: a close
 frame back in, keeping the DUT busy; the generator where frames cannot loop); XDP ns/frame: a second
 trial with BPF run-time statistics on. BUSY below ~90%: the DUT was not saturated and its figure
 includes wake-ups. CAPACITY: the closed loop's rate of correct frames (docs/benchmarks.md).`
+
+// printRounds lists, for a run of several rounds, each round's capacity ratio to the kernel.
+func printRounds(res []benchrig.Point) {
+	header := false
+	for _, p := range res {
+		if len(p.CapacityVsKernelRounds) == 0 {
+			continue
+		}
+		if !header {
+			fmt.Println("\nCapacity vs the kernel, round by round (each round's own medians; PAIRED: their median):")
+			header = true
+		}
+		size := strconv.Itoa(p.FrameSize)
+		if p.FrameSize == benchrig.IMIX {
+			size = "imix"
+		}
+		fmt.Printf("  %-24s %-5s %-7s PAIRED %.2fx  rounds %.2f\n", p.Scenario, size, p.Flows, p.CapacityVsKernelPaired, p.CapacityVsKernelRounds)
+	}
+}
 
 func printBench(res []benchrig.Point) {
 	if len(res) > 0 && len(res[0].NDRRuns) == 0 {
