@@ -363,7 +363,13 @@ struct vx_dec_key {
 	__u8 idst[6];
 	__u8 isrc[6];
 	__u16 pad;
+	__u32 pad2; /* to a whole number of 64-bit words: vx_same and vx_slot read the key as such */
 };
+
+/* The decision caches compare and hash their keys as 64-bit words (vxlan.h vx_same, vx_slot): a key
+ * of another size would leave its last bytes out of both (an inner source MAC's were, once). */
+_Static_assert(sizeof(struct vx_enc_key) % 8 == 0, "vx_enc_key: whole 64-bit words");
+_Static_assert(sizeof(struct vx_dec_key) % 8 == 0, "vx_dec_key: whole 64-bit words");
 
 /* A decapsulation the fast path decided (vx_dec_cache, per CPU), valid while vx_gen is gen. */
 struct vx_dec_entry {

@@ -432,6 +432,7 @@ type Seg6xVxDecEntry struct {
 		Idst [6]uint8
 		Isrc [6]uint8
 		Pad  uint16
+		Pad2 uint32
 	}
 	Gen        uint32
 	Bridge     uint32

@@ -429,6 +429,11 @@ func TestVXLANCachedDecisionsFollowTheTables(t *testing.T) {
 		runVX(t, vxCase{fmt.Sprintf("encap %d", i), "tc0", out, toRemote, "XDP_REDIRECT", ""})
 		runVX(t, vxCase{fmt.Sprintf("decap %d", i), "fab0", vx, in, "XDP_REDIRECT", ""})
 	}
+	// A frame that differs from a cached decision only in the last bytes of its inner source MAC
+	// (one the bridge has not learned) is the kernel's: a decision's key is the whole of its inputs.
+	unlearned := build(t, "ipv4 198.18.2.2>198.18.1.2 udp 2000>1000 len 64", mustMAC("02:00:00:00:99:04"), vxHost)
+	runVX(t, vxCase{"decap from an unlearned inner source after a cached one", "fab0",
+		ether(fab0MAC, fabPeer, vxlanPacket(vxRemote, vxLocal, 40000, 100, 0, unlearned)), nil, "XDP_PASS", "PASS_VXLAN_LEARN"})
 	// The remote MAC moves to another VTEP: the next frame to it leaves towards the new one.
 	v := vxDevice(tc0)
 	v.RemoteMACs[0].Remote = vxFar
