@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -301,16 +302,17 @@ func parseCounts(s string) ([]int, error) {
 }
 
 func benchControlCmd() *cobra.Command {
-	var routes, sids string
+	var routes, sids, cpuProfile string
 	c := &cobra.Command{
-		Use:   "control [--routes 10000,100000,1000000] [--sids 100000]",
+		Use:   "control [--routes 10000,100000,1000000] [--sids 100000] [--cpu-profile FILE]",
 		Short: "Control-plane rates: load N encap routes / local SIDs, one more update, a table swap, memory",
 		Long: `Loads N encap routes or N End SIDs through the control API (the same gRPC server the daemon runs,
 in-process) into a scratch instance inside a namespace of its own, in commits of 50000 operations,
 and times it. Routes are IPv4 /32s inside 198.18.0.0/15, 131072 per tenant (so 1M routes use 8
 tenants), over 1000 distinct segment lists (shared SR policies). Then: the median latency of one
 more object (one commit each), the time to swap one tenant's whole table, the kernel memory of the
-maps (memlock) and the Go heap of the control plane.`,
+maps (memlock) and the Go heap of the control plane. --cpu-profile writes a Go CPU profile of the
+whole run (read it with 'go tool pprof -top bin/seg6x FILE').`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if done, err := reexecInOwnNetns("seg6x-cp"); done || err != nil {
@@ -325,6 +327,17 @@ maps (memlock) and the Go heap of the control plane.`,
 				return fmt.Errorf("--sids: %w", err)
 			}
 			meta := benchrig.NewMeta()
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
 			res, err := benchrig.RunControl(rc, sc)
 			if err != nil {
 				return err
@@ -351,6 +364,7 @@ maps (memlock) and the Go heap of the control plane.`,
 	}
 	c.Flags().StringVar(&routes, "routes", "10000,100000,1000000", "route counts to load")
 	c.Flags().StringVar(&sids, "sids", "100000", "SID counts to load (0: none)")
+	c.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write a Go CPU profile of the run to this file")
 	return c
 }
 
