@@ -75,7 +75,7 @@ func (x Op_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Op_Kind.Descriptor instead.
 func (Op_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{16, 0}
+	return file_seg6x_proto_rawDescGZIP(), []int{17, 0}
 }
 
 type Options struct {
@@ -1392,6 +1392,63 @@ func (x *Sid) GetPolicy() uint32 {
 	return 0
 }
 
+// RouteSet is many routes of one tenant that differ only in their prefix (as one BGP UPDATE carries
+// many NLRI with one set of attributes): route gives every field but the prefix (left empty), and
+// the set stands for one such route per prefix, in order. An operation on a set is the operation on
+// each of its routes, in one commit; an error names the route. The bulk form of Route: a million
+// routes load several times faster this way than as a million Route operations.
+type RouteSet struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Route         *Route                 `protobuf:"bytes,1,opt,name=route,proto3" json:"route,omitempty"`
+	Prefixes      []string               `protobuf:"bytes,2,rep,name=prefixes,proto3" json:"prefixes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RouteSet) Reset() {
+	*x = RouteSet{}
+	mi := &file_seg6x_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RouteSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RouteSet) ProtoMessage() {}
+
+func (x *RouteSet) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RouteSet.ProtoReflect.Descriptor instead.
+func (*RouteSet) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *RouteSet) GetRoute() *Route {
+	if x != nil {
+		return x.Route
+	}
+	return nil
+}
+
+func (x *RouteSet) GetPrefixes() []string {
+	if x != nil {
+		return x.Prefixes
+	}
+	return nil
+}
+
 // TenantRoutes replaces all routes of a tenant at once (one table swap in the data plane).
 type TenantRoutes struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1403,7 +1460,7 @@ type TenantRoutes struct {
 
 func (x *TenantRoutes) Reset() {
 	*x = TenantRoutes{}
-	mi := &file_seg6x_proto_msgTypes[15]
+	mi := &file_seg6x_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1415,7 +1472,7 @@ func (x *TenantRoutes) String() string {
 func (*TenantRoutes) ProtoMessage() {}
 
 func (x *TenantRoutes) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[15]
+	mi := &file_seg6x_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1428,7 +1485,7 @@ func (x *TenantRoutes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantRoutes.ProtoReflect.Descriptor instead.
 func (*TenantRoutes) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{15}
+	return file_seg6x_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TenantRoutes) GetTenant() string {
@@ -1459,6 +1516,7 @@ type Op struct {
 	//	*Op_Domain
 	//	*Op_Bgp
 	//	*Op_Policy
+	//	*Op_RouteSet
 	Object        isOp_Object `protobuf_oneof:"object"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1466,7 +1524,7 @@ type Op struct {
 
 func (x *Op) Reset() {
 	*x = Op{}
-	mi := &file_seg6x_proto_msgTypes[16]
+	mi := &file_seg6x_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1478,7 +1536,7 @@ func (x *Op) String() string {
 func (*Op) ProtoMessage() {}
 
 func (x *Op) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[16]
+	mi := &file_seg6x_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1491,7 +1549,7 @@ func (x *Op) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Op.ProtoReflect.Descriptor instead.
 func (*Op) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{16}
+	return file_seg6x_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Op) GetKind() Op_Kind {
@@ -1589,6 +1647,15 @@ func (x *Op) GetPolicy() *Policy {
 	return nil
 }
 
+func (x *Op) GetRouteSet() *RouteSet {
+	if x != nil {
+		if x, ok := x.Object.(*Op_RouteSet); ok {
+			return x.RouteSet
+		}
+	}
+	return nil
+}
+
 type isOp_Object interface {
 	isOp_Object()
 }
@@ -1629,6 +1696,10 @@ type Op_Policy struct {
 	Policy *Policy `protobuf:"bytes,10,opt,name=policy,proto3,oneof"` // a named policy (DELETE: only while no route names it)
 }
 
+type Op_RouteSet struct {
+	RouteSet *RouteSet `protobuf:"bytes,11,opt,name=route_set,json=routeSet,proto3,oneof"` // many routes, one per prefix (DELETE: only tenant and prefixes are read)
+}
+
 func (*Op_Options) isOp_Object() {}
 
 func (*Op_Interface) isOp_Object() {}
@@ -1647,6 +1718,8 @@ func (*Op_Bgp) isOp_Object() {}
 
 func (*Op_Policy) isOp_Object() {}
 
+func (*Op_RouteSet) isOp_Object() {}
+
 type CommitRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ops           []*Op                  `protobuf:"bytes,1,rep,name=ops,proto3" json:"ops,omitempty"`
@@ -1658,7 +1731,7 @@ type CommitRequest struct {
 
 func (x *CommitRequest) Reset() {
 	*x = CommitRequest{}
-	mi := &file_seg6x_proto_msgTypes[17]
+	mi := &file_seg6x_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1670,7 +1743,7 @@ func (x *CommitRequest) String() string {
 func (*CommitRequest) ProtoMessage() {}
 
 func (x *CommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[17]
+	mi := &file_seg6x_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1683,7 +1756,7 @@ func (x *CommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitRequest.ProtoReflect.Descriptor instead.
 func (*CommitRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{17}
+	return file_seg6x_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CommitRequest) GetOps() []*Op {
@@ -1718,7 +1791,7 @@ type Diff struct {
 
 func (x *Diff) Reset() {
 	*x = Diff{}
-	mi := &file_seg6x_proto_msgTypes[18]
+	mi := &file_seg6x_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1730,7 +1803,7 @@ func (x *Diff) String() string {
 func (*Diff) ProtoMessage() {}
 
 func (x *Diff) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[18]
+	mi := &file_seg6x_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1743,7 +1816,7 @@ func (x *Diff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diff.ProtoReflect.Descriptor instead.
 func (*Diff) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{18}
+	return file_seg6x_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Diff) GetAdded() []string {
@@ -1777,7 +1850,7 @@ type CommitReply struct {
 
 func (x *CommitReply) Reset() {
 	*x = CommitReply{}
-	mi := &file_seg6x_proto_msgTypes[19]
+	mi := &file_seg6x_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1789,7 +1862,7 @@ func (x *CommitReply) String() string {
 func (*CommitReply) ProtoMessage() {}
 
 func (x *CommitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[19]
+	mi := &file_seg6x_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1802,7 +1875,7 @@ func (x *CommitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitReply.ProtoReflect.Descriptor instead.
 func (*CommitReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{19}
+	return file_seg6x_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CommitReply) GetDiff() *Diff {
@@ -1835,7 +1908,7 @@ type State struct {
 
 func (x *State) Reset() {
 	*x = State{}
-	mi := &file_seg6x_proto_msgTypes[20]
+	mi := &file_seg6x_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1847,7 +1920,7 @@ func (x *State) String() string {
 func (*State) ProtoMessage() {}
 
 func (x *State) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[20]
+	mi := &file_seg6x_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1860,7 +1933,7 @@ func (x *State) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use State.ProtoReflect.Descriptor instead.
 func (*State) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{20}
+	return file_seg6x_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *State) GetOptions() *Options {
@@ -1930,7 +2003,7 @@ type ApplyStateRequest struct {
 
 func (x *ApplyStateRequest) Reset() {
 	*x = ApplyStateRequest{}
-	mi := &file_seg6x_proto_msgTypes[21]
+	mi := &file_seg6x_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1942,7 +2015,7 @@ func (x *ApplyStateRequest) String() string {
 func (*ApplyStateRequest) ProtoMessage() {}
 
 func (x *ApplyStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[21]
+	mi := &file_seg6x_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1955,7 +2028,7 @@ func (x *ApplyStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStateRequest.ProtoReflect.Descriptor instead.
 func (*ApplyStateRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{21}
+	return file_seg6x_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ApplyStateRequest) GetState() *State {
@@ -1987,7 +2060,7 @@ type ShowRequest struct {
 
 func (x *ShowRequest) Reset() {
 	*x = ShowRequest{}
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1999,7 +2072,7 @@ func (x *ShowRequest) String() string {
 func (*ShowRequest) ProtoMessage() {}
 
 func (x *ShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2012,7 +2085,7 @@ func (x *ShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowRequest.ProtoReflect.Descriptor instead.
 func (*ShowRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{22}
+	return file_seg6x_proto_rawDescGZIP(), []int{23}
 }
 
 // The first chunk carries options, the domain, interfaces, tenants and the generation; routes and SIDs follow
@@ -2027,7 +2100,7 @@ type StateChunk struct {
 
 func (x *StateChunk) Reset() {
 	*x = StateChunk{}
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2039,7 +2112,7 @@ func (x *StateChunk) String() string {
 func (*StateChunk) ProtoMessage() {}
 
 func (x *StateChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2052,7 +2125,7 @@ func (x *StateChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateChunk.ProtoReflect.Descriptor instead.
 func (*StateChunk) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{23}
+	return file_seg6x_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StateChunk) GetState() *State {
@@ -2077,7 +2150,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2089,7 +2162,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2102,7 +2175,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{24}
+	return file_seg6x_proto_rawDescGZIP(), []int{25}
 }
 
 type Counter struct {
@@ -2115,7 +2188,7 @@ type Counter struct {
 
 func (x *Counter) Reset() {
 	*x = Counter{}
-	mi := &file_seg6x_proto_msgTypes[25]
+	mi := &file_seg6x_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2127,7 +2200,7 @@ func (x *Counter) String() string {
 func (*Counter) ProtoMessage() {}
 
 func (x *Counter) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[25]
+	mi := &file_seg6x_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2140,7 +2213,7 @@ func (x *Counter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Counter.ProtoReflect.Descriptor instead.
 func (*Counter) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{25}
+	return file_seg6x_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Counter) GetPackets() uint64 {
@@ -2173,7 +2246,7 @@ type PolicyStats struct {
 
 func (x *PolicyStats) Reset() {
 	*x = PolicyStats{}
-	mi := &file_seg6x_proto_msgTypes[26]
+	mi := &file_seg6x_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2185,7 +2258,7 @@ func (x *PolicyStats) String() string {
 func (*PolicyStats) ProtoMessage() {}
 
 func (x *PolicyStats) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[26]
+	mi := &file_seg6x_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2198,7 +2271,7 @@ func (x *PolicyStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyStats.ProtoReflect.Descriptor instead.
 func (*PolicyStats) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{26}
+	return file_seg6x_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PolicyStats) GetId() uint32 {
@@ -2269,7 +2342,7 @@ type SidStats struct {
 
 func (x *SidStats) Reset() {
 	*x = SidStats{}
-	mi := &file_seg6x_proto_msgTypes[27]
+	mi := &file_seg6x_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2281,7 +2354,7 @@ func (x *SidStats) String() string {
 func (*SidStats) ProtoMessage() {}
 
 func (x *SidStats) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[27]
+	mi := &file_seg6x_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2294,7 +2367,7 @@ func (x *SidStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SidStats.ProtoReflect.Descriptor instead.
 func (*SidStats) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{27}
+	return file_seg6x_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SidStats) GetSid() string {
@@ -2338,7 +2411,7 @@ type StatsReply struct {
 
 func (x *StatsReply) Reset() {
 	*x = StatsReply{}
-	mi := &file_seg6x_proto_msgTypes[28]
+	mi := &file_seg6x_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2350,7 +2423,7 @@ func (x *StatsReply) String() string {
 func (*StatsReply) ProtoMessage() {}
 
 func (x *StatsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[28]
+	mi := &file_seg6x_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2363,7 +2436,7 @@ func (x *StatsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsReply.ProtoReflect.Descriptor instead.
 func (*StatsReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{28}
+	return file_seg6x_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *StatsReply) GetActions() map[string]*Counter {
@@ -2420,7 +2493,7 @@ type SlowPath struct {
 
 func (x *SlowPath) Reset() {
 	*x = SlowPath{}
-	mi := &file_seg6x_proto_msgTypes[29]
+	mi := &file_seg6x_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2432,7 +2505,7 @@ func (x *SlowPath) String() string {
 func (*SlowPath) ProtoMessage() {}
 
 func (x *SlowPath) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[29]
+	mi := &file_seg6x_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2445,7 +2518,7 @@ func (x *SlowPath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlowPath.ProtoReflect.Descriptor instead.
 func (*SlowPath) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{29}
+	return file_seg6x_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SlowPath) GetRunning() bool {
@@ -2526,7 +2599,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_seg6x_proto_msgTypes[30]
+	mi := &file_seg6x_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2538,7 +2611,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[30]
+	mi := &file_seg6x_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2551,7 +2624,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{30}
+	return file_seg6x_proto_rawDescGZIP(), []int{31}
 }
 
 type StatusReply struct {
@@ -2580,7 +2653,7 @@ type StatusReply struct {
 
 func (x *StatusReply) Reset() {
 	*x = StatusReply{}
-	mi := &file_seg6x_proto_msgTypes[31]
+	mi := &file_seg6x_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2592,7 +2665,7 @@ func (x *StatusReply) String() string {
 func (*StatusReply) ProtoMessage() {}
 
 func (x *StatusReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[31]
+	mi := &file_seg6x_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2605,7 +2678,7 @@ func (x *StatusReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusReply.ProtoReflect.Descriptor instead.
 func (*StatusReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{31}
+	return file_seg6x_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StatusReply) GetVersion() string {
@@ -2742,7 +2815,7 @@ type KernelRequest struct {
 
 func (x *KernelRequest) Reset() {
 	*x = KernelRequest{}
-	mi := &file_seg6x_proto_msgTypes[32]
+	mi := &file_seg6x_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2754,7 +2827,7 @@ func (x *KernelRequest) String() string {
 func (*KernelRequest) ProtoMessage() {}
 
 func (x *KernelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[32]
+	mi := &file_seg6x_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2767,7 +2840,7 @@ func (x *KernelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRequest.ProtoReflect.Descriptor instead.
 func (*KernelRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{32}
+	return file_seg6x_proto_rawDescGZIP(), []int{33}
 }
 
 type KernelRoute struct {
@@ -2785,7 +2858,7 @@ type KernelRoute struct {
 
 func (x *KernelRoute) Reset() {
 	*x = KernelRoute{}
-	mi := &file_seg6x_proto_msgTypes[33]
+	mi := &file_seg6x_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2797,7 +2870,7 @@ func (x *KernelRoute) String() string {
 func (*KernelRoute) ProtoMessage() {}
 
 func (x *KernelRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[33]
+	mi := &file_seg6x_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2810,7 +2883,7 @@ func (x *KernelRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRoute.ProtoReflect.Descriptor instead.
 func (*KernelRoute) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{33}
+	return file_seg6x_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *KernelRoute) GetRoute() string {
@@ -2881,7 +2954,7 @@ type KernelReply struct {
 
 func (x *KernelReply) Reset() {
 	*x = KernelReply{}
-	mi := &file_seg6x_proto_msgTypes[34]
+	mi := &file_seg6x_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2893,7 +2966,7 @@ func (x *KernelReply) String() string {
 func (*KernelReply) ProtoMessage() {}
 
 func (x *KernelReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[34]
+	mi := &file_seg6x_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2906,7 +2979,7 @@ func (x *KernelReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelReply.ProtoReflect.Descriptor instead.
 func (*KernelReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{34}
+	return file_seg6x_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *KernelReply) GetMirroring() bool {
@@ -3004,7 +3077,7 @@ type KernelVxlan struct {
 
 func (x *KernelVxlan) Reset() {
 	*x = KernelVxlan{}
-	mi := &file_seg6x_proto_msgTypes[35]
+	mi := &file_seg6x_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3016,7 +3089,7 @@ func (x *KernelVxlan) String() string {
 func (*KernelVxlan) ProtoMessage() {}
 
 func (x *KernelVxlan) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[35]
+	mi := &file_seg6x_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3029,7 +3102,7 @@ func (x *KernelVxlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelVxlan.ProtoReflect.Descriptor instead.
 func (*KernelVxlan) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{35}
+	return file_seg6x_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *KernelVxlan) GetDev() string {
@@ -3112,7 +3185,7 @@ type KernelFdb struct {
 
 func (x *KernelFdb) Reset() {
 	*x = KernelFdb{}
-	mi := &file_seg6x_proto_msgTypes[36]
+	mi := &file_seg6x_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3124,7 +3197,7 @@ func (x *KernelFdb) String() string {
 func (*KernelFdb) ProtoMessage() {}
 
 func (x *KernelFdb) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[36]
+	mi := &file_seg6x_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3137,7 +3210,7 @@ func (x *KernelFdb) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelFdb.ProtoReflect.Descriptor instead.
 func (*KernelFdb) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{36}
+	return file_seg6x_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *KernelFdb) GetDev() string {
@@ -3205,7 +3278,7 @@ type BgpRequest struct {
 
 func (x *BgpRequest) Reset() {
 	*x = BgpRequest{}
-	mi := &file_seg6x_proto_msgTypes[37]
+	mi := &file_seg6x_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3217,7 +3290,7 @@ func (x *BgpRequest) String() string {
 func (*BgpRequest) ProtoMessage() {}
 
 func (x *BgpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[37]
+	mi := &file_seg6x_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3230,7 +3303,7 @@ func (x *BgpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpRequest.ProtoReflect.Descriptor instead.
 func (*BgpRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{37}
+	return file_seg6x_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *BgpRequest) GetRoutes() bool {
@@ -3260,7 +3333,7 @@ type BgpNeighbor struct {
 
 func (x *BgpNeighbor) Reset() {
 	*x = BgpNeighbor{}
-	mi := &file_seg6x_proto_msgTypes[38]
+	mi := &file_seg6x_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3272,7 +3345,7 @@ func (x *BgpNeighbor) String() string {
 func (*BgpNeighbor) ProtoMessage() {}
 
 func (x *BgpNeighbor) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[38]
+	mi := &file_seg6x_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3285,7 +3358,7 @@ func (x *BgpNeighbor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpNeighbor.ProtoReflect.Descriptor instead.
 func (*BgpNeighbor) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{38}
+	return file_seg6x_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *BgpNeighbor) GetAddress() string {
@@ -3390,7 +3463,7 @@ type BgpRoute struct {
 
 func (x *BgpRoute) Reset() {
 	*x = BgpRoute{}
-	mi := &file_seg6x_proto_msgTypes[39]
+	mi := &file_seg6x_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3402,7 +3475,7 @@ func (x *BgpRoute) String() string {
 func (*BgpRoute) ProtoMessage() {}
 
 func (x *BgpRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[39]
+	mi := &file_seg6x_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3415,7 +3488,7 @@ func (x *BgpRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpRoute.ProtoReflect.Descriptor instead.
 func (*BgpRoute) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{39}
+	return file_seg6x_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *BgpRoute) GetRd() string {
@@ -3506,7 +3579,7 @@ type BgpReply struct {
 
 func (x *BgpReply) Reset() {
 	*x = BgpReply{}
-	mi := &file_seg6x_proto_msgTypes[40]
+	mi := &file_seg6x_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3518,7 +3591,7 @@ func (x *BgpReply) String() string {
 func (*BgpReply) ProtoMessage() {}
 
 func (x *BgpReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[40]
+	mi := &file_seg6x_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3531,7 +3604,7 @@ func (x *BgpReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpReply.ProtoReflect.Descriptor instead.
 func (*BgpReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{40}
+	return file_seg6x_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *BgpReply) GetRunning() bool {
@@ -3626,7 +3699,7 @@ type TraceFilter struct {
 
 func (x *TraceFilter) Reset() {
 	*x = TraceFilter{}
-	mi := &file_seg6x_proto_msgTypes[41]
+	mi := &file_seg6x_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3638,7 +3711,7 @@ func (x *TraceFilter) String() string {
 func (*TraceFilter) ProtoMessage() {}
 
 func (x *TraceFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[41]
+	mi := &file_seg6x_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3651,7 +3724,7 @@ func (x *TraceFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceFilter.ProtoReflect.Descriptor instead.
 func (*TraceFilter) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{41}
+	return file_seg6x_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *TraceFilter) GetDev() string {
@@ -3759,7 +3832,7 @@ type TraceRequest struct {
 
 func (x *TraceRequest) Reset() {
 	*x = TraceRequest{}
-	mi := &file_seg6x_proto_msgTypes[42]
+	mi := &file_seg6x_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3771,7 +3844,7 @@ func (x *TraceRequest) String() string {
 func (*TraceRequest) ProtoMessage() {}
 
 func (x *TraceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[42]
+	mi := &file_seg6x_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3784,7 +3857,7 @@ func (x *TraceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceRequest.ProtoReflect.Descriptor instead.
 func (*TraceRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{42}
+	return file_seg6x_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *TraceRequest) GetFilter() *TraceFilter {
@@ -3840,7 +3913,7 @@ type TraceAddr struct {
 
 func (x *TraceAddr) Reset() {
 	*x = TraceAddr{}
-	mi := &file_seg6x_proto_msgTypes[43]
+	mi := &file_seg6x_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3852,7 +3925,7 @@ func (x *TraceAddr) String() string {
 func (*TraceAddr) ProtoMessage() {}
 
 func (x *TraceAddr) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[43]
+	mi := &file_seg6x_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3865,7 +3938,7 @@ func (x *TraceAddr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceAddr.ProtoReflect.Descriptor instead.
 func (*TraceAddr) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{43}
+	return file_seg6x_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *TraceAddr) GetSrc() string {
@@ -3908,7 +3981,7 @@ type TraceFib struct {
 
 func (x *TraceFib) Reset() {
 	*x = TraceFib{}
-	mi := &file_seg6x_proto_msgTypes[44]
+	mi := &file_seg6x_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3920,7 +3993,7 @@ func (x *TraceFib) String() string {
 func (*TraceFib) ProtoMessage() {}
 
 func (x *TraceFib) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[44]
+	mi := &file_seg6x_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3933,7 +4006,7 @@ func (x *TraceFib) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceFib.ProtoReflect.Descriptor instead.
 func (*TraceFib) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{44}
+	return file_seg6x_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TraceFib) GetTable() uint32 {
@@ -4049,7 +4122,7 @@ type TraceRecord struct {
 
 func (x *TraceRecord) Reset() {
 	*x = TraceRecord{}
-	mi := &file_seg6x_proto_msgTypes[45]
+	mi := &file_seg6x_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4061,7 +4134,7 @@ func (x *TraceRecord) String() string {
 func (*TraceRecord) ProtoMessage() {}
 
 func (x *TraceRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[45]
+	mi := &file_seg6x_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4074,7 +4147,7 @@ func (x *TraceRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceRecord.ProtoReflect.Descriptor instead.
 func (*TraceRecord) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{45}
+	return file_seg6x_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TraceRecord) GetTimeUnixNs() int64 {
@@ -4287,7 +4360,7 @@ type TraceSummary struct {
 
 func (x *TraceSummary) Reset() {
 	*x = TraceSummary{}
-	mi := &file_seg6x_proto_msgTypes[46]
+	mi := &file_seg6x_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4299,7 +4372,7 @@ func (x *TraceSummary) String() string {
 func (*TraceSummary) ProtoMessage() {}
 
 func (x *TraceSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[46]
+	mi := &file_seg6x_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4312,7 +4385,7 @@ func (x *TraceSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSummary.ProtoReflect.Descriptor instead.
 func (*TraceSummary) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{46}
+	return file_seg6x_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *TraceSummary) GetMatched() uint64 {
@@ -4370,7 +4443,7 @@ type TraceEvent struct {
 
 func (x *TraceEvent) Reset() {
 	*x = TraceEvent{}
-	mi := &file_seg6x_proto_msgTypes[47]
+	mi := &file_seg6x_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4382,7 +4455,7 @@ func (x *TraceEvent) String() string {
 func (*TraceEvent) ProtoMessage() {}
 
 func (x *TraceEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[47]
+	mi := &file_seg6x_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4395,7 +4468,7 @@ func (x *TraceEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceEvent.ProtoReflect.Descriptor instead.
 func (*TraceEvent) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{47}
+	return file_seg6x_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *TraceEvent) GetEvent() isTraceEvent_Event {
@@ -4452,7 +4525,7 @@ type ExplainRequest struct {
 
 func (x *ExplainRequest) Reset() {
 	*x = ExplainRequest{}
-	mi := &file_seg6x_proto_msgTypes[48]
+	mi := &file_seg6x_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4464,7 +4537,7 @@ func (x *ExplainRequest) String() string {
 func (*ExplainRequest) ProtoMessage() {}
 
 func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[48]
+	mi := &file_seg6x_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4477,7 +4550,7 @@ func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainRequest.ProtoReflect.Descriptor instead.
 func (*ExplainRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{48}
+	return file_seg6x_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ExplainRequest) GetDev() string {
@@ -4510,7 +4583,7 @@ type ExplainReply struct {
 
 func (x *ExplainReply) Reset() {
 	*x = ExplainReply{}
-	mi := &file_seg6x_proto_msgTypes[49]
+	mi := &file_seg6x_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4522,7 +4595,7 @@ func (x *ExplainReply) String() string {
 func (*ExplainReply) ProtoMessage() {}
 
 func (x *ExplainReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[49]
+	mi := &file_seg6x_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4535,7 +4608,7 @@ func (x *ExplainReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainReply.ProtoReflect.Descriptor instead.
 func (*ExplainReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{49}
+	return file_seg6x_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ExplainReply) GetRecord() *TraceRecord {
@@ -4667,10 +4740,13 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x05nflen\x18\f \x01(\rR\x05nflen\x12\x12\n" +
 	"\x04segs\x18\r \x03(\tR\x04segs\x12\x10\n" +
 	"\x03src\x18\x0e \x01(\tR\x03src\x12\x16\n" +
-	"\x06policy\x18\x0f \x01(\rR\x06policy\"O\n" +
+	"\x06policy\x18\x0f \x01(\rR\x06policy\"M\n" +
+	"\bRouteSet\x12%\n" +
+	"\x05route\x18\x01 \x01(\v2\x0f.seg6x.v1.RouteR\x05route\x12\x1a\n" +
+	"\bprefixes\x18\x02 \x03(\tR\bprefixes\"O\n" +
 	"\fTenantRoutes\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12'\n" +
-	"\x06routes\x18\x02 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\"\x8b\x04\n" +
+	"\x06routes\x18\x02 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\"\xbe\x04\n" +
 	"\x02Op\x12%\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x11.seg6x.v1.Op.KindR\x04kind\x12-\n" +
 	"\aoptions\x18\x02 \x01(\v2\x11.seg6x.v1.OptionsH\x00R\aoptions\x123\n" +
@@ -4682,7 +4758,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06domain\x18\b \x01(\v2\x10.seg6x.v1.DomainH\x00R\x06domain\x12!\n" +
 	"\x03bgp\x18\t \x01(\v2\r.seg6x.v1.BgpH\x00R\x03bgp\x12*\n" +
 	"\x06policy\x18\n" +
-	" \x01(\v2\x10.seg6x.v1.PolicyH\x00R\x06policy\">\n" +
+	" \x01(\v2\x10.seg6x.v1.PolicyH\x00R\x06policy\x121\n" +
+	"\troute_set\x18\v \x01(\v2\x12.seg6x.v1.RouteSetH\x00R\brouteSet\">\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\a\n" +
 	"\x03ADD\x10\x01\x12\v\n" +
@@ -5004,7 +5081,7 @@ func file_seg6x_proto_rawDescGZIP() []byte {
 }
 
 var file_seg6x_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_seg6x_proto_goTypes = []any{
 	(Op_Kind)(0),               // 0: seg6x.v1.Op.Kind
 	(*Options)(nil),            // 1: seg6x.v1.Options
@@ -5022,43 +5099,44 @@ var file_seg6x_proto_goTypes = []any{
 	(*SegList)(nil),            // 13: seg6x.v1.SegList
 	(*USIDList)(nil),           // 14: seg6x.v1.USIDList
 	(*Sid)(nil),                // 15: seg6x.v1.Sid
-	(*TenantRoutes)(nil),       // 16: seg6x.v1.TenantRoutes
-	(*Op)(nil),                 // 17: seg6x.v1.Op
-	(*CommitRequest)(nil),      // 18: seg6x.v1.CommitRequest
-	(*Diff)(nil),               // 19: seg6x.v1.Diff
-	(*CommitReply)(nil),        // 20: seg6x.v1.CommitReply
-	(*State)(nil),              // 21: seg6x.v1.State
-	(*ApplyStateRequest)(nil),  // 22: seg6x.v1.ApplyStateRequest
-	(*ShowRequest)(nil),        // 23: seg6x.v1.ShowRequest
-	(*StateChunk)(nil),         // 24: seg6x.v1.StateChunk
-	(*StatsRequest)(nil),       // 25: seg6x.v1.StatsRequest
-	(*Counter)(nil),            // 26: seg6x.v1.Counter
-	(*PolicyStats)(nil),        // 27: seg6x.v1.PolicyStats
-	(*SidStats)(nil),           // 28: seg6x.v1.SidStats
-	(*StatsReply)(nil),         // 29: seg6x.v1.StatsReply
-	(*SlowPath)(nil),           // 30: seg6x.v1.SlowPath
-	(*StatusRequest)(nil),      // 31: seg6x.v1.StatusRequest
-	(*StatusReply)(nil),        // 32: seg6x.v1.StatusReply
-	(*KernelRequest)(nil),      // 33: seg6x.v1.KernelRequest
-	(*KernelRoute)(nil),        // 34: seg6x.v1.KernelRoute
-	(*KernelReply)(nil),        // 35: seg6x.v1.KernelReply
-	(*KernelVxlan)(nil),        // 36: seg6x.v1.KernelVxlan
-	(*KernelFdb)(nil),          // 37: seg6x.v1.KernelFdb
-	(*BgpRequest)(nil),         // 38: seg6x.v1.BgpRequest
-	(*BgpNeighbor)(nil),        // 39: seg6x.v1.BgpNeighbor
-	(*BgpRoute)(nil),           // 40: seg6x.v1.BgpRoute
-	(*BgpReply)(nil),           // 41: seg6x.v1.BgpReply
-	(*TraceFilter)(nil),        // 42: seg6x.v1.TraceFilter
-	(*TraceRequest)(nil),       // 43: seg6x.v1.TraceRequest
-	(*TraceAddr)(nil),          // 44: seg6x.v1.TraceAddr
-	(*TraceFib)(nil),           // 45: seg6x.v1.TraceFib
-	(*TraceRecord)(nil),        // 46: seg6x.v1.TraceRecord
-	(*TraceSummary)(nil),       // 47: seg6x.v1.TraceSummary
-	(*TraceEvent)(nil),         // 48: seg6x.v1.TraceEvent
-	(*ExplainRequest)(nil),     // 49: seg6x.v1.ExplainRequest
-	(*ExplainReply)(nil),       // 50: seg6x.v1.ExplainReply
-	nil,                        // 51: seg6x.v1.StatsReply.ActionsEntry
-	nil,                        // 52: seg6x.v1.StatsReply.ReasonsEntry
+	(*RouteSet)(nil),           // 16: seg6x.v1.RouteSet
+	(*TenantRoutes)(nil),       // 17: seg6x.v1.TenantRoutes
+	(*Op)(nil),                 // 18: seg6x.v1.Op
+	(*CommitRequest)(nil),      // 19: seg6x.v1.CommitRequest
+	(*Diff)(nil),               // 20: seg6x.v1.Diff
+	(*CommitReply)(nil),        // 21: seg6x.v1.CommitReply
+	(*State)(nil),              // 22: seg6x.v1.State
+	(*ApplyStateRequest)(nil),  // 23: seg6x.v1.ApplyStateRequest
+	(*ShowRequest)(nil),        // 24: seg6x.v1.ShowRequest
+	(*StateChunk)(nil),         // 25: seg6x.v1.StateChunk
+	(*StatsRequest)(nil),       // 26: seg6x.v1.StatsRequest
+	(*Counter)(nil),            // 27: seg6x.v1.Counter
+	(*PolicyStats)(nil),        // 28: seg6x.v1.PolicyStats
+	(*SidStats)(nil),           // 29: seg6x.v1.SidStats
+	(*StatsReply)(nil),         // 30: seg6x.v1.StatsReply
+	(*SlowPath)(nil),           // 31: seg6x.v1.SlowPath
+	(*StatusRequest)(nil),      // 32: seg6x.v1.StatusRequest
+	(*StatusReply)(nil),        // 33: seg6x.v1.StatusReply
+	(*KernelRequest)(nil),      // 34: seg6x.v1.KernelRequest
+	(*KernelRoute)(nil),        // 35: seg6x.v1.KernelRoute
+	(*KernelReply)(nil),        // 36: seg6x.v1.KernelReply
+	(*KernelVxlan)(nil),        // 37: seg6x.v1.KernelVxlan
+	(*KernelFdb)(nil),          // 38: seg6x.v1.KernelFdb
+	(*BgpRequest)(nil),         // 39: seg6x.v1.BgpRequest
+	(*BgpNeighbor)(nil),        // 40: seg6x.v1.BgpNeighbor
+	(*BgpRoute)(nil),           // 41: seg6x.v1.BgpRoute
+	(*BgpReply)(nil),           // 42: seg6x.v1.BgpReply
+	(*TraceFilter)(nil),        // 43: seg6x.v1.TraceFilter
+	(*TraceRequest)(nil),       // 44: seg6x.v1.TraceRequest
+	(*TraceAddr)(nil),          // 45: seg6x.v1.TraceAddr
+	(*TraceFib)(nil),           // 46: seg6x.v1.TraceFib
+	(*TraceRecord)(nil),        // 47: seg6x.v1.TraceRecord
+	(*TraceSummary)(nil),       // 48: seg6x.v1.TraceSummary
+	(*TraceEvent)(nil),         // 49: seg6x.v1.TraceEvent
+	(*ExplainRequest)(nil),     // 50: seg6x.v1.ExplainRequest
+	(*ExplainReply)(nil),       // 51: seg6x.v1.ExplainReply
+	nil,                        // 52: seg6x.v1.StatsReply.ActionsEntry
+	nil,                        // 53: seg6x.v1.StatsReply.ReasonsEntry
 }
 var file_seg6x_proto_depIdxs = []int32{
 	5,  // 0: seg6x.v1.Tenant.ports:type_name -> seg6x.v1.Port
@@ -5068,78 +5146,80 @@ var file_seg6x_proto_depIdxs = []int32{
 	14, // 4: seg6x.v1.Route.usids:type_name -> seg6x.v1.USIDList
 	13, // 5: seg6x.v1.Policy.lists:type_name -> seg6x.v1.SegList
 	14, // 6: seg6x.v1.SegList.usids:type_name -> seg6x.v1.USIDList
-	11, // 7: seg6x.v1.TenantRoutes.routes:type_name -> seg6x.v1.Route
-	0,  // 8: seg6x.v1.Op.kind:type_name -> seg6x.v1.Op.Kind
-	1,  // 9: seg6x.v1.Op.options:type_name -> seg6x.v1.Options
-	2,  // 10: seg6x.v1.Op.interface:type_name -> seg6x.v1.Interface
-	6,  // 11: seg6x.v1.Op.tenant:type_name -> seg6x.v1.Tenant
-	11, // 12: seg6x.v1.Op.route:type_name -> seg6x.v1.Route
-	15, // 13: seg6x.v1.Op.sid:type_name -> seg6x.v1.Sid
-	16, // 14: seg6x.v1.Op.tenant_routes:type_name -> seg6x.v1.TenantRoutes
-	3,  // 15: seg6x.v1.Op.domain:type_name -> seg6x.v1.Domain
-	8,  // 16: seg6x.v1.Op.bgp:type_name -> seg6x.v1.Bgp
-	12, // 17: seg6x.v1.Op.policy:type_name -> seg6x.v1.Policy
-	17, // 18: seg6x.v1.CommitRequest.ops:type_name -> seg6x.v1.Op
-	19, // 19: seg6x.v1.CommitReply.diff:type_name -> seg6x.v1.Diff
-	1,  // 20: seg6x.v1.State.options:type_name -> seg6x.v1.Options
-	2,  // 21: seg6x.v1.State.interfaces:type_name -> seg6x.v1.Interface
-	6,  // 22: seg6x.v1.State.tenants:type_name -> seg6x.v1.Tenant
-	11, // 23: seg6x.v1.State.routes:type_name -> seg6x.v1.Route
-	15, // 24: seg6x.v1.State.sids:type_name -> seg6x.v1.Sid
-	3,  // 25: seg6x.v1.State.domain:type_name -> seg6x.v1.Domain
-	8,  // 26: seg6x.v1.State.bgp:type_name -> seg6x.v1.Bgp
-	12, // 27: seg6x.v1.State.policies:type_name -> seg6x.v1.Policy
-	21, // 28: seg6x.v1.ApplyStateRequest.state:type_name -> seg6x.v1.State
-	21, // 29: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
-	26, // 30: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
-	26, // 31: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
-	51, // 32: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
-	52, // 33: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
-	27, // 34: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
-	28, // 35: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
-	30, // 36: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
-	2,  // 37: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
-	4,  // 38: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
-	3,  // 39: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
-	34, // 40: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
-	36, // 41: seg6x.v1.KernelReply.vxlans:type_name -> seg6x.v1.KernelVxlan
-	37, // 42: seg6x.v1.KernelReply.fdb:type_name -> seg6x.v1.KernelFdb
-	39, // 43: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
-	40, // 44: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
-	40, // 45: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
-	42, // 46: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
-	45, // 47: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
-	44, // 48: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
-	44, // 49: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
-	46, // 50: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
-	47, // 51: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
-	21, // 52: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
-	46, // 53: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
-	26, // 54: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
-	26, // 55: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
-	18, // 56: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
-	22, // 57: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
-	23, // 58: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
-	25, // 59: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
-	31, // 60: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
-	33, // 61: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
-	38, // 62: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
-	43, // 63: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
-	49, // 64: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
-	20, // 65: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
-	20, // 66: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
-	24, // 67: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
-	29, // 68: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
-	32, // 69: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
-	35, // 70: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
-	41, // 71: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
-	48, // 72: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
-	50, // 73: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
-	65, // [65:74] is the sub-list for method output_type
-	56, // [56:65] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	11, // 7: seg6x.v1.RouteSet.route:type_name -> seg6x.v1.Route
+	11, // 8: seg6x.v1.TenantRoutes.routes:type_name -> seg6x.v1.Route
+	0,  // 9: seg6x.v1.Op.kind:type_name -> seg6x.v1.Op.Kind
+	1,  // 10: seg6x.v1.Op.options:type_name -> seg6x.v1.Options
+	2,  // 11: seg6x.v1.Op.interface:type_name -> seg6x.v1.Interface
+	6,  // 12: seg6x.v1.Op.tenant:type_name -> seg6x.v1.Tenant
+	11, // 13: seg6x.v1.Op.route:type_name -> seg6x.v1.Route
+	15, // 14: seg6x.v1.Op.sid:type_name -> seg6x.v1.Sid
+	17, // 15: seg6x.v1.Op.tenant_routes:type_name -> seg6x.v1.TenantRoutes
+	3,  // 16: seg6x.v1.Op.domain:type_name -> seg6x.v1.Domain
+	8,  // 17: seg6x.v1.Op.bgp:type_name -> seg6x.v1.Bgp
+	12, // 18: seg6x.v1.Op.policy:type_name -> seg6x.v1.Policy
+	16, // 19: seg6x.v1.Op.route_set:type_name -> seg6x.v1.RouteSet
+	18, // 20: seg6x.v1.CommitRequest.ops:type_name -> seg6x.v1.Op
+	20, // 21: seg6x.v1.CommitReply.diff:type_name -> seg6x.v1.Diff
+	1,  // 22: seg6x.v1.State.options:type_name -> seg6x.v1.Options
+	2,  // 23: seg6x.v1.State.interfaces:type_name -> seg6x.v1.Interface
+	6,  // 24: seg6x.v1.State.tenants:type_name -> seg6x.v1.Tenant
+	11, // 25: seg6x.v1.State.routes:type_name -> seg6x.v1.Route
+	15, // 26: seg6x.v1.State.sids:type_name -> seg6x.v1.Sid
+	3,  // 27: seg6x.v1.State.domain:type_name -> seg6x.v1.Domain
+	8,  // 28: seg6x.v1.State.bgp:type_name -> seg6x.v1.Bgp
+	12, // 29: seg6x.v1.State.policies:type_name -> seg6x.v1.Policy
+	22, // 30: seg6x.v1.ApplyStateRequest.state:type_name -> seg6x.v1.State
+	22, // 31: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
+	27, // 32: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
+	27, // 33: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
+	52, // 34: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
+	53, // 35: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
+	28, // 36: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
+	29, // 37: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
+	31, // 38: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
+	2,  // 39: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
+	4,  // 40: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
+	3,  // 41: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
+	35, // 42: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
+	37, // 43: seg6x.v1.KernelReply.vxlans:type_name -> seg6x.v1.KernelVxlan
+	38, // 44: seg6x.v1.KernelReply.fdb:type_name -> seg6x.v1.KernelFdb
+	40, // 45: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
+	41, // 46: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
+	41, // 47: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
+	43, // 48: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
+	46, // 49: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
+	45, // 50: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
+	45, // 51: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
+	47, // 52: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
+	48, // 53: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
+	22, // 54: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
+	47, // 55: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
+	27, // 56: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
+	27, // 57: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
+	19, // 58: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
+	23, // 59: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
+	24, // 60: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
+	26, // 61: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
+	32, // 62: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
+	34, // 63: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
+	39, // 64: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
+	44, // 65: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
+	50, // 66: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
+	21, // 67: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
+	21, // 68: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
+	25, // 69: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
+	30, // 70: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
+	33, // 71: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
+	36, // 72: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
+	42, // 73: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
+	49, // 74: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
+	51, // 75: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
+	67, // [67:76] is the sub-list for method output_type
+	58, // [58:67] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_seg6x_proto_init() }
@@ -5147,7 +5227,7 @@ func file_seg6x_proto_init() {
 	if File_seg6x_proto != nil {
 		return
 	}
-	file_seg6x_proto_msgTypes[16].OneofWrappers = []any{
+	file_seg6x_proto_msgTypes[17].OneofWrappers = []any{
 		(*Op_Options)(nil),
 		(*Op_Interface)(nil),
 		(*Op_Tenant)(nil),
@@ -5157,9 +5237,10 @@ func file_seg6x_proto_init() {
 		(*Op_Domain)(nil),
 		(*Op_Bgp)(nil),
 		(*Op_Policy)(nil),
+		(*Op_RouteSet)(nil),
 	}
-	file_seg6x_proto_msgTypes[41].OneofWrappers = []any{}
-	file_seg6x_proto_msgTypes[47].OneofWrappers = []any{
+	file_seg6x_proto_msgTypes[42].OneofWrappers = []any{}
+	file_seg6x_proto_msgTypes[48].OneofWrappers = []any{
 		(*TraceEvent_Record)(nil),
 		(*TraceEvent_Summary)(nil),
 	}
@@ -5169,7 +5250,7 @@ func file_seg6x_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seg6x_proto_rawDesc), len(file_seg6x_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   52,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

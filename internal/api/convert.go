@@ -95,7 +95,7 @@ func (p *parser) errOf(name func() string) error {
 
 func routeFromPB(r *pb.Route) (state.Route, error) {
 	p := &parser{}
-	out := state.Route{Tenant: r.GetTenant(), Mode: r.GetMode()}
+	out := routeFields(p, r)
 	if r.GetPrefix() == "" {
 		p.fail("prefix", "missing")
 	} else if pf, err := netip.ParsePrefix(r.GetPrefix()); err != nil {
@@ -103,6 +103,12 @@ func routeFromPB(r *pb.Route) (state.Route, error) {
 	} else {
 		out.Prefix = pf
 	}
+	return out, p.errOf(func() string { return "route " + r.GetPrefix() + " tenant " + r.GetTenant() })
+}
+
+// routeFields converts every field of r but its prefix.
+func routeFields(p *parser, r *pb.Route) state.Route {
+	out := state.Route{Tenant: r.GetTenant(), Mode: r.GetMode()}
 	out.Segs = p.addrs("segs", r.GetSegs())
 	out.USIDs = usidsFromPB(p, "usids", r.GetUsids())
 	out.Src = p.addr("src", r.GetSrc(), true)
@@ -111,7 +117,47 @@ func routeFromPB(r *pb.Route) (state.Route, error) {
 	}
 	out.HopLimit = uint8(r.GetHoplimit())
 	out.Policy = r.GetPolicy()
-	return out, p.errOf(func() string { return "route " + r.GetPrefix() + " tenant " + r.GetTenant() })
+	return out
+}
+
+// maxSetErrors bounds the prefixes a route set's errors name (the rest are counted).
+const maxSetErrors = 10
+
+// routeSetFromPB converts a route set; for a deletion (del) only the tenant and the prefixes count.
+func routeSetFromPB(rs *pb.RouteSet, del bool) (*state.RouteSet, error) {
+	r := rs.GetRoute()
+	p := &parser{obj: fmt.Sprintf("route set of tenant %q", r.GetTenant())}
+	if r == nil {
+		p.fail("route", "missing (the fields every route of the set shares: tenant, segs, ...)")
+		return nil, p.err()
+	}
+	out := &state.RouteSet{}
+	if del {
+		out.Route.Tenant = r.GetTenant()
+	} else {
+		out.Route = routeFields(p, r)
+	}
+	if r.GetPrefix() != "" {
+		p.fail("route.prefix", "%q: leave it empty, the set's prefixes give each route its own", r.GetPrefix())
+	}
+	if len(rs.GetPrefixes()) == 0 {
+		p.fail("prefixes", "missing (one prefix per route)")
+	}
+	out.Prefixes = make([]netip.Prefix, len(rs.GetPrefixes()))
+	bad := 0
+	for i, s := range rs.GetPrefixes() {
+		pf, err := netip.ParsePrefix(s)
+		if err != nil {
+			if bad++; bad <= maxSetErrors {
+				p.fail(fmt.Sprintf("prefixes[%d]", i), "%q is not a prefix (ADDR/LEN)", s)
+			}
+		}
+		out.Prefixes[i] = pf
+	}
+	if bad > maxSetErrors {
+		p.fail("prefixes", "%d more are not prefixes", bad-maxSetErrors)
+	}
+	return out, p.err()
 }
 
 func usidsFromPB(p *parser, field string, u *pb.USIDList) *state.USIDList {
@@ -356,6 +402,12 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 			return op, err
 		}
 		op.Route = &r
+	case *pb.Op_RouteSet:
+		rs, err := routeSetFromPB(obj.RouteSet, op.Kind == state.OpDelete)
+		if err != nil {
+			return op, err
+		}
+		op.RouteSet = rs
 	case *pb.Op_Sid:
 		s, err := sidFromPB(obj.Sid)
 		if err != nil && !(op.Kind == state.OpDelete && s.SID.IsValid()) {
@@ -393,7 +445,7 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 		}
 		op.TenantRoutes = tr
 	default:
-		return op, &state.FieldError{Object: "object", Reason: "missing (set one of options, domain, interface, tenant, route, sid, tenant_routes, bgp, policy)"}
+		return op, &state.FieldError{Object: "object", Reason: "missing (set one of options, domain, interface, tenant, route, route_set, sid, tenant_routes, bgp, policy)"}
 	}
 	return op, nil
 }
@@ -420,6 +472,13 @@ func OpToPB(op state.Op) *pb.Op {
 		out.Object = &pb.Op_Tenant{Tenant: tenantToPB(op.Tenant)}
 	case op.Route != nil:
 		out.Object = &pb.Op_Route{Route: routeToPB(op.Route)}
+	case op.RouteSet != nil:
+		rs := &pb.RouteSet{Route: routeToPB(&op.RouteSet.Route), Prefixes: make([]string, len(op.RouteSet.Prefixes))}
+		rs.Route.Prefix = ""
+		for i, p := range op.RouteSet.Prefixes {
+			rs.Prefixes[i] = p.String()
+		}
+		out.Object = &pb.Op_RouteSet{RouteSet: rs}
 	case op.SID != nil:
 		out.Object = &pb.Op_Sid{Sid: sidToPB(op.SID)}
 	case op.BGP != nil:

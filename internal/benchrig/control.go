@@ -7,12 +7,14 @@ package benchrig
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -26,8 +28,9 @@ import (
 
 // ControlResult is one row of `seg6x bench control`.
 type ControlResult struct {
-	Object       string  `json:"object"` // "routes" or "sids"
+	Object       string  `json:"object"` // "routes" (one operation each), "route-sets" (RouteSet operations) or "sids"
 	Count        int     `json:"count"`
+	InFlight     int     `json:"in_flight"` // commits the client kept outstanding while loading
 	Tenants      int     `json:"tenants,omitempty"`
 	Policies     int     `json:"policies,omitempty"`
 	LoadSeconds  float64 `json:"load_seconds"`
@@ -70,22 +73,42 @@ func controlRoute(i int) *pb.Route {
 		Segs: controlSegs[i%controlPolicies], Src: "fc00:1::1"}
 }
 
+// controlRouteSets is routes lo..hi-1 (of one tenant) as route sets, one per segment list.
+func controlRouteSets(lo, hi int) []*pb.Op {
+	var ops []*pb.Op
+	for j := lo; j < min(hi, lo+controlPolicies); j++ {
+		rt := controlRoute(j)
+		rt.Prefix = ""
+		rs := &pb.RouteSet{Route: rt}
+		for i := j; i < hi; i += controlPolicies {
+			rs.Prefixes = append(rs.Prefixes, netip.PrefixFrom(nthAddr4(i), 32).String())
+		}
+		ops = append(ops, &pb.Op{Kind: pb.Op_ADD, Object: &pb.Op_RouteSet{RouteSet: rs}})
+	}
+	return ops
+}
+
 // RunControl measures loads of each route count and SID count. It must run inside a namespace made
 // for it: it creates a veth pair there for the tenant ports.
-func RunControl(routeCounts, sidCounts []int) ([]ControlResult, error) {
+// routeKinds are the route loads' forms (ControlResult.Object): "routes" (one Route operation per
+// route), "route-sets" (RouteSet operations, one per tenant and segment list in each commit).
+// inFlight is how many commits the client keeps outstanding (1: one at a time).
+func RunControl(routeCounts, sidCounts []int, routeKinds []string, inFlight int) ([]ControlResult, error) {
 	if err := testsupport.Run("ip", "link", "add", "cp0", "type", "veth", "peer", "name", "cp1"); err != nil {
 		return nil, err
 	}
 	var res []ControlResult
 	for _, n := range routeCounts {
-		r, err := controlOnce("routes", n)
-		if err != nil {
-			return res, err
+		for _, kind := range routeKinds {
+			r, err := controlOnce(kind, n, inFlight)
+			if err != nil {
+				return res, err
+			}
+			res = append(res, r)
 		}
-		res = append(res, r)
 	}
 	for _, n := range sidCounts {
-		r, err := controlOnce("sids", n)
+		r, err := controlOnce("sids", n, inFlight)
 		if err != nil {
 			return res, err
 		}
@@ -96,13 +119,13 @@ func RunControl(routeCounts, sidCounts []int) ([]ControlResult, error) {
 
 const commitBatch = 50000
 
-func controlOnce(kind string, n int) (ControlResult, error) {
-	r := ControlResult{Object: kind, Count: n}
+func controlOnce(kind string, n, inFlight int) (ControlResult, error) {
+	r := ControlResult{Object: kind, Count: n, InFlight: max(inFlight, 1)}
 	if kind == "sids" && n+1 > state.MaxSIDs-1 {
 		r.NotSupported = fmt.Sprintf("more than the %d SIDs the maps hold", state.MaxSIDs-1)
 		return r, nil
 	}
-	if kind == "routes" && n+1 > state.MaxRoutes4/2 {
+	if kind != "sids" && n+1 > state.MaxRoutes4/2 {
 		r.NotSupported = fmt.Sprintf("more than the %d IPv4 routes the maps hold", state.MaxRoutes4/2)
 		return r, nil
 	}
@@ -128,28 +151,67 @@ func controlOnce(kind string, n int) (ControlResult, error) {
 	}
 	start, cpu0 := time.Now(), cpuSeconds()
 	var ops []*pb.Op
-	if kind == "routes" {
+	if kind != "sids" {
 		r.Tenants = (n + routesPerTenant - 1) / routesPerTenant
 		for t := 0; t < r.Tenants; t++ {
 			ops = append(ops, &pb.Op{Kind: pb.Op_ADD, Object: &pb.Op_Tenant{Tenant: &pb.Tenant{Name: fmt.Sprintf("t%d", t),
 				Table: uint32(100 + t), Ports: []*pb.Port{{Dev: "cp0", Vlan: uint32(10 + t)}}}}})
 		}
 	}
-	for i := 0; i < n; i++ {
-		if kind == "routes" {
-			ops = append(ops, &pb.Op{Kind: pb.Op_ADD, Object: &pb.Op_Route{Route: controlRoute(i)}})
-		} else {
-			ops = append(ops, &pb.Op{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: nthSID(i).String(), Action: "End"}}})
+	// send commits ops: the first (tenants) before anything else, the rest with up to inFlight
+	// commits outstanding (1: each waits for the previous reply before the next batch is made).
+	var wg sync.WaitGroup
+	var sendErr error
+	var mu sync.Mutex
+	slots := make(chan struct{}, max(inFlight, 1))
+	first := true
+	send := func(ops []*pb.Op) error {
+		if first || inFlight <= 1 {
+			first = false
+			return commit(ops)
 		}
-		if len(ops) >= commitBatch {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			if err := commit(ops); err != nil {
+				mu.Lock()
+				sendErr = errors.Join(sendErr, err)
+				mu.Unlock()
+			}
+			<-slots
+		}()
+		return nil
+	}
+	for i := 0; i < n; {
+		switch kind {
+		case "routes":
+			ops = append(ops, &pb.Op{Kind: pb.Op_ADD, Object: &pb.Op_Route{Route: controlRoute(i)}})
+			i++
+		case "route-sets":
+			// The next routes up to the batch's size or the tenant's end, as one set per segment list.
+			hi := min(n, i+commitBatch-len(ops), (i/routesPerTenant+1)*routesPerTenant)
+			ops = append(ops, controlRouteSets(i, hi)...)
+			i = hi
+		default:
+			ops = append(ops, &pb.Op{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: nthSID(i).String(), Action: "End"}}})
+			i++
+		}
+		if len(ops) >= commitBatch || kind == "route-sets" {
+			if err := send(ops); err != nil {
 				return r, err
 			}
-			ops = ops[:0]
+			ops = nil
 		}
 	}
-	if err := commit(ops); err != nil {
-		return r, err
+	if len(ops) > 0 {
+		if err := send(ops); err != nil {
+			return r, err
+		}
+	}
+	wg.Wait()
+	if sendErr != nil {
+		return r, sendErr
 	}
 	r.LoadSeconds, r.LoadCPU = time.Since(start).Seconds(), cpuSeconds()-cpu0
 	r.PerSecond = float64(n) / r.LoadSeconds
@@ -159,7 +221,7 @@ func controlOnce(kind string, n int) (ControlResult, error) {
 	var lat []time.Duration
 	for k := 0; k < 21; k++ {
 		var op *pb.Op
-		if kind == "routes" {
+		if kind != "sids" {
 			rt := &pb.Route{Tenant: "t0", Prefix: fmt.Sprintf("198.18.255.%d/32", k), Segs: []string{"fc00:2::1"}, Src: "fc00:1::1"}
 			if n < routesPerTenant {
 				rt.Prefix = netip.PrefixFrom(nthAddr4(n+k), 32).String()
@@ -179,7 +241,7 @@ func controlOnce(kind string, n int) (ControlResult, error) {
 	slices.Sort(lat)
 	r.UpdateMillis = float64(lat[len(lat)/2].Microseconds()) / 1000
 
-	if kind == "routes" {
+	if kind != "sids" {
 		// Swap tenant t0's whole table for one with every segment list shifted by one.
 		tr := &pb.TenantRoutes{Tenant: "t0"}
 		for i := 0; i < min(n, routesPerTenant); i++ {

@@ -302,14 +302,19 @@ func parseCounts(s string) ([]int, error) {
 }
 
 func benchControlCmd() *cobra.Command {
-	var routes, sids, cpuProfile string
+	var routes, sids, cpuProfile, routeForm string
+	var inFlight int
 	c := &cobra.Command{
-		Use:   "control [--routes 10000,100000,1000000] [--sids 100000] [--cpu-profile FILE]",
+		Use:   "control [--routes 10000,100000,1000000] [--route-form both] [--in-flight 1] [--sids 100000] [--cpu-profile FILE]",
 		Short: "Control-plane rates: load N encap routes / local SIDs, one more update, a table swap, memory",
 		Long: `Loads N encap routes or N End SIDs through the control API (the same gRPC server the daemon runs,
-in-process) into a scratch instance inside a namespace of its own, in commits of 50000 operations,
-and times it. Routes are IPv4 /32s inside 198.18.0.0/15, 131072 per tenant (so 1M routes use 8
-tenants), over 1000 distinct segment lists (shared SR policies). Then: the median latency of one
+in-process) into a scratch instance inside a namespace of its own, in commits of 50000 routes or
+SIDs, and times it. Routes are IPv4 /32s inside 198.18.0.0/15, 131072 per tenant (so 1M routes use 8
+tenants), over 1000 distinct segment lists (shared SR policies); sent as one Route operation
+each (OBJECTS "routes"), as RouteSet operations (the bulk form: every route of a tenant and segment
+list in a commit as one operation, "route-sets"), or both (--route-form); by default one commit at
+a time, --in-flight N keeps N outstanding (the server commits them one after the other, but
+receives and decodes the next while it commits one). Then: the median latency of one
 more object (one commit each), the time to swap one tenant's whole table, the kernel memory of the
 maps (memlock) and the Go heap of the control plane. --cpu-profile writes a Go CPU profile of the
 whole run (read it with 'go tool pprof -top bin/seg6x FILE').`,
@@ -338,7 +343,14 @@ whole run (read it with 'go tool pprof -top bin/seg6x FILE').`,
 				}
 				defer pprof.StopCPUProfile()
 			}
-			res, err := benchrig.RunControl(rc, sc)
+			if inFlight < 1 {
+				return fmt.Errorf("--in-flight %d: want 1 or more", inFlight)
+			}
+			kinds := map[string][]string{"ops": {"routes"}, "sets": {"route-sets"}, "both": {"routes", "route-sets"}}[routeForm]
+			if kinds == nil {
+				return fmt.Errorf("--route-form %q: want ops, sets or both", routeForm)
+			}
+			res, err := benchrig.RunControl(rc, sc, kinds, inFlight)
 			if err != nil {
 				return err
 			}
@@ -356,7 +368,11 @@ whole run (read it with 'go tool pprof -top bin/seg6x FILE').`,
 				if r.SwapRoutes > 0 {
 					swap = fmt.Sprintf("%.0f (%d)", r.SwapMillis, r.SwapRoutes)
 				}
-				fmt.Fprintf(w, "%s\t%d\t%.2f\t%.2f\t%.0f\t%.2f\t%s\t%.0f\t%.0f\n", r.Object, r.Count, r.LoadSeconds, r.LoadCPU, r.PerSecond,
+				obj := r.Object
+				if r.InFlight > 1 {
+					obj = fmt.Sprintf("%s (%d in flight)", obj, r.InFlight)
+				}
+				fmt.Fprintf(w, "%s\t%d\t%.2f\t%.2f\t%.0f\t%.2f\t%s\t%.0f\t%.0f\n", obj, r.Count, r.LoadSeconds, r.LoadCPU, r.PerSecond,
 					r.UpdateMillis, swap, r.MapMiB, r.HeapMiB)
 			}
 			return w.Flush()
@@ -364,6 +380,8 @@ whole run (read it with 'go tool pprof -top bin/seg6x FILE').`,
 	}
 	c.Flags().StringVar(&routes, "routes", "10000,100000,1000000", "route counts to load")
 	c.Flags().StringVar(&sids, "sids", "100000", "SID counts to load (0: none)")
+	c.Flags().StringVar(&routeForm, "route-form", "both", "how routes are sent: ops (one Route operation each), sets (RouteSet operations, one per tenant and segment list per commit), both")
+	c.Flags().IntVar(&inFlight, "in-flight", 1, "commits the loading client keeps outstanding (1: each waits for the previous reply; 2: the next batch is made and sent while the server commits one)")
 	c.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write a Go CPU profile of the run to this file")
 	return c
 }

@@ -41,11 +41,19 @@ type Op struct {
 	Interface    *Interface
 	Tenant       *Tenant
 	Route        *Route
+	RouteSet     *RouteSet
 	SID          *SID
 	TenantRoutes *TenantRoutes
 	BGP          *BGP // OpReplace or OpDelete (the whole section)
 	Policy       *Policy
 	VXLAN        *VXLAN // the kernel mirror's only (vxlan.go)
+}
+
+// RouteSet is one route per prefix, each with every other field of Route (whose Prefix is not used):
+// the operation is applied to each in turn, as if each were an operation of its own.
+type RouteSet struct {
+	Route    Route
+	Prefixes []netip.Prefix
 }
 
 // TenantRoutes replaces every route of a tenant in one step: traffic sees the old table or the new
@@ -101,7 +109,9 @@ type change struct {
 	vxlans       map[string]vxlanBefore
 	newPols      []*policy
 	pols         map[*policy]int // policies whose refcount changed: what it was before (rollback restores it)
-	undo         []func()
+	undo         []undoStep
+	routeUndos   []routeUndo // the records route steps of undo point into, allocated in blocks
+	rt           *runtime    // the state the change is made to
 	diff         *Diff
 }
 
@@ -131,23 +141,64 @@ func (c *change) routeChanges(rt *runtime) []routeChange {
 }
 
 // newChange starts a change of ops (its route map sized for their routes).
-func newChange(ops []Op) *change {
+func newChange(rt *runtime, ops []Op) *change {
 	n := 0
 	for _, op := range ops {
 		if op.Route != nil {
 			n++
 		}
+		if op.RouteSet != nil {
+			n += len(op.RouteSet.Prefixes)
+		}
 	}
-	return &change{ifaces: map[string]ifaceBefore{}, tenants: map[string]*tenantBefore{},
+	return &change{rt: rt, ifaces: map[string]ifaceBefore{}, tenants: map[string]*tenantBefore{},
 		routes: make(map[routeKey]routeEdit, n), swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
 		named: map[string]namedBefore{}, vxlans: map[string]vxlanBefore{}, pols: map[*policy]int{}, diff: &Diff{Added: []string{}, Changed: []string{}, Removed: []string{}}}
 }
 
-func (c *change) onUndo(f func()) { c.undo = append(c.undo, f) }
+func (c *change) onUndo(f func()) { c.undo = append(c.undo, undoStep{f: f}) }
+
+// undoStep is one step of a change's undo log: f, or (f nil) a route set back as it was. Routes
+// come by the million: theirs is a record, not a closure allocated each.
+type undoStep struct {
+	f     func()
+	route *routeUndo
+}
+
+// routeUndo is what setRoute changed: the route for prefix of tenant t, set to pol (nil: removed)
+// from old, with its origin and uSID notation before.
+type routeUndo struct {
+	t         *tenantRT
+	prefix    netip.Prefix
+	pol, old  *policy
+	oldOrigin Origin
+	oldUSIDs  *USIDList
+}
+
+func (u *routeUndo) undo(rt *runtime) {
+	t, fam := u.t, famOf(u.prefix)
+	if u.pol != nil {
+		t.countRoute(u.prefix, -1)
+		rt.nroutes[fam]--
+	}
+	if u.old != nil {
+		t.routes[u.prefix] = u.old
+		t.countRoute(u.prefix, 1)
+		rt.nroutes[fam]++
+	} else {
+		delete(t.routes, u.prefix)
+	}
+	t.setOrigin(u.prefix, u.oldOrigin)
+	t.setUSIDs(u.prefix, u.oldUSIDs)
+}
 
 func (c *change) rollback() {
 	for i := len(c.undo) - 1; i >= 0; i-- {
-		c.undo[i]()
+		if u := c.undo[i]; u.f != nil {
+			u.f()
+		} else {
+			u.route.undo(c.rt)
+		}
 	}
 	c.undo = nil
 	for p, refs := range c.pols {
@@ -191,7 +242,7 @@ func (c *change) touchTenant(r *runtime, name string) {
 func (s *Store) apply(c *change, op Op) error {
 	n := 0
 	for _, set := range []bool{op.Options != nil, op.Domain != nil, op.Interface != nil, op.Tenant != nil, op.Route != nil,
-		op.SID != nil, op.TenantRoutes != nil, op.BGP != nil, op.Policy != nil, op.VXLAN != nil} {
+		op.RouteSet != nil, op.SID != nil, op.TenantRoutes != nil, op.BGP != nil, op.Policy != nil, op.VXLAN != nil} {
 		if set {
 			n++
 		}
@@ -213,6 +264,8 @@ func (s *Store) apply(c *change, op Op) error {
 		return s.applyTenant(c, op)
 	case op.Route != nil:
 		return s.applyRoute(c, op)
+	case op.RouteSet != nil:
+		return s.applyRouteSet(c, op)
 	case op.SID != nil:
 		return s.applySID(c, op)
 	case op.BGP != nil:
@@ -497,9 +550,8 @@ func (s *Store) unref(c *change, p *policy) {
 }
 
 // setRoute points prefix of tenant t at pol (nil: removes it) on behalf of origin o, written as u
-// (Route.USIDs, nil when none), keeping counts and the undo log.
-func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, pol *policy, o Origin, u *USIDList) {
-	old := t.routes[prefix]
+// (Route.USIDs, nil when none), keeping counts and the undo log; old is its policy now (nil: none).
+func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, old, pol *policy, o Origin, u *USIDList) {
 	oldOrigin, oldUSIDs := t.routeOrigin(prefix), t.usids[prefix]
 	if pol != nil {
 		t.setOrigin(prefix, o)
@@ -508,10 +560,7 @@ func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, pol *polic
 		t.setOrigin(prefix, t.Origin)
 		t.setUSIDs(prefix, nil)
 	}
-	fam := 0
-	if prefix.Addr().Is6() {
-		fam = 1
-	}
+	fam := famOf(prefix)
 	if old != nil {
 		s.unref(c, old)
 		t.countRoute(prefix, -1)
@@ -524,21 +573,11 @@ func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, pol *polic
 	} else {
 		delete(t.routes, prefix)
 	}
-	c.onUndo(func() {
-		if pol != nil {
-			t.countRoute(prefix, -1)
-			s.rt.nroutes[fam]--
-		}
-		if old != nil {
-			t.routes[prefix] = old
-			t.countRoute(prefix, 1)
-			s.rt.nroutes[fam]++
-		} else {
-			delete(t.routes, prefix)
-		}
-		t.setOrigin(prefix, oldOrigin)
-		t.setUSIDs(prefix, oldUSIDs)
-	})
+	if len(c.routeUndos) == cap(c.routeUndos) { // a new block: the records taken so far stay where they are
+		c.routeUndos = make([]routeUndo, 0, min(max(2*cap(c.routeUndos), 64), 65536))
+	}
+	c.routeUndos = append(c.routeUndos, routeUndo{t: t, prefix: prefix, pol: pol, old: old, oldOrigin: oldOrigin, oldUSIDs: oldUSIDs})
+	c.undo = append(c.undo, undoStep{route: &c.routeUndos[len(c.routeUndos)-1]})
 }
 
 // mayAddRoutes: origin o may put routes into tenant t. A route belongs to its tenant's origin, except
@@ -602,10 +641,27 @@ func (s *Store) applyRoute(c *change, op Op) error {
 	}
 	// A new or changed route keeps the reference acquire took. Only the notation changed (the same
 	// policy): nothing is written to the data plane, the change is saved.
-	s.setRoute(c, t, r.Prefix, pol, op.Origin, r.USIDs)
+	s.setRoute(c, t, r.Prefix, old, pol, op.Origin, r.USIDs)
 	e.after = pol
 	c.routes[k] = e
 	c.note(op.Kind, old != nil, obj)
+	return nil
+}
+
+// applyRouteSet applies op to each route of its set in turn (the first error stops it; the commit
+// then undoes the whole change).
+func (s *Store) applyRouteSet(c *change, op Op) error {
+	set := op.RouteSet
+	r := set.Route
+	one := op
+	one.RouteSet, one.Route = nil, &r
+	for _, p := range set.Prefixes {
+		r = set.Route
+		r.Prefix = p
+		if err := s.applyRoute(c, one); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -210,7 +210,7 @@ func (e *OpError) Unwrap() error { return e.Err }
 // leave, then the maps are written in a safe order. On any error nothing is changed (written map
 // entries are restored). With dryRun nothing is written; the returned Diff says what would change.
 func (s *Store) Commit(ops []Op, dryRun bool) (*Diff, error) {
-	c := newChange(ops)
+	c := newChange(s.rt, ops)
 	for i, op := range ops {
 		if err := s.apply(c, op); err != nil {
 			c.rollback()
@@ -301,7 +301,7 @@ func (s *Store) Preview(desired State, f func(st *Store)) (*Diff, error) {
 		return nil, err
 	}
 	plan := s.Plan(&next)
-	c := newChange(plan)
+	c := newChange(s.rt, plan)
 	defer c.rollback()
 	for i, op := range plan {
 		if err := s.apply(c, op); err != nil {
