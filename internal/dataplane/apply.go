@@ -27,6 +27,19 @@ func (t *txn) do(desc string, f, undo func() error) error {
 	return nil
 }
 
+// doPart is do for an f that may fail part way (a batch of map writes, some made): undo, which must
+// be harmless for the part not done, also runs when f fails, and both errors are reported.
+func (t *txn) doPart(desc string, f, undo func() error) error {
+	if err := f(); err != nil {
+		if uerr := undo(); uerr != nil {
+			return fmt.Errorf("%s: %w (and undoing the part written: %v)", desc, err, uerr)
+		}
+		return fmt.Errorf("%s: %w", desc, err)
+	}
+	t.undo = append(t.undo, undo)
+	return nil
+}
+
 func (t *txn) rollback() error {
 	var errs []error
 	for i := len(t.undo) - 1; i >= 0; i-- {
@@ -48,7 +61,8 @@ type entry[K, V any] struct {
 
 const batchSize = 8192
 
-// putBatch writes es in batches; undo restores the old values and removes new keys.
+// putBatch writes es in batches; undo restores the old values and removes new keys (a batch that
+// fails part way is undone at once: the kernel may have written its first entries).
 func putBatch[K, V any](t *txn, m *ebpf.Map, es []entry[K, V]) error {
 	for lo := 0; lo < len(es); lo += batchSize {
 		chunk := es[lo:min(lo+batchSize, len(es))]
@@ -57,7 +71,7 @@ func putBatch[K, V any](t *txn, m *ebpf.Map, es []entry[K, V]) error {
 		for i, e := range chunk {
 			keys[i], vals[i] = e.k, e.v
 		}
-		err := t.do(fmt.Sprintf("write %d entries to %s", len(chunk), m), func() error {
+		err := t.doPart(fmt.Sprintf("write %d entries to %s", len(chunk), m), func() error {
 			if len(chunk) > 1 {
 				if _, err := m.BatchUpdate(keys, vals, nil); !errors.Is(err, ebpf.ErrNotSupported) {
 					return err
@@ -85,7 +99,7 @@ func deleteBatch[K, V any](t *txn, m *ebpf.Map, es []entry[K, V]) error {
 		for i, e := range chunk {
 			keys[i] = e.k
 		}
-		err := t.do(fmt.Sprintf("delete %d entries from %s", len(chunk), m), func() error {
+		err := t.doPart(fmt.Sprintf("delete %d entries from %s", len(chunk), m), func() error {
 			if len(chunk) > 1 {
 				if _, err := m.BatchDelete(keys, nil); err == nil {
 					return nil

@@ -109,6 +109,7 @@ type change struct {
 	vxlans       map[string]vxlanBefore
 	newPols      []*policy
 	pols         map[*policy]int // policies whose refcount changed: what it was before (rollback restores it)
+	lastPol      *policy // the policy acquire found or made last (policies leave the map only after a commit)
 	undo         []undoStep
 	routeUndos   []routeUndo // the records route steps of undo point into, allocated in blocks
 	rt           *runtime    // the state the change is made to
@@ -512,7 +513,10 @@ func (s *Store) acquire(c *change, q policyReq) (*policy, error) {
 	}
 	var buf [128]byte
 	kb := appendPolicyKey(buf[:0], q.inner6, q.mode, q.segs, q.src, q.hopLimit)
-	p := s.rt.policies[string(kb)]
+	p := c.lastPol // routes in bulk come in runs of one segment list: the last answer first
+	if p == nil || p.key != string(kb) {
+		p = s.rt.policies[string(kb)]
+	}
 	if p == nil {
 		key := string(kb)
 		used := q.src
@@ -539,6 +543,7 @@ func (s *Store) acquire(c *change, q policyReq) (*policy, error) {
 		})
 	}
 	c.ref(p, 1)
+	c.lastPol = p
 	return p, nil
 }
 
