@@ -18,9 +18,11 @@ func (d *nullDP) Apply(steps []Step) (func() error, error) {
 	}
 	return func() error { return nil }, nil
 }
-func (d *nullDP) Reconcile(*Image, ProgramOptions) (*ReconcileReport, error) { return &ReconcileReport{}, nil }
-func (d *nullDP) Fresh() bool                                               { return true }
-func (d *nullDP) Close()                                                    {}
+func (d *nullDP) Reconcile(*Image, ProgramOptions) (*ReconcileReport, error) {
+	return &ReconcileReport{}, nil
+}
+func (d *nullDP) Fresh() bool { return true }
+func (d *nullDP) Close()      {}
 
 // BenchmarkLoadRouteSets: 1M /32 routes over 8 tenants and 1000 segment lists, commits of 50000.
 func BenchmarkLoadRouteSets(b *testing.B) {

@@ -109,7 +109,7 @@ type change struct {
 	vxlans       map[string]vxlanBefore
 	newPols      []*policy
 	pols         map[*policy]int // policies whose refcount changed: what it was before (rollback restores it)
-	lastPol      *policy // the policy acquire found or made last (policies leave the map only after a commit)
+	lastPol      *policy         // the policy acquire found or made last (policies leave the map only after a commit)
 	undo         []undoStep
 	routeUndos   []routeUndo // the records route steps of undo point into, allocated in blocks
 	rt           *runtime    // the state the change is made to
