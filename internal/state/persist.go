@@ -549,10 +549,14 @@ func (r *runtime) rebuildPools() {
 	r.groupIDs.rebuild(used)
 }
 
-// appendJournal saves one commit, the records recs emits (size: about how many); the journal is
-// folded into a new snapshot once it outgrows it.
-func (s *Store) appendJournal(recs func(emit func(record)), size int) error {
-	b, err := appendJournalLine(make([]byte, 0, 256+64*size), s.gen+1, recs)
+// makeJournalLine is the journal line of generation gen holding recs (size: about how many).
+func makeJournalLine(gen uint64, recs func(emit func(record)), size int) ([]byte, error) {
+	return appendJournalLine(make([]byte, 0, 256+64*size), gen, recs)
+}
+
+// appendJournal saves one commit: line b (makeJournalLine's answer, with its error err) appended to the
+// journal, synced. The journal is folded into a new snapshot once it outgrows it (compactIfLarge).
+func (s *Store) appendJournal(b []byte, err error) error {
 	if err != nil {
 		return err
 	}

@@ -225,12 +225,25 @@ func (s *Store) Commit(ops []Op, dryRun bool) (*Diff, error) {
 		c.rollback()
 		return c.diff, nil
 	}
-	undo, err := s.dp.Apply(s.steps(c))
+	// The journal line is made (from the state as this commit leaves it, read only) while the kernel
+	// takes the map writes: on two CPUs a big commit costs the longer of the two, not both.
+	steps := s.steps(c)
+	type madeLine struct {
+		b   []byte
+		err error
+	}
+	made := make(chan madeLine, 1)
+	go func() {
+		b, err := makeJournalLine(s.gen+1, func(emit func(record)) { s.rt.changeRecords(c, emit) }, len(c.routes))
+		made <- madeLine{b, err}
+	}()
+	undo, err := s.dp.Apply(steps)
+	line := <-made
 	if err != nil {
 		c.rollback()
 		return nil, &WriteError{Err: err}
 	}
-	if err := s.appendJournal(func(emit func(record)) { s.rt.changeRecords(c, emit) }, len(c.routes)); err != nil {
+	if err := s.appendJournal(line.b, line.err); err != nil {
 		err = fmt.Errorf("saving state: %w", err)
 		if uerr := undo(); uerr != nil {
 			err = fmt.Errorf("%w (and restoring the data plane failed: %v)", err, uerr)
