@@ -116,7 +116,7 @@ static __always_inline void nh_fill(struct nh_entry *e, const struct bpf_fib_loo
 	__builtin_memcpy(e->smac, fib->smac, ETH_ALEN);
 }
 
-/* A generation map's value (nh_gen, vx_gen: one entry the control plane bumps) as last bumped. */
+/* A generation map's value (nh_gen, cache_gen: one entry the control plane bumps) as last bumped. */
 static __always_inline __u32 gen_now(void *map)
 {
 	__u32 zero = 0;
@@ -200,6 +200,20 @@ static __always_inline int fib6_slot(struct ctx_buff *ctx, struct bpf_fib_lookup
 	if (rc == BPF_FIB_LKUP_RET_SUCCESS)
 		nh_fill(&e->nh, fib, gen, len);
 	return rc;
+}
+
+/* Whether slot e answers, under fib6_slot's rules, for an outer IPv6 packet of len bytes from local
+ * to remote that entered on ifindex in: the caller then takes e's next hop without filling a FIB
+ * request. The traced build always goes through fib6_slot (its records name the FIB's answer). */
+static __always_inline int nh_slot_hit(const struct nh_slot *e, __u32 in, const __u8 *local, const __u8 *remote,
+				       __u32 len)
+{
+#ifdef SEG6X_TRACE
+	return 0;
+#else
+	return nh_cache_ns && e && e->in_ifindex == in && same16(e->remote, remote) && same16(e->local, local) &&
+	       nh_fresh(&e->nh, gen_now(&nh_gen), len);
+#endif
 }
 
 static __always_inline void ip4_dec_ttl(struct iphdr *iph)

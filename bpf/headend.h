@@ -41,7 +41,7 @@ static __always_inline int headend_v4(void *data, void *data_end, __u32 pkt_len,
 		return rc;
 	if ((void *)(iph + 1) > data_end)
 		return DROP_TRUNC_IP;
-	policy_id = route4_lookup(tv, iph->daddr);
+	policy_id = route4_cached(tv, iph->daddr);
 	if (!policy_id)
 		return PASS_NO_MATCH;
 	if ((iph->protocol == PROTO_TCP || iph->protocol == PROTO_UDP) && !(iph->frag_off & IP_MF_OFFSET_BE)) {
@@ -75,7 +75,7 @@ static __always_inline int headend_v6(void *data, void *data_end, __u32 pkt_len,
 		return DROP_TRUNC_IP;
 	__builtin_memcpy(&hi, &ip6->daddr, 8);
 	__builtin_memcpy(&lo, (__u8 *)&ip6->daddr + 8, 8);
-	policy_id = route6_lookup(tv, hi, lo);
+	policy_id = route6_cached(tv, hi, lo);
 	if (!policy_id)
 		return PASS_NO_MATCH;
 	if (ip6->nexthdr == PROTO_TCP || ip6->nexthdr == PROTO_UDP) {
@@ -98,7 +98,10 @@ static __always_inline int headend_v6(void *data, void *data_end, __u32 pkt_len,
 __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_val *tv)
 {
 	void *data, *data_end;
-	struct bpf_fib_lookup fib = {};
+	struct bpf_fib_lookup fib; /* filled only when the FIB is asked (nh_slot_hit: not) */
+	struct nh_slot *nh;
+	const __u8 *dmac, *smac;
+	__u32 out_ifindex;
 	struct encap_policy *pol;
 	struct inner in = {};
 	struct pkt pk = {}, *p = &pk;
@@ -145,33 +148,45 @@ __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_
 	if (!wire)
 		return verdict(PASS_GSO_UNSIZED, p->len);
 
-	fib.family = AF_INET6;
-	fib.ifindex = p->ifindex;
-	fib.tot_len = wire + hdr_len;
-	__builtin_memcpy(fib.ipv6_src, pol->hdr + 8, 16);
-	__builtin_memcpy(fib.ipv6_dst, pol->hdr + 24, 16);
-	if (in.syn_off) {
-		__u32 mss = tv->mss_clamp;
-		if (mss == MSS_CLAMP_AUTO)
-			mss = tunnel_mss(ctx, &fib, hdr_len, p->proto == ETH_P_IP_BE ? 20 : IPV6_HLEN);
-		mss_clamp(data, data_end, in.syn_off, mss);
-	}
 	slot = in.policy_id & (POLICY_NH_SLOTS - 1);
-	rc = fib6_slot(ctx, &fib, bpf_map_lookup_elem(&policy_nh, &slot));
-	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
-		return tunnel_too_big(ctx, p, tv, in.len, in.df, fib.mtu_result, hdr_len);
-	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH || rc == FIB_TX_NOT_ATTACHED)
-		to_kernel = fib_reason(rc);
-	else if (rc != BPF_FIB_LKUP_RET_SUCCESS)
-		return verdict(fib_reason(rc), p->len);
-	if (to_kernel) {
-		/* The kernel forwards the encapsulated packet (resolving the neighbor on the way): keep the
-		 * frame addressed to this node as it arrived. */
-		struct ethhdr *eth = data;
-		if ((void *)(eth + 1) > data_end)
-			return verdict(DROP_TRUNC_IP, p->len);
-		__builtin_memcpy(fib.dmac, eth->h_dest, ETH_ALEN);
-		__builtin_memcpy(fib.smac, eth->h_source, ETH_ALEN);
+	nh = bpf_map_lookup_elem(&policy_nh, &slot);
+	if (!in.syn_off && nh_slot_hit(nh, p->ifindex, pol->hdr + 8, pol->hdr + 24, wire + hdr_len)) {
+		/* The policy's next hop as this CPU last asked the FIB for it: no request to fill. */
+		out_ifindex = nh->nh.ifindex;
+		dmac = nh->nh.dmac;
+		smac = nh->nh.smac;
+	} else {
+		__builtin_memset(&fib, 0, sizeof(fib));
+		fib.family = AF_INET6;
+		fib.ifindex = p->ifindex;
+		fib.tot_len = wire + hdr_len;
+		__builtin_memcpy(fib.ipv6_src, pol->hdr + 8, 16);
+		__builtin_memcpy(fib.ipv6_dst, pol->hdr + 24, 16);
+		if (in.syn_off) {
+			__u32 mss = tv->mss_clamp;
+			if (mss == MSS_CLAMP_AUTO)
+				mss = tunnel_mss(ctx, &fib, hdr_len, p->proto == ETH_P_IP_BE ? 20 : IPV6_HLEN);
+			mss_clamp(data, data_end, in.syn_off, mss);
+		}
+		rc = fib6_slot(ctx, &fib, nh);
+		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
+			return tunnel_too_big(ctx, p, tv, in.len, in.df, fib.mtu_result, hdr_len);
+		if (rc == BPF_FIB_LKUP_RET_NO_NEIGH || rc == FIB_TX_NOT_ATTACHED)
+			to_kernel = fib_reason(rc);
+		else if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+			return verdict(fib_reason(rc), p->len);
+		if (to_kernel) {
+			/* The kernel forwards the encapsulated packet (resolving the neighbor on the way): keep
+			 * the frame addressed to this node as it arrived. */
+			struct ethhdr *eth = data;
+			if ((void *)(eth + 1) > data_end)
+				return verdict(DROP_TRUNC_IP, p->len);
+			__builtin_memcpy(fib.dmac, eth->h_dest, ETH_ALEN);
+			__builtin_memcpy(fib.smac, eth->h_source, ETH_ALEN);
+		}
+		out_ifindex = fib.ifindex;
+		dmac = fib.dmac;
+		smac = fib.smac;
 	}
 
 	/* Committed: drop any Ethernet padding, make room for the outer header, then forward the inner
@@ -192,7 +207,7 @@ __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_
 		return verdict(DROP_NO_ROOM, p->len);
 	if (ctx_store(ctx, ETH_HLEN, pol->hdr, hdr_len))
 		return verdict(DROP_NO_ROOM, p->len);
-	if (ctx_set_l2(ctx, ETH_HLEN, fib.dmac, fib.smac, 0, ETH_P_IPV6_BE))
+	if (ctx_set_l2(ctx, ETH_HLEN, dmac, smac, 0, ETH_P_IPV6_BE))
 		return verdict(DROP_NO_ROOM, p->len);
 
 	data = ctx_data(ctx);
@@ -204,5 +219,5 @@ __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_
 	o6->payload_len = bpf_htons(in.len + hdr_len - IPV6_HLEN);
 	if (to_kernel)
 		return verdict(to_kernel, p->len);
-	return redirect(fib.ifindex, p->len);
+	return redirect(out_ifindex, p->len);
 }

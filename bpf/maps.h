@@ -219,16 +219,17 @@ struct {
 	__type(value, struct nh_slot);
 } policy_nh SEC(".maps");
 
-/* Generation of the VXLAN tables (vx_*) and the ports: the control plane bumps it after every write
- * of them, which makes every cached VXLAN decision (vx_enc_cache, vx_dec_cache) and port lookup
- * (port_cache) stale at once. */
+/* Generation of the tables the fast path caches answers from: the ports, the tenants' routes and the
+ * VXLAN tables (vx_*). The control plane bumps it right after every write of them (and after a
+ * rollback restored them), which makes every cached port lookup (port_cache), route lookup
+ * (route_cache) and VXLAN decision (vx_enc_cache, vx_dec_cache) stale at once. */
 struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u64);
-} vx_gen SEC(".maps");
+} cache_gen SEC(".maps");
 
 /* Per-CPU port lookups (pipeline.h port_of), direct-mapped by (interface, VLAN): an array slot and a
  * compare instead of one or two hashed lookups of ports per frame. Not pinned. */
@@ -238,6 +239,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct port_cache_entry);
 } port_cache SEC(".maps");
+
+/* Per-CPU route lookups (routes.h route_cached), direct-mapped by a hash of (table, destination): an
+ * array slot and a compare instead of one hashed lookup per prefix length the table uses. Not pinned. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, ROUTE_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct route_cache_entry);
+} route_cache SEC(".maps");
 
 /* Per-CPU VXLAN forwarding decisions, direct-mapped by a hash of their inputs: one array slot and a
  * compare instead of three or four hashed lookups per frame; a slot another flow took is a miss.

@@ -19,12 +19,12 @@
 #endif
 
 /* The port a frame arrived on: its own (interface, VLAN) entry, or the interface's entry for any VLAN;
- * answered from port_cache while vx_gen has not moved since (read before ports, so that an answer
+ * answered from port_cache while cache_gen has not moved since (read before ports, so that an answer
  * read while the control plane changes ports is stale at the next frame). */
 static __always_inline struct port_val *port_of(struct ctx_buff *ctx, struct pkt *p)
 {
 	struct port_key k = { .ifindex = p->ifindex, .vlan = p->vlan };
-	__u32 gen = gen_now(&vx_gen), slot = ((p->ifindex * 0x9E3779B1) ^ p->vlan) & (PORT_CACHE_SLOTS - 1);
+	__u32 gen = gen_now(&cache_gen), slot = ((p->ifindex * 0x9E3779B1) ^ p->vlan) & (PORT_CACHE_SLOTS - 1);
 	struct port_cache_entry *c = bpf_map_lookup_elem(&port_cache, &slot);
 	struct port_val *pv;
 

@@ -3,7 +3,7 @@
  * the number of distinct prefix lengths, not with the number of routes (an LPM trie costs hundreds
  * of ns at a million entries). The two lookups are global functions: the verifier checks each once,
  * on its own, instead of once per path through the program that calls it. They return the policy
- * id, 0 for no route. */
+ * id, 0 for no route. route4_cached / route6_cached answer from the per-CPU route_cache first. */
 #pragma once
 
 #include <linux/bpf.h>
@@ -11,6 +11,8 @@
 #include <bpf/bpf_endian.h>
 #include "maps.h"
 #include "trace.h"
+#include "flowlabel.h"
+#include "fwd.h"
 
 #define READ_ONCE_U64(x) (*(volatile __u64 *)&(x))
 
@@ -92,4 +94,64 @@ __noinline __u32 route6_lookup(const struct port_val *tv, __u64 hi, __u64 lo)
 		}
 	}
 	return 0;
+}
+
+/* The route_cache slot for destination words w0..w3 (IPv4: w0 only) of table table_id. */
+static __always_inline struct route_cache_entry *route_slot(__u32 table_id, __u32 w0, __u32 w1, __u32 w2, __u32 w3)
+{
+	__u32 slot = fmix32(table_id * 0x9E3779B1 ^ w0 ^ ((w1 << 7) | (w1 >> 25)) ^ ((w2 << 13) | (w2 >> 19)) ^
+			    ((w3 << 19) | (w3 >> 13))) & (ROUTE_CACHE_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&route_cache, &slot);
+}
+
+/* route4_lookup answered from route_cache while cache_gen has not moved since the answer was cached
+ * (the generation is read before the tables: an answer made while they change is stale at the next
+ * frame). The traced build always asks the tables: its records name the route. */
+static __always_inline __u32 route4_cached(const struct port_val *tv, __be32 daddr)
+{
+#ifdef SEG6X_TRACE
+	return route4_lookup(tv, daddr);
+#else
+	__u32 gen = gen_now(&cache_gen), id;
+	struct route_cache_entry *c = route_slot(tv->table_id, daddr, 0, 0, 0);
+
+	if (c && c->gen == gen && c->fam == 4 && c->table_id == tv->table_id && *(__be32 *)c->dst == daddr)
+		return c->policy_id;
+	id = route4_lookup(tv, daddr);
+	if (c) {
+		c->gen = gen;
+		c->table_id = tv->table_id;
+		__builtin_memset(c->dst, 0, 16);
+		*(__be32 *)c->dst = daddr;
+		c->policy_id = id;
+		c->fam = 4;
+	}
+	return id;
+#endif
+}
+
+/* route6_lookup the same way; hi, lo: the destination's halves as in the packet. */
+static __always_inline __u32 route6_cached(const struct port_val *tv, __u64 hi, __u64 lo)
+{
+#ifdef SEG6X_TRACE
+	return route6_lookup(tv, hi, lo);
+#else
+	__u32 gen = gen_now(&cache_gen), id;
+	struct route_cache_entry *c = route_slot(tv->table_id, (__u32)hi, (__u32)(hi >> 32), (__u32)lo, (__u32)(lo >> 32));
+
+	if (c && c->gen == gen && c->fam == 6 && c->table_id == tv->table_id && *(__u64 *)c->dst == hi &&
+	    *(__u64 *)(c->dst + 8) == lo)
+		return c->policy_id;
+	id = route6_lookup(tv, hi, lo);
+	if (c) {
+		c->gen = gen;
+		c->table_id = tv->table_id;
+		*(__u64 *)c->dst = hi;
+		*(__u64 *)(c->dst + 8) = lo;
+		c->policy_id = id;
+		c->fam = 6;
+	}
+	return id;
+#endif
 }

@@ -168,7 +168,7 @@ struct port_val {
 };
 
 /* A port lookup as last made (port_of): the port entry of (ifindex, vlan), or none (found 0), under
- * generation gen of vx_gen. ifindex 0 never matches (no frame arrives on it): an empty slot. */
+ * generation gen of cache_gen. ifindex 0 never matches (no frame arrives on it): an empty slot. */
 struct port_cache_entry {
 	__u32 gen;
 	__u32 ifindex;
@@ -176,6 +176,19 @@ struct port_cache_entry {
 	__u16 found;
 	__u32 pad;
 	struct port_val val;
+};
+
+/* A route lookup as last made (route_cached): the policy id (0: no route) that destination dst
+ * (IPv4: its first 4 bytes, the rest 0) found in route table table_id, with the matching prefix
+ * length (for traces), under generation gen of cache_gen. fam 0: an empty slot. */
+struct route_cache_entry {
+	__u32 gen;
+	__u32 table_id;
+	__u8 dst[16];
+	__u32 policy_id;
+	__u8 fam;  /* 4 or 6 */
+	__u8 plen; /* the route's prefix length (policy_id 0: none) */
+	__u8 pad[2];
 };
 
 /* An IPv6 prefix in an LPM trie (the domain's locators, the domain's sources). */
@@ -343,7 +356,7 @@ struct vx_enc_key {
 };
 
 /* An encapsulation the fast path decided (vx_enc_cache, per CPU): what vx_macs and vx_devs said,
- * valid while vx_gen is gen (the control plane bumps it after every write of those tables). */
+ * valid while cache_gen is gen (the control plane bumps it after every write of those tables). */
 struct vx_enc_entry {
 	struct vx_enc_key key;
 	__u32 gen;
@@ -371,7 +384,7 @@ struct vx_dec_key {
 _Static_assert(sizeof(struct vx_enc_key) % 8 == 0, "vx_enc_key: whole 64-bit words");
 _Static_assert(sizeof(struct vx_dec_key) % 8 == 0, "vx_dec_key: whole 64-bit words");
 
-/* A decapsulation the fast path decided (vx_dec_cache, per CPU), valid while vx_gen is gen. */
+/* A decapsulation the fast path decided (vx_dec_cache, per CPU), valid while cache_gen is gen. */
 struct vx_dec_entry {
 	struct vx_dec_key key;
 	__u32 gen;

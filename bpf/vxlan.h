@@ -304,7 +304,7 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 	ck.learning = pflags & PORT_F_LEARNING;
 	__builtin_memcpy(ck.dst, eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(ck.src, eth->h_source, ETH_ALEN);
-	gen = gen_now(&vx_gen); /* before any table is read: a decision made while they change is stale */
+	gen = gen_now(&cache_gen); /* before any table is read: a decision made while they change is stale */
 	slot = vx_slot(&ck, sizeof(ck) / 8);
 	c = bpf_map_lookup_elem(&vx_enc_cache, &slot);
 	if (c && c->gen == gen && vx_same(&c->key, &ck, sizeof(ck) / 8)) {
@@ -465,7 +465,7 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 
 	/* The decision for these addresses, port, VNI and inner MACs, as last made under the tables'
 	 * generation (read before any of them). */
-	gen = gen_now(&vx_gen); /* before any table is read: a decision made while they change is stale */
+	gen = gen_now(&cache_gen); /* before any table is read: a decision made while they change is stale */
 	if (!malformed && (void *)(eth + 1) <= data_end) {
 		__builtin_memcpy(dk.src, &ip6->saddr, 16);
 		__builtin_memcpy(dk.dst, &ip6->daddr, 16);

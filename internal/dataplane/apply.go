@@ -268,15 +268,17 @@ func (b *BPF) write(t *txn, st state.Step) error {
 	return fmt.Errorf("unknown table %d", st.Table)
 }
 
-// vxGenTable says whether a write of table t makes results the program caches under vx_gen stale:
-// the VXLAN tables (vx_enc_cache, vx_dec_cache) and the ports (port_cache; bumped right after the
-// write, not at the commit's end: a port's side of the boundary changes at once).
-func vxGenTable(t state.Table) bool {
+// cacheGenTable says whether a write of table t makes answers the program caches under cache_gen
+// stale: the ports (port_cache), the routes (route_cache) and the VXLAN tables (vx_enc_cache,
+// vx_dec_cache). The generation is bumped right after such a write, before the next step: a route's
+// policy is deleted only after the routes that led to it, so a cached answer never names a policy
+// that is gone.
+func cacheGenTable(t state.Table) bool {
 	return t == state.TableVXDevs || t == state.TableVXRx || t == state.TableVXRemotes || t == state.TableVXMACs ||
-		t == state.TablePorts
+		t == state.TablePorts || t == state.TableRoutes
 }
 
-// bumpGen bumps a generation map (nh_gen, vx_gen): every cached result filled under the previous
+// bumpGen bumps a generation map (nh_gen, cache_gen): every cached result filled under the previous
 // generation is stale.
 func bumpGen(m *ebpf.Map) error {
 	var gen uint64
@@ -302,13 +304,13 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 			progs.Close()
 		}
 	}()
-	// Cached VXLAN decisions and port lookups go stale after their tables were written, and again
-	// after a rollback restored them (bumping before the restore would let the old decisions back in).
-	vxWritten := false
+	// Cached answers (cacheGenTable) go stale after their tables were written, and again after a
+	// rollback restored them (bumping before the restore would let the old answers back in).
+	cacheWritten := false
 	rollback := func() error {
 		err := t.rollback()
-		if vxWritten {
-			err = errors.Join(err, bumpGen(b.Maps.VxGen))
+		if cacheWritten {
+			err = errors.Join(err, bumpGen(b.Maps.CacheGen))
 		}
 		return err
 	}
@@ -322,10 +324,11 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 		var err error
 		switch st.Kind {
 		case state.StepPut, state.StepDelete:
-			vxWritten = vxWritten || vxGenTable(st.Table)
+			cached := cacheGenTable(st.Table)
+			cacheWritten = cacheWritten || cached
 			err = b.write(t, st)
-			if err == nil && st.Table == state.TablePorts {
-				err = bumpGen(b.Maps.VxGen)
+			if err == nil && cached {
+				err = bumpGen(b.Maps.CacheGen)
 			}
 		case state.StepResetCounters:
 			m := b.Maps.PolicyStats
@@ -360,11 +363,6 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 			err = fmt.Errorf("unknown step kind %d", st.Kind)
 		}
 		if err != nil {
-			return fail(err)
-		}
-	}
-	if vxWritten {
-		if err := bumpGen(b.Maps.VxGen); err != nil {
 			return fail(err)
 		}
 	}

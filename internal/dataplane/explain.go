@@ -88,7 +88,7 @@ func NewImageExplainer(im *state.Image, opts state.ProgramOptions, slowReader bo
 	m := o.Seg6xTraceMaps
 	fm := imageMaps{TxPorts: m.TxPorts, Policies: m.Policies, PolicyGroups: m.PolicyGroups, Sids: m.Sids, SidPrefixes: m.SidPrefixes, SidConf: m.SidConf,
 		Routes4: m.Routes4, Routes6: m.Routes6, SidSpace: m.SidSpace, SidSources: m.SidSources, Ports: m.Ports,
-		VxDevs: m.VxDevs, VxRx: m.VxRx, VxRemotes: m.VxRemotes, VxMacs: m.VxMacs, VxGen: m.VxGen}
+		VxDevs: m.VxDevs, VxRx: m.VxRx, VxRemotes: m.VxRemotes, VxMacs: m.VxMacs, CacheGen: m.CacheGen}
 	if err := writeImage(fm, im, &state.ReconcileReport{}); err != nil {
 		o.Close()
 		return nil, fmt.Errorf("writing the state into the explain maps: %w", err)

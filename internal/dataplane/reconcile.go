@@ -72,14 +72,14 @@ func lpmImage(ps []netip.Prefix) map[Seg6xLpm6Key]uint8 {
 // imageMaps are the maps a state's image fills (the others hold counters, caches and rings).
 type imageMaps struct {
 	TxPorts, Policies, PolicyGroups, Sids, SidPrefixes, SidConf, Routes4, Routes6, SidSpace, SidSources, Ports *ebpf.Map
-	VxDevs, VxRx, VxRemotes, VxMacs, VxGen                                                                     *ebpf.Map
+	VxDevs, VxRx, VxRemotes, VxMacs, CacheGen                                                                     *ebpf.Map
 }
 
 // imageMapsOf are the image's maps of a set of maps.
 func imageMapsOf(m *Seg6xMaps) imageMaps {
 	return imageMaps{TxPorts: m.TxPorts, Policies: m.Policies, PolicyGroups: m.PolicyGroups, Sids: m.Sids, SidPrefixes: m.SidPrefixes, SidConf: m.SidConf,
 		Routes4: m.Routes4, Routes6: m.Routes6, SidSpace: m.SidSpace, SidSources: m.SidSources, Ports: m.Ports,
-		VxDevs: m.VxDevs, VxRx: m.VxRx, VxRemotes: m.VxRemotes, VxMacs: m.VxMacs, VxGen: m.VxGen}
+		VxDevs: m.VxDevs, VxRx: m.VxRx, VxRemotes: m.VxRemotes, VxMacs: m.VxMacs, CacheGen: m.CacheGen}
 }
 
 // sidsByPrefix marks the data plane as having SIDs served by prefix (or not): the program looks
@@ -159,6 +159,10 @@ func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) error 
 	if err := syncMap(m.Routes6, r6, rep); err != nil {
 		return err
 	}
+	// Route lookups cached from what the maps held before are stale now.
+	if err := bumpGen(m.CacheGen); err != nil {
+		return err
+	}
 	if err := syncMap(m.SidSpace, lpmImage(im.SIDSpace), rep); err != nil {
 		return err
 	}
@@ -173,7 +177,7 @@ func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) error 
 		ports[portKey(k)] = portVal(v)
 	}
 	// Port lookups cached from what the map held before are stale now.
-	return errors.Join(syncMap(m.Ports, ports, rep), bumpGen(m.VxGen))
+	return errors.Join(syncMap(m.Ports, ports, rep), bumpGen(m.CacheGen))
 }
 
 // writeVXLANImage makes the VXLAN maps hold exactly im.
@@ -197,7 +201,7 @@ func writeVXLANImage(m imageMaps, im *state.VXImage, rep *state.ReconcileReport)
 	err := errors.Join(syncMap(m.VxDevs, devs, rep), syncMap(m.VxRx, rx, rep), syncMap(m.VxRemotes, remotes, rep),
 		syncMap(m.VxMacs, macs, rep))
 	// Decisions cached from what the maps held before are stale now.
-	return errors.Join(err, bumpGen(m.VxGen))
+	return errors.Join(err, bumpGen(m.CacheGen))
 }
 
 // Reconcile writes im into the maps and attaches the program to every interface of im; see

@@ -227,6 +227,17 @@ type Seg6xRoute6Key struct {
 	Addr    [16]uint8
 }
 
+type Seg6xRouteCacheEntry struct {
+	_        structs.HostLayout
+	Gen      uint32
+	TableId  uint32
+	Dst      [16]uint8
+	PolicyId uint32
+	Fam      uint8
+	Plen     uint8
+	Pad      [2]uint8
+}
+
 type Seg6xScratch struct {
 	_   structs.HostLayout
 	Buf [4096]uint8
@@ -535,6 +546,7 @@ type Seg6xVxRxKey struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	Seg6xMapActionStats            = "action_stats"
+	Seg6xMapCacheGen               = "cache_gen"
 	Seg6xMapIcmpTat                = "icmp_tat"
 	Seg6xMapNhCache                = "nh_cache"
 	Seg6xMapNhGen                  = "nh_gen"
@@ -545,6 +557,7 @@ const (
 	Seg6xMapPortCache              = "port_cache"
 	Seg6xMapPorts                  = "ports"
 	Seg6xMapReasonStats            = "reason_stats"
+	Seg6xMapRouteCache             = "route_cache"
 	Seg6xMapRoutes4                = "routes4"
 	Seg6xMapRoutes6                = "routes6"
 	Seg6xMapScratch                = "scratch"
@@ -564,7 +577,6 @@ const (
 	Seg6xMapVxDecCache             = "vx_dec_cache"
 	Seg6xMapVxDevs                 = "vx_devs"
 	Seg6xMapVxEncCache             = "vx_enc_cache"
-	Seg6xMapVxGen                  = "vx_gen"
 	Seg6xMapVxMacs                 = "vx_macs"
 	Seg6xMapVxNh                   = "vx_nh"
 	Seg6xMapVxRemotes              = "vx_remotes"
@@ -642,6 +654,7 @@ type Seg6xProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xMapSpecs struct {
 	ActionStats  *ebpf.MapSpec `ebpf:"action_stats"`
+	CacheGen     *ebpf.MapSpec `ebpf:"cache_gen"`
 	IcmpTat      *ebpf.MapSpec `ebpf:"icmp_tat"`
 	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
@@ -652,6 +665,7 @@ type Seg6xMapSpecs struct {
 	PortCache    *ebpf.MapSpec `ebpf:"port_cache"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
+	RouteCache   *ebpf.MapSpec `ebpf:"route_cache"`
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
@@ -671,7 +685,6 @@ type Seg6xMapSpecs struct {
 	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
 	VxEncCache   *ebpf.MapSpec `ebpf:"vx_enc_cache"`
-	VxGen        *ebpf.MapSpec `ebpf:"vx_gen"`
 	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
 	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
@@ -725,6 +738,7 @@ func (o *Seg6xObjects) Close() error {
 // It can be passed to LoadSeg6xObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xMaps struct {
 	ActionStats  *ebpf.Map `ebpf:"action_stats"`
+	CacheGen     *ebpf.Map `ebpf:"cache_gen"`
 	IcmpTat      *ebpf.Map `ebpf:"icmp_tat"`
 	NhCache      *ebpf.Map `ebpf:"nh_cache"`
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
@@ -735,6 +749,7 @@ type Seg6xMaps struct {
 	PortCache    *ebpf.Map `ebpf:"port_cache"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
+	RouteCache   *ebpf.Map `ebpf:"route_cache"`
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
@@ -754,7 +769,6 @@ type Seg6xMaps struct {
 	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
 	VxEncCache   *ebpf.Map `ebpf:"vx_enc_cache"`
-	VxGen        *ebpf.Map `ebpf:"vx_gen"`
 	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
 	VxNh         *ebpf.Map `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
@@ -765,6 +779,7 @@ type Seg6xMaps struct {
 func (m *Seg6xMaps) Close() error {
 	return _Seg6xClose(
 		m.ActionStats,
+		m.CacheGen,
 		m.IcmpTat,
 		m.NhCache,
 		m.NhGen,
@@ -775,6 +790,7 @@ func (m *Seg6xMaps) Close() error {
 		m.PortCache,
 		m.Ports,
 		m.ReasonStats,
+		m.RouteCache,
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
@@ -794,7 +810,6 @@ func (m *Seg6xMaps) Close() error {
 		m.VxDecCache,
 		m.VxDevs,
 		m.VxEncCache,
-		m.VxGen,
 		m.VxMacs,
 		m.VxNh,
 		m.VxRemotes,

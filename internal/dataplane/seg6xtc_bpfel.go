@@ -127,6 +127,17 @@ type Seg6xTcRoute6Key struct {
 	Addr    [16]uint8
 }
 
+type Seg6xTcRouteCacheEntry struct {
+	_        structs.HostLayout
+	Gen      uint32
+	TableId  uint32
+	Dst      [16]uint8
+	PolicyId uint32
+	Fam      uint8
+	Plen     uint8
+	Pad      [2]uint8
+}
+
 type Seg6xTcScratch struct {
 	_   structs.HostLayout
 	Buf [4096]uint8
@@ -326,6 +337,7 @@ type Seg6xTcVxRxKey struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	Seg6xTcMapActionStats     = "action_stats"
+	Seg6xTcMapCacheGen        = "cache_gen"
 	Seg6xTcMapIcmpTat         = "icmp_tat"
 	Seg6xTcMapNhCache         = "nh_cache"
 	Seg6xTcMapNhGen           = "nh_gen"
@@ -336,6 +348,7 @@ const (
 	Seg6xTcMapPortCache       = "port_cache"
 	Seg6xTcMapPorts           = "ports"
 	Seg6xTcMapReasonStats     = "reason_stats"
+	Seg6xTcMapRouteCache      = "route_cache"
 	Seg6xTcMapRoutes4         = "routes4"
 	Seg6xTcMapRoutes6         = "routes6"
 	Seg6xTcMapScratch         = "scratch"
@@ -355,7 +368,6 @@ const (
 	Seg6xTcMapVxDecCache      = "vx_dec_cache"
 	Seg6xTcMapVxDevs          = "vx_devs"
 	Seg6xTcMapVxEncCache      = "vx_enc_cache"
-	Seg6xTcMapVxGen           = "vx_gen"
 	Seg6xTcMapVxMacs          = "vx_macs"
 	Seg6xTcMapVxNh            = "vx_nh"
 	Seg6xTcMapVxRemotes       = "vx_remotes"
@@ -417,6 +429,7 @@ type Seg6xTcProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xTcMapSpecs struct {
 	ActionStats  *ebpf.MapSpec `ebpf:"action_stats"`
+	CacheGen     *ebpf.MapSpec `ebpf:"cache_gen"`
 	IcmpTat      *ebpf.MapSpec `ebpf:"icmp_tat"`
 	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
@@ -427,6 +440,7 @@ type Seg6xTcMapSpecs struct {
 	PortCache    *ebpf.MapSpec `ebpf:"port_cache"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
+	RouteCache   *ebpf.MapSpec `ebpf:"route_cache"`
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
@@ -446,7 +460,6 @@ type Seg6xTcMapSpecs struct {
 	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
 	VxEncCache   *ebpf.MapSpec `ebpf:"vx_enc_cache"`
-	VxGen        *ebpf.MapSpec `ebpf:"vx_gen"`
 	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
 	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
@@ -484,6 +497,7 @@ func (o *Seg6xTcObjects) Close() error {
 // It can be passed to LoadSeg6xTcObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xTcMaps struct {
 	ActionStats  *ebpf.Map `ebpf:"action_stats"`
+	CacheGen     *ebpf.Map `ebpf:"cache_gen"`
 	IcmpTat      *ebpf.Map `ebpf:"icmp_tat"`
 	NhCache      *ebpf.Map `ebpf:"nh_cache"`
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
@@ -494,6 +508,7 @@ type Seg6xTcMaps struct {
 	PortCache    *ebpf.Map `ebpf:"port_cache"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
+	RouteCache   *ebpf.Map `ebpf:"route_cache"`
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
@@ -513,7 +528,6 @@ type Seg6xTcMaps struct {
 	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
 	VxEncCache   *ebpf.Map `ebpf:"vx_enc_cache"`
-	VxGen        *ebpf.Map `ebpf:"vx_gen"`
 	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
 	VxNh         *ebpf.Map `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
@@ -524,6 +538,7 @@ type Seg6xTcMaps struct {
 func (m *Seg6xTcMaps) Close() error {
 	return _Seg6xTcClose(
 		m.ActionStats,
+		m.CacheGen,
 		m.IcmpTat,
 		m.NhCache,
 		m.NhGen,
@@ -534,6 +549,7 @@ func (m *Seg6xTcMaps) Close() error {
 		m.PortCache,
 		m.Ports,
 		m.ReasonStats,
+		m.RouteCache,
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
@@ -553,7 +569,6 @@ func (m *Seg6xTcMaps) Close() error {
 		m.VxDecCache,
 		m.VxDevs,
 		m.VxEncCache,
-		m.VxGen,
 		m.VxMacs,
 		m.VxNh,
 		m.VxRemotes,

@@ -127,6 +127,17 @@ type Seg6xTcTraceRoute6Key struct {
 	Addr    [16]uint8
 }
 
+type Seg6xTcTraceRouteCacheEntry struct {
+	_        structs.HostLayout
+	Gen      uint32
+	TableId  uint32
+	Dst      [16]uint8
+	PolicyId uint32
+	Fam      uint8
+	Plen     uint8
+	Pad      [2]uint8
+}
+
 type Seg6xTcTraceScratch struct {
 	_   structs.HostLayout
 	Buf [4096]uint8
@@ -326,6 +337,7 @@ type Seg6xTcTraceVxRxKey struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	Seg6xTcTraceMapActionStats     = "action_stats"
+	Seg6xTcTraceMapCacheGen        = "cache_gen"
 	Seg6xTcTraceMapIcmpTat         = "icmp_tat"
 	Seg6xTcTraceMapNhCache         = "nh_cache"
 	Seg6xTcTraceMapNhGen           = "nh_gen"
@@ -336,6 +348,7 @@ const (
 	Seg6xTcTraceMapPortCache       = "port_cache"
 	Seg6xTcTraceMapPorts           = "ports"
 	Seg6xTcTraceMapReasonStats     = "reason_stats"
+	Seg6xTcTraceMapRouteCache      = "route_cache"
 	Seg6xTcTraceMapRoutes4         = "routes4"
 	Seg6xTcTraceMapRoutes6         = "routes6"
 	Seg6xTcTraceMapScratch         = "scratch"
@@ -355,7 +368,6 @@ const (
 	Seg6xTcTraceMapVxDecCache      = "vx_dec_cache"
 	Seg6xTcTraceMapVxDevs          = "vx_devs"
 	Seg6xTcTraceMapVxEncCache      = "vx_enc_cache"
-	Seg6xTcTraceMapVxGen           = "vx_gen"
 	Seg6xTcTraceMapVxMacs          = "vx_macs"
 	Seg6xTcTraceMapVxNh            = "vx_nh"
 	Seg6xTcTraceMapVxRemotes       = "vx_remotes"
@@ -417,6 +429,7 @@ type Seg6xTcTraceProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xTcTraceMapSpecs struct {
 	ActionStats  *ebpf.MapSpec `ebpf:"action_stats"`
+	CacheGen     *ebpf.MapSpec `ebpf:"cache_gen"`
 	IcmpTat      *ebpf.MapSpec `ebpf:"icmp_tat"`
 	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
@@ -427,6 +440,7 @@ type Seg6xTcTraceMapSpecs struct {
 	PortCache    *ebpf.MapSpec `ebpf:"port_cache"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
+	RouteCache   *ebpf.MapSpec `ebpf:"route_cache"`
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
@@ -446,7 +460,6 @@ type Seg6xTcTraceMapSpecs struct {
 	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
 	VxEncCache   *ebpf.MapSpec `ebpf:"vx_enc_cache"`
-	VxGen        *ebpf.MapSpec `ebpf:"vx_gen"`
 	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
 	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
@@ -484,6 +497,7 @@ func (o *Seg6xTcTraceObjects) Close() error {
 // It can be passed to LoadSeg6xTcTraceObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xTcTraceMaps struct {
 	ActionStats  *ebpf.Map `ebpf:"action_stats"`
+	CacheGen     *ebpf.Map `ebpf:"cache_gen"`
 	IcmpTat      *ebpf.Map `ebpf:"icmp_tat"`
 	NhCache      *ebpf.Map `ebpf:"nh_cache"`
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
@@ -494,6 +508,7 @@ type Seg6xTcTraceMaps struct {
 	PortCache    *ebpf.Map `ebpf:"port_cache"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
+	RouteCache   *ebpf.Map `ebpf:"route_cache"`
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
@@ -513,7 +528,6 @@ type Seg6xTcTraceMaps struct {
 	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
 	VxEncCache   *ebpf.Map `ebpf:"vx_enc_cache"`
-	VxGen        *ebpf.Map `ebpf:"vx_gen"`
 	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
 	VxNh         *ebpf.Map `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
@@ -524,6 +538,7 @@ type Seg6xTcTraceMaps struct {
 func (m *Seg6xTcTraceMaps) Close() error {
 	return _Seg6xTcTraceClose(
 		m.ActionStats,
+		m.CacheGen,
 		m.IcmpTat,
 		m.NhCache,
 		m.NhGen,
@@ -534,6 +549,7 @@ func (m *Seg6xTcTraceMaps) Close() error {
 		m.PortCache,
 		m.Ports,
 		m.ReasonStats,
+		m.RouteCache,
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
@@ -553,7 +569,6 @@ func (m *Seg6xTcTraceMaps) Close() error {
 		m.VxDecCache,
 		m.VxDevs,
 		m.VxEncCache,
-		m.VxGen,
 		m.VxMacs,
 		m.VxNh,
 		m.VxRemotes,

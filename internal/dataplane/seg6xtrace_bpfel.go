@@ -127,6 +127,17 @@ type Seg6xTraceRoute6Key struct {
 	Addr    [16]uint8
 }
 
+type Seg6xTraceRouteCacheEntry struct {
+	_        structs.HostLayout
+	Gen      uint32
+	TableId  uint32
+	Dst      [16]uint8
+	PolicyId uint32
+	Fam      uint8
+	Plen     uint8
+	Pad      [2]uint8
+}
+
 type Seg6xTraceScratch struct {
 	_   structs.HostLayout
 	Buf [4096]uint8
@@ -326,6 +337,7 @@ type Seg6xTraceVxRxKey struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	Seg6xTraceMapActionStats    = "action_stats"
+	Seg6xTraceMapCacheGen       = "cache_gen"
 	Seg6xTraceMapIcmpTat        = "icmp_tat"
 	Seg6xTraceMapNhCache        = "nh_cache"
 	Seg6xTraceMapNhGen          = "nh_gen"
@@ -336,6 +348,7 @@ const (
 	Seg6xTraceMapPortCache      = "port_cache"
 	Seg6xTraceMapPorts          = "ports"
 	Seg6xTraceMapReasonStats    = "reason_stats"
+	Seg6xTraceMapRouteCache     = "route_cache"
 	Seg6xTraceMapRoutes4        = "routes4"
 	Seg6xTraceMapRoutes6        = "routes6"
 	Seg6xTraceMapScratch        = "scratch"
@@ -355,7 +368,6 @@ const (
 	Seg6xTraceMapVxDecCache     = "vx_dec_cache"
 	Seg6xTraceMapVxDevs         = "vx_devs"
 	Seg6xTraceMapVxEncCache     = "vx_enc_cache"
-	Seg6xTraceMapVxGen          = "vx_gen"
 	Seg6xTraceMapVxMacs         = "vx_macs"
 	Seg6xTraceMapVxNh           = "vx_nh"
 	Seg6xTraceMapVxRemotes      = "vx_remotes"
@@ -419,6 +431,7 @@ type Seg6xTraceProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xTraceMapSpecs struct {
 	ActionStats  *ebpf.MapSpec `ebpf:"action_stats"`
+	CacheGen     *ebpf.MapSpec `ebpf:"cache_gen"`
 	IcmpTat      *ebpf.MapSpec `ebpf:"icmp_tat"`
 	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
@@ -429,6 +442,7 @@ type Seg6xTraceMapSpecs struct {
 	PortCache    *ebpf.MapSpec `ebpf:"port_cache"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
+	RouteCache   *ebpf.MapSpec `ebpf:"route_cache"`
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
@@ -448,7 +462,6 @@ type Seg6xTraceMapSpecs struct {
 	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
 	VxEncCache   *ebpf.MapSpec `ebpf:"vx_enc_cache"`
-	VxGen        *ebpf.MapSpec `ebpf:"vx_gen"`
 	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
 	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
@@ -488,6 +501,7 @@ func (o *Seg6xTraceObjects) Close() error {
 // It can be passed to LoadSeg6xTraceObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xTraceMaps struct {
 	ActionStats  *ebpf.Map `ebpf:"action_stats"`
+	CacheGen     *ebpf.Map `ebpf:"cache_gen"`
 	IcmpTat      *ebpf.Map `ebpf:"icmp_tat"`
 	NhCache      *ebpf.Map `ebpf:"nh_cache"`
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
@@ -498,6 +512,7 @@ type Seg6xTraceMaps struct {
 	PortCache    *ebpf.Map `ebpf:"port_cache"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
+	RouteCache   *ebpf.Map `ebpf:"route_cache"`
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
@@ -517,7 +532,6 @@ type Seg6xTraceMaps struct {
 	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
 	VxEncCache   *ebpf.Map `ebpf:"vx_enc_cache"`
-	VxGen        *ebpf.Map `ebpf:"vx_gen"`
 	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
 	VxNh         *ebpf.Map `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
@@ -528,6 +542,7 @@ type Seg6xTraceMaps struct {
 func (m *Seg6xTraceMaps) Close() error {
 	return _Seg6xTraceClose(
 		m.ActionStats,
+		m.CacheGen,
 		m.IcmpTat,
 		m.NhCache,
 		m.NhGen,
@@ -538,6 +553,7 @@ func (m *Seg6xTraceMaps) Close() error {
 		m.PortCache,
 		m.Ports,
 		m.ReasonStats,
+		m.RouteCache,
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
@@ -557,7 +573,6 @@ func (m *Seg6xTraceMaps) Close() error {
 		m.VxDecCache,
 		m.VxDevs,
 		m.VxEncCache,
-		m.VxGen,
 		m.VxMacs,
 		m.VxNh,
 		m.VxRemotes,

@@ -2,18 +2,21 @@ package packet
 
 // lpm_test.go: the headend's longest-prefix match (exact-match hashes per prefix length, bitmaps in
 // the tenant port entry) against a plain Go reference, for random overlapping IPv4 and IPv6 routes,
-// after incremental changes and after a whole-table swap.
+// after incremental changes and after a whole-table swap; and its per-CPU cache following every
+// route change.
 
 import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"runtime"
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/internal/testsupport"
+	"golang.org/x/sys/unix"
 )
 
 const lpmVLAN = 7
@@ -231,4 +234,60 @@ func fixtureRoutes(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(cfg.Routes)
+}
+
+// TestRouteLookupsFollowTheTables: the program caches route lookups per CPU (route_cache); a route
+// added, replaced or deleted reaches the very next frame, also where no prefix length of the table
+// comes or goes (the tenant's port entry, whose write would make every cached answer stale anyway,
+// does not change). The frames run on one CPU, so every check after the first is the cache's.
+func TestRouteLookupsFollowTheTables(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var one unix.CPUSet
+	one.Set(0)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+	p, a := netip.MustParsePrefix, netip.MustParseAddr
+	sid := func(n byte) netip.Addr { return netip.AddrFrom16([16]byte{0xfc, 0, 0, 2, 13: 7, 15: n}) }
+	routes := []lpmRoute{{p("198.18.5.0/24"), sid(1)}, {p("198.18.7.0/24"), sid(2)}, {p("198.18.8.8/32"), sid(3)},
+		{p("2001:db8:5::/64"), sid(4)}, {p("2001:db8:7::/64"), sid(5)}}
+	ops := []state.Op{{Kind: state.OpAdd, Tenant: &state.Tenant{Name: "lpm", Ports: []state.Port{{Dev: "ta0", VLAN: lpmVLAN}}}}}
+	for _, r := range toState(routes) {
+		ops = append(ops, state.Op{Kind: state.OpAdd, Route: &r})
+	}
+	commit(t, ops...)
+	defer commit(t, state.Op{Kind: state.OpReplace, TenantRoutes: &state.TenantRoutes{Tenant: "lpm"}},
+		state.Op{Kind: state.OpDelete, Tenant: &state.Tenant{Name: "lpm"}})
+	dsts := []netip.Addr{a("198.18.5.9"), a("198.18.5.8"), a("198.18.6.9"), a("2001:db8:5::9"), a("2001:db8:6::9")}
+	for i := 0; i < 2; i++ {
+		checkLPM(t, routes, dsts, "routes added")
+	}
+	set := func(when string, r lpmRoute, del bool) {
+		t.Helper()
+		sr := toState([]lpmRoute{r})[0]
+		op := state.Op{Kind: state.OpReplace, Route: &sr}
+		if del {
+			op = state.Op{Kind: state.OpDelete, Route: &state.Route{Tenant: "lpm", Prefix: r.p}}
+		}
+		commit(t, op)
+		var next []lpmRoute
+		for _, o := range routes {
+			if o.p != r.p {
+				next = append(next, o)
+			}
+		}
+		if !del {
+			next = append(next, r)
+		}
+		routes = next
+		checkLPM(t, routes, dsts, when)
+	}
+	set("a route's segment list replaced", lpmRoute{p("198.18.5.0/24"), sid(11)}, false)
+	set("an IPv6 route's segment list replaced", lpmRoute{p("2001:db8:5::/64"), sid(14)}, false)
+	set("a longer route added under it (a length in use)", lpmRoute{p("198.18.5.9/32"), sid(12)}, false)
+	set("a route added where none matched", lpmRoute{p("198.18.6.0/24"), sid(13)}, false)
+	set("an IPv6 route added where none matched", lpmRoute{p("2001:db8:6::/64"), sid(15)}, false)
+	set("a route deleted (its length stays in use)", lpmRoute{p: p("198.18.5.0/24")}, true)
+	set("an IPv6 route deleted (its length stays in use)", lpmRoute{p: p("2001:db8:5::/64")}, true)
 }

@@ -127,6 +127,17 @@ type Seg6xFibDirectRoute6Key struct {
 	Addr    [16]uint8
 }
 
+type Seg6xFibDirectRouteCacheEntry struct {
+	_        structs.HostLayout
+	Gen      uint32
+	TableId  uint32
+	Dst      [16]uint8
+	PolicyId uint32
+	Fam      uint8
+	Plen     uint8
+	Pad      [2]uint8
+}
+
 type Seg6xFibDirectScratch struct {
 	_   structs.HostLayout
 	Buf [4096]uint8
@@ -326,6 +337,7 @@ type Seg6xFibDirectVxRxKey struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	Seg6xFibDirectMapActionStats            = "action_stats"
+	Seg6xFibDirectMapCacheGen               = "cache_gen"
 	Seg6xFibDirectMapIcmpTat                = "icmp_tat"
 	Seg6xFibDirectMapNhCache                = "nh_cache"
 	Seg6xFibDirectMapNhGen                  = "nh_gen"
@@ -336,6 +348,7 @@ const (
 	Seg6xFibDirectMapPortCache              = "port_cache"
 	Seg6xFibDirectMapPorts                  = "ports"
 	Seg6xFibDirectMapReasonStats            = "reason_stats"
+	Seg6xFibDirectMapRouteCache             = "route_cache"
 	Seg6xFibDirectMapRoutes4                = "routes4"
 	Seg6xFibDirectMapRoutes6                = "routes6"
 	Seg6xFibDirectMapScratch                = "scratch"
@@ -355,7 +368,6 @@ const (
 	Seg6xFibDirectMapVxDecCache             = "vx_dec_cache"
 	Seg6xFibDirectMapVxDevs                 = "vx_devs"
 	Seg6xFibDirectMapVxEncCache             = "vx_enc_cache"
-	Seg6xFibDirectMapVxGen                  = "vx_gen"
 	Seg6xFibDirectMapVxMacs                 = "vx_macs"
 	Seg6xFibDirectMapVxNh                   = "vx_nh"
 	Seg6xFibDirectMapVxRemotes              = "vx_remotes"
@@ -433,6 +445,7 @@ type Seg6xFibDirectProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xFibDirectMapSpecs struct {
 	ActionStats  *ebpf.MapSpec `ebpf:"action_stats"`
+	CacheGen     *ebpf.MapSpec `ebpf:"cache_gen"`
 	IcmpTat      *ebpf.MapSpec `ebpf:"icmp_tat"`
 	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
 	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
@@ -443,6 +456,7 @@ type Seg6xFibDirectMapSpecs struct {
 	PortCache    *ebpf.MapSpec `ebpf:"port_cache"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
+	RouteCache   *ebpf.MapSpec `ebpf:"route_cache"`
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
@@ -462,7 +476,6 @@ type Seg6xFibDirectMapSpecs struct {
 	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
 	VxEncCache   *ebpf.MapSpec `ebpf:"vx_enc_cache"`
-	VxGen        *ebpf.MapSpec `ebpf:"vx_gen"`
 	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
 	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
@@ -516,6 +529,7 @@ func (o *Seg6xFibDirectObjects) Close() error {
 // It can be passed to LoadSeg6xFibDirectObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xFibDirectMaps struct {
 	ActionStats  *ebpf.Map `ebpf:"action_stats"`
+	CacheGen     *ebpf.Map `ebpf:"cache_gen"`
 	IcmpTat      *ebpf.Map `ebpf:"icmp_tat"`
 	NhCache      *ebpf.Map `ebpf:"nh_cache"`
 	NhGen        *ebpf.Map `ebpf:"nh_gen"`
@@ -526,6 +540,7 @@ type Seg6xFibDirectMaps struct {
 	PortCache    *ebpf.Map `ebpf:"port_cache"`
 	Ports        *ebpf.Map `ebpf:"ports"`
 	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
+	RouteCache   *ebpf.Map `ebpf:"route_cache"`
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
@@ -545,7 +560,6 @@ type Seg6xFibDirectMaps struct {
 	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
 	VxEncCache   *ebpf.Map `ebpf:"vx_enc_cache"`
-	VxGen        *ebpf.Map `ebpf:"vx_gen"`
 	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
 	VxNh         *ebpf.Map `ebpf:"vx_nh"`
 	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
@@ -556,6 +570,7 @@ type Seg6xFibDirectMaps struct {
 func (m *Seg6xFibDirectMaps) Close() error {
 	return _Seg6xFibDirectClose(
 		m.ActionStats,
+		m.CacheGen,
 		m.IcmpTat,
 		m.NhCache,
 		m.NhGen,
@@ -566,6 +581,7 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.PortCache,
 		m.Ports,
 		m.ReasonStats,
+		m.RouteCache,
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
@@ -585,7 +601,6 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.VxDecCache,
 		m.VxDevs,
 		m.VxEncCache,
-		m.VxGen,
 		m.VxMacs,
 		m.VxNh,
 		m.VxRemotes,
