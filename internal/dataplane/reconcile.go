@@ -72,7 +72,7 @@ func lpmImage(ps []netip.Prefix) map[Seg6xLpm6Key]uint8 {
 // imageMaps are the maps a state's image fills (the others hold counters, caches and rings).
 type imageMaps struct {
 	TxPorts, Policies, PolicyGroups, Sids, SidPrefixes, SidConf, Routes4, Routes6, SidSpace, SidSources, Ports *ebpf.Map
-	VxDevs, VxRx, VxRemotes, VxMacs, CacheGen                                                                     *ebpf.Map
+	VxDevs, VxRx, VxRemotes, VxMacs, CacheGen                                                                  *ebpf.Map
 }
 
 // imageMapsOf are the image's maps of a set of maps.
