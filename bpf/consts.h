@@ -47,8 +47,8 @@
 #define POLICY_NH_SLOTS 4096 /* H.Encaps next hops, per CPU, direct-mapped by policy id */
 #define PORT_CACHE_SLOTS 64 /* port lookups (port_of), per CPU, direct-mapped by (interface, VLAN) */
 #define VX_CACHE_SLOTS 1024 /* VXLAN forwarding decisions, per CPU and direction, direct-mapped by flow */
-#ifndef NH_CACHE_ENTRIES
-#define NH_CACHE_ENTRIES 16384 /* FIB results in the next-hop cache, per CPU (LRU) */
+#ifndef NH_CACHE_SLOTS
+#define NH_CACHE_SLOTS 4096 /* FIB results in the next-hop cache, per CPU, direct-mapped by the lookup's inputs */
 #endif
 #ifndef MAX_VX_MACS
 #define MAX_VX_MACS 262144 /* MACs in the bridges of followed VXLAN devices */

@@ -10,6 +10,8 @@
 #include "structs.h"
 #include "stats.h"
 #include "ctx.h"
+#include "parse.h"
+#include "slots.h"
 
 /* fib_lookup's result when the FIB found a next hop on an interface without seg6x (not a
  * bpf_fib_lookup code: those are 0..9). */
@@ -126,54 +128,99 @@ static __always_inline __u32 gen_now(void *map)
 }
 
 /* bpf_fib_lookup for fib (its inputs filled in) in routing table `table`, answered from the
- * per-CPU cache when nh_cache_ns is set and an entry for the same inputs (nh_key) is fresh (younger than nh_cache_ns and of the current nh_gen generation,
- * which the daemon bumps on every route, rule, link or neighbor change) and has already been
- * checked for a packet at least as long.
+ * per-CPU cache (nh_cache, direct-mapped) when nh_cache_ns is set and the slot for the same inputs
+ * (nh_key) holds a fresh answer (younger than nh_cache_ns and of the current nh_gen generation,
+ * which the daemon bumps on every route, rule, link or neighbor change) already checked for a
+ * packet at least as long.
  * Success means a next hop on an interface the fast path redirects to (FIB_TX_NOT_ATTACHED
  * otherwise); only such results are cached, so a cache hit needs no tx_ports check. The key holds
  * every input of the lookup (source, ingress interface, protocol, TOS too), so source- or
  * interface-based policy rules and source-specific routes are answered as the FIB would. */
+static __always_inline __u32 rotl32(__u32 x, int n)
+{
+	return (x << n) | (x >> (32 - n));
+}
+
+/* The nh_cache slot for the lookup fib (inputs filled in) in table `table`: a hash of every input,
+ * read from fib itself (a key built on the stack would not fit the callers' stack). */
+static __always_inline __u32 nh_slot_of(const struct bpf_fib_lookup *fib, __u32 table)
+{
+	__u32 h = table * 0x9E3779B1 ^ fib->ifindex * 0x85EBCA6B ^
+		  ((__u32)fib->family | (__u32)fib->l4_protocol << 8 | (__u32)fib->tos << 16);
+
+	if (fib->family == AF_INET) {
+		h ^= fib->ipv4_dst ^ rotl32(fib->ipv4_src, 16);
+	} else {
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+			h ^= rotl32(fib->ipv6_dst[i], 5 * i + 1) ^ rotl32(fib->ipv6_src[i], 5 * i + 16);
+	}
+	return fmix32(h) & (NH_CACHE_SLOTS - 1);
+}
+
+/* Whether k is the key of the lookup fib in table `table`. An empty slot (all zero, family 0) is no
+ * lookup's. */
+static __always_inline int nh_key_is(const struct nh_key *k, const struct bpf_fib_lookup *fib, __u32 table)
+{
+	if (k->table != table || k->ifindex != fib->ifindex || k->family != fib->family ||
+	    k->l4_protocol != fib->l4_protocol || k->tos != fib->tos)
+		return 0;
+	if (fib->family == AF_INET)
+		return *(const __u32 *)k->src == fib->ipv4_src && *(const __u32 *)k->dst == fib->ipv4_dst;
+	return same16(k->src, (const __u8 *)fib->ipv6_src) && same16(k->dst, (const __u8 *)fib->ipv6_dst);
+}
+
+/* k becomes the key of the lookup fib in table `table` (IPv4: the addresses' other bytes 0). */
+static __always_inline void nh_key_set(struct nh_key *k, const struct bpf_fib_lookup *fib, __u32 table)
+{
+	*k = (struct nh_key){ .table = table, .ifindex = fib->ifindex, .family = fib->family,
+			      .l4_protocol = fib->l4_protocol, .tos = fib->tos };
+	if (fib->family == AF_INET) {
+		*(__u32 *)k->src = fib->ipv4_src;
+		*(__u32 *)k->dst = fib->ipv4_dst;
+	} else {
+		__builtin_memcpy(k->src, fib->ipv6_src, 16);
+		__builtin_memcpy(k->dst, fib->ipv6_dst, 16);
+	}
+}
+
 static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_lookup *fib, __u32 table)
 {
-	struct nh_key key;
-	__u32 len = fib->tot_len;
-	struct nh_entry *e, ne = {};
-	__u32 gen = 0;
+	struct nh_cache_slot *c = NULL;
+	__u32 len = fib->tot_len, gen = 0, slot;
 	int rc;
 
 	TRACE(tr->flags |= TRACE_F_FIB; tr->flags &= ~TRACE_F_FIB_CACHED; tr->fib_table = table; tr->fib_ifindex = fib->ifindex;
 	      if (fib->family == AF_INET) trace_addr4(tr->fib_dst, fib->ipv4_dst);
 	      else __builtin_memcpy(tr->fib_dst, fib->ipv6_dst, 16));
-	if (nh_cache_ns) { /* the key is built only when the cache is on (the input ifindex first) */
-		key = (struct nh_key){ .table = table, .ifindex = fib->ifindex, .family = fib->family,
-				       .l4_protocol = fib->l4_protocol, .tos = fib->tos };
+	if (nh_cache_ns) {
 		gen = gen_now(&nh_gen);
-		if (fib->family == AF_INET) {
-			__builtin_memcpy(key.src, &fib->ipv4_src, 4);
-			__builtin_memcpy(key.dst, &fib->ipv4_dst, 4);
-		} else {
-			__builtin_memcpy(key.src, fib->ipv6_src, 16);
-			__builtin_memcpy(key.dst, fib->ipv6_dst, 16);
+		slot = nh_slot_of(fib, table);
+		c = bpf_map_lookup_elem(&nh_cache, &slot);
+		if (c) {
+			if (!nh_key_is(&c->key, fib, table)) {
+				/* This CPU's slot goes to these inputs (as asked: a successful lookup rewrites fib's
+				 * destination and interface); it answers nothing until their lookup succeeds. */
+				nh_key_set(&c->key, fib, table);
+				c->nh.ok_len = 0;
+			} else if (nh_fresh(&c->nh, gen, len)) {
+				return nh_answer(fib, &c->nh);
+			}
 		}
-		e = bpf_map_lookup_elem(&nh_cache, &key);
-		if (e && nh_fresh(e, gen, len))
-			return nh_answer(fib, e);
 	}
 	rc = fib_ask(ctx, fib, table);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return rc;
-	if (nh_cache_ns) {
-		nh_fill(&ne, fib, gen, len);
-		bpf_map_update_elem(&nh_cache, &key, &ne, BPF_ANY);
-	}
+	if (c)
+		nh_fill(&c->nh, fib, gen, len);
 	return rc;
 }
 
 /* fib_lookup for an outer IPv6 packet (fib's inputs filled in, main table), answered from slot e (a
  * per-CPU array slot the caller picked: by policy, by remote VTEP) under the next-hop cache's rules,
  * when it holds the answer for the same source, destination and ingress interface (every input the
- * outer lookup varies in); otherwise from the FIB (uncached: the hashed cache's key and entry would
- * not fit the callers' stack), whose answer then fills the slot. The slot is this CPU's own. A
+ * outer lookup varies in); otherwise from the FIB (not through nh_cache: e is this lookup's cache),
+ * whose answer then fills the slot. The slot is this CPU's own. A
  * lookup for the slot's own inputs that fails (a packet too big for the next hop) leaves the answer
  * smaller packets use; a slot taken over by other inputs holds nothing (ok_len 0) until its lookup
  * succeeds. */

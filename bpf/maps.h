@@ -190,13 +190,15 @@ struct {
 	__type(value, struct counter);
 } reason_stats SEC(".maps");
 
-/* Per-CPU cache of FIB results (used only when nh_cache_ns is set at load time). Not pinned: a
- * cache belongs to the program instance that fills it. */
+/* Per-CPU cache of FIB results (used only when nh_cache_ns is set at load time), direct-mapped by a
+ * hash of the lookup's inputs (slots.h): an array slot and a compare of the whole key instead of a
+ * hashed LRU lookup (and an LRU update on each fill); a slot another lookup took is a miss. Not
+ * pinned: a cache belongs to the program instance that fills it. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
-	__uint(max_entries, NH_CACHE_ENTRIES);
-	__type(key, struct nh_key);
-	__type(value, struct nh_entry);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NH_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct nh_cache_slot);
 } nh_cache SEC(".maps");
 
 /* Per-CPU next hops of VXLAN encapsulation (vxlan.h, when nh_cache_ns is set), one slot per hash of

@@ -282,6 +282,12 @@ struct nh_entry {
 	__u8 pad[2];
 };
 
+/* A slot of the next-hop cache (nh_cache): the FIB's answer nh for the lookup key. */
+struct nh_cache_slot {
+	struct nh_key key;
+	struct nh_entry nh;
+};
+
 /* ---- VXLAN over IPv6 (vxlan.h): the kernel's VXLAN devices, their bridges and forwarding tables ---- */
 
 /* A next hop kept in an array slot (policy_nh, vx_nh; fwd.h fib6_slot): the FIB's answer for an outer

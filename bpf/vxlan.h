@@ -19,6 +19,7 @@
 #include "stats.h"
 #include "fwd.h"
 #include "csum.h"
+#include "slots.h"
 #include "flowlabel.h"
 #include "slowpath.h"
 
@@ -246,31 +247,6 @@ static __always_inline int vxlan_fragment_later(struct xdp_md *ctx, __u32 ifinde
 	return verdict(rc == SLOW_NO_READER ? PASS_FIB_FRAG_NEEDED : DROP_SLOW_BUSY, bytes);
 }
 
-/* A cache slot for the n 64-bit words at w: the words, each rotated by its position, folded with
- * XOR (independent operations, no chain of multiplies through every word), then mixed. */
-static __always_inline __u32 vx_slot(const void *w, int n)
-{
-	const __u64 *q = w;
-	__u64 x = q[0];
-
-#pragma unroll
-	for (int i = 1; i < n; i++)
-		x ^= (q[i] << (8 * i)) | (q[i] >> (64 - 8 * i));
-	return fmix32((__u32)x ^ (__u32)(x >> 32)) & (VX_CACHE_SLOTS - 1);
-}
-
-/* Whether the n 64-bit words at a and b are equal. */
-static __always_inline int vx_same(const void *a, const void *b, int n)
-{
-	const __u64 *x = a, *y = b;
-	__u64 d = 0;
-
-#pragma unroll
-	for (int i = 0; i < n; i++)
-		d |= x[i] ^ y[i];
-	return d == 0;
-}
-
 /* A frame from bridge port p->ifindex of bridge `bridge` (port flags pflags). */
 __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __u32 pflags)
 {
@@ -305,9 +281,9 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 	__builtin_memcpy(ck.dst, eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(ck.src, eth->h_source, ETH_ALEN);
 	gen = gen_now(&cache_gen); /* before any table is read: a decision made while they change is stale */
-	slot = vx_slot(&ck, sizeof(ck) / 8);
+	slot = words_slot(&ck, sizeof(ck) / 8) & (VX_CACHE_SLOTS - 1);
 	c = bpf_map_lookup_elem(&vx_enc_cache, &slot);
-	if (c && c->gen == gen && vx_same(&c->key, &ck, sizeof(ck) / 8)) {
+	if (c && c->gen == gen && words_same(&c->key, &ck, sizeof(ck) / 8)) {
 		dst = &c->dst;
 		dev = &c->dev;
 		if (c->src_dynamic) {
@@ -473,10 +449,10 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 		dk.port = udp->dest;
 		__builtin_memcpy(dk.idst, eth->h_dest, ETH_ALEN);
 		__builtin_memcpy(dk.isrc, eth->h_source, ETH_ALEN);
-		slot = vx_slot(&dk, sizeof(dk) / 8);
+		slot = words_slot(&dk, sizeof(dk) / 8) & (VX_CACHE_SLOTS - 1);
 		c = bpf_map_lookup_elem(&vx_dec_cache, &slot);
 	}
-	if (c && c->gen == gen && vx_same(&c->key, &dk, sizeof(dk) / 8)) {
+	if (c && c->gen == gen && words_same(&c->key, &dk, sizeof(dk) / 8)) {
 		if (vx_lengths_bad(udp, plen, p))
 			return verdict(PASS_VXLAN_MALFORMED, p->len);
 		out = c->out;

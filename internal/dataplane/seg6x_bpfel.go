@@ -63,6 +63,13 @@ const (
 	Seg6xMssClampMSS_CLAMP_AUTO Seg6xMssClamp = 65535
 )
 
+type Seg6xNhCacheSlot struct {
+	_   structs.HostLayout
+	Key Seg6xNhKey
+	_   [4]byte
+	Nh  Seg6xNhEntry
+}
+
 type Seg6xNhEntry struct {
 	_         structs.HostLayout
 	ExpiresNs uint64

@@ -45,27 +45,30 @@ type Seg6xTcLpm6Key struct {
 	Addr      [16]uint8
 }
 
-type Seg6xTcNhEntry struct {
-	_         structs.HostLayout
-	ExpiresNs uint64
-	Ifindex   uint32
-	Gen       uint32
-	OkLen     uint16
-	Dmac      [6]uint8
-	Smac      [6]uint8
-	Pad       [2]uint8
-}
-
-type Seg6xTcNhKey struct {
-	_          structs.HostLayout
-	Table      uint32
-	Ifindex    uint32
-	Family     uint8
-	L4Protocol uint8
-	Tos        uint8
-	Pad        uint8
-	Src        [16]uint8
-	Dst        [16]uint8
+type Seg6xTcNhCacheSlot struct {
+	_   structs.HostLayout
+	Key struct {
+		_          structs.HostLayout
+		Table      uint32
+		Ifindex    uint32
+		Family     uint8
+		L4Protocol uint8
+		Tos        uint8
+		Pad        uint8
+		Src        [16]uint8
+		Dst        [16]uint8
+	}
+	_  [4]byte
+	Nh struct {
+		_         structs.HostLayout
+		ExpiresNs uint64
+		Ifindex   uint32
+		Gen       uint32
+		OkLen     uint16
+		Dmac      [6]uint8
+		Smac      [6]uint8
+		Pad       [2]uint8
+	}
 }
 
 type Seg6xTcNhSlot struct {
@@ -74,7 +77,16 @@ type Seg6xTcNhSlot struct {
 	Remote    [16]uint8
 	InIfindex uint32
 	Pad       uint32
-	Nh        Seg6xTcNhEntry
+	Nh        struct {
+		_         structs.HostLayout
+		ExpiresNs uint64
+		Ifindex   uint32
+		Gen       uint32
+		OkLen     uint16
+		Dmac      [6]uint8
+		Smac      [6]uint8
+		Pad       [2]uint8
+	}
 }
 
 type Seg6xTcPolicyGroup struct {

@@ -45,27 +45,30 @@ type Seg6xTraceLpm6Key struct {
 	Addr      [16]uint8
 }
 
-type Seg6xTraceNhEntry struct {
-	_         structs.HostLayout
-	ExpiresNs uint64
-	Ifindex   uint32
-	Gen       uint32
-	OkLen     uint16
-	Dmac      [6]uint8
-	Smac      [6]uint8
-	Pad       [2]uint8
-}
-
-type Seg6xTraceNhKey struct {
-	_          structs.HostLayout
-	Table      uint32
-	Ifindex    uint32
-	Family     uint8
-	L4Protocol uint8
-	Tos        uint8
-	Pad        uint8
-	Src        [16]uint8
-	Dst        [16]uint8
+type Seg6xTraceNhCacheSlot struct {
+	_   structs.HostLayout
+	Key struct {
+		_          structs.HostLayout
+		Table      uint32
+		Ifindex    uint32
+		Family     uint8
+		L4Protocol uint8
+		Tos        uint8
+		Pad        uint8
+		Src        [16]uint8
+		Dst        [16]uint8
+	}
+	_  [4]byte
+	Nh struct {
+		_         structs.HostLayout
+		ExpiresNs uint64
+		Ifindex   uint32
+		Gen       uint32
+		OkLen     uint16
+		Dmac      [6]uint8
+		Smac      [6]uint8
+		Pad       [2]uint8
+	}
 }
 
 type Seg6xTraceNhSlot struct {
@@ -74,7 +77,16 @@ type Seg6xTraceNhSlot struct {
 	Remote    [16]uint8
 	InIfindex uint32
 	Pad       uint32
-	Nh        Seg6xTraceNhEntry
+	Nh        struct {
+		_         structs.HostLayout
+		ExpiresNs uint64
+		Ifindex   uint32
+		Gen       uint32
+		OkLen     uint16
+		Dmac      [6]uint8
+		Smac      [6]uint8
+		Pad       [2]uint8
+	}
 }
 
 type Seg6xTracePolicyGroup struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"net"
+	"net/netip"
 	"os/exec"
 	"testing"
 	"time"
@@ -223,4 +224,104 @@ func TestDetachedEgressWithCachedNextHop(t *testing.T) {
 		}
 	}()
 	run("after the store detached tb0", "XDP_PASS", "PASS_TX_NOT_ATTACHED", nil)
+}
+
+// nhSlot is bpf/fwd.h nh_slot_of for an IPv6 lookup in the main table with protocol and TOS 0 (what
+// End asks): the tests below pick inputs that share a slot with it, and check it against the map.
+func nhSlot(ifindex uint32, src, dst netip.Addr) uint32 {
+	rotl := func(x uint32, n int) uint32 { return x<<n | x>>(32-n) }
+	h := ifindex*0x85EBCA6B ^ 10 // table 0, AF_INET6
+	s, d := src.As16(), dst.As16()
+	for i := 0; i < 4; i++ {
+		h ^= rotl(binary.LittleEndian.Uint32(d[4*i:]), 5*i+1) ^ rotl(binary.LittleEndian.Uint32(s[4*i:]), 5*i+16)
+	}
+	h ^= h >> 16
+	h *= 0x85EBCA6B
+	h ^= h >> 13
+	h *= 0xC2B2AE35
+	h ^= h >> 16
+	return h & (nhCacheSlots - 1)
+}
+
+const nhCacheSlots = 4096 // bpf/consts.h NH_CACHE_SLOTS
+
+// TestNextHopCacheSlotKeepsItsKey: the next-hop cache is direct-mapped (one slot per hash of the
+// lookup's inputs), so two lookups can share a slot. Two End packets whose next SIDs share one and
+// are routed to different neighbors, alternating on one CPU: each leaves to its own neighbor (a slot
+// answers only for the whole key it holds).
+func TestNextHopCacheSlotKeepsItsKey(t *testing.T) {
+	defer testsupport.OnOneCPU(t)()
+	ip := func(args ...string) {
+		t.Helper()
+		testsupport.MustRun(t, "ip", args...)
+	}
+	ip("-6", "neigh", "replace", "fc00:12::3", "lladdr", "02:00:00:00:01:33", "dev", "fab0", "nud", "permanent")
+	ip("-6", "route", "add", "fc00:3:77::/48", "via", "fc00:12::3", "dev", "fab0")
+	defer func() {
+		_ = exec.Command("ip", "-6", "route", "del", "fc00:3:77::/48").Run()
+		_ = exec.Command("ip", "-6", "neigh", "del", "fc00:12::3", "dev", "fab0").Run()
+	}()
+	objs, _, f := loadWithCache(t, time.Minute, "end")
+	defer objs.Close()
+	fab0, err := net.InterfaceByName("fab0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, next := netip.MustParseAddr("fc00:9::1"), netip.MustParseAddr("fc00:3::64") // the fixture's
+	// Next SIDs a in fc00:3::/48 (the fixture's neighbor) and b in fc00:3:77::/48 (02:..:01:33) that
+	// share a slot.
+	var a, b netip.Addr
+	seen := map[uint32]netip.Addr{}
+	for i := 1; i < 1<<16 && !b.IsValid(); i++ {
+		x, y := next.As16(), next.As16()
+		x[14], x[15] = byte(i>>8), byte(i)
+		y[4], y[5], y[14], y[15] = 0, 0x77, byte(i>>8), byte(i)
+		seen[nhSlot(uint32(fab0.Index), src, netip.AddrFrom16(x))] = netip.AddrFrom16(x)
+		if o, ok := seen[nhSlot(uint32(fab0.Index), src, netip.AddrFrom16(y))]; ok {
+			a, b = o, netip.AddrFrom16(y)
+		}
+	}
+	if !b.IsValid() {
+		t.Fatal("no two next SIDs share a slot")
+	}
+	frame := func(sid netip.Addr, peer []byte) (in, out []byte) {
+		n, s := next.As16(), sid.As16()
+		in = bytes.ReplaceAll(f.Input, n[:], s[:])
+		out = bytes.ReplaceAll(f.Output, n[:], s[:])
+		if peer != nil {
+			out = append(append([]byte(nil), peer...), out[6:]...)
+		}
+		return in, out
+	}
+	aIn, aOut := frame(a, nil)
+	bIn, bOut := frame(b, []byte{0x02, 0, 0, 0, 0x01, 0x33})
+	run := func(what string, in, want []byte) {
+		t.Helper()
+		g := *f
+		g.Input = in
+		res, err := rig.Run(objs.Seg6xXdp, &g, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dataplane.Actions[res.Action] != "XDP_REDIRECT" || !bytes.Equal(res.Output, want) {
+			t.Fatalf("%s: %s\n got %x\nwant %x", what, dataplane.Actions[res.Action], res.Output, want)
+		}
+	}
+	run("next SID "+a.String()+" (fills the slot)", aIn, aOut)
+	// The model above is the program's: the slot it names holds a's lookup now.
+	var slots []dataplane.Seg6xNhCacheSlot
+	if err := objs.NhCache.Lookup(nhSlot(uint32(fab0.Index), src, a), &slots); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range slots {
+		found = found || s.Key.Dst == a.As16()
+	}
+	if !found {
+		t.Fatalf("slot %d does not hold the lookup for %s: nhSlot no longer models bpf/fwd.h nh_slot_of", nhSlot(uint32(fab0.Index), src, a), a)
+	}
+	for i := 0; i < 2; i++ {
+		run("next SID "+b.String()+" (the same slot)", bIn, bOut)
+		run("next SID "+a.String()+" again", aIn, aOut)
+	}
 }
