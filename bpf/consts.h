@@ -43,6 +43,7 @@
 #define MAX_TX_PORTS 1024 /* interfaces the fast path may redirect to */
 #endif
 #define VX_NH_SLOTS 256 /* VXLAN encapsulation's next hops, per CPU, direct-mapped by remote VTEP */
+#define SID_CACHE_SLOTS 256 /* SID lookups (sid_lookup), per CPU, direct-mapped by destination */
 #define ROUTE_CACHE_SLOTS 1024 /* route lookups (route_cached), per CPU, direct-mapped by (table, destination) */
 #define POLICY_NH_SLOTS 4096 /* H.Encaps next hops, per CPU, direct-mapped by policy id */
 #define PORT_CACHE_SLOTS 64 /* port lookups (port_of), per CPU, direct-mapped by (interface, VLAN) */

@@ -221,10 +221,11 @@ struct {
 	__type(value, struct nh_slot);
 } policy_nh SEC(".maps");
 
-/* Generation of the tables the fast path caches answers from: the ports, the tenants' routes and the
- * VXLAN tables (vx_*). The control plane bumps it right after every write of them (and after a
- * rollback restored them), which makes every cached port lookup (port_cache), route lookup
- * (route_cache) and VXLAN decision (vx_enc_cache, vx_dec_cache) stale at once. */
+/* Generation of the tables the fast path caches answers from: the ports, the tenants' routes, the
+ * SIDs and the VXLAN tables (vx_*). The control plane bumps it right after every write of them (and
+ * after a rollback restored them), which makes every cached port lookup (port_cache), route lookup
+ * (route_cache), SID lookup (sid_cache) and VXLAN decision (vx_enc_cache, vx_dec_cache) stale at
+ * once. */
 struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -250,6 +251,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct route_cache_entry);
 } route_cache SEC(".maps");
+
+/* Per-CPU SID lookups (sidlookup.h), direct-mapped by a hash of the destination: an array slot and
+ * a compare instead of the sids hash lookup (and the prefix trie's, where there are SID prefixes).
+ * Not pinned. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SID_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sid_cache_entry);
+} sid_cache SEC(".maps");
 
 /* Per-CPU VXLAN forwarding decisions, direct-mapped by a hash of their inputs: one array slot and a
  * compare instead of three or four hashed lookups per frame; a slot another flow took is a miss.

@@ -257,6 +257,17 @@ struct sid_entry {
 	__u32 policy; /* End.B6.Encaps*: the SR policy (policies map) the packet goes into */
 };
 
+/* A SID lookup as last made (sidlookup.h): the local SID of addr (found 0: none), under generation
+ * gen of cache_gen. valid 0: an empty slot. */
+struct sid_cache_entry {
+	__u32 gen;
+	__u8 valid;
+	__u8 found;
+	__u16 pad;
+	__u8 addr[16];
+	struct sid_entry sid;
+};
+
 /* What a cached FIB result answers for: every input the data plane gives bpf_fib_lookup except the
  * packet length (nh_entry.ok_len covers that), so a cached answer is the one the FIB would give for
  * the same kernel state. IPv4 addresses in src/dst[0..3]; table 0 = main through the rules. */

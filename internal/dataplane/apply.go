@@ -269,13 +269,13 @@ func (b *BPF) write(t *txn, st state.Step) error {
 }
 
 // cacheGenTable says whether a write of table t makes answers the program caches under cache_gen
-// stale: the ports (port_cache), the routes (route_cache) and the VXLAN tables (vx_enc_cache,
-// vx_dec_cache). The generation is bumped right after such a write, before the next step: a route's
+// stale: the ports (port_cache), the routes (route_cache), the SIDs (sid_cache) and the VXLAN tables
+// (vx_enc_cache, vx_dec_cache). The generation is bumped right after such a write, before the next step: a route's
 // policy is deleted only after the routes that led to it, so a cached answer never names a policy
 // that is gone.
 func cacheGenTable(t state.Table) bool {
 	return t == state.TableVXDevs || t == state.TableVXRx || t == state.TableVXRemotes || t == state.TableVXMACs ||
-		t == state.TablePorts || t == state.TableRoutes
+		t == state.TablePorts || t == state.TableRoutes || t == state.TableSIDs
 }
 
 // bumpGen bumps a generation map (nh_gen, cache_gen): every cached result filled under the previous

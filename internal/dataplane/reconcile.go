@@ -144,6 +144,10 @@ func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) error 
 			return err
 		}
 	}
+	// SID lookups cached from what the maps held before are stale now.
+	if err := bumpGen(m.CacheGen); err != nil {
+		return err
+	}
 	r4 := map[Seg6xRoute4Key]Seg6xEncapVal{}
 	r6 := map[Seg6xRoute6Key]Seg6xEncapVal{}
 	for k, id := range im.Routes {

@@ -265,6 +265,16 @@ const (
 	Seg6xSidActionSID_END_B6ENCAPS_RED Seg6xSidAction = 10
 )
 
+type Seg6xSidCacheEntry struct {
+	_     structs.HostLayout
+	Gen   uint32
+	Valid uint8
+	Found uint8
+	Pad   uint16
+	Addr  [16]uint8
+	Sid   Seg6xSidEntry
+}
+
 type Seg6xSidConf struct {
 	_        structs.HostLayout
 	Prefixes uint32
@@ -568,6 +578,7 @@ const (
 	Seg6xMapRoutes4                = "routes4"
 	Seg6xMapRoutes6                = "routes6"
 	Seg6xMapScratch                = "scratch"
+	Seg6xMapSidCache               = "sid_cache"
 	Seg6xMapSidConf                = "sid_conf"
 	Seg6xMapSidPrefixes            = "sid_prefixes"
 	Seg6xMapSidSources             = "sid_sources"
@@ -676,6 +687,7 @@ type Seg6xMapSpecs struct {
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
+	SidCache     *ebpf.MapSpec `ebpf:"sid_cache"`
 	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
 	SidPrefixes  *ebpf.MapSpec `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
@@ -760,6 +772,7 @@ type Seg6xMaps struct {
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
+	SidCache     *ebpf.Map `ebpf:"sid_cache"`
 	SidConf      *ebpf.Map `ebpf:"sid_conf"`
 	SidPrefixes  *ebpf.Map `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.Map `ebpf:"sid_sources"`
@@ -801,6 +814,7 @@ func (m *Seg6xMaps) Close() error {
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
+		m.SidCache,
 		m.SidConf,
 		m.SidPrefixes,
 		m.SidSources,

@@ -155,6 +155,16 @@ type Seg6xTcScratch struct {
 	Buf [4096]uint8
 }
 
+type Seg6xTcSidCacheEntry struct {
+	_     structs.HostLayout
+	Gen   uint32
+	Valid uint8
+	Found uint8
+	Pad   uint16
+	Addr  [16]uint8
+	Sid   Seg6xTcSidEntry
+}
+
 type Seg6xTcSidConf struct {
 	_        structs.HostLayout
 	Prefixes uint32
@@ -364,6 +374,7 @@ const (
 	Seg6xTcMapRoutes4         = "routes4"
 	Seg6xTcMapRoutes6         = "routes6"
 	Seg6xTcMapScratch         = "scratch"
+	Seg6xTcMapSidCache        = "sid_cache"
 	Seg6xTcMapSidConf         = "sid_conf"
 	Seg6xTcMapSidPrefixes     = "sid_prefixes"
 	Seg6xTcMapSidSources      = "sid_sources"
@@ -456,6 +467,7 @@ type Seg6xTcMapSpecs struct {
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
+	SidCache     *ebpf.MapSpec `ebpf:"sid_cache"`
 	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
 	SidPrefixes  *ebpf.MapSpec `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
@@ -524,6 +536,7 @@ type Seg6xTcMaps struct {
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
+	SidCache     *ebpf.Map `ebpf:"sid_cache"`
 	SidConf      *ebpf.Map `ebpf:"sid_conf"`
 	SidPrefixes  *ebpf.Map `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.Map `ebpf:"sid_sources"`
@@ -565,6 +578,7 @@ func (m *Seg6xTcMaps) Close() error {
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
+		m.SidCache,
 		m.SidConf,
 		m.SidPrefixes,
 		m.SidSources,

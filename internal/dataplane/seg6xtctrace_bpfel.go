@@ -155,6 +155,16 @@ type Seg6xTcTraceScratch struct {
 	Buf [4096]uint8
 }
 
+type Seg6xTcTraceSidCacheEntry struct {
+	_     structs.HostLayout
+	Gen   uint32
+	Valid uint8
+	Found uint8
+	Pad   uint16
+	Addr  [16]uint8
+	Sid   Seg6xTcTraceSidEntry
+}
+
 type Seg6xTcTraceSidConf struct {
 	_        structs.HostLayout
 	Prefixes uint32
@@ -364,6 +374,7 @@ const (
 	Seg6xTcTraceMapRoutes4         = "routes4"
 	Seg6xTcTraceMapRoutes6         = "routes6"
 	Seg6xTcTraceMapScratch         = "scratch"
+	Seg6xTcTraceMapSidCache        = "sid_cache"
 	Seg6xTcTraceMapSidConf         = "sid_conf"
 	Seg6xTcTraceMapSidPrefixes     = "sid_prefixes"
 	Seg6xTcTraceMapSidSources      = "sid_sources"
@@ -456,6 +467,7 @@ type Seg6xTcTraceMapSpecs struct {
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
+	SidCache     *ebpf.MapSpec `ebpf:"sid_cache"`
 	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
 	SidPrefixes  *ebpf.MapSpec `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
@@ -524,6 +536,7 @@ type Seg6xTcTraceMaps struct {
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
+	SidCache     *ebpf.Map `ebpf:"sid_cache"`
 	SidConf      *ebpf.Map `ebpf:"sid_conf"`
 	SidPrefixes  *ebpf.Map `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.Map `ebpf:"sid_sources"`
@@ -565,6 +578,7 @@ func (m *Seg6xTcTraceMaps) Close() error {
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
+		m.SidCache,
 		m.SidConf,
 		m.SidPrefixes,
 		m.SidSources,

@@ -155,6 +155,16 @@ type Seg6xTraceScratch struct {
 	Buf [4096]uint8
 }
 
+type Seg6xTraceSidCacheEntry struct {
+	_     structs.HostLayout
+	Gen   uint32
+	Valid uint8
+	Found uint8
+	Pad   uint16
+	Addr  [16]uint8
+	Sid   Seg6xTraceSidEntry
+}
+
 type Seg6xTraceSidConf struct {
 	_        structs.HostLayout
 	Prefixes uint32
@@ -364,6 +374,7 @@ const (
 	Seg6xTraceMapRoutes4        = "routes4"
 	Seg6xTraceMapRoutes6        = "routes6"
 	Seg6xTraceMapScratch        = "scratch"
+	Seg6xTraceMapSidCache       = "sid_cache"
 	Seg6xTraceMapSidConf        = "sid_conf"
 	Seg6xTraceMapSidPrefixes    = "sid_prefixes"
 	Seg6xTraceMapSidSources     = "sid_sources"
@@ -458,6 +469,7 @@ type Seg6xTraceMapSpecs struct {
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
+	SidCache     *ebpf.MapSpec `ebpf:"sid_cache"`
 	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
 	SidPrefixes  *ebpf.MapSpec `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
@@ -528,6 +540,7 @@ type Seg6xTraceMaps struct {
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
+	SidCache     *ebpf.Map `ebpf:"sid_cache"`
 	SidConf      *ebpf.Map `ebpf:"sid_conf"`
 	SidPrefixes  *ebpf.Map `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.Map `ebpf:"sid_sources"`
@@ -569,6 +582,7 @@ func (m *Seg6xTraceMaps) Close() error {
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
+		m.SidCache,
 		m.SidConf,
 		m.SidPrefixes,
 		m.SidSources,

@@ -6,9 +6,11 @@ package packet
 // route change.
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"os/exec"
 	"runtime"
 	"testing"
 
@@ -290,4 +292,47 @@ func TestRouteLookupsFollowTheTables(t *testing.T) {
 	set("an IPv6 route added where none matched", lpmRoute{p("2001:db8:6::/64"), sid(15)}, false)
 	set("a route deleted (its length stays in use)", lpmRoute{p: p("198.18.5.0/24")}, true)
 	set("an IPv6 route deleted (its length stays in use)", lpmRoute{p: p("2001:db8:5::/64")}, true)
+}
+
+// TestSIDLookupsFollowTheTables: the program caches SID lookups per CPU (sid_cache), the answer "not
+// a SID" too; a SID added, replaced or deleted reaches the very next frame. The frames run on one
+// CPU, so every run after the first is the cache's.
+func TestSIDLookupsFollowTheTables(t *testing.T) {
+	defer testsupport.OnOneCPU(t)()
+	f := fixtures.Get(t, "end") // End at fc00:1::1: next SID fc00:3::64
+	old, sid := netip.MustParseAddr("fc00:1::1").As16(), netip.MustParseAddr("fc00:1::70")
+	s16 := sid.As16()
+	in := bytes.ReplaceAll(f.Input, old[:], s16[:])
+	endOut := bytes.ReplaceAll(f.Output, old[:], s16[:])
+	run := func(when, action string, want []byte) {
+		t.Helper()
+		for i := 0; i < 2; i++ {
+			g := *f
+			g.Input = in
+			res, err := rig.Run(nil, &g, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := dataplane.Actions[res.Action]; got != action || !bytes.Equal(res.Output, want) {
+				t.Fatalf("%s (run %d): %s, want %s\n got %x\nwant %x", when, i, got, action, res.Output, want)
+			}
+		}
+	}
+	run("not a SID yet", "XDP_PASS", in)
+	commit(t, state.Op{Kind: state.OpAdd, SID: &state.SID{SID: sid, Action: "End"}})
+	defer func() { // the test deletes it at its end; a failure before leaves it to this
+		for _, s := range rig.Store.SIDs() {
+			if s.SID == sid {
+				commit(t, state.Op{Kind: state.OpDelete, SID: &state.SID{SID: sid}})
+			}
+		}
+	}()
+	run("SID added", "XDP_REDIRECT", endOut)
+	// End.X to nh6 fc00:12::3, another neighbor on fab0: the same packet, to that neighbor's MAC.
+	testsupport.MustRun(t, "ip", "-6", "neigh", "replace", "fc00:12::3", "lladdr", "02:00:00:00:01:33", "dev", "fab0", "nud", "permanent")
+	defer func() { _ = exec.Command("ip", "-6", "neigh", "del", "fc00:12::3", "dev", "fab0").Run() }()
+	commit(t, state.Op{Kind: state.OpReplace, SID: &state.SID{SID: sid, Action: "End.X", NH6: netip.MustParseAddr("fc00:12::3")}})
+	run("SID replaced by End.X", "XDP_REDIRECT", append([]byte{0x02, 0, 0, 0, 0x01, 0x33}, endOut[6:]...))
+	commit(t, state.Op{Kind: state.OpDelete, SID: &state.SID{SID: sid}})
+	run("SID deleted", "XDP_PASS", in)
 }

@@ -155,6 +155,16 @@ type Seg6xFibDirectScratch struct {
 	Buf [4096]uint8
 }
 
+type Seg6xFibDirectSidCacheEntry struct {
+	_     structs.HostLayout
+	Gen   uint32
+	Valid uint8
+	Found uint8
+	Pad   uint16
+	Addr  [16]uint8
+	Sid   Seg6xFibDirectSidEntry
+}
+
 type Seg6xFibDirectSidConf struct {
 	_        structs.HostLayout
 	Prefixes uint32
@@ -364,6 +374,7 @@ const (
 	Seg6xFibDirectMapRoutes4                = "routes4"
 	Seg6xFibDirectMapRoutes6                = "routes6"
 	Seg6xFibDirectMapScratch                = "scratch"
+	Seg6xFibDirectMapSidCache               = "sid_cache"
 	Seg6xFibDirectMapSidConf                = "sid_conf"
 	Seg6xFibDirectMapSidPrefixes            = "sid_prefixes"
 	Seg6xFibDirectMapSidSources             = "sid_sources"
@@ -472,6 +483,7 @@ type Seg6xFibDirectMapSpecs struct {
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
+	SidCache     *ebpf.MapSpec `ebpf:"sid_cache"`
 	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
 	SidPrefixes  *ebpf.MapSpec `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
@@ -556,6 +568,7 @@ type Seg6xFibDirectMaps struct {
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
+	SidCache     *ebpf.Map `ebpf:"sid_cache"`
 	SidConf      *ebpf.Map `ebpf:"sid_conf"`
 	SidPrefixes  *ebpf.Map `ebpf:"sid_prefixes"`
 	SidSources   *ebpf.Map `ebpf:"sid_sources"`
@@ -597,6 +610,7 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.Routes4,
 		m.Routes6,
 		m.Scratch,
+		m.SidCache,
 		m.SidConf,
 		m.SidPrefixes,
 		m.SidSources,
