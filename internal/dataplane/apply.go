@@ -288,6 +288,10 @@ func bumpGen(m *ebpf.Map) error {
 	return m.Update(uint32(0), gen+1, ebpf.UpdateAny)
 }
 
+// InvalidateCachedAnswers makes every answer the program caches under cache_gen stale (for a writer
+// of the tables that does not go through Apply or Reconcile: a benchmark's direct map writes).
+func InvalidateCachedAnswers(m *Seg6xMaps) error { return bumpGen(m.CacheGen) }
+
 func putOrDelete[K, V any](t *txn, m *ebpf.Map, es []entry[K, V], kind state.StepKind) error {
 	if kind == state.StepDelete {
 		return deleteBatch(t, m, es)
