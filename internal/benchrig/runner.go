@@ -334,7 +334,7 @@ func kernelRef(s string) string {
 	switch {
 	case len(s) > 11 && s[:11] == "seg6x_encap":
 		return "kernel_encap_1sid"
-	case s == "seg6x_end_dx4_vlan" || s == "seg6x_end_dt4_vlan":
+	case strings.HasPrefix(s, "seg6x_end_dx4_vlan") || strings.HasPrefix(s, "seg6x_end_dt4_vlan"): // with or without _nhcache
 		return "kernel_end_dx4"
 	case s == "seg6x_end_then_dx4":
 		return "kernel_end_then_dx4"
