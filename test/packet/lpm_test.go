@@ -11,14 +11,12 @@ import (
 	"net"
 	"net/netip"
 	"os/exec"
-	"runtime"
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/internal/testsupport"
-	"golang.org/x/sys/unix"
 )
 
 const lpmVLAN = 7
@@ -243,13 +241,7 @@ func fixtureRoutes(t *testing.T) int {
 // comes or goes (the tenant's port entry, whose write would make every cached answer stale anyway,
 // does not change). The frames run on one CPU, so every check after the first is the cache's.
 func TestRouteLookupsFollowTheTables(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var one unix.CPUSet
-	one.Set(0)
-	if err := unix.SchedSetaffinity(0, &one); err != nil {
-		t.Fatal(err)
-	}
+	defer testsupport.OnOneCPU(t)()
 	p, a := netip.MustParsePrefix, netip.MustParseAddr
 	sid := func(n byte) netip.Addr { return netip.AddrFrom16([16]byte{0xfc, 0, 0, 2, 13: 7, 15: n}) }
 	routes := []lpmRoute{{p("198.18.5.0/24"), sid(1)}, {p("198.18.7.0/24"), sid(2)}, {p("198.18.8.8/32"), sid(3)},

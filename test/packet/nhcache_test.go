@@ -129,6 +129,20 @@ func TestNextHopCache(t *testing.T) {
 	}
 }
 
+// redirected runs f's frame with input in through objs' program and wants it redirected as want.
+func redirected(t *testing.T, objs *dataplane.Seg6xObjects, f *fixtures.Fixture, what string, in, want []byte) {
+	t.Helper()
+	g := *f
+	g.Input = in
+	res, err := rig.Run(objs.Seg6xXdp, &g, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dataplane.Actions[res.Action] != "XDP_REDIRECT" || !bytes.Equal(res.Output, want) {
+		t.Fatalf("%s: %s\n got %x\nwant %x", what, dataplane.Actions[res.Action], res.Output, want)
+	}
+}
+
 // TestNextHopCacheKeysEveryLookupInput: a policy rule sends one source elsewhere. With the cache on,
 // a packet from another source fills the cache for the same destination first; the packet from the
 // ruled source must still leave the way the FIB routes it (the cache key holds the source, the
@@ -150,18 +164,7 @@ func TestNextHopCacheKeysEveryLookupInput(t *testing.T) {
 	}()
 	objs, _, f := loadWithCache(t, time.Minute, "end")
 	defer objs.Close()
-	run := func(what string, in, want []byte) {
-		t.Helper()
-		g := *f
-		g.Input = in
-		res, err := rig.Run(objs.Seg6xXdp, &g, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if dataplane.Actions[res.Action] != "XDP_REDIRECT" || !bytes.Equal(res.Output, want) {
-			t.Fatalf("%s: %s\n got %x\nwant %x", what, dataplane.Actions[res.Action], res.Output, want)
-		}
-	}
+	run := func(what string, in, want []byte) { t.Helper(); redirected(t, objs, f, what, in, want) }
 	const srcOff = 14 + 8 // Ethernet, then the IPv6 source
 	ruled := append([]byte(nil), f.Input...)
 	ruled[srcOff+15] = 0x77 // fc00:9::1 -> fc00:9::77
@@ -295,18 +298,7 @@ func TestNextHopCacheSlotKeepsItsKey(t *testing.T) {
 	}
 	aIn, aOut := frame(a, nil)
 	bIn, bOut := frame(b, []byte{0x02, 0, 0, 0, 0x01, 0x33})
-	run := func(what string, in, want []byte) {
-		t.Helper()
-		g := *f
-		g.Input = in
-		res, err := rig.Run(objs.Seg6xXdp, &g, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if dataplane.Actions[res.Action] != "XDP_REDIRECT" || !bytes.Equal(res.Output, want) {
-			t.Fatalf("%s: %s\n got %x\nwant %x", what, dataplane.Actions[res.Action], res.Output, want)
-		}
-	}
+	run := func(what string, in, want []byte) { t.Helper(); redirected(t, objs, f, what, in, want) }
 	run("next SID "+a.String()+" (fills the slot)", aIn, aOut)
 	// The model above is the program's: the slot it names holds a's lookup now.
 	var slots []dataplane.Seg6xNhCacheSlot
