@@ -202,7 +202,7 @@ static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_looku
 				/* This CPU's slot goes to these inputs (as asked: a successful lookup rewrites fib's
 				 * destination and interface); it answers nothing until their lookup succeeds. */
 				nh_key_set(&c->key, fib, table);
-				c->nh.ok_len = 0;
+				__builtin_memset(&c->nh, 0, sizeof(c->nh)); /* expired: nothing fresh, even for length 0 */
 			} else if (nh_fresh(&c->nh, gen, len)) {
 				return nh_answer(fib, &c->nh);
 			}
@@ -222,8 +222,8 @@ static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_looku
  * outer lookup varies in); otherwise from the FIB (not through nh_cache: e is this lookup's cache),
  * whose answer then fills the slot. The slot is this CPU's own. A
  * lookup for the slot's own inputs that fails (a packet too big for the next hop) leaves the answer
- * smaller packets use; a slot taken over by other inputs holds nothing (ok_len 0) until its lookup
- * succeeds. */
+ * smaller packets use; a slot taken over by other inputs holds nothing (zeroed: expired) until its
+ * lookup succeeds. */
 static __always_inline int fib6_slot(struct ctx_buff *ctx, struct bpf_fib_lookup *fib, struct nh_slot *e)
 {
 	__u32 gen, len = fib->tot_len, in = fib->ifindex;
@@ -239,7 +239,7 @@ static __always_inline int fib6_slot(struct ctx_buff *ctx, struct bpf_fib_lookup
 		__builtin_memcpy(e->local, fib->ipv6_src, 16);
 		__builtin_memcpy(e->remote, fib->ipv6_dst, 16);
 		e->in_ifindex = in;
-		e->nh.ok_len = 0;
+		__builtin_memset(&e->nh, 0, sizeof(e->nh)); /* expired: nothing fresh, even for length 0 */
 	} else if (nh_fresh(&e->nh, gen, len)) {
 		return nh_answer(fib, &e->nh);
 	}

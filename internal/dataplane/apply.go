@@ -17,6 +17,10 @@ func msDuration(ms uint32) time.Duration { return time.Duration(ms) * time.Milli
 
 type txn struct {
 	undo []func() error
+	// restorable: the entries written carry what the maps held before (had, old), so a batch that
+	// fails part way is undone at once (doPart). Apply's are; Reconcile's syncs are not (they make
+	// the maps match the image and report a failure, with nothing to go back to).
+	restorable bool
 }
 
 func (t *txn) do(desc string, f, undo func() error) error {
@@ -27,10 +31,14 @@ func (t *txn) do(desc string, f, undo func() error) error {
 	return nil
 }
 
-// doPart is do for an f that may fail part way (a batch of map writes, some made): undo, which must
-// be harmless for the part not done, also runs when f fails, and both errors are reported.
+// doPart is do for an f that may fail part way (a batch of map writes, some made): in a restorable
+// txn, undo, which must be harmless for the part not done, also runs when f fails, and both errors
+// are reported.
 func (t *txn) doPart(desc string, f, undo func() error) error {
 	if err := f(); err != nil {
+		if !t.restorable {
+			return fmt.Errorf("%s: %w", desc, err)
+		}
 		if uerr := undo(); uerr != nil {
 			return fmt.Errorf("%s: %w (and undoing the part written: %v)", desc, err, uerr)
 		}
@@ -301,7 +309,7 @@ func putOrDelete[K, V any](t *txn, m *ebpf.Map, es []entry[K, V], kind state.Ste
 
 // Apply runs the steps of one commit; see state.Dataplane.
 func (b *BPF) Apply(steps []state.Step) (func() error, error) {
-	t := &txn{}
+	t := &txn{restorable: true}
 	var progs *Programs
 	defer func() {
 		if progs != nil {
@@ -330,6 +338,12 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 		case state.StepPut, state.StepDelete:
 			cached := cacheGenTable(st.Table)
 			cacheWritten = cacheWritten || cached
+			if cached {
+				// Undone in reverse order: this runs right after the write below is undone, before
+				// the steps before it are (a rollback removes new policies only after the routes
+				// that led to them are restored, and cached answers must not outlive either).
+				t.undo = append(t.undo, func() error { return bumpGen(b.Maps.CacheGen) })
+			}
 			err = b.write(t, st)
 			if err == nil && cached {
 				err = bumpGen(b.Maps.CacheGen)

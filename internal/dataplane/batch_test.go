@@ -29,7 +29,7 @@ func TestBatchFailingPartWayIsUndone(t *testing.T) {
 	for k := uint32(0); k < 8; k++ {
 		es = append(es, entry[uint32, uint32]{k: k, v: 200 + k, old: 100 + k, had: k < 2})
 	}
-	tx := &txn{}
+	tx := &txn{restorable: true}
 	if err := putBatch(tx, m, es); err == nil {
 		t.Fatal("8 entries written into a hash map of 4")
 	}

@@ -22,7 +22,7 @@ func PinDir(dir string) string { return filepath.Join(dir, "bpf") }
 // the layout changes this name: it then creates fresh maps beside the old ones, fills them from the
 // saved state, and switches every link to its program in one atomic update per interface (see
 // state.Reconcile), so even such an upgrade does not stop forwarding.
-const MapLayout = "maps-v3"
+const MapLayout = "maps-v4" // v4: vx_gen became cache_gen
 
 // MapPinDir is where the maps of the current layout are pinned.
 func MapPinDir(dir string) string { return filepath.Join(PinDir(dir), MapLayout) }

@@ -93,7 +93,9 @@ func sidsByPrefix(m *ebpf.Map, on bool) error {
 }
 
 // writeImage makes m hold exactly im (policies by id are written, not synced: an array).
-func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) error {
+func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) (err error) {
+	// Whatever was written, cached answers made before are stale (also when a write fails part way).
+	defer func() { err = errors.Join(err, bumpGen(m.CacheGen)) }()
 	tx := make(map[uint32]uint32, len(im.TxPorts))
 	for _, idx := range im.TxPorts {
 		tx[idx] = idx
