@@ -127,20 +127,6 @@ static __always_inline __u32 gen_now(void *map)
 	return g ? (__u32)*g : 0;
 }
 
-/* bpf_fib_lookup for fib (its inputs filled in) in routing table `table`, answered from the
- * per-CPU cache (nh_cache, direct-mapped) when nh_cache_ns is set and the slot for the same inputs
- * (nh_key) holds a fresh answer (younger than nh_cache_ns and of the current nh_gen generation,
- * which the daemon bumps on every route, rule, link or neighbor change) already checked for a
- * packet at least as long.
- * Success means a next hop on an interface the fast path redirects to (FIB_TX_NOT_ATTACHED
- * otherwise); only such results are cached, so a cache hit needs no tx_ports check. The key holds
- * every input of the lookup (source, ingress interface, protocol, TOS too), so source- or
- * interface-based policy rules and source-specific routes are answered as the FIB would. */
-static __always_inline __u32 rotl32(__u32 x, int n)
-{
-	return (x << n) | (x >> (32 - n));
-}
-
 /* The nh_cache slot for the lookup fib (inputs filled in) in table `table`: a hash of every input,
  * read from fib itself (a key built on the stack would not fit the callers' stack). */
 static __always_inline __u32 nh_slot_of(const struct bpf_fib_lookup *fib, __u32 table)
@@ -184,6 +170,15 @@ static __always_inline void nh_key_set(struct nh_key *k, const struct bpf_fib_lo
 	}
 }
 
+/* bpf_fib_lookup for fib (its inputs filled in) in routing table `table`, answered from the
+ * per-CPU cache (nh_cache, direct-mapped) when nh_cache_ns is set and the slot for the same inputs
+ * (nh_key) holds a fresh answer (younger than nh_cache_ns and of the current nh_gen generation,
+ * which the daemon bumps on every route, rule, link or neighbor change) already checked for a
+ * packet at least as long.
+ * Success means a next hop on an interface the fast path redirects to (FIB_TX_NOT_ATTACHED
+ * otherwise); only such results are cached, so a cache hit needs no tx_ports check. The key holds
+ * every input of the lookup (source, ingress interface, protocol, TOS too), so source- or
+ * interface-based policy rules and source-specific routes are answered as the FIB would. */
 static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_lookup *fib, __u32 table)
 {
 	struct nh_cache_slot *c = NULL;

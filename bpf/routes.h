@@ -11,7 +11,7 @@
 #include <bpf/bpf_endian.h>
 #include "maps.h"
 #include "trace.h"
-#include "flowlabel.h"
+#include "slots.h"
 #include "fwd.h"
 
 #define READ_ONCE_U64(x) (*(volatile __u64 *)&(x))
@@ -99,8 +99,8 @@ __noinline __u32 route6_lookup(const struct port_val *tv, __u64 hi, __u64 lo)
 /* The route_cache slot for destination words w0..w3 (IPv4: w0 only) of table table_id. */
 static __always_inline struct route_cache_entry *route_slot(__u32 table_id, __u32 w0, __u32 w1, __u32 w2, __u32 w3)
 {
-	__u32 slot = fmix32(table_id * 0x9E3779B1 ^ w0 ^ ((w1 << 7) | (w1 >> 25)) ^ ((w2 << 13) | (w2 >> 19)) ^
-			    ((w3 << 19) | (w3 >> 13))) & (ROUTE_CACHE_SLOTS - 1);
+	__u32 slot = fmix32(table_id * 0x9E3779B1 ^ w0 ^ rotl32(w1, 7) ^ rotl32(w2, 13) ^ rotl32(w3, 19)) &
+		     (ROUTE_CACHE_SLOTS - 1);
 
 	return bpf_map_lookup_elem(&route_cache, &slot);
 }

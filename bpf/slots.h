@@ -1,9 +1,15 @@
 /* slots.h: direct-mapped per-CPU caches (an array slot per hash of the key, the whole key kept in the
- * slot and compared): the slot hash and the compare, over keys laid out as 64-bit words. */
+ * slot and compared): the slot hash and the compare over keys laid out as 64-bit words, and the
+ * rotation the caches that hash their inputs in place use. */
 #pragma once
 
 #include <linux/types.h>
 #include "flowlabel.h"
+
+static __always_inline __u32 rotl32(__u32 x, int n)
+{
+	return (x << n) | (x >> (32 - n));
+}
 
 /* A hash of the n 64-bit words at w for picking a slot: the words, each rotated by its position,
  * folded with XOR (independent operations, no chain of multiplies through every word), then mixed.

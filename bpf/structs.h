@@ -179,16 +179,15 @@ struct port_cache_entry {
 };
 
 /* A route lookup as last made (route_cached): the policy id (0: no route) that destination dst
- * (IPv4: its first 4 bytes, the rest 0) found in route table table_id, with the matching prefix
- * length (for traces), under generation gen of cache_gen. fam 0: an empty slot. */
+ * (IPv4: its first 4 bytes, the rest 0) found in route table table_id, under generation gen of
+ * cache_gen. fam 0: an empty slot. */
 struct route_cache_entry {
 	__u32 gen;
 	__u32 table_id;
 	__u8 dst[16];
 	__u32 policy_id;
-	__u8 fam;  /* 4 or 6 */
-	__u8 plen; /* the route's prefix length (policy_id 0: none) */
-	__u8 pad[2];
+	__u8 fam; /* 4 or 6 */
+	__u8 pad[3];
 };
 
 /* An IPv6 prefix in an LPM trie (the domain's locators, the domain's sources). */
@@ -393,10 +392,10 @@ struct vx_dec_key {
 	__u8 idst[6];
 	__u8 isrc[6];
 	__u16 pad;
-	__u32 pad2; /* to a whole number of 64-bit words: vx_same and vx_slot read the key as such */
+	__u32 pad2; /* to a whole number of 64-bit words: slots.h hashes and compares the key as such */
 };
 
-/* The decision caches compare and hash their keys as 64-bit words (vxlan.h vx_same, vx_slot): a key
+/* The decision caches compare and hash their keys as 64-bit words (slots.h words_same, words_slot): a key
  * of another size would leave its last bytes out of both (an inner source MAC's were, once). */
 _Static_assert(sizeof(struct vx_enc_key) % 8 == 0, "vx_enc_key: whole 64-bit words");
 _Static_assert(sizeof(struct vx_dec_key) % 8 == 0, "vx_dec_key: whole 64-bit words");

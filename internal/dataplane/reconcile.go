@@ -94,7 +94,8 @@ func sidsByPrefix(m *ebpf.Map, on bool) error {
 
 // writeImage makes m hold exactly im (policies by id are written, not synced: an array).
 func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) (err error) {
-	// Whatever was written, cached answers made before are stale (also when a write fails part way).
+	// Every answer the program cached (ports, routes, SIDs, VXLAN decisions) from what the maps held
+	// before is stale once they are written, also when a write fails part way.
 	defer func() { err = errors.Join(err, bumpGen(m.CacheGen)) }()
 	tx := make(map[uint32]uint32, len(im.TxPorts))
 	for _, idx := range im.TxPorts {
@@ -146,10 +147,6 @@ func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) (err e
 			return err
 		}
 	}
-	// SID lookups cached from what the maps held before are stale now.
-	if err := bumpGen(m.CacheGen); err != nil {
-		return err
-	}
 	r4 := map[Seg6xRoute4Key]Seg6xEncapVal{}
 	r6 := map[Seg6xRoute6Key]Seg6xEncapVal{}
 	for k, id := range im.Routes {
@@ -165,10 +162,6 @@ func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) (err e
 	if err := syncMap(m.Routes6, r6, rep); err != nil {
 		return err
 	}
-	// Route lookups cached from what the maps held before are stale now.
-	if err := bumpGen(m.CacheGen); err != nil {
-		return err
-	}
 	if err := syncMap(m.SidSpace, lpmImage(im.SIDSpace), rep); err != nil {
 		return err
 	}
@@ -182,8 +175,7 @@ func writeImage(m imageMaps, im *state.Image, rep *state.ReconcileReport) (err e
 	for k, v := range im.Ports {
 		ports[portKey(k)] = portVal(v)
 	}
-	// Port lookups cached from what the map held before are stale now.
-	return errors.Join(syncMap(m.Ports, ports, rep), bumpGen(m.CacheGen))
+	return syncMap(m.Ports, ports, rep)
 }
 
 // writeVXLANImage makes the VXLAN maps hold exactly im.
@@ -204,10 +196,8 @@ func writeVXLANImage(m imageMaps, im *state.VXImage, rep *state.ReconcileReport)
 	for k, v := range im.MACs {
 		macs[vxMACKey(k)] = vxMAC(v)
 	}
-	err := errors.Join(syncMap(m.VxDevs, devs, rep), syncMap(m.VxRx, rx, rep), syncMap(m.VxRemotes, remotes, rep),
+	return errors.Join(syncMap(m.VxDevs, devs, rep), syncMap(m.VxRx, rx, rep), syncMap(m.VxRemotes, remotes, rep),
 		syncMap(m.VxMacs, macs, rep))
-	// Decisions cached from what the maps held before are stale now.
-	return errors.Join(err, bumpGen(m.CacheGen))
 }
 
 // Reconcile writes im into the maps and attaches the program to every interface of im; see

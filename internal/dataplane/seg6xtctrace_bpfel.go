@@ -146,8 +146,7 @@ type Seg6xTcTraceRouteCacheEntry struct {
 	Dst      [16]uint8
 	PolicyId uint32
 	Fam      uint8
-	Plen     uint8
-	Pad      [2]uint8
+	Pad      [3]uint8
 }
 
 type Seg6xTcTraceScratch struct {
