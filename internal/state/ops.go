@@ -111,8 +111,7 @@ type change struct {
 	pols         map[*policy]int // policies whose refcount changed: what it was before (rollback restores it)
 	lastPol      *policy         // the policy acquire found or made last (policies leave the map only after a commit)
 	undo         []undoStep
-	routeUndos   []routeUndo // the records route steps of undo point into, allocated in blocks
-	rt           *runtime    // the state the change is made to
+	rt           *runtime // the state the change is made to
 	diff         *Diff
 }
 
@@ -160,10 +159,10 @@ func newChange(rt *runtime, ops []Op) *change {
 func (c *change) onUndo(f func()) { c.undo = append(c.undo, undoStep{f: f}) }
 
 // undoStep is one step of a change's undo log: f, or (f nil) a route set back as it was. Routes
-// come by the million: theirs is a record, not a closure allocated each.
+// come by the million: theirs is a record in the log, not a closure allocated each.
 type undoStep struct {
 	f     func()
-	route *routeUndo
+	route routeUndo
 }
 
 // routeUndo is what setRoute changed: the route for prefix of tenant t, set to pol (nil: removed)
@@ -195,7 +194,7 @@ func (u *routeUndo) undo(rt *runtime) {
 
 func (c *change) rollback() {
 	for i := len(c.undo) - 1; i >= 0; i-- {
-		if u := c.undo[i]; u.f != nil {
+		if u := &c.undo[i]; u.f != nil {
 			u.f()
 		} else {
 			u.route.undo(c.rt)
@@ -578,11 +577,7 @@ func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, old, pol *
 	} else {
 		delete(t.routes, prefix)
 	}
-	if len(c.routeUndos) == cap(c.routeUndos) { // a new block: the records taken so far stay where they are
-		c.routeUndos = make([]routeUndo, 0, min(max(2*cap(c.routeUndos), 64), 65536))
-	}
-	c.routeUndos = append(c.routeUndos, routeUndo{t: t, prefix: prefix, pol: pol, old: old, oldOrigin: oldOrigin, oldUSIDs: oldUSIDs})
-	c.undo = append(c.undo, undoStep{route: &c.routeUndos[len(c.routeUndos)-1]})
+	c.undo = append(c.undo, undoStep{route: routeUndo{t: t, prefix: prefix, pol: pol, old: old, oldOrigin: oldOrigin, oldUSIDs: oldUSIDs}})
 }
 
 // mayAddRoutes: origin o may put routes into tenant t. A route belongs to its tenant's origin, except
