@@ -140,7 +140,8 @@ func (c *change) routeChanges(rt *runtime) []routeChange {
 	return c.changes
 }
 
-// newChange starts a change of ops (its route map sized for their routes).
+// newChange starts a change of ops (its route map, undo log and list of added objects sized for
+// their routes).
 func newChange(rt *runtime, ops []Op) *change {
 	n := 0
 	for _, op := range ops {
@@ -153,7 +154,8 @@ func newChange(rt *runtime, ops []Op) *change {
 	}
 	return &change{rt: rt, ifaces: map[string]ifaceBefore{}, tenants: map[string]*tenantBefore{},
 		routes: make(map[routeKey]routeEdit, n), swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
-		named: map[string]namedBefore{}, vxlans: map[string]vxlanBefore{}, pols: map[*policy]int{}, diff: &Diff{Added: []string{}, Changed: []string{}, Removed: []string{}}}
+		named: map[string]namedBefore{}, vxlans: map[string]vxlanBefore{}, pols: map[*policy]int{},
+		undo: make([]undoStep, 0, n+8), diff: &Diff{Added: make([]string, 0, n), Changed: []string{}, Removed: []string{}}}
 }
 
 func (c *change) onUndo(f func()) { c.undo = append(c.undo, undoStep{f: f}) }
@@ -648,19 +650,81 @@ func (s *Store) applyRoute(c *change, op Op) error {
 	return nil
 }
 
-// applyRouteSet applies op to each route of its set in turn (the first error stops it; the commit
-// then undoes the whole change).
+// applyRouteSet applies op to each route of its set in turn, as that many Route operations would
+// (the first error stops it; the commit then undoes the whole change). What the routes share is
+// checked once: the first route goes through applyRoute, which validates the shared fields and
+// the tenant; after it each prefix costs its own checks, the index writes and its diff line, and
+// takes a reference on its family's policy (acquired once). A prefix the shortcut does not cover (a
+// deletion, a malformed prefix, a refusal) goes through applyRoute, which gives the error a Route
+// operation would.
 func (s *Store) applyRouteSet(c *change, op Op) error {
 	set := op.RouteSet
 	r := set.Route
 	one := op
 	one.RouteSet, one.Route = nil, &r
-	for _, p := range set.Prefixes {
+	slow := func(p netip.Prefix) error {
 		r = set.Route
 		r.Prefix = p
-		if err := s.applyRoute(c, one); err != nil {
-			return err
+		return s.applyRoute(c, one)
+	}
+	if op.Kind == OpDelete || len(set.Prefixes) == 0 {
+		for _, p := range set.Prefixes {
+			if err := slow(p); err != nil {
+				return err
+			}
 		}
+		return nil
+	}
+	if err := slow(set.Prefixes[0]); err != nil {
+		return err
+	}
+	v := set.Route // the shared fields as validation leaves them (defaults filled): the first route passed
+	v.Prefix = set.Prefixes[0]
+	validateRouteAs(&v, "", func(error) {})
+	t := s.rt.tenants[v.Tenant]
+	var pols [2]*policy // per family: the policy every route of the set takes
+	var refs [2]int     // the references taken on it, added at the end
+	defer func() {
+		for f, p := range pols {
+			if p != nil && p != passPolicy && refs[f] != 0 {
+				c.ref(p, refs[f])
+			}
+		}
+	}()
+	for _, p := range set.Prefixes[1:] {
+		old := t.routes[p]
+		if !p.IsValid() || p != p.Masked() || routeOwned(op, t, p, old != nil, "") != nil ||
+			s.checkRouteCapacity(op.Kind, p) != nil || exists(op.Kind, old != nil, "") != nil {
+			if err := slow(p); err != nil {
+				return err
+			}
+			continue
+		}
+		fam := famOf(p)
+		pol := pols[fam]
+		if pol == nil {
+			v.Prefix = p
+			var err error
+			if pol, err = s.acquire(c, routePolicy(&v, routeName(p, t.Name))); err != nil {
+				return err
+			}
+			s.unref(c, pol) // counted in refs with the others
+			pols[fam] = pol
+		}
+		k := routeKey{t.Name, p}
+		e, seen := c.routes[k]
+		if !seen {
+			e = routeEdit{old, old}
+		}
+		if pol == old && sameUSIDs(t.usids[p], v.USIDs) {
+			c.routes[k] = e // unchanged
+			continue
+		}
+		refs[fam]++
+		s.setRoute(c, t, p, old, pol, op.Origin, v.USIDs)
+		e.after = pol
+		c.routes[k] = e
+		c.note(op.Kind, old != nil, routeName(p, t.Name))
 	}
 	return nil
 }

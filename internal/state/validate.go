@@ -14,14 +14,17 @@ import (
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
 
-// routeObj names route r (in a diff, one line per route): made with one allocation.
-func routeObj(r *Route) string {
-	if !r.Prefix.IsValid() {
-		return "route " + r.Prefix.String() + " tenant " + r.Tenant // AppendTo writes nothing for the zero Prefix
+// routeObj names route r (in a diff, one line per route).
+func routeObj(r *Route) string { return routeName(r.Prefix, r.Tenant) }
+
+// routeName names the route for prefix p of tenant: made with one allocation.
+func routeName(p netip.Prefix, tenant string) string {
+	if !p.IsValid() {
+		return "route " + p.String() + " tenant " + tenant // AppendTo writes nothing for the zero Prefix
 	}
 	var buf [96]byte // the longest: an IPv6 prefix, a 32-character tenant name
-	b := append(r.Prefix.AppendTo(append(buf[:0], "route "...)), " tenant "...)
-	return string(append(b, r.Tenant...))
+	b := append(p.AppendTo(append(buf[:0], "route "...)), " tenant "...)
+	return string(append(b, tenant...))
 }
 
 func sidObj(s *SID) string       { return "sid " + s.Name() }

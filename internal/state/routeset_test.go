@@ -1,0 +1,109 @@
+package state
+
+// routeset_test.go: a RouteSet operation (applyRouteSet's shortcut: shared fields checked once, one
+// policy per family) leaves exactly what one Route operation per prefix leaves: the same errors,
+// diff, routes, policies with their route counts, and data plane tables, commit after commit.
+
+import (
+	"fmt"
+	"net/netip"
+	"reflect"
+	"regexp"
+	"testing"
+)
+
+// expand is ops with each RouteSet written as one Route operation per prefix.
+func expand(ops []Op) []Op {
+	var out []Op
+	for _, op := range ops {
+		if op.RouteSet == nil {
+			out = append(out, op)
+			continue
+		}
+		for _, p := range op.RouteSet.Prefixes {
+			r := op.RouteSet.Route
+			r.Prefix = p
+			one := op
+			one.RouteSet, one.Route = nil, &r
+			out = append(out, one)
+		}
+	}
+	return out
+}
+
+func prefixes(ss ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(ss))
+	for i, s := range ss {
+		out[i] = mustPrefix(s)
+	}
+	return out
+}
+
+func TestRouteSetsMatchRouteOps(t *testing.T) {
+	segsA := []netip.Addr{mustAddr("fc00:2::1"), mustAddr("fc00:3::64")}
+	segsB := []netip.Addr{mustAddr("fc00:2::9")}
+	usids := &USIDList{Block: mustPrefix("fcbb:0::/32"), IDs: []string{"100", "200"}}
+	set := func(kind OpKind, o Origin, r Route, ps ...string) Op {
+		return Op{Kind: kind, Origin: o, RouteSet: &RouteSet{Route: r, Prefixes: prefixes(ps...)}}
+	}
+	blue := func(segs []netip.Addr) Route { return Route{Tenant: "blue", Segs: segs} }
+	commits := []struct {
+		name    string
+		ops     []Op
+		wantErr bool
+	}{
+		{"tenants and a named policy", []Op{
+			{Kind: OpAdd, Tenant: &Tenant{Name: "blue", Table: 100, Ports: []Port{{Dev: "eth1", VLAN: 100}}}},
+			{Kind: OpAdd, Tenant: &Tenant{Name: "red", Table: 101, Ports: []Port{{Dev: "eth1", VLAN: 101}}}},
+			{Kind: OpAdd, Policy: &Policy{Name: "east", Lists: []SegList{{Segs: segsB}}}}}, false},
+		{"both families, back and forth", []Op{set(OpAdd, "", blue(segsA),
+			"198.18.1.0/24", "2001:db8:1::/64", "198.18.2.0/24", "198.18.3.7/32", "2001:db8:2::/48", "0.0.0.0/0")}, false},
+		{"pass, uSIDs, a named policy, BGP's routes in a tenant of the API", []Op{
+			set(OpAdd, "", Route{Tenant: "blue", Mode: ModePass}, "198.18.10.0/24", "198.18.11.0/24", "2001:db8:10::/64"),
+			set(OpAdd, "", Route{Tenant: "red", USIDs: usids}, "198.18.1.0/24", "198.18.2.0/24"),
+			set(OpAdd, "", Route{Tenant: "red", Policy: "east"}, "198.18.20.0/24", "2001:db8:20::/64", "198.18.21.0/24"),
+			set(OpAdd, OriginBGP, blue(segsB), "198.18.30.0/24", "198.18.31.0/24")}, false},
+		{"replace: some unchanged, some moved, one twice, one new", []Op{set(OpReplace, "", blue(segsA),
+			"198.18.1.0/24", "198.18.10.0/24", "198.18.10.0/24", "2001:db8:1::/64", "198.18.40.0/24")}, false},
+		{"replace with other fields", []Op{set(OpReplace, "", Route{Tenant: "blue", Segs: segsB, HopLimit: 9},
+			"198.18.2.0/24", "198.18.11.0/24", "2001:db8:10::/64")}, false},
+		{"the uSIDs' containers as segs: the same policy, the notation dropped", []Op{set(OpReplace, "",
+			Route{Tenant: "red", Segs: []netip.Addr{mustAddr("fcbb:0:100:200::")}}, "198.18.1.0/24", "198.18.2.0/24")}, false},
+		{"a prefix twice in an add", []Op{set(OpAdd, "", blue(segsA), "198.18.50.0/24", "198.18.51.0/24", "198.18.50.0/24")}, true},
+		{"host bits in the third", []Op{set(OpAdd, "", blue(segsA), "198.18.52.0/24", "198.18.53.0/24", "198.18.54.1/24")}, true},
+		{"an existing route in the second", []Op{set(OpAdd, "", blue(segsB), "198.18.55.0/24", "198.18.1.0/24")}, true},
+		{"the API replaces BGP's route", []Op{set(OpReplace, "", blue(segsA), "198.18.56.0/24", "198.18.30.0/24")}, true},
+		{"BGP replaces its own", []Op{set(OpReplace, OriginBGP, blue(segsA), "198.18.30.0/24", "198.18.31.0/24")}, false},
+		{"an unknown policy", []Op{set(OpAdd, "", Route{Tenant: "red", Policy: "west"}, "198.18.60.0/24")}, true},
+		{"delete some, then add them back", []Op{
+			set(OpDelete, "", Route{Tenant: "blue"}, "198.18.1.0/24", "2001:db8:1::/64", "198.18.10.0/24"),
+			set(OpAdd, "", blue(segsB), "198.18.1.0/24", "2001:db8:1::/64")}, false},
+		{"delete the rest of a policy's routes", []Op{
+			set(OpDelete, "", Route{Tenant: "blue"}, "198.18.2.0/24", "198.18.3.7/32", "2001:db8:2::/48", "0.0.0.0/0", "198.18.40.0/24")}, false},
+	}
+	bySet, byOps := openTemp(t), openTemp(t)
+	for _, c := range commits {
+		dSet, errSet := bySet.Commit(c.ops, false)
+		dOps, errOps := byOps.Commit(expand(c.ops), false)
+		// The errors name the operation by its place: the set's, or its route's in the expansion.
+		opAt := regexp.MustCompile(`^operation \d+ `)
+		if (errSet != nil) != c.wantErr || opAt.ReplaceAllString(fmt.Sprint(errSet), "") != opAt.ReplaceAllString(fmt.Sprint(errOps), "") {
+			t.Fatalf("%s: error by sets %v, by route operations %v (want an error: %v)", c.name, errSet, errOps, c.wantErr)
+		}
+		if fmt.Sprint(dSet) != fmt.Sprint(dOps) {
+			t.Fatalf("%s: diff by sets\n%v\nby route operations\n%v", c.name, dSet, dOps)
+		}
+		if a, b := fmt.Sprintf("%+v", bySet.Current()), fmt.Sprintf("%+v", byOps.Current()); a != b {
+			t.Fatalf("%s: state by sets\n%s\nby route operations\n%s", c.name, a, b)
+		}
+		if a, b := fmt.Sprintf("%+v", bySet.Policies()), fmt.Sprintf("%+v", byOps.Policies()); a != b {
+			t.Fatalf("%s: policies by sets\n%s\nby route operations\n%s", c.name, a, b)
+		}
+		if a, b := fakeOf(bySet).tables, fakeOf(byOps).tables; !reflect.DeepEqual(a, b) {
+			t.Fatalf("%s: data plane tables differ:\n%v\n%v", c.name, a, b)
+		}
+	}
+	if c := bySet.Counts(); c.Routes4 != 8 || c.Routes6 != 3 {
+		t.Fatalf("routes at the end: %+v, want 8 IPv4 and 3 IPv6", c)
+	}
+}
