@@ -123,8 +123,8 @@ func (r *runtime) image() *Image {
 		return tenantSpec(t.tableID, &t.plens, &t.Tenant)
 	}, len(r.domain.Sources) > 0)
 	for _, t := range r.tenants {
-		for pfx, pol := range t.routes {
-			im.Routes[RouteKey{TableID: t.tableID, Prefix: pfx}] = pol.id
+		for pfx, id := range t.routes.all {
+			im.Routes[RouteKey{TableID: t.tableID, Prefix: pfx}] = id
 		}
 	}
 	for _, sd := range r.sids {

@@ -80,7 +80,7 @@ type tenantBefore struct {
 
 type swapBefore struct {
 	tableID uint32
-	routes  map[netip.Prefix]*policy
+	routes  routeIndex
 }
 
 type sidBefore struct {
@@ -101,8 +101,12 @@ type change struct {
 	bgpBefore    *BGP
 	ifaces       map[string]ifaceBefore
 	tenants      map[string]*tenantBefore
-	routes       map[routeKey]routeEdit // the routes applyRoute changed (not the tables swapped whole)
-	changes      []routeChange          // routeChanges, once made
+	routes       map[string]*routeEdits // by tenant: the routes applyRoute changed (not the tables swapped whole)
+	nroutes      int                    // how many: the routes' records in routes
+	hint         int                    // routes the commit's operations carry: the first tenant's list is made for them
+	lastEdits    *routeEdits            // the tenant whose routes were touched last, and its name
+	lastTenant   string
+	changes      []routeChange // routeChanges, once made
 	swapped      map[string]*swapBefore
 	sids         map[netip.Addr]sidBefore
 	named        map[string]namedBefore
@@ -118,6 +122,48 @@ type change struct {
 // routeEdit is a route's policy before a commit and after its last operation (nil: absent).
 type routeEdit struct{ before, after *policy }
 
+// routeEdits are one tenant's routes a change touched: their records, found by prefix through
+// pointer-free indexes (routeindex.go's keys).
+type routeEdits struct {
+	at4  map[uint64]int32
+	at6  map[prefix6]int32
+	list []routeChange // t is set by routeChanges
+}
+
+// touch is the record of tenant's route for p in c, made with before and after old (its policy
+// now) on the first touch. The pointer is good until the next touch.
+func (c *change) touch(tenant string, p netip.Prefix, old *policy) *routeEdit {
+	es := c.lastEdits
+	if es == nil || c.lastTenant != tenant {
+		if es = c.routes[tenant]; es == nil {
+			n := max(c.hint-c.nroutes, 8)
+			es = &routeEdits{at4: make(map[uint64]int32, n), at6: map[prefix6]int32{}, list: make([]routeChange, 0, n)}
+			c.routes[tenant] = es
+		}
+		c.lastEdits, c.lastTenant = es, tenant
+	}
+	var i int32
+	var seen bool
+	if p.Addr().Is4() {
+		k := key4(p)
+		if i, seen = es.at4[k]; !seen {
+			i = int32(len(es.list))
+			es.at4[k] = i
+		}
+	} else {
+		k := key6(p)
+		if i, seen = es.at6[k]; !seen {
+			i = int32(len(es.list))
+			es.at6[k] = i
+		}
+	}
+	if !seen {
+		es.list = append(es.list, routeChange{routeKey: routeKey{tenant, p}, routeEdit: routeEdit{old, old}})
+		c.nroutes++
+	}
+	return &es.list[i].routeEdit
+}
+
 // routeChange is a route commit c changed outside the tables it swapped, with its tenant after
 // the commit (nil: gone).
 type routeChange struct {
@@ -130,10 +176,14 @@ type routeChange struct {
 // steps and the journal both use the list).
 func (c *change) routeChanges(rt *runtime) []routeChange {
 	if c.changes == nil {
-		c.changes = make([]routeChange, 0, len(c.routes))
-		for k, e := range c.routes {
-			if c.swapped[k.tenant] == nil {
-				c.changes = append(c.changes, routeChange{k, e, rt.tenants[k.tenant]})
+		c.changes = make([]routeChange, 0, c.nroutes)
+		for tenant, es := range c.routes {
+			if c.swapped[tenant] == nil {
+				t := rt.tenants[tenant]
+				for _, rc := range es.list {
+					rc.t = t
+					c.changes = append(c.changes, rc)
+				}
 			}
 		}
 	}
@@ -153,7 +203,7 @@ func newChange(rt *runtime, ops []Op) *change {
 		}
 	}
 	return &change{rt: rt, ifaces: map[string]ifaceBefore{}, tenants: map[string]*tenantBefore{},
-		routes: make(map[routeKey]routeEdit, n), swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
+		routes: map[string]*routeEdits{}, hint: n, swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
 		named: map[string]namedBefore{}, vxlans: map[string]vxlanBefore{}, pols: map[*policy]int{},
 		undo: make([]undoStep, 0, n+8), diff: &Diff{Added: make([]string, 0, n), Changed: []string{}, Removed: []string{}}}
 }
@@ -184,11 +234,11 @@ func (u *routeUndo) undo(rt *runtime) {
 		rt.nroutes[fam]--
 	}
 	if u.old != nil {
-		t.routes[u.prefix] = u.old
+		t.routes.set(u.prefix, u.old.id)
 		t.countRoute(u.prefix, 1)
 		rt.nroutes[fam]++
 	} else {
-		delete(t.routes, u.prefix)
+		t.routes.del(u.prefix)
 	}
 	t.setOrigin(u.prefix, u.oldOrigin)
 	t.setUSIDs(u.prefix, u.oldUSIDs)
@@ -410,7 +460,7 @@ func (s *Store) applyTenant(c *change, op Op) error {
 	nt.Origin = op.Origin
 	c.touchTenant(s.rt, nt.Name)
 	if op.Kind == OpDelete {
-		if n := len(cur.routes); n > 0 {
+		if n := cur.routes.len(); n > 0 {
 			return fieldErr(obj, "", "still has %d routes; delete them first (or replace its routes with none)", n)
 		}
 		s.setPorts(c, cur.Name, cur.Ports, nil)
@@ -440,7 +490,7 @@ func (s *Store) applyTenant(c *change, op Op) error {
 		if err != nil {
 			return fieldErr(obj, "", "%v", err)
 		}
-		t := &tenantRT{Tenant: nt, tableID: id, routes: map[netip.Prefix]*policy{}}
+		t := &tenantRT{Tenant: nt, tableID: id, routes: newRouteIndex()}
 		s.rt.tenants[nt.Name] = t
 		s.setPorts(c, nt.Name, nil, nt.Ports)
 		c.onUndo(func() { delete(s.rt.tenants, nt.Name); s.rt.tableIDs.release(id, false) })
@@ -573,11 +623,11 @@ func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, old, pol *
 		s.rt.nroutes[fam]--
 	}
 	if pol != nil {
-		t.routes[prefix] = pol
+		t.routes.set(prefix, pol.id)
 		t.countRoute(prefix, 1)
 		s.rt.nroutes[fam]++
 	} else {
-		delete(t.routes, prefix)
+		t.routes.del(prefix)
 	}
 	c.undo = append(c.undo, undoStep{route: routeUndo{t: t, prefix: prefix, pol: pol, old: old, oldOrigin: oldOrigin, oldUSIDs: oldUSIDs}})
 }
@@ -613,7 +663,7 @@ func (s *Store) applyRoute(c *change, op Op) error {
 	if t == nil {
 		return fieldErr(obj, "tenant", "unknown tenant %q", r.Tenant)
 	}
-	old := t.routes[r.Prefix]
+	old := s.rt.routeOf(t, r.Prefix)
 	if err := routeOwned(op, t, r.Prefix, old != nil, obj); err != nil {
 		return err
 	}
@@ -624,11 +674,6 @@ func (s *Store) applyRoute(c *change, op Op) error {
 		return err
 	}
 	c.touchTenant(s.rt, t.Name)
-	k := routeKey{t.Name, r.Prefix}
-	e, seen := c.routes[k]
-	if !seen {
-		e = routeEdit{old, old}
-	}
 	var pol *policy // nil: deleted
 	if op.Kind != OpDelete {
 		var err error
@@ -637,15 +682,14 @@ func (s *Store) applyRoute(c *change, op Op) error {
 		}
 		if pol == old && sameUSIDs(t.usids[r.Prefix], r.USIDs) {
 			s.unref(c, pol) // unchanged
-			c.routes[k] = e
+			c.touch(t.Name, r.Prefix, old)
 			return nil
 		}
 	}
 	// A new or changed route keeps the reference acquire took. Only the notation changed (the same
 	// policy): nothing is written to the data plane, the change is saved.
 	s.setRoute(c, t, r.Prefix, old, pol, op.Origin, r.USIDs)
-	e.after = pol
-	c.routes[k] = e
+	c.touch(t.Name, r.Prefix, old).after = pol
 	c.note(op.Kind, old != nil, obj)
 	return nil
 }
@@ -692,7 +736,7 @@ func (s *Store) applyRouteSet(c *change, op Op) error {
 		}
 	}()
 	for _, p := range set.Prefixes[1:] {
-		old := t.routes[p]
+		old := s.rt.routeOf(t, p)
 		if !p.IsValid() || p != p.Masked() || routeOwned(op, t, p, old != nil, "") != nil ||
 			s.checkRouteCapacity(op.Kind, p) != nil || exists(op.Kind, old != nil, "") != nil {
 			if err := slow(p); err != nil {
@@ -711,19 +755,13 @@ func (s *Store) applyRouteSet(c *change, op Op) error {
 			s.unref(c, pol) // counted in refs with the others
 			pols[fam] = pol
 		}
-		k := routeKey{t.Name, p}
-		e, seen := c.routes[k]
-		if !seen {
-			e = routeEdit{old, old}
-		}
 		if pol == old && sameUSIDs(t.usids[p], v.USIDs) {
-			c.routes[k] = e // unchanged
+			c.touch(t.Name, p, old) // unchanged
 			continue
 		}
 		refs[fam]++
 		s.setRoute(c, t, p, old, pol, op.Origin, v.USIDs)
-		e.after = pol
-		c.routes[k] = e
+		c.touch(t.Name, p, old).after = pol
 		c.note(op.Kind, old != nil, routeName(p, t.Name))
 	}
 	return nil
@@ -782,7 +820,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	}
 	// Other origins' routes stay (unless All): the new table holds them as they are.
 	var others []netip.Prefix
-	for p := range t.routes {
+	for p := range t.routes.all {
 		if o := t.routeOrigin(p); !tr.All && o != op.Origin {
 			others = append(others, p)
 		}
@@ -797,20 +835,12 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 		} else {
 			n6++
 		}
-		rs = append(rs, routeOf(t, p, t.routes[p]))
+		rs = append(rs, routeOf(t, p, s.rt.routeOf(t, p)))
 	}
 	if len(errs) > 0 {
 		return errs
 	}
-	c4 := 0
-	c6 := 0
-	for p := range t.routes {
-		if p.Addr().Is4() {
-			c4++
-		} else {
-			c6++
-		}
-	}
+	c4, c6 := len(t.routes.v4), len(t.routes.v6)
 	// During the swap the maps hold the old and the new table; afterwards the usual limit applies.
 	if s.rt.nroutes[0]+n4 > MaxRoutes4 || s.rt.nroutes[1]+n6 > MaxRoutes6 ||
 		s.rt.nroutes[0]-c4+n4 > MaxRoutes4/2 || s.rt.nroutes[1]-c6+n6 > MaxRoutes6/2 {
@@ -825,10 +855,10 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 		return fieldErr(obj, "", "%v", err)
 	}
 	oldID, oldRoutes, oldPlens, oldN, oldOrigins, oldUSIDs := t.tableID, t.routes, t.plens, s.rt.nroutes, t.origins, t.usids
-	for _, p := range oldRoutes {
-		s.unref(c, p)
+	for _, id := range oldRoutes.all {
+		s.unref(c, s.rt.policyOf(id))
 	}
-	t.tableID, t.routes, t.plens, t.origins, t.usids = newID, make(map[netip.Prefix]*policy, len(rs)), [2][129]uint32{}, nil, nil
+	t.tableID, t.routes, t.plens, t.origins, t.usids = newID, newRouteIndex(), [2][129]uint32{}, nil, nil
 	s.rt.nroutes[0] -= c4
 	s.rt.nroutes[1] -= c6
 	c.onUndo(func() {
@@ -840,17 +870,17 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 		if err != nil {
 			return err
 		}
-		t.routes[rs[i].Prefix] = pol
+		t.routes.set(rs[i].Prefix, pol.id)
 		t.setOrigin(rs[i].Prefix, rs[i].Origin)
 		t.setUSIDs(rs[i].Prefix, rs[i].USIDs)
 		t.countRoute(rs[i].Prefix, 1)
-		if old, had := oldRoutes[rs[i].Prefix]; !had || old != pol || !sameUSIDs(oldUSIDs[rs[i].Prefix], rs[i].USIDs) {
+		if old, had := oldRoutes.get(rs[i].Prefix); !had || old != pol.id || !sameUSIDs(oldUSIDs[rs[i].Prefix], rs[i].USIDs) {
 			c.note(OpReplace, had, routeObj(&rs[i]))
 		}
 	}
 	var gone []netip.Prefix
-	for p := range oldRoutes {
-		if t.routes[p] == nil {
+	for p := range oldRoutes.all {
+		if _, kept := t.routes.get(p); !kept {
 			gone = append(gone, p)
 		}
 	}

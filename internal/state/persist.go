@@ -191,7 +191,7 @@ func (r *runtime) replay(rec record) error {
 	case rec.Tenant != nil:
 		t := r.tenants[rec.Tenant.Name]
 		if t == nil {
-			t = &tenantRT{routes: map[netip.Prefix]*policy{}}
+			t = &tenantRT{routes: newRouteIndex()}
 			r.tenants[rec.Tenant.Name] = t
 		}
 		for _, p := range t.Ports {
@@ -214,24 +214,19 @@ func (r *runtime) replay(rec record) error {
 		if t == nil {
 			return fmt.Errorf("table of unknown tenant %q", rec.Table.T)
 		}
-		for p, pol := range t.routes {
-			if pol != passPolicy {
+		for p, id := range t.routes.all {
+			if pol := r.policyOf(id); pol != passPolicy {
 				pol.refs--
 			}
 			r.nroutes[famOf(p)]--
 		}
-		t.tableID, t.routes, t.plens, t.origins, t.usids = rec.Table.ID, map[netip.Prefix]*policy{}, [2][129]uint32{}, nil, nil
+		t.tableID, t.routes, t.plens, t.origins, t.usids = rec.Table.ID, newRouteIndex(), [2][129]uint32{}, nil, nil
 	case rec.Route != nil:
-		t, pol := r.tenants[rec.Route.T], r.polByID[rec.Route.Pol]
-		if rec.Route.Pol == 0 {
-			pol = passPolicy
-		} else if rec.Route.Pol&GroupFlag != 0 {
-			pol = r.groupByID[rec.Route.Pol]
-		}
+		t, pol := r.tenants[rec.Route.T], r.policyOf(rec.Route.Pol)
 		if t == nil || pol == nil {
 			return fmt.Errorf("route %s of tenant %q: unknown tenant or policy %d", rec.Route.P, rec.Route.T, rec.Route.Pol)
 		}
-		if old := t.routes[rec.Route.P]; old != nil {
+		if old := r.routeOf(t, rec.Route.P); old != nil {
 			if old != passPolicy {
 				old.refs--
 			}
@@ -239,7 +234,7 @@ func (r *runtime) replay(rec record) error {
 			t.countRoute(rec.Route.P, 1)
 			r.nroutes[famOf(rec.Route.P)]++
 		}
-		t.routes[rec.Route.P] = pol
+		t.routes.set(rec.Route.P, pol.id)
 		if rec.Route.O != "" {
 			t.setOrigin(rec.Route.P, rec.Route.O)
 		} else {
@@ -251,11 +246,11 @@ func (r *runtime) replay(rec record) error {
 		}
 	case rec.RouteDel != nil:
 		if t := r.tenants[rec.RouteDel.T]; t != nil {
-			if old := t.routes[rec.RouteDel.P]; old != nil {
+			if old := r.routeOf(t, rec.RouteDel.P); old != nil {
 				if old != passPolicy {
 					old.refs--
 				}
-				delete(t.routes, rec.RouteDel.P)
+				t.routes.del(rec.RouteDel.P)
 				delete(t.origins, rec.RouteDel.P)
 				delete(t.usids, rec.RouteDel.P)
 				t.countRoute(rec.RouteDel.P, -1)
@@ -334,8 +329,8 @@ func (r *runtime) records(emit func(record) error) error {
 		if err := emit(tenantRecord(t)); err != nil {
 			return err
 		}
-		for p, pol := range t.routes {
-			sr = savedRoute{T: t.Name, P: p, Pol: pol.id, O: t.origins[p], U: t.usids[p]}
+		for p, id := range t.routes.all {
+			sr = savedRoute{T: t.Name, P: p, Pol: id, O: t.origins[p], U: t.usids[p]}
 			if err := emit(record{Route: &sr}); err != nil {
 				return err
 			}
@@ -417,8 +412,8 @@ func (r *runtime) changeRecords(c *change, emit func(record)) {
 			continue
 		}
 		emit(record{Table: &savedTable{T: name, ID: t.tableID}})
-		for p, pol := range t.routes {
-			emit(record{Route: route(savedRoute{T: name, P: p, Pol: pol.id, O: t.origins[p], U: t.usids[p]})})
+		for p, id := range t.routes.all {
+			emit(record{Route: route(savedRoute{T: name, P: p, Pol: id, O: t.origins[p], U: t.usids[p]})})
 		}
 	}
 	for _, rc := range c.routeChanges(r) {

@@ -71,7 +71,7 @@ func (s *Store) Plan(desired *State) []Op {
 		if cur == nil || !sameTenant(&cur.Tenant, &t) {
 			ops = append(ops, Op{Kind: OpReplace, Tenant: &t})
 		}
-		if (cur == nil && len(routes[t.Name]) > 0) || (cur != nil && !sameRoutes(cur, routes[t.Name])) {
+		if (cur == nil && len(routes[t.Name]) > 0) || (cur != nil && !rt.sameRoutes(cur, routes[t.Name])) {
 			ops = append(ops, Op{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: t.Name, Routes: routes[t.Name]}})
 		}
 	}
@@ -80,7 +80,7 @@ func (s *Store) Plan(desired *State) []Op {
 		if want[name] || t.Origin != OriginConfig { // other origins' objects are not the file's
 			continue
 		}
-		if len(t.routes) > 0 { // BGP's routes in it go with it
+		if t.routes.len() > 0 { // BGP's routes in it go with it
 			ops = append(ops, Op{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: name, All: true}})
 		}
 		dels = append(dels, Op{Kind: OpDelete, Tenant: &Tenant{Name: name}})
@@ -129,13 +129,13 @@ func sameTenant(cur, want *Tenant) bool {
 }
 
 // sameRoutes: the API's routes of tenant cur are want (other origins' routes are not the file's).
-func sameRoutes(cur *tenantRT, want []Route) bool {
-	if len(cur.routes)-len(cur.origins) != len(want) {
+func (rt *runtime) sameRoutes(cur *tenantRT, want []Route) bool {
+	if cur.routes.len()-len(cur.origins) != len(want) {
 		return false
 	}
 	for i := range want {
 		r := &want[i]
-		p := cur.routes[r.Prefix]
+		p := rt.routeOf(cur, r.Prefix)
 		key := policyKey(r.Prefix.Addr().Is6(), r.Mode, r.Segs, r.Src, r.HopLimit)
 		if r.Policy != "" {
 			key = groupKey(r.Policy, boolInt(r.Prefix.Addr().Is6()))

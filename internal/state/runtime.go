@@ -71,7 +71,7 @@ func appendKeyAddr(b []byte, a netip.Addr) []byte {
 type tenantRT struct {
 	Tenant
 	tableID uint32
-	routes  map[netip.Prefix]*policy
+	routes  routeIndex     // routeindex.go
 	plens   [2][129]uint32 // routes per prefix length: [0] IPv4, [1] IPv6
 	// origins holds the origin of each route whose origin is not the tenant's (BGP's routes in a
 	// tenant of the API); nil when there is none.
@@ -239,8 +239,8 @@ func (r *runtime) state() State {
 	vpnSIDs := r.vpnSIDs()
 	for _, t := range r.tenants {
 		s.Tenants = append(s.Tenants, t.view(vpnSIDs))
-		for p, pol := range t.routes {
-			s.Routes = append(s.Routes, routeOf(t, p, pol))
+		for p, id := range t.routes.all {
+			s.Routes = append(s.Routes, routeOf(t, p, r.policyOf(id)))
 		}
 	}
 	for _, sd := range r.sids {

@@ -234,7 +234,7 @@ func (s *Store) Commit(ops []Op, dryRun bool) (*Diff, error) {
 	}
 	made := make(chan madeLine, 1)
 	go func() {
-		b, err := makeJournalLine(s.gen+1, func(emit func(record)) { s.rt.changeRecords(c, emit) }, len(c.routes))
+		b, err := makeJournalLine(s.gen+1, func(emit func(record)) { s.rt.changeRecords(c, emit) }, c.nroutes)
 		made <- madeLine{b, err}
 	}()
 	undo, err := s.dp.Apply(steps)
@@ -388,8 +388,8 @@ func (s *Store) Interfaces() []Interface {
 // EachRoute calls f for every route (unsorted), O(routes) without building a State.
 func (s *Store) EachRoute(f func(r Route) bool) {
 	for _, t := range s.rt.tenants {
-		for p, pol := range t.routes {
-			if !f(routeOf(t, p, pol)) {
+		for p, id := range t.routes.all {
+			if !f(routeOf(t, p, s.rt.policyOf(id))) {
 				return
 			}
 		}
@@ -433,9 +433,9 @@ func (s *Store) TenantRoutes(name string) map[netip.Prefix]Route {
 	if t == nil {
 		return nil
 	}
-	out := make(map[netip.Prefix]Route, len(t.routes))
-	for p, pol := range t.routes {
-		out[p] = routeOf(t, p, pol)
+	out := make(map[netip.Prefix]Route, t.routes.len())
+	for p, id := range t.routes.all {
+		out[p] = routeOf(t, p, s.rt.policyOf(id))
 	}
 	return out
 }

@@ -160,7 +160,7 @@ func (s *Store) steps(c *change) []Step {
 	add(put(TableSIDs, sidPut))
 
 	// 4. Routes: changed ones in place; swapped tables written whole under their new id.
-	routePut, routeDel := make([]Entry, 0, len(c.routes)), []Entry(nil)
+	routePut, routeDel := make([]Entry, 0, c.nroutes), []Entry(nil)
 	route := func(table uint32, p netip.Prefix, v, old *policy) Entry {
 		e := Entry{Key: RouteKey{TableID: table, Prefix: p}, Had: old != nil}
 		if v != nil {
@@ -187,12 +187,12 @@ func (s *Store) steps(c *change) []Step {
 	}
 	for name, sb := range c.swapped {
 		if tn := rt.tenants[name]; tn != nil {
-			for p, pol := range tn.routes {
-				routePut = append(routePut, route(tn.tableID, p, pol, nil))
+			for p, id := range tn.routes.all {
+				routePut = append(routePut, route(tn.tableID, p, rt.policyOf(id), nil))
 			}
 		}
-		for p, pol := range sb.routes {
-			routeDel = append(routeDel, route(sb.tableID, p, nil, pol))
+		for p, id := range sb.routes.all {
+			routeDel = append(routeDel, route(sb.tableID, p, nil, rt.policyOf(id)))
 		}
 	}
 	add(put(TableRoutes, routePut))
