@@ -24,7 +24,13 @@ type Controller struct {
 
 	subMu sync.Mutex
 	subs  []func(Change)
+
+	idle *time.Timer // folds the store's journal into a snapshot once commits pause (compactLater)
 }
+
+// compactAfterIdle is the pause in commits after which a journal due for it is folded into a new
+// snapshot (state.Store.CompactIfDue): not during a bulk load, whose commits would each wait for it.
+const compactAfterIdle = 300 * time.Millisecond
 
 // New controls st (already open and locked against other processes).
 func New(st *state.Store) *Controller { return &Controller{st: st} }
@@ -76,8 +82,27 @@ func (c *Controller) Do(f func(s *Session)) {
 	func() {
 		defer c.mu.Unlock()
 		f(s)
+		if len(s.changes) > 0 && c.st.CompactDue() {
+			c.compactLater()
+		}
 	}()
 	c.announce(s.changes)
+}
+
+// compactLater (re)arms the idle timer: the journal is folded compactAfterIdle after the last
+// commit. Called with c.mu held.
+func (c *Controller) compactLater() {
+	if c.idle == nil {
+		c.idle = time.AfterFunc(compactAfterIdle, func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if err := c.st.CompactIfDue(); err != nil {
+				c.record(fmt.Errorf("writing the state snapshot: %w", err))
+			}
+		})
+		return
+	}
+	c.idle.Reset(compactAfterIdle)
 }
 
 // Read runs f with the store under the lock (a consistent view; f must not change it).

@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	. "github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/state"
@@ -93,5 +96,54 @@ func TestKindOf(t *testing.T) {
 		if got := KindOf(c.err); got != c.want {
 			t.Errorf("%v: kind %v, want %v", c.err, got, c.want)
 		}
+	}
+}
+
+// A journal due to be folded into a snapshot is folded once commits pause, not by the commit that
+// made it due (a bulk load would write the whole state again on its way).
+func TestJournalFoldedOnceCommitsPause(t *testing.T) {
+	dir := t.TempDir()
+	ctl := New(testsupport.OpenStore(t, dir, testsupport.FakeEnv{}))
+	if _, err := ctl.Commit(tenantOp("blue"), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	routes := func(lo, n int) []state.Op {
+		set := &state.RouteSet{Route: state.Route{Tenant: "blue", Segs: []netip.Addr{netip.MustParseAddr("fc00:2::1")}}}
+		for i := lo; i < lo+n; i++ {
+			set.Prefixes = append(set.Prefixes, netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, byte(i >> 8), byte(i)}), 32))
+		}
+		return []state.Op{{Kind: state.OpAdd, RouteSet: set}}
+	}
+	// 25000 routes: past 1 MiB of journal and four times the (near empty) snapshot: folded by the commit.
+	if _, err := ctl.Commit(routes(0, 25000), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(dir, "state.journal")
+	if _, err := os.Stat(journal); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a journal four times the snapshot was not folded by its commit: %v", err)
+	}
+	// 32000 more: past the snapshot's size, not four times it: folded after the pause.
+	if _, err := ctl.Commit(routes(25000, 32000), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := os.Stat(journal)
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the journal is still there 10 s after the last commit (%v)", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var due bool
+	var n int
+	ctl.Read(func(st *state.Store) { due, n = st.CompactDue(), st.Counts().Routes4 })
+	if due || n != 57000 {
+		t.Fatalf("after the fold: due %v, %d routes", due, n)
+	}
+	if last, _ := ctl.LastError(); last != "" {
+		t.Fatalf("last error %q", last)
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -70,34 +73,68 @@ type entry[K, V any] struct {
 const batchSize = 8192
 
 // putBatch writes es in batches; undo restores the old values and removes new keys (a batch that
-// fails part way is undone at once: the kernel may have written its first entries).
+// fails part way is undone at once: the kernel may have written its first entries). A large write
+// goes over the CPUs: the kernel's insert (a hash bucket missed in cache, an element allocated) is
+// most of a big commit's time, and the buckets take writers in parallel. es's keys are distinct
+// (a step writes each key once), so the order between batches does not matter.
 func putBatch[K, V any](t *txn, m *ebpf.Map, es []entry[K, V]) error {
-	for lo := 0; lo < len(es); lo += batchSize {
-		chunk := es[lo:min(lo+batchSize, len(es))]
+	nb := (len(es) + batchSize - 1) / batchSize
+	errs := make([]error, nb)
+	write := func(b int) {
+		chunk := es[b*batchSize : min((b+1)*batchSize, len(es))]
 		keys := make([]K, len(chunk))
 		vals := make([]V, len(chunk))
 		for i, e := range chunk {
 			keys[i], vals[i] = e.k, e.v
 		}
-		err := t.doPart(fmt.Sprintf("write %d entries to %s", len(chunk), m), func() error {
-			if len(chunk) > 1 {
-				if _, err := m.BatchUpdate(keys, vals, nil); !errors.Is(err, ebpf.ErrNotSupported) {
-					return err
-				}
+		if len(chunk) > 1 {
+			if _, err := m.BatchUpdate(keys, vals, nil); !errors.Is(err, ebpf.ErrNotSupported) {
+				errs[b] = err
+				return
 			}
-			for i := range keys { // a batch of one, or a map type without batch updates (devmaps)
-				if err := m.Update(keys[i], vals[i], ebpf.UpdateAny); err != nil {
-					return err
-				}
+		}
+		for i := range keys { // a batch of one, or a map type without batch updates (devmaps)
+			if err := m.Update(keys[i], vals[i], ebpf.UpdateAny); err != nil {
+				errs[b] = err
+				return
 			}
-			return nil
-		}, func() error { return restore(m, chunk) })
-		if err != nil {
-			return err
 		}
 	}
-	return nil
+	tried := nb // the batches written or tried
+	if workers := min(nb, runtime.GOMAXPROCS(0), maxWriters); workers > 1 {
+		var wg sync.WaitGroup
+		next := atomic.Int32{}
+		for range workers {
+			wg.Go(func() {
+				for b := int(next.Add(1)) - 1; b < nb; b = int(next.Add(1)) - 1 {
+					write(b)
+				}
+			})
+		}
+		wg.Wait()
+	} else {
+		for b := range nb {
+			if write(b); errs[b] != nil {
+				tried = b + 1 // the batches after it are not written
+				break
+			}
+		}
+	}
+	// Each batch as doPart would have taken it: written, its undo kept; failed, undone at once.
+	var first error
+	for b := range tried {
+		chunk := es[b*batchSize : min((b+1)*batchSize, len(es))]
+		err := t.doPart(fmt.Sprintf("write %d entries to %s", len(chunk), m), func() error { return errs[b] },
+			func() error { return restore(m, chunk) })
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
+
+// maxWriters bounds the goroutines of one large map write.
+const maxWriters = 4
 
 // deleteBatch removes es (a key already gone is not an error); undo puts the old values back.
 func deleteBatch[K, V any](t *txn, m *ebpf.Map, es []entry[K, V]) error {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
 )
 
 func TestBatchFailingPartWayIsUndone(t *testing.T) {
@@ -43,5 +44,69 @@ func TestBatchFailingPartWayIsUndone(t *testing.T) {
 	}
 	if len(tx.undo) != 0 {
 		t.Fatalf("the failed batch left %d undo steps", len(tx.undo))
+	}
+}
+
+// A write of many batches goes over several writers: all of it lands; when some batches fail (the
+// map fills), the failed ones are undone at once and the txn's rollback undoes the ones written.
+func TestManyBatchesWrittenInParallel(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (BPF maps)")
+	}
+	const n = 5*batchSize + 17
+	for _, size := range []uint32{n, 3 * batchSize} {
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: size, Flags: unix.BPF_F_NO_PREALLOC})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		for k := uint32(0); k < 100; k++ {
+			if err := m.Put(k*7, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		es := make([]entry[uint32, uint32], n)
+		for i := range es {
+			k := uint32(i) * 7
+			es[i] = entry[uint32, uint32]{k: k, v: k + 1, old: uint32(i), had: i < 100}
+		}
+		contents := func() map[uint32]uint32 {
+			got := map[uint32]uint32{}
+			var k, v uint32
+			for it := m.Iterate(); it.Next(&k, &v); {
+				got[k] = v
+			}
+			return got
+		}
+		tx := &txn{restorable: true}
+		err = putBatch(tx, m, es)
+		if size == n {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := contents()
+			for _, e := range es {
+				if got[e.k] != e.v {
+					t.Fatalf("key %d holds %d after the write, want %d (%d entries)", e.k, got[e.k], e.v, len(got))
+				}
+			}
+			if len(got) != n || len(tx.undo) != 6 {
+				t.Fatalf("%d entries, %d undo steps; want %d and 6", len(got), len(tx.undo), n)
+			}
+		} else if err == nil {
+			t.Fatalf("%d entries written into a hash map of %d", n, size)
+		}
+		if err := tx.rollback(); err != nil {
+			t.Fatal(err)
+		}
+		got := contents()
+		if len(got) != 100 {
+			t.Fatalf("map of %d: %d entries after the rollback, want the 100 before", size, len(got))
+		}
+		for k := uint32(0); k < 100; k++ {
+			if got[k*7] != k {
+				t.Fatalf("map of %d: key %d holds %d after the rollback, want %d", size, k*7, got[k*7], k)
+			}
+		}
 	}
 }

@@ -573,9 +573,30 @@ func (s *Store) appendJournal(b []byte, err error) error {
 	return nil
 }
 
-// compactIfLarge writes a snapshot when the journal has grown past the last snapshot's size.
+// compactIfLarge runs after each commit. A journal grown past the last snapshot's size is due to be
+// folded into a new snapshot: CompactIfDue does it once commits pause (the controller calls it), so
+// that a bulk load does not write the whole state again and again on its way. Past four times the
+// snapshot the commit folds it itself: the journal stays bounded when nothing pauses.
 func (s *Store) compactIfLarge() error {
 	if s.journalBytes < 1<<20 || s.journalBytes < s.snapshotBytes {
+		return nil
+	}
+	if s.journalBytes < 4*s.snapshotBytes {
+		return nil // due (CompactDue)
+	}
+	return s.Compact()
+}
+
+// CompactDue: the journal has outgrown the snapshot (CompactIfDue would fold it).
+func (s *Store) CompactDue() bool {
+	return s.journalBytes >= 1<<20 && s.journalBytes >= s.snapshotBytes
+}
+
+// CompactIfDue folds the journal into a new snapshot if it is due; nothing once the store is closed.
+func (s *Store) CompactIfDue() error {
+	s.maint.Lock()
+	defer s.maint.Unlock()
+	if s.closed || !s.CompactDue() {
 		return nil
 	}
 	return s.Compact()

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -36,6 +37,8 @@ type Store struct {
 	NewMaps *ReconcileReport
 
 	snapshotBytes, journalBytes int64
+	maint                       sync.Mutex // CompactIfDue (from a timer) against Close
+	closed                      bool
 }
 
 // ErrLocked is returned by Open with NoWait or Wait when another process holds the instance.
@@ -165,6 +168,9 @@ func (s *Store) Dataplane() Dataplane { return s.dp }
 
 // Close releases the data plane and the lock.
 func (s *Store) Close() {
+	s.maint.Lock()
+	defer s.maint.Unlock()
+	s.closed = true
 	if s.dp != nil {
 		s.dp.Close()
 		s.dp = nil
