@@ -266,17 +266,15 @@ func (b *BPF) write(t *txn, st state.Step) error {
 		}
 		return putOrDelete(t, m.SidPrefixes, ps, st.Kind)
 	case state.TableRoutes:
-		e4, e6 := make([]state.Entry, 0, len(st.Entries)), []state.Entry(nil)
-		for _, e := range st.Entries {
-			if e.Key.(state.RouteKey).Prefix.Addr().Is4() {
-				e4 = append(e4, e)
+		r4, r6 := make([]entry[Seg6xRoute4Key, Seg6xEncapVal], 0, len(st.Routes)), []entry[Seg6xRoute6Key, Seg6xEncapVal](nil)
+		for _, e := range st.Routes {
+			v, old := Seg6xEncapVal{PolicyId: e.Val}, Seg6xEncapVal{PolicyId: e.Old}
+			if e.Key.Prefix.Addr().Is4() {
+				r4 = append(r4, entry[Seg6xRoute4Key, Seg6xEncapVal]{k: route4Key(e.Key), v: v, old: old, had: e.Had})
 			} else {
-				e6 = append(e6, e)
+				r6 = append(r6, entry[Seg6xRoute6Key, Seg6xEncapVal]{k: route6Key(e.Key), v: v, old: old, had: e.Had})
 			}
 		}
-		val := ok(func(a any) Seg6xEncapVal { return Seg6xEncapVal{PolicyId: a.(uint32)} })
-		r4, _ := convert(e4, func(a any) Seg6xRoute4Key { return route4Key(a.(state.RouteKey)) }, val)
-		r6, _ := convert(e6, func(a any) Seg6xRoute6Key { return route6Key(a.(state.RouteKey)) }, val)
 		if err := putOrDelete(t, m.Routes4, r4, st.Kind); err != nil {
 			return err
 		}

@@ -77,6 +77,7 @@ type Step struct {
 	Kind    StepKind
 	Table   Table
 	Entries []Entry
+	Routes  []RouteEntry // a TableRoutes step's entries (instead of Entries)
 	IDs     []uint32
 	Iface   Interface      // StepAttach, StepDetach (its Ifindex resolved)
 	Options ProgramOptions // StepAttach
@@ -88,6 +89,14 @@ type Step struct {
 type Entry struct {
 	Key, Val, Old any
 	Had           bool
+}
+
+// RouteEntry is one route of a TableRoutes step: Key gets policy id Val (a put), and undo restores
+// Old when Had. Typed, not an Entry: routes come by the million and boxing costs each allocations.
+type RouteEntry struct {
+	Key      RouteKey
+	Val, Old uint32
+	Had      bool
 }
 
 // RouteKey is an encap route in one version of a tenant's route table.

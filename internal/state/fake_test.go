@@ -73,7 +73,11 @@ func (f *fakeDP) Apply(steps []Step) (func() error, error) {
 		switch st.Kind {
 		case StepPut, StepDelete:
 			tb := f.table(st.Table)
-			for _, e := range st.Entries {
+			entries := st.Entries
+			for _, r := range st.Routes {
+				entries = append(entries, Entry{Key: r.Key, Val: r.Val})
+			}
+			for _, e := range entries {
 				old, had := tb[e.Key]
 				if st.Kind == StepPut {
 					tb[e.Key] = e.Val

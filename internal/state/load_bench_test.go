@@ -14,7 +14,7 @@ type nullDP struct{ entries int }
 
 func (d *nullDP) Apply(steps []Step) (func() error, error) {
 	for _, s := range steps {
-		d.entries += len(s.Entries)
+		d.entries += len(s.Entries) + len(s.Routes)
 	}
 	return func() error { return nil }, nil
 }

@@ -80,7 +80,7 @@ func (s *Store) steps(c *change) []Step {
 	rt := s.rt
 	var out []Step
 	add := func(st Step) {
-		if len(st.Entries) > 0 || len(st.IDs) > 0 || st.Kind == StepAttach || st.Kind == StepDetach || st.Kind == StepInvalidateNextHops {
+		if len(st.Entries) > 0 || len(st.Routes) > 0 || len(st.IDs) > 0 || st.Kind == StepAttach || st.Kind == StepDetach || st.Kind == StepInvalidateNextHops {
 			out = append(out, st)
 		}
 	}
@@ -160,9 +160,9 @@ func (s *Store) steps(c *change) []Step {
 	add(put(TableSIDs, sidPut))
 
 	// 4. Routes: changed ones in place; swapped tables written whole under their new id.
-	routePut, routeDel := make([]Entry, 0, c.nroutes), []Entry(nil)
-	route := func(table uint32, p netip.Prefix, v, old *policy) Entry {
-		e := Entry{Key: RouteKey{TableID: table, Prefix: p}, Had: old != nil}
+	routePut, routeDel := make([]RouteEntry, 0, c.nroutes), []RouteEntry(nil)
+	route := func(table uint32, p netip.Prefix, v, old *policy) RouteEntry {
+		e := RouteEntry{Key: RouteKey{TableID: table, Prefix: p}, Had: old != nil}
 		if v != nil {
 			e.Val = v.id
 		}
@@ -195,7 +195,7 @@ func (s *Store) steps(c *change) []Step {
 			routeDel = append(routeDel, route(sb.tableID, p, nil, rt.policyOf(id)))
 		}
 	}
-	add(put(TableRoutes, routePut))
+	add(Step{Kind: StepPut, Table: TableRoutes, Routes: routePut})
 
 	// 4b. VXLAN devices, the remotes they take packets from, then their bridges' MACs: all in before
 	// the bridge ports that lead to them (step 5), out after (step 6).
@@ -251,7 +251,7 @@ func (s *Store) steps(c *change) []Step {
 
 	// 6. Removals, then the final prefix-length bitmaps.
 	add(del(TablePorts, portDel))
-	add(del(TableRoutes, routeDel))
+	add(Step{Kind: StepDelete, Table: TableRoutes, Routes: routeDel})
 	add(del(TableGroups, groupDel))
 	add(del(TableSIDs, sidDel))
 	for i := len(vxTables) - 1; i >= 0; i-- {
