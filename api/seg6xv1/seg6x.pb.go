@@ -1721,10 +1721,13 @@ func (*Op_Policy) isOp_Object() {}
 func (*Op_RouteSet) isOp_Object() {}
 
 type CommitRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Ops           []*Op                  `protobuf:"bytes,1,rep,name=ops,proto3" json:"ops,omitempty"`
-	DryRun        bool                   `protobuf:"varint,2,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
-	IfGeneration  uint64                 `protobuf:"varint,3,opt,name=if_generation,json=ifGeneration,proto3" json:"if_generation,omitempty"` // non-zero: fail unless this is still the running generation
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Ops          []*Op                  `protobuf:"bytes,1,rep,name=ops,proto3" json:"ops,omitempty"`
+	DryRun       bool                   `protobuf:"varint,2,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	IfGeneration uint64                 `protobuf:"varint,3,opt,name=if_generation,json=ifGeneration,proto3" json:"if_generation,omitempty"` // non-zero: fail unless this is still the running generation
+	// non-zero: the reply's diff lists at most this many objects per list and counts the rest in
+	// more_* (a bulk load of a million routes need not hear them back one by one)
+	DiffLimit     uint32 `protobuf:"varint,4,opt,name=diff_limit,json=diffLimit,proto3" json:"diff_limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1780,11 +1783,22 @@ func (x *CommitRequest) GetIfGeneration() uint64 {
 	return 0
 }
 
+func (x *CommitRequest) GetDiffLimit() uint32 {
+	if x != nil {
+		return x.DiffLimit
+	}
+	return 0
+}
+
 type Diff struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Added         []string               `protobuf:"bytes,1,rep,name=added,proto3" json:"added,omitempty"`
-	Changed       []string               `protobuf:"bytes,2,rep,name=changed,proto3" json:"changed,omitempty"`
-	Removed       []string               `protobuf:"bytes,3,rep,name=removed,proto3" json:"removed,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Added   []string               `protobuf:"bytes,1,rep,name=added,proto3" json:"added,omitempty"`
+	Changed []string               `protobuf:"bytes,2,rep,name=changed,proto3" json:"changed,omitempty"`
+	Removed []string               `protobuf:"bytes,3,rep,name=removed,proto3" json:"removed,omitempty"`
+	// objects changed beyond the request's diff_limit: counted, not listed
+	MoreAdded     uint64 `protobuf:"varint,4,opt,name=more_added,json=moreAdded,proto3" json:"more_added,omitempty"`
+	MoreChanged   uint64 `protobuf:"varint,5,opt,name=more_changed,json=moreChanged,proto3" json:"more_changed,omitempty"`
+	MoreRemoved   uint64 `protobuf:"varint,6,opt,name=more_removed,json=moreRemoved,proto3" json:"more_removed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1838,6 +1852,27 @@ func (x *Diff) GetRemoved() []string {
 		return x.Removed
 	}
 	return nil
+}
+
+func (x *Diff) GetMoreAdded() uint64 {
+	if x != nil {
+		return x.MoreAdded
+	}
+	return 0
+}
+
+func (x *Diff) GetMoreChanged() uint64 {
+	if x != nil {
+		return x.MoreChanged
+	}
+	return 0
+}
+
+func (x *Diff) GetMoreRemoved() uint64 {
+	if x != nil {
+		return x.MoreRemoved
+	}
+	return 0
 }
 
 type CommitReply struct {
@@ -4766,15 +4801,21 @@ const file_seg6x_proto_rawDesc = "" +
 	"\aREPLACE\x10\x02\x12\n" +
 	"\n" +
 	"\x06DELETE\x10\x03B\b\n" +
-	"\x06object\"m\n" +
+	"\x06object\"\x8c\x01\n" +
 	"\rCommitRequest\x12\x1e\n" +
 	"\x03ops\x18\x01 \x03(\v2\f.seg6x.v1.OpR\x03ops\x12\x17\n" +
 	"\adry_run\x18\x02 \x01(\bR\x06dryRun\x12#\n" +
-	"\rif_generation\x18\x03 \x01(\x04R\fifGeneration\"P\n" +
+	"\rif_generation\x18\x03 \x01(\x04R\fifGeneration\x12\x1d\n" +
+	"\n" +
+	"diff_limit\x18\x04 \x01(\rR\tdiffLimit\"\xb5\x01\n" +
 	"\x04Diff\x12\x14\n" +
 	"\x05added\x18\x01 \x03(\tR\x05added\x12\x18\n" +
 	"\achanged\x18\x02 \x03(\tR\achanged\x12\x18\n" +
-	"\aremoved\x18\x03 \x03(\tR\aremoved\"Q\n" +
+	"\aremoved\x18\x03 \x03(\tR\aremoved\x12\x1d\n" +
+	"\n" +
+	"more_added\x18\x04 \x01(\x04R\tmoreAdded\x12!\n" +
+	"\fmore_changed\x18\x05 \x01(\x04R\vmoreChanged\x12!\n" +
+	"\fmore_removed\x18\x06 \x01(\x04R\vmoreRemoved\"Q\n" +
 	"\vCommitReply\x12\"\n" +
 	"\x04diff\x18\x01 \x01(\v2\x0e.seg6x.v1.DiffR\x04diff\x12\x1e\n" +
 	"\n" +

@@ -129,3 +129,28 @@ func TestBadRouteSetsChangeNothing(t *testing.T) {
 		})
 	}
 }
+
+// diff_limit caps the reply's lists and counts the rest; 0 lists everything.
+func TestCommitDiffLimit(t *testing.T) {
+	c, _ := client(t)
+	ctx := context.Background()
+	var ps []string
+	for i := 0; i < 20; i++ {
+		ps = append(ps, fmt.Sprintf("198.18.%d.0/24", i))
+	}
+	rep, err := c.Commit(ctx, &pb.CommitRequest{DiffLimit: 5, Ops: []*pb.Op{tenantOp(pb.Op_ADD, "blue", 100),
+		routeSetOp(pb.Op_ADD, "blue", ps, "fc00:2::64")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := rep.GetDiff(); len(d.Added) != 5 || d.MoreAdded != 16 || d.Added[0] != `tenant "blue"` || d.MoreChanged+d.MoreRemoved != 0 {
+		t.Fatalf("limited diff %v", d)
+	}
+	rep, err = c.Commit(ctx, &pb.CommitRequest{Ops: []*pb.Op{{Kind: pb.Op_DELETE, Object: &pb.Op_RouteSet{RouteSet: &pb.RouteSet{Route: &pb.Route{Tenant: "blue"}, Prefixes: ps}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := rep.GetDiff(); len(d.Removed) != 20 || d.MoreRemoved != 0 {
+		t.Fatalf("unlimited diff %v", d)
+	}
+}

@@ -69,12 +69,14 @@ func diffToPB(d *state.Diff) *pb.Diff {
 	if d == nil {
 		return &pb.Diff{}
 	}
-	return &pb.Diff{Added: d.Added, Changed: d.Changed, Removed: d.Removed}
+	return &pb.Diff{Added: d.Added, Changed: d.Changed, Removed: d.Removed,
+		MoreAdded: uint64(d.MoreAdded), MoreChanged: uint64(d.MoreChanged), MoreRemoved: uint64(d.MoreRemoved)}
 }
 
 // DiffFromPB converts a reply's diff for printing.
 func DiffFromPB(d *pb.Diff) *state.Diff {
-	out := &state.Diff{Added: d.GetAdded(), Changed: d.GetChanged(), Removed: d.GetRemoved()}
+	out := &state.Diff{Added: d.GetAdded(), Changed: d.GetChanged(), Removed: d.GetRemoved(),
+		MoreAdded: int(d.GetMoreAdded()), MoreChanged: int(d.GetMoreChanged()), MoreRemoved: int(d.GetMoreRemoved())}
 	for _, p := range []*[]string{&out.Added, &out.Changed, &out.Removed} {
 		if *p == nil {
 			*p = []string{}
@@ -92,7 +94,8 @@ func (s *Server) Commit(ctx context.Context, req *pb.CommitRequest) (*pb.CommitR
 	if err != nil {
 		return nil, grpcError(s.ctl.Fail(err))
 	}
-	res, err := s.ctl.Commit(ops, core.Options{DryRun: req.GetDryRun(), IfGeneration: req.GetIfGeneration()})
+	res, err := s.ctl.Commit(ops, core.Options{DryRun: req.GetDryRun(), IfGeneration: req.GetIfGeneration(),
+		DiffLimit: int(min(req.GetDiffLimit(), 1<<30))})
 	if err != nil {
 		return nil, grpcError(err)
 	}

@@ -30,7 +30,8 @@ import (
 type ControlResult struct {
 	Object       string  `json:"object"` // "routes" (one operation each), "route-sets" (RouteSet operations) or "sids"
 	Count        int     `json:"count"`
-	InFlight     int     `json:"in_flight"` // commits the client kept outstanding while loading
+	InFlight     int     `json:"in_flight"`            // commits the client kept outstanding while loading
+	DiffLimit    int     `json:"diff_limit,omitempty"` // the loading commits' diff_limit (0: every object listed in the replies)
 	Tenants      int     `json:"tenants,omitempty"`
 	Policies     int     `json:"policies,omitempty"`
 	LoadSeconds  float64 `json:"load_seconds"`
@@ -88,19 +89,25 @@ func controlRouteSets(lo, hi int) []*pb.Op {
 	return ops
 }
 
+// ControlOptions say how `bench control` loads.
+type ControlOptions struct {
+	// RouteKinds are the route loads' forms (ControlResult.Object): "routes" (one Route operation
+	// per route), "route-sets" (RouteSet operations, one per tenant and segment list in each commit).
+	RouteKinds []string
+	InFlight   int // commits the client keeps outstanding (1: one at a time)
+	DiffLimit  int // the loading commits' diff_limit (0: the replies list every object)
+}
+
 // RunControl measures loads of each route count and SID count. It must run inside a namespace made
 // for it: it creates a veth pair there for the tenant ports.
-// routeKinds are the route loads' forms (ControlResult.Object): "routes" (one Route operation per
-// route), "route-sets" (RouteSet operations, one per tenant and segment list in each commit).
-// inFlight is how many commits the client keeps outstanding (1: one at a time).
-func RunControl(routeCounts, sidCounts []int, routeKinds []string, inFlight int) ([]ControlResult, error) {
+func RunControl(routeCounts, sidCounts []int, o ControlOptions) ([]ControlResult, error) {
 	if err := testsupport.Run("ip", "link", "add", "cp0", "type", "veth", "peer", "name", "cp1"); err != nil {
 		return nil, err
 	}
 	var res []ControlResult
 	for _, n := range routeCounts {
-		for _, kind := range routeKinds {
-			r, err := controlOnce(kind, n, inFlight)
+		for _, kind := range o.RouteKinds {
+			r, err := controlOnce(kind, n, o)
 			if err != nil {
 				return res, err
 			}
@@ -108,7 +115,7 @@ func RunControl(routeCounts, sidCounts []int, routeKinds []string, inFlight int)
 		}
 	}
 	for _, n := range sidCounts {
-		r, err := controlOnce("sids", n, inFlight)
+		r, err := controlOnce("sids", n, o)
 		if err != nil {
 			return res, err
 		}
@@ -119,8 +126,9 @@ func RunControl(routeCounts, sidCounts []int, routeKinds []string, inFlight int)
 
 const commitBatch = 50000
 
-func controlOnce(kind string, n, inFlight int) (ControlResult, error) {
-	r := ControlResult{Object: kind, Count: n, InFlight: max(inFlight, 1)}
+func controlOnce(kind string, n int, o ControlOptions) (ControlResult, error) {
+	inFlight := o.InFlight
+	r := ControlResult{Object: kind, Count: n, InFlight: max(inFlight, 1), DiffLimit: o.DiffLimit}
 	if kind == "sids" && n+1 > state.MaxSIDs-1 {
 		r.NotSupported = fmt.Sprintf("more than the %d SIDs the maps hold", state.MaxSIDs-1)
 		return r, nil
@@ -146,7 +154,7 @@ func controlOnce(kind string, n, inFlight int) (ControlResult, error) {
 	defer stop()
 	ctx := context.Background()
 	commit := func(ops []*pb.Op) error {
-		_, err := c.Commit(ctx, &pb.CommitRequest{Ops: ops})
+		_, err := c.Commit(ctx, &pb.CommitRequest{Ops: ops, DiffLimit: uint32(o.DiffLimit)})
 		return err
 	}
 	start, cpu0 := time.Now(), cpuSeconds()

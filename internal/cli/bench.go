@@ -303,9 +303,9 @@ func parseCounts(s string) ([]int, error) {
 
 func benchControlCmd() *cobra.Command {
 	var routes, sids, cpuProfile, routeForm string
-	var inFlight int
+	var inFlight, diffLimit int
 	c := &cobra.Command{
-		Use:   "control [--routes 10000,100000,1000000] [--route-form both] [--in-flight 1] [--sids 100000] [--cpu-profile FILE]",
+		Use:   "control [--routes 10000,100000,1000000] [--route-form both] [--in-flight 1] [--diff-limit 0] [--sids 100000] [--cpu-profile FILE]",
 		Short: "Control-plane rates: load N encap routes / local SIDs, one more update, a table swap, memory",
 		Long: `Loads N encap routes or N End SIDs through the control API (the same gRPC server the daemon runs,
 in-process) into a scratch instance inside a namespace of its own, in commits of 50000 routes or
@@ -314,7 +314,9 @@ tenants), over 1000 distinct segment lists (shared SR policies); sent as one Rou
 each (OBJECTS "routes"), as RouteSet operations (the bulk form: every route of a tenant and segment
 list in a commit as one operation, "route-sets"), or both (--route-form); by default one commit at
 a time, --in-flight N keeps N outstanding (the server commits them one after the other, but
-receives and decodes the next while it commits one). Then: the median latency of one
+receives and decodes the next while it commits one). --diff-limit N asks each loading commit's
+reply to list at most N objects per list and count the rest (CommitRequest.diff_limit, as a bulk
+loader would; 0: every object listed, as by default). Then: the median latency of one
 more object (one commit each), the time to swap one tenant's whole table, the kernel memory of the
 maps (memlock) and the Go heap of the control plane. --cpu-profile writes a Go CPU profile of the
 whole run (read it with 'go tool pprof -top bin/seg6x FILE').`,
@@ -350,7 +352,10 @@ whole run (read it with 'go tool pprof -top bin/seg6x FILE').`,
 			if kinds == nil {
 				return fmt.Errorf("--route-form %q: want ops, sets or both", routeForm)
 			}
-			res, err := benchrig.RunControl(rc, sc, kinds, inFlight)
+			if diffLimit < 0 {
+				return fmt.Errorf("--diff-limit %d: want 0 (list every object) or more", diffLimit)
+			}
+			res, err := benchrig.RunControl(rc, sc, benchrig.ControlOptions{RouteKinds: kinds, InFlight: inFlight, DiffLimit: diffLimit})
 			if err != nil {
 				return err
 			}
@@ -372,6 +377,9 @@ whole run (read it with 'go tool pprof -top bin/seg6x FILE').`,
 				if r.InFlight > 1 {
 					obj = fmt.Sprintf("%s (%d in flight)", obj, r.InFlight)
 				}
+				if r.DiffLimit > 0 {
+					obj = fmt.Sprintf("%s (diffs of %d)", obj, r.DiffLimit)
+				}
 				fmt.Fprintf(w, "%s\t%d\t%.2f\t%.2f\t%.0f\t%.2f\t%s\t%.0f\t%.0f\n", obj, r.Count, r.LoadSeconds, r.LoadCPU, r.PerSecond,
 					r.UpdateMillis, swap, r.MapMiB, r.HeapMiB)
 			}
@@ -382,6 +390,7 @@ whole run (read it with 'go tool pprof -top bin/seg6x FILE').`,
 	c.Flags().StringVar(&sids, "sids", "100000", "SID counts to load (0: none)")
 	c.Flags().StringVar(&routeForm, "route-form", "both", "how routes are sent: ops (one Route operation each), sets (RouteSet operations, one per tenant and segment list per commit), both")
 	c.Flags().IntVar(&inFlight, "in-flight", 1, "commits the loading client keeps outstanding (1: each waits for the previous reply; 2: the next batch is made and sent while the server commits one)")
+	c.Flags().IntVar(&diffLimit, "diff-limit", 0, "the loading commits' diff_limit: list at most N objects per list of each reply, count the rest (0: list all)")
 	c.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write a Go CPU profile of the run to this file")
 	return c
 }

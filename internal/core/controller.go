@@ -41,6 +41,9 @@ type Options struct {
 	// ...): a change may only touch objects of its own origin. Set on every operation of the batch.
 	Origin state.Origin
 	DryRun bool
+	// DiffLimit, when not 0, lists at most that many objects per list of the diff and counts the
+	// rest (state.CommitOptions.DiffLimit).
+	DiffLimit int
 	// IfGeneration, when not 0, refuses the change unless the running state is still that
 	// generation (optimistic locking: a client read the state, then asks for a change).
 	IfGeneration uint64
@@ -133,7 +136,7 @@ func (s *Session) Commit(ops []state.Op, o Options) (Result, error) {
 	for i := range ops {
 		ops[i].Origin = o.Origin
 	}
-	d, err := s.Store.Commit(ops, o.DryRun)
+	d, err := s.Store.CommitWith(ops, state.CommitOptions{DryRun: o.DryRun, DiffLimit: o.DiffLimit})
 	return s.done(d, err, o)
 }
 

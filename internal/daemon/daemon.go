@@ -235,8 +235,8 @@ func applyConfig(ctl *core.Controller, path string, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
-	o.logf("applied %s: %d added, %d changed, %d removed (generation %d)", path, len(res.Diff.Added),
-		len(res.Diff.Changed), len(res.Diff.Removed), res.Generation)
+	added, changed, removed := res.Diff.Counts()
+	o.logf("applied %s: %d added, %d changed, %d removed (generation %d)", path, added, changed, removed, res.Generation)
 	return nil
 }
 

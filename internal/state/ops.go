@@ -117,6 +117,7 @@ type change struct {
 	undo         []undoStep
 	rt           *runtime // the state the change is made to
 	diff         *Diff
+	diffLimit    int // CommitOptions.DiffLimit
 }
 
 // routeEdit is a route's policy before a commit and after its last operation (nil: absent).
@@ -190,9 +191,9 @@ func (c *change) routeChanges(rt *runtime) []routeChange {
 	return c.changes
 }
 
-// newChange starts a change of ops (its route map, undo log and list of added objects sized for
-// their routes).
-func newChange(rt *runtime, ops []Op) *change {
+// newChange starts a change of ops (its route records, undo log and list of added objects sized for
+// their routes; diffLimit: CommitOptions.DiffLimit).
+func newChange(rt *runtime, ops []Op, diffLimit int) *change {
 	n := 0
 	for _, op := range ops {
 		if op.Route != nil {
@@ -202,10 +203,15 @@ func newChange(rt *runtime, ops []Op) *change {
 			n += len(op.RouteSet.Prefixes)
 		}
 	}
+	listed := n
+	if diffLimit > 0 {
+		listed = min(n, diffLimit)
+	}
 	return &change{rt: rt, ifaces: map[string]ifaceBefore{}, tenants: map[string]*tenantBefore{},
 		routes: map[string]*routeEdits{}, hint: n, swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
 		named: map[string]namedBefore{}, vxlans: map[string]vxlanBefore{}, pols: map[*policy]int{},
-		undo: make([]undoStep, 0, n+8), diff: &Diff{Added: make([]string, 0, n), Changed: []string{}, Removed: []string{}}}
+		undo: make([]undoStep, 0, n+8), diffLimit: diffLimit,
+		diff: &Diff{Added: make([]string, 0, listed), Changed: []string{}, Removed: []string{}}}
 }
 
 func (c *change) onUndo(f func()) { c.undo = append(c.undo, undoStep{f: f}) }
@@ -266,15 +272,33 @@ func (c *change) ref(p *policy, delta int) {
 	p.refs += delta
 }
 
+// note lists object what in c's diff: removed, changed (it existed) or added; past the commit's
+// limit (diffLimit, 0: none) only counted.
 func (c *change) note(kind OpKind, existed bool, what string) {
+	if l, more := c.diffList(kind, existed); c.diffLimit == 0 || len(*l) < c.diffLimit {
+		*l = append(*l, what)
+	} else {
+		*more++
+	}
+}
+
+// noteRoute is note for the route for p of tenant, its line made only when it is listed.
+func (c *change) noteRoute(kind OpKind, existed bool, p netip.Prefix, tenant string) {
+	if l, more := c.diffList(kind, existed); c.diffLimit == 0 || len(*l) < c.diffLimit {
+		*l = append(*l, routeName(p, tenant))
+	} else {
+		*more++
+	}
+}
+
+func (c *change) diffList(kind OpKind, existed bool) (*[]string, *int) {
 	switch {
 	case kind == OpDelete:
-		c.diff.Removed = append(c.diff.Removed, what)
+		return &c.diff.Removed, &c.diff.MoreRemoved
 	case existed:
-		c.diff.Changed = append(c.diff.Changed, what)
-	default:
-		c.diff.Added = append(c.diff.Added, what)
+		return &c.diff.Changed, &c.diff.MoreChanged
 	}
+	return &c.diff.Added, &c.diff.MoreAdded
 }
 
 func (c *change) touchTenant(r *runtime, name string) {
@@ -762,7 +786,7 @@ func (s *Store) applyRouteSet(c *change, op Op) error {
 		refs[fam]++
 		s.setRoute(c, t, p, old, pol, op.Origin, v.USIDs)
 		c.touch(t.Name, p, old).after = pol
-		c.note(op.Kind, old != nil, routeName(p, t.Name))
+		c.noteRoute(op.Kind, old != nil, p, t.Name)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"reflect"
 	"regexp"
+	"slices"
 	"testing"
 )
 
@@ -105,5 +106,53 @@ func TestRouteSetsMatchRouteOps(t *testing.T) {
 	}
 	if c := bySet.Counts(); c.Routes4 != 8 || c.Routes6 != 3 {
 		t.Fatalf("routes at the end: %+v, want 8 IPv4 and 3 IPv6", c)
+	}
+}
+
+// A diff limit lists at most that many objects per list and counts the rest; the commit itself is
+// the same (state and tables as without a limit).
+func TestDiffLimitListsSomeCountsAll(t *testing.T) {
+	limited, full := openTemp(t), openTemp(t)
+	segs := []netip.Addr{mustAddr("fc00:2::1")}
+	var ps []string
+	for i := 0; i < 10; i++ {
+		ps = append(ps, fmt.Sprintf("198.18.%d.0/24", i))
+	}
+	commits := [][]Op{
+		{{Kind: OpAdd, Tenant: &Tenant{Name: "blue", Table: 100}},
+			{Kind: OpAdd, RouteSet: &RouteSet{Route: Route{Tenant: "blue", Segs: segs}, Prefixes: prefixes(ps...)}},
+			{Kind: OpAdd, Route: &Route{Tenant: "blue", Prefix: mustPrefix("2001:db8::/64"), Segs: segs}}},
+		{{Kind: OpReplace, RouteSet: &RouteSet{Route: Route{Tenant: "blue", Segs: segs, HopLimit: 9}, Prefixes: prefixes(ps[:5]...)}},
+			{Kind: OpDelete, RouteSet: &RouteSet{Route: Route{Tenant: "blue"}, Prefixes: prefixes(ps[5:]...)}}},
+	}
+	want := []struct{ listed, counts [3]int }{
+		{[3]int{3, 0, 0}, [3]int{12, 0, 0}},
+		{[3]int{0, 3, 3}, [3]int{0, 5, 5}},
+	}
+	for i, ops := range commits {
+		d, err := limited.CommitWith(ops, CommitOptions{DiffLimit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dFull, err := full.Commit(ops, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, c, r := d.Counts()
+		if got := [3]int{len(d.Added), len(d.Changed), len(d.Removed)}; got != want[i].listed || [3]int{a, c, r} != want[i].counts {
+			t.Fatalf("commit %d: listed %v, counted %v; want %v and %v\n%s", i, got, [3]int{a, c, r}, want[i].listed, want[i].counts, d)
+		}
+		if fa, fc, fr := dFull.Counts(); [3]int{fa, fc, fr} != want[i].counts || dFull.MoreAdded+dFull.MoreChanged+dFull.MoreRemoved != 0 {
+			t.Fatalf("commit %d without a limit: %+v", i, dFull)
+		}
+		if !slices.Equal(d.Added, dFull.Added[:len(d.Added)]) || !slices.Equal(d.Changed, dFull.Changed[:len(d.Changed)]) {
+			t.Fatalf("commit %d: the listed lines are not the first ones: %v / %v", i, d, dFull)
+		}
+		if a, b := fmt.Sprintf("%+v", limited.Current()), fmt.Sprintf("%+v", full.Current()); a != b {
+			t.Fatalf("commit %d: the limit changed the state:\n%s\n%s", i, a, b)
+		}
+	}
+	if s := (&Diff{Added: []string{"x"}, MoreAdded: 2, Removed: []string{}, MoreRemoved: 1}).String(); s != "+ x\n+ ... and 2 more\n- ... and 1 more\n" {
+		t.Fatalf("String: %q", s)
 	}
 }

@@ -216,7 +216,21 @@ func (e *OpError) Unwrap() error { return e.Err }
 // leave, then the maps are written in a safe order. On any error nothing is changed (written map
 // entries are restored). With dryRun nothing is written; the returned Diff says what would change.
 func (s *Store) Commit(ops []Op, dryRun bool) (*Diff, error) {
-	c := newChange(s.rt, ops)
+	return s.CommitWith(ops, CommitOptions{DryRun: dryRun})
+}
+
+// CommitOptions say how a commit is made and reported.
+type CommitOptions struct {
+	DryRun bool
+	// DiffLimit, when not 0, lists at most that many objects in each of the diff's lists and counts
+	// the rest (Diff.More*): a bulk load of a million routes need not hear them back one by one.
+	DiffLimit int
+}
+
+// CommitWith is Commit with options.
+func (s *Store) CommitWith(ops []Op, o CommitOptions) (*Diff, error) {
+	dryRun := o.DryRun
+	c := newChange(s.rt, ops, o.DiffLimit)
 	for i, op := range ops {
 		if err := s.apply(c, op); err != nil {
 			c.rollback()
@@ -320,7 +334,7 @@ func (s *Store) Preview(desired State, f func(st *Store)) (*Diff, error) {
 		return nil, err
 	}
 	plan := s.Plan(&next)
-	c := newChange(s.rt, plan)
+	c := newChange(s.rt, plan, 0)
 	defer c.rollback()
 	for i, op := range plan {
 		if err := s.apply(c, op); err != nil {
