@@ -87,7 +87,7 @@ static __always_inline int binding_sid(struct ctx_buff *ctx, struct pkt *p, stru
 	/* The policy's header in front of the IPv6 packet; the outer's first word and lengths patched. */
 	if (ctx_encap_room(ctx, p->l3off, len, hdr_len))
 		return verdict(DROP_NO_ROOM, p->len);
-	if (ctx_store(ctx, ETH_HLEN, pol->hdr, hdr_len))
+	if (ctx_store_hdr(ctx, ETH_HLEN, pol->hdr, hdr_len))
 		return verdict(DROP_NO_ROOM, p->len);
 	if (ctx_set_l2(ctx, ETH_HLEN, fib->dmac, fib->smac, 0, ETH_P_IPV6_BE))
 		return verdict(DROP_NO_ROOM, p->len);

@@ -8,6 +8,7 @@
  *   ctx_redirect(ifindex)            0 when the packet will leave through ifindex (an attached port)
  *   ctx_trim(ctx, len)               drops bytes beyond len (Ethernet padding)
  *   ctx_store(ctx, off, src, n)      writes n bytes at off
+ *   ctx_store_hdr(ctx, off, src, n)  the same for an encapsulation header (src: MAX_ENCAP_HDR bytes)
  *   ctx_load_bytes(ctx, off, to, n)  copies n bytes at off out of the packet (linear or not)
  *   ctx_set_l2(...)                  the packet at l3off gets a fresh Ethernet header (+ VLAN)
  *   ctx_encap_room(...)              room for an outer header in front of the packet at l3off

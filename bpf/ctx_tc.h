@@ -91,6 +91,12 @@ static __always_inline int ctx_store(struct __sk_buff *ctx, __u32 off, const voi
 	return bpf_skb_store_bytes(ctx, off, src, n, 0);
 }
 
+/* ctx_store of an encapsulation header (XDP writes those with direct stores). */
+static __always_inline int ctx_store_hdr(struct __sk_buff *ctx, __u32 off, const void *src, __u32 n)
+{
+	return ctx_store(ctx, off, src, n);
+}
+
 /* Makes the headers directly readable, and puts a VLAN tag that is still in the packet's bytes (a
  * BPF_PROG_TEST_RUN frame; the stack itself moves it before tc) into the metadata, as the stack does:
  * the L3 header then follows a 14-byte Ethernet header unless a second tag follows. */

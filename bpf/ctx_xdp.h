@@ -57,6 +57,27 @@ static __always_inline int ctx_store(struct xdp_md *ctx, __u32 off, const void *
 	return bpf_xdp_store_bytes(ctx, off, (void *)src, n);
 }
 
+/* ctx_store of an encapsulation header: n bytes of src (a map value of MAX_ENCAP_HDR bytes) to off.
+ * An IPv6 header and SRH are a whole number of 8-byte words: those are written with direct stores (a
+ * few words need no helper call); anything else goes through ctx_store. */
+static __always_inline int ctx_store_hdr(struct xdp_md *ctx, __u32 off, const void *src, __u32 n)
+{
+	__u8 *dst = ctx_data(ctx) + off;
+	void *data_end = ctx_data_end(ctx);
+
+	if (n & 7)
+		return ctx_store(ctx, off, src, n);
+#pragma unroll
+	for (int i = 0; i < MAX_ENCAP_HDR / 8; i++) {
+		if (i * 8 >= n)
+			break;
+		if ((void *)(dst + i * 8 + 8) > data_end)
+			return -1;
+		*(__u64 *)(dst + i * 8) = *(const __u64 *)((const __u8 *)src + i * 8);
+	}
+	return 0;
+}
+
 /* Moves the frame start by `shift` bytes (positive: drop bytes in front, negative: grow) and writes a
  * fresh Ethernet header (with an 802.1Q tag when vlan != 0) in front of the L3 header, which then starts
  * at ETH_HLEN (+ VLAN_HLEN). Returns 0, or -1 when the frame cannot be adjusted. */

@@ -205,7 +205,7 @@ __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_
 	ioff = ETH_HLEN + (hdr_len & 0x1FF); /* hdr_len <= MAX_ENCAP_HDR: a range the verifier sees */
 	if (ip_forwarded(data, data_end, ioff, p->proto))
 		return verdict(DROP_NO_ROOM, p->len);
-	if (ctx_store(ctx, ETH_HLEN, pol->hdr, hdr_len))
+	if (ctx_store_hdr(ctx, ETH_HLEN, pol->hdr, hdr_len))
 		return verdict(DROP_NO_ROOM, p->len);
 	if (ctx_set_l2(ctx, ETH_HLEN, dmac, smac, 0, ETH_P_IPV6_BE))
 		return verdict(DROP_NO_ROOM, p->len);
