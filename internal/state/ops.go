@@ -719,35 +719,41 @@ func (s *Store) applyRoute(c *change, op Op) error {
 }
 
 // applyRouteSet applies op to each route of its set in turn, as that many Route operations would
-// (the first error stops it; the commit then undoes the whole change). What the routes share is
-// checked once: the first route goes through applyRoute, which validates the shared fields and
-// the tenant; after it each prefix costs its own checks, the index writes and its diff line, and
-// takes a reference on its family's policy (acquired once). A prefix the shortcut does not cover (a
-// deletion, a malformed prefix, a refusal) goes through applyRoute, which gives the error a Route
-// operation would.
+// (the first error stops it; the commit then undoes the whole change): applyRoutes.
 func (s *Store) applyRouteSet(c *change, op Op) error {
-	set := op.RouteSet
-	r := set.Route
+	_, err := s.applyRoutes(c, op, op.RouteSet.Route, op.RouteSet.Prefixes)
+	return err
+}
+
+// applyRoutes applies route (kind and origin of op) for each of prefixes in turn, as that many
+// Route operations would; on an error it returns the index of the prefix that failed. What the
+// routes share is checked once: the first route goes through applyRoute, which validates the
+// shared fields and the tenant; after it each prefix costs its own checks, the index writes and
+// its diff line, and takes a reference on its family's policy (acquired once). A prefix the
+// shortcut does not cover (a deletion, a malformed prefix, a refusal) goes through applyRoute,
+// which gives the error a Route operation would.
+func (s *Store) applyRoutes(c *change, op Op, route Route, prefixes []netip.Prefix) (int, error) {
+	r := route
 	one := op
 	one.RouteSet, one.Route = nil, &r
 	slow := func(p netip.Prefix) error {
-		r = set.Route
+		r = route
 		r.Prefix = p
 		return s.applyRoute(c, one)
 	}
-	if op.Kind == OpDelete || len(set.Prefixes) == 0 {
-		for _, p := range set.Prefixes {
+	if op.Kind == OpDelete || len(prefixes) == 0 {
+		for i, p := range prefixes {
 			if err := slow(p); err != nil {
-				return err
+				return i, err
 			}
 		}
-		return nil
+		return 0, nil
 	}
-	if err := slow(set.Prefixes[0]); err != nil {
-		return err
+	if err := slow(prefixes[0]); err != nil {
+		return 0, err
 	}
-	v := set.Route // the shared fields as validation leaves them (defaults filled): the first route passed
-	v.Prefix = set.Prefixes[0]
+	v := route // the shared fields as validation leaves them (defaults filled): the first route passed
+	v.Prefix = prefixes[0]
 	validateRouteAs(&v, "", func(error) {})
 	t := s.rt.tenants[v.Tenant]
 	var pols [2]*policy // per family: the policy every route of the set takes
@@ -759,12 +765,15 @@ func (s *Store) applyRouteSet(c *change, op Op) error {
 			}
 		}
 	}()
-	for _, p := range set.Prefixes[1:] {
+	for i, p := range prefixes {
+		if i == 0 {
+			continue
+		}
 		old := s.rt.routeOf(t, p)
 		if !p.IsValid() || p != p.Masked() || routeOwned(op, t, p, old != nil, "") != nil ||
 			s.checkRouteCapacity(op.Kind, p) != nil || exists(op.Kind, old != nil, "") != nil {
 			if err := slow(p); err != nil {
-				return err
+				return i, err
 			}
 			continue
 		}
@@ -774,7 +783,7 @@ func (s *Store) applyRouteSet(c *change, op Op) error {
 			v.Prefix = p
 			var err error
 			if pol, err = s.acquire(c, routePolicy(&v, routeName(p, t.Name))); err != nil {
-				return err
+				return i, err
 			}
 			s.unref(c, pol) // counted in refs with the others
 			pols[fam] = pol
@@ -788,7 +797,39 @@ func (s *Store) applyRouteSet(c *change, op Op) error {
 		c.touch(t.Name, p, old).after = pol
 		c.noteRoute(op.Kind, old != nil, p, t.Name)
 	}
-	return nil
+	return 0, nil
+}
+
+// routeRun is the end of the run of Route operations from ops[i] that differ only in their prefix
+// (the same kind, origin and every other field): applyRoutes takes them as one set. i+1 when
+// ops[i] starts none.
+func routeRun(ops []Op, i int) int {
+	if !coalesceRouteOps || !onlyRoute(&ops[i]) {
+		return i + 1
+	}
+	j := i + 1
+	for j < len(ops) && onlyRoute(&ops[j]) && ops[j].Kind == ops[i].Kind && ops[j].Origin == ops[i].Origin &&
+		sameButPrefix(ops[i].Route, ops[j].Route) {
+		j++
+	}
+	return j
+}
+
+// coalesceRouteOps: runs of Route operations go through applyRoutes (tests turn it off to compare).
+var coalesceRouteOps = true
+
+// onlyRoute: op carries a Route and nothing else (apply would take it).
+func onlyRoute(op *Op) bool {
+	return op.Route != nil && op.Kind >= OpAdd && op.Kind <= OpDelete && op.Options == nil && op.Domain == nil &&
+		op.Interface == nil && op.Tenant == nil && op.RouteSet == nil && op.SID == nil && op.TenantRoutes == nil &&
+		op.BGP == nil && op.Policy == nil && op.VXLAN == nil
+}
+
+// sameButPrefix: a and b are the same route but for its prefix (uSIDs: the same list).
+func sameButPrefix(a, b *Route) bool {
+	return a.Tenant == b.Tenant && a.Mode == b.Mode && a.Policy == b.Policy && a.USIDs == b.USIDs && a.Src == b.Src &&
+		a.HopLimit == b.HopLimit && a.ID == b.ID && a.UsedSrc == b.UsedSrc && a.Origin == b.Origin &&
+		a.Egress == b.Egress && a.TunnelMTU == b.TunnelMTU && slices.Equal(a.Segs, b.Segs)
 }
 
 func (s *Store) checkRouteCapacity(kind OpKind, p netip.Prefix) error {

@@ -1,8 +1,9 @@
 package state
 
-// routeset_test.go: a RouteSet operation (applyRouteSet's shortcut: shared fields checked once, one
-// policy per family) leaves exactly what one Route operation per prefix leaves: the same errors,
-// diff, routes, policies with their route counts, and data plane tables, commit after commit.
+// routeset_test.go: a RouteSet operation (applyRoutes' shortcut: shared fields checked once, one
+// policy per family), and a run of Route operations the commit takes the same way (routeRun), leave
+// exactly what one Route operation per prefix applied alone leaves: the same errors (naming the same
+// operation), diff, routes, policies with their route counts, and data plane tables.
 
 import (
 	"fmt"
@@ -82,26 +83,38 @@ func TestRouteSetsMatchRouteOps(t *testing.T) {
 		{"delete the rest of a policy's routes", []Op{
 			set(OpDelete, "", Route{Tenant: "blue"}, "198.18.2.0/24", "198.18.3.7/32", "2001:db8:2::/48", "0.0.0.0/0", "198.18.40.0/24")}, false},
 	}
-	bySet, byOps := openTemp(t), openTemp(t)
+	// Three ways: route sets; the expansion into Route ops, which the commit takes in runs
+	// (routeRun: coalesced); and the expansion taken one operation at a time, the reference.
+	bySet, byOps, byEach := openTemp(t), openTemp(t), openTemp(t)
+	opAt := regexp.MustCompile(`^operation \d+ `)
 	for _, c := range commits {
 		dSet, errSet := bySet.Commit(c.ops, false)
 		dOps, errOps := byOps.Commit(expand(c.ops), false)
+		coalesceRouteOps = false
+		dEach, errEach := byEach.Commit(expand(c.ops), false)
+		coalesceRouteOps = true
 		// The errors name the operation by its place: the set's, or its route's in the expansion.
-		opAt := regexp.MustCompile(`^operation \d+ `)
-		if (errSet != nil) != c.wantErr || opAt.ReplaceAllString(fmt.Sprint(errSet), "") != opAt.ReplaceAllString(fmt.Sprint(errOps), "") {
-			t.Fatalf("%s: error by sets %v, by route operations %v (want an error: %v)", c.name, errSet, errOps, c.wantErr)
+		if (errEach != nil) != c.wantErr || fmt.Sprint(errOps) != fmt.Sprint(errEach) ||
+			opAt.ReplaceAllString(fmt.Sprint(errSet), "") != opAt.ReplaceAllString(fmt.Sprint(errEach), "") {
+			t.Fatalf("%s: error by sets %v, by route operations in runs %v, one by one %v (want an error: %v)", c.name, errSet, errOps, errEach, c.wantErr)
 		}
-		if fmt.Sprint(dSet) != fmt.Sprint(dOps) {
-			t.Fatalf("%s: diff by sets\n%v\nby route operations\n%v", c.name, dSet, dOps)
-		}
-		if a, b := fmt.Sprintf("%+v", bySet.Current()), fmt.Sprintf("%+v", byOps.Current()); a != b {
-			t.Fatalf("%s: state by sets\n%s\nby route operations\n%s", c.name, a, b)
-		}
-		if a, b := fmt.Sprintf("%+v", bySet.Policies()), fmt.Sprintf("%+v", byOps.Policies()); a != b {
-			t.Fatalf("%s: policies by sets\n%s\nby route operations\n%s", c.name, a, b)
-		}
-		if a, b := fakeOf(bySet).tables, fakeOf(byOps).tables; !reflect.DeepEqual(a, b) {
-			t.Fatalf("%s: data plane tables differ:\n%v\n%v", c.name, a, b)
+		for name, st := range map[string]*Store{"sets": bySet, "route operations in runs": byOps} {
+			d := dSet
+			if st == byOps {
+				d = dOps
+			}
+			if fmt.Sprint(d) != fmt.Sprint(dEach) {
+				t.Fatalf("%s: diff by %s\n%v\none by one\n%v", c.name, name, d, dEach)
+			}
+			if a, b := fmt.Sprintf("%+v", st.Current()), fmt.Sprintf("%+v", byEach.Current()); a != b {
+				t.Fatalf("%s: state by %s\n%s\none by one\n%s", c.name, name, a, b)
+			}
+			if a, b := fmt.Sprintf("%+v", st.Policies()), fmt.Sprintf("%+v", byEach.Policies()); a != b {
+				t.Fatalf("%s: policies by %s\n%s\none by one\n%s", c.name, name, a, b)
+			}
+			if a, b := fakeOf(st).tables, fakeOf(byEach).tables; !reflect.DeepEqual(a, b) {
+				t.Fatalf("%s: data plane tables by %s differ:\n%v\n%v", c.name, name, a, b)
+			}
 		}
 	}
 	if c := bySet.Counts(); c.Routes4 != 8 || c.Routes6 != 3 {
