@@ -73,11 +73,23 @@ func (f *fakeDP) Apply(steps []Step) (func() error, error) {
 		switch st.Kind {
 		case StepPut, StepDelete:
 			tb := f.table(st.Table)
-			entries := st.Entries
 			for _, r := range st.Routes {
-				entries = append(entries, Entry{Key: r.Key, Val: r.Val})
+				// Undone as the real data plane undoes it: from what the entry says the map held.
+				k, r := r.Key, r
+				if st.Kind == StepPut {
+					tb[k] = r.Val
+				} else {
+					delete(tb, k)
+				}
+				undo = append(undo, func() {
+					if r.Had {
+						tb[k] = r.Old
+					} else {
+						delete(tb, k)
+					}
+				})
 			}
-			for _, e := range entries {
+			for _, e := range st.Entries {
 				old, had := tb[e.Key]
 				if st.Kind == StepPut {
 					tb[e.Key] = e.Val

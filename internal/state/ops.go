@@ -137,7 +137,10 @@ func (c *change) touch(tenant string, p netip.Prefix, old *policy) *routeEdit {
 	es := c.lastEdits
 	if es == nil || c.lastTenant != tenant {
 		if es = c.routes[tenant]; es == nil {
-			n := max(c.hint-c.nroutes, 8)
+			n := 8
+			if len(c.routes) == 0 {
+				n = max(c.hint, n) // the commit's routes, as a bulk load's commit goes to one tenant
+			}
 			es = &routeEdits{at4: make(map[uint64]int32, n), at6: map[prefix6]int32{}, list: make([]routeChange, 0, n)}
 			c.routes[tenant] = es
 		}
@@ -275,7 +278,7 @@ func (c *change) ref(p *policy, delta int) {
 // note lists object what in c's diff: removed, changed (it existed) or added; past the commit's
 // limit (diffLimit, 0: none) only counted.
 func (c *change) note(kind OpKind, existed bool, what string) {
-	if l, more := c.diffList(kind, existed); c.diffLimit == 0 || len(*l) < c.diffLimit {
+	if l, more := c.diffList(kind, existed); c.diffLimit <= 0 || len(*l) < c.diffLimit {
 		*l = append(*l, what)
 	} else {
 		*more++
@@ -284,7 +287,7 @@ func (c *change) note(kind OpKind, existed bool, what string) {
 
 // noteRoute is note for the route for p of tenant, its line made only when it is listed.
 func (c *change) noteRoute(kind OpKind, existed bool, p netip.Prefix, tenant string) {
-	if l, more := c.diffList(kind, existed); c.diffLimit == 0 || len(*l) < c.diffLimit {
+	if l, more := c.diffList(kind, existed); c.diffLimit <= 0 || len(*l) < c.diffLimit {
 		*l = append(*l, routeName(p, tenant))
 	} else {
 		*more++
@@ -921,7 +924,9 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	}
 	oldID, oldRoutes, oldPlens, oldN, oldOrigins, oldUSIDs := t.tableID, t.routes, t.plens, s.rt.nroutes, t.origins, t.usids
 	for _, id := range oldRoutes.all {
-		s.unref(c, s.rt.policyOf(id))
+		if p := s.rt.policyOf(id); p != nil {
+			s.unref(c, p)
+		}
 	}
 	t.tableID, t.routes, t.plens, t.origins, t.usids = newID, newRouteIndex(), [2][129]uint32{}, nil, nil
 	s.rt.nroutes[0] -= c4

@@ -215,7 +215,7 @@ func (r *runtime) replay(rec record) error {
 			return fmt.Errorf("table of unknown tenant %q", rec.Table.T)
 		}
 		for p, id := range t.routes.all {
-			if pol := r.policyOf(id); pol != passPolicy {
+			if pol := r.policyOf(id); pol != nil && pol != passPolicy {
 				pol.refs--
 			}
 			r.nroutes[famOf(p)]--
@@ -226,8 +226,8 @@ func (r *runtime) replay(rec record) error {
 		if t == nil || pol == nil {
 			return fmt.Errorf("route %s of tenant %q: unknown tenant or policy %d", rec.Route.P, rec.Route.T, rec.Route.Pol)
 		}
-		if old := r.routeOf(t, rec.Route.P); old != nil {
-			if old != passPolicy {
+		if id, had := t.routes.get(rec.Route.P); had {
+			if old := r.policyOf(id); old != nil && old != passPolicy {
 				old.refs--
 			}
 		} else {
@@ -246,8 +246,8 @@ func (r *runtime) replay(rec record) error {
 		}
 	case rec.RouteDel != nil:
 		if t := r.tenants[rec.RouteDel.T]; t != nil {
-			if old := r.routeOf(t, rec.RouteDel.P); old != nil {
-				if old != passPolicy {
+			if id, had := t.routes.get(rec.RouteDel.P); had {
+				if old := r.policyOf(id); old != nil && old != passPolicy {
 					old.refs--
 				}
 				t.routes.del(rec.RouteDel.P)
@@ -473,11 +473,16 @@ func (s *Store) load() error {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	snapGen := s.gen
 	if f, err := os.Open(s.journalPath()); err == nil {
 		err = readLines(f, func(line []byte) error {
 			var jl journalLine
 			if err := json.Unmarshal(line, &jl); err != nil {
 				return err
+			}
+			if jl.Gen != 0 && jl.Gen <= snapGen {
+				// Already in the snapshot: a crash between writing it and removing the journal.
+				return nil
 			}
 			for _, rec := range jl.Recs {
 				if err := rt.replay(rec); err != nil {

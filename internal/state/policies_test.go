@@ -4,7 +4,10 @@ package state
 // slots and writes only the groups (never a route), references, persistence, refusals.
 
 import (
+	"maps"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -187,5 +190,37 @@ func TestNamedPolicyListAsUSIDs(t *testing.T) {
 	}
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `policy "u": lists[1].usids.ids[0]`) {
 		t.Errorf("errors %v, want one naming lists[1].usids.ids[0]", errs)
+	}
+}
+
+// A file that drops a named policy and its routes swaps the tenant's table, then deletes the
+// policy. When saving that commit fails, the data plane is undone from what each entry says the
+// map held: the old table's routes come back with the deleted policy's group ids (the entries
+// carry the index's ids, not a lookup of a policy the commit already removed).
+func TestSwapAwayFromDeletedPolicyUndoes(t *testing.T) {
+	st := openTemp(t)
+	s := baseState()
+	s.Policies = []Policy{weighted("east", 2, 1, 1)}
+	s.Routes = append(s.Routes, Route{Tenant: "blue", Prefix: mustPrefix("198.18.40.0/24"), Policy: "east"})
+	if _, err := st.Apply(s, false); err != nil {
+		t.Fatal(err)
+	}
+	before := maps.Clone(fakeOf(st).table(TableRoutes))
+	journal := filepath.Join(st.Dir, "state.journal")
+	if err := os.Remove(journal); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(journal, 0o700); err != nil { // the next journal write fails
+		t.Fatal(err)
+	}
+	s.Policies, s.Routes = nil, s.Routes[:1]
+	if _, err := st.Apply(s, false); err == nil || !strings.Contains(err.Error(), "saving state") {
+		t.Fatalf("apply with an unwritable journal: %v", err)
+	}
+	if after := fakeOf(st).table(TableRoutes); !maps.Equal(after, before) {
+		t.Fatalf("routes after the failed commit %v, want %v", after, before)
+	}
+	if n := len(st.Current().Policies); n != 1 {
+		t.Fatalf("%d named policies after the failed commit, want 1", n)
 	}
 }

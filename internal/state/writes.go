@@ -185,14 +185,16 @@ func (s *Store) steps(c *change) []Step {
 			routeDel = append(routeDel, route(was, rc.prefix, nil, before))
 		}
 	}
+	// The swapped tables' entries carry the index's policy ids as they are: a policy the old table
+	// named may be gone from the runtime by now (a named policy deleted after its routes moved).
 	for name, sb := range c.swapped {
 		if tn := rt.tenants[name]; tn != nil {
 			for p, id := range tn.routes.all {
-				routePut = append(routePut, route(tn.tableID, p, rt.policyOf(id), nil))
+				routePut = append(routePut, RouteEntry{Key: RouteKey{TableID: tn.tableID, Prefix: p}, Val: id})
 			}
 		}
 		for p, id := range sb.routes.all {
-			routeDel = append(routeDel, route(sb.tableID, p, nil, rt.policyOf(id)))
+			routeDel = append(routeDel, RouteEntry{Key: RouteKey{TableID: sb.tableID, Prefix: p}, Old: id, Had: true})
 		}
 	}
 	add(Step{Kind: StepPut, Table: TableRoutes, Routes: routePut})
