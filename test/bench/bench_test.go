@@ -198,7 +198,9 @@ func TestProfileMeasuresTheDUT(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%+v", p)
-			if !p.Loop || p.Frames == 0 || p.ProgNs <= 0 || p.DUTNs <= p.ProgNs || p.DUTBusy <= 0 || p.DUTBusy > 1.05 || p.Steal < 0 || p.Steal > 1 {
+			// DUT CPU and program time come from two trials one after the other: on a busy machine
+			// (go test runs packages side by side) one trial can be a quarter slower than the other.
+			if !p.Loop || p.Frames == 0 || p.ProgNs <= 0 || 1.25*p.DUTNs <= p.ProgNs || p.DUTBusy <= 0 || p.DUTBusy > 1.05 || p.Steal < 0 || p.Steal > 1 {
 				t.Fatalf("implausible profile: %+v", p)
 			}
 			// The DUT's counters are read just outside the sink's (a netlink request each side): they
