@@ -7,9 +7,11 @@ package core
 // controller.go: the Controller, its sessions (the store under the lock) and change notifications.
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seg6x/seg6x/internal/state"
@@ -25,7 +27,15 @@ type Controller struct {
 	subMu sync.Mutex
 	subs  []func(Change)
 
-	idle *time.Timer // folds the store's journal into a snapshot once commits pause (compactLater)
+	idle    *time.Timer  // folds the store's journal into a snapshot once commits pause (compactLater)
+	waiting atomic.Int32 // callers waiting for mu (lock): the snapshot being written gives way to them
+}
+
+// lock takes c.mu, counted in waiting while it waits.
+func (c *Controller) lock() {
+	c.waiting.Add(1)
+	c.mu.Lock()
+	c.waiting.Add(-1)
 }
 
 // compactAfterIdle is the pause in commits after which a journal due for it is folded into a new
@@ -81,7 +91,7 @@ type Session struct {
 // Do runs f with the store under the lock; the changes f commits are announced once f returns.
 func (c *Controller) Do(f func(s *Session)) {
 	s := &Session{c: c, Store: c.st}
-	c.mu.Lock()
+	c.lock()
 	func() {
 		defer c.mu.Unlock()
 		f(s)
@@ -93,13 +103,18 @@ func (c *Controller) Do(f func(s *Session)) {
 }
 
 // compactLater (re)arms the idle timer: the journal is folded compactAfterIdle after the last
-// commit. Called with c.mu held.
+// commit. The fold gives way to anyone who comes for the lock meanwhile (and is tried again after
+// the next pause), so that it never holds up a commit. Called with c.mu held.
 func (c *Controller) compactLater() {
 	if c.idle == nil {
 		c.idle = time.AfterFunc(compactAfterIdle, func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			if err := c.st.CompactIfDue(); err != nil {
+			err := c.st.CompactIfDue(func() bool { return c.waiting.Load() > 0 })
+			switch {
+			case errors.Is(err, state.ErrCompactYielded):
+				c.compactLater()
+			case err != nil:
 				c.record(fmt.Errorf("writing the state snapshot: %w", err))
 			}
 		})
@@ -110,7 +125,7 @@ func (c *Controller) compactLater() {
 
 // Read runs f with the store under the lock (a consistent view; f must not change it).
 func (c *Controller) Read(f func(st *state.Store)) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	f(c.st)
 }

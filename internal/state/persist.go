@@ -598,17 +598,25 @@ func (s *Store) CompactDue() bool {
 }
 
 // CompactIfDue folds the journal into a new snapshot if it is due; nothing once the store is closed.
-func (s *Store) CompactIfDue() error {
+// yield, polled while the snapshot is written, gives the fold up (ErrCompactYielded, nothing
+// changed) as soon as it says true: a commit waiting for the store goes first.
+func (s *Store) CompactIfDue(yield func() bool) error {
 	s.maint.Lock()
 	defer s.maint.Unlock()
 	if s.closed || !s.CompactDue() {
 		return nil
 	}
-	return s.Compact()
+	return s.compact(yield)
 }
 
+// ErrCompactYielded: CompactIfDue gave the fold up for a waiting commit.
+var ErrCompactYielded = errors.New("snapshot given up for a waiting commit")
+
 // Compact writes the whole running state as a new snapshot and empties the journal.
-func (s *Store) Compact() error {
+func (s *Store) Compact() error { return s.compact(nil) }
+
+// compact is Compact, given up when yield (if not nil) says true (every 4096 records).
+func (s *Store) compact(yield func() bool) error {
 	tmp := s.snapshotPath() + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -616,7 +624,11 @@ func (s *Store) Compact() error {
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	var line []byte
+	n := 0
 	write := func(rec record) error {
+		if n++; yield != nil && n%4096 == 0 && yield() {
+			return ErrCompactYielded
+		}
 		var err error
 		if line, err = appendRecord(line[:0], &rec); err == nil {
 			line = append(line, '\n')
@@ -632,6 +644,9 @@ func (s *Store) Compact() error {
 	}
 	if err == nil {
 		err = bw.Flush()
+	}
+	if err == nil && yield != nil && yield() {
+		err = ErrCompactYielded
 	}
 	if err == nil {
 		err = f.Sync()

@@ -1,6 +1,8 @@
 package state
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -230,5 +232,56 @@ func TestJournalLinesInTheSnapshotAreSkipped(t *testing.T) {
 	st = reopen(t, st)
 	if got := st.Current(); !same(got, want) || st.Gen() != gen {
 		t.Fatalf("state after the reopen:\n got %+v gen %d\nwant %+v gen %d", got, st.Gen(), want, gen)
+	}
+}
+
+// An idle fold of the journal gives way when asked (a commit waits for the store): nothing changes,
+// the fold is still due, and it completes when not asked to yield.
+func TestCompactGivesWay(t *testing.T) {
+	st := openTemp(t)
+	if _, err := st.Apply(baseState(), false); err != nil {
+		t.Fatal(err)
+	}
+	segs := []netip.Addr{mustAddr("fc00:2::1")}
+	set := &RouteSet{Route: Route{Tenant: "blue", Segs: segs}}
+	for i := 0; i < 50000; i++ { // past 1 MiB of journal, 4096 records many times over
+		set.Prefixes = append(set.Prefixes, netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 19, byte(i >> 8), byte(i)}), 32))
+	}
+	snapshot, journal := filepath.Join(st.Dir, "state.snapshot"), filepath.Join(st.Dir, "state.journal")
+	// 20000 routes into the snapshot, then 30000: the journal outgrows the snapshot without
+	// reaching four times it.
+	half := *set
+	half.Prefixes = set.Prefixes[:20000]
+	if _, err := st.Commit([]Op{{Kind: OpAdd, RouteSet: &half}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	snap0, _ := os.ReadFile(snapshot)
+	half.Prefixes = set.Prefixes[20000:]
+	if _, err := st.Commit([]Op{{Kind: OpAdd, RouteSet: &half}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if !st.CompactDue() {
+		t.Fatal("the journal is not due for a fold")
+	}
+	asked := 0
+	if err := st.CompactIfDue(func() bool { asked++; return asked >= 2 }); !errors.Is(err, ErrCompactYielded) {
+		t.Fatalf("a fold asked to give way: %v", err)
+	}
+	if snap, _ := os.ReadFile(snapshot); !bytes.Equal(snap, snap0) || !st.CompactDue() {
+		t.Fatalf("the fold that gave way changed the snapshot (%d -> %d bytes) or is no longer due", len(snap0), len(snap))
+	}
+	if _, err := os.Stat(journal); err != nil {
+		t.Fatalf("the journal is gone after a fold that gave way: %v", err)
+	}
+	if err := st.CompactIfDue(func() bool { return false }); err != nil || st.CompactDue() {
+		t.Fatalf("the fold: %v (due after it: %v)", err, st.CompactDue())
+	}
+	want, gen := st.Current(), st.Gen()
+	st = reopen(t, st)
+	if got := st.Current(); !same(got, want) || st.Gen() != gen || st.Counts().Routes4 != 50001 {
+		t.Fatalf("state after the fold and a reopen: %d routes, gen %d (want %d)", st.Counts().Routes4, st.Gen(), gen)
 	}
 }
