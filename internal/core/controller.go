@@ -188,7 +188,7 @@ func (s *Session) done(d *state.Diff, err error, o Options) (Result, error) {
 // Fail records err as the last error (for a front end that failed before reaching the controller:
 // a request it could not decode) and returns it.
 func (c *Controller) Fail(err error) error {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	return c.record(err)
 }
@@ -206,7 +206,7 @@ func (c *Controller) record(err error) error {
 
 // LastError is the last refused or failed change ("" if none) and how many there were.
 func (c *Controller) LastError() (string, uint64) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	return c.lastErr, c.errors
 }
