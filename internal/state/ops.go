@@ -870,7 +870,13 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 		if r.Tenant == "" {
 			r.Tenant = tr.Tenant
 		}
-		validateRoute(&r, func(err error) { errs = append(errs, err) })
+		// A table comes by the hundred thousand routes: a route's name is made only for its errors.
+		orig, n := r, len(errs)
+		validateRouteAs(&r, "", func(err error) { errs = append(errs, err) })
+		if len(errs) > n {
+			errs, r = errs[:n], orig
+			validateRoute(&r, func(err error) { errs = append(errs, err) })
+		}
 		if r.Tenant != tr.Tenant {
 			errs = append(errs, fieldErr(routeObj(&r), "tenant", "not %q, the tenant whose routes are replaced", tr.Tenant))
 		}
@@ -936,8 +942,11 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 		s.rt.tableIDs.release(newID, false)
 	})
 	for i := range rs {
-		pol, err := s.acquire(c, routePolicy(&rs[i], routeObj(&rs[i])))
+		pol, err := s.acquire(c, routePolicy(&rs[i], ""))
 		if err != nil {
+			if fe, ok := err.(*FieldError); ok && fe.Object == "" {
+				fe.Object = routeObj(&rs[i])
+			}
 			return err
 		}
 		t.routes.set(rs[i].Prefix, pol.id)
@@ -945,7 +954,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 		t.setUSIDs(rs[i].Prefix, rs[i].USIDs)
 		t.countRoute(rs[i].Prefix, 1)
 		if old, had := oldRoutes.get(rs[i].Prefix); !had || old != pol.id || !sameUSIDs(oldUSIDs[rs[i].Prefix], rs[i].USIDs) {
-			c.note(OpReplace, had, routeObj(&rs[i]))
+			c.noteRoute(OpReplace, had, rs[i].Prefix, t.Name)
 		}
 	}
 	var gone []netip.Prefix
@@ -956,7 +965,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	}
 	slices.SortFunc(gone, netip.Prefix.Compare)
 	for _, p := range gone {
-		c.note(OpDelete, true, routeObj(&Route{Tenant: t.Name, Prefix: p}))
+		c.noteRoute(OpDelete, true, p, t.Name)
 	}
 	s.rt.nroutes[0] += n4
 	s.rt.nroutes[1] += n6

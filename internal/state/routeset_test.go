@@ -12,6 +12,7 @@ import (
 	"regexp"
 	goruntime "runtime"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -197,5 +198,33 @@ func TestRouteRecordsSizedOnce(t *testing.T) {
 	goruntime.ReadMemStats(&m1)
 	if mib := float64(m1.TotalAlloc-m0.TotalAlloc) / (1 << 20); mib > 40 {
 		t.Fatalf("a dry run of 20000 routes over 100 tenants allocated %.0f MiB", mib)
+	}
+}
+
+// A table replaced whole names the route in its errors (made only then): a route's own fields, and
+// a named policy it asks for that does not exist.
+func TestTableSwapErrorsNameTheRoute(t *testing.T) {
+	st := openTemp(t)
+	if _, err := st.Apply(baseState(), false); err != nil {
+		t.Fatal(err)
+	}
+	segs := []netip.Addr{mustAddr("fc00:2::1")}
+	for _, tc := range []struct {
+		bad  Route
+		want string
+	}{
+		{Route{Prefix: mustPrefix("198.18.3.1/24"), Segs: segs}, "route 198.18.3.1/24 tenant blue: prefix: host bits set"},
+		{Route{Prefix: mustPrefix("198.18.4.0/24"), Policy: "west"}, `route 198.18.4.0/24 tenant blue: policy: unknown policy "west"`},
+	} {
+		routes := []Route{{Prefix: mustPrefix("198.18.2.0/24"), Segs: segs}, tc.bad}
+		_, err := st.Commit([]Op{{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: "blue", Routes: routes}}}, false)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("swap with %+v: %v, want %q", tc.bad, err, tc.want)
+		}
+	}
+	d, err := st.Commit([]Op{{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: "blue",
+		Routes: []Route{{Prefix: mustPrefix("198.18.5.0/24"), Segs: segs}}}}}, false)
+	if err != nil || fmt.Sprint(d.Added, d.Changed, d.Removed) != "[route 198.18.5.0/24 tenant blue] [] [route 198.18.2.0/24 tenant blue]" {
+		t.Fatalf("swap: %v %v", d, err)
 	}
 }
