@@ -140,19 +140,42 @@ func routeSetFromPB(rs *pb.RouteSet, del bool) (*state.RouteSet, error) {
 	if r.GetPrefix() != "" {
 		p.fail("route.prefix", "%q: leave it empty, the set's prefixes give each route its own", r.GetPrefix())
 	}
-	if len(rs.GetPrefixes()) == 0 {
+	p4, p6 := rs.GetPrefixes4(), rs.GetPrefixes6()
+	if len(p4)%5 != 0 {
+		p.fail("prefixes4", "%d bytes: not whole 5-byte prefixes (4 address bytes, then the length)", len(p4))
+	}
+	if len(p6)%17 != 0 {
+		p.fail("prefixes6", "%d bytes: not whole 17-byte prefixes (16 address bytes, then the length)", len(p6))
+	}
+	n := len(rs.GetPrefixes()) + len(p4)/5 + len(p6)/17
+	if n == 0 && len(p4)+len(p6) == 0 {
 		p.fail("prefixes", "missing (one prefix per route)")
 	}
-	out.Prefixes = make([]netip.Prefix, len(rs.GetPrefixes()))
+	out.Prefixes = make([]netip.Prefix, 0, n)
 	bad := 0
+	badOne := func(field string, i int, format string, args ...any) {
+		if bad++; bad <= maxSetErrors {
+			p.fail(fmt.Sprintf("%s[%d]", field, i), format, args...)
+		}
+	}
 	for i, s := range rs.GetPrefixes() {
 		pf, err := netip.ParsePrefix(s)
 		if err != nil {
-			if bad++; bad <= maxSetErrors {
-				p.fail(fmt.Sprintf("prefixes[%d]", i), "%q is not a prefix (ADDR/LEN)", s)
-			}
+			badOne("prefixes", i, "%q is not a prefix (ADDR/LEN)", s)
 		}
-		out.Prefixes[i] = pf
+		out.Prefixes = append(out.Prefixes, pf)
+	}
+	for i := 0; i+5 <= len(p4); i += 5 {
+		if bits := int(p4[i+4]); bits > 32 {
+			badOne("prefixes4", i/5, "length %d (at most 32)", bits)
+		}
+		out.Prefixes = append(out.Prefixes, netip.PrefixFrom(netip.AddrFrom4([4]byte(p4[i:i+4])), int(p4[i+4])))
+	}
+	for i := 0; i+17 <= len(p6); i += 17 {
+		if bits := int(p6[i+16]); bits > 128 {
+			badOne("prefixes6", i/17, "length %d (at most 128)", bits)
+		}
+		out.Prefixes = append(out.Prefixes, netip.PrefixFrom(netip.AddrFrom16([16]byte(p6[i:i+16])), int(p6[i+16])))
 	}
 	if bad > maxSetErrors {
 		p.fail("prefixes", "%d more are not prefixes", bad-maxSetErrors)

@@ -154,3 +154,52 @@ func TestCommitDiffLimit(t *testing.T) {
 		t.Fatalf("unlimited diff %v", d)
 	}
 }
+
+// Packed prefixes (RouteSet.prefixes4 / prefixes6) are the same routes as their text, after the
+// text ones; malformed packing and lengths are named.
+func TestRouteSetPackedPrefixes(t *testing.T) {
+	ctx := context.Background()
+	byText, stText := client(t)
+	byPacked, stPacked := client(t)
+	for _, c := range []pb.ControlClient{byText, byPacked} {
+		if _, err := c.Commit(ctx, &pb.CommitRequest{Ops: []*pb.Op{tenantOp(pb.Op_ADD, "blue", 100)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := routeSetOp(pb.Op_ADD, "blue", []string{"198.18.1.0/24", "198.18.3.7/32", "0.0.0.0/0", "2001:db8:5::/64", "::/0"}, "fc00:2::64")
+	packed := routeSetOp(pb.Op_ADD, "blue", []string{"198.18.1.0/24"}, "fc00:2::64")
+	rs := packed.GetRouteSet()
+	rs.Prefixes4 = []byte{198, 18, 3, 7, 32, 0, 0, 0, 0, 0}
+	rs.Prefixes6 = append(append([]byte{0x20, 0x01, 0x0d, 0xb8, 0, 5, 14: 0, 15: 0}, 64), make([]byte, 17)...)
+	repText, err := byText.Commit(ctx, &pb.CommitRequest{Ops: []*pb.Op{text}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repPacked, err := byPacked.Commit(ctx, &pb.CommitRequest{Ops: []*pb.Op{packed}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := fmt.Sprint(repPacked.Diff.Added), fmt.Sprint(repText.Diff.Added); a != b || len(repText.Diff.Added) != 5 {
+		t.Fatalf("diff of the packed set %s, of the text %s", a, b)
+	}
+	if a, b := fmt.Sprintf("%+v", stPacked.Current().Routes), fmt.Sprintf("%+v", stText.Current().Routes); a != b {
+		t.Fatalf("routes by packed prefixes %s, by text %s", a, b)
+	}
+	for _, tc := range []struct {
+		p4, p6 []byte
+		want   string
+	}{
+		{[]byte{198, 18, 9, 0}, nil, "prefixes4: 4 bytes: not whole 5-byte prefixes"},
+		{nil, make([]byte, 18), "prefixes6: 18 bytes: not whole 17-byte prefixes"},
+		{[]byte{198, 18, 9, 0, 24, 198, 18, 10, 0, 33}, nil, "prefixes4[1]: length 33 (at most 32)"},
+		{nil, append(make([]byte, 16), 129), "prefixes6[0]: length 129 (at most 128)"},
+		{[]byte{198, 18, 9, 1, 24}, nil, "route 198.18.9.1/24 tenant blue: prefix: host bits set"},
+	} {
+		op := routeSetOp(pb.Op_ADD, "blue", nil, "fc00:2::64")
+		op.GetRouteSet().Prefixes4, op.GetRouteSet().Prefixes6 = tc.p4, tc.p6
+		_, err := byPacked.Commit(ctx, &pb.CommitRequest{Ops: []*pb.Op{op}})
+		if s, _ := status.FromError(err); err == nil || s.Code() != codes.InvalidArgument || !strings.Contains(s.Message(), tc.want) {
+			t.Fatalf("packed %v %v: %v, want InvalidArgument containing %q", tc.p4, tc.p6, err, tc.want)
+		}
+	}
+}

@@ -28,7 +28,7 @@ import (
 
 // ControlResult is one row of `seg6x bench control`.
 type ControlResult struct {
-	Object       string  `json:"object"` // "routes" (one operation each), "route-sets" (RouteSet operations) or "sids"
+	Object       string  `json:"object"` // "routes" (one operation each), "route-sets" (RouteSet operations), "route-sets-packed" (their prefixes packed) or "sids"
 	Count        int     `json:"count"`
 	InFlight     int     `json:"in_flight"`            // commits the client kept outstanding while loading
 	DiffLimit    int     `json:"diff_limit,omitempty"` // the loading commits' diff_limit (0: every object listed in the replies)
@@ -74,15 +74,21 @@ func controlRoute(i int) *pb.Route {
 		Segs: controlSegs[i%controlPolicies], Src: "fc00:1::1"}
 }
 
-// controlRouteSets is routes lo..hi-1 (of one tenant) as route sets, one per segment list.
-func controlRouteSets(lo, hi int) []*pb.Op {
+// controlRouteSets is routes lo..hi-1 (of one tenant) as route sets, one per segment list; packed:
+// their prefixes in RouteSet.prefixes4 instead of as text.
+func controlRouteSets(lo, hi int, packed bool) []*pb.Op {
 	var ops []*pb.Op
 	for j := lo; j < min(hi, lo+controlPolicies); j++ {
 		rt := controlRoute(j)
 		rt.Prefix = ""
 		rs := &pb.RouteSet{Route: rt}
 		for i := j; i < hi; i += controlPolicies {
-			rs.Prefixes = append(rs.Prefixes, netip.PrefixFrom(nthAddr4(i), 32).String())
+			if a := nthAddr4(i); packed {
+				b := a.As4()
+				rs.Prefixes4 = append(rs.Prefixes4, b[0], b[1], b[2], b[3], 32)
+			} else {
+				rs.Prefixes = append(rs.Prefixes, netip.PrefixFrom(a, 32).String())
+			}
 		}
 		ops = append(ops, &pb.Op{Kind: pb.Op_ADD, Object: &pb.Op_RouteSet{RouteSet: rs}})
 	}
@@ -92,7 +98,8 @@ func controlRouteSets(lo, hi int) []*pb.Op {
 // ControlOptions say how `bench control` loads.
 type ControlOptions struct {
 	// RouteKinds are the route loads' forms (ControlResult.Object): "routes" (one Route operation
-	// per route), "route-sets" (RouteSet operations, one per tenant and segment list in each commit).
+	// per route), "route-sets" (RouteSet operations, one per tenant and segment list in each commit),
+	// "route-sets-packed" (the same with their prefixes packed, RouteSet.prefixes4).
 	RouteKinds []string
 	InFlight   int // commits the client keeps outstanding (1: one at a time)
 	DiffLimit  int // the loading commits' diff_limit (0: the replies list every object)
@@ -196,16 +203,16 @@ func controlOnce(kind string, n int, o ControlOptions) (ControlResult, error) {
 		case "routes":
 			ops = append(ops, &pb.Op{Kind: pb.Op_ADD, Object: &pb.Op_Route{Route: controlRoute(i)}})
 			i++
-		case "route-sets":
+		case "route-sets", "route-sets-packed":
 			// The next routes up to the batch's size or the tenant's end, as one set per segment list.
 			hi := min(n, i+commitBatch-len(ops), (i/routesPerTenant+1)*routesPerTenant)
-			ops = append(ops, controlRouteSets(i, hi)...)
+			ops = append(ops, controlRouteSets(i, hi, kind == "route-sets-packed")...)
 			i = hi
 		default:
 			ops = append(ops, &pb.Op{Kind: pb.Op_ADD, Object: &pb.Op_Sid{Sid: &pb.Sid{Sid: nthSID(i).String(), Action: "End"}}})
 			i++
 		}
-		if len(ops) >= commitBatch || kind == "route-sets" {
+		if len(ops) >= commitBatch || kind != "routes" && kind != "sids" {
 			if err := send(ops); err != nil {
 				return r, err
 			}

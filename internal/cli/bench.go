@@ -312,7 +312,9 @@ in-process) into a scratch instance inside a namespace of its own, in commits of
 SIDs, and times it. Routes are IPv4 /32s inside 198.18.0.0/15, 131072 per tenant (so 1M routes use 8
 tenants), over 1000 distinct segment lists (shared SR policies); sent as one Route operation
 each (OBJECTS "routes"), as RouteSet operations (the bulk form: every route of a tenant and segment
-list in a commit as one operation, "route-sets"), or both (--route-form); by default one commit at
+list in a commit as one operation, "route-sets"), as route sets whose prefixes are packed bytes
+instead of text ("route-sets-packed", RouteSet.prefixes4), or several (--route-form ops, sets,
+packed, both = ops and sets, all); by default one commit at
 a time, --in-flight N keeps N outstanding (the server commits them one after the other, but
 receives and decodes the next while it commits one). --diff-limit N asks each loading commit's
 reply to list at most N objects per list and count the rest (CommitRequest.diff_limit, as a bulk
@@ -348,9 +350,10 @@ whole run (read it with 'go tool pprof -top bin/seg6x FILE').`,
 			if inFlight < 1 {
 				return fmt.Errorf("--in-flight %d: want 1 or more", inFlight)
 			}
-			kinds := map[string][]string{"ops": {"routes"}, "sets": {"route-sets"}, "both": {"routes", "route-sets"}}[routeForm]
+			kinds := map[string][]string{"ops": {"routes"}, "sets": {"route-sets"}, "packed": {"route-sets-packed"},
+				"both": {"routes", "route-sets"}, "all": {"routes", "route-sets", "route-sets-packed"}}[routeForm]
 			if kinds == nil {
-				return fmt.Errorf("--route-form %q: want ops, sets or both", routeForm)
+				return fmt.Errorf("--route-form %q: want ops, sets, packed, both or all", routeForm)
 			}
 			if diffLimit < 0 {
 				return fmt.Errorf("--diff-limit %d: want 0 (list every object) or more", diffLimit)
@@ -388,7 +391,7 @@ whole run (read it with 'go tool pprof -top bin/seg6x FILE').`,
 	}
 	c.Flags().StringVar(&routes, "routes", "10000,100000,1000000", "route counts to load")
 	c.Flags().StringVar(&sids, "sids", "100000", "SID counts to load (0: none)")
-	c.Flags().StringVar(&routeForm, "route-form", "both", "how routes are sent: ops (one Route operation each), sets (RouteSet operations, one per tenant and segment list per commit), both")
+	c.Flags().StringVar(&routeForm, "route-form", "both", "how routes are sent: ops (one Route operation each), sets (RouteSet operations, one per tenant and segment list per commit), packed (route sets with their prefixes packed), both (ops and sets), all")
 	c.Flags().IntVar(&inFlight, "in-flight", 1, "commits the loading client keeps outstanding (1: each waits for the previous reply; 2: the next batch is made and sent while the server commits one)")
 	c.Flags().IntVar(&diffLimit, "diff-limit", 0, "the loading commits' diff_limit: list at most N objects per list of each reply, count the rest (0: list all)")
 	c.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write a Go CPU profile of the run to this file")
