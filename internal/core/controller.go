@@ -28,10 +28,11 @@ type Controller struct {
 	subs  []func(Change)
 
 	idle    *time.Timer  // folds the store's journal into a snapshot once commits pause (compactLater)
-	waiting atomic.Int32 // callers waiting for mu (lock): the snapshot being written gives way to them
+	waiting atomic.Int32 // changes waiting for mu (lock): the snapshot being written gives way to them
 }
 
-// lock takes c.mu, counted in waiting while it waits.
+// lock takes c.mu for a change (Do), counted in waiting while it waits. Reads wait for a snapshot
+// being written instead: a status poll more often than a snapshot takes would otherwise starve it.
 func (c *Controller) lock() {
 	c.waiting.Add(1)
 	c.mu.Lock()
@@ -103,7 +104,7 @@ func (c *Controller) Do(f func(s *Session)) {
 }
 
 // compactLater (re)arms the idle timer: the journal is folded compactAfterIdle after the last
-// commit. The fold gives way to anyone who comes for the lock meanwhile (and is tried again after
+// commit. The fold gives way to a change that comes for the lock meanwhile (and is tried again after
 // the next pause), so that it never holds up a commit. Called with c.mu held.
 func (c *Controller) compactLater() {
 	if c.idle == nil {
@@ -125,7 +126,7 @@ func (c *Controller) compactLater() {
 
 // Read runs f with the store under the lock (a consistent view; f must not change it).
 func (c *Controller) Read(f func(st *state.Store)) {
-	c.lock()
+	c.mu.Lock()
 	defer c.mu.Unlock()
 	f(c.st)
 }
@@ -188,7 +189,7 @@ func (s *Session) done(d *state.Diff, err error, o Options) (Result, error) {
 // Fail records err as the last error (for a front end that failed before reaching the controller:
 // a request it could not decode) and returns it.
 func (c *Controller) Fail(err error) error {
-	c.lock()
+	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.record(err)
 }
@@ -206,7 +207,7 @@ func (c *Controller) record(err error) error {
 
 // LastError is the last refused or failed change ("" if none) and how many there were.
 func (c *Controller) LastError() (string, uint64) {
-	c.lock()
+	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lastErr, c.errors
 }
