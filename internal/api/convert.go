@@ -147,10 +147,10 @@ func routeSetFromPB(rs *pb.RouteSet, del bool) (*state.RouteSet, error) {
 	if len(p6)%17 != 0 {
 		p.fail("prefixes6", "%d bytes: not whole 17-byte prefixes (16 address bytes, then the length)", len(p6))
 	}
-	n := len(rs.GetPrefixes()) + len(p4)/5 + len(p6)/17
-	if n == 0 && len(p4)+len(p6) == 0 {
+	if len(rs.GetPrefixes())+len(p4)+len(p6) == 0 {
 		p.fail("prefixes", "missing (one prefix per route)")
 	}
+	n := len(rs.GetPrefixes()) + len(p4)/5 + len(p6)/17
 	out.Prefixes = make([]netip.Prefix, 0, n)
 	bad := 0
 	badOne := func(field string, i int, format string, args ...any) {
