@@ -126,8 +126,7 @@ type routeEdit struct{ before, after *policy }
 // routeEdits are one tenant's routes a change touched: their records, found by prefix through
 // pointer-free indexes (routeindex.go's keys).
 type routeEdits struct {
-	at4  map[uint64]int32
-	at6  map[prefix6]int32
+	at   routeIndex    // prefix -> its record's place in list
 	list []routeChange // t is set by routeChanges
 }
 
@@ -141,27 +140,15 @@ func (c *change) touch(tenant string, p netip.Prefix, old *policy) *routeEdit {
 			if len(c.routes) == 0 {
 				n = max(c.hint, n) // the commit's routes, as a bulk load's commit goes to one tenant
 			}
-			es = &routeEdits{at4: make(map[uint64]int32, n), at6: map[prefix6]int32{}, list: make([]routeChange, 0, n)}
+			es = &routeEdits{at: newRouteIndex(n), list: make([]routeChange, 0, n)}
 			c.routes[tenant] = es
 		}
 		c.lastEdits, c.lastTenant = es, tenant
 	}
-	var i int32
-	var seen bool
-	if p.Addr().Is4() {
-		k := key4(p)
-		if i, seen = es.at4[k]; !seen {
-			i = int32(len(es.list))
-			es.at4[k] = i
-		}
-	} else {
-		k := key6(p)
-		if i, seen = es.at6[k]; !seen {
-			i = int32(len(es.list))
-			es.at6[k] = i
-		}
-	}
+	i, seen := es.at.get(p)
 	if !seen {
+		i = uint32(len(es.list))
+		es.at.set(p, i)
 		es.list = append(es.list, routeChange{routeKey: routeKey{tenant, p}, routeEdit: routeEdit{old, old}})
 		c.nroutes++
 	}
@@ -517,7 +504,7 @@ func (s *Store) applyTenant(c *change, op Op) error {
 		if err != nil {
 			return fieldErr(obj, "", "%v", err)
 		}
-		t := &tenantRT{Tenant: nt, tableID: id, routes: newRouteIndex()}
+		t := &tenantRT{Tenant: nt, tableID: id, routes: newRouteIndex(0)}
 		s.rt.tenants[nt.Name] = t
 		s.setPorts(c, nt.Name, nil, nt.Ports)
 		c.onUndo(func() { delete(s.rt.tenants, nt.Name); s.rt.tableIDs.release(id, false) })
@@ -934,7 +921,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 			s.unref(c, p)
 		}
 	}
-	t.tableID, t.routes, t.plens, t.origins, t.usids = newID, newRouteIndex(), [2][129]uint32{}, nil, nil
+	t.tableID, t.routes, t.plens, t.origins, t.usids = newID, newRouteIndex(n4), [2][129]uint32{}, nil, nil
 	s.rt.nroutes[0] -= c4
 	s.rt.nroutes[1] -= c6
 	c.onUndo(func() {

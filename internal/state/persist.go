@@ -191,7 +191,7 @@ func (r *runtime) replay(rec record) error {
 	case rec.Tenant != nil:
 		t := r.tenants[rec.Tenant.Name]
 		if t == nil {
-			t = &tenantRT{routes: newRouteIndex()}
+			t = &tenantRT{routes: newRouteIndex(0)}
 			r.tenants[rec.Tenant.Name] = t
 		}
 		for _, p := range t.Ports {
@@ -220,7 +220,7 @@ func (r *runtime) replay(rec record) error {
 			}
 			r.nroutes[famOf(p)]--
 		}
-		t.tableID, t.routes, t.plens, t.origins, t.usids = rec.Table.ID, newRouteIndex(), [2][129]uint32{}, nil, nil
+		t.tableID, t.routes, t.plens, t.origins, t.usids = rec.Table.ID, newRouteIndex(0), [2][129]uint32{}, nil, nil
 	case rec.Route != nil:
 		t, pol := r.tenants[rec.Route.T], r.policyOf(rec.Route.Pol)
 		if t == nil || pol == nil {

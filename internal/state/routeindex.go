@@ -3,7 +3,8 @@ package state
 // routeindex.go: a tenant's routes, prefix -> policy id, held without pointers: the garbage
 // collector never scans them (a million routes are a million entries here) and an IPv4 key is one
 // machine word. Ids name policies as the data plane does (policyOf): 0 pass, GroupFlag a named
-// policy's group, the others runtime.polByID.
+// policy's group, the others runtime.polByID. A change finds its route records (touch) through the
+// same index, the value then a record's place.
 
 import (
 	"net/netip"
@@ -19,8 +20,9 @@ type prefix6 struct {
 	bits   uint8
 }
 
-func newRouteIndex() routeIndex {
-	return routeIndex{v4: map[uint64]uint32{}, v6: map[prefix6]uint32{}}
+// newRouteIndex is an empty index with room for n IPv4 prefixes.
+func newRouteIndex(n int) routeIndex {
+	return routeIndex{v4: make(map[uint64]uint32, n), v6: map[prefix6]uint32{}}
 }
 
 func key4(p netip.Prefix) uint64 {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestRouteIndexKeepsPrefixes(t *testing.T) {
-	x := newRouteIndex()
+	x := newRouteIndex(0)
 	want := map[netip.Prefix]uint32{}
 	for i, s := range []string{"0.0.0.0/0", "255.255.255.255/32", "198.18.0.0/15", "198.18.0.0/16", "1.2.3.0/24",
 		"::/0", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128", "2001:db8::/32", "2001:db8::/33", "::ffff:198.18.0.1/128",
