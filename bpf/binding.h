@@ -49,9 +49,22 @@ static __always_inline int binding_sid(struct ctx_buff *ctx, struct pkt *p, stru
 	if (ctx_wire_len(ctx, data, data_end, p->l3off, p->l3off, ETH_P_IPV6_BE, len) != len)
 		return verdict(PASS_GSO_NESTED, p->len);
 
+	/* The outer first word the packet will carry (below): its flow label picks the path among ECMP
+	 * next hops, so the lookup is made with it. */
+	sl = (__u32)s->sl - 1;
+	srh = data + (s->srh_off & 0x3FFF);
+	seg = srh + SRH_FIXED_LEN + (sl & 0xFF) * 16;
+	if ((void *)(srh + SRH_FIXED_LEN) > data_end || (void *)(seg + 16) > data_end)
+		return verdict(DROP_SRH_BAD_LEN, p->len);
+	word = bpf_ntohl(*(__be32 *)ip6);
+	if (!(word & 0xFFFFF))
+		word |= flow_label6_of(&ip6->saddr, seg, ip6->nexthdr, NULL);
+	fib->flowinfo = bpf_htonl(word & 0x0FFFFFFF);
+
 	fib->family = AF_INET6;
 	fib->ifindex = p->ifindex;
 	fib->tot_len = len + hdr_len;
+	fib->l4_protocol = pol->hdr[6];
 	__builtin_memcpy(fib->ipv6_src, pol->hdr + 8, 16);
 	__builtin_memcpy(fib->ipv6_dst, pol->hdr + 24, 16);
 	rc = fib_lookup(ctx, fib, 0);

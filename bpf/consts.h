@@ -42,10 +42,10 @@
 #ifndef MAX_TX_PORTS
 #define MAX_TX_PORTS 1024 /* interfaces the fast path may redirect to */
 #endif
-#define VX_NH_SLOTS 256 /* VXLAN encapsulation's next hops, per CPU, direct-mapped by remote VTEP */
+#define VX_NH_SLOTS 4096 /* VXLAN encapsulation's next hops, per CPU, direct-mapped by remote VTEP and source port */
 #define SID_CACHE_SLOTS 256 /* SID lookups (sid_lookup), per CPU, direct-mapped by destination */
 #define ROUTE_CACHE_SLOTS 1024 /* route lookups (route_cached), per CPU, direct-mapped by (table, destination) */
-#define POLICY_NH_SLOTS 4096 /* H.Encaps next hops, per CPU, direct-mapped by policy id */
+#define POLICY_NH_SLOTS 16384 /* H.Encaps next hops, per CPU, direct-mapped by policy id and flow label */
 #define PORT_CACHE_SLOTS 64 /* port lookups (port_of), per CPU, direct-mapped by (interface, VLAN) */
 #define VX_CACHE_SLOTS 1024 /* VXLAN forwarding decisions, per CPU and direction, direct-mapped by flow */
 #ifndef NH_CACHE_SLOTS

@@ -61,6 +61,10 @@ static __always_inline int transit_fib(struct ctx_buff *ctx, struct pkt *p, stru
 				      IPV6_HLEN + bpf_ntohs(ip6->payload_len));
 	if (!h->fib.tot_len)
 		return PASS_GSO_UNSIZED;
+	/* The flow fields the kernel's multipath hash reads of the forwarded packet (flow label, next
+	 * header; no ports: the kernel's flow dissector stops at the encapsulation). */
+	h->fib.flowinfo = *(__be32 *)ip6 & bpf_htonl(0x0FFFFFFF);
+	h->fib.l4_protocol = ip6->nexthdr;
 	__builtin_memcpy(h->fib.ipv6_src, &ip6->saddr, 16);
 	__builtin_memcpy(h->fib.ipv6_dst, &ip6->daddr, 16);
 	return REASON_NONE;
@@ -178,6 +182,14 @@ static __always_inline int decap_sl_ok(struct srh_info *s)
 	return !(s->srh_off && s->sl != 0);
 }
 
+/* The ports of a decapsulated packet's transport header l4 (protocol proto) into its lookup fib, where
+ * the kernel's multipath hash reads them (TCP, UDP, SCTP, UDP-Lite: the ports lead the header). */
+static __always_inline void inner_ports(struct bpf_fib_lookup *fib, __u8 proto, void *l4, void *data_end)
+{
+	if ((proto == PROTO_TCP || proto == PROTO_UDP || proto == 132 || proto == 136) && l4 + 4 <= data_end)
+		*(__u32 *)&fib->sport = *(__u32 *)l4;
+}
+
 /* The inner packet of a decap behavior (ethertype proto, at the SRH's next header): validated as the
  * headend validates tenant packets (ipcheck.h), its lookup set up: its own destination in the SID's
  * table (by_dst: End.DT*) or the SID's next hop in the main table (End.DX*). A packet the kernel must
@@ -213,6 +225,8 @@ static __always_inline int inner_packet(struct ctx_buff *ctx, struct pkt *p, str
 		h->fib.tos = iph->tos;
 		h->fib.l4_protocol = iph->protocol;
 		h->fib.ipv4_src = iph->saddr;
+		if (!(iph->frag_off & IP_MF_OFFSET_BE) && iph->ihl == 5)
+			inner_ports(&h->fib, iph->protocol, iph + 1, data_end);
 		if (by_dst)
 			h->fib.ipv4_dst = iph->daddr;
 		else
@@ -226,6 +240,8 @@ static __always_inline int inner_packet(struct ctx_buff *ctx, struct pkt *p, str
 			return DROP_BAD_INNER;
 		h->fib.family = AF_INET6;
 		h->fib.l4_protocol = ip6->nexthdr;
+		h->fib.flowinfo = *(__be32 *)ip6 & bpf_htonl(0x0FFFFFFF);
+		inner_ports(&h->fib, ip6->nexthdr, ip6 + 1, data_end);
 		__builtin_memcpy(h->fib.ipv6_src, &ip6->saddr, 16);
 		if (by_dst)
 			__builtin_memcpy(h->fib.ipv6_dst, &ip6->daddr, 16);
@@ -257,6 +273,7 @@ static __always_inline int pop_srh(struct ctx_buff *ctx, struct pkt *p, struct s
 		return DROP_TRUNC_IP;
 	len = ((__u32)srh[1] + 1) * 8;
 	ip6->nexthdr = srh[0];
+	h->fib.l4_protocol = srh[0]; /* the packet leaves without its SRH */
 	ip6->payload_len = bpf_htons(bpf_ntohs(ip6->payload_len) - len);
 	if (ctx_pop(ctx, off, len))
 		return DROP_NO_ROOM;

@@ -32,16 +32,22 @@ static __always_inline __u32 flow_label4(struct iphdr *iph, __u32 *ports)
 	return label_of(h);
 }
 
-static __always_inline __u32 flow_label6(struct ipv6hdr *ip6, __u32 *ports)
+/* The label of an IPv6 packet from src to dst with next header nexthdr. */
+static __always_inline __u32 flow_label6_of(const void *src, const void *dst, __u8 nexthdr, __u32 *ports)
 {
-	__u32 *s = (__u32 *)&ip6->saddr, *d = (__u32 *)&ip6->daddr;
+	const __u32 *s = src, *d = dst;
 	__u32 h = 0x9E3779B9;
 
 #pragma unroll
 	for (int i = 0; i < 4; i++)
 		h = fmix32(h ^ s[i]) ^ d[i];
-	h = fmix32(h) ^ ip6->nexthdr;
+	h = fmix32(h) ^ nexthdr;
 	if (ports)
 		h = fmix32(h) ^ *ports;
 	return label_of(h);
+}
+
+static __always_inline __u32 flow_label6(struct ipv6hdr *ip6, __u32 *ports)
+{
+	return flow_label6_of(&ip6->saddr, &ip6->daddr, ip6->nexthdr, ports);
 }

@@ -131,8 +131,8 @@ static __always_inline __u32 gen_now(void *map)
  * read from fib itself (a key built on the stack would not fit the callers' stack). */
 static __always_inline __u32 nh_slot_of(const struct bpf_fib_lookup *fib, __u32 table)
 {
-	__u32 h = table * 0x9E3779B1 ^ fib->ifindex * 0x85EBCA6B ^
-		  ((__u32)fib->family | (__u32)fib->l4_protocol << 8 | (__u32)fib->tos << 16);
+	__u32 h = table * 0x9E3779B1 ^ fib->ifindex * 0x85EBCA6B ^ ((__u32)fib->family | (__u32)fib->l4_protocol << 8) ^
+		  rotl32(fib->flowinfo, 11) ^ rotl32(*(const __u32 *)&fib->sport, 21);
 
 	if (fib->family == AF_INET) {
 		h ^= fib->ipv4_dst ^ rotl32(fib->ipv4_src, 16);
@@ -149,7 +149,8 @@ static __always_inline __u32 nh_slot_of(const struct bpf_fib_lookup *fib, __u32 
 static __always_inline int nh_key_is(const struct nh_key *k, const struct bpf_fib_lookup *fib, __u32 table)
 {
 	if (k->table != table || k->ifindex != fib->ifindex || k->family != fib->family ||
-	    k->l4_protocol != fib->l4_protocol || k->tos != fib->tos)
+	    k->l4_protocol != fib->l4_protocol || k->flowinfo != fib->flowinfo || k->sport != fib->sport ||
+	    k->dport != fib->dport)
 		return 0;
 	if (fib->family == AF_INET)
 		return *(const __u32 *)k->src == fib->ipv4_src && *(const __u32 *)k->dst == fib->ipv4_dst;
@@ -160,7 +161,8 @@ static __always_inline int nh_key_is(const struct nh_key *k, const struct bpf_fi
 static __always_inline void nh_key_set(struct nh_key *k, const struct bpf_fib_lookup *fib, __u32 table)
 {
 	*k = (struct nh_key){ .table = table, .ifindex = fib->ifindex, .family = fib->family,
-			      .l4_protocol = fib->l4_protocol, .tos = fib->tos };
+			      .l4_protocol = fib->l4_protocol, .flowinfo = fib->flowinfo, .sport = fib->sport,
+			      .dport = fib->dport };
 	if (fib->family == AF_INET) {
 		*(__u32 *)k->src = fib->ipv4_src;
 		*(__u32 *)k->dst = fib->ipv4_dst;
@@ -177,8 +179,9 @@ static __always_inline void nh_key_set(struct nh_key *k, const struct bpf_fib_lo
  * packet at least as long.
  * Success means a next hop on an interface the fast path redirects to (FIB_TX_NOT_ATTACHED
  * otherwise); only such results are cached, so a cache hit needs no tx_ports check. The key holds
- * every input of the lookup (source, ingress interface, protocol, TOS too), so source- or
- * interface-based policy rules and source-specific routes are answered as the FIB would. */
+ * every input of the lookup (source, ingress interface, protocol, TOS / flow label, ports too), so
+ * source- or interface-based policy rules, source-specific routes and the kernel's multipath choice
+ * among ECMP next hops are answered as the FIB would. */
 static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_lookup *fib, __u32 table)
 {
 	struct nh_cache_slot *c = NULL;
@@ -211,14 +214,20 @@ static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_looku
 	return rc;
 }
 
+/* Whether f holds the flow fields of the outer IPv6 lookup fib. */
+static __always_inline int flow6_is(const struct flow6 *f, const struct bpf_fib_lookup *fib)
+{
+	return f->flowinfo == fib->flowinfo && f->ports == *(const __u32 *)&fib->sport && f->proto == fib->l4_protocol;
+}
+
 /* fib_lookup for an outer IPv6 packet (fib's inputs filled in, main table), answered from slot e (a
- * per-CPU array slot the caller picked: by policy, by remote VTEP) under the next-hop cache's rules,
- * when it holds the answer for the same source, destination and ingress interface (every input the
- * outer lookup varies in); otherwise from the FIB (not through nh_cache: e is this lookup's cache),
- * whose answer then fills the slot. The slot is this CPU's own. A
- * lookup for the slot's own inputs that fails (a packet too big for the next hop) leaves the answer
- * smaller packets use; a slot taken over by other inputs holds nothing (zeroed: expired) until its
- * lookup succeeds. */
+ * per-CPU array slot the caller picked: by policy and flow, by remote VTEP and flow) under the
+ * next-hop cache's rules, when it holds the answer for the same source, destination, ingress
+ * interface and flow fields (every input the outer lookup varies in: the flow fields pick among ECMP
+ * next hops); otherwise from the FIB (not through nh_cache: e is this lookup's cache), whose answer
+ * then fills the slot. The slot is this CPU's own. A lookup for the slot's own inputs that fails (a
+ * packet too big for the next hop) leaves the answer smaller packets use; a slot taken over by other
+ * inputs holds nothing (zeroed: expired) until its lookup succeeds. */
 static __always_inline int fib6_slot(struct ctx_buff *ctx, struct bpf_fib_lookup *fib, struct nh_slot *e)
 {
 	__u32 gen, len = fib->tot_len, in = fib->ifindex;
@@ -229,11 +238,15 @@ static __always_inline int fib6_slot(struct ctx_buff *ctx, struct bpf_fib_lookup
 	TRACE(tr->flags |= TRACE_F_FIB; tr->flags &= ~TRACE_F_FIB_CACHED; tr->fib_table = 0; tr->fib_ifindex = in;
 	      __builtin_memcpy(tr->fib_dst, fib->ipv6_dst, 16));
 	gen = gen_now(&nh_gen);
-	if (e->in_ifindex != in || !same16(e->remote, (__u8 *)fib->ipv6_dst) || !same16(e->local, (__u8 *)fib->ipv6_src)) {
+	if (e->in_ifindex != in || !same16(e->remote, (__u8 *)fib->ipv6_dst) || !same16(e->local, (__u8 *)fib->ipv6_src) ||
+	    !flow6_is(&e->flow, fib)) {
 		/* The inputs as asked (a successful lookup rewrites fib's destination with the gateway's). */
 		__builtin_memcpy(e->local, fib->ipv6_src, 16);
 		__builtin_memcpy(e->remote, fib->ipv6_dst, 16);
 		e->in_ifindex = in;
+		e->flow.flowinfo = fib->flowinfo;
+		e->flow.ports = *(const __u32 *)&fib->sport;
+		e->flow.proto = fib->l4_protocol;
 		__builtin_memset(&e->nh, 0, sizeof(e->nh)); /* expired: nothing fresh, even for length 0 */
 	} else if (nh_fresh(&e->nh, gen, len)) {
 		return nh_answer(fib, &e->nh);
@@ -245,15 +258,17 @@ static __always_inline int fib6_slot(struct ctx_buff *ctx, struct bpf_fib_lookup
 }
 
 /* Whether slot e answers, under fib6_slot's rules, for an outer IPv6 packet of len bytes from local
- * to remote that entered on ifindex in: the caller then takes e's next hop without filling a FIB
- * request. The traced build always goes through fib6_slot (its records name the FIB's answer). */
+ * to remote with the flow fields flowinfo, ports and proto that entered on ifindex in: the caller then
+ * takes e's next hop without filling a FIB request. The traced build always goes through fib6_slot
+ * (its records name the FIB's answer). */
 static __always_inline int nh_slot_hit(const struct nh_slot *e, __u32 in, const __u8 *local, const __u8 *remote,
-				       __u32 len)
+				       __be32 flowinfo, __u32 ports, __u32 proto, __u32 len)
 {
 #ifdef SEG6X_TRACE
 	return 0;
 #else
-	return nh_cache_ns && e && e->in_ifindex == in && same16(e->remote, remote) && same16(e->local, local) &&
+	return nh_cache_ns && e && e->in_ifindex == in && e->flow.flowinfo == flowinfo && e->flow.ports == ports &&
+	       e->flow.proto == proto && same16(e->remote, remote) && same16(e->local, local) &&
 	       nh_fresh(&e->nh, gen_now(&nh_gen), len);
 #endif
 }

@@ -20,11 +20,18 @@ struct inner {
 	__u32 policy_id;
 	__u32 len;      /* inner L3 packet length from its own header */
 	__u32 label;    /* outer flow label */
+	__u32 ports;    /* TCP/UDP source and destination port as in the packet (0: none, or a fragment) */
 	__u32 syn_off;  /* offset of the TCP header of a SYN to clamp (0: none) */
 	__u8 tclass;    /* copied to the outer traffic class */
 	__u8 ttl;
 	__u8 df;        /* IPv4 don't-fragment (IPv6: always set) */
 };
+
+/* The outer traffic class and flow label of in, as bpf_fib_lookup takes them. */
+static __always_inline __be32 flowinfo_of(const struct inner *in)
+{
+	return bpf_htonl(((__u32)in->tclass << 20) | in->label);
+}
 
 /* Checks the tenant's IPv4 packet (ipcheck.h) and finds its policy. Returns REASON_NONE, a DROP_* or
  * PASS_* reason, or PASS_NO_MATCH when no route of the tenant covers the destination. */
@@ -46,8 +53,10 @@ static __always_inline int headend_v4(void *data, void *data_end, __u32 pkt_len,
 		return PASS_NO_MATCH;
 	if ((iph->protocol == PROTO_TCP || iph->protocol == PROTO_UDP) && !(iph->frag_off & IP_MF_OFFSET_BE)) {
 		__u32 *l4 = (void *)(iph + 1);
-		if ((void *)(l4 + 1) <= data_end)
+		if ((void *)(l4 + 1) <= data_end) {
 			ports = l4;
+			in->ports = *l4;
+		}
 		if (tv->mss_clamp && iph->protocol == PROTO_TCP)
 			in->syn_off = syn_at(data, data_end, p->l3off + sizeof(*iph));
 	}
@@ -80,8 +89,10 @@ static __always_inline int headend_v6(void *data, void *data_end, __u32 pkt_len,
 		return PASS_NO_MATCH;
 	if (ip6->nexthdr == PROTO_TCP || ip6->nexthdr == PROTO_UDP) {
 		__u32 *l4 = (void *)(ip6 + 1);
-		if ((void *)(l4 + 1) <= data_end)
+		if ((void *)(l4 + 1) <= data_end) {
 			ports = l4;
+			in->ports = *l4;
+		}
 		if (tv->mss_clamp && ip6->nexthdr == PROTO_TCP)
 			in->syn_off = syn_at(data, data_end, p->l3off + sizeof(*ip6));
 	}
@@ -148,9 +159,14 @@ __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_
 	if (!wire)
 		return verdict(PASS_GSO_UNSIZED, p->len);
 
-	slot = in.policy_id & (POLICY_NH_SLOTS - 1);
+	/* The outer packet's flow fields pick its path among ECMP next hops as the kernel's multipath hash
+	 * would (the inner ports stand in for the outer packet's, which has none: under an L4 hash policy
+	 * the flows of one policy spread as the tenant's flows do). */
+	slot = fmix32(in.policy_id * 0x9E3779B1 ^ in.label) & (POLICY_NH_SLOTS - 1);
 	nh = bpf_map_lookup_elem(&policy_nh, &slot);
-	if (!in.syn_off && nh_slot_hit(nh, p->ifindex, pol->hdr + 8, pol->hdr + 24, wire + hdr_len)) {
+	if (!in.syn_off &&
+	    nh_slot_hit(nh, p->ifindex, pol->hdr + 8, pol->hdr + 24, flowinfo_of(&in), in.ports, pol->hdr[6],
+			wire + hdr_len)) {
 		/* The policy's next hop as this CPU last asked the FIB for it: no request to fill. */
 		out_ifindex = nh->nh.ifindex;
 		dmac = nh->nh.dmac;
@@ -162,6 +178,9 @@ __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_
 		fib.tot_len = wire + hdr_len;
 		__builtin_memcpy(fib.ipv6_src, pol->hdr + 8, 16);
 		__builtin_memcpy(fib.ipv6_dst, pol->hdr + 24, 16);
+		fib.flowinfo = flowinfo_of(&in);
+		*(__u32 *)&fib.sport = in.ports;
+		fib.l4_protocol = pol->hdr[6];
 		if (in.syn_off) {
 			__u32 mss = tv->mss_clamp;
 			if (mss == MSS_CLAMP_AUTO)

@@ -202,8 +202,8 @@ struct {
 } nh_cache SEC(".maps");
 
 /* Per-CPU next hops of VXLAN encapsulation (vxlan.h, when nh_cache_ns is set), one slot per hash of
- * the remote VTEP: no hashed lookup for the common case of a few remotes; a slot another remote took
- * is a miss. Not pinned, like nh_cache. */
+ * the remote VTEP and the outer UDP source port (the flow's entropy, which the kernel's multipath hash
+ * reads): a slot another (remote, port) took is a miss. Not pinned, like nh_cache. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, VX_NH_SLOTS);
@@ -211,9 +211,11 @@ struct {
 	__type(value, struct nh_slot);
 } vx_nh SEC(".maps");
 
-/* Per-CPU next hops of H.Encaps (headend.h, when nh_cache_ns is set), one slot per policy id modulo
- * POLICY_NH_SLOTS: the outer lookup of a policy is the same for all its packets, so its answer needs
- * no hashed key; a slot another policy took is a miss that asks the FIB (fwd.h fib6_slot). Not pinned. */
+/* Per-CPU next hops of H.Encaps (headend.h, when nh_cache_ns is set), one slot per hash of the policy id
+ * and the flow's outer label: the outer lookup of a policy differs between its flows only in the flow
+ * fields the kernel's multipath hash reads, so a slot answers for one (policy, flow) and flows of one
+ * policy spread over ECMP next hops as the FIB spreads them; a slot another (policy, flow) took is a
+ * miss that asks the FIB (fwd.h fib6_slot). Not pinned. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, POLICY_NH_SLOTS);

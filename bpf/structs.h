@@ -269,14 +269,17 @@ struct sid_cache_entry {
 
 /* What a cached FIB result answers for: every input the data plane gives bpf_fib_lookup except the
  * packet length (nh_entry.ok_len covers that), so a cached answer is the one the FIB would give for
- * the same kernel state. IPv4 addresses in src/dst[0..3]; table 0 = main through the rules. */
+ * the same kernel state. IPv4 addresses in src/dst[0..3]; table 0 = main through the rules. The flow
+ * fields (flowinfo, ports, protocol) are what the kernel's multipath hash picks an ECMP path by. */
 struct nh_key {
 	__u32 table;
 	__u32 ifindex;  /* ingress: policy rules may select by it */
 	__u8 family;
 	__u8 l4_protocol;
-	__u8 tos;
-	__u8 pad;
+	__u16 pad;
+	__be32 flowinfo; /* bpf_fib_lookup's union: IPv4 TOS in its first byte, IPv6 traffic class + flow label */
+	__be16 sport;
+	__be16 dport;
 	__u8 src[16];   /* policy rules and IPv6 source-specific routes may select by it */
 	__u8 dst[16];
 };
@@ -300,13 +303,22 @@ struct nh_cache_slot {
 
 /* ---- VXLAN over IPv6 (vxlan.h): the kernel's VXLAN devices, their bridges and forwarding tables ---- */
 
+/* What an outer IPv6 lookup of an array slot is made for (fwd.h fib6_slot): the outer packet's flow
+ * fields, the multipath hash's inputs besides the addresses (ports in memory order: sport, dport). */
+struct flow6 {
+	__be32 flowinfo; /* traffic class + flow label, as bpf_fib_lookup takes them */
+	__u32 ports;
+	__u32 proto;
+};
+
 /* A next hop kept in an array slot (policy_nh, vx_nh; fwd.h fib6_slot): the FIB's answer for an outer
- * IPv6 packet from local to remote of a frame that entered on in_ifindex, with the next-hop cache's
- * lifetime rules. */
+ * IPv6 packet from local to remote with the flow fields flow, of a frame that entered on in_ifindex,
+ * with the next-hop cache's lifetime rules. */
 struct nh_slot {
 	__u8 local[16];
 	__u8 remote[16];
 	__u32 in_ifindex;
+	struct flow6 flow;
 	__u32 pad;
 	struct nh_entry nh;
 };

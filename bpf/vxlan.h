@@ -223,10 +223,11 @@ static __always_inline __u64 udp6_pseudo(const __u8 *src, const __u8 *dst, __u32
 }
 
 /* fib_lookup for the outer packet of an encapsulation (fib's inputs filled in, main table), answered
- * from vx_nh's slot for the remote (fib6_slot). */
+ * from vx_nh's slot for the remote and the flow's source port (fib6_slot). */
 static __always_inline int vx_fib(struct xdp_md *ctx, struct bpf_fib_lookup *fib)
 {
-	__u32 slot = fmix32(fib->ipv6_dst[0] ^ fib->ipv6_dst[1] ^ fib->ipv6_dst[2] ^ fib->ipv6_dst[3]) & (VX_NH_SLOTS - 1);
+	__u32 slot = fmix32(fib->ipv6_dst[0] ^ fib->ipv6_dst[1] ^ fib->ipv6_dst[2] ^ fib->ipv6_dst[3] ^
+			    (__u32)fib->sport * 0x9E3779B1) & (VX_NH_SLOTS - 1);
 
 	return fib6_slot(ctx, fib, bpf_map_lookup_elem(&vx_nh, &slot));
 }
@@ -337,6 +338,7 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 	fib.l4_protocol = PROTO_UDP;
 	fib.sport = bpf_htons(sport);
 	fib.dport = dst->port;
+	fib.flowinfo = (dev->flow | bpf_htonl((__u32)in.ecn << 20)) & bpf_htonl(0x0FFFFFFF); /* as written below */
 	fib.ifindex = p->ifindex;
 	fib.tot_len = len + IPV6_HLEN + UDP_HLEN + VXLAN_HLEN;
 	__builtin_memcpy(fib.ipv6_src, dev->local, 16);

@@ -28,7 +28,9 @@ func EncapOverhead(mode string, nsegs int) int {
 }
 
 // Path is where packets towards a first SID leave and the MTU there: the route's MTU (a path MTU
-// learned from the fabric, or an mtu metric) or else the interface's.
+// learned from the fabric, or an mtu metric) or else the interface's. For a multipath (ECMP) route,
+// Egress names every next hop's interface (comma-separated, in the route's order) and MTU is the
+// smallest of theirs: a flow may take any of them.
 type Path struct {
 	Egress string
 	MTU    int
@@ -37,7 +39,8 @@ type Path struct {
 // PathFinder looks up the egress towards a first SID from a source.
 type PathFinder func(dst, src netip.Addr) (Path, error)
 
-// KernelPath asks the kernel of the current network namespace (as `ip -6 route get DST from SRC`).
+// KernelPath asks the kernel of the current network namespace (as `ip -6 route get DST from SRC`,
+// then `ip -6 route get fibmatch DST from SRC` for the next hops of the route it matched).
 func KernelPath(dst, src netip.Addr) (Path, error) {
 	opts := &netlink.RouteGetOptions{}
 	if src.IsValid() {
@@ -58,7 +61,38 @@ func KernelPath(dst, src netip.Addr) (Path, error) {
 	if rs[0].MTU > 0 && rs[0].MTU < p.MTU {
 		p.MTU = rs[0].MTU
 	}
+	opts.FIBMatch = true
+	if fm, err := netlink.RouteGetWithOptions(dst.AsSlice(), opts); err == nil && len(fm) == 1 && len(fm[0].MultiPath) > 1 {
+		if mp, ok := multipathPath(fm[0]); ok {
+			return mp, nil
+		}
+	}
 	return p, nil
+}
+
+// multipathPath is the Path of every next hop of the multipath route r: their interfaces, distinct,
+// and the smallest MTU (the route's mtu metric caps them all). ok is false when a next hop's interface
+// cannot be read.
+func multipathPath(r netlink.Route) (Path, bool) {
+	var names []string
+	mtu := 0
+	for _, nh := range r.MultiPath {
+		link, err := netlink.LinkByIndex(nh.LinkIndex)
+		if err != nil {
+			return Path{}, false
+		}
+		a := link.Attrs()
+		if !slices.Contains(names, a.Name) {
+			names = append(names, a.Name)
+		}
+		if m := a.MTU; mtu == 0 || m < mtu {
+			mtu = m
+		}
+	}
+	if r.MTU > 0 && r.MTU < mtu {
+		mtu = r.MTU
+	}
+	return Path{Egress: strings.Join(names, ","), MTU: mtu}, true
 }
 
 // FillPaths sets Egress and TunnelMTU of every encap route from find (one lookup per first SID and
@@ -122,8 +156,10 @@ func policyPath(p *Policy, lookup PathFinder) (string, int) {
 			parts = append(parts, fmt.Sprintf("list %d unknown: %v", i, err))
 			continue
 		}
-		if !slices.Contains(parts, path.Egress) {
-			parts = append(parts, path.Egress)
+		for _, e := range strings.Split(path.Egress, ",") {
+			if !slices.Contains(parts, e) {
+				parts = append(parts, e)
+			}
 		}
 		if m := max(path.MTU-EncapOverhead(p.Mode, len(l.Segs)), 0); mtu == 0 || m < mtu {
 			mtu = m

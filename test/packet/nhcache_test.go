@@ -94,6 +94,7 @@ func TestNextHopCache(t *testing.T) {
 		}
 	}
 	defer neigh("02:00:00:00:01:02")
+	dmac("fills its slot again (another fixture's flow may have taken it)", f.Output[:6])
 	neigh("02:00:00:00:01:99")
 	dmac("within the cache time, no invalidation", f.Output[:6])
 	var gen uint64
@@ -229,11 +230,13 @@ func TestDetachedEgressWithCachedNextHop(t *testing.T) {
 	run("after the store detached tb0", "XDP_PASS", "PASS_TX_NOT_ATTACHED", nil)
 }
 
-// nhSlot is bpf/fwd.h nh_slot_of for an IPv6 lookup in the main table with protocol and TOS 0 (what
-// End asks): the tests below pick inputs that share a slot with it, and check it against the map.
-func nhSlot(ifindex uint32, src, dst netip.Addr) uint32 {
+// nhSlot is bpf/fwd.h nh_slot_of for an IPv6 lookup in the main table without ports, with the
+// protocol proto and the packet's first word first (version, traffic class, flow label; what End
+// asks): the tests below pick inputs that share a slot with it, and check it against the map.
+func nhSlot(ifindex uint32, src, dst netip.Addr, first []byte, proto uint8) uint32 {
 	rotl := func(x uint32, n int) uint32 { return x<<n | x>>(32-n) }
-	h := ifindex*0x85EBCA6B ^ 10 // table 0, AF_INET6
+	flowinfo := binary.LittleEndian.Uint32(first) &^ 0xF0                  // the version nibble is not asked
+	h := ifindex*0x85EBCA6B ^ (10 | uint32(proto)<<8) ^ rotl(flowinfo, 11) // table 0, AF_INET6
 	s, d := src.As16(), dst.As16()
 	for i := 0; i < 4; i++ {
 		h ^= rotl(binary.LittleEndian.Uint32(d[4*i:]), 5*i+1) ^ rotl(binary.LittleEndian.Uint32(s[4*i:]), 5*i+16)
@@ -271,6 +274,7 @@ func TestNextHopCacheSlotKeepsItsKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	src, next := netip.MustParseAddr("fc00:9::1"), netip.MustParseAddr("fc00:3::64") // the fixture's
+	first := f.Input[14:18]                                                          // its outer first word
 	// Next SIDs a in fc00:3::/48 (the fixture's neighbor) and b in fc00:3:77::/48 (02:..:01:33) that
 	// share a slot.
 	var a, b netip.Addr
@@ -279,8 +283,8 @@ func TestNextHopCacheSlotKeepsItsKey(t *testing.T) {
 		x, y := next.As16(), next.As16()
 		x[14], x[15] = byte(i>>8), byte(i)
 		y[4], y[5], y[14], y[15] = 0, 0x77, byte(i>>8), byte(i)
-		seen[nhSlot(uint32(fab0.Index), src, netip.AddrFrom16(x))] = netip.AddrFrom16(x)
-		if o, ok := seen[nhSlot(uint32(fab0.Index), src, netip.AddrFrom16(y))]; ok {
+		seen[nhSlot(uint32(fab0.Index), src, netip.AddrFrom16(x), first, 43)] = netip.AddrFrom16(x)
+		if o, ok := seen[nhSlot(uint32(fab0.Index), src, netip.AddrFrom16(y), first, 43)]; ok {
 			a, b = o, netip.AddrFrom16(y)
 		}
 	}
@@ -302,7 +306,7 @@ func TestNextHopCacheSlotKeepsItsKey(t *testing.T) {
 	run("next SID "+a.String()+" (fills the slot)", aIn, aOut)
 	// The model above is the program's: the slot it names holds a's lookup now.
 	var slots []dataplane.Seg6xNhCacheSlot
-	if err := objs.NhCache.Lookup(nhSlot(uint32(fab0.Index), src, a), &slots); err != nil {
+	if err := objs.NhCache.Lookup(nhSlot(uint32(fab0.Index), src, a, first, 43), &slots); err != nil {
 		t.Fatal(err)
 	}
 	found := false
@@ -310,7 +314,7 @@ func TestNextHopCacheSlotKeepsItsKey(t *testing.T) {
 		found = found || s.Key.Dst == a.As16()
 	}
 	if !found {
-		t.Fatalf("slot %d does not hold the lookup for %s: nhSlot no longer models bpf/fwd.h nh_slot_of", nhSlot(uint32(fab0.Index), src, a), a)
+		t.Fatalf("slot %d does not hold the lookup for %s: nhSlot no longer models bpf/fwd.h nh_slot_of", nhSlot(uint32(fab0.Index), src, a, first, 43), a)
 	}
 	for i := 0; i < 2; i++ {
 		run("next SID "+b.String()+" (the same slot)", bIn, bOut)

@@ -53,8 +53,10 @@ type Seg6xFibDirectNhCacheSlot struct {
 		Ifindex    uint32
 		Family     uint8
 		L4Protocol uint8
-		Tos        uint8
-		Pad        uint8
+		Pad        uint16
+		Flowinfo   uint32
+		Sport      uint16
+		Dport      uint16
 		Src        [16]uint8
 		Dst        [16]uint8
 	}
@@ -76,8 +78,15 @@ type Seg6xFibDirectNhSlot struct {
 	Local     [16]uint8
 	Remote    [16]uint8
 	InIfindex uint32
-	Pad       uint32
-	Nh        struct {
+	Flow      struct {
+		_        structs.HostLayout
+		Flowinfo uint32
+		Ports    uint32
+		Proto    uint32
+	}
+	Pad uint32
+	_   [4]byte
+	Nh  struct {
 		_         structs.HostLayout
 		ExpiresNs uint64
 		Ifindex   uint32
