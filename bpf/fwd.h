@@ -257,6 +257,48 @@ static __always_inline int fib6_slot(struct ctx_buff *ctx, struct bpf_fib_lookup
 	return rc;
 }
 
+/* How many other hashes fib6_around tries. With two next hops each try finds the other with
+ * probability 1/2, so a flow stays without a next hop once in 65536 (its packets go to the kernel). */
+#define FIB_AROUND_TRIES 16
+
+/* The outer IPv6 lookup fib (main table) answered NO_NEIGH: the next hop the multipath hash gave the
+ * flow has no usable neighbor entry (FAILED: it stopped answering; or not resolved yet). Asks again with
+ * the flow fields perturbed, which picks another next hop of a multipath route, and takes the first
+ * that has a neighbor: a flow is not sent to a next hop the kernel knows is dead while another is alive.
+ * dst, flowinfo and in are the lookup's inputs as first asked (a lookup that fails overwrites them in
+ * fib: the gateway, the egress, the route's metric). Returns SUCCESS (the caller fills its cache slot
+ * with the answer), or NO_NEIGH when every try had none (a single-path route: the kernel gets the packet
+ * and resolves the neighbor). A function of its own: its locals stay off its callers' stack, and it
+ * runs only when a next hop has no neighbor. */
+static __noinline int fib6_around(struct ctx_buff *ctx, struct bpf_fib_lookup *fib, const __u8 *dst, __be32 flowinfo,
+				  __u32 in)
+{
+	/* The inputs to restore before each try wait in fib's output bytes (smac, dmac: written only by a
+	 * lookup that succeeds, which ends the tries), not in registers the helper call would spill to
+	 * this function's stack. */
+	__u32 *keep = (__u32 *)fib->smac; /* smac..dmac: 12 bytes at a 4-byte boundary */
+	int rc = BPF_FIB_LKUP_RET_NO_NEIGH;
+
+	if (!ctx || !fib || !dst)
+		return rc;
+	keep[0] = in;
+	keep[1] = *(__u32 *)&fib->sport;
+	keep[2] = flowinfo;
+#pragma clang loop unroll(disable)
+	for (__u32 k = 1; k <= FIB_AROUND_TRIES; k++) {
+		/* read again each time (volatile): kept in registers across the loop, they would spill */
+		for (int i = 0; i < 4; i++)
+			fib->ipv6_dst[i] = ((const volatile __u32 *)dst)[i];
+		fib->ifindex = keep[0];
+		fib->flowinfo = keep[2] ^ bpf_htonl((k * 0x9E3B5) & 0xFFFFF);
+		*(__u32 *)&fib->sport = keep[1] ^ (k * 0x9E3779B1);
+		rc = fib_ask(ctx, fib, 0);
+		if (rc != BPF_FIB_LKUP_RET_NO_NEIGH)
+			break;
+	}
+	return rc == BPF_FIB_LKUP_RET_SUCCESS ? rc : BPF_FIB_LKUP_RET_NO_NEIGH;
+}
+
 /* Whether slot e answers, under fib6_slot's rules, for an outer IPv6 packet of len bytes from local
  * to remote with the flow fields flowinfo, ports and proto that entered on ifindex in: the caller then
  * takes e's next hop without filling a FIB request. The traced build always goes through fib6_slot

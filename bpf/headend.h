@@ -188,6 +188,11 @@ __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_
 			mss_clamp(data, data_end, in.syn_off, mss);
 		}
 		rc = fib6_slot(ctx, &fib, nh);
+		if (rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
+			rc = fib6_around(ctx, &fib, pol->hdr + 24, flowinfo_of(&in), p->ifindex);
+			if (rc == BPF_FIB_LKUP_RET_SUCCESS && nh_cache_ns && nh)
+				nh_fill(&nh->nh, &fib, gen_now(&nh_gen), fib.tot_len);
+		}
 		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
 			return tunnel_too_big(ctx, p, tv, in.len, in.df, fib.mtu_result, hdr_len);
 		if (rc == BPF_FIB_LKUP_RET_NO_NEIGH || rc == FIB_TX_NOT_ATTACHED)

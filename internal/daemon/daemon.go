@@ -174,6 +174,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := watchLinks(wctx, ctl, o.logf); err != nil {
 		o.logf("not following interface changes: %v", err)
 	}
+	if err := keepNeighbors(wctx, ctl, o.logf); err != nil {
+		o.logf("not keeping the fast path's neighbors probed: %v", err)
+	}
 
 	if o.Mirror {
 		m := mirror.New(ctl, o.logf)

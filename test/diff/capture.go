@@ -60,9 +60,18 @@ func (p *port) collect(quiet time.Duration) [][]byte {
 		if n < 14 || buf[0]&1 == 1 {
 			continue // multicast: the namespace's own ND / MLD
 		}
+		if unicastND(buf[:n]) {
+			continue // neighbor upkeep (probes, answers): the daemon keeps its next hops probed, the kernel its own
+		}
 		out = append(out, append([]byte(nil), buf[:n]...))
 	}
 	return out
+}
+
+// unicastND reports whether frame is an untagged IPv6 neighbor solicitation or advertisement.
+func unicastND(frame []byte) bool {
+	return len(frame) >= 14+40+1 && frame[12] == 0x86 && frame[13] == 0xDD && frame[14+6] == 58 &&
+		(frame[14+40] == 135 || frame[14+40] == 136)
 }
 
 // drain discards whatever is queued.

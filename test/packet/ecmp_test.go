@@ -241,3 +241,42 @@ func TestKernelPathNamesEveryNextHop(t *testing.T) {
 		t.Fatalf("two next hops: %+v, want fab0,tf0 with MTU 1500 (tf0's)", p)
 	}
 }
+
+// TestECMPAvoidsNextHopWithoutNeighbor: one next hop of the multipath route has no usable neighbor
+// entry (FAILED, or gone: what the kernel knows of a neighbor that stopped answering). Every flow is
+// encapsulated and sent to the other next hop by the fast path, none handed to the kernel (which would
+// send the flows hashed to the dead next hop there, to be lost), with the cache off and on; once the
+// neighbor is back, the flows spread over both again.
+func TestECMPAvoidsNextHopWithoutNeighbor(t *testing.T) {
+	defer testsupport.OnOneCPU(t)()
+	const flows = 64
+	fs, err := fixtures.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fixtures.Find(fs, "encap1_v4_udp")
+	if f == nil {
+		t.Fatal("fixture encap1_v4_udp not found")
+	}
+	cached, err := dataplane.LoadObjects(rig.Dir, dataplane.ProgramOptions{NextHopCache: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cached.Close()
+	ecmpFabric(t, "0")
+	encapFlows(t, cached.Seg6xXdp, f, flows) // the cache holds both next hops
+	testsupport.MustRun(t, "ip", "-6", "neigh", "del", "fc00:12::3", "dev", "fab0")
+	bumpNhGen(t) // the daemon's answer to the neighbor change
+	for _, prog := range []*ebpf.Program{nil, cached.Seg6xXdp, cached.Seg6xXdp} {
+		if via2, via3 := split(t, encapFlows(t, prog, f, flows)); via2 != flows || via3 != 0 {
+			t.Fatalf("fc00:12::3 without a neighbor: %d flows via fc00:12::2, %d via fc00:12::3", via2, via3)
+		}
+	}
+	testsupport.MustRun(t, "ip", "-6", "neigh", "replace", "fc00:12::3", "lladdr", "02:00:00:00:01:33", "dev", "fab0", "nud", "permanent")
+	bumpNhGen(t)
+	for _, prog := range []*ebpf.Program{nil, cached.Seg6xXdp} {
+		if via2, via3 := split(t, encapFlows(t, prog, f, flows)); via2 == 0 || via3 == 0 {
+			t.Fatalf("fc00:12::3 back: %d flows via fc00:12::2, %d via fc00:12::3", via2, via3)
+		}
+	}
+}

@@ -1,0 +1,350 @@
+// Package fabrictest runs the seg6x daemon on a provider edge with two ECMP uplinks and checks what a
+// fabric needs: flows spread over both uplinks, and failures of a link or a neighbor cost a bounded
+// number of packets and blackhole no flow.
+package fabrictest
+
+// topo.go: the namespaces. A tenant host h (198.18.1.2, untagged) reaches pe's access port a0; pe
+// encapsulates tenant red's traffic for 198.18.2.0/24 towards fc00:2::64, whose route has two next
+// hops, fc00:a1::2 over u1a and fc00:a2::2 over u2a, both ends of p (u1b, u2b). p only receives: the
+// test reads the frames it gets on each uplink (flow and sequence number from the inner payload).
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/seg6x/seg6x/internal/testsupport"
+)
+
+const (
+	tenantPrefix = "198.18.2.0/24"
+	firstSID     = "fc00:2::64"
+	encapSrc     = "fc00:1::1"
+	udpDport     = 9
+)
+
+var uplinks = []string{"u1", "u2"}
+
+// fabric is one topology with its daemon.
+type fabric struct {
+	t         *testing.T
+	h, pe, p  string
+	dir, bin  string
+	cfg       string
+	d         *testsupport.Daemon
+	logs      *testsupport.LogBuffer
+	a0MAC     net.HardwareAddr
+	h0MAC     net.HardwareAddr
+	send      int            // h's AF_PACKET socket on h0
+	recv      map[string]int // p's AF_PACKET socket per uplink (u1, u2)
+	daemonArg []string
+	kernel    bool // the kernel's own seg6 encapsulates, no seg6x (the reference)
+}
+
+// up builds the namespaces and starts the daemon with daemonArgs; everything goes at the test's end.
+func up(t *testing.T, daemonArgs ...string) *fabric {
+	t.Helper()
+	return build(t, false, daemonArgs)
+}
+
+// upKernel builds the same namespaces with the kernel's own seg6 encapsulation of the tenant prefix
+// (a main-table route on pe, `ip sr tunsrc` the same source) and no seg6x, with the kernel's neighbor
+// and link-down defaults: the reference the failure cases are compared with.
+func upKernel(t *testing.T) *fabric {
+	t.Helper()
+	return build(t, true, nil)
+}
+
+func build(t *testing.T, kernel bool, daemonArgs []string) *fabric {
+	t.Helper()
+	id := fmt.Sprintf("%d", os.Getpid()%10000)
+	f := &fabric{t: t, h: "s6fh" + id, pe: "s6fpe" + id, p: "s6fp" + id, bin: testsupport.BuildSeg6x(t),
+		logs: &testsupport.LogBuffer{}, recv: map[string]int{}, daemonArg: daemonArgs, kernel: kernel}
+	f.dir = filepath.Join(t.TempDir(), "pe")
+	testsupport.DelNetns(f.h, f.pe, f.p)
+	if err := testsupport.AddNetns(f.h, f.pe, f.p); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.down)
+	run := func(args ...string) {
+		t.Helper()
+		testsupport.MustRun(t, "ip", args...)
+	}
+	run("link", "add", "h0", "netns", f.h, "type", "veth", "peer", "name", "a0", "netns", f.pe)
+	for _, u := range uplinks {
+		run("link", "add", u+"a", "netns", f.pe, "type", "veth", "peer", "name", u+"b", "netns", f.p)
+	}
+	must := func(ns string, lines ...string) {
+		t.Helper()
+		if err := testsupport.IPLines(ns, lines...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(f.h, "link set lo up", "link set h0 up", "addr add 198.18.1.2/24 dev h0", "route add default via 198.18.1.1")
+	if err := testsupport.Sysctl(f.pe, "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1"); err != nil {
+		t.Fatal(err)
+	}
+	must(f.pe, "link set lo up", "-6 addr add "+encapSrc+"/128 dev lo", "link set a0 up", "addr add 198.18.1.1/24 dev a0",
+		"link set u1a up", "link set u2a up", "-6 addr add fc00:a1::1/64 dev u1a nodad", "-6 addr add fc00:a2::1/64 dev u2a nodad")
+	for _, dev := range []string{"a0", "u1a", "u2a"} {
+		if err := testsupport.Sysctl(f.pe, "net.ipv4.conf."+dev+".forwarding=1", "net.ipv6.conf."+dev+".forwarding=1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, dev := range []string{"u1a", "u2a"} {
+		// The uplinks keep their addresses while down (docs/fabric.md), and a neighbor that stops
+		// answering is found within seconds: reachable for 0.5-1.5 s, then a probe after 1 s, three
+		// unicast probes 300 ms apart (the kernel's defaults: 15-45 s, 5 s, 3 x 1 s).
+		if err := testsupport.Sysctl(f.pe, "net.ipv6.conf."+dev+".keep_addr_on_down=1",
+			"net.ipv6.neigh."+dev+".base_reachable_time_ms=1000", "net.ipv6.neigh."+dev+".delay_first_probe_time=1",
+			"net.ipv6.neigh."+dev+".retrans_time_ms=300"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := testsupport.Sysctl(f.p, "net.ipv6.conf.u1b.keep_addr_on_down=1", "net.ipv6.conf.u2b.keep_addr_on_down=1"); err != nil {
+		t.Fatal(err) // a peer router keeps its addresses through a link flap
+	}
+	must(f.p, "link set lo up", "link set u1b up", "link set u2b up", "-6 addr add fc00:a1::2/64 dev u1b nodad",
+		"-6 addr add fc00:a2::2/64 dev u2b nodad")
+	for _, u := range uplinks {
+		// Frames XDP redirects into a veth arrive only where its peer runs NAPI (GRO on).
+		if _, err := testsupport.NetnsExec(f.p, "ethtool", "-K", u+"b", "gro", "on"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.ecmpRoute()
+	f.a0MAC = f.mac(f.pe, "a0")
+	f.h0MAC = f.mac(f.h, "h0")
+	must(f.h, "neigh replace 198.18.1.1 lladdr "+f.a0MAC.String()+" dev h0 nud permanent")
+
+	f.cfg = filepath.Join(t.TempDir(), "seg6x.yaml")
+	cfg := `interfaces: [{name: a0, role: access}, {name: u1a, role: fabric}, {name: u2a, role: fabric}]
+tenants: [{name: red, table: 100, ports: [{dev: a0}]}]
+routes:
+  - {tenant: red, prefix: ` + tenantPrefix + `, segs: ["` + firstSID + `"], src: "` + encapSrc + `"}
+`
+	if err := os.WriteFile(f.cfg, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := testsupport.MountInstance(f.dir); err != nil {
+		t.Fatal(err)
+	}
+	if kernel {
+		must(f.pe, "sr tunsrc set "+encapSrc, "route add "+tenantPrefix+" encap seg6 mode encap segs "+firstSID+" dev u1a")
+		f.openSockets()
+		return f
+	}
+	f.start()
+	f.openSockets()
+	f.waitNeighbors()
+	return f
+}
+
+// waitNeighbors waits (at most 10 s) until pe has resolved both uplinks' gateways: the daemon makes
+// them managed entries, which the kernel resolves.
+func (f *fabric) waitNeighbors() {
+	f.t.Helper()
+	var out string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		out, _ = testsupport.IP(f.pe, "-6", "neigh", "show")
+		ok := 0
+		for _, line := range strings.Split(out, "\n") {
+			if (strings.HasPrefix(line, "fc00:a1::2 ") || strings.HasPrefix(line, "fc00:a2::2 ")) && strings.Contains(line, "managed") &&
+				strings.Contains(line, "REACHABLE") {
+				ok++
+			}
+		}
+		if ok == 2 {
+			return
+		}
+	}
+	f.t.Fatalf("pe's gateways are not resolved managed entries after 10 s:\n%s", out)
+}
+
+// ecmpRoute (re)installs the two-way multipath route towards the first SID.
+func (f *fabric) ecmpRoute() {
+	f.t.Helper()
+	if _, err := testsupport.IP(f.pe, "-6", "route", "replace", "fc00:2::/48", "nexthop", "via", "fc00:a1::2", "dev", "u1a",
+		"nexthop", "via", "fc00:a2::2", "dev", "u2a"); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fabric) start() {
+	f.t.Helper()
+	var err error
+	args := append([]string{"--config", f.cfg}, f.daemonArg...)
+	if f.d, err = testsupport.StartDaemon(f.bin, f.pe, f.dir, f.logs, args...); err != nil {
+		f.t.Fatalf("%v:\n%s", err, f.logs)
+	}
+}
+
+func (f *fabric) down() {
+	if f.d != nil {
+		f.d.Signal(syscall.SIGTERM)
+		f.d = nil
+	}
+	if f.send > 0 {
+		unix.Close(f.send)
+	}
+	for _, s := range f.recv {
+		unix.Close(s)
+	}
+	_ = testsupport.Run("ip", "netns", "exec", f.pe, f.bin, "--dir", f.dir, "detach", "--all", "--purge")
+	testsupport.UnmountInstance(f.dir)
+	testsupport.DelNetns(f.h, f.pe, f.p)
+	if f.t.Failed() {
+		f.t.Logf("daemon log (last lines):\n%s", f.logs.Tail(40))
+	}
+}
+
+func (f *fabric) mac(ns, dev string) net.HardwareAddr {
+	f.t.Helper()
+	var hw net.HardwareAddr
+	err := testsupport.InNetns(ns, func() error {
+		it, err := net.InterfaceByName(dev)
+		if err != nil {
+			return err
+		}
+		hw = it.HardwareAddr
+		return nil
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return hw
+}
+
+// openSockets opens h's sending socket and p's receiving ones (sockets stay in the namespace they were
+// made in).
+func (f *fabric) openSockets() {
+	f.t.Helper()
+	open := func(ns, dev string, proto uint16) int {
+		var fd int
+		err := testsupport.InNetns(ns, func() error {
+			it, err := net.InterfaceByName(dev)
+			if err != nil {
+				return err
+			}
+			if fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, int(htons(proto))); err != nil {
+				return err
+			}
+			if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(proto), Ifindex: it.Index}); err != nil {
+				return err
+			}
+			tv := unix.Timeval{Usec: 20000}
+			return unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+		})
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		return fd
+	}
+	f.send = open(f.h, "h0", 0) // protocol 0: sends only, receives nothing
+	for _, u := range uplinks {
+		f.recv[u] = open(f.p, u+"b", unix.ETH_P_IPV6)
+		if err := unix.SetsockoptInt(f.recv[u], unix.SOL_SOCKET, unix.SO_RCVBUF, 8<<20); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// frame is tenant red's UDP packet of flow (its source port) with sequence number seq.
+func (f *fabric) frame(flow, seq int) []byte {
+	payload := make([]byte, 16)
+	copy(payload, "S6XF")
+	binary.BigEndian.PutUint32(payload[4:], uint32(flow))
+	binary.BigEndian.PutUint32(payload[8:], uint32(seq))
+	ip := testsupport.IPv4{Src: netip.MustParseAddr("198.18.1.2"), Dst: netip.MustParseAddr("198.18.2.1"), TTL: 64, Proto: 17}.
+		Packet(testsupport.UDP(uint16(10000+flow), udpDport, payload))
+	return append(testsupport.Ethernet(f.a0MAC, f.h0MAC, 0, 0x0800), ip...)
+}
+
+// sendFrame sends one frame from h.
+func (f *fabric) sendFrame(b []byte) error {
+	it := 0
+	err := testsupport.InNetns(f.h, func() error {
+		x, err := net.InterfaceByName("h0")
+		if err == nil {
+			it = x.Index
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	sa := &unix.SockaddrLinklayer{Ifindex: it, Halen: 6}
+	copy(sa.Addr[:], b[:6])
+	return unix.Sendto(f.send, b, 0, sa)
+}
+
+// arrival is one encapsulated frame p received: on which uplink, the flow and sequence number.
+type arrival struct {
+	uplink    string
+	flow, seq int
+}
+
+// parse finds the flow and sequence number in an encapsulated frame (IPv6, SRH, IPv4, UDP, payload).
+func parse(b []byte) (flow, seq int, ok bool) {
+	if len(b) < 14+40 || binary.BigEndian.Uint16(b[12:]) != 0x86DD {
+		return 0, 0, false
+	}
+	off, nh := 14+40, b[14+6]
+	if nh == 43 {
+		if len(b) < off+8 {
+			return 0, 0, false
+		}
+		nh = b[off]
+		off += (int(b[off+1]) + 1) * 8
+	}
+	if nh != 4 || len(b) < off+20 {
+		return 0, 0, false
+	}
+	off += int(b[off]&0x0F)*4 + 8
+	if len(b) < off+12 || !strings.HasPrefix(string(b[off:off+4]), "S6XF") {
+		return 0, 0, false
+	}
+	return int(binary.BigEndian.Uint32(b[off+4:])), int(binary.BigEndian.Uint32(b[off+8:])), true
+}
+
+// drain reads what p has received on both uplinks until nothing arrives for quiet.
+func (f *fabric) drain(quiet time.Duration) []arrival {
+	var got []arrival
+	buf := make([]byte, 16384)
+	last := time.Now()
+	for time.Since(last) < quiet {
+		any := false
+		for _, u := range uplinks {
+			for {
+				n, from, err := unix.Recvfrom(f.recv[u], buf, unix.MSG_DONTWAIT)
+				if err != nil {
+					break
+				}
+				if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
+					continue
+				}
+				if flow, seq, ok := parse(buf[:n]); ok {
+					got = append(got, arrival{u, flow, seq})
+					any = true
+				}
+			}
+		}
+		if any {
+			last = time.Now()
+		} else {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return got
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
