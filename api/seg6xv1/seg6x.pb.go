@@ -132,7 +132,11 @@ type Interface struct {
 	// Side of the SR domain boundary: fabric (local SIDs are processed), access (never: tenant traffic
 	// only), or auto (default: access when an API/config tenant has a port on it, fabric otherwise).
 	// A tenant port is access for its VLAN whatever the role.
-	Role          string `protobuf:"bytes,5,opt,name=role,proto3" json:"role,omitempty"`
+	Role string `protobuf:"bytes,5,opt,name=role,proto3" json:"role,omitempty"`
+	// Output only: what the driver says it can do with XDP (the netdev family's xdp-features): basic,
+	// redirect, target (a redirect target), rx-sg (multi-buffer frames), ...; "unknown" where the kernel
+	// does not say.
+	XdpFeatures   string `protobuf:"bytes,6,opt,name=xdp_features,json=xdpFeatures,proto3" json:"xdp_features,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -198,6 +202,13 @@ func (x *Interface) GetProgId() uint32 {
 func (x *Interface) GetRole() string {
 	if x != nil {
 		return x.Role
+	}
+	return ""
+}
+
+func (x *Interface) GetXdpFeatures() string {
+	if x != nil {
+		return x.XdpFeatures
 	}
 	return ""
 }
@@ -4677,13 +4688,14 @@ const file_seg6x_proto_rawDesc = "" +
 	"\n" +
 	"\vseg6x.proto\x12\bseg6x.v1\"3\n" +
 	"\aOptions\x12(\n" +
-	"\x10nexthop_cache_ms\x18\x01 \x01(\rR\x0enexthopCacheMs\"z\n" +
+	"\x10nexthop_cache_ms\x18\x01 \x01(\rR\x0enexthopCacheMs\"\x9d\x01\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x18\n" +
 	"\aifindex\x18\x03 \x01(\x05R\aifindex\x12\x17\n" +
 	"\aprog_id\x18\x04 \x01(\rR\x06progId\x12\x12\n" +
-	"\x04role\x18\x05 \x01(\tR\x04role\">\n" +
+	"\x04role\x18\x05 \x01(\tR\x04role\x12!\n" +
+	"\fxdp_features\x18\x06 \x01(\tR\vxdpFeatures\">\n" +
 	"\x06Domain\x12\x1a\n" +
 	"\blocators\x18\x01 \x03(\tR\blocators\x12\x18\n" +
 	"\asources\x18\x02 \x03(\tR\asources\"\x89\x01\n" +

@@ -33,7 +33,8 @@ type Server struct {
 	ctl     *core.Controller
 	daemon  bool
 	started time.Time
-	paths   state.PathFinder // egress and MTU towards a first SID (show routes)
+	paths   state.PathFinder         // egress and MTU towards a first SID (show routes)
+	xdp     func(ifindex int) string // what an interface's driver can do with XDP (show interfaces)
 
 	mu     sync.Mutex          // the reporters below
 	kernel KernelReporter      // the kernel mirror's report (nil: no mirror)
@@ -47,7 +48,7 @@ func NewServer(st *state.Store, daemon bool) *Server { return NewServerFor(core.
 
 // NewServerFor serves ctl, which other front ends of the same process also use.
 func NewServerFor(ctl *core.Controller, daemon bool) *Server {
-	return &Server{ctl: ctl, daemon: daemon, started: time.Now(), paths: state.KernelPath}
+	return &Server{ctl: ctl, daemon: daemon, started: time.Now(), paths: state.KernelPath, xdp: xdpFeatures}
 }
 
 // Controller is the controller the server adapts.
@@ -116,12 +117,26 @@ func (s *Server) ApplyState(ctx context.Context, req *pb.ApplyStateRequest) (*pb
 
 const chunkObjects = 20000
 
+// xdpFeatures names what ifindex's driver can do with XDP, or why that is unknown.
+func xdpFeatures(ifindex int) string {
+	f, err := dataplane.ReadXDPFeatures(ifindex)
+	if err != nil {
+		return "unknown"
+	}
+	return f.String()
+}
+
 func (s *Server) Show(req *pb.ShowRequest, stream pb.Control_ShowServer) error {
 	// A consistent copy under the lock; streaming it (slow clients, big tables) holds nothing.
 	var cur state.State
 	var gen uint64
 	s.ctl.Read(func(st *state.Store) { cur, gen = st.Current(), st.Gen() })
 	state.FillPaths(cur.Routes, cur.Policies, s.paths) // the live egress MTU of every route's tunnel
+	for i := range cur.Interfaces {
+		if idx := cur.Interfaces[i].Ifindex; idx != 0 && s.xdp != nil {
+			cur.Interfaces[i].XDPFeatures = s.xdp(idx)
+		}
+	}
 	head := cur
 	head.Routes, head.SIDs = nil, nil
 	if err := stream.Send(&pb.StateChunk{State: StateToPB(&head), Generation: gen}); err != nil {

@@ -28,7 +28,10 @@ attached (it becomes a redirect target).
            aggregates; they are encapsulated and decapsulated whole and segmented only at the wire.
            See docs/hypervisor.md.
 The same behaviors, maps and state serve both hooks; an attached interface moves between them with
-another attach (the new hook is attached before the old one is removed).
+another attach (the new hook is attached before the old one is removed). Before attaching natively,
+attach reads what the driver says it can do with XDP (xdp-features; "seg6x show interfaces" lists
+them) and refuses a device without native XDP with what to do instead; an MTU beyond a page (jumbo
+frames) needs --mode tc for now (docs/fabric.md).
 
 --role says which side of the SR domain boundary the interface's frames come from:
   fabric   local SIDs are processed (End, End.X, End.T, End.DX*, End.DT*); tenant VLANs configured on

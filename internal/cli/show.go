@@ -74,9 +74,9 @@ func show(what string) error {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	defer w.Flush()
 	if what == "all" || what == "interfaces" {
-		fmt.Fprintln(w, "INTERFACE\tIFINDEX\tMODE\tROLE")
+		fmt.Fprintln(w, "INTERFACE\tIFINDEX\tMODE\tROLE\tXDP FEATURES")
 		for _, it := range cur.Interfaces {
-			fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", it.Name, it.Ifindex, it.Mode, it.Role)
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", it.Name, it.Ifindex, it.Mode, it.Role, orDash(it.XDPFeatures))
 		}
 		fmt.Fprintln(w)
 		printPorts(w, portClasses(cur))
@@ -299,4 +299,12 @@ func portClasses(cur state.State) []state.PortClass {
 		}
 	}
 	return state.Classify(cur.Interfaces, cur.Tenants, nil)
+}
+
+// orDash is s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
 )
 
 // Mode is the hook the program is attached to: XDP "native" (driver) or "generic" (skb), or "tc"
@@ -86,10 +87,12 @@ func Attach(dir string, progs *Programs, ifindex int, mode Mode) error {
 		flags := link.XDPDriverMode
 		if mode == ModeGeneric {
 			flags = link.XDPGenericMode
+		} else if err := nativeXDPUsable(ifindex); err != nil {
+			return err
 		}
 		l, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifindex, Flags: flags})
 		if err != nil {
-			return fmt.Errorf("attach XDP to ifindex %d (%s mode): %w", ifindex, mode, err)
+			return attachXDPError(ifindex, mode, err)
 		}
 	}
 	defer l.Close()
@@ -102,6 +105,44 @@ func Attach(dir string, progs *Programs, ifindex int, mode Mode) error {
 		return fmt.Errorf("pin link: %w", err)
 	}
 	return nil
+}
+
+// nativeXDPUsable refuses, with what to do instead, an interface whose driver says (xdp-features) that
+// it cannot run native XDP and redirect from it; when the kernel does not say, the attach itself tells.
+func nativeXDPUsable(ifindex int) error {
+	f, err := ReadXDPFeatures(ifindex)
+	if err != nil || !f.Known || f.Native() {
+		return nil
+	}
+	return fmt.Errorf("%s: its driver has no native XDP with redirect (xdp-features: %s): attach it with --mode generic "+
+		"(XDP in the kernel's stack, slower) or --mode tc", devName(ifindex), f)
+}
+
+// attachXDPError turns the kernel's refusal of an XDP attach into what it means for this interface.
+func attachXDPError(ifindex int, mode Mode, err error) error {
+	name := devName(ifindex)
+	switch {
+	case errors.Is(err, unix.ERANGE):
+		mtu := 0
+		if l, lerr := netlink.LinkByIndex(ifindex); lerr == nil {
+			mtu = l.Attrs().MTU
+		}
+		return fmt.Errorf("%s: its MTU (%d) makes frames larger than a page, which this driver hands only to multi-buffer "+
+			"XDP programs; seg6x's are not yet: lower the MTU or attach it with --mode tc", name, mtu)
+	case errors.Is(err, unix.EOPNOTSUPP):
+		return fmt.Errorf("%s: its driver has no native XDP: attach it with --mode generic (slower) or --mode tc", name)
+	case errors.Is(err, unix.EBUSY), errors.Is(err, unix.EEXIST):
+		return fmt.Errorf("%s: another XDP program is attached (ip link show %s): remove it first", name, name)
+	}
+	return fmt.Errorf("attach XDP to %s (%s mode): %w", name, mode, err)
+}
+
+// devName is ifindex's interface name, or the index itself.
+func devName(ifindex int) string {
+	if l, err := netlink.LinkByIndex(ifindex); err == nil {
+		return l.Attrs().Name
+	}
+	return "ifindex " + strconv.Itoa(ifindex)
 }
 
 // xdpGeneric tells whether the XDP program on ifindex runs in generic (skb) mode.

@@ -70,6 +70,8 @@ type Interface struct {
 	// or a config file is on it, fabric otherwise). A tenant port is always access for its VLAN.
 	Role    string `yaml:"role,omitempty" json:"role,omitempty"`
 	Ifindex int    `yaml:"-" json:"ifindex,omitempty"` // resolved when applied
+	// XDPFeatures is what the driver says it can do with XDP (read when shown; dataplane.XDPFeatures).
+	XDPFeatures string `yaml:"-" json:"xdp_features,omitempty"`
 }
 
 // Interface modes (hooks); "xdp" is accepted for native.

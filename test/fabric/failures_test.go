@@ -232,6 +232,10 @@ func runFailures(t *testing.T, f *fabric, flows []int, strict bool) {
 			t.Logf("%s: %d frames sent, %d lost in all, %d lost from when the kernel could know (%v after the failure began); recovered in %v; after recovery u1 %d, u2 %d",
 				c.name, len(r.sentAt)*len(flows), r.lost(time.Time{}), after, known.Sub(began).Round(time.Millisecond), end.Sub(restored).Round(time.Millisecond), per["u1"], per["u2"])
 			if !strict {
+				for _, u := range uplinks {
+					out, _ := testsupport.IP(f.p, "-s", "link", "show", u+"b")
+					t.Logf("p's %sb: %s", u, out)
+				}
 				return
 			}
 			if per["u1"] == 0 || per["u2"] == 0 {
