@@ -48,8 +48,9 @@ type nbKey struct {
 // keeper holds what the neighbor keeper has seen and done.
 type keeper struct {
 	logf       func(string, ...any)
-	gateways   map[nbKey]bool // route gateways through attached interfaces, as last scanned
-	managed    map[nbKey]bool // entries this daemon made managed (logged once)
+	gateways   map[nbKey]bool  // route gateways through attached interfaces, as last scanned
+	managed    map[nbKey]bool  // entries this daemon made managed (logged once)
+	warned     map[string]bool // errors logged already (a failing entry is tried every second)
 	scanned    time.Time
 	scannedFor map[int]string // the attached interfaces of the last scan
 }
@@ -73,7 +74,7 @@ func keepNeighbors(ctx context.Context, ctl *core.Controller, logf func(string, 
 			}
 		}
 	}()
-	k := &keeper{logf: logf, managed: map[nbKey]bool{}}
+	k := &keeper{logf: logf, managed: map[nbKey]bool{}, warned: map[string]bool{}}
 	go func() {
 		t := time.NewTicker(neighborKeepEvery)
 		defer t.Stop()
@@ -121,7 +122,7 @@ func (k *keeper) scanGateways(attached map[int]string) {
 	for _, fam := range []int{netlink.FAMILY_V4, netlink.FAMILY_V6} {
 		rs, err := netlink.RouteListFiltered(fam, &netlink.Route{Table: unix.RT_TABLE_UNSPEC}, netlink.RT_FILTER_TABLE)
 		if err != nil {
-			k.logf("neighbors: listing routes: %v", err)
+			k.warnOnce(fmt.Sprintf("neighbors: listing routes: %v", err))
 			return // keep the last scan
 		}
 		for _, r := range rs {
@@ -144,7 +145,7 @@ func (k *keeper) scanGateways(attached map[int]string) {
 func (k *keeper) keep(attached map[int]string) {
 	ns, err := netlink.NeighList(0, netlink.FAMILY_ALL)
 	if err != nil {
-		k.logf("neighbors: listing: %v", err)
+		k.warnOnce(fmt.Sprintf("neighbors: listing: %v", err))
 		return
 	}
 	seen := map[nbKey]netlink.Neigh{} // every entry, attached interface or not: one not seen does not exist
@@ -164,7 +165,7 @@ func (k *keeper) keep(attached map[int]string) {
 		}
 		if err := netlink.NeighSet(&netlink.Neigh{LinkIndex: gw.ifindex, Family: family(gw.addr), IP: gw.addr.AsSlice(),
 			State: netlink.NUD_NONE, FlagsExt: netlink.NTF_EXT_MANAGED}); err != nil {
-			k.logf("neighbors: keeping %s on %s resolved: %v", gw.addr, attached[gw.ifindex], err)
+			k.warnOnce(fmt.Sprintf("neighbors: keeping %s on %s resolved: %v", gw.addr, attached[gw.ifindex], err))
 			continue
 		}
 		if !k.managed[gw] {
@@ -179,7 +180,7 @@ func (k *keeper) keep(attached map[int]string) {
 		}
 		if err := netlink.NeighSet(&netlink.Neigh{LinkIndex: key.ifindex, Family: family(key.addr), IP: key.addr.AsSlice(),
 			Flags: netlink.NTF_USE}); err != nil {
-			k.logf("neighbors: probing stale %s on %s: %v", key.addr, attached[key.ifindex], err)
+			k.warnOnce(fmt.Sprintf("neighbors: probing stale %s on %s: %v", key.addr, attached[key.ifindex], err))
 		}
 	}
 }
@@ -194,11 +195,19 @@ func (k *keeper) tune(attached map[int]string) {
 				continue
 			}
 			if err := os.WriteFile(p, []byte("1"), 0o644); err != nil {
-				k.logf("neighbors: setting net.%s.conf.%s.ignore_routes_with_linkdown=1: %v", fam, dev, err)
+				k.warnOnce(fmt.Sprintf("neighbors: setting net.%s.conf.%s.ignore_routes_with_linkdown=1: %v", fam, dev, err))
 				continue
 			}
 			k.logf("set net.%s.conf.%s.ignore_routes_with_linkdown=1: a next hop whose link is down is not chosen (docs/fabric.md)", fam, dev)
 		}
+	}
+}
+
+// warnOnce logs msg the first time it occurs.
+func (k *keeper) warnOnce(msg string) {
+	if !k.warned[msg] {
+		k.warned[msg] = true
+		k.logf("%s", msg)
 	}
 }
 
