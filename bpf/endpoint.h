@@ -313,10 +313,22 @@ static __always_inline int next_segment(struct ctx_buff *ctx, struct pkt *p, str
 	return PASS_LOCAL;
 }
 
-/* FIB forward of a transit behavior: the outer packet leaves through the FIB's next hop. */
-static __always_inline int transit_forward(struct ctx_buff *ctx, struct pkt *p, struct hop *h)
+/* FIB forward of a transit behavior: the outer packet leaves through the FIB's next hop. A next hop of
+ * the main table without a usable neighbor makes the lookup try the route's other next hops
+ * (fib6_around; End.T's table lookups go to the kernel as they are). */
+static __always_inline int transit_forward(struct ctx_buff *ctx, struct pkt *p, struct hop *h, struct sid_entry *sid)
 {
 	int rc = fib_lookup(ctx, &h->fib, h->table);
+
+	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH && !h->table) {
+		void *data = ctx_data(ctx);
+		void *data_end = ctx_data_end(ctx);
+		struct ipv6hdr *ip6 = data + (p->l3off & 0x3F);
+
+		if ((void *)(ip6 + 1) <= data_end)
+			rc = fib6_around(ctx, &h->fib, sid->action == SID_END_X ? sid->nh : (const __u8 *)&ip6->daddr,
+					 *(__be32 *)ip6 & bpf_htonl(0x0FFFFFFF), p->ifindex);
+	}
 
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return verdict(fib_reason(rc), p->len);
@@ -581,5 +593,5 @@ __noinline int endpoint(struct ctx_buff *ctx, struct pkt *arg, struct sid_entry 
 		return verdict(rc, p->len);
 	if (decap)
 		return decap_forward(ctx, p, &h);
-	return transit_forward(ctx, p, &h);
+	return transit_forward(ctx, p, &h, sid);
 }

@@ -45,6 +45,7 @@ type fabric struct {
 	a0MAC     net.HardwareAddr
 	h0MAC     net.HardwareAddr
 	send      int            // h's AF_PACKET socket on h0
+	h0Index   int            // h0's ifindex (in h)
 	recv      map[string]int // p's AF_PACKET socket per uplink (u1, u2)
 	daemonArg []string
 	kernel    bool // the kernel's own seg6 encapsulates, no seg6x (the reference)
@@ -259,6 +260,15 @@ func (f *fabric) openSockets() {
 		return fd
 	}
 	f.send = open(f.h, "h0", 0) // protocol 0: sends only, receives nothing
+	if err := testsupport.InNetns(f.h, func() error {
+		it, err := net.InterfaceByName("h0")
+		if err == nil {
+			f.h0Index = it.Index
+		}
+		return err
+	}); err != nil {
+		f.t.Fatal(err)
+	}
 	for _, u := range uplinks {
 		f.recv[u] = open(f.p, u+"b", unix.ETH_P_IPV6)
 		if err := unix.SetsockoptInt(f.recv[u], unix.SOL_SOCKET, unix.SO_RCVBUF, 8<<20); err != nil {
@@ -278,20 +288,9 @@ func (f *fabric) frame(flow, seq int) []byte {
 	return append(testsupport.Ethernet(f.a0MAC, f.h0MAC, 0, 0x0800), ip...)
 }
 
-// sendFrame sends one frame from h.
+// sendFrame sends one frame from h (the socket stays in h's namespace, whichever thread sends).
 func (f *fabric) sendFrame(b []byte) error {
-	it := 0
-	err := testsupport.InNetns(f.h, func() error {
-		x, err := net.InterfaceByName("h0")
-		if err == nil {
-			it = x.Index
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	sa := &unix.SockaddrLinklayer{Ifindex: it, Halen: 6}
+	sa := &unix.SockaddrLinklayer{Ifindex: f.h0Index, Halen: 6}
 	copy(sa.Addr[:], b[:6])
 	return unix.Sendto(f.send, b, 0, sa)
 }

@@ -280,3 +280,62 @@ func TestECMPAvoidsNextHopWithoutNeighbor(t *testing.T) {
 		}
 	}
 }
+
+// TestECMPTransitAvoidsNextHopWithoutNeighbor: End forwards towards a next SID whose route has two next
+// hops. Flows (outer flow labels) spread over both; with one next hop's neighbor gone every flow goes
+// to the other, none to the kernel, the cache off and on.
+func TestECMPTransitAvoidsNextHopWithoutNeighbor(t *testing.T) {
+	defer testsupport.OnOneCPU(t)()
+	const flows = 64
+	fs, err := fixtures.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fixtures.Find(fs, "end") // next SID fc00:3::64, the outer flow label at bytes 15..17
+	if f == nil {
+		t.Fatal("fixture end not found")
+	}
+	cached, err := dataplane.LoadObjects(rig.Dir, dataplane.ProgramOptions{NextHopCache: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cached.Close()
+	testsupport.MustRun(t, "ip", "-6", "neigh", "replace", "fc00:12::3", "lladdr", "02:00:00:00:01:33", "dev", "fab0", "nud", "permanent")
+	testsupport.MustRun(t, "ip", "-6", "route", "replace", "fc00:3::/48", "nexthop", "via", "fc00:12::2", "dev", "fab0",
+		"nexthop", "via", "fc00:12::3", "dev", "fab0")
+	bumpNhGen(t)
+	defer func() {
+		_ = exec.Command("ip", "-6", "route", "replace", "fc00:3::/48", "via", "fc00:12::2", "dev", "fab0").Run()
+		_ = exec.Command("ip", "-6", "neigh", "del", "fc00:12::3", "dev", "fab0").Run()
+		bumpNhGen(t)
+	}()
+	run := func(prog *ebpf.Program) [][]byte {
+		t.Helper()
+		outs := make([][]byte, flows)
+		for i := range outs {
+			g := *f
+			g.Input = append([]byte(nil), f.Input...)
+			g.Input[15] = g.Input[15]&0xF0 | byte(i>>8)&0x0F
+			g.Input[16], g.Input[17] = byte(i*37), byte(i*101+1)
+			res, err := rig.Run(prog, &g, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dataplane.Actions[res.Action] != "XDP_REDIRECT" {
+				t.Fatalf("flow %d: %s, want XDP_REDIRECT", i, dataplane.Actions[res.Action])
+			}
+			outs[i] = res.Output
+		}
+		return outs
+	}
+	if via2, via3 := split(t, run(nil)); via2 == 0 || via3 == 0 {
+		t.Fatalf("both next hops up: %d flows via fc00:12::2, %d via fc00:12::3", via2, via3)
+	}
+	testsupport.MustRun(t, "ip", "-6", "neigh", "del", "fc00:12::3", "dev", "fab0")
+	bumpNhGen(t)
+	for _, prog := range []*ebpf.Program{nil, cached.Seg6xXdp, cached.Seg6xXdp} {
+		if via2, via3 := split(t, run(prog)); via2 != flows || via3 != 0 {
+			t.Fatalf("fc00:12::3 without a neighbor: %d flows via fc00:12::2, %d via fc00:12::3", via2, via3)
+		}
+	}
+}
