@@ -64,6 +64,7 @@ func KernelPath(dst, src netip.Addr) (Path, error) {
 	opts.FIBMatch = true
 	if fm, err := netlink.RouteGetWithOptions(dst.AsSlice(), opts); err == nil && len(fm) == 1 && len(fm[0].MultiPath) > 1 {
 		if mp, ok := multipathPath(fm[0]); ok {
+			mp.MTU = min(mp.MTU, p.MTU) // a path MTU the kernel learned towards dst caps every next hop
 			return mp, nil
 		}
 	}

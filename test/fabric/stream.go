@@ -181,18 +181,7 @@ type streamResult struct {
 
 // lost counts the frames sent at or after from (all of them when from is zero) that never arrived.
 func (r streamResult) lost(from time.Time) int {
-	n := 0
-	for _, fl := range r.flows {
-		for seq, at := range r.sentAt {
-			if at.Before(from) {
-				continue
-			}
-			if _, ok := r.got[fl][seq]; !ok {
-				n++
-			}
-		}
-	}
-	return n
+	return r.lostBetween(from, time.Now().Add(time.Hour))
 }
 
 // lostBetween counts the frames sent in [from, to) that never arrived.

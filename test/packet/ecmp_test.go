@@ -150,18 +150,7 @@ func kernelChoice(t *testing.T, sock int, fab1 *net.Interface, frame []byte) []b
 func TestECMPHeadendFollowsTheKernel(t *testing.T) {
 	defer testsupport.OnOneCPU(t)() // the cache is per CPU: fill and answer on the same one
 	const flows = 256
-	fs, err := fixtures.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := fixtures.Find(fs, "encap1_v4_udp")
-	if f == nil {
-		t.Fatal("fixture encap1_v4_udp not found")
-	}
-	cached, err := dataplane.LoadObjects(rig.Dir, dataplane.ProgramOptions{NextHopCache: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cached, _, f := loadWithCache(t, time.Minute, "encap1_v4_udp")
 	defer cached.Close()
 	fab1, err := net.InterfaceByName("fab1")
 	if err != nil {
@@ -250,18 +239,7 @@ func TestKernelPathNamesEveryNextHop(t *testing.T) {
 func TestECMPAvoidsNextHopWithoutNeighbor(t *testing.T) {
 	defer testsupport.OnOneCPU(t)()
 	const flows = 64
-	fs, err := fixtures.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := fixtures.Find(fs, "encap1_v4_udp")
-	if f == nil {
-		t.Fatal("fixture encap1_v4_udp not found")
-	}
-	cached, err := dataplane.LoadObjects(rig.Dir, dataplane.ProgramOptions{NextHopCache: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cached, _, f := loadWithCache(t, time.Minute, "encap1_v4_udp")
 	defer cached.Close()
 	ecmpFabric(t, "0")
 	encapFlows(t, cached.Seg6xXdp, f, flows) // the cache holds both next hops
@@ -287,18 +265,7 @@ func TestECMPAvoidsNextHopWithoutNeighbor(t *testing.T) {
 func TestECMPTransitAvoidsNextHopWithoutNeighbor(t *testing.T) {
 	defer testsupport.OnOneCPU(t)()
 	const flows = 64
-	fs, err := fixtures.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := fixtures.Find(fs, "end") // next SID fc00:3::64, the outer flow label at bytes 15..17
-	if f == nil {
-		t.Fatal("fixture end not found")
-	}
-	cached, err := dataplane.LoadObjects(rig.Dir, dataplane.ProgramOptions{NextHopCache: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cached, _, f := loadWithCache(t, time.Minute, "end") // next SID fc00:3::64, the outer flow label at bytes 15..17
 	defer cached.Close()
 	testsupport.MustRun(t, "ip", "-6", "neigh", "replace", "fc00:12::3", "lladdr", "02:00:00:00:01:33", "dev", "fab0", "nud", "permanent")
 	testsupport.MustRun(t, "ip", "-6", "route", "replace", "fc00:3::/48", "nexthop", "via", "fc00:12::2", "dev", "fab0",
