@@ -82,6 +82,11 @@ static __always_inline int binding_sid(struct ctx_buff *ctx, struct pkt *p, stru
 		return verdict(fib_reason(rc), p->len);
 	}
 
+	/* A multi-buffer frame cannot be moved through the scratch buffer: it must take the outer header
+	 * in its headroom (XDP_PACKET_HEADROOM at least), or go to the kernel untouched. */
+	if (ETH_HLEN + hdr_len > p->l3off + MULTIBUF_HEADROOM && ctx_frags(ctx, p->l3off + len))
+		return verdict(PASS_MULTIBUF, p->len);
+
 	/* Committed. The SRH's next segment (SL--, DA = Segment List[SL]), the hop limit as it came. */
 	sl = (__u32)s->sl - 1;
 	srh = data + (s->srh_off & 0x3FFF);

@@ -72,6 +72,13 @@
 #ifndef TRACE_RING_BYTES
 #define TRACE_RING_BYTES (4 << 20) /* the trace ring */
 #endif
+/* Bytes a multi-buffer frame's first buffer must hold: every header the behaviors read in place
+ * (Ethernet, two tags, IPv6 + SRH of MAX_SEGMENTS, the inner IP and TCP headers with options). Drivers
+ * put a page or at least 2 KB there. */
+#define MULTIBUF_HDR_MIN 512
+/* Headroom every XDP driver leaves in front of a frame (XDP_PACKET_HEADROOM). */
+#define MULTIBUF_HEADROOM 256
+
 #ifndef SCRATCH_SIZE
 #define SCRATCH_SIZE 4096 /* per-CPU buffer for encaps that do not fit the headroom */
 #endif

@@ -4,9 +4,14 @@
  * and before GSO, hypervisors). Each hook's file defines:
  *   struct ctx_buff                  the context type
  *   ctx_data/ctx_data_end/ctx_len    linear data (direct access) and the whole packet's length
+ *   ctx_frags(ctx, len)              whether bytes of the packet lie beyond what the helpers that
+ *                                    read it whole can reach in place (an XDP multi-buffer frame)
+ *   ctx_parse(ctx, p)                p->len (the whole packet), p->ifindex and the L2 header (parse.h)
  *   ctx_ret(action)                  an ACT_* action as the hook's return code
  *   ctx_redirect(ifindex)            0 when the packet will leave through ifindex (an attached port)
  *   ctx_trim(ctx, len)               drops bytes beyond len (Ethernet padding)
+ *   ctx_trim_len(ctx, have, len)     the same for a packet known to be have bytes long (no length
+ *                                    to ask for)
  *   ctx_store(ctx, off, src, n)      writes n bytes at off
  *   ctx_store_hdr(ctx, off, src, n)  the same for an encapsulation header (src: MAX_ENCAP_HDR bytes)
  *   ctx_load_bytes(ctx, off, to, n)  copies n bytes at off out of the packet (linear or not)

@@ -54,9 +54,22 @@ static __always_inline void *ctx_data_end(struct __sk_buff *ctx)
 	return CTX_FIELD(ctx, data_end);
 }
 
+/* One load from ctx that clang cannot merge with a load through another pointer (a `c ? ctx->len :
+ * p->len` made one load through a selected pointer, which the verifier refuses). */
 static __always_inline __u32 ctx_len(struct __sk_buff *ctx)
 {
-	return ctx->len;
+	__u64 v;
+
+	asm volatile("%[v] = *(u32 *)(%[c] + %[o])"
+		     : [v] "=r"(v)
+		     : [c] "r"(ctx), [o] "i"(__builtin_offsetof(struct __sk_buff, len)));
+	return v;
+}
+
+/* A non-linear skb is read and written through the skb helpers: nothing to tell apart. */
+static __always_inline int ctx_frags(struct __sk_buff *ctx, __u32 len)
+{
+	return 0;
 }
 
 static __always_inline int ctx_load_bytes(struct __sk_buff *ctx, __u32 off, void *to, __u32 n)
@@ -84,6 +97,12 @@ static __always_inline int ctx_trim(struct __sk_buff *ctx, __u32 want_len)
 	if (ctx->len > want_len)
 		return bpf_skb_change_tail(ctx, want_len, 0);
 	return 0;
+}
+
+/* The skb knows its length: have is XDP's business. */
+static __always_inline int ctx_trim_len(struct __sk_buff *ctx, __u32 have, __u32 want_len)
+{
+	return ctx_trim(ctx, want_len);
 }
 
 static __always_inline int ctx_store(struct __sk_buff *ctx, __u32 off, const void *src, __u32 n)
@@ -234,6 +253,7 @@ static __always_inline int ctx_parse(struct __sk_buff *ctx, struct pkt *p)
 
 	p->ifindex = ctx->ingress_ifindex;
 	ctx_prepare(ctx);
+	p->len = ctx_len(ctx);
 	rc = parse_l2(ctx_data(ctx), ctx_data_end(ctx), p);
 	if (rc != REASON_NONE)
 		return rc;

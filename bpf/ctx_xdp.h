@@ -1,5 +1,7 @@
-/* ctx_xdp.h: the packet context (ctx.h) of the XDP hook: a frame in one linear buffer, VLAN tags as
- * bytes in it, redirects through the devmap of attached ports. */
+/* ctx_xdp.h: the packet context (ctx.h) of the XDP hook: a frame in one linear buffer, or (a jumbo frame
+ * on a multi-buffer driver, the programs being xdp.frags) a first buffer holding the headers followed by
+ * fragments the helpers reach (bpf_xdp_load_bytes / store_bytes / adjust_tail); VLAN tags as bytes in
+ * it, redirects through the devmap of attached ports. */
 #pragma once
 
 #include <linux/bpf.h>
@@ -21,9 +23,16 @@ static __always_inline void *ctx_data_end(struct xdp_md *ctx)
 	return (void *)(long)ctx->data_end;
 }
 
+/* The whole frame, its fragments included. */
 static __always_inline __u32 ctx_len(struct xdp_md *ctx)
 {
-	return ctx->data_end - ctx->data;
+	return bpf_xdp_get_buff_len(ctx);
+}
+
+/* Whether a frame of len bytes (ctx_len) has bytes beyond its first buffer (a multi-buffer frame). */
+static __always_inline int ctx_frags(struct xdp_md *ctx, __u32 len)
+{
+	return len > (__u32)(ctx->data_end - ctx->data);
 }
 
 static __always_inline int ctx_ret(int action)
@@ -43,13 +52,17 @@ static __always_inline int ctx_redirect(__u32 ifindex)
 	return bpf_redirect_map(&tx_ports, ifindex, XDP_DROP) == XDP_REDIRECT ? 0 : -1;
 }
 
-static __always_inline int ctx_trim(struct xdp_md *ctx, __u32 want_len)
+/* Drops the bytes beyond want_len of a frame of have bytes (ctx_len: its fragments included). */
+static __always_inline int ctx_trim_len(struct xdp_md *ctx, __u32 have, __u32 want_len)
 {
-	__u32 have = ctx->data_end - ctx->data;
-
 	if (have > want_len)
 		return bpf_xdp_adjust_tail(ctx, -(int)(have - want_len));
 	return 0;
+}
+
+static __always_inline int ctx_trim(struct xdp_md *ctx, __u32 want_len)
+{
+	return ctx_trim_len(ctx, ctx_len(ctx), want_len);
 }
 
 static __always_inline int ctx_store(struct xdp_md *ctx, __u32 off, const void *src, __u32 n)
@@ -175,7 +188,10 @@ static __always_inline __u32 ctx_wire_len(struct xdp_md *ctx, void *data, void *
 	return len;
 }
 
-/* Ethernet and up to MAX_VLAN_TAGS tags, all in the frame's bytes. First, one read in each of the
+/* Ethernet and up to MAX_VLAN_TAGS tags, all in the frame's bytes; p->len gets the whole frame's
+ * length (a multi-buffer frame's fragments included: the one helper call every frame costs). A
+ * multi-buffer frame must hold MULTIBUF_HDR_MIN bytes in its first buffer (every header seg6x reads is
+ * read in place). First, one read in each of the
  * frame's second and third 64-byte lines (when it has them): a frame arrives written by another CPU,
  * so each line's first read waits for it; issued together, before the first header read, the waits
  * overlap instead of following one another (VXLAN decap reads the inner Ethernet header 70 bytes in,
@@ -183,6 +199,7 @@ static __always_inline __u32 ctx_wire_len(struct xdp_md *ctx, void *data, void *
 static __always_inline int ctx_parse(struct xdp_md *ctx, struct pkt *p)
 {
 	void *data = ctx_data(ctx), *data_end = ctx_data_end(ctx);
+	int rc;
 
 	if (data + 129 <= data_end) {
 		(void)*(volatile __u8 *)(data + 64);
@@ -191,5 +208,11 @@ static __always_inline int ctx_parse(struct xdp_md *ctx, struct pkt *p)
 		(void)*(volatile __u8 *)(data + 64);
 	}
 	p->ifindex = ctx->ingress_ifindex;
-	return parse_l2(data, data_end, p);
+	p->len = ctx_len(ctx);
+	rc = parse_l2(data, data_end, p);
+	if (rc != REASON_NONE)
+		return rc;
+	if (p->len > (__u32)(data_end - data) && data + MULTIBUF_HDR_MIN > data_end)
+		return DROP_MULTIBUF_HEADERS;
+	return REASON_NONE;
 }

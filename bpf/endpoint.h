@@ -199,10 +199,15 @@ static __always_inline int inner_packet(struct ctx_buff *ctx, struct pkt *p, str
 {
 	void *data = ctx_data(ctx);
 	void *data_end = ctx_data_end(ctx);
+	struct ipv6hdr *ip6 = data + p->l3off;
 	__u32 ioff = s->next_off & 0x3FFF;
 	int rc;
 
-	rc = ip_check_at(data, data_end, ctx_len(ctx), ioff, proto, &h->inner_len);
+	if ((void *)(ip6 + 1) > data_end)
+		return DROP_BAD_INNER;
+	/* outer_check() trimmed the frame to the outer packet: its length is the frame's. */
+	rc = ip_check_at(data, data_end, p->l3off + IPV6_HLEN + bpf_ntohs(ip6->payload_len), ioff, proto,
+			 &h->inner_len);
 	if (rc == PASS_IPV4_OPTIONS)
 		h->to_kernel = PASS_IPV4_OPTIONS; /* the kernel validates the options of the decapsulated packet */
 	else if (rc != REASON_NONE)
@@ -486,15 +491,18 @@ static __always_inline int outer_check(struct ctx_buff *ctx, struct pkt *p)
 	void *data = ctx_data(ctx);
 	void *data_end = ctx_data_end(ctx);
 	struct ipv6hdr *ip6 = data + p->l3off;
-	__u32 len;
+	__u32 len, have;
 	int rc;
 
 	if ((void *)(ip6 + 1) > data_end)
 		return DROP_TRUNC_IP;
-	rc = ip6_check(ip6, data_end, ctx_len(ctx) - p->l3off, &len);
+	/* The frame's length: as it came for the first SID of a chain (no helper call), as it now is
+	 * for the next ones. */
+	have = p->chain ? ctx_len(ctx) : p->len;
+	rc = ip6_check(ip6, data_end, have - p->l3off, &len);
 	if (rc != REASON_NONE)
 		return rc;
-	if (ctx_trim(ctx, p->l3off + len))
+	if (ctx_trim_len(ctx, have, p->l3off + len))
 		return DROP_NO_ROOM;
 	return REASON_NONE;
 }

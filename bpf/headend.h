@@ -126,9 +126,9 @@ __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_
 	data_end = ctx_data_end(ctx);
 
 	if (p->proto == ETH_P_IP_BE)
-		rc = headend_v4(data, data_end, ctx_len(ctx), p, tv, &in);
+		rc = headend_v4(data, data_end, p->len, p, tv, &in);
 	else
-		rc = headend_v6(data, data_end, ctx_len(ctx), p, tv, &in);
+		rc = headend_v6(data, data_end, p->len, p, tv, &in);
 	if (rc == PASS_NO_MATCH)
 		return finish(ACT_PASS, p->len);
 	if (rc != REASON_NONE)
@@ -215,13 +215,15 @@ __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_
 
 	/* Committed: drop any Ethernet padding, make room for the outer header, then forward the inner
 	 * packet (TTL / hop limit) where it now lies. */
-	if (ctx_trim(ctx, p->l3off + in.len))
+	if (ctx_trim_len(ctx, p->len, p->l3off + in.len))
 		return verdict(DROP_NO_ROOM, p->len);
 	if (ctx_encap_room(ctx, p->l3off, in.len, hdr_len)) {
 		/* Nothing changed but the padding: a tenant whose routes the kernel also holds (the kernel
 		 * mirror) lets the kernel encapsulate; otherwise the packet cannot go out. */
 		if (tv->flags & PORT_F_KERNEL_FALLBACK)
 			return verdict(PASS_NO_ROOM, p->len);
+		if (ctx_frags(ctx, p->l3off + in.len)) /* too long to move through the scratch buffer */
+			return verdict(PASS_MULTIBUF, p->len);
 		return verdict(DROP_NO_ROOM, p->len);
 	}
 	data = ctx_data(ctx);

@@ -11,14 +11,17 @@
 #include "structs.h"
 
 /* What the parser learned about one frame. Offsets are from ctx->data. */
+/* l3off shares its 8 bytes of stack only with chain, which the pipeline does not write after parsing:
+ * a store into the other half of a stack slot makes the verifier forget the range it knows a value
+ * there by, and the headers are read at data + l3off. */
 struct pkt {
 	__u32 l3off;   /* first byte of the IPv4/IPv6 header */
+	__u32 chain;   /* local SIDs processed before this one in the same pass (pipeline.h local_sids) */
 	__u32 len;     /* frame length at ingress */
-	__u16 vlan;    /* outer VLAN ID, 0 when untagged */
-	__be16 proto;  /* ethertype of the L3 header */
 	__u32 ifindex; /* ingress interface, read from the context once (ctx_parse): clang may otherwise keep a
 			* pointer into the context the verifier refuses to dereference */
-	__u32 chain;   /* local SIDs processed before this one in the same pass (pipeline.h local_sids) */
+	__u16 vlan;    /* outer VLAN ID, 0 when untagged */
+	__be16 proto;  /* ethertype of the L3 header */
 };
 
 /* Whether two 16-byte addresses are equal (two 8-byte compares). */

@@ -88,7 +88,6 @@ static __always_inline int seg6x_main(struct ctx_buff *ctx)
 	int rc;
 
 	rc = ctx_parse(ctx, &p);
-	p.len = ctx_len(ctx);
 	TRACE(tr->vlan = p.vlan);
 	if (rc != REASON_NONE) {
 		TRACE(tr->class = TRACE_MALFORMED);

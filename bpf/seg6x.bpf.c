@@ -5,7 +5,7 @@
 #include <bpf/bpf_helpers.h>
 #include "pipeline.h"
 
-SEC("xdp")
+SEC("xdp.frags")
 int seg6x_xdp(struct xdp_md *ctx)
 {
 	if (trace_armed) /* the traced build (trace.h); no-op while its slot is empty */

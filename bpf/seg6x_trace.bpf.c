@@ -6,7 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include "pipeline.h"
 
-SEC("xdp")
+SEC("xdp.frags")
 int seg6x_xdp_trace(struct xdp_md *ctx)
 {
 	int rc;

@@ -30,7 +30,7 @@ static __noinline long slow_send(struct ctx_buff *ctx, struct slow_meta *m)
 	if (trace_explain) /* as the slow path would answer, without sending */
 		return trace_explain == TRACE_EXPLAIN_SLOW_READER ? 0 : SLOW_NO_READER;
 #endif
-	m->len = ctx->data_end - ctx->data;
+	m->len = ctx_len(ctx);
 	return bpf_perf_event_output(ctx, &slow_path, BPF_F_CURRENT_CPU | ((__u64)(m->len & 0xFFFF) << 32), m,
 				     sizeof(*m));
 }
@@ -57,7 +57,7 @@ static __always_inline int fragment_later(struct ctx_buff *ctx, struct pkt *p, _
 static __always_inline int slow_inject(struct ctx_buff *ctx, __u32 ifindex, __u32 l3off, __u32 bytes)
 {
 	struct slow_meta m = { .kind = SLOW_KIND_INJECT, .ifindex = ifindex, .l3off = l3off,
-			       .len = ctx->data_end - ctx->data };
+			       .len = ctx_len(ctx) };
 	long rc = slow_send(ctx, &m);
 
 	if (rc == 0)

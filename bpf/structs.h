@@ -56,6 +56,9 @@ enum reason {
 	DROP_POLICY_DOWN = 24,		/* the route's named policy has every segment list marked down */
 	DROP_VXLAN_SOURCE = 25,		/* VXLAN to a local VTEP from a source that is no remote of the device (the
 					 * boundary rule; a device that learns hands it to the kernel instead) */
+	DROP_MULTIBUF_HEADERS = 26,	/* a multi-buffer (jumbo) frame whose first buffer is shorter than
+					 * MULTIBUF_HDR_MIN: its headers cannot be checked in place, and the kernel
+					 * would take it past the checks of the SR domain boundary */
 	REASON_SLOW_FIRST = 40,
 	SLOW_FRAGMENT = 40,		/* IPv4 without DF larger than its tunnel: the daemon fragments it and runs each
 					 * fragment through this program as from the same port */
@@ -103,6 +106,9 @@ enum reason {
 					 * may answer or suppress it: neigh_suppress) */
 	PASS_VXLAN_ECN = 88,		/* VXLAN whose outer ECN marks change the inner packet (CE, or ECT(1) over
 					 * ECT(0); RFC 6040): the kernel rewrites it (or drops a not-ECT one) */
+	PASS_MULTIBUF = 89,		/* a multi-buffer (jumbo) frame the fast path does not take whole: VXLAN (its
+					 * checksum covers every byte), an outer header that does not fit the headroom,
+					 * an egress that cannot send multi-buffer frames: the kernel forwards it */
 	REASON_MAX = 128,
 };
 

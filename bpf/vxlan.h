@@ -238,7 +238,7 @@ static __always_inline int vx_fib(struct xdp_md *ctx, struct bpf_fib_lookup *fib
 static __always_inline int vxlan_fragment_later(struct xdp_md *ctx, __u32 ifindex, __u32 mtu, __u32 bytes)
 {
 	struct slow_meta m = { .kind = SLOW_KIND_FRAGMENT6, .ifindex = ifindex, .mtu = mtu, .l3off = ETH_HLEN,
-			       .len = ctx->data_end - ctx->data };
+			       .len = ctx_len(ctx) };
 	long rc = slow_send(ctx, &m);
 
 	if (rc == 0)
@@ -270,6 +270,10 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 
 	if (!ctx || pkt_arg(arg, &pk))
 		return XDP_DROP;
+	/* The encapsulation's checksum covers the whole frame, summed in place: a multi-buffer frame is
+	 * the kernel's (its VXLAN device and bridge). */
+	if (ctx_frags(ctx, p->len))
+		return verdict(PASS_MULTIBUF, p->len);
 	data = ctx_data(ctx);
 	data_end = ctx_data_end(ctx);
 	eth = data;
@@ -540,6 +544,8 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 	 * offload (a veth peer's CHECKSUM_PARTIAL), and it drops the others. */
 	if (!udp->check)
 		return verdict(PASS_VXLAN_CSUM, p->len);
+	if (ctx_frags(ctx, p->len)) /* the checksum is summed in place */
+		return verdict(PASS_MULTIBUF, p->len);
 	sum = csum_frame(ctx, p->l3off + IPV6_HLEN, plen);
 	data = ctx_data(ctx);
 	data_end = ctx_data_end(ctx);
@@ -549,7 +555,7 @@ __noinline int vxlan_decap(struct xdp_md *ctx, struct pkt *arg)
 	if (csum_fold((__u64)sum + udp6_pseudo((__u8 *)&ip6->saddr, (__u8 *)&ip6->daddr, plen)))
 		return verdict(PASS_VXLAN_CSUM, p->len);
 
-	if (ctx_trim(ctx, p->l3off + IPV6_HLEN + plen) || bpf_xdp_adjust_head(ctx, (int)ioff))
+	if (ctx_trim_len(ctx, p->len, p->l3off + IPV6_HLEN + plen) || bpf_xdp_adjust_head(ctx, (int)ioff))
 		return verdict(PASS_VXLAN_MALFORMED, p->len);
 	return redirect(out, p->len);
 }

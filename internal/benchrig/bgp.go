@@ -156,7 +156,7 @@ func RunBGP(bin string, routes, samples, withdraw, pes int, logf func(string, ..
 	rng := rand.New(rand.NewPCG(1, 2))
 	sample := append(rng.Perm(routes)[:samples-1], routes-1) // always the last one
 	forwards := func(i int) (bool, error) {
-		act, out, err := rig.RunFrame(rig.Objs.Seg6xXdp, int(idx), udpFrame(bgpBenchVLAN, bgpBenchPrefix(i).Addr()), make([]byte, 8192))
+		act, out, err := rig.RunFrame(rig.Objs.Seg6xXdp, int(idx), udpFrame(bgpBenchVLAN, bgpBenchPrefix(i).Addr()), make([]byte, 8192), 0)
 		if err != nil {
 			return false, err
 		}

@@ -127,8 +127,10 @@ func attachXDPError(ifindex int, mode Mode, err error) error {
 		if l, lerr := netlink.LinkByIndex(ifindex); lerr == nil {
 			mtu = l.Attrs().MTU
 		}
-		return fmt.Errorf("%s: its MTU (%d) makes frames larger than a page, which this driver hands only to multi-buffer "+
-			"XDP programs; seg6x's are not yet: lower the MTU or attach it with --mode tc", name, mtu)
+		f, _ := ReadXDPFeatures(ifindex)
+		return fmt.Errorf("%s: its MTU (%d) makes frames larger than its driver puts in one buffer, and the driver cannot "+
+			"hand XDP a frame of several buffers (xdp-features: %s; multi-buffer needs rx-sg): lower the MTU "+
+			"(1500 fits any driver), use a newer driver, or attach it with --mode tc", name, mtu, f)
 	case errors.Is(err, unix.EOPNOTSUPP):
 		return fmt.Errorf("%s: its driver has no native XDP: attach it with --mode generic (slower) or --mode tc", name)
 	case errors.Is(err, unix.EBUSY), errors.Is(err, unix.EEXIST):

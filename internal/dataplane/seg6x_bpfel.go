@@ -192,6 +192,7 @@ const (
 	Seg6xReasonDROP_SLOW_BUSY         Seg6xReason = 23
 	Seg6xReasonDROP_POLICY_DOWN       Seg6xReason = 24
 	Seg6xReasonDROP_VXLAN_SOURCE      Seg6xReason = 25
+	Seg6xReasonDROP_MULTIBUF_HEADERS  Seg6xReason = 26
 	Seg6xReasonREASON_SLOW_FIRST      Seg6xReason = 40
 	Seg6xReasonSLOW_FRAGMENT          Seg6xReason = 40
 	Seg6xReasonSLOW_DECAP_ICMP        Seg6xReason = 41
@@ -224,6 +225,7 @@ const (
 	Seg6xReasonPASS_VXLAN_CSUM        Seg6xReason = 86
 	Seg6xReasonPASS_VXLAN_ND          Seg6xReason = 87
 	Seg6xReasonPASS_VXLAN_ECN         Seg6xReason = 88
+	Seg6xReasonPASS_MULTIBUF          Seg6xReason = 89
 	Seg6xReasonREASON_MAX             Seg6xReason = 128
 )
 

@@ -76,13 +76,15 @@ func New(seed int64, t Target) *Gen { return &Gen{r: rand.New(rand.NewSource(see
 
 // Frame is one generated frame and the device it arrives on.
 type Frame struct {
-	Dev  string
-	Data []byte
-	Kind string // what was built, for reports
+	Dev    string
+	Data   []byte
+	Kind   string // what was built, for reports
+	Linear int    // > 0: a multi-buffer frame whose first buffer holds this many bytes
 }
 
-// MaxFrame keeps frames inside what BPF_PROG_TEST_RUN takes for XDP in one page.
-const MaxFrame = 3400
+// MaxFrame is the largest frame: a jumbo fabric's (9000-byte MTU) and then some. Frames beyond what
+// BPF_PROG_TEST_RUN puts in one page reach the program as multi-buffer frames.
+const MaxFrame = 9200
 
 // Next returns the next frame. SRv6 frames mostly arrive untagged on a fabric device and tenant
 // frames mostly on a tenant port, so that most reach the behaviors; the rest arrive anywhere.
@@ -99,6 +101,7 @@ func (g *Gen) Next() Frame {
 		if len(f.Data) > MaxFrame {
 			f.Data = f.Data[:MaxFrame]
 		}
+		g.split(&f)
 		return f
 	}
 	switch {
@@ -130,7 +133,18 @@ func (g *Gen) Next() Frame {
 	if len(f.Data) > MaxFrame {
 		f.Data = f.Data[:MaxFrame]
 	}
+	g.split(&f)
 	return f
+}
+
+// split makes some frames of more than 128 bytes multi-buffer frames with a first buffer of any size,
+// headers cut anywhere included (drivers put a page or at least 2 KB first: the program must not
+// trust that).
+func (g *Gen) split(f *Frame) {
+	if len(f.Data) > 128 && g.chance(0.05) {
+		f.Linear = 64 + g.r.Intn(len(f.Data)-64)
+		f.Kind += "/split"
+	}
 }
 
 // tags is none, one or two VLAN IDs, mostly the tenant ports'.
@@ -260,12 +274,15 @@ func (g *Gen) tenant6() []byte {
 	return append(g.ipv6(g.src6(), dst, nh, len(pl)), pl...)
 }
 
-// payload is an upper-layer payload: mostly small, sometimes near or over the MTUs of the rig.
+// payload is an upper-layer payload: mostly small, sometimes near or over the MTUs of the rig (1500,
+// 3500, 9000).
 func (g *Gen) payload() []byte {
 	switch n := g.r.Intn(100); {
-	case n < 4:
+	case n < 3:
+		return g.bytes(3300 + g.r.Intn(5800)) // jumbo: multi-buffer frames
+	case n < 7:
 		return g.bytes(1300 + g.r.Intn(1900))
-	case n < 10:
+	case n < 12:
 		return nil
 	}
 	return g.bytes(8 + g.r.Intn(120))

@@ -71,8 +71,8 @@ func KernelPath(dst, src netip.Addr) (Path, error) {
 	return p, nil
 }
 
-// multipathPath is the Path of every next hop of the multipath route r: their interfaces, distinct,
-// and the smallest MTU (the route's mtu metric caps them all). ok is false when a next hop's interface
+// multipathPath is the Path of every next hop of the multipath route r: their interfaces, distinct and
+// sorted (the kernel lists the sibling that matched the lookup's hash first), and the smallest MTU (the route's mtu metric caps them all). ok is false when a next hop's interface
 // cannot be read.
 func multipathPath(r netlink.Route) (Path, bool) {
 	var names []string
@@ -93,6 +93,7 @@ func multipathPath(r netlink.Route) (Path, bool) {
 	if r.MTU > 0 && r.MTU < mtu {
 		mtu = r.MTU
 	}
+	slices.Sort(names)
 	return Path{Egress: strings.Join(names, ","), MTU: mtu}, true
 }
 

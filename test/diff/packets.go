@@ -286,3 +286,37 @@ func maskHeadend(f []byte) []byte {
 	}
 	return b
 }
+
+// jumboCorpus is what a 9000-byte fabric carries: tenant packets and SRv6 packets of 8000 bytes and
+// more (multi-buffer frames in XDP) through every behavior the fast path takes whole, and the headend
+// whose 16 SIDs do not fit a frame's headroom (handed to the kernel, PASS_MULTIBUF, either way right).
+func jumboCorpus() []testPacket {
+	var ps []testPacket
+	add := func(p testPacket) { ps = append(ps, p) }
+	const n = 8000
+	next := a("fc00:e::7")
+	for _, c := range []struct {
+		host byte
+		what string
+	}{{20, "1 SID"}, {21, "2 SIDs"}, {24, "encap.red 1 SID"}} {
+		dst := netip.AddrFrom4([4]byte{198, 18, c.host, 5})
+		add(testPacket{name: "jumbo encap4 udp " + c.what, frame: append(eth(0x0800), inner4(17, dst, 64, n)...), fast: true, headend: true})
+		add(testPacket{name: "jumbo encap4 tcp " + c.what, frame: append(eth(0x0800), inner4(6, dst, 64, n)...), fast: true, headend: true})
+	}
+	add(testPacket{name: "jumbo encap4 16 SIDs (no headroom: the kernel encapsulates)", frame: append(eth(0x0800), inner4(17, a("198.18.23.5"), 64, n)...), either: true, headend: true})
+	add(testPacket{name: "jumbo encap4 at the MTU (1 SID)", frame: append(eth(0x0800), inner4(17, a("198.18.20.5"), 64, 9000-64-28)...), fast: true, headend: true})
+	add(testPacket{name: "jumbo encap6 1 SID", frame: append(eth(0x86dd), inner6(17, a("2001:db8:20::5"), 64, n)...), fast: true, headend: true})
+	big4 := inner4(17, a("198.19.1.5"), 64, n)
+	big6 := inner6(6, a("2001:db8:30::5"), 64, n)
+	add(testPacket{name: "jumbo End SL 1", frame: srv6(a("fc00:d::1"), []netip.Addr{next, a("fc00:d::1")}, 1, 64, 4, big4), fast: true})
+	add(testPacket{name: "jumbo End.X", frame: srv6(a("fc00:d::2"), []netip.Addr{next, a("fc00:d::2")}, 1, 64, 4, big4), fast: true})
+	add(testPacket{name: "jumbo End.T", frame: srv6(a("fc00:d::3"), []netip.Addr{next, a("fc00:d::3")}, 1, 64, 4, big4), fast: true})
+	add(testPacket{name: "jumbo End.DX4", frame: srv6(a("fc00:d::4"), []netip.Addr{a("fc00:d::4")}, 0, 64, 4, big4), fast: true})
+	add(testPacket{name: "jumbo End.DX6", frame: srv6(a("fc00:d::5"), []netip.Addr{a("fc00:d::5")}, 0, 64, 41, big6), fast: true})
+	add(testPacket{name: "jumbo End.DT6", frame: srv6(a("fc00:d::6"), []netip.Addr{a("fc00:d::6")}, 0, 64, 41, inner6(17, a("2001:db8:31::5"), 64, n)), fast: true})
+	add(testPacket{name: "jumbo End psp SL 1 (SRH popped)", frame: srv6(a("fc00:d::7"), []netip.Addr{next, a("fc00:d::7")}, 1, 64, 4, big4), fast: true})
+	add(testPacket{name: "jumbo End.B6.Encaps SL 1", frame: srv6(a("fc00:d::8"), []netip.Addr{next, a("fc00:d::8")}, 1, 64, 4, big4), fast: true})
+	add(testPacket{name: "jumbo uN", frame: srv6(a("fcbb:0:100:200::"), nil, 0, 64, 4, big4), fast: true})
+	add(testPacket{name: "jumbo End.DX4 at the MTU", frame: srv6(a("fc00:d::4"), []netip.Addr{a("fc00:d::4")}, 0, 64, 4, inner4(17, a("198.19.1.5"), 64, 9000-64-28)), fast: true})
+	return ps
+}

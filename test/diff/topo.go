@@ -58,8 +58,11 @@ func kernelConfig() []string {
 	}
 }
 
-// topo is one copy: namespaces <p>-src, <p>-dut, <p>-dst.
-type topo struct{ p string }
+// topo is one copy: namespaces <p>-src, <p>-dut, <p>-dst; mtu (0: 1500 in, 3000 out) on every link.
+type topo struct {
+	p   string
+	mtu int
+}
 
 func (t topo) ns(role string) string { return t.p + "-" + role }
 
@@ -68,9 +71,13 @@ func (t topo) up() error {
 	if err := testsupport.AddNetns(t.ns("src"), t.ns("dut"), t.ns("dst")); err != nil {
 		return err
 	}
+	in, out := "", " mtu 3000"
+	if t.mtu > 0 {
+		in, out = fmt.Sprintf(" mtu %d", t.mtu), fmt.Sprintf(" mtu %d", t.mtu)
+	}
 	steps := []string{
-		"link add d0 address " + macD0 + " type veth peer name s0 address " + macS0 + " netns " + t.ns("src"),
-		"link add d1 address " + macD1 + " mtu 3000 type veth peer name e0 address " + macE0 + " mtu 3000 netns " + t.ns("dst"),
+		"link add d0 address " + macD0 + in + " type veth peer name s0 address " + macS0 + in + " netns " + t.ns("src"),
+		"link add d1 address " + macD1 + out + " type veth peer name e0 address " + macE0 + out + " netns " + t.ns("dst"),
 		"link set lo up", "link set d0 up", "link set d1 up",
 		"addr add 198.18.0.1/24 dev d0", "addr add 198.19.0.1/24 dev d1",
 		"-6 addr add fc00:a0::1/64 dev d0 nodad", "-6 addr add fc00:e1::1/64 dev d1 nodad",

@@ -55,8 +55,19 @@ func TestFuzzFrames(t *testing.T) {
 	defer cached.Close()
 
 	tl := newTally()
-	plain, withCache := n*6/10, n*3/10
+	plain, jumbo, withCache := n*5/10, n/10, n*3/10
 	if err := phase("plain", rig.Objs.Seg6xXdp, g, plain, tl); err != nil {
+		t.Fatal(err)
+	}
+	// A jumbo fabric and jumbo tenant ports: multi-buffer frames are forwarded, not only refused.
+	restoreMTU, err := fixtures.JumboLinks()
+	if err == nil {
+		err = phase("jumbo links", rig.Objs.Seg6xXdp, g, jumbo, tl)
+	}
+	if rerr := restoreMTU(); rerr != nil {
+		t.Error(rerr)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := phase("nh-cache", cached.Seg6xXdp, g, withCache, tl); err != nil {
@@ -66,7 +77,7 @@ func TestFuzzFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = phase("nh-cache, tx ports gone", cached.Seg6xXdp, g, n-plain-withCache, tl)
+	err = phase("nh-cache, tx ports gone", cached.Seg6xXdp, g, n-plain-jumbo-withCache, tl)
 	if rerr := restore(); rerr != nil {
 		t.Error(rerr)
 	}
@@ -87,7 +98,8 @@ func TestFuzzFrames(t *testing.T) {
 	if n >= 20000 {
 		for _, want := range []string{"DROP_BOUNDARY_SID", "DROP_BOUNDARY_LOCATOR", "DROP_BOUNDARY_SRH", "DROP_SID_SOURCE",
 			"DROP_BAD_IPV4_CSUM", "DROP_TX_GONE", "DROP_SRH_SL_BEYOND", "DROP_TOO_MANY_EXTHDRS", "PASS_IPV4_OPTIONS",
-			"PASS_FRAGMENT", "PASS_SRH_TLV", "PASS_TTL", "DROP_DECAP_SL_NONZERO", "DROP_BAD_INNER"} {
+			"PASS_FRAGMENT", "PASS_SRH_TLV", "PASS_TTL", "DROP_DECAP_SL_NONZERO", "DROP_BAD_INNER",
+			"DROP_MULTIBUF_HEADERS", "PASS_MULTIBUF"} {
 			if tl.reasons[want] == 0 {
 				t.Errorf("no frame was counted under %s", want)
 			}

@@ -54,7 +54,7 @@ func phase(name string, prog *ebpf.Program, g *pktfuzz.Gen, n int, t *tally) err
 			return err
 		}
 		idx := int(ifindex)
-		ret, o, err := rig.RunFrame(prog, idx, f.Data, out)
+		ret, o, err := rig.RunFrame(prog, idx, f.Data, out, f.Linear)
 		if err != nil {
 			return fmt.Errorf("%s frame %d: %w", name, i, err)
 		}

@@ -96,6 +96,8 @@ func TestEveryDropReasonHasAFixture(t *testing.T) {
 		"SLOW_VXLAN_FRAGMENT":    "TestVXLANFragmentedEncap (vxlan_test.go)",
 		"PASS_VXLAN_ND":          "TestVXLANEncap, TestVXLANDecap (vxlan_test.go)",
 		"PASS_VXLAN_ECN":         "TestVXLANDecap (vxlan_test.go)",
+		"PASS_MULTIBUF":          "TestJumboFramesPassedWhole (multibuf_test.go), TestVXLANEncap, TestVXLANDecap",
+		"DROP_MULTIBUF_HEADERS":  "TestJumboHeadersBeyondFirstBuffer (multibuf_test.go)",
 	}
 	for _, r := range dataplane.ReasonTable {
 		if _, ok := elsewhere[r.Name]; ok {

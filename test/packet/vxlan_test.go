@@ -187,14 +187,24 @@ type vxCase struct {
 	reason    string
 }
 
-func runVX(t *testing.T, c vxCase) {
+func runVX(t *testing.T, c vxCase) { runVXSplit(t, c, 0) }
+
+// runVXSplit runs c as a multi-buffer frame whose first buffer holds linear bytes (0: as a driver puts
+// the frame, in one buffer up to a page).
+func runVXSplit(t *testing.T, c vxCase, linear int) {
 	t.Helper()
 	f := &fixtures.Fixture{Name: c.name, Dev: c.dev, Input: c.in}
 	before := uint64(0)
 	if c.reason != "" {
 		before, _ = rig.ReasonCount(c.reason)
 	}
-	res, err := rig.Run(nil, f, 1)
+	var res fixtures.Result
+	var err error
+	if linear > 0 {
+		res, err = rig.RunSplit(nil, f, linear)
+	} else {
+		res, err = rig.Run(nil, f, 1)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,6 +254,9 @@ func TestVXLANEncap(t *testing.T) {
 	for _, c := range cases {
 		runVX(t, c)
 	}
+	// A multi-buffer frame (its first KB in the first buffer): the checksum is summed in place, so the
+	// kernel's VXLAN device takes it.
+	runVXSplit(t, vxCase{"1514-byte frame in two buffers", "tc0", full, nil, "XDP_PASS", "PASS_MULTIBUF"}, 1024)
 	// IPv6 inner: only the ECN bits and the source port differ from the IPv4 case; the port is the
 	// program's hash, so it is read back and checked to be in the range, the rest byte for byte.
 	f := &fixtures.Fixture{Name: "ipv6", Dev: "tc0", Input: ipv6}
@@ -337,6 +350,7 @@ func TestVXLANDecap(t *testing.T) {
 	for _, c := range cases {
 		runVX(t, c)
 	}
+	runVXSplit(t, vxCase{"1472-byte datagram in two buffers", "fab0", big, nil, "XDP_PASS", "PASS_MULTIBUF"}, 1024)
 }
 
 // A frame the device's MTU admits but the underlay's does not (1514 bytes through tf0, MTU 1500):
