@@ -83,7 +83,7 @@ static __always_inline int binding_sid(struct ctx_buff *ctx, struct pkt *p, stru
 	}
 
 	/* A multi-buffer frame cannot be moved through the scratch buffer: it must take the outer header
-	 * in its headroom (XDP_PACKET_HEADROOM at least), or go to the kernel untouched. */
+	 * in its headroom (MULTIBUF_HEADROOM), or go to the kernel untouched. */
 	if (ETH_HLEN + hdr_len > p->l3off + MULTIBUF_HEADROOM && ctx_frags(ctx, p->l3off + len))
 		return verdict(PASS_MULTIBUF, p->len);
 

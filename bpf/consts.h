@@ -76,8 +76,9 @@
  * (Ethernet, two tags, IPv6 + SRH of MAX_SEGMENTS, the inner IP and TCP headers with options). Drivers
  * put a page or at least 2 KB there. */
 #define MULTIBUF_HDR_MIN 512
-/* Headroom every XDP driver leaves in front of a frame (XDP_PACKET_HEADROOM). */
-#define MULTIBUF_HEADROOM 256
+/* Headroom an outer header may take in front of a frame: what every XDP driver leaves
+ * (XDP_PACKET_HEADROOM, 256) less the 40 bytes the kernel keeps for struct xdp_frame. */
+#define MULTIBUF_HEADROOM 216
 
 #ifndef SCRATCH_SIZE
 #define SCRATCH_SIZE 4096 /* per-CPU buffer for encaps that do not fit the headroom */

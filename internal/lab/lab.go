@@ -114,6 +114,14 @@ func (l *Lab) Up() error {
 		if _, err := l.IP(lk[2], "link", "set", "s6xtmp1", "name", lk[3]); err != nil {
 			return err
 		}
+		if mtu := l.topo.linkMTU(lk); mtu > 0 {
+			if _, err := l.IP(lk[0], "link", "set", lk[1], "mtu", fmt.Sprint(mtu)); err != nil {
+				return err
+			}
+			if _, err := l.IP(lk[2], "link", "set", lk[3], "mtu", fmt.Sprint(mtu)); err != nil {
+				return err
+			}
+		}
 	}
 	for _, r := range append(append([]string(nil), l.topo.routers...), l.topo.others...) {
 		if err := testsupport.Sysctl(l.NS(r), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1"); err != nil {

@@ -18,6 +18,9 @@ type Options struct {
 	// its classic End, each PE serves uDT4 and uDT6 for tenant A and uDT4 for tenant B on /64s of its
 	// locator, and every policy is one container, e.g. fcbb:0:200:300:e004:: (p's uN, then pe2's uDT4).
 	USID bool
+	// Jumbo makes the fabric links (pe1-p, p-pe2) and tenant A's access links 9000-byte links; tenant
+	// B's access links stay 1500. Frames beyond a page reach XDP as multi-buffer frames.
+	Jumbo bool
 }
 
 // sidPlan names the lab's SIDs. Nodes are numbered pe1 1, p 2, pe2 3: classic locators fc00:<n>::/48,

@@ -21,13 +21,34 @@ type topology struct {
 	rrKind    string              // "frr" or "gobgpd": a route reflector runs in the node "rr" (BGP lab)
 	rtc       bool                // BGP lab: route target constraint on every session
 	cPEs      []string            // BGP lab with rtc: the PEs serving tenant C (BGPTenantCPEs, then SetTenantC)
+	jumbo     bool                // fabric and tenant A's access links of MTU 9000 (Options.Jumbo)
+}
+
+// JumboMTU is the MTU of a jumbo lab's fabric and tenant A's access links.
+const JumboMTU = 9000
+
+// linkMTU is the MTU of link lk (0: the default, 1500): in a jumbo lab, the fabric links and tenant A's
+// access links.
+func (t topology) linkMTU(lk [5]string) int {
+	if !t.jumbo {
+		return 0
+	}
+	if lk[1] == "fab" || lk[3] == "fab" {
+		return JumboMTU
+	}
+	for _, h := range t.hosts {
+		if h.Name == lk[2] && h.Tenant == "A" {
+			return JumboMTU
+		}
+	}
+	return 0
 }
 
 // mainTopology is the lab of `seg6x lab up`: hA1 hB1 | pe1 | p | pe2 | hA2 hB2, static SRv6 policies,
 // addressed with classic SIDs or (o.USID) with uSID containers (sidPlan).
 func mainTopology(o Options) topology {
 	plan := sidPlan{usid: o.USID}
-	return topology{routers: routers, hosts: hosts, links: links, setup: setupLines(plan), bulk: true,
+	return topology{routers: routers, hosts: hosts, links: links, setup: setupLines(plan), bulk: true, jumbo: o.Jumbo,
 		resolve:   [][2]string{{"pe1", "fc00:a::2"}, {"p", "fc00:b::2"}, {"pe2", "fc00:b::1"}, {"p", "fc00:a::1"}},
 		configure: func(l *Lab) error { return l.configure(plan) }}
 }
