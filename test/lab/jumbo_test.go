@@ -10,9 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/lab"
-	"google.golang.org/protobuf/encoding/protojson"
 )
 
 func TestLabJumbo(t *testing.T) {
@@ -44,14 +42,5 @@ func TestLabJumbo(t *testing.T) {
 
 // redirected is node's XDP_REDIRECT count.
 func redirected(t *testing.T, l *lab.Lab, node string) uint64 {
-	t.Helper()
-	out, err := l.Seg6x(node, "--json", "stats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s pb.StatsReply
-	if err := protojson.Unmarshal([]byte(out), &s); err != nil {
-		t.Fatalf("%s stats: %v", node, err)
-	}
-	return s.Actions["XDP_REDIRECT"].GetPackets()
+	return stats(t, l, node).Actions["XDP_REDIRECT"].GetPackets()
 }
