@@ -107,8 +107,8 @@ enum reason {
 	PASS_VXLAN_ECN = 88,		/* VXLAN whose outer ECN marks change the inner packet (CE, or ECT(1) over
 					 * ECT(0); RFC 6040): the kernel rewrites it (or drops a not-ECT one) */
 	PASS_MULTIBUF = 89,		/* a multi-buffer (jumbo) frame the fast path does not take whole: VXLAN (its
-					 * checksum covers every byte), an outer header that does not fit the headroom,
-					 * an egress that cannot send multi-buffer frames: the kernel forwards it */
+					 * checksum covers every byte), an outer header that does not fit the headroom:
+					 * the kernel forwards it */
 	REASON_MAX = 128,
 };
 
