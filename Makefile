@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/seg6x
 BPF_SRC := $(wildcard bpf/*.c bpf/*.h)
 
-.PHONY: all deps generate build test demo demo-usid demo-bgp bench bench-micro fixtures fuzz lint clean proto
+.PHONY: all deps generate build test demo demo-usid demo-fabric demo-bgp bench bench-micro fixtures fuzz lint clean proto
 
 all: build
 
@@ -41,6 +41,10 @@ demo: build
 # The same lab over uSID containers: uN at the transit node, uDT4/uDT6 at the PEs.
 demo-usid: build
 	./$(BIN) lab demo --usid
+
+# The same lab on a jumbo fabric: two parallel 9000-byte uplinks per hop (ECMP), tenant A at 9000.
+demo-fabric: build
+	./$(BIN) lab demo --fabric
 
 # The BGP lab: three PEs learn each other's tenant prefixes from a route reflector (FRR's bgpd; --rr
 # gobgpd for the packaged gobgpd), traffic for both tenants, one PE stopped and started again.

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
-// labUSIDHelp explains --usid (lab, lab demo, lab up).
+// labUSIDHelp explains --usid and --fabric (lab, lab demo, lab up).
 const labUSIDHelp = `With --usid, the same lab and tenants addressed with uSIDs (RFC 9800 NEXT-C-SID: block fcbb:0::/32,
 16-bit uSIDs, the kernel's lblen 32 / nflen 16; pe1 is uSID 100, p 200, pe2 300). p serves its uN
 locator fcbb:0:200::/48 (End, flavors next-csid) besides its classic End; each PE serves, on /64s of
@@ -28,6 +28,12 @@ B. Every policy is one uSID container: pe1 sends tenant A's IPv4 to fcbb:0:200:3
 then pe2's uDT4), H.Encaps with a one-segment SRH for tenant A, H.Encaps.Red (no SRH) for tenant B.
 The demo runs the same traffic and checks, prints the policies with their containers and the
 counters (p's uN counts every packet), and a trace at p: fcbb:0:200:300:e004:: -> fcbb:0:300:e004::.
+
+With --fabric, a jumbo fabric with two parallel uplinks per hop: pe1 fab/fab2 to p w/w2 (fc00:a::/64,
+fc00:a2::/64) and p e/e2 to pe2 fab/fab2 (fc00:b::/64, fc00:b2::/64), all of MTU 9000, every
+locator routed over both links of a hop (ECMP: flows spread by the flow label seg6x writes, under
+the kernel's fib_multipath_hash_policy 0); tenant A's access ports at MTU 9000, tenant B's at 1500.
+Frames beyond a page cross seg6x's XDP programs as multi-buffer frames (docs/fabric.md).
 `
 
 func labCmd() *cobra.Command {
@@ -49,7 +55,7 @@ on pe1 and pe2 only: the reflector sends pe3 none of its routes.`,
 	}
 	var count int
 	var prefix, rrKind string
-	var bgpLab, rtc, usid bool
+	var bgpLab, rtc, usid, fabric bool
 	demo := &cobra.Command{
 		Use:   "demo",
 		Short: "Build the lab, send traffic both ways for both tenants, print what happened, clean up",
@@ -61,7 +67,7 @@ per-SID counters, and removes the lab (also on Ctrl-C).
 ` + labUSIDHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc, usid)
+			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc, lab.Options{USID: usid, Fabric: fabric})
 			if err != nil {
 				return err
 			}
@@ -103,7 +109,7 @@ per-SID counters, and removes the lab (also on Ctrl-C).
 		Short: "Build the lab and leave it running (inspect with ip netns exec <prefix>-pe1 ...)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc, usid)
+			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc, lab.Options{USID: usid, Fabric: fabric})
 			if err != nil {
 				return err
 			}
@@ -126,7 +132,7 @@ per-SID counters, and removes the lab (also on Ctrl-C).
 		Short: "Remove the lab",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc, usid)
+			l, err := newLab(cmd, prefix, bgpLab, rrKind, rtc, lab.Options{USID: usid, Fabric: fabric})
 			if err != nil {
 				return err
 			}
@@ -139,6 +145,7 @@ per-SID counters, and removes the lab (also on Ctrl-C).
 		x.Flags().BoolVar(&bgpLab, "bgp", false, "the BGP lab: three PEs, a transit node and a route reflector")
 		x.Flags().StringVar(&rrKind, "rr", "frr", "with --bgp: the route reflector, frr or gobgpd")
 		x.Flags().BoolVar(&usid, "usid", false, "the same lab over uSID containers: uN at p, uDT4/uDT6 at the PEs")
+		x.Flags().BoolVar(&fabric, "fabric", false, "a jumbo fabric: two parallel 9000-byte uplinks per hop (ECMP), tenant A's ports at 9000, tenant B's at 1500")
 	}
 	for _, x := range []*cobra.Command{demo, up} {
 		x.Flags().BoolVar(&rtc, "rtc", false, "with --bgp --rr gobgpd: route target constraint on every session, tenant C on pe1 and pe2 only")
@@ -148,7 +155,7 @@ per-SID counters, and removes the lab (also on Ctrl-C).
 	return c
 }
 
-func newLab(cmd *cobra.Command, prefix string, bgp bool, rrKind string, rtc, usid bool) (*lab.Lab, error) {
+func newLab(cmd *cobra.Command, prefix string, bgp bool, rrKind string, rtc bool, o lab.Options) (*lab.Lab, error) {
 	bin, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -157,10 +164,10 @@ func newLab(cmd *cobra.Command, prefix string, bgp bool, rrKind string, rtc, usi
 		if rtc {
 			return nil, fmt.Errorf("--rtc needs --bgp")
 		}
-		return lab.NewWith(prefix, bin, lab.Options{USID: usid}, os.Stdout), nil
+		return lab.NewWith(prefix, bin, o, os.Stdout), nil
 	}
-	if usid {
-		return nil, fmt.Errorf("--usid is a variant of the static lab, not of --bgp")
+	if o.USID || o.Fabric {
+		return nil, fmt.Errorf("--usid and --fabric are variants of the static lab, not of --bgp")
 	}
 	if rrKind != "frr" && rrKind != "gobgpd" {
 		return nil, fmt.Errorf("--rr %q: want frr or gobgpd", rrKind)

@@ -18,14 +18,16 @@ type Options struct {
 	// its classic End, each PE serves uDT4 and uDT6 for tenant A and uDT4 for tenant B on /64s of its
 	// locator, and every policy is one container, e.g. fcbb:0:200:300:e004:: (p's uN, then pe2's uDT4).
 	USID bool
-	// Jumbo makes the fabric links (pe1-p, p-pe2) and tenant A's access links 9000-byte links; tenant
-	// B's access links stay 1500. Frames beyond a page reach XDP as multi-buffer frames.
-	Jumbo bool
+	// Fabric gives each hop two parallel uplinks (pe1 fab/fab2 to p w/w2, p e/e2 to pe2 fab/fab2),
+	// every locator routed over both (ECMP, the kernel's multipath hash), all of MTU 9000, and tenant
+	// A's access links MTU 9000 (tenant B's stay 1500): frames beyond a page reach XDP as multi-buffer
+	// frames.
+	Fabric bool
 }
 
 // sidPlan names the lab's SIDs. Nodes are numbered pe1 1, p 2, pe2 3: classic locators fc00:<n>::/48,
 // uSID locators fcbb:0:<n>00::/48 (uSID 0x100, 0x200, 0x300).
-type sidPlan struct{ usid bool }
+type sidPlan struct{ usid, fabric bool }
 
 // service is one tenant service a PE serves (its decapsulation SID) and the families of the routes
 // the other PE sends to it.
@@ -118,10 +120,27 @@ func (s sidPlan) routes(site int) []route {
 	return out
 }
 
+// uplinks are a node's fabric interfaces towards one neighbor: dev, and dev2 in the fabric lab.
+func (s sidPlan) uplinks(dev string) []string {
+	if s.fabric {
+		return []string{dev, dev + "2"}
+	}
+	return []string{dev}
+}
+
+// uplinkYAML is a PE's fabric interfaces as YAML flow entries, each followed by ", ".
+func (s sidPlan) uplinkYAML() string {
+	var b strings.Builder
+	for _, dev := range s.uplinks("fab") {
+		b.WriteString("{name: " + dev + ", role: fabric}, ")
+	}
+	return b.String()
+}
+
 // peCommands configure pe1 with CLI commands.
 func (s sidPlan) peCommands() [][]string {
 	c := [][]string{
-		{"attach", "fab", "--role", "fabric"},
+		append([]string{"attach"}, append(s.uplinks("fab"), "--role", "fabric")...),
 		{"attach", "ta", "tb", "--role", "access"},
 		{"domain", "set", "locators", s.domain(), "sources", "fc00::/16"},
 		{"tenant", "add", "A", "table", "100", "vlan", "100", "dev", "ta", "gateway", "198.18.1.1", "gateway", "2001:db8:1::1", "mss-clamp", "auto"},
@@ -155,7 +174,11 @@ func (s sidPlan) pYAML() string {
 	if s.usid {
 		y += " and uN (End with the NEXT-C-SID flavor, lblen 32 / nflen 16) on its uSID locator"
 	}
-	y += "\ninterfaces: [{name: w, role: fabric}, {name: e, role: fabric}]\n" +
+	var ifs []string
+	for _, dev := range append(s.uplinks("w"), s.uplinks("e")...) {
+		ifs = append(ifs, "{name: "+dev+", role: fabric}")
+	}
+	y += "\ninterfaces: [" + strings.Join(ifs, ", ") + "]\n" +
 		"domain: {locators: " + yamlList(s.domain()) + `, sources: ["fc00::/16"]}` + "\nsids:\n" +
 		`  - {sid: "fc00:2::1", action: End}` + "\n"
 	if s.usid {
@@ -174,7 +197,7 @@ func (s sidPlan) pe2YAML() string {
 		b.WriteString("# pe2: site 2 PE. Tenant A (dual-stack) decapsulates with End.DT46 (table 100), tenant B with End.DX4.\n")
 	}
 	b.WriteString(`# fab faces the SR domain; ta and tb are access ports (role auto would say the same: tenants are on them).
-interfaces: [{name: fab, role: fabric}, {name: ta}, {name: tb}]
+interfaces: [` + s.uplinkYAML() + `{name: ta}, {name: tb}]
 domain:
   locators: ` + yamlList(s.domain()) + `   # the domain's SID space: refused from tenants
   sources: ["fc00::/16"]                                   # SIDs only from the domain's own addresses

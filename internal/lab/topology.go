@@ -6,7 +6,10 @@ package lab
 // topology.go: what a lab is made of (topology), and the nodes, links, addresses and per-node
 // seg6x configs of the main lab. The BGP lab's are in bgptopology.go.
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // topology is one lab's namespaces, links and addresses, and how its routers are configured.
 type topology struct {
@@ -21,19 +24,19 @@ type topology struct {
 	rrKind    string              // "frr" or "gobgpd": a route reflector runs in the node "rr" (BGP lab)
 	rtc       bool                // BGP lab: route target constraint on every session
 	cPEs      []string            // BGP lab with rtc: the PEs serving tenant C (BGPTenantCPEs, then SetTenantC)
-	jumbo     bool                // fabric and tenant A's access links of MTU 9000 (Options.Jumbo)
+	jumbo     bool                // fabric and tenant A's access links of MTU 9000 (Options.Fabric)
 }
 
-// JumboMTU is the MTU of a jumbo lab's fabric and tenant A's access links.
+// JumboMTU is the MTU of the fabric lab's uplinks and tenant A's access links.
 const JumboMTU = 9000
 
-// linkMTU is the MTU of link lk (0: the default, 1500): in a jumbo lab, the fabric links and tenant A's
+// linkMTU is the MTU of link lk (0: the default, 1500): in the fabric lab, the uplinks and tenant A's
 // access links.
 func (t topology) linkMTU(lk [5]string) int {
 	if !t.jumbo {
 		return 0
 	}
-	if lk[1] == "fab" || lk[3] == "fab" {
+	if strings.HasPrefix(lk[1], "fab") || strings.HasPrefix(lk[3], "fab") {
 		return JumboMTU
 	}
 	for _, h := range t.hosts {
@@ -47,10 +50,22 @@ func (t topology) linkMTU(lk [5]string) int {
 // mainTopology is the lab of `seg6x lab up`: hA1 hB1 | pe1 | p | pe2 | hA2 hB2, static SRv6 policies,
 // addressed with classic SIDs or (o.USID) with uSID containers (sidPlan).
 func mainTopology(o Options) topology {
-	plan := sidPlan{usid: o.USID}
-	return topology{routers: routers, hosts: hosts, links: links, setup: setupLines(plan), bulk: true, jumbo: o.Jumbo,
+	plan := sidPlan{usid: o.USID, fabric: o.Fabric}
+	t := topology{routers: routers, hosts: hosts, links: links, setup: setupLines(plan), bulk: true, jumbo: o.Fabric,
 		resolve:   [][2]string{{"pe1", "fc00:a::2"}, {"p", "fc00:b::2"}, {"pe2", "fc00:b::1"}, {"p", "fc00:a::1"}},
 		configure: func(l *Lab) error { return l.configure(plan) }}
+	if o.Fabric {
+		t.links = append(append([][5]string(nil), secondUplinks...), links...)
+		t.resolve = append(t.resolve, [][2]string{{"pe1", "fc00:a2::2"}, {"p", "fc00:b2::2"}, {"pe2", "fc00:b2::1"}, {"p", "fc00:a2::1"}}...)
+	}
+	return t
+}
+
+// secondUplinks are the fabric lab's parallel links: pe1 fab2 - p w2 (fc00:a2::/64), p e2 - pe2 fab2
+// (fc00:b2::/64).
+var secondUplinks = [][5]string{
+	{"pe1", "fab2", "p", "w2", "02:00:00:01:00:02"},
+	{"p", "e2", "pe2", "fab2", "02:00:00:02:00:02"},
 }
 
 // Host is a tenant host behind an access port.
@@ -89,6 +104,15 @@ var routers = []string{"pe1", "p", "pe2"}
 // setupLines are run as `ip -n <ns> ...` lines per namespace after the links exist. Each router routes
 // the other nodes' locators (plan.locators) to its fabric neighbor towards them.
 func setupLines(plan sidPlan) map[string][]string {
+	// via routes loc over the first (and, in the fabric lab, second) link: "nexthop via gw dev dev" each.
+	via := func(loc, gw, dev, gw2, dev2 string) string {
+		if !plan.fabric {
+			return "-6 route add " + loc + " via " + gw + " dev " + dev
+		}
+		return "-6 route add " + loc + " nexthop via " + gw + " dev " + dev + " nexthop via " + gw2 + " dev " + dev2
+	}
+	// second is the address on the parallel link's subnet: fc00:a::1 -> fc00:a2::1.
+	second := func(a string) string { return strings.Replace(a, "::", "2::", 1) }
 	pe := func(site int, fab, peer string, others ...int) []string {
 		n := fmt.Sprint(site)
 		node := 2*site - 1 // pe1: node 1, pe2: node 3
@@ -97,9 +121,12 @@ func setupLines(plan sidPlan) map[string][]string {
 			fmt.Sprintf("-6 addr add fc00:%d::1/128 dev lo", node),
 			"-6 addr add " + fab + "/64 dev fab nodad",
 		}
+		if plan.fabric {
+			lines = append(lines, "link set fab2 up", "-6 addr add "+second(fab)+"/64 dev fab2 nodad")
+		}
 		for _, o := range others {
 			for _, loc := range plan.locators(o) {
-				lines = append(lines, "-6 route add "+loc+" via "+peer+" dev fab")
+				lines = append(lines, via(loc, peer, "fab", second(peer), "fab2"))
 			}
 		}
 		return append(lines,
@@ -118,11 +145,14 @@ func setupLines(plan sidPlan) map[string][]string {
 		"-6 addr add fc00:a::2/64 dev w nodad",
 		"-6 addr add fc00:b::1/64 dev e nodad",
 	}
+	if plan.fabric {
+		p = append(p, "link set w2 up", "link set e2 up", "-6 addr add fc00:a2::2/64 dev w2 nodad", "-6 addr add fc00:b2::1/64 dev e2 nodad")
+	}
 	for _, loc := range plan.locators(1) {
-		p = append(p, "-6 route add "+loc+" via fc00:a::1 dev w")
+		p = append(p, via(loc, "fc00:a::1", "w", "fc00:a2::1", "w2"))
 	}
 	for _, loc := range plan.locators(3) {
-		p = append(p, "-6 route add "+loc+" via fc00:b::2 dev e")
+		p = append(p, via(loc, "fc00:b::2", "e", "fc00:b2::2", "e2"))
 	}
 	return map[string][]string{"pe1": pe(1, "fc00:a::1", "fc00:a::2", 2, 3), "p": p, "pe2": pe(2, "fc00:b::2", "fc00:b::1", 1, 2)}
 }

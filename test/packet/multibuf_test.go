@@ -7,13 +7,11 @@ package packet
 // come out byte for byte, or reach the kernel untouched under their own reason.
 
 import (
-	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
+	"fmt"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
 	"golang.org/x/sys/unix"
 )
@@ -97,41 +95,15 @@ func grow(t *testing.T, frame []byte, n int) []byte {
 	}
 }
 
-// runJumbo runs a grown fixture and checks the action, the output bytes and the reason counter.
+// runJumbo runs a grown fixture (as a multi-buffer frame whose first buffer holds linear bytes, or as
+// the kernel splits it when 0) and checks the action, the output bytes and the reason counter.
 func runJumbo(t *testing.T, f *fixtures.Fixture, action, reason string, linear int) {
 	t.Helper()
-	var before uint64
-	var err error
-	if reason != "" {
-		if before, err = rig.ReasonCount(reason); err != nil {
-			t.Fatal(err)
-		}
+	out := f.Output
+	if action == "XDP_DROP" {
+		out = nil
 	}
-	var res fixtures.Result
-	if linear > 0 {
-		res, err = rig.RunSplit(nil, f, linear)
-	} else {
-		res, err = rig.Run(nil, f, 1)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := dataplane.Actions[res.Action]; got != action {
-		t.Errorf("%s (%d bytes): %s, want %s", f.Name, len(f.Input), got, action)
-	}
-	if action != "XDP_DROP" && !bytes.Equal(res.Output, f.Output) {
-		t.Errorf("%s (%d bytes): output differs\n got %s\nwant %s", f.Name, len(f.Input),
-			hex.EncodeToString(res.Output), hex.EncodeToString(f.Output))
-	}
-	if reason != "" {
-		after, err := rig.ReasonCount(reason)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if after != before+1 {
-			t.Errorf("%s: %s counted %d times, want once", f.Name, reason, after-before)
-		}
-	}
+	runSplit(t, vxCase{fmt.Sprintf("%s (%d bytes)", f.Name, len(f.Input)), f.Dev, f.Input, out, action, reason}, linear)
 }
 
 // fixture is the named fixture, its input and output grown by n bytes (output: the input, for a pass).

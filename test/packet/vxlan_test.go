@@ -187,11 +187,11 @@ type vxCase struct {
 	reason    string
 }
 
-func runVX(t *testing.T, c vxCase) { runVXSplit(t, c, 0) }
+func runVX(t *testing.T, c vxCase) { runSplit(t, c, 0) }
 
-// runVXSplit runs c as a multi-buffer frame whose first buffer holds linear bytes (0: as a driver puts
+// runSplit runs c as a multi-buffer frame whose first buffer holds linear bytes (0: as the kernel puts
 // the frame, in one buffer up to a page).
-func runVXSplit(t *testing.T, c vxCase, linear int) {
+func runSplit(t *testing.T, c vxCase, linear int) {
 	t.Helper()
 	f := &fixtures.Fixture{Name: c.name, Dev: c.dev, Input: c.in}
 	before := uint64(0)
@@ -256,7 +256,7 @@ func TestVXLANEncap(t *testing.T) {
 	}
 	// A multi-buffer frame (its first KB in the first buffer): the checksum is summed in place, so the
 	// kernel's VXLAN device takes it.
-	runVXSplit(t, vxCase{"1514-byte frame in two buffers", "tc0", full, nil, "XDP_PASS", "PASS_MULTIBUF"}, 1024)
+	runSplit(t, vxCase{"1514-byte frame in two buffers", "tc0", full, nil, "XDP_PASS", "PASS_MULTIBUF"}, 1024)
 	// IPv6 inner: only the ECN bits and the source port differ from the IPv4 case; the port is the
 	// program's hash, so it is read back and checked to be in the range, the rest byte for byte.
 	f := &fixtures.Fixture{Name: "ipv6", Dev: "tc0", Input: ipv6}
@@ -350,7 +350,7 @@ func TestVXLANDecap(t *testing.T) {
 	for _, c := range cases {
 		runVX(t, c)
 	}
-	runVXSplit(t, vxCase{"1472-byte datagram in two buffers", "fab0", big, nil, "XDP_PASS", "PASS_MULTIBUF"}, 1024)
+	runSplit(t, vxCase{"1472-byte datagram in two buffers", "fab0", big, nil, "XDP_PASS", "PASS_MULTIBUF"}, 1024)
 }
 
 // A frame the device's MTU admits but the underlay's does not (1514 bytes through tf0, MTU 1500):
