@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* access.bpf.c: a tc program that turns a lab host's veth into an 802.1Q access port (the lab has no
- * VLAN devices): egress writes the tag as real bytes, ingress accepts only frames tagged with the port's
+ * VLAN devices): egress tags every frame with the port's VLAN (as skb metadata: the host's veth has
+ * VLAN insertion offload off, so the stack writes the tag into the frame's bytes before it segments a
+ * GSO aggregate, and each segment leaves tagged), ingress accepts only frames tagged with the port's
  * VLAN, pops the tag and counts what it saw. */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -26,30 +28,28 @@ struct {
 	__type(value, __u64);
 } access_stats SEC(".maps");
 
-static __always_inline void bump(__u32 idx)
+static __always_inline void add(__u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&access_stats, &idx);
 
 	if (v)
-		__sync_fetch_and_add(v, 1);
+		__sync_fetch_and_add(v, n);
 }
 
+static __always_inline void bump(__u32 idx)
+{
+	add(idx, 1);
+}
+
+/* Counted per frame on the wire: a GSO aggregate as the segments it becomes. */
 SEC("tc")
 int access_egress(struct __sk_buff *skb)
 {
-	__be16 tag[3];
-	__be16 proto;
-
-	if (bpf_skb_load_bytes(skb, 12, &proto, 2))
+	if (skb->vlan_present) /* a second tag is not what an access port sends */
 		return TC_ACT_SHOT;
-	if (bpf_skb_adjust_room(skb, 4, BPF_ADJ_ROOM_MAC, 0))
+	if (bpf_skb_vlan_push(skb, bpf_htons(ETH_P_8021Q), access_vid & 0x0FFF))
 		return TC_ACT_SHOT;
-	tag[0] = bpf_htons(ETH_P_8021Q);
-	tag[1] = bpf_htons(access_vid & 0x0FFF);
-	tag[2] = proto;
-	if (bpf_skb_store_bytes(skb, 12, tag, sizeof(tag), 0))
-		return TC_ACT_SHOT;
-	bump(ACCESS_TX_TAGGED);
+	add(ACCESS_TX_TAGGED, skb->gso_segs ? skb->gso_segs : 1);
 	return TC_ACT_OK;
 }
 

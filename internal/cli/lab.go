@@ -84,14 +84,20 @@ per-SID counters, and removes the lab (also on Ctrl-C).
 			if err != nil {
 				return err
 			}
+			problems := rep.Problems()
+			if usid {
+				problems = append(problems, traceTransit(l)...)
+			}
+			// The reference: the same transfer with plain kernel routing, seg6x detached.
+			if plain, err := l.PlainBulk(); err != nil {
+				rep.Plain = &lab.BulkResult{Tenant: "A", Error: err.Error()}
+			} else {
+				rep.Plain = &plain
+			}
 			if g.jsonOut {
 				_ = printJSON(rep)
 			} else {
 				printReport(rep)
-			}
-			problems := rep.Problems()
-			if usid {
-				problems = append(problems, traceTransit(l)...)
 			}
 			if len(problems) > 0 {
 				for _, s := range problems {
@@ -247,12 +253,24 @@ func printReport(rep *lab.Report) {
 	}
 	w.Flush()
 	if len(rep.Bulk) > 0 {
-		fmt.Fprintln(w, "\nBULK TCP\tFROM\tTO\tMB EACH WAY\tUP Mbit/s\tDOWN Mbit/s\tEVERY BYTE CHECKED")
+		fmt.Fprintln(w, "\nBULK TCP\tFROM\tTO\tMB EACH WAY\tUP Mbit/s\tDOWN Mbit/s\tEVERY BYTE CHECKED\tSEG6X CPU")
 	}
 	for _, b := range rep.Bulk {
-		fmt.Fprintf(w, "tenant %s\t%s\t%s\t%d\t%.0f\t%.0f\t%v\n", b.Tenant, b.From, b.To, b.Bytes>>20, b.UpMbps, b.DownMbps, b.SentOK && b.RecvOK)
+		fmt.Fprintf(w, "tenant %s\t%s\t%s\t%d\t%.0f\t%.0f\t%v\t%.1f%%\n", b.Tenant, b.From, b.To, b.Bytes>>20, b.UpMbps, b.DownMbps,
+			b.SentOK && b.RecvOK, 100*b.RouterCPU)
+	}
+	if b := rep.Plain; b != nil && b.Error == "" {
+		fmt.Fprintf(w, "plain routing\t%s\t%s\t%d\t%.0f\t%.0f\t%v\t-\n", b.From, b.To, b.Bytes>>20, b.UpMbps, b.DownMbps, b.SentOK && b.RecvOK)
 	}
 	w.Flush()
+	if len(rep.Bulk) > 0 {
+		fmt.Fprintln(w, "(the whole lab shares this machine's CPUs: hosts' TCP, veths and three routers; SEG6X CPU is what\n"+
+			" the three routers' seg6x programs ran during the transfer, in % of one CPU; plain routing: the same\n"+
+			" namespaces and hosts, seg6x detached, the kernel routing tenant A as plain IPv4)")
+	}
+	if b := rep.Plain; b != nil && b.Error != "" {
+		fmt.Fprintln(w, "plain routing reference not measured:", b.Error)
+	}
 	hosts := make([]string, 0, len(rep.Ports))
 	for h := range rep.Ports {
 		hosts = append(hosts, h)

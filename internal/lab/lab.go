@@ -166,10 +166,6 @@ func (l *Lab) setupHost(h Host) error {
 		"link set lo up",
 		"link set eth0 address " + h.MAC,
 		"link set eth0 up",
-		// TCP always hands the device GSO aggregates, segmented only after the access port's tc
-		// program has written the VLAN tag into the frame, where GSO no longer finds the IP header
-		// and drops them. One segment per skb: segments leave whole, tagged, as from a VM's NIC.
-		"link set eth0 gso_max_segs 1",
 		"addr add " + h.Addr + " dev eth0",
 		"route add default via " + h.GW + " dev eth0",
 		"neigh add " + h.GW + " lladdr " + h.PEMAC + " dev eth0 nud permanent",
@@ -184,8 +180,10 @@ func (l *Lab) setupHost(h Host) error {
 	}
 	// GRO gives the veth NAPI, which frames XDP-redirected into it need. Checksum offload off: a
 	// veth would otherwise hand the PE frames with CHECKSUM_PARTIAL (checksum not yet written),
-	// which no wire ever carries. No TSO/GSO, so frames are MTU-sized as on a wire.
-	if _, err := l.Exec(h.Name, "ethtool", "-K", "eth0", "gro", "on", "tx", "off", "tso", "off", "gso", "off"); err != nil {
+	// which no wire ever carries. VLAN insertion offload off: the access port's tag (skb metadata)
+	// is written into the frame before the stack segments a GSO aggregate (software GSO, as a VM's
+	// virtio NIC hands its host 64 KB buffers), so every segment leaves tagged and MTU-sized.
+	if _, err := l.Exec(h.Name, "ethtool", "-K", "eth0", "gro", "on", "tx", "off", "txvlan", "off", "gso", "on"); err != nil {
 		return err
 	}
 	if _, err := l.Exec(h.Name, l.Bin, "lab", "port", "--dev", "eth0", "--vlan", fmt.Sprint(h.VLAN),

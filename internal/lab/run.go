@@ -14,6 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cilium/ebpf"
+	pb "github.com/seg6x/seg6x/api/seg6xv1"
+	"golang.org/x/sys/unix"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // EchoPort is where every lab host's echo server listens.
@@ -39,6 +44,9 @@ type Report struct {
 	Bulk    []BulkResult               `json:"bulk_tcp"`         // per tenant: checked transfer each way
 	Ping6   []Ping6                    `json:"ping6"`            // dual-stack tenant A: IPv6 pings each way
 	Routers []string                   `json:"routers"`          // the seg6x routers, in order (Stats' keys)
+	// Plain is the same bulk transfer between tenant A's hosts with plain kernel routing on the same
+	// namespaces (PlainBulk; the demo's reference), when it ran.
+	Plain *BulkResult `json:"plain_routing,omitempty"`
 
 	wantPing6, wantBulk int // how many Ping6 and Bulk runs there must be
 }
@@ -109,7 +117,13 @@ func (l *Lab) Traffic(count int) (*Report, error) {
 			rep.Ping6 = append(rep.Ping6, pg)
 		}
 	}
-	// Bulk TCP with full-sized segments, site 1 -> site 2 and back, every byte checked.
+	// Bulk TCP with full-sized segments, site 1 -> site 2 and back, every byte checked; the routers'
+	// program run time is counted meanwhile (statistics on only while this holds the fd).
+	if l.topo.bulk {
+		if st, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME)); err == nil {
+			defer st.Close()
+		}
+	}
 	for i, h := range hosts {
 		if h.Site != 1 || !l.topo.bulk {
 			continue
@@ -118,11 +132,17 @@ func (l *Lab) Traffic(count int) (*Report, error) {
 		peer := l.peers(h)[0]
 		dst := fmt.Sprintf("%s:%d", strings.Split(peer.Addr, "/")[0], BulkPort)
 		l.logf("tenant %s: %s <-> %s: checked bulk TCP, %d MB each way", h.Tenant, h.Name, peer.Name, BulkBytes>>20)
+		ns0, start := l.routerRunNs(), time.Now()
 		out, err := l.Exec(h.Name, l.Bin, "lab", "bulk", "--dst", dst, "--bytes", strconv.Itoa(BulkBytes),
 			"--seed", strconv.Itoa(i+1), "--timeout", "60s")
+		took := time.Since(start)
+		ns1 := l.routerRunNs()
 		var br BulkResult
 		if jerr := json.Unmarshal([]byte(out), &br); jerr != nil {
 			br = BulkResult{Error: fmt.Sprintf("bulk client: %v %v", err, jerr)}
+		}
+		if ns1 > ns0 {
+			br.RouterCPU = float64(ns1-ns0) / float64(took.Nanoseconds())
 		}
 		br.Tenant, br.From, br.To = h.Tenant, h.Name, peer.Name
 		rep.Bulk = append(rep.Bulk, br)
@@ -273,4 +293,18 @@ func (l *Lab) TraceTransit(count int) (string, error) {
 	l.Ping("hA1", dst, 15)
 	r := <-done
 	return r.out, r.err
+}
+
+// routerRunNs sums the run time of every router's seg6x programs (seg6x status), 0 for a router that
+// does not answer.
+func (l *Lab) routerRunNs() uint64 {
+	var n uint64
+	for _, r := range l.topo.routers {
+		out, err := l.Seg6x(r, "status", "--json")
+		var st pb.StatusReply
+		if err == nil && protojson.Unmarshal([]byte(out), &st) == nil {
+			n += st.ProgRunNs
+		}
+	}
+	return n
 }

@@ -90,13 +90,28 @@ func TestLab(t *testing.T) {
 	}
 	// The bulk transfers (checked in rep.Problems) carried full-sized segments both ways: tenant A's
 	// clamped to the tunnel at the SYN, tenant B's after path MTU discovery from the PEs' ICMP errors.
+	// The routers' program run time was read around each (statistics on while they ran).
 	for _, b := range rep.Bulk {
-		t.Logf("bulk TCP tenant %s %s<->%s: %d MB each way, %.0f / %.0f Mbit/s", b.Tenant, b.From, b.To, b.Bytes>>20, b.UpMbps, b.DownMbps)
+		t.Logf("bulk TCP tenant %s %s<->%s: %d MB each way, %.0f / %.0f Mbit/s, seg6x programs %.1f%% of a CPU",
+			b.Tenant, b.From, b.To, b.Bytes>>20, b.UpMbps, b.DownMbps, 100*b.RouterCPU)
+		if b.RouterCPU <= 0 {
+			t.Errorf("bulk TCP tenant %s: no program run time counted on the routers", b.Tenant)
+		}
 	}
 	tunnelMTU(t, l)
 	fragmented(t, l)
 	ipv6Tenant(t, l)
 	decapTooBig(t, l)
+
+	// Last (it detaches seg6x): the demo's reference, plain kernel routing on the same namespaces.
+	plain, err := l.PlainBulk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("plain routing %s<->%s: %.0f / %.0f Mbit/s", plain.From, plain.To, plain.UpMbps, plain.DownMbps)
+	if !plain.SentOK || !plain.RecvOK || plain.Error != "" {
+		t.Errorf("plain routing bulk TCP: %+v, want every byte delivered and checked both ways", plain)
+	}
 }
 
 // ipv6Tenant: tenant A is dual-stack (End.DT46 on both PEs). IPv6 pings cross both ways; one above
