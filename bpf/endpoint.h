@@ -350,9 +350,15 @@ static __always_inline int decap_forward(struct ctx_buff *ctx, struct pkt *p, st
 {
 	void *data = ctx_data(ctx);
 	void *data_end = ctx_data_end(ctx);
-	__u32 ioff = h->ioff & 0x3FFF;
+	__u32 ioff = h->ioff & 0x3FFF, have;
+	struct ipv6hdr *o6 = data + (p->l3off & 0x1F); /* <= 22 (pkt_arg) */
 	__u8 mac[2 * ETH_ALEN];
 	int reason = h->to_kernel, rc;
+
+	/* outer_check() trimmed the frame to the outer packet: its length is the frame's (no helper). */
+	if ((void *)(o6 + 1) > data_end)
+		return verdict(DROP_TRUNC_IP, p->len);
+	have = (p->l3off & 0x1F) + IPV6_HLEN + bpf_ntohs(o6->payload_len);
 
 	if (reason == REASON_NONE) {
 		rc = fib_lookup(ctx, &h->fib, h->table);
@@ -366,7 +372,7 @@ static __always_inline int decap_forward(struct ctx_buff *ctx, struct pkt *p, st
 		/* TTL / hop limit of the inner packet, in place before the headers move. */
 		if (ip_forwarded(data, data_end, ioff, h->proto))
 			return verdict(DROP_BAD_INNER, p->len);
-		if (ctx_trim(ctx, ioff + h->inner_len))
+		if (ctx_trim_len(ctx, have, ioff + h->inner_len))
 			return verdict(DROP_NO_ROOM, p->len);
 		if (ctx_set_l2(ctx, ioff, h->fib.dmac, h->fib.smac, h->vlan, h->proto))
 			return verdict(DROP_NO_ROOM, p->len);
@@ -379,7 +385,7 @@ static __always_inline int decap_forward(struct ctx_buff *ctx, struct pkt *p, st
 			return verdict(DROP_TRUNC_IP, p->len);
 		__builtin_memcpy(mac, eth, sizeof(mac));
 	}
-	if (ctx_trim(ctx, ioff + h->inner_len))
+	if (ctx_trim_len(ctx, have, ioff + h->inner_len))
 		return verdict(DROP_NO_ROOM, p->len);
 	if (ctx_set_l2(ctx, ioff, mac, mac + ETH_ALEN, 0, h->proto))
 		return verdict(DROP_NO_ROOM, p->len);

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"sort"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -38,18 +39,28 @@ type MicroResult struct {
 	// matches, and with one every packet matches (records of 128-byte frames to the ring, drained).
 	TraceArmedNsPerPkt float64 `json:"trace_armed_nomatch_ns_per_pkt"`
 	TraceAllNsPerPkt   float64 `json:"trace_armed_all_ns_per_pkt"`
+	// With --baseline: the other build's program on the same frames, in paired rounds (each round
+	// runs both, in alternating order): its mean, and the median of the rounds' ratios this/baseline.
+	BaselineNsPerPkt float64   `json:"baseline_ns_per_pkt,omitempty"`
+	VsBaseline       float64   `json:"ratio_to_baseline,omitempty"`
+	BaselineRatios   []float64 `json:"baseline_round_ratios,omitempty"`
 }
+
+// BaselineRounds is how many paired rounds --baseline splits a case's runs into.
+const BaselineRounds = 10
 
 // RunMicro times every micro case, the SID lookups and the headend at 10 and 1M routes; it must run inside a
 // namespace made for it.
-func RunMicro(runs int) (Micro, error) {
+// With baseline (an object file of another build, dataplane.LoadObjectsFile), each case also runs
+// that build's program in paired rounds.
+func RunMicro(runs int, baseline string) (Micro, error) {
 	rig, err := fixtures.NewRig()
 	if err != nil {
 		return Micro{}, err
 	}
 	defer rig.Close()
 	var m Micro
-	if m.Cases, err = microCasesRun(rig, runs); err != nil {
+	if m.Cases, err = MicroCases(rig, runs, baseline); err != nil {
 		return m, err
 	}
 	if m.Lookups, err = SIDLookups(rig, 200000, 7); err != nil {
@@ -66,7 +77,9 @@ type Micro struct {
 	Scale   []ScaleRow    `json:"route_scale"`
 }
 
-func microCasesRun(rig *fixtures.Rig, runs int) ([]MicroResult, error) {
+// MicroCases times the bare redirect and every micro case on rig, runs runs each (and baseline's
+// program in paired rounds, when given).
+func MicroCases(rig *fixtures.Rig, runs int, baseline string) ([]MicroResult, error) {
 	all, err := fixtures.Load()
 	if err != nil {
 		return nil, err
@@ -104,6 +117,13 @@ func microCasesRun(rig *fixtures.Rig, runs int) ([]MicroResult, error) {
 		return nil, err
 	}
 	defer stop()
+	var base *dataplane.Seg6xObjects
+	if baseline != "" {
+		if base, err = dataplane.LoadObjectsFile(rig.Dir, dataplane.ProgramOptions{}, baseline); err != nil {
+			return nil, err
+		}
+		defer base.Close()
+	}
 	for _, name := range microCases {
 		f := fixtures.Find(all, name)
 		if f == nil {
@@ -148,10 +168,52 @@ func microCasesRun(rig *fixtures.Rig, runs int) ([]MicroResult, error) {
 			return nil, err
 		}
 		ns := float64(r.PerRun)
-		out = append(out, MicroResult{Case: name, Description: f.Description, Action: f.Action, NsPerPkt: ns, VsBare: ns / bareNs,
-			DirectNsPerPkt: float64(rd.PerRun), CachedNsPerPkt: float64(rc.PerRun), TraceArmedNsPerPkt: traced[0], TraceAllNsPerPkt: traced[1]})
+		res := MicroResult{Case: name, Description: f.Description, Action: f.Action, NsPerPkt: ns, VsBare: ns / bareNs,
+			DirectNsPerPkt: float64(rd.PerRun), CachedNsPerPkt: float64(rc.PerRun), TraceArmedNsPerPkt: traced[0], TraceAllNsPerPkt: traced[1]}
+		if base != nil {
+			if err := pairedRounds(rig, rig.Objs.Seg6xXdp, base.Seg6xXdp, f, runs, &res); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, res)
 	}
 	return out, nil
+}
+
+// pairedRounds runs f through prog and base in BaselineRounds rounds of runs/BaselineRounds runs each,
+// base first in every other round (a drift of the machine weighs on both alike), and fills res's
+// baseline fields. The two must take the same action.
+func pairedRounds(rig *fixtures.Rig, prog, base *ebpf.Program, f *fixtures.Fixture, runs int, res *MicroResult) error {
+	per := max(runs/BaselineRounds, 1)
+	var sum float64
+	for i := 0; i < BaselineRounds; i++ {
+		order := []*ebpf.Program{prog, base}
+		if i%2 == 1 {
+			order[0], order[1] = base, prog
+		}
+		var got [2]fixtures.Result
+		for j, p := range order {
+			r, err := rig.Run(p, f, per)
+			if err != nil {
+				return err
+			}
+			got[j] = r
+		}
+		this, other := got[0], got[1]
+		if i%2 == 1 {
+			this, other = got[1], got[0]
+		}
+		if this.Action != other.Action {
+			return fmt.Errorf("%s: the baseline returned %s, this build %s", f.Name, dataplane.Actions[other.Action], dataplane.Actions[this.Action])
+		}
+		sum += float64(other.PerRun)
+		res.BaselineRatios = append(res.BaselineRatios, float64(this.PerRun)/float64(other.PerRun))
+	}
+	res.BaselineNsPerPkt = sum / BaselineRounds
+	sorted := append([]float64(nil), res.BaselineRatios...)
+	sort.Float64s(sorted)
+	res.VsBaseline = (sorted[(len(sorted)-1)/2] + sorted[len(sorted)/2]) / 2
+	return nil
 }
 
 // loadBare loads the baseline redirect program towards dev with destination MAC dmac.

@@ -24,8 +24,9 @@ import (
 func benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Benchmarks: run (throughput rig), micro (ns/packet), control (route/SID load), tcp, mirror (kernel mirror), slowpath (fragmenting), bgp (VPN route convergence)"}
 	var runs int
+	var baseline string
 	micro := &cobra.Command{
-		Use:   "micro [--runs N]",
+		Use:   "micro [--runs N] [--baseline OBJ]",
 		Short: "ns per packet of each behavior through BPF_PROG_TEST_RUN, next to a bare redirect",
 		Long: `Runs each behavior's fixture (internal/fixtures) through the real program N times, every run on a
 fresh copy of the input frame (one BPF_PROG_TEST_RUN with repeat 1 each: a repeated run on an
@@ -38,14 +39,17 @@ forwarder pays. The kernel's timer is read around each run, so every figure incl
 ~tens of ns of timer overhead; compare ratios, not absolute values. The SID LOOKUP table times
 frames the program returns unchanged (ARP, an exact SID hit, a fabric non-SID) 200,000 times in one
 test run each, with SID prefixes on and off in the same program: what an exact hit and a miss cost,
-and what the prefix trie adds. Needs root; builds its own network namespace and removes it.`,
+and what the prefix trie adds. With --baseline OBJ, every case also runs another build's XDP object
+(its maps declared as this build's) in 10 paired rounds, the order alternating, and reports the
+median of the rounds' ratios: an A/B of two builds in one process, on the same frames and state.
+Needs root; builds its own network namespace and removes it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if done, err := reexecInOwnNetns("seg6x-bench"); done || err != nil {
 				return err
 			}
 			meta := benchrig.NewMeta()
-			m, err := benchrig.RunMicro(runs)
+			m, err := benchrig.RunMicro(runs, baseline)
 			if err != nil {
 				return err
 			}
@@ -60,6 +64,18 @@ and what the prefix trie adds. Needs root; builds its own network namespace and 
 					r.CachedNsPerPkt, r.TraceArmedNsPerPkt, r.TraceAllNsPerPkt, r.Description)
 			}
 			w.Flush()
+			if baseline != "" {
+				fmt.Printf("\nBASELINE %s: paired rounds (%d per case, alternating order)\n", baseline, benchrig.BaselineRounds)
+				fmt.Fprintf(w, "CASE\tTHIS NS/PKT\tBASELINE NS/PKT\tMEDIAN RATIO\tROUND RATIOS\n")
+				for _, r := range res[1:] {
+					var rs []string
+					for _, x := range r.BaselineRatios {
+						rs = append(rs, fmt.Sprintf("%.2f", x))
+					}
+					fmt.Fprintf(w, "%s\t%.1f\t%.1f\t%.3f\t%s\n", r.Case, r.NsPerPkt, r.BaselineNsPerPkt, r.VsBaseline, strings.Join(rs, " "))
+				}
+				w.Flush()
+			}
 			fmt.Printf("\n%d runs per case, each on a fresh frame; kernel-measured run time per packet.\n", runs)
 			if len(m.Lookups) > 0 {
 				l := m.Lookups[0]
@@ -80,6 +96,7 @@ and what the prefix trie adds. Needs root; builds its own network namespace and 
 		},
 	}
 	micro.Flags().IntVar(&runs, "runs", 20000, "test runs per case")
+	micro.Flags().StringVar(&baseline, "baseline", "", "also run another build's XDP object (e.g. `git show REV:internal/dataplane/seg6x_bpfel.o > old.o`) on every case, in paired rounds against this one")
 	c.AddCommand(micro, benchRunCmd(), benchControlCmd(), benchTCPCmd(), benchMirrorCmd(), benchSlowPathCmd(), benchBGPCmd(), benchBGPInjectorCmd())
 	return c
 }

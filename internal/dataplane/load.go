@@ -87,6 +87,18 @@ func LoadObjects(dir string, po ProgramOptions) (*Seg6xObjects, error) {
 	return &o, nil
 }
 
+// LoadObjectsFile is LoadObjects with the XDP object read from file: another build of
+// bpf/seg6x.bpf.c (e.g. `git show REV:internal/dataplane/seg6x_bpfel.o`), for `bench micro
+// --baseline`. Its maps are this build's pinned maps, shared by name: it must declare them alike.
+func LoadObjectsFile(dir string, po ProgramOptions, file string) (*Seg6xObjects, error) {
+	var o Seg6xObjects
+	load := func() (*ebpf.CollectionSpec, error) { return ebpf.LoadCollectionSpec(file) }
+	if err := loadProgram(dir, po, "XDP", load, &o); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &o, nil
+}
+
 // LoadTCObjects loads the tc program of instance dir, bound to the same pinned maps as the XDP one
 // (both objects declare them alike, pinned by name).
 func LoadTCObjects(dir string, po ProgramOptions) (*Seg6xTcObjects, error) {
