@@ -16,10 +16,10 @@ import (
 	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
-// PlainBulk detaches seg6x from every router (seg6x detach --all), routes tenant A's two sites as plain
-// IPv4 through pe1, p and pe2 (each PE's tenant A port an access port of the tenant's VLAN, IPv4
-// routes over the IPv6 fabric next hops), and runs the same checked bulk TCP transfer between tenant A's hosts as Traffic.
-// It leaves the lab that way: run it last, before Down.
+// PlainBulk detaches seg6x from every router (seg6x detach --all), routes tenant A's two sites as
+// plain IPv4 through pe1, p and pe2 (each PE's tenant A port an access port of the tenant's VLAN,
+// IPv4 routes over the IPv6 fabric next hops), and runs Traffic's checked bulk TCP transfer between
+// tenant A's hosts. It leaves the lab that way: run it last, before Down.
 func (l *Lab) PlainBulk() (BulkResult, error) {
 	var a []Host
 	for _, h := range l.topo.hosts {
