@@ -112,7 +112,7 @@ func (s *stream) readAll(buf []byte) bool {
 			if ll, ok := from.(*unix.SockaddrLinklayer); !ok || ll.Pkttype != unix.PACKET_HOST {
 				continue
 			}
-			flow, seq, ok := parse(buf[:n])
+			flow, seq, _, ok := parse(buf[:n])
 			if !ok {
 				continue
 			}

@@ -54,18 +54,28 @@ type fabric struct {
 // up builds the namespaces and starts the daemon with daemonArgs; everything goes at the test's end.
 func up(t *testing.T, daemonArgs ...string) *fabric {
 	t.Helper()
-	return build(t, false, daemonArgs)
+	return build(t, false, 0, daemonArgs)
 }
+
+// upJumbo is up with every link (the access link and both uplinks) of MTU 9000.
+func upJumbo(t *testing.T, daemonArgs ...string) *fabric {
+	t.Helper()
+	return build(t, false, jumboMTU, daemonArgs)
+}
+
+// jumboMTU is the MTU of upJumbo's links.
+const jumboMTU = 9000
 
 // upKernel builds the same namespaces with the kernel's own seg6 encapsulation of the tenant prefix
 // (a main-table route on pe, `ip sr tunsrc` the same source) and no seg6x, with the kernel's neighbor
 // and link-down defaults: the reference the failure cases are compared with.
 func upKernel(t *testing.T) *fabric {
 	t.Helper()
-	return build(t, true, nil)
+	return build(t, true, 0, nil)
 }
 
-func build(t *testing.T, kernel bool, daemonArgs []string) *fabric {
+// build makes the namespaces, links of MTU mtu (0: the default), and the daemon or the kernel's seg6.
+func build(t *testing.T, kernel bool, mtu int, daemonArgs []string) *fabric {
 	t.Helper()
 	id := fmt.Sprintf("%d", os.Getpid()%10000)
 	f := &fabric{t: t, h: "s6fh" + id, pe: "s6fpe" + id, p: "s6fp" + id, bin: testsupport.BuildSeg6x(t),
@@ -89,6 +99,12 @@ func build(t *testing.T, kernel bool, daemonArgs []string) *fabric {
 		if err := testsupport.IPLines(ns, lines...); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if mtu > 0 {
+		m := fmt.Sprint(mtu)
+		must(f.h, "link set h0 mtu "+m)
+		must(f.pe, "link set a0 mtu "+m, "link set u1a mtu "+m, "link set u2a mtu "+m)
+		must(f.p, "link set u1b mtu "+m, "link set u2b mtu "+m)
 	}
 	must(f.h, "link set lo up", "link set h0 up", "addr add 198.18.1.2/24 dev h0", "route add default via 198.18.1.1")
 	if err := testsupport.Sysctl(f.pe, "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1"); err != nil {
@@ -278,8 +294,15 @@ func (f *fabric) openSockets() {
 }
 
 // frame is tenant red's UDP packet of flow (its source port) with sequence number seq.
-func (f *fabric) frame(flow, seq int) []byte {
-	payload := make([]byte, 16)
+func (f *fabric) frame(flow, seq int) []byte { return f.frameSized(flow, seq, 16) }
+
+// frameSized is frame with n bytes of payload (n >= 16): after the flow and sequence number, bytes
+// that depend on their position and the flow, which parse checks.
+func (f *fabric) frameSized(flow, seq, n int) []byte {
+	payload := make([]byte, n)
+	for i := 16; i < n; i++ {
+		payload[i] = byte(i*7 + flow)
+	}
 	copy(payload, "S6XF")
 	binary.BigEndian.PutUint32(payload[4:], uint32(flow))
 	binary.BigEndian.PutUint32(payload[8:], uint32(seq))
@@ -295,33 +318,43 @@ func (f *fabric) sendFrame(b []byte) error {
 	return unix.Sendto(f.send, b, 0, sa)
 }
 
-// arrival is one encapsulated frame p received: on which uplink, the flow and sequence number.
+// arrival is one encapsulated frame p received: on which uplink, the flow and sequence number, its
+// length and its UDP payload's length.
 type arrival struct {
-	uplink    string
-	flow, seq int
+	uplink         string
+	flow, seq      int
+	size, payloadN int
 }
 
-// parse finds the flow and sequence number in an encapsulated frame (IPv6, SRH, IPv4, UDP, payload).
-func parse(b []byte) (flow, seq int, ok bool) {
+// parse finds the flow and sequence number in an encapsulated frame (IPv6, SRH, IPv4, UDP, payload),
+// and the payload's length; ok is false when the frame is not one of frameSized's, intact.
+func parse(b []byte) (flow, seq, payloadN int, ok bool) {
 	if len(b) < 14+40 || binary.BigEndian.Uint16(b[12:]) != 0x86DD {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	off, nh := 14+40, b[14+6]
 	if nh == 43 {
 		if len(b) < off+8 {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
 		nh = b[off]
 		off += (int(b[off+1]) + 1) * 8
 	}
 	if nh != 4 || len(b) < off+20 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
+	end := off + int(binary.BigEndian.Uint16(b[off+2:])) // the inner IPv4 packet's end
 	off += int(b[off]&0x0F)*4 + 8
-	if len(b) < off+12 || !strings.HasPrefix(string(b[off:off+4]), "S6XF") {
-		return 0, 0, false
+	if len(b) < off+12 || end > len(b) || end < off+16 || !strings.HasPrefix(string(b[off:off+4]), "S6XF") {
+		return 0, 0, 0, false
 	}
-	return int(binary.BigEndian.Uint32(b[off+4:])), int(binary.BigEndian.Uint32(b[off+8:])), true
+	flow = int(binary.BigEndian.Uint32(b[off+4:]))
+	for i := 16; off+i < end; i++ {
+		if b[off+i] != byte(i*7+flow) {
+			return 0, 0, 0, false
+		}
+	}
+	return flow, int(binary.BigEndian.Uint32(b[off+8:])), end - off, true
 }
 
 // drain reads what p has received on both uplinks until nothing arrives for quiet.
@@ -340,8 +373,8 @@ func (f *fabric) drain(quiet time.Duration) []arrival {
 				if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
 					continue
 				}
-				if flow, seq, ok := parse(buf[:n]); ok {
-					got = append(got, arrival{u, flow, seq})
+				if flow, seq, pn, ok := parse(buf[:n]); ok {
+					got = append(got, arrival{u, flow, seq, n, pn})
 					any = true
 				}
 			}

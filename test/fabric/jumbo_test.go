@@ -1,0 +1,46 @@
+package fabrictest
+
+// jumbo_test.go: a 9000-byte fabric under the daemon: tenant packets of 8,000 bytes and of the tunnel's
+// whole MTU reach the XDP program as multi-buffer frames, are encapsulated whole, byte for byte, and
+// spread over both uplinks.
+
+import (
+	"testing"
+	"time"
+)
+
+func TestJumboFramesOverUplinks(t *testing.T) {
+	const flows, perFlow = 64, 2
+	f := upJumbo(t)
+	// The largest tenant packet the tunnel takes (MTU 9000 less 64 bytes of IPv6 + one-SID SRH), and
+	// 8,000 bytes: UDP payloads of those less the IPv4 and UDP headers.
+	for _, payload := range []int{8000 - 28, jumboMTU - 64 - 28} {
+		f.drain(50 * time.Millisecond)
+		for seq := 0; seq < perFlow; seq++ {
+			for flow := 0; flow < flows; flow++ {
+				if err := f.sendFrame(f.frameSized(flow, seq, payload)); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(200 * time.Microsecond) // paced: p's receive buffers are not what is tested
+			}
+		}
+		got := f.drain(300 * time.Millisecond)
+		per := map[string]int{}
+		for _, a := range got {
+			per[a.uplink]++
+			if a.payloadN != payload || a.size != 14+64+20+8+payload {
+				t.Fatalf("payload %d: a frame of %d bytes with %d of payload arrived, want %d and %d", payload, a.size,
+					a.payloadN, 14+64+20+8+payload, payload)
+			}
+		}
+		t.Logf("payload %d: %d of %d frames arrived, u1 %d, u2 %d", payload, len(got), flows*perFlow, per["u1"], per["u2"])
+		if len(got) != flows*perFlow {
+			t.Fatalf("payload %d: %d of %d frames arrived intact", payload, len(got), flows*perFlow)
+		}
+		for _, u := range uplinks {
+			if per[u] < flows*perFlow/8 {
+				t.Fatalf("payload %d: %s carried %d of %d frames", payload, u, per[u], len(got))
+			}
+		}
+	}
+}
