@@ -1,6 +1,6 @@
 // Package fabrictest runs the seg6x daemon on a provider edge with two ECMP uplinks and checks what a
-// fabric needs: flows spread over both uplinks, and failures of a link or a neighbor cost a bounded
-// number of packets and blackhole no flow.
+// fabric needs: flows spread over both uplinks, jumbo frames cross them whole, and failures of a link or a
+// neighbor cost a bounded number of packets and blackhole no flow.
 package fabrictest
 
 // topo.go: the namespaces. A tenant host h (198.18.1.2, untagged) reaches pe's access port a0; pe
