@@ -76,6 +76,8 @@
  * (Ethernet, two tags, IPv6 + SRH of MAX_SEGMENTS, the inner IP and TCP headers with options). Drivers
  * put a page or at least 2 KB there. */
 #define MULTIBUF_HDR_MIN 512
+/* The longest frame of a 1500-byte MTU: Ethernet, MAX_VLAN_TAGS tags, 1500 bytes. */
+#define FRAME_1500_MAX (ETH_HLEN + 4 * MAX_VLAN_TAGS + 1500)
 /* Headroom an outer header may take in front of a frame: what every XDP driver leaves
  * (XDP_PACKET_HEADROOM, 256) less the 40 bytes the kernel keeps for struct xdp_frame. */
 #define MULTIBUF_HEADROOM 216

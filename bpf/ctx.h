@@ -6,7 +6,10 @@
  *   ctx_data/ctx_data_end/ctx_len    linear data (direct access) and the whole packet's length
  *   ctx_frags(ctx, len)              whether bytes of the packet lie beyond what the helpers that
  *                                    read it whole can reach in place (an XDP multi-buffer frame)
- *   ctx_parse(ctx, p)                p->len (the whole packet), p->ifindex and the L2 header (parse.h)
+ *   ctx_parse(ctx, p)                p->len (what can be read in place), p->ifindex and the L2 header
+ *                                    (parse.h)
+ *   ctx_whole_len(ctx, p, frags)     p->len the whole packet's length, once the port is known (frags:
+ *                                    its interface may receive multi-buffer frames)
  *   ctx_ret(action)                  an ACT_* action as the hook's return code
  *   ctx_redirect(ifindex)            0 when the packet will leave through ifindex (an attached port)
  *   ctx_trim(ctx, len)               drops bytes beyond len (Ethernet padding)

@@ -262,3 +262,9 @@ static __always_inline int ctx_parse(struct __sk_buff *ctx, struct pkt *p)
 	p->vlan = ctx_vlan(ctx);
 	return REASON_NONE;
 }
+
+/* An skb's length is the whole packet's from the start (ctx_parse). */
+static __always_inline int ctx_whole_len(struct __sk_buff *ctx, struct pkt *p, __u32 frags)
+{
+	return REASON_NONE;
+}

@@ -188,18 +188,15 @@ static __always_inline __u32 ctx_wire_len(struct xdp_md *ctx, void *data, void *
 	return len;
 }
 
-/* Ethernet and up to MAX_VLAN_TAGS tags, all in the frame's bytes; p->len gets the whole frame's
- * length (a multi-buffer frame's fragments included: the one helper call every frame costs). A
- * multi-buffer frame must hold MULTIBUF_HDR_MIN bytes in its first buffer (every header seg6x reads is
- * read in place). First, one read in each of the
- * frame's second and third 64-byte lines (when it has them): a frame arrives written by another CPU,
+/* Ethernet and up to MAX_VLAN_TAGS tags, all in the frame's bytes; p->len gets the first buffer's
+ * length (ctx_whole_len makes it the whole frame's once the port is known). First, one read in each of
+ * the frame's second and third 64-byte lines (when it has them): a frame arrives written by another CPU,
  * so each line's first read waits for it; issued together, before the first header read, the waits
  * overlap instead of following one another (VXLAN decap reads the inner Ethernet header 70 bytes in,
  * its checksum the whole datagram). */
 static __always_inline int ctx_parse(struct xdp_md *ctx, struct pkt *p)
 {
 	void *data = ctx_data(ctx), *data_end = ctx_data_end(ctx);
-	int rc;
 
 	if (data + 129 <= data_end) {
 		(void)*(volatile __u8 *)(data + 64);
@@ -208,11 +205,49 @@ static __always_inline int ctx_parse(struct xdp_md *ctx, struct pkt *p)
 		(void)*(volatile __u8 *)(data + 64);
 	}
 	p->ifindex = ctx->ingress_ifindex;
+	p->len = (__u32)(data_end - data);
+	return parse_l2(data, data_end, p);
+}
+
+/* Whether the IP packet of a frame (p: parsed) runs past its first buffer of first bytes, or its header
+ * is not all there. Not IP: no. */
+static __always_inline int ip_runs_past(void *data, void *data_end, struct pkt *p, __u32 first)
+{
+	__u32 l3off = p->l3off & 0x3F;
+
+	if (p->proto == ETH_P_IPV6_BE) {
+		struct ipv6hdr *ip6 = data + l3off;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return 1;
+		return l3off + IPV6_HLEN + bpf_ntohs(ip6->payload_len) > first;
+	}
+	if (p->proto == ETH_P_IP_BE) {
+		struct iphdr *ip = data + l3off;
+
+		if ((void *)(ip + 1) > data_end)
+			return 1;
+		return l3off + bpf_ntohs(ip->tot_len) > first;
+	}
+	return 0;
+}
+
+/* p->len becomes the whole frame's length, its fragments included (the helper call, ~20 ns), for a frame
+ * that may have fragments: on an interface whose frames may span buffers (frags: rx_frags), or one longer
+ * than a 1500-byte MTU's frame or whose IP packet runs past the first buffer (an MTU raised before the
+ * control plane caught up). Any other frame is its first buffer: what MTU 1500 fits in every driver's.
+ * The one case this cannot tell, fragments holding only bytes after the IP packet on an interface not in
+ * rx_frags, keeps those bytes at the end of the frame. A multi-buffer frame must hold MULTIBUF_HDR_MIN
+ * bytes in its first buffer (every header seg6x reads is read in place). */
+static __always_inline int ctx_whole_len(struct xdp_md *ctx, struct pkt *p, __u32 frags)
+{
+	void *data = ctx_data(ctx), *data_end = ctx_data_end(ctx);
+	__u32 first = (__u32)(data_end - data);
+
+	if (!frags && first <= FRAME_1500_MAX && !ip_runs_past(data, data_end, p, first))
+		return REASON_NONE;
 	p->len = ctx_len(ctx);
-	rc = parse_l2(data, data_end, p);
-	if (rc != REASON_NONE)
-		return rc;
-	if (p->len > (__u32)(data_end - data) && data + MULTIBUF_HDR_MIN > data_end)
+	if (p->len > first && first < MULTIBUF_HDR_MIN)
 		return DROP_MULTIBUF_HEADERS;
 	return REASON_NONE;
 }

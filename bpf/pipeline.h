@@ -18,18 +18,22 @@
 #include "vxlan.h"
 #endif
 
-/* The port a frame arrived on: its own (interface, VLAN) entry, or the interface's entry for any VLAN;
- * answered from port_cache while cache_gen has not moved since (read before ports, so that an answer
- * read while the control plane changes ports is stale at the next frame). */
-static __always_inline struct port_val *port_of(struct ctx_buff *ctx, struct pkt *p)
+/* The port a frame arrived on: its own (interface, VLAN) entry, or the interface's entry for any VLAN,
+ * and in *frags whether the interface is in rx_frags; answered from port_cache while cache_gen has not
+ * moved since (read before ports, so that an answer read while the control plane changes ports is
+ * stale at the next frame). */
+static __always_inline struct port_val *port_of(struct ctx_buff *ctx, struct pkt *p, __u32 *frags)
 {
 	struct port_key k = { .ifindex = p->ifindex, .vlan = p->vlan };
 	__u32 gen = gen_now(&cache_gen), slot = ((p->ifindex * 0x9E3779B1) ^ p->vlan) & (PORT_CACHE_SLOTS - 1);
 	struct port_cache_entry *c = bpf_map_lookup_elem(&port_cache, &slot);
 	struct port_val *pv;
 
-	if (c && c->gen == gen && c->ifindex == p->ifindex && c->vlan == p->vlan)
+	if (c && c->gen == gen && c->ifindex == p->ifindex && c->vlan == p->vlan) {
+		*frags = c->frags;
 		return c->found ? &c->val : NULL;
+	}
+	*frags = bpf_map_lookup_elem(&rx_frags, &k.ifindex) != NULL;
 	pv = bpf_map_lookup_elem(&ports, &k);
 	if (!pv) {
 		k.vlan = PORT_VLAN_ANY;
@@ -40,6 +44,7 @@ static __always_inline struct port_val *port_of(struct ctx_buff *ctx, struct pkt
 		c->ifindex = p->ifindex;
 		c->vlan = p->vlan;
 		c->found = pv != NULL;
+		c->frags = *frags;
 		if (pv)
 			c->val = *pv;
 	}
@@ -84,7 +89,7 @@ static __always_inline int seg6x_main(struct ctx_buff *ctx)
 	struct pkt p = {};
 	struct port_val *port;
 	void *data, *data_end;
-	__u32 flags;
+	__u32 flags, frags;
 	int rc;
 
 	rc = ctx_parse(ctx, &p);
@@ -95,7 +100,12 @@ static __always_inline int seg6x_main(struct ctx_buff *ctx)
 	}
 
 	/* A port without an entry is treated as access without a tenant: nothing is let in. */
-	port = port_of(ctx, &p);
+	port = port_of(ctx, &p, &frags);
+	rc = ctx_whole_len(ctx, &p, frags);
+	if (rc != REASON_NONE) {
+		TRACE(tr->class = TRACE_MALFORMED);
+		return verdict(rc, p.len);
+	}
 	flags = port ? port->flags : PORT_F_BOUNDARY;
 	TRACE(if (port) { tr->flags |= TRACE_F_PORT; tr->port_flags = flags; tr->table = port->table_id; });
 	if (flags & PORT_F_BRIDGE) { /* a port of a bridge with a VXLAN device: every frame is bridged */

@@ -173,14 +173,15 @@ struct port_val {
 	__u8 gw6[16];    /* the tenant's IPv6 gateway address (all zero: none) */
 };
 
-/* A port lookup as last made (port_of): the port entry of (ifindex, vlan), or none (found 0), under
- * generation gen of cache_gen. ifindex 0 never matches (no frame arrives on it): an empty slot. */
+/* A port lookup as last made (port_of): the port entry of (ifindex, vlan), or none (found 0), and
+ * whether the interface is in rx_frags, under generation gen of cache_gen. ifindex 0 never matches (no
+ * frame arrives on it): an empty slot. */
 struct port_cache_entry {
 	__u32 gen;
 	__u32 ifindex;
 	__u16 vlan;
 	__u16 found;
-	__u32 pad;
+	__u32 frags;
 	struct port_val val;
 };
 

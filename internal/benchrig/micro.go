@@ -51,15 +51,24 @@ const BaselineRounds = 10
 
 // RunMicro times every micro case, the SID lookups and the headend at 10 and 1M routes; it must run inside a
 // namespace made for it.
-// With baseline (an object file of another build, dataplane.LoadObjectsFile), each case also runs
-// that build's program in paired rounds.
-func RunMicro(runs int, baseline string) (Micro, error) {
+// With baseline (an object file of another build, dataplane.LoadProgramFile), each case also runs
+// that build's program in paired rounds. fabricMTU > 0 sets the MTU of the rig's fabric link (fab0;
+// the fixtures give it 3500) first.
+func RunMicro(runs int, baseline string, fabricMTU int) (Micro, error) {
 	rig, err := fixtures.NewRig()
 	if err != nil {
 		return Micro{}, err
 	}
 	defer rig.Close()
 	var m Micro
+	if fabricMTU > 0 {
+		if err := fixtures.SetFabricMTU(rig, fabricMTU); err != nil {
+			return m, err
+		}
+	}
+	if m.FabricMTU, err = fixtures.MTU("fab0"); err != nil {
+		return m, err
+	}
 	if m.Cases, err = MicroCases(rig, runs, baseline); err != nil {
 		return m, err
 	}
@@ -72,7 +81,10 @@ func RunMicro(runs int, baseline string) (Micro, error) {
 
 // Micro is what `bench micro` measures.
 type Micro struct {
-	Cases   []MicroResult `json:"cases"`
+	// FabricMTU is the MTU of the fabric link the fabric cases arrive on: above 1500 the program reads
+	// every frame's whole length there (multi-buffer frames are possible), at 1500 it does not.
+	FabricMTU int           `json:"fabric_mtu"`
+	Cases     []MicroResult `json:"cases"`
 	Lookups []LookupRow   `json:"sid_lookup"`
 	Scale   []ScaleRow    `json:"route_scale"`
 }
@@ -117,9 +129,9 @@ func MicroCases(rig *fixtures.Rig, runs int, baseline string) ([]MicroResult, er
 		return nil, err
 	}
 	defer stop()
-	var base *dataplane.Seg6xObjects
+	var base *ebpf.Program
 	if baseline != "" {
-		if base, err = dataplane.LoadObjectsFile(rig.Dir, dataplane.ProgramOptions{}, baseline); err != nil {
+		if base, err = dataplane.LoadProgramFile(rig.Dir, dataplane.ProgramOptions{}, baseline); err != nil {
 			return nil, err
 		}
 		defer base.Close()
@@ -171,7 +183,7 @@ func MicroCases(rig *fixtures.Rig, runs int, baseline string) ([]MicroResult, er
 		res := MicroResult{Case: name, Description: f.Description, Action: f.Action, NsPerPkt: ns, VsBare: ns / bareNs,
 			DirectNsPerPkt: float64(rd.PerRun), CachedNsPerPkt: float64(rc.PerRun), TraceArmedNsPerPkt: traced[0], TraceAllNsPerPkt: traced[1]}
 		if base != nil {
-			if err := pairedRounds(rig, rig.Objs.Seg6xXdp, base.Seg6xXdp, f, runs, &res); err != nil {
+			if err := pairedRounds(rig, rig.Objs.Seg6xXdp, base, f, runs, &res); err != nil {
 				return nil, err
 			}
 		}

@@ -25,6 +25,7 @@ func benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Benchmarks: run (throughput rig), micro (ns/packet), control (route/SID load), tcp, mirror (kernel mirror), slowpath (fragmenting), bgp (VPN route convergence)"}
 	var runs int
 	var baseline string
+	var fabricMTU int
 	micro := &cobra.Command{
 		Use:   "micro [--runs N] [--baseline OBJ]",
 		Short: "ns per packet of each behavior through BPF_PROG_TEST_RUN, next to a bare redirect",
@@ -42,14 +43,20 @@ test run each, with SID prefixes on and off in the same program: what an exact h
 and what the prefix trie adds. With --baseline OBJ, every case also runs another build's XDP object
 (its maps declared as this build's) in 10 paired rounds, the order alternating, and reports the
 median of the rounds' ratios: an A/B of two builds in one process, on the same frames and state.
+The fabric cases (End, decapsulation, ...) arrive on the rig's fabric link, MTU 3500 unless
+--fabric-mtu says otherwise: above 1500 the program reads every frame's whole length there (frames
+may span buffers: one helper call), at 1500 it does not, as on the tenant ports.
 Needs root; builds its own network namespace and removes it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if fabricMTU != 0 && (fabricMTU < 1280 || fabricMTU > 65535) {
+				return fmt.Errorf("--fabric-mtu %d: want an IPv6 link's MTU, 1280 to 65535 (or 0: the fixtures' 3500)", fabricMTU)
+			}
 			if done, err := reexecInOwnNetns("seg6x-bench"); done || err != nil {
 				return err
 			}
 			meta := benchrig.NewMeta()
-			m, err := benchrig.RunMicro(runs, baseline)
+			m, err := benchrig.RunMicro(runs, baseline, fabricMTU)
 			if err != nil {
 				return err
 			}
@@ -76,7 +83,7 @@ Needs root; builds its own network namespace and removes it.`,
 				}
 				w.Flush()
 			}
-			fmt.Printf("\n%d runs per case, each on a fresh frame; kernel-measured run time per packet.\n", runs)
+			fmt.Printf("\n%d runs per case, each on a fresh frame; kernel-measured run time per packet. Fabric link MTU %d.\n", runs, m.FabricMTU)
 			if len(m.Lookups) > 0 {
 				l := m.Lookups[0]
 				fmt.Printf("\nSID LOOKUP: frames returned unchanged, %d runs of the same frame per test run, median of %d rounds;\n", l.Repeat, l.Rounds)
@@ -96,6 +103,7 @@ Needs root; builds its own network namespace and removes it.`,
 		},
 	}
 	micro.Flags().IntVar(&runs, "runs", 20000, "test runs per case")
+	micro.Flags().IntVar(&fabricMTU, "fabric-mtu", 0, "MTU of the rig's fabric link (0: the fixtures' 3500); 1500 measures a fabric whose frames fit one buffer")
 	micro.Flags().StringVar(&baseline, "baseline", "", "also run another build's XDP object (e.g. `git show REV:internal/dataplane/seg6x_bpfel.o > old.o`) on every case, in paired rounds against this one")
 	c.AddCommand(micro, benchRunCmd(), benchControlCmd(), benchTCPCmd(), benchMirrorCmd(), benchSlowPathCmd(), benchBGPCmd(), benchBGPInjectorCmd())
 	return c

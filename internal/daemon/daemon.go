@@ -171,7 +171,7 @@ func Run(ctx context.Context, o Options) error {
 
 	stops = append([]func(){startSlowPath(ctx, srv, st, &o)}, stops...)
 
-	if err := watchLinks(wctx, ctl, o.logf); err != nil {
+	if err := watchLinks(wctx, ctl, o.Dir, o.logf); err != nil {
 		o.logf("not following interface changes: %v", err)
 	}
 	if err := keepNeighbors(wctx, ctl, o.logf); err != nil {

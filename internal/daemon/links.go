@@ -3,19 +3,22 @@ package daemon
 // links.go: follows the interfaces the instance uses. When an attached interface (or a tenant
 // port's device) is deleted and created again, or renumbered, its ifindex changes: the daemon
 // re-applies the objects that name it, which re-resolves the ifindex and re-attaches the program.
+// When an attached interface's MTU changes, whether its frames may span buffers (rx_frags) follows.
 
 import (
 	"context"
 	"net"
 
 	"github.com/seg6x/seg6x/internal/core"
+	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )
 
-// watchLinks re-applies interfaces and tenants whose devices changed ifindex, until ctx ends.
-func watchLinks(ctx context.Context, ctl *core.Controller, logf func(string, ...any)) error {
+// watchLinks re-applies interfaces and tenants whose devices changed ifindex, and refreshes the
+// attached interfaces' rx_frags entries, until ctx ends.
+func watchLinks(ctx context.Context, ctl *core.Controller, dir string, logf func(string, ...any)) error {
 	sub, err := nl.Subscribe(unix.NETLINK_ROUTE, unix.RTNLGRP_LINK)
 	if err != nil {
 		return err
@@ -26,7 +29,10 @@ func watchLinks(ctx context.Context, ctl *core.Controller, logf func(string, ...
 			if _, _, err := sub.Receive(); err != nil && err != unix.ENOBUFS {
 				return
 			}
-			ctl.Do(func(s *core.Session) { relink(s, logf) })
+			ctl.Do(func(s *core.Session) {
+				relink(s, logf)
+				refreshRxFrags(s, dir, logf)
+			})
 		}
 	}()
 	return nil
@@ -68,6 +74,21 @@ func relink(s *core.Session, logf func(string, ...any)) {
 		return
 	}
 	logf("interfaces changed: re-applied %d objects with their new ifindex", len(ops))
+}
+
+// refreshRxFrags makes the rx_frags entries of the attached interfaces follow their MTUs.
+func refreshRxFrags(s *core.Session, dir string, logf func(string, ...any)) {
+	changed, err := dataplane.RefreshRxFrags(dir, s.Store.Interfaces())
+	if err != nil {
+		logf("interfaces changed, updating which of them take multi-buffer frames failed: %v", err)
+	}
+	for _, c := range changed {
+		if c.On {
+			logf("%s: MTU %d: frames may span buffers, the fast path reads each frame's whole length", c.Name, c.MTU)
+		} else {
+			logf("%s: MTU %d: every frame fits one buffer", c.Name, c.MTU)
+		}
+	}
 }
 
 // commitEachOrigin commits ops, one batch per origin (a front end only changes its own objects).

@@ -335,6 +335,10 @@ func bumpGen(m *ebpf.Map) error {
 // of the tables that does not go through Apply or Reconcile: a benchmark's direct map writes).
 func InvalidateCachedAnswers(m *Seg6xMaps) error { return bumpGen(m.CacheGen) }
 
+// InvalidateNextHops makes every cached next hop stale (nh_gen), as the daemon does when a route, link
+// or neighbor changes.
+func InvalidateNextHops(m *Seg6xMaps) error { return bumpGen(m.NhGen) }
+
 func putOrDelete[K, V any](t *txn, m *ebpf.Map, es []entry[K, V], kind state.StepKind) error {
 	if kind == state.StepDelete {
 		return deleteBatch(t, m, es)

@@ -51,6 +51,10 @@ func Attach(dir string, progs *Programs, ifindex int, mode Mode) error {
 	if err != nil {
 		return err
 	}
+	// Before the program sees a frame: whether to read the whole length of every frame there.
+	if err := markRxFrags(dir, ifindex, mode); err != nil {
+		return err
+	}
 	path := linkPath(dir, ifindex)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
@@ -159,8 +163,11 @@ func isTCX(l link.Link) bool {
 	return err == nil && info.Type == link.TCXType
 }
 
-// Detach removes the pinned link of ifindex, which detaches the program.
+// Detach removes the pinned link of ifindex, which detaches the program, and its rx_frags entry.
 func Detach(dir string, ifindex int) error {
+	if _, err := setRxFrags(dir, ifindex, false); err != nil {
+		return err
+	}
 	path := linkPath(dir, ifindex)
 	l, err := link.LoadPinnedLink(path, nil)
 	if err != nil {

@@ -87,16 +87,19 @@ func LoadObjects(dir string, po ProgramOptions) (*Seg6xObjects, error) {
 	return &o, nil
 }
 
-// LoadObjectsFile is LoadObjects with the XDP object read from file: another build of
-// bpf/seg6x.bpf.c (e.g. `git show REV:internal/dataplane/seg6x_bpfel.o`), for `bench micro
-// --baseline`. Its maps are this build's pinned maps, shared by name: it must declare them alike.
-func LoadObjectsFile(dir string, po ProgramOptions, file string) (*Seg6xObjects, error) {
-	var o Seg6xObjects
+// LoadProgramFile loads the XDP program of another build of bpf/seg6x.bpf.c read from file (e.g.
+// `git show REV:internal/dataplane/seg6x_bpfel.o`), for `bench micro --baseline`. The maps it uses
+// are this build's pinned maps, shared by name: it must declare those alike (maps this build added
+// need not be in it).
+func LoadProgramFile(dir string, po ProgramOptions, file string) (*ebpf.Program, error) {
+	var o struct {
+		Prog *ebpf.Program `ebpf:"seg6x_xdp"`
+	}
 	load := func() (*ebpf.CollectionSpec, error) { return ebpf.LoadCollectionSpec(file) }
 	if err := loadProgram(dir, po, "XDP", load, &o); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	return &o, nil
+	return o.Prog, nil
 }
 
 // LoadTCObjects loads the tc program of instance dir, bound to the same pinned maps as the XDP one

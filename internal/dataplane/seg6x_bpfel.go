@@ -122,7 +122,7 @@ type Seg6xPortCacheEntry struct {
 	Ifindex uint32
 	Vlan    uint16
 	Found   uint16
-	Pad     uint32
+	Frags   uint32
 	Val     Seg6xPortVal
 }
 
@@ -587,6 +587,7 @@ const (
 	Seg6xMapRouteCache             = "route_cache"
 	Seg6xMapRoutes4                = "routes4"
 	Seg6xMapRoutes6                = "routes6"
+	Seg6xMapRxFrags                = "rx_frags"
 	Seg6xMapScratch                = "scratch"
 	Seg6xMapSidCache               = "sid_cache"
 	Seg6xMapSidConf                = "sid_conf"
@@ -696,6 +697,7 @@ type Seg6xMapSpecs struct {
 	RouteCache   *ebpf.MapSpec `ebpf:"route_cache"`
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
+	RxFrags      *ebpf.MapSpec `ebpf:"rx_frags"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
 	SidCache     *ebpf.MapSpec `ebpf:"sid_cache"`
 	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
@@ -781,6 +783,7 @@ type Seg6xMaps struct {
 	RouteCache   *ebpf.Map `ebpf:"route_cache"`
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
+	RxFrags      *ebpf.Map `ebpf:"rx_frags"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
 	SidCache     *ebpf.Map `ebpf:"sid_cache"`
 	SidConf      *ebpf.Map `ebpf:"sid_conf"`
@@ -823,6 +826,7 @@ func (m *Seg6xMaps) Close() error {
 		m.RouteCache,
 		m.Routes4,
 		m.Routes6,
+		m.RxFrags,
 		m.Scratch,
 		m.SidCache,
 		m.SidConf,

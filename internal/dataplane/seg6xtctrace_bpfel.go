@@ -109,7 +109,7 @@ type Seg6xTcTracePortCacheEntry struct {
 	Ifindex uint32
 	Vlan    uint16
 	Found   uint16
-	Pad     uint32
+	Frags   uint32
 	Val     Seg6xTcTracePortVal
 }
 
@@ -381,6 +381,7 @@ const (
 	Seg6xTcTraceMapRouteCache      = "route_cache"
 	Seg6xTcTraceMapRoutes4         = "routes4"
 	Seg6xTcTraceMapRoutes6         = "routes6"
+	Seg6xTcTraceMapRxFrags         = "rx_frags"
 	Seg6xTcTraceMapScratch         = "scratch"
 	Seg6xTcTraceMapSidCache        = "sid_cache"
 	Seg6xTcTraceMapSidConf         = "sid_conf"
@@ -474,6 +475,7 @@ type Seg6xTcTraceMapSpecs struct {
 	RouteCache   *ebpf.MapSpec `ebpf:"route_cache"`
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
+	RxFrags      *ebpf.MapSpec `ebpf:"rx_frags"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
 	SidCache     *ebpf.MapSpec `ebpf:"sid_cache"`
 	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
@@ -543,6 +545,7 @@ type Seg6xTcTraceMaps struct {
 	RouteCache   *ebpf.Map `ebpf:"route_cache"`
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
+	RxFrags      *ebpf.Map `ebpf:"rx_frags"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
 	SidCache     *ebpf.Map `ebpf:"sid_cache"`
 	SidConf      *ebpf.Map `ebpf:"sid_conf"`
@@ -585,6 +588,7 @@ func (m *Seg6xTcTraceMaps) Close() error {
 		m.RouteCache,
 		m.Routes4,
 		m.Routes6,
+		m.RxFrags,
 		m.Scratch,
 		m.SidCache,
 		m.SidConf,

@@ -109,7 +109,7 @@ type Seg6xTracePortCacheEntry struct {
 	Ifindex uint32
 	Vlan    uint16
 	Found   uint16
-	Pad     uint32
+	Frags   uint32
 	Val     Seg6xTracePortVal
 }
 
@@ -381,6 +381,7 @@ const (
 	Seg6xTraceMapRouteCache     = "route_cache"
 	Seg6xTraceMapRoutes4        = "routes4"
 	Seg6xTraceMapRoutes6        = "routes6"
+	Seg6xTraceMapRxFrags        = "rx_frags"
 	Seg6xTraceMapScratch        = "scratch"
 	Seg6xTraceMapSidCache       = "sid_cache"
 	Seg6xTraceMapSidConf        = "sid_conf"
@@ -476,6 +477,7 @@ type Seg6xTraceMapSpecs struct {
 	RouteCache   *ebpf.MapSpec `ebpf:"route_cache"`
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
+	RxFrags      *ebpf.MapSpec `ebpf:"rx_frags"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
 	SidCache     *ebpf.MapSpec `ebpf:"sid_cache"`
 	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
@@ -547,6 +549,7 @@ type Seg6xTraceMaps struct {
 	RouteCache   *ebpf.Map `ebpf:"route_cache"`
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
+	RxFrags      *ebpf.Map `ebpf:"rx_frags"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
 	SidCache     *ebpf.Map `ebpf:"sid_cache"`
 	SidConf      *ebpf.Map `ebpf:"sid_conf"`
@@ -589,6 +592,7 @@ func (m *Seg6xTraceMaps) Close() error {
 		m.RouteCache,
 		m.Routes4,
 		m.Routes6,
+		m.RxFrags,
 		m.Scratch,
 		m.SidCache,
 		m.SidConf,

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"math/rand"
 	"net/netip"
+	"slices"
 
 	"github.com/seg6x/seg6x/internal/state"
 )
@@ -23,7 +24,16 @@ type Target struct {
 	Src6   []netip.Prefix // IPv6 sources: the domain's and others
 	Pfx4   []netip.Prefix // IPv4 destinations: tenant routes and the decap tables' prefixes
 	VX     *VXTarget      // a VXLAN device (vxlan.go), or none
+	// Frags are the devices whose frames may span buffers (the data plane's rx_frags: MTU above 1500):
+	// a frame there may be split anywhere. Elsewhere a frame of a 1500-byte MTU fits one buffer; only a
+	// longer one (its MTU raised before the control plane caught up) is split, and after its first
+	// OneBufferFrame bytes, as drivers fill the first buffer.
+	Frags []string
 }
+
+// OneBufferFrame is the longest frame of a 1500-byte MTU (two VLAN tags): what the program reads as
+// one buffer on a device not in Target.Frags.
+const OneBufferFrame = 14 + 8 + 1500
 
 // Port is a tenant port and the prefixes its tenant routes.
 type Port struct {
@@ -137,14 +147,25 @@ func (g *Gen) Next() Frame {
 	return f
 }
 
-// split makes some frames of more than 128 bytes multi-buffer frames with a first buffer of any size,
-// headers cut anywhere included (drivers put a page or at least 2 KB first: the program must not
-// trust that).
+// SetFrags changes Target.Frags (the devices' MTUs changed).
+func (g *Gen) SetFrags(devs []string) { g.t.Frags = devs }
+
+// split makes some frames of more than 128 bytes multi-buffer frames: on a device of Target.Frags
+// with a first buffer of any size, headers cut anywhere included (drivers put a page or at least 2 KB
+// first: the program must not trust that); elsewhere only frames longer than OneBufferFrame.
 func (g *Gen) split(f *Frame) {
-	if len(f.Data) > 128 && g.chance(0.05) {
-		f.Linear = 64 + g.r.Intn(len(f.Data)-64)
-		f.Kind += "/split"
+	if len(f.Data) <= 128 || !g.chance(0.05) {
+		return
 	}
+	switch {
+	case slices.Contains(g.t.Frags, f.Dev):
+		f.Linear = 64 + g.r.Intn(len(f.Data)-64)
+	case len(f.Data) > OneBufferFrame+1:
+		f.Linear = OneBufferFrame + 1 + g.r.Intn(len(f.Data)-OneBufferFrame-1)
+	default:
+		return
+	}
+	f.Kind += "/split"
 }
 
 // tags is none, one or two VLAN IDs, mostly the tenant ports'.

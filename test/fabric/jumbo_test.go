@@ -2,16 +2,52 @@ package fabrictest
 
 // jumbo_test.go: a 9000-byte fabric under the daemon: tenant packets of 8,000 bytes and of the tunnel's
 // whole MTU reach the XDP program as multi-buffer frames, are encapsulated whole, byte for byte, and
-// spread over both uplinks.
+// spread over both uplinks; also when the links were raised to 9000 while the daemon ran.
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
 func TestJumboFramesOverUplinks(t *testing.T) {
+	sendJumbo(t, upJumbo(t))
+}
+
+// Links raised from 1500 to 9000 under the daemon: it sees the MTUs change and marks the attached
+// interfaces as taking multi-buffer frames (rx_frags, logged), and jumbo frames then cross whole.
+func TestJumboAfterMTURaised(t *testing.T) {
+	f := up(t)
+	m := " mtu 9000"
+	for ns, lines := range map[string][]string{
+		f.h:  {"link set h0" + m},
+		f.pe: {"link set a0" + m, "link set u1a" + m, "link set u2a" + m},
+		f.p:  {"link set u1b" + m, "link set u2b" + m},
+	} {
+		if err := testsupport.IPLines(ns, lines...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, dev := range []string{"a0", "u1a", "u2a"} {
+		want := dev + ": MTU 9000: frames may span buffers"
+		for !strings.Contains(f.logs.String(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the daemon did not log %q within 10 s", want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	sendJumbo(t, f)
+}
+
+// sendJumbo sends 64 flows x 2 tenant packets of 8,000 bytes, then of the tunnel's whole MTU, and
+// checks that every one arrives whole at p, and over both uplinks.
+func sendJumbo(t *testing.T, f *fabric) {
+	t.Helper()
 	const flows, perFlow = 64, 2
-	f := upJumbo(t)
 	// The largest tenant packet the tunnel takes (MTU 9000 less 64 bytes of IPv6 + one-SID SRH), and
 	// 8,000 bytes: UDP payloads of those less the IPv4 and UDP headers.
 	for _, payload := range []int{8000 - 28, jumboMTU - 64 - 28} {

@@ -43,6 +43,7 @@ func TestFuzzFrames(t *testing.T) {
 	}
 	target := pktfuzz.TargetOf(cfg, devs, fabric, prefixes(kernel6), prefixes(kernel4))
 	target.VX = vxSetup(t)
+	target.Frags = rxFragsDevs(t)
 	g := pktfuzz.New(int64(seed), target)
 
 	// One CPU: the next-hop cache is per CPU, and the cached phase must hit what it filled.
@@ -62,11 +63,13 @@ func TestFuzzFrames(t *testing.T) {
 	// A jumbo fabric and jumbo tenant ports: multi-buffer frames are forwarded, not only refused.
 	restoreMTU, err := fixtures.JumboLinks()
 	if err == nil {
+		g.SetFrags(rxFragsDevs(t)) // as the daemon updates rx_frags after an MTU change
 		err = phase("jumbo links", rig.Objs.Seg6xXdp, g, jumbo, tl)
 	}
 	if rerr := restoreMTU(); rerr != nil {
 		t.Error(rerr)
 	}
+	g.SetFrags(rxFragsDevs(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,6 +120,24 @@ func TestFuzzFrames(t *testing.T) {
 	if n >= 1000000 && tl.reasons["SLOW_DECAP_ICMP"] == 0 {
 		t.Errorf("no frame was counted under SLOW_DECAP_ICMP")
 	}
+}
+
+// rxFragsDevs brings the rig's rx_frags entries up to date with the links' MTUs, as the daemon does
+// when links change, and returns the devices in it.
+func rxFragsDevs(t *testing.T) []string {
+	t.Helper()
+	ifs := rig.Store.Interfaces()
+	if _, err := dataplane.RefreshRxFrags(rig.Dir, ifs); err != nil {
+		t.Fatal(err)
+	}
+	var devs []string
+	for _, it := range ifs {
+		var v uint32
+		if dataplane.MapsOf(rig.Store).RxFrags.Lookup(uint32(it.Ifindex), &v) == nil {
+			devs = append(devs, it.Name)
+		}
+	}
+	return devs
 }
 
 // removeTxPorts deletes every redirect-map entry behind the program's back (the next-hop cache is

@@ -16,7 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// jumboLinks raises the MTU of the rig's fabric and tenant links to 9000 for the test's duration.
+// jumboLinks raises the MTU of the rig's fabric and tenant links to 9000 for the test's duration, and
+// updates which of them take multi-buffer frames (rx_frags) as the daemon does when links change.
 func jumboLinks(t *testing.T) {
 	t.Helper()
 	restore, err := fixtures.JumboLinks()
@@ -24,11 +25,13 @@ func jumboLinks(t *testing.T) {
 		if err := restore(); err != nil {
 			t.Error(err)
 		}
+		refreshRxFrags(t)
 		bumpNhGen(t)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	refreshRxFrags(t)
 	bumpNhGen(t)
 }
 

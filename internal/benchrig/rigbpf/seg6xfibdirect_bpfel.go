@@ -109,7 +109,7 @@ type Seg6xFibDirectPortCacheEntry struct {
 	Ifindex uint32
 	Vlan    uint16
 	Found   uint16
-	Pad     uint32
+	Frags   uint32
 	Val     Seg6xFibDirectPortVal
 }
 
@@ -381,6 +381,7 @@ const (
 	Seg6xFibDirectMapRouteCache             = "route_cache"
 	Seg6xFibDirectMapRoutes4                = "routes4"
 	Seg6xFibDirectMapRoutes6                = "routes6"
+	Seg6xFibDirectMapRxFrags                = "rx_frags"
 	Seg6xFibDirectMapScratch                = "scratch"
 	Seg6xFibDirectMapSidCache               = "sid_cache"
 	Seg6xFibDirectMapSidConf                = "sid_conf"
@@ -490,6 +491,7 @@ type Seg6xFibDirectMapSpecs struct {
 	RouteCache   *ebpf.MapSpec `ebpf:"route_cache"`
 	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
 	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
+	RxFrags      *ebpf.MapSpec `ebpf:"rx_frags"`
 	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
 	SidCache     *ebpf.MapSpec `ebpf:"sid_cache"`
 	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
@@ -575,6 +577,7 @@ type Seg6xFibDirectMaps struct {
 	RouteCache   *ebpf.Map `ebpf:"route_cache"`
 	Routes4      *ebpf.Map `ebpf:"routes4"`
 	Routes6      *ebpf.Map `ebpf:"routes6"`
+	RxFrags      *ebpf.Map `ebpf:"rx_frags"`
 	Scratch      *ebpf.Map `ebpf:"scratch"`
 	SidCache     *ebpf.Map `ebpf:"sid_cache"`
 	SidConf      *ebpf.Map `ebpf:"sid_conf"`
@@ -617,6 +620,7 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.RouteCache,
 		m.Routes4,
 		m.Routes6,
+		m.RxFrags,
 		m.Scratch,
 		m.SidCache,
 		m.SidConf,
