@@ -85,8 +85,8 @@ type Micro struct {
 	// every frame's whole length there (multi-buffer frames are possible), at 1500 it does not.
 	FabricMTU int           `json:"fabric_mtu"`
 	Cases     []MicroResult `json:"cases"`
-	Lookups []LookupRow   `json:"sid_lookup"`
-	Scale   []ScaleRow    `json:"route_scale"`
+	Lookups   []LookupRow   `json:"sid_lookup"`
+	Scale     []ScaleRow    `json:"route_scale"`
 }
 
 // MicroCases times the bare redirect and every micro case on rig, runs runs each (and baseline's
