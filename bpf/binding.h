@@ -13,6 +13,7 @@
 #include "parse.h"
 #include "stats.h"
 #include "fwd.h"
+#include "egress.h"
 #include "flowlabel.h"
 
 /* A packet addressed to binding SID sid, its SRH found (s); fib: endpoint()'s, zeroed (the stack has no
@@ -120,5 +121,5 @@ static __always_inline int binding_sid(struct ctx_buff *ctx, struct pkt *p, stru
 	o6->hop_limit = to_kernel ? hl : hl - 1;
 	if (to_kernel)
 		return verdict(to_kernel, p->len);
-	return redirect(fib->ifindex, p->len);
+	return send_pkt(ctx, p, fib->ifindex);
 }

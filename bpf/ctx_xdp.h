@@ -238,7 +238,8 @@ static __always_inline int ip_runs_past(void *data, void *data_end, struct pkt *
  * control plane caught up). Any other frame is its first buffer: what MTU 1500 fits in every driver's.
  * The one case this cannot tell, fragments holding only bytes after the IP packet on an interface not in
  * rx_frags, keeps those bytes at the end of the frame. A multi-buffer frame must hold MULTIBUF_HDR_MIN
- * bytes in its first buffer (every header seg6x reads is read in place). */
+ * bytes in its first buffer (every header seg6x reads is read in place); p->frags says it is one, in
+ * XDP of the driver (generic XDP's frames are skbs, which any egress sends). */
 static __always_inline int ctx_whole_len(struct xdp_md *ctx, struct pkt *p, __u32 frags)
 {
 	void *data = ctx_data(ctx), *data_end = ctx_data_end(ctx);
@@ -247,7 +248,10 @@ static __always_inline int ctx_whole_len(struct xdp_md *ctx, struct pkt *p, __u3
 	if (!frags && first <= FRAME_1500_MAX && !ip_runs_past(data, data_end, p, first))
 		return REASON_NONE;
 	p->len = ctx_len(ctx);
-	if (p->len > first && first < MULTIBUF_HDR_MIN)
+	if (p->len <= first)
+		return REASON_NONE;
+	if (first < MULTIBUF_HDR_MIN)
 		return DROP_MULTIBUF_HEADERS;
+	p->frags = frags != RX_FRAGS_GENERIC;
 	return REASON_NONE;
 }

@@ -13,6 +13,7 @@
 #include "parse.h"
 #include "stats.h"
 #include "fwd.h"
+#include "egress.h"
 #include "ipcheck.h"
 #include "toobig.h"
 #include "sidlookup.h"
@@ -339,7 +340,7 @@ static __always_inline int transit_forward(struct ctx_buff *ctx, struct pkt *p, 
 		return verdict(fib_reason(rc), p->len);
 	if (ctx_set_l2(ctx, p->l3off, h->fib.dmac, h->fib.smac, 0, ETH_P_IPV6_BE))
 		return verdict(DROP_NO_ROOM, p->len);
-	return redirect(h->fib.ifindex, p->len);
+	return send_pkt(ctx, p, h->fib.ifindex);
 }
 
 /* FIB forward after decapsulation: the inner packet leaves through the FIB's next hop with the SID's
@@ -376,7 +377,7 @@ static __always_inline int decap_forward(struct ctx_buff *ctx, struct pkt *p, st
 			return verdict(DROP_NO_ROOM, p->len);
 		if (ctx_set_l2(ctx, ioff, h->fib.dmac, h->fib.smac, h->vlan, h->proto))
 			return verdict(DROP_NO_ROOM, p->len);
-		return redirect(h->fib.ifindex, p->len);
+		return send_pkt(ctx, p, h->fib.ifindex);
 	}
 
 	{

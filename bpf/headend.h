@@ -9,6 +9,7 @@
 #include "parse.h"
 #include "stats.h"
 #include "fwd.h"
+#include "egress.h"
 #include "flowlabel.h"
 #include "routes.h"
 #include "ipcheck.h"
@@ -245,5 +246,5 @@ __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_
 	o6->payload_len = bpf_htons(in.len + hdr_len - IPV6_HLEN);
 	if (to_kernel)
 		return verdict(to_kernel, p->len);
-	return redirect(out_ifindex, p->len);
+	return send_pkt(ctx, p, out_ifindex);
 }

@@ -161,7 +161,7 @@ struct {
  * (which sees GRO aggregates). The XDP program reads the whole length of every frame arriving there
  * (bpf_xdp_get_buff_len); elsewhere only of a frame longer than a 1500-byte MTU's or whose IP header
  * runs past the first buffer (ctx_xdp.h ctx_whole_len). Written by the control plane when it attaches
- * an interface and when the interface's MTU changes; value 1. */
+ * an interface and when the interface's MTU changes; value RX_FRAGS_NATIVE or RX_FRAGS_GENERIC. */
 struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -169,6 +169,17 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } rx_frags SEC(".maps");
+
+/* Attached interfaces whose driver cannot send a multi-buffer frame redirected to it (xdp-features
+ * without ndo-xmit-sg): such a frame goes to the daemon, which sends it (egress.h). Written by the
+ * control plane with rx_frags; value 1. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TX_PORTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} tx_no_sg SEC(".maps");
 
 /* Per-CPU counters: per policy, per SID, per XDP action, per drop/pass reason. */
 struct {

@@ -22,6 +22,7 @@ struct pkt {
 			* pointer into the context the verifier refuses to dereference */
 	__u16 vlan;    /* outer VLAN ID, 0 when untagged */
 	__be16 proto;  /* ethertype of the L3 header */
+	__u32 frags;   /* XDP in the driver: the frame has bytes beyond its first buffer (ctx_whole_len) */
 };
 
 /* Whether two 16-byte addresses are equal (two 8-byte compares). */
@@ -59,6 +60,7 @@ static __always_inline int pkt_arg(const struct pkt *arg, struct pkt *pk)
 	pk->proto = arg->proto;
 	pk->ifindex = arg->ifindex;
 	pk->chain = arg->chain;
+	pk->frags = arg->frags;
 	return 0;
 }
 

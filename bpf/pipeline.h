@@ -19,7 +19,7 @@
 #endif
 
 /* The port a frame arrived on: its own (interface, VLAN) entry, or the interface's entry for any VLAN,
- * and in *frags whether the interface is in rx_frags; answered from port_cache while cache_gen has not
+ * and in *frags its interface's rx_frags entry (0: none); answered from port_cache while cache_gen has not
  * moved since (read before ports, so that an answer read while the control plane changes ports is
  * stale at the next frame). */
 static __always_inline struct port_val *port_of(struct ctx_buff *ctx, struct pkt *p, __u32 *frags)
@@ -28,12 +28,14 @@ static __always_inline struct port_val *port_of(struct ctx_buff *ctx, struct pkt
 	__u32 gen = gen_now(&cache_gen), slot = ((p->ifindex * 0x9E3779B1) ^ p->vlan) & (PORT_CACHE_SLOTS - 1);
 	struct port_cache_entry *c = bpf_map_lookup_elem(&port_cache, &slot);
 	struct port_val *pv;
+	__u32 *fm;
 
 	if (c && c->gen == gen && c->ifindex == p->ifindex && c->vlan == p->vlan) {
 		*frags = c->frags;
 		return c->found ? &c->val : NULL;
 	}
-	*frags = bpf_map_lookup_elem(&rx_frags, &k.ifindex) != NULL;
+	fm = bpf_map_lookup_elem(&rx_frags, &k.ifindex);
+	*frags = fm ? *fm : 0;
 	pv = bpf_map_lookup_elem(&ports, &k);
 	if (!pv) {
 		k.vlan = PORT_VLAN_ANY;

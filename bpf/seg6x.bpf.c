@@ -18,6 +18,7 @@ int seg6x_xdp(struct xdp_md *ctx)
 const enum sid_action *const export_sid_action __attribute__((unused)) = 0;
 const enum reason *const export_reason __attribute__((unused)) = 0;
 const enum slow_kind *const export_slow_kind __attribute__((unused)) = 0;
+const enum rx_frags_mode *const export_rx_frags_mode __attribute__((unused)) = 0;
 const enum port_flags *const export_port_flags __attribute__((unused)) = 0;
 const enum port_vlan *const export_port_vlan __attribute__((unused)) = 0;
 const enum sid_flags *const export_sid_flags __attribute__((unused)) = 0;

@@ -59,6 +59,8 @@ enum reason {
 	DROP_MULTIBUF_HEADERS = 26,	/* a multi-buffer (jumbo) frame whose first buffer is shorter than
 					 * MULTIBUF_HDR_MIN: its headers cannot be checked in place, and the kernel
 					 * would take it past the checks of the SR domain boundary */
+	DROP_MULTIBUF_EGRESS = 27,	/* a multi-buffer frame for an egress whose driver cannot send one
+					 * (tx_no_sg), and no daemon to send it */
 	REASON_SLOW_FIRST = 40,
 	SLOW_FRAGMENT = 40,		/* IPv4 without DF larger than its tunnel: the daemon fragments it and runs each
 					 * fragment through this program as from the same port */
@@ -67,6 +69,8 @@ enum reason {
 	SLOW_VXLAN_FRAGMENT = 42,	/* VXLAN encapsulation larger than the underlay's MTU (a frame the device's MTU
 					 * admits): encapsulated here, fragmented (outer IPv6) by the daemon, which
 					 * sends the fragments out of the underlay interface */
+	SLOW_MULTIBUF_SEND = 43,	/* a multi-buffer frame, ready to leave, for an egress whose driver cannot send
+					 * one redirected (tx_no_sg): the daemon sends it out of the egress */
 	REASON_ANSWER_FIRST = 48,
 	ICMP_TOO_BIG = 48,		/* larger than its tunnel (IPv4 DF, IPv6): ICMP frag needed / packet too big sent */
 	REASON_PASS_FIRST = 64,
@@ -117,6 +121,7 @@ enum slow_kind {
 	SLOW_KIND_FRAGMENT = 1, /* fragment the IPv4 packet at l3off to fit mtu, run each fragment in at ifindex */
 	SLOW_KIND_INJECT = 2,	/* run the frame in at ifindex as it is */
 	SLOW_KIND_FRAGMENT6 = 3, /* fragment the IPv6 packet at l3off to fit mtu, send each out of ifindex */
+	SLOW_KIND_SEND = 4,	 /* send the frame out of ifindex as it is */
 };
 
 struct slow_meta {
@@ -157,6 +162,13 @@ enum port_flags {
 	PORT_F_LEARNING = 64,	     /* with PORT_F_BRIDGE: the bridge learns source MACs on this port */
 };
 
+/* An rx_frags entry: frames of the interface may span buffers, in XDP of the driver (frames of pages;
+ * a redirect hands them to the egress driver as they are) or generic XDP (skbs). */
+enum rx_frags_mode {
+	RX_FRAGS_NATIVE = 1,
+	RX_FRAGS_GENERIC = 2,
+};
+
 enum mss_clamp {
 	MSS_CLAMP_OFF = 0,
 	MSS_CLAMP_AUTO = 0xFFFF, /* fit the tunnel: its MTU minus the IPv4 / IPv6 and TCP headers */
@@ -174,7 +186,7 @@ struct port_val {
 };
 
 /* A port lookup as last made (port_of): the port entry of (ifindex, vlan), or none (found 0), and
- * whether the interface is in rx_frags, under generation gen of cache_gen. ifindex 0 never matches (no
+ * its interface's rx_frags entry (0: none), under generation gen of cache_gen. ifindex 0 never matches (no
  * frame arrives on it): an empty slot. */
 struct port_cache_entry {
 	__u32 gen;

@@ -2551,6 +2551,7 @@ type SlowPath struct {
 	LastError       string                 `protobuf:"bytes,8,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
 	VxlanFragmented uint64                 `protobuf:"varint,9,opt,name=vxlan_fragmented,json=vxlanFragmented,proto3" json:"vxlan_fragmented,omitempty"` // VXLAN encapsulations larger than the underlay, fragmented (outer IPv6)
 	VxlanFragments  uint64                 `protobuf:"varint,10,opt,name=vxlan_fragments,json=vxlanFragments,proto3" json:"vxlan_fragments,omitempty"`   // their fragments sent out of the underlay
+	Sent            uint64                 `protobuf:"varint,11,opt,name=sent,proto3" json:"sent,omitempty"`                                             // multi-buffer frames sent out of an egress whose driver cannot send them redirected
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -2651,6 +2652,13 @@ func (x *SlowPath) GetVxlanFragmented() uint64 {
 func (x *SlowPath) GetVxlanFragments() uint64 {
 	if x != nil {
 		return x.VxlanFragments
+	}
+	return 0
+}
+
+func (x *SlowPath) GetSent() uint64 {
+	if x != nil {
+		return x.Sent
 	}
 	return 0
 }
@@ -4905,7 +4913,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\x1aM\n" +
 	"\fReasonsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
-	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\"\xb7\x02\n" +
+	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\"\xcb\x02\n" +
 	"\bSlowPath\x12\x18\n" +
 	"\arunning\x18\x01 \x01(\bR\arunning\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\x04R\arecords\x12\x1e\n" +
@@ -4920,7 +4928,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"last_error\x18\b \x01(\tR\tlastError\x12)\n" +
 	"\x10vxlan_fragmented\x18\t \x01(\x04R\x0fvxlanFragmented\x12'\n" +
 	"\x0fvxlan_fragments\x18\n" +
-	" \x01(\x04R\x0evxlanFragments\"\x0f\n" +
+	" \x01(\x04R\x0evxlanFragments\x12\x12\n" +
+	"\x04sent\x18\v \x01(\x04R\x04sent\"\x0f\n" +
 	"\rStatusRequest\"\xd5\x04\n" +
 	"\vStatusReply\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x16\n" +

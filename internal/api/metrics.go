@@ -81,6 +81,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			counter(descSlow, sp.Fragments, "fragments")
 			counter(descSlow, sp.VxlanFragmented, "vxlan_fragmented")
 			counter(descSlow, sp.VxlanFragments, "vxlan_fragments")
+			counter(descSlow, sp.Sent, "multibuf_sent")
 			counter(descSlow, sp.Injected, "injected")
 			counter(descSlow, sp.Failed, "failed")
 			counter(descSlow, sp.Lost, "lost")

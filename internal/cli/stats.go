@@ -126,8 +126,8 @@ func printStats(s *pb.StatsReply) {
 		if !sp.Running {
 			state = "NOT RUNNING (IPv4 without DF too big for its tunnel goes to the kernel)"
 		}
-		fmt.Printf("\nslow path: %s; %d records: %d packets fragmented into %d fragments, %d VXLAN packets into %d outer fragments, %d answers relayed; %d failed, %d lost (ring full)\n",
-			state, sp.Records, sp.Fragmented, sp.Fragments, sp.VxlanFragmented, sp.VxlanFragments, sp.Injected, sp.Failed, sp.Lost)
+		fmt.Printf("\nslow path: %s; %d records: %d packets fragmented into %d fragments, %d VXLAN packets into %d outer fragments, %d answers relayed, %d multi-buffer frames sent; %d failed, %d lost (ring full)\n",
+			state, sp.Records, sp.Fragmented, sp.Fragments, sp.VxlanFragmented, sp.VxlanFragments, sp.Injected, sp.Sent, sp.Failed, sp.Lost)
 		if sp.LastError != "" {
 			fmt.Printf("slow path last error: %s\n", sp.LastError)
 		}

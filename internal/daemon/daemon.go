@@ -271,7 +271,7 @@ func startSlowPath(ctx context.Context, srv *api.Server, st *state.Store, o *Opt
 	srv.SetSlowPath(func() *pb.SlowPath {
 		s := r.Stats()
 		return &pb.SlowPath{Running: s.Running, Records: s.Records, Fragmented: s.Fragmented, Fragments: s.Fragments,
-			VxlanFragmented: s.Fragmented6, VxlanFragments: s.Fragments6,
+			VxlanFragmented: s.Fragmented6, VxlanFragments: s.Fragments6, Sent: s.Sent,
 			Injected: s.Injected, Failed: s.Failed, Lost: s.Lost, LastError: s.LastError}
 	})
 	rctx, cancel := context.WithCancel(ctx)

@@ -3,11 +3,13 @@ package daemon
 // links.go: follows the interfaces the instance uses. When an attached interface (or a tenant
 // port's device) is deleted and created again, or renumbered, its ifindex changes: the daemon
 // re-applies the objects that name it, which re-resolves the ifindex and re-attaches the program.
-// When an attached interface's MTU changes, whether its frames may span buffers (rx_frags) follows.
+// When an attached interface's MTU or driver features change, what the program knows of it for
+// multi-buffer frames (dataplane.RefreshMultiBuf) follows.
 
 import (
 	"context"
 	"net"
+	"time"
 
 	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/dataplane"
@@ -16,8 +18,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// watchLinks re-applies interfaces and tenants whose devices changed ifindex, and refreshes the
-// attached interfaces' rx_frags entries, until ctx ends.
+// multiBufEvery is how often the daemon looks at the attached interfaces' drivers besides link
+// events: a driver's xdp-features change without one (a veth stops being a redirect target when its
+// far end turns GRO off).
+const multiBufEvery = 2 * time.Second
+
+// watchLinks re-applies interfaces and tenants whose devices changed ifindex, and refreshes what the
+// program knows of the attached interfaces for multi-buffer frames (on link events and every
+// multiBufEvery), until ctx ends.
 func watchLinks(ctx context.Context, ctl *core.Controller, dir string, logf func(string, ...any)) error {
 	sub, err := nl.Subscribe(unix.NETLINK_ROUTE, unix.RTNLGRP_LINK)
 	if err != nil {
@@ -25,13 +33,25 @@ func watchLinks(ctx context.Context, ctl *core.Controller, dir string, logf func
 	}
 	go func() { <-ctx.Done(); sub.Close() }()
 	go func() {
+		tick := time.NewTicker(multiBufEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				ctl.Do(func(s *core.Session) { refreshMultiBuf(s, dir, logf) })
+			}
+		}
+	}()
+	go func() {
 		for {
 			if _, _, err := sub.Receive(); err != nil && err != unix.ENOBUFS {
 				return
 			}
 			ctl.Do(func(s *core.Session) {
 				relink(s, logf)
-				refreshRxFrags(s, dir, logf)
+				refreshMultiBuf(s, dir, logf)
 			})
 		}
 	}()
@@ -76,18 +96,23 @@ func relink(s *core.Session, logf func(string, ...any)) {
 	logf("interfaces changed: re-applied %d objects with their new ifindex", len(ops))
 }
 
-// refreshRxFrags makes the rx_frags entries of the attached interfaces follow their MTUs.
-func refreshRxFrags(s *core.Session, dir string, logf func(string, ...any)) {
-	changed, err := dataplane.RefreshRxFrags(dir, s.Store.Interfaces())
+// refreshMultiBuf makes what the program knows of the attached interfaces for multi-buffer frames
+// follow their MTUs and drivers, and logs what changed.
+func refreshMultiBuf(s *core.Session, dir string, logf func(string, ...any)) {
+	changed, err := dataplane.RefreshMultiBuf(dir, s.Store.Interfaces())
 	if err != nil {
-		logf("interfaces changed, updating which of them take multi-buffer frames failed: %v", err)
+		logf("interfaces changed, updating what the fast path knows of their multi-buffer frames failed: %v", err)
 	}
 	for _, c := range changed {
-		if c.On {
-			logf("%s: MTU %d: frames may span buffers, the fast path reads each frame's whole length", c.Name, c.MTU)
-		} else {
-			logf("%s: MTU %d: every frame fits one buffer", c.Name, c.MTU)
+		rx := "every frame fits one buffer"
+		if c.RxFrags != 0 {
+			rx = "frames may span buffers, the fast path reads each frame's whole length"
 		}
+		tx := "its driver sends multi-buffer frames redirected to it"
+		if c.TxNoSG {
+			tx = "its driver cannot send a multi-buffer frame redirected to it, the daemon sends those"
+		}
+		logf("%s: MTU %d: %s; %s", c.Name, c.MTU, rx, tx)
 	}
 }
 

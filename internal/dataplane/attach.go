@@ -41,7 +41,7 @@ func Attached(dir string, ifindex int) bool {
 // same hook) and pins the link. Moving an interface from one hook to the other attaches the new link
 // before the old one goes, so no packet meets neither program. Making the interface a redirect target
 // (tx_ports) is the state package's job.
-func Attach(dir string, progs *Programs, ifindex int, mode Mode) error {
+func Attach(dir string, progs *Programs, ifindex int, mode Mode) (err error) {
 	switch mode {
 	case ModeNative, ModeGeneric, ModeTC, "":
 	default:
@@ -51,10 +51,17 @@ func Attach(dir string, progs *Programs, ifindex int, mode Mode) error {
 	if err != nil {
 		return err
 	}
-	// Before the program sees a frame: whether to read the whole length of every frame there.
-	if err := markRxFrags(dir, ifindex, mode); err != nil {
+	// Before the program sees a frame: whether to read the whole length of every frame there, and
+	// whether the driver sends multi-buffer frames redirected to it. A refused attach leaves none.
+	wasAttached := Attached(dir, ifindex)
+	if err := markMultiBuf(dir, ifindex, mode); err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil && !wasAttached {
+			err = errors.Join(err, clearMultiBuf(dir, ifindex))
+		}
+	}()
 	path := linkPath(dir, ifindex)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
@@ -163,9 +170,10 @@ func isTCX(l link.Link) bool {
 	return err == nil && info.Type == link.TCXType
 }
 
-// Detach removes the pinned link of ifindex, which detaches the program, and its rx_frags entry.
+// Detach removes the pinned link of ifindex, which detaches the program, and its multi-buffer
+// entries (multibuf.go).
 func Detach(dir string, ifindex int) error {
-	if _, err := setRxFrags(dir, ifindex, false); err != nil {
+	if err := clearMultiBuf(dir, ifindex); err != nil {
 		return err
 	}
 	path := linkPath(dir, ifindex)

@@ -39,7 +39,10 @@ func goCounterparts() map[string]map[string]int64 {
 		// Used through bpf2go's constants (state/encode.go, slowpath/relay.go): listed so that a new
 		// member shows up here, and so that the generated file is the one built from this C.
 		"slow_kind": {"SLOW_KIND_FRAGMENT": int64(dataplane.Seg6xSlowKindSLOW_KIND_FRAGMENT),
-			"SLOW_KIND_INJECT": int64(dataplane.Seg6xSlowKindSLOW_KIND_INJECT), "SLOW_KIND_FRAGMENT6": int64(dataplane.Seg6xSlowKindSLOW_KIND_FRAGMENT6)},
+			"SLOW_KIND_INJECT": int64(dataplane.Seg6xSlowKindSLOW_KIND_INJECT), "SLOW_KIND_FRAGMENT6": int64(dataplane.Seg6xSlowKindSLOW_KIND_FRAGMENT6),
+			"SLOW_KIND_SEND": int64(dataplane.Seg6xSlowKindSLOW_KIND_SEND)},
+		"rx_frags_mode": {"RX_FRAGS_NATIVE": int64(dataplane.Seg6xRxFragsModeRX_FRAGS_NATIVE),
+			"RX_FRAGS_GENERIC": int64(dataplane.Seg6xRxFragsModeRX_FRAGS_GENERIC)},
 		"port_flags": {"PORT_F_SIDS": int64(dataplane.Seg6xPortFlagsPORT_F_SIDS), "PORT_F_BOUNDARY": int64(dataplane.Seg6xPortFlagsPORT_F_BOUNDARY),
 			"PORT_F_TENANT": int64(dataplane.Seg6xPortFlagsPORT_F_TENANT), "PORT_F_SID_SOURCES": int64(dataplane.Seg6xPortFlagsPORT_F_SID_SOURCES),
 			"PORT_F_KERNEL_FALLBACK": int64(dataplane.Seg6xPortFlagsPORT_F_KERNEL_FALLBACK),

@@ -193,10 +193,12 @@ const (
 	Seg6xReasonDROP_POLICY_DOWN       Seg6xReason = 24
 	Seg6xReasonDROP_VXLAN_SOURCE      Seg6xReason = 25
 	Seg6xReasonDROP_MULTIBUF_HEADERS  Seg6xReason = 26
+	Seg6xReasonDROP_MULTIBUF_EGRESS   Seg6xReason = 27
 	Seg6xReasonREASON_SLOW_FIRST      Seg6xReason = 40
 	Seg6xReasonSLOW_FRAGMENT          Seg6xReason = 40
 	Seg6xReasonSLOW_DECAP_ICMP        Seg6xReason = 41
 	Seg6xReasonSLOW_VXLAN_FRAGMENT    Seg6xReason = 42
+	Seg6xReasonSLOW_MULTIBUF_SEND     Seg6xReason = 43
 	Seg6xReasonREASON_ANSWER_FIRST    Seg6xReason = 48
 	Seg6xReasonICMP_TOO_BIG           Seg6xReason = 48
 	Seg6xReasonREASON_PASS_FIRST      Seg6xReason = 64
@@ -254,6 +256,13 @@ type Seg6xRouteCacheEntry struct {
 	Fam      uint8
 	Pad      [3]uint8
 }
+
+type Seg6xRxFragsMode uint32
+
+const (
+	Seg6xRxFragsModeRX_FRAGS_NATIVE  Seg6xRxFragsMode = 1
+	Seg6xRxFragsModeRX_FRAGS_GENERIC Seg6xRxFragsMode = 2
+)
 
 type Seg6xScratch struct {
 	_   structs.HostLayout
@@ -320,6 +329,7 @@ const (
 	Seg6xSlowKindSLOW_KIND_FRAGMENT  Seg6xSlowKind = 1
 	Seg6xSlowKindSLOW_KIND_INJECT    Seg6xSlowKind = 2
 	Seg6xSlowKindSLOW_KIND_FRAGMENT6 Seg6xSlowKind = 3
+	Seg6xSlowKindSLOW_KIND_SEND      Seg6xSlowKind = 4
 )
 
 type Seg6xSlowMeta struct {
@@ -602,6 +612,7 @@ const (
 	Seg6xMapTraceProg              = "trace_prog"
 	Seg6xMapTraceRing              = "trace_ring"
 	Seg6xMapTraceScratch           = "trace_scratch"
+	Seg6xMapTxNoSg                 = "tx_no_sg"
 	Seg6xMapTxPorts                = "tx_ports"
 	Seg6xMapVxDecCache             = "vx_dec_cache"
 	Seg6xMapVxDevs                 = "vx_devs"
@@ -617,6 +628,7 @@ const (
 	Seg6xVarExportPortFlags        = "export_port_flags"
 	Seg6xVarExportPortVlan         = "export_port_vlan"
 	Seg6xVarExportReason           = "export_reason"
+	Seg6xVarExportRxFragsMode      = "export_rx_frags_mode"
 	Seg6xVarExportSidAction        = "export_sid_action"
 	Seg6xVarExportSidFlags         = "export_sid_flags"
 	Seg6xVarExportSlowKind         = "export_slow_kind"
@@ -712,6 +724,7 @@ type Seg6xMapSpecs struct {
 	TraceProg    *ebpf.MapSpec `ebpf:"trace_prog"`
 	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
 	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
+	TxNoSg       *ebpf.MapSpec `ebpf:"tx_no_sg"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
 	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
@@ -732,6 +745,7 @@ type Seg6xVariableSpecs struct {
 	ExportPortFlags        *ebpf.VariableSpec `ebpf:"export_port_flags"`
 	ExportPortVlan         *ebpf.VariableSpec `ebpf:"export_port_vlan"`
 	ExportReason           *ebpf.VariableSpec `ebpf:"export_reason"`
+	ExportRxFragsMode      *ebpf.VariableSpec `ebpf:"export_rx_frags_mode"`
 	ExportSidAction        *ebpf.VariableSpec `ebpf:"export_sid_action"`
 	ExportSidFlags         *ebpf.VariableSpec `ebpf:"export_sid_flags"`
 	ExportSlowKind         *ebpf.VariableSpec `ebpf:"export_slow_kind"`
@@ -798,6 +812,7 @@ type Seg6xMaps struct {
 	TraceProg    *ebpf.Map `ebpf:"trace_prog"`
 	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
 	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
+	TxNoSg       *ebpf.Map `ebpf:"tx_no_sg"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
 	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
@@ -841,6 +856,7 @@ func (m *Seg6xMaps) Close() error {
 		m.TraceProg,
 		m.TraceRing,
 		m.TraceScratch,
+		m.TxNoSg,
 		m.TxPorts,
 		m.VxDecCache,
 		m.VxDevs,
@@ -862,6 +878,7 @@ type Seg6xVariables struct {
 	ExportPortFlags        *ebpf.Variable `ebpf:"export_port_flags"`
 	ExportPortVlan         *ebpf.Variable `ebpf:"export_port_vlan"`
 	ExportReason           *ebpf.Variable `ebpf:"export_reason"`
+	ExportRxFragsMode      *ebpf.Variable `ebpf:"export_rx_frags_mode"`
 	ExportSidAction        *ebpf.Variable `ebpf:"export_sid_action"`
 	ExportSidFlags         *ebpf.Variable `ebpf:"export_sid_flags"`
 	ExportSlowKind         *ebpf.Variable `ebpf:"export_slow_kind"`

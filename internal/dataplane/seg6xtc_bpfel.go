@@ -396,6 +396,7 @@ const (
 	Seg6xTcMapTraceProg       = "trace_prog"
 	Seg6xTcMapTraceRing       = "trace_ring"
 	Seg6xTcMapTraceScratch    = "trace_scratch"
+	Seg6xTcMapTxNoSg          = "tx_no_sg"
 	Seg6xTcMapTxPorts         = "tx_ports"
 	Seg6xTcMapVxDecCache      = "vx_dec_cache"
 	Seg6xTcMapVxDevs          = "vx_devs"
@@ -490,6 +491,7 @@ type Seg6xTcMapSpecs struct {
 	TraceProg    *ebpf.MapSpec `ebpf:"trace_prog"`
 	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
 	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
+	TxNoSg       *ebpf.MapSpec `ebpf:"tx_no_sg"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
 	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
@@ -560,6 +562,7 @@ type Seg6xTcMaps struct {
 	TraceProg    *ebpf.Map `ebpf:"trace_prog"`
 	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
 	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
+	TxNoSg       *ebpf.Map `ebpf:"tx_no_sg"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
 	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
@@ -603,6 +606,7 @@ func (m *Seg6xTcMaps) Close() error {
 		m.TraceProg,
 		m.TraceRing,
 		m.TraceScratch,
+		m.TxNoSg,
 		m.TxPorts,
 		m.VxDecCache,
 		m.VxDevs,

@@ -396,6 +396,7 @@ const (
 	Seg6xTraceMapTraceProg      = "trace_prog"
 	Seg6xTraceMapTraceRing      = "trace_ring"
 	Seg6xTraceMapTraceScratch   = "trace_scratch"
+	Seg6xTraceMapTxNoSg         = "tx_no_sg"
 	Seg6xTraceMapTxPorts        = "tx_ports"
 	Seg6xTraceMapVxDecCache     = "vx_dec_cache"
 	Seg6xTraceMapVxDevs         = "vx_devs"
@@ -492,6 +493,7 @@ type Seg6xTraceMapSpecs struct {
 	TraceProg    *ebpf.MapSpec `ebpf:"trace_prog"`
 	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
 	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
+	TxNoSg       *ebpf.MapSpec `ebpf:"tx_no_sg"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
 	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
@@ -564,6 +566,7 @@ type Seg6xTraceMaps struct {
 	TraceProg    *ebpf.Map `ebpf:"trace_prog"`
 	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
 	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
+	TxNoSg       *ebpf.Map `ebpf:"tx_no_sg"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
 	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
@@ -607,6 +610,7 @@ func (m *Seg6xTraceMaps) Close() error {
 		m.TraceProg,
 		m.TraceRing,
 		m.TraceScratch,
+		m.TxNoSg,
 		m.TxPorts,
 		m.VxDecCache,
 		m.VxDevs,

@@ -26,6 +26,9 @@ const (
 	// KindFragment6: fragment the outer IPv6 packet to the record's MTU, send each fragment out of the
 	// record's interface (a VXLAN encapsulation larger than the underlay).
 	KindFragment6 = uint32(dataplane.Seg6xSlowKindSLOW_KIND_FRAGMENT6)
+	// KindSend: send the frame out of the record's interface as it is (a multi-buffer frame its driver
+	// cannot send redirected).
+	KindSend = uint32(dataplane.Seg6xSlowKindSLOW_KIND_SEND)
 )
 
 const (
@@ -52,6 +55,7 @@ type Stats struct {
 	Injected    uint64 // frames run in as they are (answers)
 	Fragmented6 uint64 // IPv6 packets (VXLAN encapsulations) fragmented
 	Fragments6  uint64 // their fragments sent
+	Sent        uint64 // multi-buffer frames sent out of an egress whose driver cannot send them redirected
 	Failed      uint64 // records that could not be handled (see LastError)
 	Lost        uint64 // records the kernel dropped because the ring was full
 	LastError   string
@@ -131,8 +135,17 @@ func (r *Relay) Handle(sample []byte) error {
 	if err != nil {
 		return err
 	}
-	if m.Kind == KindFragment6 {
+	switch m.Kind {
+	case KindFragment6:
 		return r.fragment6(m, frame)
+	case KindSend:
+		if err := r.tx.send(m.Ifindex, frame); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		r.stats.Sent++
+		r.mu.Unlock()
+		return nil
 	}
 	frames, err := Expand(m, frame)
 	if err != nil {
@@ -173,7 +186,8 @@ func (r *Relay) fragment6(m dataplane.Seg6xSlowMeta, frame []byte) error {
 }
 
 // Expand is what a record asks to run in at m.Ifindex (the fragments of its IPv4 packet, or its
-// frame) or to send out of it (KindFragment6: the fragments of its outer IPv6 packet).
+// frame) or to send out of it (KindFragment6: the fragments of its outer IPv6 packet; KindSend: its
+// frame).
 func Expand(m dataplane.Seg6xSlowMeta, frame []byte) ([][]byte, error) {
 	switch m.Kind {
 	case KindFragment6:
@@ -188,7 +202,7 @@ func Expand(m dataplane.Seg6xSlowMeta, frame []byte) ([][]byte, error) {
 			return nil, fmt.Errorf("fragmenting a packet from ifindex %d: %w", m.Ifindex, err)
 		}
 		return frags, nil
-	case KindInject:
+	case KindInject, KindSend:
 		return [][]byte{frame}, nil
 	}
 	return nil, fmt.Errorf("record of unknown kind %d", m.Kind)

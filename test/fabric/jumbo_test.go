@@ -2,7 +2,8 @@ package fabrictest
 
 // jumbo_test.go: a 9000-byte fabric under the daemon: tenant packets of 8,000 bytes and of the tunnel's
 // whole MTU reach the XDP program as multi-buffer frames, are encapsulated whole, byte for byte, and
-// spread over both uplinks; also when the links were raised to 9000 while the daemon ran.
+// spread over both uplinks; also when the links were raised to 9000 while the daemon ran, and when an
+// uplink's driver cannot send multi-buffer frames redirected to it.
 
 import (
 	"strings"
@@ -39,6 +40,25 @@ func TestJumboAfterMTURaised(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
+	}
+	sendJumbo(t, f)
+}
+
+// An uplink whose driver stops sending multi-buffer frames redirected to it (u2a: its far end turns
+// GRO off, so the veth is no redirect target at all): the daemon sees it and sends the jumbo frames the
+// fast path chose that uplink for; every frame still arrives, over both uplinks.
+func TestJumboToEgressWithoutSG(t *testing.T) {
+	f := upJumbo(t)
+	if _, err := testsupport.NetnsExec(f.p, "ethtool", "-K", "u2b", "gro", "off"); err != nil {
+		t.Fatal(err)
+	}
+	want := "u2a: MTU 9000: frames may span buffers, the fast path reads each frame's whole length; its driver cannot send a multi-buffer frame redirected to it"
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(f.logs.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon did not log %q within 10 s", want)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	sendJumbo(t, f)
 }

@@ -127,7 +127,7 @@ func TestFuzzFrames(t *testing.T) {
 func rxFragsDevs(t *testing.T) []string {
 	t.Helper()
 	ifs := rig.Store.Interfaces()
-	if _, err := dataplane.RefreshRxFrags(rig.Dir, ifs); err != nil {
+	if _, err := dataplane.RefreshMultiBuf(rig.Dir, ifs); err != nil {
 		t.Fatal(err)
 	}
 	var devs []string

@@ -35,6 +35,10 @@ func TestAttachSaysWhatTheInterfaceCannotDo(t *testing.T) {
 	if dataplane.Attached(rig.Dir, nox.Index) {
 		t.Fatal("nox0 has a pinned link after a refused attach")
 	}
+	var v uint32
+	if dataplane.MapsOf(rig.Store).TxNoSg.Lookup(uint32(nox.Index), &v) == nil {
+		t.Fatal("nox0 has a tx_no_sg entry after a refused attach")
+	}
 
 	fab0, err := net.InterfaceByName("fab0")
 	if err != nil {

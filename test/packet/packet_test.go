@@ -98,6 +98,8 @@ func TestEveryDropReasonHasAFixture(t *testing.T) {
 		"PASS_VXLAN_ECN":         "TestVXLANDecap (vxlan_test.go)",
 		"PASS_MULTIBUF":          "TestJumboFramesPassedWhole (multibuf_test.go), TestVXLANEncap, TestVXLANDecap",
 		"DROP_MULTIBUF_HEADERS":  "TestJumboHeadersBeyondFirstBuffer (multibuf_test.go)",
+		"DROP_MULTIBUF_EGRESS":   "TestMultiBufToEgressWithoutSG (rxfrags_test.go)",
+		"SLOW_MULTIBUF_SEND":     "TestMultiBufToEgressWithoutSG (rxfrags_test.go)",
 	}
 	for _, r := range dataplane.ReasonTable {
 		if _, ok := elsewhere[r.Name]; ok {

@@ -1,9 +1,10 @@
 package packet
 
-// rxfrags_test.go: which interfaces' frames are read whole (rx_frags). An interface whose frames may
-// span buffers (MTU above 1500, generic XDP) has every frame's whole length read; on the others a
-// frame is its first buffer unless it says otherwise (longer than a 1500-byte MTU's frame, or an IP
-// packet running past the first buffer: an MTU raised before the control plane caught up).
+// rxfrags_test.go: which interfaces' frames are read whole (rx_frags), and multi-buffer frames for an
+// egress whose driver cannot send them redirected (tx_no_sg). An interface whose frames may span
+// buffers (MTU above 1500, generic XDP) has every frame's whole length read; on the others a frame is
+// its first buffer unless it says otherwise (longer than a 1500-byte MTU's frame, or an IP packet
+// running past the first buffer: an MTU raised before the control plane caught up).
 
 import (
 	"bytes"
@@ -11,9 +12,12 @@ import (
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
+	"github.com/cilium/ebpf"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/internal/slowpath"
 	"github.com/seg6x/seg6x/internal/testsupport"
 	"golang.org/x/sys/unix"
 )
@@ -21,13 +25,16 @@ import (
 // refreshRxFrags updates the rig's rx_frags entries to the links' MTUs, as the daemon does.
 func refreshRxFrags(t *testing.T) {
 	t.Helper()
-	if _, err := dataplane.RefreshRxFrags(rig.Dir, rig.Store.Interfaces()); err != nil {
+	if _, err := dataplane.RefreshMultiBuf(rig.Dir, rig.Store.Interfaces()); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // rxFragsDevs are the rig's devices with an rx_frags entry, sorted.
-func rxFragsDevs(t *testing.T) []string {
+func rxFragsDevs(t *testing.T) []string { return devsIn(t, dataplane.MapsOf(rig.Store).RxFrags) }
+
+// devsIn are the rig's devices with an entry in m (keyed by ifindex), sorted.
+func devsIn(t *testing.T, m *ebpf.Map) []string {
 	t.Helper()
 	byIndex := map[uint32]string{}
 	for _, it := range rig.Store.Interfaces() {
@@ -35,7 +42,7 @@ func rxFragsDevs(t *testing.T) []string {
 	}
 	var devs []string
 	var k, v uint32
-	it := dataplane.MapsOf(rig.Store).RxFrags.Iterate()
+	it := m.Iterate()
 	for it.Next(&k, &v) {
 		devs = append(devs, byIndex[k])
 	}
@@ -52,6 +59,10 @@ func TestRxFragsFollowTheMTU(t *testing.T) {
 	if got := rxFragsDevs(t); !slices.Equal(got, []string{"big0", "fab0"}) {
 		t.Fatalf("rx_frags after attach: %v, want [big0 fab0]", got)
 	}
+	// Every veth of the rig sends multi-buffer frames (GRO on its far end): none in tx_no_sg.
+	if got := devsIn(t, dataplane.MapsOf(rig.Store).TxNoSg); len(got) != 0 {
+		t.Fatalf("tx_no_sg after attach: %v, want none", got)
+	}
 	if err := testsupport.IPLines("", "link set tb0 mtu 9000"); err != nil {
 		t.Fatal(err)
 	}
@@ -59,23 +70,23 @@ func TestRxFragsFollowTheMTU(t *testing.T) {
 		_ = testsupport.IPLines("", "link set tb0 mtu 1500")
 		refreshRxFrags(t)
 	})
-	ch, err := dataplane.RefreshRxFrags(rig.Dir, rig.Store.Interfaces())
+	ch, err := dataplane.RefreshMultiBuf(rig.Dir, rig.Store.Interfaces())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ch) != 1 || ch[0] != (dataplane.RxFragsChange{Name: "tb0", MTU: 9000, On: true}) {
+	if len(ch) != 1 || ch[0].Name != "tb0" || ch[0].MTU != 9000 || ch[0].RxFrags != uint32(dataplane.Seg6xRxFragsModeRX_FRAGS_NATIVE) {
 		t.Errorf("changes after tb0's MTU went to 9000: %+v", ch)
 	}
 	if got := rxFragsDevs(t); !slices.Equal(got, []string{"big0", "fab0", "tb0"}) {
 		t.Errorf("rx_frags: %v, want [big0 fab0 tb0]", got)
 	}
-	if ch, _ := dataplane.RefreshRxFrags(rig.Dir, rig.Store.Interfaces()); len(ch) != 0 {
+	if ch, _ := dataplane.RefreshMultiBuf(rig.Dir, rig.Store.Interfaces()); len(ch) != 0 {
 		t.Errorf("nothing changed, yet: %+v", ch)
 	}
 	if err := testsupport.IPLines("", "link set tb0 mtu 1500"); err != nil {
 		t.Fatal(err)
 	}
-	if ch, _ := dataplane.RefreshRxFrags(rig.Dir, rig.Store.Interfaces()); len(ch) != 1 || ch[0].On {
+	if ch, _ := dataplane.RefreshMultiBuf(rig.Dir, rig.Store.Interfaces()); len(ch) != 1 || ch[0].RxFrags != 0 {
 		t.Errorf("changes after tb0's MTU went back to 1500: %+v", ch)
 	}
 }
@@ -153,4 +164,58 @@ func TestPaddingInFragments(t *testing.T) {
 	run(f.Output)
 	withoutRxFrags(t, "ta0")
 	run(append(append([]byte(nil), f.Output...), pad...))
+}
+
+// A multi-buffer frame for an egress whose driver cannot send one redirected (tx_no_sg; a veth whose
+// far end has neither XDP nor GRO, or a NIC without ndo-xmit-sg) goes to the daemon, which sends it out
+// of that egress: the record is the forwarded frame, byte for byte. Without a daemon it is dropped,
+// counted. A frame of one buffer to the same egress is redirected as before.
+func TestMultiBufToEgressWithoutSG(t *testing.T) {
+	jumboLinks(t)
+	fab0, err := rig.Ifindex("fab0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := dataplane.MapsOf(rig.Store)
+	if err := m.TxNoSg.Put(fab0, uint32(1)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { refreshRxFrags(t) })
+	if got := devsIn(t, m.TxNoSg); !slices.Equal(got, []string{"fab0"}) {
+		t.Fatalf("tx_no_sg: %v", got)
+	}
+	small := fixtures.Get(t, "end")
+	expect(t, "one buffer", small, "XDP_REDIRECT", "")
+	f := fixture(t, "end", 8800)
+	runJumbo(t, f, "XDP_DROP", "DROP_MULTIBUF_EGRESS", 0)
+
+	ring := openSlowRing(t)
+	defer ring.Close()
+	in := &fixtures.Fixture{Name: f.Name, Dev: f.Dev, Input: f.Input}
+	before, _ := rig.ReasonCount("SLOW_MULTIBUF_SEND")
+	res, err := rig.Run(nil, in, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dataplane.Actions[res.Action]; got != "XDP_DROP" {
+		t.Fatalf("with the ring read: %s, want XDP_DROP (the frame is the daemon's)", got)
+	}
+	if after, _ := rig.ReasonCount("SLOW_MULTIBUF_SEND"); after != before+1 {
+		t.Errorf("SLOW_MULTIBUF_SEND counted %d times, want once", after-before)
+	}
+	ring.rd.SetDeadline(time.Now().Add(2 * time.Second))
+	rec, err := ring.rd.Read()
+	if err != nil {
+		t.Fatalf("no slow path record: %v", err)
+	}
+	meta, frame, err := slowpath.Decode(rec.RawSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.Kind != slowpath.KindSend || meta.Ifindex != fab0 {
+		t.Errorf("record kind %d for ifindex %d, want %d (send) for fab0 (%d)", meta.Kind, meta.Ifindex, slowpath.KindSend, fab0)
+	}
+	if !bytes.Equal(frame, f.Output) {
+		t.Errorf("the frame to send: %d bytes, want the forwarded frame of %d", len(frame), len(f.Output))
+	}
 }

@@ -396,6 +396,7 @@ const (
 	Seg6xFibDirectMapTraceProg              = "trace_prog"
 	Seg6xFibDirectMapTraceRing              = "trace_ring"
 	Seg6xFibDirectMapTraceScratch           = "trace_scratch"
+	Seg6xFibDirectMapTxNoSg                 = "tx_no_sg"
 	Seg6xFibDirectMapTxPorts                = "tx_ports"
 	Seg6xFibDirectMapVxDecCache             = "vx_dec_cache"
 	Seg6xFibDirectMapVxDevs                 = "vx_devs"
@@ -411,6 +412,7 @@ const (
 	Seg6xFibDirectVarExportPortFlags        = "export_port_flags"
 	Seg6xFibDirectVarExportPortVlan         = "export_port_vlan"
 	Seg6xFibDirectVarExportReason           = "export_reason"
+	Seg6xFibDirectVarExportRxFragsMode      = "export_rx_frags_mode"
 	Seg6xFibDirectVarExportSidAction        = "export_sid_action"
 	Seg6xFibDirectVarExportSidFlags         = "export_sid_flags"
 	Seg6xFibDirectVarExportSlowKind         = "export_slow_kind"
@@ -506,6 +508,7 @@ type Seg6xFibDirectMapSpecs struct {
 	TraceProg    *ebpf.MapSpec `ebpf:"trace_prog"`
 	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
 	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
+	TxNoSg       *ebpf.MapSpec `ebpf:"tx_no_sg"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
 	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
@@ -526,6 +529,7 @@ type Seg6xFibDirectVariableSpecs struct {
 	ExportPortFlags        *ebpf.VariableSpec `ebpf:"export_port_flags"`
 	ExportPortVlan         *ebpf.VariableSpec `ebpf:"export_port_vlan"`
 	ExportReason           *ebpf.VariableSpec `ebpf:"export_reason"`
+	ExportRxFragsMode      *ebpf.VariableSpec `ebpf:"export_rx_frags_mode"`
 	ExportSidAction        *ebpf.VariableSpec `ebpf:"export_sid_action"`
 	ExportSidFlags         *ebpf.VariableSpec `ebpf:"export_sid_flags"`
 	ExportSlowKind         *ebpf.VariableSpec `ebpf:"export_slow_kind"`
@@ -592,6 +596,7 @@ type Seg6xFibDirectMaps struct {
 	TraceProg    *ebpf.Map `ebpf:"trace_prog"`
 	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
 	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
+	TxNoSg       *ebpf.Map `ebpf:"tx_no_sg"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
 	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
 	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
@@ -635,6 +640,7 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.TraceProg,
 		m.TraceRing,
 		m.TraceScratch,
+		m.TxNoSg,
 		m.TxPorts,
 		m.VxDecCache,
 		m.VxDevs,
@@ -656,6 +662,7 @@ type Seg6xFibDirectVariables struct {
 	ExportPortFlags        *ebpf.Variable `ebpf:"export_port_flags"`
 	ExportPortVlan         *ebpf.Variable `ebpf:"export_port_vlan"`
 	ExportReason           *ebpf.Variable `ebpf:"export_reason"`
+	ExportRxFragsMode      *ebpf.Variable `ebpf:"export_rx_frags_mode"`
 	ExportSidAction        *ebpf.Variable `ebpf:"export_sid_action"`
 	ExportSidFlags         *ebpf.Variable `ebpf:"export_sid_flags"`
 	ExportSlowKind         *ebpf.Variable `ebpf:"export_slow_kind"`
