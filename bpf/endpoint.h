@@ -319,23 +319,19 @@ static __always_inline int next_segment(struct ctx_buff *ctx, struct pkt *p, str
 	return PASS_LOCAL;
 }
 
-/* FIB forward of a transit behavior: the outer packet leaves through the FIB's next hop. A next hop of
- * the main table without a usable neighbor makes the lookup try the route's other next hops
- * (fib6_around; End.T's table lookups go to the kernel as they are). */
+/* FIB forward of a transit behavior: the outer packet leaves through the FIB's next hop (End.T: of the
+ * SID's table). A next hop without a usable neighbor makes the lookup try the route's other next hops
+ * (fib_lookup_around), whose answer the next-hop cache keeps for the flow. */
 static __always_inline int transit_forward(struct ctx_buff *ctx, struct pkt *p, struct hop *h, struct sid_entry *sid)
 {
-	int rc = fib_lookup(ctx, &h->fib, h->table);
+	void *data = ctx_data(ctx);
+	void *data_end = ctx_data_end(ctx);
+	struct ipv6hdr *ip6 = data + (p->l3off & 0x3F);
+	int rc;
 
-	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH && !h->table) {
-		void *data = ctx_data(ctx);
-		void *data_end = ctx_data_end(ctx);
-		struct ipv6hdr *ip6 = data + (p->l3off & 0x3F);
-
-		if ((void *)(ip6 + 1) <= data_end)
-			rc = fib6_around(ctx, &h->fib, sid->action == SID_END_X ? sid->nh : (const __u8 *)&ip6->daddr,
-					 *(__be32 *)ip6 & bpf_htonl(0x0FFFFFFF), p->ifindex);
-	}
-
+	if ((void *)(ip6 + 1) > data_end)
+		return verdict(DROP_TRUNC_IP, p->len);
+	rc = fib_lookup_around(ctx, &h->fib, h->table, sid->action == SID_END_X ? sid->nh : (const __u8 *)&ip6->daddr);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return verdict(fib_reason(rc), p->len);
 	if (ctx_set_l2(ctx, p->l3off, h->fib.dmac, h->fib.smac, 0, ETH_P_IPV6_BE))
@@ -347,7 +343,7 @@ static __always_inline int transit_forward(struct ctx_buff *ctx, struct pkt *p, 
  * VLAN, its TTL / hop limit decremented; one too big for its port is answered (icmp.h); anything the
  * fast path cannot finish goes to the kernel already decapsulated, addressed to this node's MAC as it
  * arrived. */
-static __always_inline int decap_forward(struct ctx_buff *ctx, struct pkt *p, struct hop *h)
+static __always_inline int decap_forward(struct ctx_buff *ctx, struct pkt *p, struct hop *h, struct sid_entry *sid)
 {
 	void *data = ctx_data(ctx);
 	void *data_end = ctx_data_end(ctx);
@@ -362,7 +358,14 @@ static __always_inline int decap_forward(struct ctx_buff *ctx, struct pkt *p, st
 	have = (p->l3off & 0x1F) + IPV6_HLEN + bpf_ntohs(o6->payload_len);
 
 	if (reason == REASON_NONE) {
-		rc = fib_lookup(ctx, &h->fib, h->table);
+		/* An IPv6 packet's next hop without a usable neighbor: the route's others are tried
+		 * (fib_lookup_around; its destination: End.DX6's next hop, or the packet's). */
+		const __u8 *around = NULL;
+		struct ipv6hdr *i6 = data + ioff;
+
+		if (h->proto == ETH_P_IPV6_BE && (void *)(i6 + 1) <= data_end)
+			around = sid->action == SID_END_DX6 ? sid->nh : (const __u8 *)&i6->daddr;
+		rc = fib_lookup_around(ctx, &h->fib, h->table, around);
 		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
 			return decap_too_big(ctx, p, &h->fib, h->table, h->proto, ioff, h->inner_len, h->vlan);
 		if (rc != BPF_FIB_LKUP_RET_SUCCESS)
@@ -607,6 +610,6 @@ __noinline int endpoint(struct ctx_buff *ctx, struct pkt *arg, struct sid_entry 
 	if (rc != REASON_NONE)
 		return verdict(rc, p->len);
 	if (decap)
-		return decap_forward(ctx, p, &h);
+		return decap_forward(ctx, p, &h, sid);
 	return transit_forward(ctx, p, &h, sid);
 }

@@ -172,6 +172,50 @@ static __always_inline void nh_key_set(struct nh_key *k, const struct bpf_fib_lo
 	}
 }
 
+/* How many other hashes fib6_around tries. With two next hops each try finds the other with
+ * probability 1/2, so a flow stays without a next hop once in 65536 (its packets go to the kernel). */
+#define FIB_AROUND_TRIES 16
+
+/* The IPv6 lookup fib in table in_table >> 32 answered NO_NEIGH: the next hop the multipath hash gave
+ * the flow has no usable neighbor entry (FAILED: it stopped answering; or not resolved yet). Asks again
+ * with the flow fields perturbed, which picks another next hop of a multipath route, and takes the first
+ * that has a neighbor: a flow is not sent to a next hop the kernel knows is dead while another is alive.
+ * dst, flowinfo and the ingress interface (in_table's low half) are the lookup's inputs as first asked
+ * (a lookup that fails overwrites them in fib: the gateway, the egress, the route's metric; and the
+ * table, in the union that also holds the VLAN the FIB answers with). Returns SUCCESS (the
+ * caller fills its cache slot with the answer), or NO_NEIGH when every try had none (a single-path
+ * route: the kernel gets the packet and resolves the neighbor). A function of its own: its locals stay
+ * off its callers' stack, and it runs only when a next hop has no neighbor. */
+static __noinline int fib6_around(struct ctx_buff *ctx, struct bpf_fib_lookup *fib, const __u8 *dst, __be32 flowinfo,
+				  __u64 in_table)
+{
+	/* The inputs to restore before each try wait in fib's output bytes (smac, dmac: written only by a
+	 * lookup that succeeds, which ends the tries), not in registers the helper call would spill to
+	 * this function's stack. */
+	__u32 *keep = (__u32 *)fib->smac; /* smac..dmac: 12 bytes at a 4-byte boundary */
+	int rc = BPF_FIB_LKUP_RET_NO_NEIGH;
+	__u32 table = in_table >> 32;
+
+	if (!ctx || !fib || !dst)
+		return rc;
+	keep[0] = (__u32)in_table;
+	keep[1] = *(__u32 *)&fib->sport;
+	keep[2] = flowinfo;
+#pragma clang loop unroll(disable)
+	for (__u32 k = 1; k <= FIB_AROUND_TRIES; k++) {
+		/* read again each time (volatile): kept in registers across the loop, they would spill */
+		for (int i = 0; i < 4; i++)
+			fib->ipv6_dst[i] = ((const volatile __u32 *)dst)[i];
+		fib->ifindex = keep[0];
+		fib->flowinfo = keep[2] ^ bpf_htonl((k * 0x9E3B5) & 0xFFFFF);
+		*(__u32 *)&fib->sport = keep[1] ^ (k * 0x9E3779B1);
+		rc = fib_ask(ctx, fib, table);
+		if (rc != BPF_FIB_LKUP_RET_NO_NEIGH)
+			break;
+	}
+	return rc == BPF_FIB_LKUP_RET_SUCCESS ? rc : BPF_FIB_LKUP_RET_NO_NEIGH;
+}
+
 /* bpf_fib_lookup for fib (its inputs filled in) in routing table `table`, answered from the
  * per-CPU cache (nh_cache, direct-mapped) when nh_cache_ns is set and the slot for the same inputs
  * (nh_key) holds a fresh answer (younger than nh_cache_ns and of the current nh_gen generation,
@@ -181,11 +225,16 @@ static __always_inline void nh_key_set(struct nh_key *k, const struct bpf_fib_lo
  * otherwise); only such results are cached, so a cache hit needs no tx_ports check. The key holds
  * every input of the lookup (source, ingress interface, protocol, TOS / flow label, ports too), so
  * source- or interface-based policy rules, source-specific routes and the kernel's multipath choice
- * among ECMP next hops are answered as the FIB would. */
-static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_lookup *fib, __u32 table)
+ * among ECMP next hops are answered as the FIB would. around: for an IPv6 lookup, its destination as
+ * asked, somewhere a failed lookup does not overwrite (the packet, a map value); a next hop without a
+ * usable neighbor then makes the lookup try the route's other next hops (fib6_around), and what it
+ * finds is cached as the answer for these inputs. NULL: NO_NEIGH is the answer (fib_lookup). */
+static __always_inline int fib_lookup_around(struct ctx_buff *ctx, struct bpf_fib_lookup *fib, __u32 table,
+					     const __u8 *around)
 {
 	struct nh_cache_slot *c = NULL;
-	__u32 len = fib->tot_len, gen = 0, slot;
+	__u32 len = fib->tot_len, gen = 0, slot, in = fib->ifindex;
+	__be32 flowinfo = fib->flowinfo;
 	int rc;
 
 	TRACE(tr->flags |= TRACE_F_FIB; tr->flags &= ~TRACE_F_FIB_CACHED; tr->fib_table = table; tr->fib_ifindex = fib->ifindex;
@@ -207,11 +256,18 @@ static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_looku
 		}
 	}
 	rc = fib_ask(ctx, fib, table);
+	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH && around)
+		rc = fib6_around(ctx, fib, around, flowinfo, (__u64)table << 32 | in);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return rc;
 	if (c)
 		nh_fill(&c->nh, fib, gen, len);
 	return rc;
+}
+
+static __always_inline int fib_lookup(struct ctx_buff *ctx, struct bpf_fib_lookup *fib, __u32 table)
+{
+	return fib_lookup_around(ctx, fib, table, NULL);
 }
 
 /* Whether f holds the flow fields of the outer IPv6 lookup fib. */
@@ -255,48 +311,6 @@ static __always_inline int fib6_slot(struct ctx_buff *ctx, struct bpf_fib_lookup
 	if (rc == BPF_FIB_LKUP_RET_SUCCESS)
 		nh_fill(&e->nh, fib, gen, len);
 	return rc;
-}
-
-/* How many other hashes fib6_around tries. With two next hops each try finds the other with
- * probability 1/2, so a flow stays without a next hop once in 65536 (its packets go to the kernel). */
-#define FIB_AROUND_TRIES 16
-
-/* The outer IPv6 lookup fib (main table) answered NO_NEIGH: the next hop the multipath hash gave the
- * flow has no usable neighbor entry (FAILED: it stopped answering; or not resolved yet). Asks again with
- * the flow fields perturbed, which picks another next hop of a multipath route, and takes the first
- * that has a neighbor: a flow is not sent to a next hop the kernel knows is dead while another is alive.
- * dst, flowinfo and in are the lookup's inputs as first asked (a lookup that fails overwrites them in
- * fib: the gateway, the egress, the route's metric). Returns SUCCESS (the caller fills its cache slot
- * with the answer), or NO_NEIGH when every try had none (a single-path route: the kernel gets the packet
- * and resolves the neighbor). A function of its own: its locals stay off its callers' stack, and it
- * runs only when a next hop has no neighbor. */
-static __noinline int fib6_around(struct ctx_buff *ctx, struct bpf_fib_lookup *fib, const __u8 *dst, __be32 flowinfo,
-				  __u32 in)
-{
-	/* The inputs to restore before each try wait in fib's output bytes (smac, dmac: written only by a
-	 * lookup that succeeds, which ends the tries), not in registers the helper call would spill to
-	 * this function's stack. */
-	__u32 *keep = (__u32 *)fib->smac; /* smac..dmac: 12 bytes at a 4-byte boundary */
-	int rc = BPF_FIB_LKUP_RET_NO_NEIGH;
-
-	if (!ctx || !fib || !dst)
-		return rc;
-	keep[0] = in;
-	keep[1] = *(__u32 *)&fib->sport;
-	keep[2] = flowinfo;
-#pragma clang loop unroll(disable)
-	for (__u32 k = 1; k <= FIB_AROUND_TRIES; k++) {
-		/* read again each time (volatile): kept in registers across the loop, they would spill */
-		for (int i = 0; i < 4; i++)
-			fib->ipv6_dst[i] = ((const volatile __u32 *)dst)[i];
-		fib->ifindex = keep[0];
-		fib->flowinfo = keep[2] ^ bpf_htonl((k * 0x9E3B5) & 0xFFFFF);
-		*(__u32 *)&fib->sport = keep[1] ^ (k * 0x9E3779B1);
-		rc = fib_ask(ctx, fib, 0);
-		if (rc != BPF_FIB_LKUP_RET_NO_NEIGH)
-			break;
-	}
-	return rc == BPF_FIB_LKUP_RET_SUCCESS ? rc : BPF_FIB_LKUP_RET_NO_NEIGH;
 }
 
 /* Whether slot e answers, under fib6_slot's rules, for an outer IPv6 packet of len bytes from local

@@ -222,14 +222,25 @@ static __always_inline __u64 udp6_pseudo(const __u8 *src, const __u8 *dst, __u32
 	return sum16(src, 8) + sum16(dst, 8) + bpf_htons(len) + bpf_htons(PROTO_UDP);
 }
 
-/* fib_lookup for the outer packet of an encapsulation (fib's inputs filled in, main table), answered
- * from vx_nh's slot for the remote and the flow's source port (fib6_slot). */
-static __always_inline int vx_fib(struct xdp_md *ctx, struct bpf_fib_lookup *fib)
+/* fib_lookup for the outer packet of an encapsulation (fib's inputs filled in, main table; remote: its
+ * destination in a map value), answered from vx_nh's slot for the remote and the flow's source port
+ * (fib6_slot). A next hop without a usable neighbor makes it try the route's others (fib6_around),
+ * whose answer the slot keeps. */
+static __always_inline int vx_fib(struct xdp_md *ctx, struct bpf_fib_lookup *fib, const __u8 *remote)
 {
 	__u32 slot = fmix32(fib->ipv6_dst[0] ^ fib->ipv6_dst[1] ^ fib->ipv6_dst[2] ^ fib->ipv6_dst[3] ^
 			    (__u32)fib->sport * 0x9E3779B1) & (VX_NH_SLOTS - 1);
+	struct nh_slot *e = bpf_map_lookup_elem(&vx_nh, &slot);
+	__be32 flowinfo = fib->flowinfo;
+	__u32 in = fib->ifindex;
+	int rc = fib6_slot(ctx, fib, e);
 
-	return fib6_slot(ctx, fib, bpf_map_lookup_elem(&vx_nh, &slot));
+	if (rc != BPF_FIB_LKUP_RET_NO_NEIGH)
+		return rc;
+	rc = fib6_around(ctx, fib, remote, flowinfo, in);
+	if (rc == BPF_FIB_LKUP_RET_SUCCESS && nh_cache_ns && e)
+		nh_fill(&e->nh, fib, gen_now(&nh_gen), fib->tot_len);
+	return rc;
 }
 
 /* The encapsulated frame, larger than the underlay's mtu, to the daemon, which fragments its outer
@@ -347,7 +358,7 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 	fib.tot_len = len + IPV6_HLEN + UDP_HLEN + VXLAN_HLEN;
 	__builtin_memcpy(fib.ipv6_src, dev->local, 16);
 	__builtin_memcpy(fib.ipv6_dst, dst->remote, 16);
-	rc = vx_fib(ctx, &fib);
+	rc = vx_fib(ctx, &fib, dst->remote);
 	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED && fib.mtu_result >= 1280) {
 		/* Larger than the underlay: carried in outer IPv6 fragments (the daemon cuts them). The
 		 * FIB fills in the next hop only for a packet that fits. */

@@ -186,6 +186,14 @@ func TestFailuresLoseLittleAndRecover(t *testing.T) {
 	runFailures(t, f, pickFlows(t, f), true)
 }
 
+// The same on a jumbo fabric (every link 9000) with tenant packets of 8,000 bytes: multi-buffer frames
+// in XDP, steered around the same failures.
+func TestFailuresOnJumboFabric(t *testing.T) {
+	f := upJumbo(t)
+	f.payload = 8000 - 28
+	runFailures(t, f, pickFlows(t, f), true)
+}
+
 // TestFailuresKernelReference runs the same cases through the kernel's own seg6 encapsulation (no
 // seg6x) and reports what it loses, for docs/fabric.md; it asserts only that the kernel forwarded the
 // flows before each failure. It runs when SEG6X_FABRIC_KERNEL is set (2 minutes).

@@ -49,6 +49,7 @@ type fabric struct {
 	recv      map[string]int // p's AF_PACKET socket per uplink (u1, u2)
 	daemonArg []string
 	kernel    bool // the kernel's own seg6 encapsulates, no seg6x (the reference)
+	payload   int  // UDP payload bytes of frame's frames (0: 16)
 }
 
 // up builds the namespaces and starts the daemon with daemonArgs; everything goes at the test's end.
@@ -294,7 +295,7 @@ func (f *fabric) openSockets() {
 }
 
 // frame is tenant red's UDP packet of flow (its source port) with sequence number seq.
-func (f *fabric) frame(flow, seq int) []byte { return f.frameSized(flow, seq, 16) }
+func (f *fabric) frame(flow, seq int) []byte { return f.frameSized(flow, seq, max(f.payload, 16)) }
 
 // frameSized is frame with n bytes of payload (n >= 16): after the flow and sequence number, bytes
 // that depend on their position and the flow, which parse checks.
