@@ -135,6 +135,9 @@ func RefreshMultiBuf(dir string, ifaces []state.Interface) ([]MultiBuf, error) {
 		if it.Ifindex == 0 || !Attached(dir, it.Ifindex) {
 			continue
 		}
+		if _, err := netlink.LinkByIndex(it.Ifindex); err != nil {
+			continue // gone: its re-apply (a new ifindex) or detach sets its entries
+		}
 		mb, err := setMultiBuf(dir, it.Ifindex, Mode(it.Mode))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", it.Name, err))
