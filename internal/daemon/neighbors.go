@@ -12,7 +12,10 @@ package daemon
 //   - any other entry on them the kernel left STALE is used once (NTF_USE), as the kernel's own
 //     traffic would: it is probed, then REACHABLE again or FAILED;
 //   - ignore_routes_with_linkdown is set (IPv4 and IPv6): a next hop whose link has lost its carrier is
-//     not chosen among a route's next hops, by the fast path's lookups or the kernel's.
+//     not chosen among a route's next hops, by the fast path's lookups or the kernel's;
+//   - net.ipv4.fib_multipath_use_neigh is set: the kernel does not send an IPv4 packet the fast path
+//     handed it (no neighbor: decapsulated IPv4 over a multipath route) to a next hop whose neighbor
+//     FAILED (IPv6 lookups of the fast path steer around those themselves).
 // Each change to an entry or a setting is logged once.
 
 import (
@@ -185,22 +188,33 @@ func (k *keeper) keep(attached map[int]string) {
 	}
 }
 
-// tune sets ignore_routes_with_linkdown on every attached interface, for both families.
+// tune sets ignore_routes_with_linkdown on every attached interface, for both families, and (once
+// there is one) fib_multipath_use_neigh.
 func (k *keeper) tune(attached map[int]string) {
 	for _, dev := range attached {
 		for _, fam := range []string{"ipv4", "ipv6"} {
-			p := fmt.Sprintf("/proc/sys/net/%s/conf/%s/ignore_routes_with_linkdown", fam, dev)
-			b, err := os.ReadFile(p)
-			if err != nil || strings.TrimSpace(string(b)) == "1" {
-				continue
-			}
-			if err := os.WriteFile(p, []byte("1"), 0o644); err != nil {
-				k.warnOnce(fmt.Sprintf("neighbors: setting net.%s.conf.%s.ignore_routes_with_linkdown=1: %v", fam, dev, err))
-				continue
-			}
-			k.logf("set net.%s.conf.%s.ignore_routes_with_linkdown=1: a next hop whose link is down is not chosen (docs/fabric.md)", fam, dev)
+			k.set([]string{"net", fam, "conf", dev, "ignore_routes_with_linkdown"}, "a next hop whose link is down is not chosen")
 		}
 	}
+	if len(attached) > 0 {
+		k.set([]string{"net", "ipv4", "fib_multipath_use_neigh"}, "the kernel's IPv4 forwarding does not choose a next hop whose neighbor failed")
+	}
+}
+
+// set makes the sysctl of path (its components: an interface name may hold dots) 1, and logs it with
+// why when it was not.
+func (k *keeper) set(path []string, why string) {
+	name := strings.Join(path, ".")
+	p := "/proc/sys/" + strings.Join(path, "/")
+	b, err := os.ReadFile(p)
+	if err != nil || strings.TrimSpace(string(b)) == "1" {
+		return
+	}
+	if err := os.WriteFile(p, []byte("1"), 0o644); err != nil {
+		k.warnOnce(fmt.Sprintf("neighbors: setting %s=1: %v", name, err))
+		return
+	}
+	k.logf("set %s=1: %s (docs/fabric.md)", name, why)
 }
 
 // warnOnce logs msg the first time it occurs.

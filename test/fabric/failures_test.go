@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,7 +184,29 @@ var failures = []failure{
 
 func TestFailuresLoseLittleAndRecover(t *testing.T) {
 	f := up(t)
+	uplinkSysctlsSet(t, f)
 	runFailures(t, f, pickFlows(t, f), true)
+}
+
+// uplinkSysctlsSet waits (up to 5 s: the daemon's keeper runs once a second) for the settings the
+// daemon makes on pe: ignore_routes_with_linkdown on the attached uplinks, fib_multipath_use_neigh.
+func uplinkSysctlsSet(t *testing.T, f *fabric) {
+	t.Helper()
+	want := []string{"net.ipv4.fib_multipath_use_neigh"}
+	for _, u := range uplinks {
+		want = append(want, "net.ipv4.conf."+u+"a.ignore_routes_with_linkdown", "net.ipv6.conf."+u+"a.ignore_routes_with_linkdown")
+	}
+	for _, name := range want {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			out, err := testsupport.NetnsExec(f.pe, "sysctl", "-n", name)
+			if err == nil && strings.TrimSpace(out) == "1" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the daemon did not set %s=1 on pe within 5 s (%q, %v)", name, out, err)
+			}
+		}
+	}
 }
 
 // The same on a jumbo fabric (every link 9000) with tenant packets of 8,000 bytes: multi-buffer frames
