@@ -136,7 +136,11 @@ type Interface struct {
 	// Output only: what the driver says it can do with XDP (the netdev family's xdp-features): basic,
 	// redirect, target (a redirect target), rx-sg (multi-buffer frames), ...; "unknown" where the kernel
 	// does not say.
-	XdpFeatures   string `protobuf:"bytes,6,opt,name=xdp_features,json=xdpFeatures,proto3" json:"xdp_features,omitempty"`
+	XdpFeatures string `protobuf:"bytes,6,opt,name=xdp_features,json=xdpFeatures,proto3" json:"xdp_features,omitempty"`
+	// Output only: what the program does with the interface's multi-buffer (jumbo) frames: rx-whole
+	// (every frame's whole length is read: MTU above 1500, or generic XDP), tx-via-daemon (its driver
+	// cannot send a multi-buffer frame redirected to it: the daemon sends those); empty: neither.
+	MultiBuffer   string `protobuf:"bytes,7,opt,name=multi_buffer,json=multiBuffer,proto3" json:"multi_buffer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -209,6 +213,13 @@ func (x *Interface) GetRole() string {
 func (x *Interface) GetXdpFeatures() string {
 	if x != nil {
 		return x.XdpFeatures
+	}
+	return ""
+}
+
+func (x *Interface) GetMultiBuffer() string {
+	if x != nil {
+		return x.MultiBuffer
 	}
 	return ""
 }
@@ -4696,14 +4707,15 @@ const file_seg6x_proto_rawDesc = "" +
 	"\n" +
 	"\vseg6x.proto\x12\bseg6x.v1\"3\n" +
 	"\aOptions\x12(\n" +
-	"\x10nexthop_cache_ms\x18\x01 \x01(\rR\x0enexthopCacheMs\"\x9d\x01\n" +
+	"\x10nexthop_cache_ms\x18\x01 \x01(\rR\x0enexthopCacheMs\"\xc0\x01\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x18\n" +
 	"\aifindex\x18\x03 \x01(\x05R\aifindex\x12\x17\n" +
 	"\aprog_id\x18\x04 \x01(\rR\x06progId\x12\x12\n" +
 	"\x04role\x18\x05 \x01(\tR\x04role\x12!\n" +
-	"\fxdp_features\x18\x06 \x01(\tR\vxdpFeatures\">\n" +
+	"\fxdp_features\x18\x06 \x01(\tR\vxdpFeatures\x12!\n" +
+	"\fmulti_buffer\x18\a \x01(\tR\vmultiBuffer\">\n" +
 	"\x06Domain\x12\x1a\n" +
 	"\blocators\x18\x01 \x03(\tR\blocators\x12\x18\n" +
 	"\asources\x18\x02 \x03(\tR\asources\"\x89\x01\n" +

@@ -322,7 +322,7 @@ func sidToPB(s *state.SID) *pb.Sid {
 }
 
 func ifaceToPB(i *state.Interface) *pb.Interface {
-	return &pb.Interface{Name: i.Name, Mode: i.Mode, Role: i.Role, Ifindex: int32(i.Ifindex), XdpFeatures: i.XDPFeatures}
+	return &pb.Interface{Name: i.Name, Mode: i.Mode, Role: i.Role, Ifindex: int32(i.Ifindex), XdpFeatures: i.XDPFeatures, MultiBuffer: i.MultiBuffer}
 }
 
 func ifaceFromPB(i *pb.Interface) state.Interface {
@@ -637,6 +637,7 @@ func StateFromChunks(chunks []*pb.StateChunk) (state.State, uint64, error) {
 	for i, it := range all.Interfaces {
 		s.Interfaces[i].Ifindex = int(it.GetIfindex())
 		s.Interfaces[i].XDPFeatures = it.GetXdpFeatures()
+		s.Interfaces[i].MultiBuffer = it.GetMultiBuffer()
 	}
 	return s, gen, nil
 }

@@ -130,11 +130,13 @@ func (s *Server) Show(req *pb.ShowRequest, stream pb.Control_ShowServer) error {
 	// A consistent copy under the lock; streaming it (slow clients, big tables) holds nothing.
 	var cur state.State
 	var gen uint64
-	s.ctl.Read(func(st *state.Store) { cur, gen = st.Current(), st.Gen() })
+	var dir string
+	s.ctl.Read(func(st *state.Store) { cur, gen, dir = st.Current(), st.Gen(), st.Dir })
 	state.FillPaths(cur.Routes, cur.Policies, s.paths) // the live egress MTU of every route's tunnel
 	for i := range cur.Interfaces {
 		if idx := cur.Interfaces[i].Ifindex; idx != 0 && s.xdp != nil {
 			cur.Interfaces[i].XDPFeatures = s.xdp(idx)
+			cur.Interfaces[i].MultiBuffer = dataplane.MultiBufMarks(dir, idx)
 		}
 	}
 	head := cur

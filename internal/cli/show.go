@@ -74,9 +74,9 @@ func show(what string) error {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	defer w.Flush()
 	if what == "all" || what == "interfaces" {
-		fmt.Fprintln(w, "INTERFACE\tIFINDEX\tMODE\tROLE\tXDP FEATURES")
+		fmt.Fprintln(w, "INTERFACE\tIFINDEX\tMODE\tROLE\tXDP FEATURES\tMULTI-BUFFER")
 		for _, it := range cur.Interfaces {
-			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", it.Name, it.Ifindex, it.Mode, it.Role, orDash(it.XDPFeatures))
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", it.Name, it.Ifindex, it.Mode, it.Role, orDash(it.XDPFeatures), orDash(it.MultiBuffer))
 		}
 		fmt.Fprintln(w)
 		printPorts(w, portClasses(cur))

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/vishvananda/netlink"
@@ -147,4 +148,22 @@ func RefreshMultiBuf(dir string, ifaces []state.Interface) ([]MultiBuf, error) {
 		}
 	}
 	return changed, errors.Join(errs...)
+}
+
+// MultiBufMarks names ifindex's entries, as `seg6x show interfaces` lists them: rx-whole (rx_frags),
+// tx-via-daemon (tx_no_sg), comma-separated; empty for neither (or no maps pinned yet).
+func MultiBufMarks(dir string, ifindex int) string {
+	var marks []string
+	for _, e := range []struct{ m, name string }{{"rx_frags", "rx-whole"}, {"tx_no_sg", "tx-via-daemon"}} {
+		m, err := pinnedMap(dir, e.m)
+		if err != nil {
+			continue
+		}
+		var v uint32
+		if m.Lookup(uint32(ifindex), &v) == nil && v != 0 {
+			marks = append(marks, e.name)
+		}
+		m.Close()
+	}
+	return strings.Join(marks, ",")
 }

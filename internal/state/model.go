@@ -72,6 +72,9 @@ type Interface struct {
 	Ifindex int    `yaml:"-" json:"ifindex,omitempty"` // resolved when applied
 	// XDPFeatures is what the driver says it can do with XDP (read when shown; dataplane.XDPFeatures).
 	XDPFeatures string `yaml:"-" json:"xdp_features,omitempty"`
+	// MultiBuffer is what the program does with its multi-buffer frames (read when shown;
+	// dataplane.MultiBufMarks): rx-whole, tx-via-daemon, both (comma-separated) or neither.
+	MultiBuffer string `yaml:"-" json:"multi_buffer,omitempty"`
 }
 
 // Interface modes (hooks); "xdp" is accepted for native.

@@ -6,6 +6,7 @@ package fabrictest
 // uplink's driver cannot send multi-buffer frames redirected to it.
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,27 @@ func TestJumboToEgressWithoutSG(t *testing.T) {
 			t.Fatalf("the daemon did not log %q within 10 s", want)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// What `show interfaces` says of the uplinks.
+	out, err := testsupport.NetnsExec(f.pe, f.bin, "--dir", f.dir, "show", "interfaces", "--json")
+	if err != nil {
+		t.Fatalf("show interfaces: %v: %s", err, out)
+	}
+	var shown struct {
+		Interfaces []struct {
+			Name        string `json:"name"`
+			MultiBuffer string `json:"multi_buffer"`
+		} `json:"interfaces"`
+	}
+	if err := json.Unmarshal([]byte(out), &shown); err != nil {
+		t.Fatalf("show interfaces --json: %v: %s", err, out)
+	}
+	got := map[string]string{}
+	for _, it := range shown.Interfaces {
+		got[it.Name] = it.MultiBuffer
+	}
+	if got["u1a"] != "rx-whole" || got["u2a"] != "rx-whole,tx-via-daemon" {
+		t.Errorf("show interfaces: multi_buffer u1a %q, u2a %q; want rx-whole and rx-whole,tx-via-daemon", got["u1a"], got["u2a"])
 	}
 	sendJumbo(t, f)
 }
