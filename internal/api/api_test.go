@@ -53,8 +53,9 @@ func client(t *testing.T) (pb.ControlClient, *state.Store) {
 	return c, st
 }
 
+// tenantOp is tenant name with a port on eth1's vlan and a table of its own (the VLAN's number).
 func tenantOp(kind pb.Op_Kind, name string, vlan uint32) *pb.Op {
-	return &pb.Op{Kind: kind, Object: &pb.Op_Tenant{Tenant: &pb.Tenant{Name: name, Table: 100,
+	return &pb.Op{Kind: kind, Object: &pb.Op_Tenant{Tenant: &pb.Tenant{Name: name, Table: max(vlan, 1),
 		Ports: []*pb.Port{{Dev: "eth1", Vlan: vlan}}}}}
 }
 

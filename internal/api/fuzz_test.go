@@ -33,7 +33,7 @@ var (
 		{re(`options`), re(`nexthop_cache_ms`)},
 		{re(`domain`), re(`(locators|sources)(\[\d+\])?`)},
 		{re(`interface|interface ".*"`), re(`name|mode|role`)},
-		{re(`tenant ".*"`), re(`name|port|dev|vlan|gateway(\[\d+\])?|mss_clamp|` +
+		{re(`tenant ".*"`), re(`name|table|port|dev|vlan|gateway(\[\d+\])?|mss_clamp|` +
 			`vpn(\.(rd|import_rt/export_rt|behavior|encap|locator|sid|advertise(\[\d+\])?|advertise_kernel))?`)},
 		{re(`routes of tenant ".*"`), re(`tenant`)},
 		{re(`route .* tenant .*`), re(`tenant|prefix|mode|segs(\[\d+\])?|src|hoplimit|usids\.(block|nf|ids(\[\d+\])?)|policy`)},

@@ -20,8 +20,9 @@ func tenantCmd() *cobra.Command {
 			Use:   verb + " NAME [table ID] [dev DEV [vlan VID]]... [gateway ADDR]... [mss-clamp auto|N|off]",
 			Short: verb + " a tenant",
 			Long: `Define tenant NAME. "table" is the kernel routing table holding its routes (used by End.DT4/6/46
-SIDs that name the tenant). Each "dev" adds a port where its traffic arrives; a "vlan" pairs with
-the dev in the same position (no vlan = untagged).
+SIDs that name the tenant): its own, never another tenant's nor the kernel's default, main or local
+(253-255); leave it out for a tenant without one. Each "dev" adds a port where its traffic arrives;
+a "vlan" pairs with the dev in the same position (no vlan = untagged).
 
 "gateway" (up to one IPv4 and one IPv6 address, the one the tenant's hosts route through) is the
 source of the ICMP errors the fast path sends them: a packet too big for its tunnel (IPv4 with DF,

@@ -22,6 +22,9 @@ func Parse(r io.Reader) (state.State, error) {
 		return state.State{}, err
 	}
 	var s state.State
+	if err := checkFractions(b); err != nil {
+		return state.State{}, fmt.Errorf("yaml: %w", err)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {

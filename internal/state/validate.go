@@ -161,10 +161,17 @@ func validateDomain(d *Domain, add func(error)) {
 	}
 }
 
+// kernelTables are the routing tables the kernel reserves (RT_TABLE_DEFAULT, MAIN, LOCAL): a tenant's
+// table is its VRF, never one of them.
+var kernelTables = map[uint32]string{253: "default", 254: "main", 255: "local"}
+
 func validateTenant(t *Tenant, add func(error)) {
 	obj := tenantObj(t)
 	if !nameRE.MatchString(t.Name) {
 		add(fieldErr(obj, "name", "want 1-32 of A-Z a-z 0-9 _ . -"))
+	}
+	if name, ok := kernelTables[t.Table]; ok {
+		add(fieldErr(obj, "table", "%d is the kernel's %s table; a tenant needs one of its own (1-252 or 256 and up; none: leave it out)", t.Table, name))
 	}
 	seen := map[Port]bool{}
 	for _, p := range t.Ports {

@@ -1,0 +1,45 @@
+package state
+
+// tenanttable_test.go: a tenant's table is its own VRF: the kernel's reserved tables and a table
+// another tenant has are refused, naming the field; keeping or changing a tenant's own table is not.
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTenantTables(t *testing.T) {
+	st := openTemp(t)
+	add := func(tn Tenant) error {
+		_, err := st.Commit([]Op{{Kind: OpReplace, Tenant: &tn}}, false)
+		return err
+	}
+	if err := add(Tenant{Name: "blue", Table: 100}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tn   Tenant
+		want string
+	}{
+		{Tenant{Name: "red", Table: 100}, `tenant "red": table: 100 already belongs to tenant "blue"`},
+		{Tenant{Name: "red", Table: 253}, `tenant "red": table: 253 is the kernel's default table`},
+		{Tenant{Name: "red", Table: 254}, `tenant "red": table: 254 is the kernel's main table`},
+		{Tenant{Name: "red", Table: 255}, `tenant "red": table: 255 is the kernel's local table`},
+		{Tenant{Name: "blue", Table: 255}, `tenant "blue": table: 255 is the kernel's local table`},
+	} {
+		gen := st.Gen()
+		err := add(c.tn)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.tn, err, c.want)
+		}
+		if st.Gen() != gen {
+			t.Errorf("%+v: refused, yet the generation moved", c.tn)
+		}
+	}
+	for _, tn := range []Tenant{{Name: "blue", Table: 100}, {Name: "red", Table: 101}, {Name: "green"}, {Name: "blue", Table: 102},
+		{Name: "red", Table: 100}, {Name: "violet", Table: 256}} {
+		if err := add(tn); err != nil {
+			t.Errorf("%+v: %v", tn, err)
+		}
+	}
+}
