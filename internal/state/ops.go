@@ -498,9 +498,9 @@ func (s *Store) applyTenant(c *change, op Op) error {
 			return fieldErr(obj, "port", "dev %s vlan %d already belongs to tenant %q", p.Dev, p.VLAN, owner)
 		}
 	}
-	if nt.Table != 0 && (cur == nil || cur.Table != nt.Table) {
+	if nt.Table != 0 && nt.Origin != OriginKernel && (cur == nil || cur.Table != nt.Table) {
 		for name, o := range s.rt.tenants {
-			if name != nt.Name && o.Table == nt.Table {
+			if name != nt.Name && o.Table == nt.Table && o.Origin != OriginKernel {
 				return fieldErr(obj, "table", "%d already belongs to tenant %q (each tenant's routes are looked up in its own table)", nt.Table, name)
 			}
 		}

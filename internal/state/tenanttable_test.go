@@ -2,6 +2,7 @@ package state
 
 // tenanttable_test.go: a tenant's table is its own VRF: the kernel's reserved tables and a table
 // another tenant has are refused, naming the field; keeping or changing a tenant's own table is not.
+// The kernel mirror's tenants describe the kernel's own tables (main, often, and shared): not refused.
 
 import (
 	"strings"
@@ -40,6 +41,11 @@ func TestTenantTables(t *testing.T) {
 		{Name: "red", Table: 100}, {Name: "violet", Table: 256}} {
 		if err := add(tn); err != nil {
 			t.Errorf("%+v: %v", tn, err)
+		}
+	}
+	for _, tn := range []Tenant{{Name: "k254", Table: 254}, {Name: "k254b", Table: 254}, {Name: "k100", Table: 100}} {
+		if _, err := st.Commit([]Op{{Kind: OpReplace, Origin: OriginKernel, Tenant: &tn}}, false); err != nil {
+			t.Errorf("mirror tenant %+v: %v", tn, err)
 		}
 	}
 }

@@ -162,7 +162,8 @@ func validateDomain(d *Domain, add func(error)) {
 }
 
 // kernelTables are the routing tables the kernel reserves (RT_TABLE_DEFAULT, MAIN, LOCAL): a tenant's
-// table is its VRF, never one of them.
+// table is its VRF, never one of them (except a tenant the kernel mirror makes of the kernel's own
+// seg6 routes, which are often in main).
 var kernelTables = map[uint32]string{253: "default", 254: "main", 255: "local"}
 
 func validateTenant(t *Tenant, add func(error)) {
@@ -170,7 +171,7 @@ func validateTenant(t *Tenant, add func(error)) {
 	if !nameRE.MatchString(t.Name) {
 		add(fieldErr(obj, "name", "want 1-32 of A-Z a-z 0-9 _ . -"))
 	}
-	if name, ok := kernelTables[t.Table]; ok {
+	if name, ok := kernelTables[t.Table]; ok && t.Origin != OriginKernel { // the mirror's are the kernel's own
 		add(fieldErr(obj, "table", "%d is the kernel's %s table; a tenant needs one of its own (1-252 or 256 and up; none: leave it out)", t.Table, name))
 	}
 	seen := map[Port]bool{}
