@@ -4,13 +4,17 @@ package cli
 
 import (
 	"fmt"
+	"regexp"
 
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
 
+// negativeArg finds a negative number in pflag's "unknown shorthand flag: '1' in -1".
+var negativeArg = regexp.MustCompile(`unknown shorthand flag: '\d' in (-\d+)$`)
+
 func setCmd() *cobra.Command {
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "set nexthop-cache-ms N",
 		Short: "Set an instance-wide option (reloads the program on every attached interface)",
 		Long: `Options:
@@ -34,4 +38,12 @@ func setCmd() *cobra.Command {
 			return commit(state.Op{Kind: state.OpReplace, Options: &state.Options{NextHopCacheMs: n}})
 		},
 	}
+	// A negative value reaches the flag parser as a flag ("-1"): say what is wrong with it instead.
+	c.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if m := negativeArg.FindStringSubmatch(err.Error()); m != nil {
+			return fmt.Errorf("nexthop-cache-ms: %s is negative; want 0 to 10000 (ms)", m[1])
+		}
+		return err
+	})
+	return c
 }

@@ -65,7 +65,34 @@ Typical use:
 	root.AddCommand(attachCmd(), detachCmd(), domainCmd(), tenantCmd(), routeCmd(), policyCmd(), sidCmd(), applyCmd(), showCmd(),
 		statsCmd(), setCmd(), statusCmd(), configCmd(), daemonCmd(), benchCmd(), labCmd(), bgpCmd(), traceCmd(), captureCmd(),
 		explainCmd())
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command group (a command with subcommands and nothing to run of
+// its own) refuse an unknown subcommand with a hint, where cobra would print the group's help and
+// succeed; without arguments it still prints its help.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if c == c.Root() || !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		var names []string
+		for _, s := range cmd.Commands() {
+			if s.IsAvailableCommand() {
+				names = append(names, s.Name())
+			}
+		}
+		return fmt.Errorf("unknown command %q for %q (want %s; see %s --help)", args[0], cmd.CommandPath(),
+			strings.Join(names, ", "), cmd.CommandPath())
+	}
 }
 
 // Main runs the CLI and returns the process exit code.
