@@ -17,8 +17,15 @@ deps:
 generate: deps
 	$(GO) generate ./internal/dataplane/ ./internal/benchrig/rigbpf/ ./internal/lab/accessbpf/ ./internal/lab/gsoprobe/
 
+# What `seg6x version` says: the release (a git tag, else the commit), the commit, the build time.
+VERSION ?= $(shell git describe --tags --always 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS = -X github.com/seg6x/seg6x/internal/cli.Version=$(VERSION) -X github.com/seg6x/seg6x/internal/cli.Commit=$(COMMIT) \
+	-X github.com/seg6x/seg6x/internal/cli.BuildDate=$(BUILD_DATE)
+
 build: generate
-	$(GO) build -o $(BIN) ./cmd/seg6x
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/seg6x
 
 # Unit, packet (BPF_PROG_TEST_RUN), verifier and namespace-lab integration tests. Needs root.
 test: build

@@ -64,7 +64,9 @@ Typical use:
 	root.PersistentFlags().StringVar(&g.tls.Key, "client-key", "", "with --server: client key")
 	root.AddCommand(attachCmd(), detachCmd(), domainCmd(), tenantCmd(), routeCmd(), policyCmd(), sidCmd(), applyCmd(), showCmd(),
 		statsCmd(), setCmd(), statusCmd(), configCmd(), daemonCmd(), benchCmd(), labCmd(), bgpCmd(), traceCmd(), captureCmd(),
-		explainCmd())
+		explainCmd(), versionCmd())
+	root.Version = buildInfo().Version
+	root.SetVersionTemplate(buildInfo().String())
 	refuseUnknownSubcommands(root)
 	return root
 }
