@@ -15,20 +15,26 @@ import (
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/config"
+	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
 func applyCmd() *cobra.Command {
 	var file, dev string
-	var dryRun bool
+	var dryRun, prune bool
 	var frames []string
 	c := &cobra.Command{
-		Use:   "apply -f FILE [--dry-run] [--dev IFACE --explain FRAME ...]",
+		Use:   "apply -f FILE [--dry-run] [--prune] [--dev IFACE --explain FRAME ...]",
 		Short: "Make the data plane exactly what a YAML file describes (idempotent, all or nothing)",
 		Long: `Read FILE ("-" for stdin) and make it the whole running state: objects in the file are added or
 updated, objects not in it are removed. Applying the same file twice changes nothing. Nothing is
-written unless the whole file is valid. --dry-run validates and prints the diff only. A tenant whose
+written unless the whole file is valid. --dry-run validates and prints the diff only.
+
+A file that would remove an interface or a tenant (with its routes), or every object (an empty
+file), is refused unless --prune says that is meant: a truncated or wrong file does not wipe the
+node. The check and the apply see the same state (the apply is refused if another change came
+between them). A tenant whose
 routes differ gets its whole route table swapped in one step: traffic sees the old table or the new.
 With a daemon running this is the same API call the daemon makes for --config at start and SIGHUP.
 "seg6x config export" prints the running state as such a file (applying it changes nothing).
@@ -79,12 +85,28 @@ File format (every key optional except where an object needs it):
 			}
 			defer done()
 			st := api.StateToPB(&desired)
-			rep, err := c.ApplyState(context.Background(), &pb.ApplyStateRequest{State: st, DryRun: dryRun || len(frames) > 0})
+			var gen uint64
+			if !prune && !dryRun && len(frames) == 0 {
+				pre, err := c.ApplyState(context.Background(), &pb.ApplyStateRequest{State: st, DryRun: true})
+				if err != nil {
+					return apiErr(err)
+				}
+				if why := needsPrune(api.DiffFromPB(pre.GetDiff()), &desired); why != "" {
+					return fmt.Errorf("%s %s; nothing applied (apply it with --prune to mean it; --dry-run lists every change)", file, why)
+				}
+				gen = pre.GetGeneration()
+			}
+			rep, err := c.ApplyState(context.Background(), &pb.ApplyStateRequest{State: st, DryRun: dryRun || len(frames) > 0, IfGeneration: gen})
 			if err != nil {
 				return apiErr(err)
 			}
 			diff := api.DiffFromPB(rep.GetDiff())
 			if len(frames) == 0 {
+				if dryRun && !prune && !g.jsonOut {
+					if why := needsPrune(diff, &desired); why != "" {
+						defer fmt.Printf("(applying it needs --prune: it %s)\n", why)
+					}
+				}
 				return printDiff(diff)
 			}
 			var out []explained
@@ -111,6 +133,7 @@ File format (every key optional except where an object needs it):
 	}
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML file with the desired state (- for stdin)")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "validate and print the changes without applying them")
+	c.Flags().BoolVar(&prune, "prune", false, "allow the file to remove interfaces, tenants, or everything")
 	c.Flags().StringArrayVar(&frames, "explain", nil, "apply nothing; show what FRAME does now and would do under FILE (repeatable)")
 	c.Flags().StringVar(&dev, "dev", "", "with --explain: the interface the frames arrive on")
 	return c
@@ -186,4 +209,30 @@ func indent(s string) string {
 		}
 	}
 	return out
+}
+
+// needsPrune says what in diff (applying desired) needs --prune: removing an interface or a tenant, or
+// every object (desired is empty); "" if nothing does.
+func needsPrune(d *state.Diff, desired *state.State) string {
+	_, _, removed := d.Counts()
+	if removed == 0 {
+		return ""
+	}
+	var gone []string
+	for _, r := range d.Removed {
+		if strings.HasPrefix(r, "interface ") || strings.HasPrefix(r, "tenant ") {
+			gone = append(gone, r)
+		}
+	}
+	empty := len(desired.Interfaces)+len(desired.Tenants)+len(desired.Routes)+len(desired.SIDs)+len(desired.Policies) == 0 &&
+		len(desired.Domain.Locators)+len(desired.Domain.Sources) == 0 && desired.BGP == nil
+	switch {
+	case len(gone) > 3:
+		return fmt.Sprintf("would remove %s and %d more interfaces and tenants (of %d objects removed)", strings.Join(gone[:3], ", "), len(gone)-3, removed)
+	case len(gone) > 0:
+		return fmt.Sprintf("would remove %s (of %d objects removed)", strings.Join(gone, ", "), removed)
+	case empty:
+		return fmt.Sprintf("is empty: it would remove all %d objects", removed)
+	}
+	return ""
 }

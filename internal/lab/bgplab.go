@@ -63,7 +63,7 @@ func (l *Lab) SetTenantC(pe string, on bool) error {
 		return err
 	}
 	l.logf("lab %s: %s %s tenant C: seg6x apply -f %s", l.Prefix, pe, map[bool]string{true: "joins", false: "leaves"}[on], f)
-	_, err := l.Seg6x(pe, "apply", "-f", f)
+	_, err := l.Seg6x(pe, "apply", "-f", f, "--prune") // leaving removes tenant C: meant
 	return err
 }
 
