@@ -17,12 +17,13 @@ deps:
 generate: deps
 	$(GO) generate ./internal/dataplane/ ./internal/benchrig/rigbpf/ ./internal/lab/accessbpf/ ./internal/lab/gsoprobe/
 
-# What `seg6x version` says: the release (a git tag, else the commit), the commit, the build time.
-VERSION ?= $(shell git describe --tags --always 2>/dev/null || echo dev)
+# What `seg6x version` says (internal/buildinfo): the commit (-dirty: the work tree had changes), the
+# build time, and the release: a tagged commit's tag, else the one in buildinfo.go.
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-LDFLAGS = -X github.com/seg6x/seg6x/internal/cli.Version=$(VERSION) -X github.com/seg6x/seg6x/internal/cli.Commit=$(COMMIT) \
-	-X github.com/seg6x/seg6x/internal/cli.BuildDate=$(BUILD_DATE)
+VERSION ?= $(shell git describe --tags --exact-match 2>/dev/null)
+LDFLAGS = -X github.com/seg6x/seg6x/internal/buildinfo.Commit=$(COMMIT) -X github.com/seg6x/seg6x/internal/buildinfo.BuildDate=$(BUILD_DATE) \
+	$(if $(VERSION),-X github.com/seg6x/seg6x/internal/buildinfo.Version=$(VERSION))
 
 build: generate
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/seg6x

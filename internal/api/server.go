@@ -14,15 +14,13 @@ import (
 
 	"github.com/cilium/ebpf"
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
+	"github.com/seg6x/seg6x/internal/buildinfo"
 	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
-
-// Version is the seg6x version reported by Status.
-var Version = "0.2.0"
 
 // MaxMessage bounds one API message (a batch of a million routes is about 100 MB).
 const MaxMessage = 1 << 30
@@ -248,7 +246,7 @@ func (s *Server) status() *pb.StatusReply {
 
 func (s *Server) statusOf(st *state.Store) *pb.StatusReply {
 	n := st.Counts()
-	out := &pb.StatusReply{Version: Version, Daemon: s.daemon, StartedUnix: s.started.Unix(), Generation: st.Gen(),
+	out := &pb.StatusReply{Version: buildinfo.Version, Daemon: s.daemon, StartedUnix: s.started.Unix(), Generation: st.Gen(),
 		Tenants: uint32(n.Tenants), Routes4: uint32(n.Routes4), Routes6: uint32(n.Routes6), Policies: uint32(n.Policies),
 		Sids: uint32(n.SIDs), NexthopCacheMs: st.NextHopCacheMs(), Ports: PortClassesToPB(st.Ports())}
 	d := st.Domain()

@@ -54,6 +54,8 @@ func show(what string) error {
 		return err
 	}
 	if g.jsonOut {
+		// Lists are [] when empty, never null (scripts index them).
+		cur.Interfaces, cur.Tenants, cur.Routes, cur.SIDs = orEmpty(cur.Interfaces), orEmpty(cur.Tenants), orEmpty(cur.Routes), orEmpty(cur.SIDs)
 		switch what {
 		case "interfaces":
 			return printJSON(struct {
@@ -305,6 +307,14 @@ func portClasses(cur state.State) []state.PortClass {
 func orDash(s string) string {
 	if s == "" {
 		return "-"
+	}
+	return s
+}
+
+// orEmpty is s, or an empty slice for a nil one (JSON [] instead of null).
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
 	return s
 }
