@@ -170,7 +170,7 @@ func controlOnce(kind string, n int, o ControlOptions) (ControlResult, error) {
 		r.Tenants = (n + routesPerTenant - 1) / routesPerTenant
 		for t := 0; t < r.Tenants; t++ {
 			ops = append(ops, &pb.Op{Kind: pb.Op_ADD, Object: &pb.Op_Tenant{Tenant: &pb.Tenant{Name: fmt.Sprintf("t%d", t),
-				Table: uint32(100 + t), Ports: []*pb.Port{{Dev: "cp0", Vlan: uint32(10 + t)}}}}})
+				Table: uint32(1000 + t), Ports: []*pb.Port{{Dev: "cp0", Vlan: uint32(10 + t)}}}}})
 		}
 	}
 	// send commits ops: the first (tenants) before anything else, the rest with up to inFlight

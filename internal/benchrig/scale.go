@@ -53,7 +53,7 @@ func scaleRoutes(r *Rig, total int) error {
 		// Other tenants (on other VLANs) fill the table, over 1000 segment lists.
 		for t := 1; n < total; t++ {
 			name := fmt.Sprintf("f%d", t)
-			ops = append(ops, state.Op{Kind: state.OpReplace, Tenant: &state.Tenant{Name: name, Table: 100,
+			ops = append(ops, state.Op{Kind: state.OpReplace, Tenant: &state.Tenant{Name: name, Table: 1000 + uint32(t),
 				Ports: []state.Port{{Dev: devDutIn, VLAN: vlanIn + uint16(t)}}}})
 			for i := 0; i < 1<<17 && n < total; i++ {
 				a := netip.AddrFrom4([4]byte{198, 18 + byte(i>>16), byte(i >> 8), byte(i)})

@@ -40,7 +40,7 @@ func BenchmarkLoadRouteSets(b *testing.B) {
 		}
 		var ops []Op
 		for t := 0; t < (n+perTenant-1)/perTenant; t++ {
-			ops = append(ops, Op{Kind: OpAdd, Tenant: &Tenant{Name: "t" + string(rune('0'+t)), Table: uint32(100 + t),
+			ops = append(ops, Op{Kind: OpAdd, Tenant: &Tenant{Name: "t" + string(rune('0'+t)), Table: uint32(1000 + t),
 				Ports: []Port{{Dev: "eth1", VLAN: uint16(10 + t)}}}})
 		}
 		if _, err := st.Commit(ops, false); err != nil {

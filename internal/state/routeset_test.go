@@ -179,7 +179,7 @@ func TestRouteRecordsSizedOnce(t *testing.T) {
 	st := openTemp(t)
 	var ops []Op
 	for i := 0; i < 100; i++ {
-		ops = append(ops, Op{Kind: OpAdd, Tenant: &Tenant{Name: fmt.Sprintf("t%d", i), Table: uint32(100 + i)}})
+		ops = append(ops, Op{Kind: OpAdd, Tenant: &Tenant{Name: fmt.Sprintf("t%d", i), Table: uint32(1000 + i)}})
 	}
 	if _, err := st.Commit(ops, false); err != nil {
 		t.Fatal(err)
