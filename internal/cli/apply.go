@@ -17,6 +17,8 @@ import (
 	"github.com/seg6x/seg6x/internal/config"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -33,8 +35,8 @@ written unless the whole file is valid. --dry-run validates and prints the diff 
 
 A file that would remove an interface or a tenant (with its routes), or every object (an empty
 file), is refused unless --prune says that is meant: a truncated or wrong file does not wipe the
-node. The check and the apply see the same state (the apply is refused if another change came
-between them). A tenant whose
+node. The check and the apply see the same state (another change in between makes it check
+again). A tenant whose
 routes differ gets its whole route table swapped in one step: traffic sees the old table or the new.
 With a daemon running this is the same API call the daemon makes for --config at start and SIGHUP.
 "seg6x config export" prints the running state as such a file (applying it changes nothing).
@@ -85,20 +87,30 @@ File format (every key optional except where an object needs it):
 			}
 			defer done()
 			st := api.StateToPB(&desired)
-			var gen uint64
-			if !prune && !dryRun && len(frames) == 0 {
-				pre, err := c.ApplyState(context.Background(), &pb.ApplyStateRequest{State: st, DryRun: true})
+			var rep *pb.CommitReply
+			// Without --prune: the daemon's diff first (a dry run), then the apply, conditional on the
+			// generation the dry run saw. Another origin's commit in between (BGP, the kernel mirror)
+			// makes it stale: checked again, a few times.
+			for attempt := 1; ; attempt++ {
+				var gen uint64
+				if !prune && !dryRun && len(frames) == 0 {
+					pre, err := c.ApplyState(context.Background(), &pb.ApplyStateRequest{State: st, DryRun: true})
+					if err != nil {
+						return apiErr(err)
+					}
+					if why := needsPrune(api.DiffFromPB(pre.GetDiff()), &desired); why != "" {
+						return fmt.Errorf("%s %s; nothing applied (apply it with --prune to mean it; --dry-run lists every change)", file, why)
+					}
+					gen = pre.GetGeneration()
+				}
+				rep, err = c.ApplyState(context.Background(), &pb.ApplyStateRequest{State: st, DryRun: dryRun || len(frames) > 0, IfGeneration: gen})
+				if gen != 0 && status.Code(err) == codes.FailedPrecondition && attempt < 5 {
+					continue
+				}
 				if err != nil {
 					return apiErr(err)
 				}
-				if why := needsPrune(api.DiffFromPB(pre.GetDiff()), &desired); why != "" {
-					return fmt.Errorf("%s %s; nothing applied (apply it with --prune to mean it; --dry-run lists every change)", file, why)
-				}
-				gen = pre.GetGeneration()
-			}
-			rep, err := c.ApplyState(context.Background(), &pb.ApplyStateRequest{State: st, DryRun: dryRun || len(frames) > 0, IfGeneration: gen})
-			if err != nil {
-				return apiErr(err)
+				break
 			}
 			diff := api.DiffFromPB(rep.GetDiff())
 			if len(frames) == 0 {
