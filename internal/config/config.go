@@ -31,7 +31,7 @@ func Parse(r io.Reader) (state.State, error) {
 		if errors.Is(err, io.EOF) {
 			return state.State{}, nil // an empty file is the empty state
 		}
-		return s, fmt.Errorf("yaml: %s", where(b, err))
+		return s, fmt.Errorf("yaml: %s", inWords(where(b, err)))
 	}
 	return s, nil
 }

@@ -81,7 +81,13 @@ func TestLoadErrorMessage(t *testing.T) {
 		{"tenants:\n  - {name: blue, table: 101.9}\n", "yaml: line 2: tenants[0].table: 101.9 is not an integer"},
 		{"routes:\n  - tenant: blue\n    prefix: 198.18.2.0/24\n    hoplimit: 6.4e1\n", "yaml: line 4: routes[0].hoplimit: 6.4e1 is not an integer"},
 		{"sids:\n  - {sid: \"fc00:1::64\", action: End.DT4, tenant: blue, vlan: 100.0}\n", "yaml: line 2: sids[0].vlan: 100.0 is not an integer"},
-		{"tenants:\n  - name: a\n    colour: red\n", "yaml: unmarshal errors:\n  line 3: field colour not found in type state.Tenant"},
+		{"tenants:\n  - name: a\n    colour: red\n",
+			"yaml: unmarshal errors:\n  line 3: unknown key colour (a tenant has: gateway, kernel_fallback, mss_clamp, name, ports, table, vpn)"},
+		{"sids:\n  - {sid: \"fc00::1\", action: End, bogus: 1}\n",
+			"yaml: line 2: unknown key bogus (a sid has: action, flavors, lblen, nflen, nh4, nh6, segs, sid, src, table, tenant, vlan)"},
+		{"tenants:\n  - {name: a, table: abc}\n", "yaml: unmarshal errors:\n  line 2: abc is not an integer from 0 to 4294967295"},
+		{"tenants:\n  - {name: a, ports: [{dev: x, vlan: 70000}]}\n", "yaml: unmarshal errors:\n  line 2: 70000 is not an integer from 0 to 65535"},
+		{"interfaces: {name: x}\n", "yaml: unmarshal errors:\n  line 1: a mapping is not a list of interfaces"},
 		{"sids:\n  - sid: fc00::1\n    action: End\n    nh6: not-an-address\n",
 			`yaml: line 4: sids[0].nh6: ParseAddr("not-an-address"): unable to parse IP`},
 		// The sid comes through a merge: SID's UnmarshalYAML reads merged keys as plain fields, so
@@ -154,5 +160,27 @@ routes:
 	}
 	if err := state.Validate(&bad); err == nil || !strings.Contains(err.Error(), "route 10.0.0.0/8 tenant blue: usids.ids[0]: 10000 does not fit in 16 bits") {
 		t.Errorf("bad uSID: %v", err)
+	}
+}
+
+// No error speaks Go: no type names (state.Tenant, uint16, netip.Addr) and no YAML tags (!!str).
+func TestErrorsSpeakTheFile(t *testing.T) {
+	for _, in := range []string{
+		"tenants:\n  - {name: a, colour: red}\n", "tenants:\n  - {name: a, table: abc}\n", "tenants:\n  - {name: a, table: -1}\n",
+		"tenants: {name: a}\n", "routes:\n  - {tenant: a, hoplimit: 300}\n", "routes:\n  - {tenant: a, segs: fc00::1}\n",
+		"sids:\n  - {sid: \"fc00::1\", action: End, vlan: x}\n", "interfaces:\n  - {name: [a]}\n",
+		"bgp: {asn: x}\n", "bgp: {neighbors: [{address: 1, asn: y}]}\n", "options: {nexthop_cache_ms: fast}\n",
+		"policies:\n  - {name: p, lists: [{weight: heavy}]}\n", "domain: {locators: 7}\n",
+	} {
+		_, err := Parse(strings.NewReader(in))
+		if err == nil {
+			t.Errorf("Parse(%q) succeeded", in)
+			continue
+		}
+		for _, goWord := range []string{"state.", "uint", "int8", "int16", "int32", "int64", "!!", "netip.", "[]"} {
+			if strings.Contains(err.Error(), goWord) {
+				t.Errorf("Parse(%q): %q speaks Go (%s)", in, err, goWord)
+			}
+		}
 	}
 }
