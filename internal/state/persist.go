@@ -204,6 +204,14 @@ func (r *runtime) replay(rec record) error {
 		}
 	case rec.TenantDel != "":
 		if t := r.tenants[rec.TenantDel]; t != nil {
+			// Its routes go with it: a commit that swapped its table to none and deleted it journals
+			// the delete alone (the swap of a tenant that is gone is not written).
+			for p, id := range t.routes.all {
+				if pol := r.policyOf(id); pol != nil && pol != passPolicy {
+					pol.refs--
+				}
+				r.nroutes[famOf(p)]--
+			}
 			for _, p := range t.Ports {
 				delete(r.ports, Port{Dev: p.Dev, VLAN: p.VLAN})
 			}
