@@ -135,7 +135,7 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		{"port taken", &pb.CommitRequest{Ops: []*pb.Op{tenantOp(pb.Op_ADD, "red", 100)}},
 			codes.InvalidArgument, `port: dev eth1 vlan 100 already belongs to tenant "blue"`},
 		{"vlan out of range", &pb.CommitRequest{Ops: []*pb.Op{tenantOp(pb.Op_ADD, "red", 5000)}},
-			codes.InvalidArgument, "vlan: 5000 is more than 4094"},
+			codes.InvalidArgument, "vlan: 5000 is not a VLAN ID (1-4094; 0: untagged)"},
 		{"tenant with routes", &pb.CommitRequest{Ops: []*pb.Op{tenantOp(pb.Op_DELETE, "blue", 0)}},
 			codes.InvalidArgument, "still has 1 routes"},
 		{"sid needs tenant deleted in the same batch", &pb.CommitRequest{Ops: []*pb.Op{

@@ -8,6 +8,7 @@ package api
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
@@ -62,6 +63,14 @@ func (p *parser) prefix(field, s string, optional bool) netip.Prefix {
 		p.fail(field, "%q is not a prefix (ADDR/LEN)", s)
 	}
 	return pf
+}
+
+// vlan is a VLAN ID field, refused as every front end refuses one (state.VLANProblem).
+func (p *parser) vlan(v uint32) uint16 {
+	if why := state.VLANProblem(strconv.FormatUint(uint64(v), 10)); why != "" {
+		p.fail("vlan", "%s", why)
+	}
+	return uint16(v)
 }
 
 func (p *parser) u16(field string, v uint32, max uint32) uint16 {
@@ -260,7 +269,7 @@ func tenantFromPB(t *pb.Tenant) (state.Tenant, error) {
 	p := &parser{obj: fmt.Sprintf("tenant %q", t.GetName())}
 	out := state.Tenant{Name: t.GetName(), Table: t.GetTable(), Ports: []state.Port{}, KernelFallback: t.GetKernelFallback()}
 	for _, pt := range t.GetPorts() {
-		out.Ports = append(out.Ports, state.Port{Dev: pt.GetDev(), VLAN: p.u16("vlan", pt.GetVlan(), 4094)})
+		out.Ports = append(out.Ports, state.Port{Dev: pt.GetDev(), VLAN: p.vlan(pt.GetVlan())})
 	}
 	out.Gateway = p.addrs("gateway", t.GetGateway())
 	out.MSSClamp = t.GetMssClamp()
@@ -296,7 +305,7 @@ func sidFromPB(s *pb.Sid) (state.SID, error) {
 	out.NFLen = uint8(p.u16("nflen", s.GetNflen(), 128))
 	out.NH4 = p.addr("nh4", s.GetNh4(), true)
 	out.NH6 = p.addr("nh6", s.GetNh6(), true)
-	out.VLAN = p.u16("vlan", s.GetVlan(), 4094)
+	out.VLAN = p.vlan(s.GetVlan())
 	out.Segs = p.addrs("segs", s.GetSegs())
 	out.Src = p.addr("src", s.GetSrc(), true)
 	return out, p.err()

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/seg6x/seg6x/internal/state"
 )
 
 // kv parses "key value key value ..." where each key must be in allowed. Keys listed in multi may
@@ -56,10 +58,10 @@ func parseU32(field, s string) (uint32, error) {
 }
 
 func parseVLAN(s string) (uint16, error) {
-	v, err := strconv.ParseUint(s, 10, 16)
-	if err != nil || v > 4094 {
-		return 0, fmt.Errorf("vlan: %q is not a VLAN ID (0-4094)", s)
+	if why := state.VLANProblem(s); why != "" {
+		return 0, fmt.Errorf("vlan: %s", why)
 	}
+	v, _ := strconv.ParseUint(s, 10, 16)
 	return uint16(v), nil
 }
 

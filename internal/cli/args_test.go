@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/state"
 )
 
 func TestParseRoute(t *testing.T) {
@@ -100,5 +102,25 @@ func TestParsePolicy(t *testing.T) {
 		if _, err := parsePolicy("x", strings.Fields(args)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", args, err, want)
 		}
+	}
+}
+
+// A VLAN ID out of range gets the one message every front end gives (state.VLANProblem): the CLI,
+// the YAML file and the API alike.
+func TestVLANMessage(t *testing.T) {
+	for _, in := range []string{"5000", "abc", "-1"} {
+		_, err := parseVLAN(in)
+		if want := "vlan: " + in + " is not a VLAN ID (1-4094; 0: untagged)"; err == nil || err.Error() != want {
+			t.Errorf("parseVLAN(%q): %v, want %q", in, err, want)
+		}
+	}
+	for _, in := range []string{"0", "1", "4094"} {
+		if _, err := parseVLAN(in); err != nil {
+			t.Errorf("parseVLAN(%q): %v", in, err)
+		}
+	}
+	errs := state.Validate(&state.State{Tenants: []state.Tenant{{Name: "a", Ports: []state.Port{{Dev: "x", VLAN: 5000}}}}})
+	if errs == nil || !strings.Contains(errs.Error(), `tenant "a": vlan: 5000 is not a VLAN ID (1-4094; 0: untagged)`) {
+		t.Errorf("a port's VLAN 5000 in a file: %v", errs)
 	}
 }

@@ -161,6 +161,16 @@ func validateDomain(d *Domain, add func(error)) {
 	}
 }
 
+// VLANProblem is what is wrong with v as a VLAN ID (1-4094, 0: untagged), the one message every front end
+// gives; "" when it is one.
+func VLANProblem(v string) string {
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err == nil && n <= 4094 {
+		return ""
+	}
+	return v + " is not a VLAN ID (1-4094; 0: untagged)"
+}
+
 // kernelTables are the routing tables the kernel reserves (RT_TABLE_DEFAULT, MAIN, LOCAL): a tenant's
 // table is its VRF, never one of them (except a tenant the kernel mirror makes of the kernel's own
 // seg6 routes, which are often in main).
@@ -179,8 +189,8 @@ func validateTenant(t *Tenant, add func(error)) {
 		if p.Dev == "" {
 			add(fieldErr(obj, "dev", "missing"))
 		}
-		if p.VLAN > 4094 {
-			add(fieldErr(obj, "vlan", "%d is not a VLAN ID (0 = untagged, 1-4094)", p.VLAN))
+		if why := VLANProblem(strconv.Itoa(int(p.VLAN))); why != "" {
+			add(fieldErr(obj, "vlan", "%s", why))
 		}
 		k := Port{Dev: p.Dev, VLAN: p.VLAN}
 		if seen[k] {
@@ -455,8 +465,8 @@ func validateSIDParams(sd *SID, tenant func(string) *Tenant, add func(error)) {
 	if sd.VLAN != 0 {
 		if !b.Decap {
 			add(fieldErr(obj, "vlan", "%s does not decapsulate; only decap behaviors push a VLAN", sd.Action))
-		} else if sd.VLAN > 4094 {
-			add(fieldErr(obj, "vlan", "%d is not a VLAN ID (1-4094)", sd.VLAN))
+		} else if why := VLANProblem(strconv.Itoa(int(sd.VLAN))); why != "" {
+			add(fieldErr(obj, "vlan", "%s", why))
 		}
 	}
 }
