@@ -1836,9 +1836,11 @@ type Diff struct {
 	Changed []string               `protobuf:"bytes,2,rep,name=changed,proto3" json:"changed,omitempty"`
 	Removed []string               `protobuf:"bytes,3,rep,name=removed,proto3" json:"removed,omitempty"`
 	// objects changed beyond the request's diff_limit: counted, not listed
-	MoreAdded     uint64 `protobuf:"varint,4,opt,name=more_added,json=moreAdded,proto3" json:"more_added,omitempty"`
-	MoreChanged   uint64 `protobuf:"varint,5,opt,name=more_changed,json=moreChanged,proto3" json:"more_changed,omitempty"`
-	MoreRemoved   uint64 `protobuf:"varint,6,opt,name=more_removed,json=moreRemoved,proto3" json:"more_removed,omitempty"`
+	MoreAdded   uint64 `protobuf:"varint,4,opt,name=more_added,json=moreAdded,proto3" json:"more_added,omitempty"`
+	MoreChanged uint64 `protobuf:"varint,5,opt,name=more_changed,json=moreChanged,proto3" json:"more_changed,omitempty"`
+	MoreRemoved uint64 `protobuf:"varint,6,opt,name=more_removed,json=moreRemoved,proto3" json:"more_removed,omitempty"`
+	// every object, listed or not, counted by kind ("route", "tenant", ...)
+	Kinds         map[string]*KindCounts `protobuf:"bytes,7,rep,name=kinds,proto3" json:"kinds,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1915,6 +1917,73 @@ func (x *Diff) GetMoreRemoved() uint64 {
 	return 0
 }
 
+func (x *Diff) GetKinds() map[string]*KindCounts {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
+}
+
+type KindCounts struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Added         uint64                 `protobuf:"varint,1,opt,name=added,proto3" json:"added,omitempty"`
+	Changed       uint64                 `protobuf:"varint,2,opt,name=changed,proto3" json:"changed,omitempty"`
+	Removed       uint64                 `protobuf:"varint,3,opt,name=removed,proto3" json:"removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KindCounts) Reset() {
+	*x = KindCounts{}
+	mi := &file_seg6x_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KindCounts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KindCounts) ProtoMessage() {}
+
+func (x *KindCounts) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KindCounts.ProtoReflect.Descriptor instead.
+func (*KindCounts) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *KindCounts) GetAdded() uint64 {
+	if x != nil {
+		return x.Added
+	}
+	return 0
+}
+
+func (x *KindCounts) GetChanged() uint64 {
+	if x != nil {
+		return x.Changed
+	}
+	return 0
+}
+
+func (x *KindCounts) GetRemoved() uint64 {
+	if x != nil {
+		return x.Removed
+	}
+	return 0
+}
+
 type CommitReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Diff          *Diff                  `protobuf:"bytes,1,opt,name=diff,proto3" json:"diff,omitempty"`
@@ -1925,7 +1994,7 @@ type CommitReply struct {
 
 func (x *CommitReply) Reset() {
 	*x = CommitReply{}
-	mi := &file_seg6x_proto_msgTypes[20]
+	mi := &file_seg6x_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1937,7 +2006,7 @@ func (x *CommitReply) String() string {
 func (*CommitReply) ProtoMessage() {}
 
 func (x *CommitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[20]
+	mi := &file_seg6x_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1950,7 +2019,7 @@ func (x *CommitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitReply.ProtoReflect.Descriptor instead.
 func (*CommitReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{20}
+	return file_seg6x_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CommitReply) GetDiff() *Diff {
@@ -1983,7 +2052,7 @@ type State struct {
 
 func (x *State) Reset() {
 	*x = State{}
-	mi := &file_seg6x_proto_msgTypes[21]
+	mi := &file_seg6x_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1995,7 +2064,7 @@ func (x *State) String() string {
 func (*State) ProtoMessage() {}
 
 func (x *State) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[21]
+	mi := &file_seg6x_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2008,7 +2077,7 @@ func (x *State) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use State.ProtoReflect.Descriptor instead.
 func (*State) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{21}
+	return file_seg6x_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *State) GetOptions() *Options {
@@ -2078,7 +2147,7 @@ type ApplyStateRequest struct {
 
 func (x *ApplyStateRequest) Reset() {
 	*x = ApplyStateRequest{}
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2090,7 +2159,7 @@ func (x *ApplyStateRequest) String() string {
 func (*ApplyStateRequest) ProtoMessage() {}
 
 func (x *ApplyStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2103,7 +2172,7 @@ func (x *ApplyStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStateRequest.ProtoReflect.Descriptor instead.
 func (*ApplyStateRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{22}
+	return file_seg6x_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ApplyStateRequest) GetState() *State {
@@ -2135,7 +2204,7 @@ type ShowRequest struct {
 
 func (x *ShowRequest) Reset() {
 	*x = ShowRequest{}
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2147,7 +2216,7 @@ func (x *ShowRequest) String() string {
 func (*ShowRequest) ProtoMessage() {}
 
 func (x *ShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2160,7 +2229,7 @@ func (x *ShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowRequest.ProtoReflect.Descriptor instead.
 func (*ShowRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{23}
+	return file_seg6x_proto_rawDescGZIP(), []int{24}
 }
 
 // The first chunk carries options, the domain, interfaces, tenants and the generation; routes and SIDs follow
@@ -2175,7 +2244,7 @@ type StateChunk struct {
 
 func (x *StateChunk) Reset() {
 	*x = StateChunk{}
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2187,7 +2256,7 @@ func (x *StateChunk) String() string {
 func (*StateChunk) ProtoMessage() {}
 
 func (x *StateChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2200,7 +2269,7 @@ func (x *StateChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateChunk.ProtoReflect.Descriptor instead.
 func (*StateChunk) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{24}
+	return file_seg6x_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StateChunk) GetState() *State {
@@ -2225,7 +2294,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_seg6x_proto_msgTypes[25]
+	mi := &file_seg6x_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2237,7 +2306,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[25]
+	mi := &file_seg6x_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2250,7 +2319,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{25}
+	return file_seg6x_proto_rawDescGZIP(), []int{26}
 }
 
 type Counter struct {
@@ -2263,7 +2332,7 @@ type Counter struct {
 
 func (x *Counter) Reset() {
 	*x = Counter{}
-	mi := &file_seg6x_proto_msgTypes[26]
+	mi := &file_seg6x_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2275,7 +2344,7 @@ func (x *Counter) String() string {
 func (*Counter) ProtoMessage() {}
 
 func (x *Counter) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[26]
+	mi := &file_seg6x_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2288,7 +2357,7 @@ func (x *Counter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Counter.ProtoReflect.Descriptor instead.
 func (*Counter) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{26}
+	return file_seg6x_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Counter) GetPackets() uint64 {
@@ -2321,7 +2390,7 @@ type PolicyStats struct {
 
 func (x *PolicyStats) Reset() {
 	*x = PolicyStats{}
-	mi := &file_seg6x_proto_msgTypes[27]
+	mi := &file_seg6x_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2333,7 +2402,7 @@ func (x *PolicyStats) String() string {
 func (*PolicyStats) ProtoMessage() {}
 
 func (x *PolicyStats) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[27]
+	mi := &file_seg6x_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2346,7 +2415,7 @@ func (x *PolicyStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyStats.ProtoReflect.Descriptor instead.
 func (*PolicyStats) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{27}
+	return file_seg6x_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PolicyStats) GetId() uint32 {
@@ -2417,7 +2486,7 @@ type SidStats struct {
 
 func (x *SidStats) Reset() {
 	*x = SidStats{}
-	mi := &file_seg6x_proto_msgTypes[28]
+	mi := &file_seg6x_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2429,7 +2498,7 @@ func (x *SidStats) String() string {
 func (*SidStats) ProtoMessage() {}
 
 func (x *SidStats) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[28]
+	mi := &file_seg6x_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2442,7 +2511,7 @@ func (x *SidStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SidStats.ProtoReflect.Descriptor instead.
 func (*SidStats) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{28}
+	return file_seg6x_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SidStats) GetSid() string {
@@ -2486,7 +2555,7 @@ type StatsReply struct {
 
 func (x *StatsReply) Reset() {
 	*x = StatsReply{}
-	mi := &file_seg6x_proto_msgTypes[29]
+	mi := &file_seg6x_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2498,7 +2567,7 @@ func (x *StatsReply) String() string {
 func (*StatsReply) ProtoMessage() {}
 
 func (x *StatsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[29]
+	mi := &file_seg6x_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2511,7 +2580,7 @@ func (x *StatsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsReply.ProtoReflect.Descriptor instead.
 func (*StatsReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{29}
+	return file_seg6x_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *StatsReply) GetActions() map[string]*Counter {
@@ -2569,7 +2638,7 @@ type SlowPath struct {
 
 func (x *SlowPath) Reset() {
 	*x = SlowPath{}
-	mi := &file_seg6x_proto_msgTypes[30]
+	mi := &file_seg6x_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2581,7 +2650,7 @@ func (x *SlowPath) String() string {
 func (*SlowPath) ProtoMessage() {}
 
 func (x *SlowPath) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[30]
+	mi := &file_seg6x_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2594,7 +2663,7 @@ func (x *SlowPath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlowPath.ProtoReflect.Descriptor instead.
 func (*SlowPath) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{30}
+	return file_seg6x_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SlowPath) GetRunning() bool {
@@ -2682,7 +2751,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_seg6x_proto_msgTypes[31]
+	mi := &file_seg6x_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2694,7 +2763,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[31]
+	mi := &file_seg6x_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2707,7 +2776,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{31}
+	return file_seg6x_proto_rawDescGZIP(), []int{32}
 }
 
 type StatusReply struct {
@@ -2736,7 +2805,7 @@ type StatusReply struct {
 
 func (x *StatusReply) Reset() {
 	*x = StatusReply{}
-	mi := &file_seg6x_proto_msgTypes[32]
+	mi := &file_seg6x_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2748,7 +2817,7 @@ func (x *StatusReply) String() string {
 func (*StatusReply) ProtoMessage() {}
 
 func (x *StatusReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[32]
+	mi := &file_seg6x_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2761,7 +2830,7 @@ func (x *StatusReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusReply.ProtoReflect.Descriptor instead.
 func (*StatusReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{32}
+	return file_seg6x_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *StatusReply) GetVersion() string {
@@ -2898,7 +2967,7 @@ type KernelRequest struct {
 
 func (x *KernelRequest) Reset() {
 	*x = KernelRequest{}
-	mi := &file_seg6x_proto_msgTypes[33]
+	mi := &file_seg6x_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2910,7 +2979,7 @@ func (x *KernelRequest) String() string {
 func (*KernelRequest) ProtoMessage() {}
 
 func (x *KernelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[33]
+	mi := &file_seg6x_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2923,7 +2992,7 @@ func (x *KernelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRequest.ProtoReflect.Descriptor instead.
 func (*KernelRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{33}
+	return file_seg6x_proto_rawDescGZIP(), []int{34}
 }
 
 type KernelRoute struct {
@@ -2941,7 +3010,7 @@ type KernelRoute struct {
 
 func (x *KernelRoute) Reset() {
 	*x = KernelRoute{}
-	mi := &file_seg6x_proto_msgTypes[34]
+	mi := &file_seg6x_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2953,7 +3022,7 @@ func (x *KernelRoute) String() string {
 func (*KernelRoute) ProtoMessage() {}
 
 func (x *KernelRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[34]
+	mi := &file_seg6x_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2966,7 +3035,7 @@ func (x *KernelRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRoute.ProtoReflect.Descriptor instead.
 func (*KernelRoute) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{34}
+	return file_seg6x_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *KernelRoute) GetRoute() string {
@@ -3037,7 +3106,7 @@ type KernelReply struct {
 
 func (x *KernelReply) Reset() {
 	*x = KernelReply{}
-	mi := &file_seg6x_proto_msgTypes[35]
+	mi := &file_seg6x_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3049,7 +3118,7 @@ func (x *KernelReply) String() string {
 func (*KernelReply) ProtoMessage() {}
 
 func (x *KernelReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[35]
+	mi := &file_seg6x_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3062,7 +3131,7 @@ func (x *KernelReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelReply.ProtoReflect.Descriptor instead.
 func (*KernelReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{35}
+	return file_seg6x_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *KernelReply) GetMirroring() bool {
@@ -3160,7 +3229,7 @@ type KernelVxlan struct {
 
 func (x *KernelVxlan) Reset() {
 	*x = KernelVxlan{}
-	mi := &file_seg6x_proto_msgTypes[36]
+	mi := &file_seg6x_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3172,7 +3241,7 @@ func (x *KernelVxlan) String() string {
 func (*KernelVxlan) ProtoMessage() {}
 
 func (x *KernelVxlan) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[36]
+	mi := &file_seg6x_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3185,7 +3254,7 @@ func (x *KernelVxlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelVxlan.ProtoReflect.Descriptor instead.
 func (*KernelVxlan) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{36}
+	return file_seg6x_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *KernelVxlan) GetDev() string {
@@ -3268,7 +3337,7 @@ type KernelFdb struct {
 
 func (x *KernelFdb) Reset() {
 	*x = KernelFdb{}
-	mi := &file_seg6x_proto_msgTypes[37]
+	mi := &file_seg6x_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3280,7 +3349,7 @@ func (x *KernelFdb) String() string {
 func (*KernelFdb) ProtoMessage() {}
 
 func (x *KernelFdb) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[37]
+	mi := &file_seg6x_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3293,7 +3362,7 @@ func (x *KernelFdb) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelFdb.ProtoReflect.Descriptor instead.
 func (*KernelFdb) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{37}
+	return file_seg6x_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *KernelFdb) GetDev() string {
@@ -3361,7 +3430,7 @@ type BgpRequest struct {
 
 func (x *BgpRequest) Reset() {
 	*x = BgpRequest{}
-	mi := &file_seg6x_proto_msgTypes[38]
+	mi := &file_seg6x_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3373,7 +3442,7 @@ func (x *BgpRequest) String() string {
 func (*BgpRequest) ProtoMessage() {}
 
 func (x *BgpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[38]
+	mi := &file_seg6x_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3386,7 +3455,7 @@ func (x *BgpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpRequest.ProtoReflect.Descriptor instead.
 func (*BgpRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{38}
+	return file_seg6x_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *BgpRequest) GetRoutes() bool {
@@ -3416,7 +3485,7 @@ type BgpNeighbor struct {
 
 func (x *BgpNeighbor) Reset() {
 	*x = BgpNeighbor{}
-	mi := &file_seg6x_proto_msgTypes[39]
+	mi := &file_seg6x_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3428,7 +3497,7 @@ func (x *BgpNeighbor) String() string {
 func (*BgpNeighbor) ProtoMessage() {}
 
 func (x *BgpNeighbor) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[39]
+	mi := &file_seg6x_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3441,7 +3510,7 @@ func (x *BgpNeighbor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpNeighbor.ProtoReflect.Descriptor instead.
 func (*BgpNeighbor) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{39}
+	return file_seg6x_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *BgpNeighbor) GetAddress() string {
@@ -3546,7 +3615,7 @@ type BgpRoute struct {
 
 func (x *BgpRoute) Reset() {
 	*x = BgpRoute{}
-	mi := &file_seg6x_proto_msgTypes[40]
+	mi := &file_seg6x_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3558,7 +3627,7 @@ func (x *BgpRoute) String() string {
 func (*BgpRoute) ProtoMessage() {}
 
 func (x *BgpRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[40]
+	mi := &file_seg6x_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3571,7 +3640,7 @@ func (x *BgpRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpRoute.ProtoReflect.Descriptor instead.
 func (*BgpRoute) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{40}
+	return file_seg6x_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *BgpRoute) GetRd() string {
@@ -3662,7 +3731,7 @@ type BgpReply struct {
 
 func (x *BgpReply) Reset() {
 	*x = BgpReply{}
-	mi := &file_seg6x_proto_msgTypes[41]
+	mi := &file_seg6x_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3674,7 +3743,7 @@ func (x *BgpReply) String() string {
 func (*BgpReply) ProtoMessage() {}
 
 func (x *BgpReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[41]
+	mi := &file_seg6x_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3687,7 +3756,7 @@ func (x *BgpReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpReply.ProtoReflect.Descriptor instead.
 func (*BgpReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{41}
+	return file_seg6x_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *BgpReply) GetRunning() bool {
@@ -3782,7 +3851,7 @@ type TraceFilter struct {
 
 func (x *TraceFilter) Reset() {
 	*x = TraceFilter{}
-	mi := &file_seg6x_proto_msgTypes[42]
+	mi := &file_seg6x_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3794,7 +3863,7 @@ func (x *TraceFilter) String() string {
 func (*TraceFilter) ProtoMessage() {}
 
 func (x *TraceFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[42]
+	mi := &file_seg6x_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3807,7 +3876,7 @@ func (x *TraceFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceFilter.ProtoReflect.Descriptor instead.
 func (*TraceFilter) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{42}
+	return file_seg6x_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *TraceFilter) GetDev() string {
@@ -3915,7 +3984,7 @@ type TraceRequest struct {
 
 func (x *TraceRequest) Reset() {
 	*x = TraceRequest{}
-	mi := &file_seg6x_proto_msgTypes[43]
+	mi := &file_seg6x_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3927,7 +3996,7 @@ func (x *TraceRequest) String() string {
 func (*TraceRequest) ProtoMessage() {}
 
 func (x *TraceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[43]
+	mi := &file_seg6x_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3940,7 +4009,7 @@ func (x *TraceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceRequest.ProtoReflect.Descriptor instead.
 func (*TraceRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{43}
+	return file_seg6x_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *TraceRequest) GetFilter() *TraceFilter {
@@ -3996,7 +4065,7 @@ type TraceAddr struct {
 
 func (x *TraceAddr) Reset() {
 	*x = TraceAddr{}
-	mi := &file_seg6x_proto_msgTypes[44]
+	mi := &file_seg6x_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4008,7 +4077,7 @@ func (x *TraceAddr) String() string {
 func (*TraceAddr) ProtoMessage() {}
 
 func (x *TraceAddr) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[44]
+	mi := &file_seg6x_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4021,7 +4090,7 @@ func (x *TraceAddr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceAddr.ProtoReflect.Descriptor instead.
 func (*TraceAddr) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{44}
+	return file_seg6x_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TraceAddr) GetSrc() string {
@@ -4064,7 +4133,7 @@ type TraceFib struct {
 
 func (x *TraceFib) Reset() {
 	*x = TraceFib{}
-	mi := &file_seg6x_proto_msgTypes[45]
+	mi := &file_seg6x_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4076,7 +4145,7 @@ func (x *TraceFib) String() string {
 func (*TraceFib) ProtoMessage() {}
 
 func (x *TraceFib) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[45]
+	mi := &file_seg6x_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4089,7 +4158,7 @@ func (x *TraceFib) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceFib.ProtoReflect.Descriptor instead.
 func (*TraceFib) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{45}
+	return file_seg6x_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TraceFib) GetTable() uint32 {
@@ -4205,7 +4274,7 @@ type TraceRecord struct {
 
 func (x *TraceRecord) Reset() {
 	*x = TraceRecord{}
-	mi := &file_seg6x_proto_msgTypes[46]
+	mi := &file_seg6x_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4217,7 +4286,7 @@ func (x *TraceRecord) String() string {
 func (*TraceRecord) ProtoMessage() {}
 
 func (x *TraceRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[46]
+	mi := &file_seg6x_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4230,7 +4299,7 @@ func (x *TraceRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceRecord.ProtoReflect.Descriptor instead.
 func (*TraceRecord) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{46}
+	return file_seg6x_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *TraceRecord) GetTimeUnixNs() int64 {
@@ -4443,7 +4512,7 @@ type TraceSummary struct {
 
 func (x *TraceSummary) Reset() {
 	*x = TraceSummary{}
-	mi := &file_seg6x_proto_msgTypes[47]
+	mi := &file_seg6x_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4455,7 +4524,7 @@ func (x *TraceSummary) String() string {
 func (*TraceSummary) ProtoMessage() {}
 
 func (x *TraceSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[47]
+	mi := &file_seg6x_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4468,7 +4537,7 @@ func (x *TraceSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSummary.ProtoReflect.Descriptor instead.
 func (*TraceSummary) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{47}
+	return file_seg6x_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *TraceSummary) GetMatched() uint64 {
@@ -4526,7 +4595,7 @@ type TraceEvent struct {
 
 func (x *TraceEvent) Reset() {
 	*x = TraceEvent{}
-	mi := &file_seg6x_proto_msgTypes[48]
+	mi := &file_seg6x_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4538,7 +4607,7 @@ func (x *TraceEvent) String() string {
 func (*TraceEvent) ProtoMessage() {}
 
 func (x *TraceEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[48]
+	mi := &file_seg6x_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4551,7 +4620,7 @@ func (x *TraceEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceEvent.ProtoReflect.Descriptor instead.
 func (*TraceEvent) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{48}
+	return file_seg6x_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TraceEvent) GetEvent() isTraceEvent_Event {
@@ -4608,7 +4677,7 @@ type ExplainRequest struct {
 
 func (x *ExplainRequest) Reset() {
 	*x = ExplainRequest{}
-	mi := &file_seg6x_proto_msgTypes[49]
+	mi := &file_seg6x_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4620,7 +4689,7 @@ func (x *ExplainRequest) String() string {
 func (*ExplainRequest) ProtoMessage() {}
 
 func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[49]
+	mi := &file_seg6x_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4633,7 +4702,7 @@ func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainRequest.ProtoReflect.Descriptor instead.
 func (*ExplainRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{49}
+	return file_seg6x_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ExplainRequest) GetDev() string {
@@ -4666,7 +4735,7 @@ type ExplainReply struct {
 
 func (x *ExplainReply) Reset() {
 	*x = ExplainReply{}
-	mi := &file_seg6x_proto_msgTypes[50]
+	mi := &file_seg6x_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4678,7 +4747,7 @@ func (x *ExplainReply) String() string {
 func (*ExplainReply) ProtoMessage() {}
 
 func (x *ExplainReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[50]
+	mi := &file_seg6x_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4691,7 +4760,7 @@ func (x *ExplainReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainReply.ProtoReflect.Descriptor instead.
 func (*ExplainReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{50}
+	return file_seg6x_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ExplainReply) GetRecord() *TraceRecord {
@@ -4859,7 +4928,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\adry_run\x18\x02 \x01(\bR\x06dryRun\x12#\n" +
 	"\rif_generation\x18\x03 \x01(\x04R\fifGeneration\x12\x1d\n" +
 	"\n" +
-	"diff_limit\x18\x04 \x01(\rR\tdiffLimit\"\xb5\x01\n" +
+	"diff_limit\x18\x04 \x01(\rR\tdiffLimit\"\xb6\x02\n" +
 	"\x04Diff\x12\x14\n" +
 	"\x05added\x18\x01 \x03(\tR\x05added\x12\x18\n" +
 	"\achanged\x18\x02 \x03(\tR\achanged\x12\x18\n" +
@@ -4867,7 +4936,17 @@ const file_seg6x_proto_rawDesc = "" +
 	"\n" +
 	"more_added\x18\x04 \x01(\x04R\tmoreAdded\x12!\n" +
 	"\fmore_changed\x18\x05 \x01(\x04R\vmoreChanged\x12!\n" +
-	"\fmore_removed\x18\x06 \x01(\x04R\vmoreRemoved\"Q\n" +
+	"\fmore_removed\x18\x06 \x01(\x04R\vmoreRemoved\x12/\n" +
+	"\x05kinds\x18\a \x03(\v2\x19.seg6x.v1.Diff.KindsEntryR\x05kinds\x1aN\n" +
+	"\n" +
+	"KindsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12*\n" +
+	"\x05value\x18\x02 \x01(\v2\x14.seg6x.v1.KindCountsR\x05value:\x028\x01\"V\n" +
+	"\n" +
+	"KindCounts\x12\x14\n" +
+	"\x05added\x18\x01 \x01(\x04R\x05added\x12\x18\n" +
+	"\achanged\x18\x02 \x01(\x04R\achanged\x12\x18\n" +
+	"\aremoved\x18\x03 \x01(\x04R\aremoved\"Q\n" +
 	"\vCommitReply\x12\"\n" +
 	"\x04diff\x18\x01 \x01(\v2\x0e.seg6x.v1.DiffR\x04diff\x12\x1e\n" +
 	"\n" +
@@ -5175,7 +5254,7 @@ func file_seg6x_proto_rawDescGZIP() []byte {
 }
 
 var file_seg6x_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_seg6x_proto_goTypes = []any{
 	(Op_Kind)(0),               // 0: seg6x.v1.Op.Kind
 	(*Options)(nil),            // 1: seg6x.v1.Options
@@ -5198,39 +5277,41 @@ var file_seg6x_proto_goTypes = []any{
 	(*Op)(nil),                 // 18: seg6x.v1.Op
 	(*CommitRequest)(nil),      // 19: seg6x.v1.CommitRequest
 	(*Diff)(nil),               // 20: seg6x.v1.Diff
-	(*CommitReply)(nil),        // 21: seg6x.v1.CommitReply
-	(*State)(nil),              // 22: seg6x.v1.State
-	(*ApplyStateRequest)(nil),  // 23: seg6x.v1.ApplyStateRequest
-	(*ShowRequest)(nil),        // 24: seg6x.v1.ShowRequest
-	(*StateChunk)(nil),         // 25: seg6x.v1.StateChunk
-	(*StatsRequest)(nil),       // 26: seg6x.v1.StatsRequest
-	(*Counter)(nil),            // 27: seg6x.v1.Counter
-	(*PolicyStats)(nil),        // 28: seg6x.v1.PolicyStats
-	(*SidStats)(nil),           // 29: seg6x.v1.SidStats
-	(*StatsReply)(nil),         // 30: seg6x.v1.StatsReply
-	(*SlowPath)(nil),           // 31: seg6x.v1.SlowPath
-	(*StatusRequest)(nil),      // 32: seg6x.v1.StatusRequest
-	(*StatusReply)(nil),        // 33: seg6x.v1.StatusReply
-	(*KernelRequest)(nil),      // 34: seg6x.v1.KernelRequest
-	(*KernelRoute)(nil),        // 35: seg6x.v1.KernelRoute
-	(*KernelReply)(nil),        // 36: seg6x.v1.KernelReply
-	(*KernelVxlan)(nil),        // 37: seg6x.v1.KernelVxlan
-	(*KernelFdb)(nil),          // 38: seg6x.v1.KernelFdb
-	(*BgpRequest)(nil),         // 39: seg6x.v1.BgpRequest
-	(*BgpNeighbor)(nil),        // 40: seg6x.v1.BgpNeighbor
-	(*BgpRoute)(nil),           // 41: seg6x.v1.BgpRoute
-	(*BgpReply)(nil),           // 42: seg6x.v1.BgpReply
-	(*TraceFilter)(nil),        // 43: seg6x.v1.TraceFilter
-	(*TraceRequest)(nil),       // 44: seg6x.v1.TraceRequest
-	(*TraceAddr)(nil),          // 45: seg6x.v1.TraceAddr
-	(*TraceFib)(nil),           // 46: seg6x.v1.TraceFib
-	(*TraceRecord)(nil),        // 47: seg6x.v1.TraceRecord
-	(*TraceSummary)(nil),       // 48: seg6x.v1.TraceSummary
-	(*TraceEvent)(nil),         // 49: seg6x.v1.TraceEvent
-	(*ExplainRequest)(nil),     // 50: seg6x.v1.ExplainRequest
-	(*ExplainReply)(nil),       // 51: seg6x.v1.ExplainReply
-	nil,                        // 52: seg6x.v1.StatsReply.ActionsEntry
-	nil,                        // 53: seg6x.v1.StatsReply.ReasonsEntry
+	(*KindCounts)(nil),         // 21: seg6x.v1.KindCounts
+	(*CommitReply)(nil),        // 22: seg6x.v1.CommitReply
+	(*State)(nil),              // 23: seg6x.v1.State
+	(*ApplyStateRequest)(nil),  // 24: seg6x.v1.ApplyStateRequest
+	(*ShowRequest)(nil),        // 25: seg6x.v1.ShowRequest
+	(*StateChunk)(nil),         // 26: seg6x.v1.StateChunk
+	(*StatsRequest)(nil),       // 27: seg6x.v1.StatsRequest
+	(*Counter)(nil),            // 28: seg6x.v1.Counter
+	(*PolicyStats)(nil),        // 29: seg6x.v1.PolicyStats
+	(*SidStats)(nil),           // 30: seg6x.v1.SidStats
+	(*StatsReply)(nil),         // 31: seg6x.v1.StatsReply
+	(*SlowPath)(nil),           // 32: seg6x.v1.SlowPath
+	(*StatusRequest)(nil),      // 33: seg6x.v1.StatusRequest
+	(*StatusReply)(nil),        // 34: seg6x.v1.StatusReply
+	(*KernelRequest)(nil),      // 35: seg6x.v1.KernelRequest
+	(*KernelRoute)(nil),        // 36: seg6x.v1.KernelRoute
+	(*KernelReply)(nil),        // 37: seg6x.v1.KernelReply
+	(*KernelVxlan)(nil),        // 38: seg6x.v1.KernelVxlan
+	(*KernelFdb)(nil),          // 39: seg6x.v1.KernelFdb
+	(*BgpRequest)(nil),         // 40: seg6x.v1.BgpRequest
+	(*BgpNeighbor)(nil),        // 41: seg6x.v1.BgpNeighbor
+	(*BgpRoute)(nil),           // 42: seg6x.v1.BgpRoute
+	(*BgpReply)(nil),           // 43: seg6x.v1.BgpReply
+	(*TraceFilter)(nil),        // 44: seg6x.v1.TraceFilter
+	(*TraceRequest)(nil),       // 45: seg6x.v1.TraceRequest
+	(*TraceAddr)(nil),          // 46: seg6x.v1.TraceAddr
+	(*TraceFib)(nil),           // 47: seg6x.v1.TraceFib
+	(*TraceRecord)(nil),        // 48: seg6x.v1.TraceRecord
+	(*TraceSummary)(nil),       // 49: seg6x.v1.TraceSummary
+	(*TraceEvent)(nil),         // 50: seg6x.v1.TraceEvent
+	(*ExplainRequest)(nil),     // 51: seg6x.v1.ExplainRequest
+	(*ExplainReply)(nil),       // 52: seg6x.v1.ExplainReply
+	nil,                        // 53: seg6x.v1.Diff.KindsEntry
+	nil,                        // 54: seg6x.v1.StatsReply.ActionsEntry
+	nil,                        // 55: seg6x.v1.StatsReply.ReasonsEntry
 }
 var file_seg6x_proto_depIdxs = []int32{
 	5,  // 0: seg6x.v1.Tenant.ports:type_name -> seg6x.v1.Port
@@ -5254,66 +5335,68 @@ var file_seg6x_proto_depIdxs = []int32{
 	12, // 18: seg6x.v1.Op.policy:type_name -> seg6x.v1.Policy
 	16, // 19: seg6x.v1.Op.route_set:type_name -> seg6x.v1.RouteSet
 	18, // 20: seg6x.v1.CommitRequest.ops:type_name -> seg6x.v1.Op
-	20, // 21: seg6x.v1.CommitReply.diff:type_name -> seg6x.v1.Diff
-	1,  // 22: seg6x.v1.State.options:type_name -> seg6x.v1.Options
-	2,  // 23: seg6x.v1.State.interfaces:type_name -> seg6x.v1.Interface
-	6,  // 24: seg6x.v1.State.tenants:type_name -> seg6x.v1.Tenant
-	11, // 25: seg6x.v1.State.routes:type_name -> seg6x.v1.Route
-	15, // 26: seg6x.v1.State.sids:type_name -> seg6x.v1.Sid
-	3,  // 27: seg6x.v1.State.domain:type_name -> seg6x.v1.Domain
-	8,  // 28: seg6x.v1.State.bgp:type_name -> seg6x.v1.Bgp
-	12, // 29: seg6x.v1.State.policies:type_name -> seg6x.v1.Policy
-	22, // 30: seg6x.v1.ApplyStateRequest.state:type_name -> seg6x.v1.State
-	22, // 31: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
-	27, // 32: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
-	27, // 33: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
-	52, // 34: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
-	53, // 35: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
-	28, // 36: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
-	29, // 37: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
-	31, // 38: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
-	2,  // 39: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
-	4,  // 40: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
-	3,  // 41: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
-	35, // 42: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
-	37, // 43: seg6x.v1.KernelReply.vxlans:type_name -> seg6x.v1.KernelVxlan
-	38, // 44: seg6x.v1.KernelReply.fdb:type_name -> seg6x.v1.KernelFdb
-	40, // 45: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
-	41, // 46: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
-	41, // 47: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
-	43, // 48: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
-	46, // 49: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
-	45, // 50: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
-	45, // 51: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
-	47, // 52: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
-	48, // 53: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
-	22, // 54: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
-	47, // 55: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
-	27, // 56: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
-	27, // 57: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
-	19, // 58: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
-	23, // 59: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
-	24, // 60: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
-	26, // 61: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
-	32, // 62: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
-	34, // 63: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
-	39, // 64: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
-	44, // 65: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
-	50, // 66: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
-	21, // 67: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
-	21, // 68: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
-	25, // 69: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
-	30, // 70: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
-	33, // 71: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
-	36, // 72: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
-	42, // 73: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
-	49, // 74: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
-	51, // 75: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
-	67, // [67:76] is the sub-list for method output_type
-	58, // [58:67] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	53, // 21: seg6x.v1.Diff.kinds:type_name -> seg6x.v1.Diff.KindsEntry
+	20, // 22: seg6x.v1.CommitReply.diff:type_name -> seg6x.v1.Diff
+	1,  // 23: seg6x.v1.State.options:type_name -> seg6x.v1.Options
+	2,  // 24: seg6x.v1.State.interfaces:type_name -> seg6x.v1.Interface
+	6,  // 25: seg6x.v1.State.tenants:type_name -> seg6x.v1.Tenant
+	11, // 26: seg6x.v1.State.routes:type_name -> seg6x.v1.Route
+	15, // 27: seg6x.v1.State.sids:type_name -> seg6x.v1.Sid
+	3,  // 28: seg6x.v1.State.domain:type_name -> seg6x.v1.Domain
+	8,  // 29: seg6x.v1.State.bgp:type_name -> seg6x.v1.Bgp
+	12, // 30: seg6x.v1.State.policies:type_name -> seg6x.v1.Policy
+	23, // 31: seg6x.v1.ApplyStateRequest.state:type_name -> seg6x.v1.State
+	23, // 32: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
+	28, // 33: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
+	28, // 34: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
+	54, // 35: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
+	55, // 36: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
+	29, // 37: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
+	30, // 38: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
+	32, // 39: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
+	2,  // 40: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
+	4,  // 41: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
+	3,  // 42: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
+	36, // 43: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
+	38, // 44: seg6x.v1.KernelReply.vxlans:type_name -> seg6x.v1.KernelVxlan
+	39, // 45: seg6x.v1.KernelReply.fdb:type_name -> seg6x.v1.KernelFdb
+	41, // 46: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
+	42, // 47: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
+	42, // 48: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
+	44, // 49: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
+	47, // 50: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
+	46, // 51: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
+	46, // 52: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
+	48, // 53: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
+	49, // 54: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
+	23, // 55: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
+	48, // 56: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
+	21, // 57: seg6x.v1.Diff.KindsEntry.value:type_name -> seg6x.v1.KindCounts
+	28, // 58: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
+	28, // 59: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
+	19, // 60: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
+	24, // 61: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
+	25, // 62: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
+	27, // 63: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
+	33, // 64: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
+	35, // 65: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
+	40, // 66: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
+	45, // 67: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
+	51, // 68: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
+	22, // 69: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
+	22, // 70: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
+	26, // 71: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
+	31, // 72: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
+	34, // 73: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
+	37, // 74: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
+	43, // 75: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
+	50, // 76: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
+	52, // 77: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
+	69, // [69:78] is the sub-list for method output_type
+	60, // [60:69] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_seg6x_proto_init() }
@@ -5333,8 +5416,8 @@ func file_seg6x_proto_init() {
 		(*Op_Policy)(nil),
 		(*Op_RouteSet)(nil),
 	}
-	file_seg6x_proto_msgTypes[42].OneofWrappers = []any{}
-	file_seg6x_proto_msgTypes[48].OneofWrappers = []any{
+	file_seg6x_proto_msgTypes[43].OneofWrappers = []any{}
+	file_seg6x_proto_msgTypes[49].OneofWrappers = []any{
 		(*TraceEvent_Record)(nil),
 		(*TraceEvent_Summary)(nil),
 	}
@@ -5344,7 +5427,7 @@ func file_seg6x_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seg6x_proto_rawDesc), len(file_seg6x_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   53,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

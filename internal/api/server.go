@@ -68,8 +68,13 @@ func diffToPB(d *state.Diff) *pb.Diff {
 	if d == nil {
 		return &pb.Diff{}
 	}
-	return &pb.Diff{Added: d.Added, Changed: d.Changed, Removed: d.Removed,
-		MoreAdded: uint64(d.MoreAdded), MoreChanged: uint64(d.MoreChanged), MoreRemoved: uint64(d.MoreRemoved)}
+	out := &pb.Diff{Added: d.Added, Changed: d.Changed, Removed: d.Removed,
+		MoreAdded: uint64(d.MoreAdded), MoreChanged: uint64(d.MoreChanged), MoreRemoved: uint64(d.MoreRemoved),
+		Kinds: make(map[string]*pb.KindCounts, len(d.Kinds))}
+	for k, c := range d.Kinds {
+		out.Kinds[k] = &pb.KindCounts{Added: uint64(c.Added), Changed: uint64(c.Changed), Removed: uint64(c.Removed)}
+	}
+	return out
 }
 
 // DiffFromPB converts a reply's diff for printing.
@@ -80,6 +85,13 @@ func DiffFromPB(d *pb.Diff) *state.Diff {
 		if *p == nil {
 			*p = []string{}
 		}
+	}
+	out.Kinds = make(map[string]*state.KindCounts, len(d.GetKinds()))
+	for k, c := range d.GetKinds() {
+		out.Kinds[k] = &state.KindCounts{Added: int(c.GetAdded()), Changed: int(c.GetChanged()), Removed: int(c.GetRemoved())}
+	}
+	if len(out.Kinds) == 0 {
+		out.CountListed() // a daemon older than the per-kind counts: its listed lines counted here
 	}
 	return out
 }

@@ -24,17 +24,22 @@ import (
 
 func applyCmd() *cobra.Command {
 	var file, dev string
-	var dryRun, prune bool
+	var dryRun, prune, force, full bool
 	var frames []string
 	c := &cobra.Command{
-		Use:   "apply -f FILE [--dry-run] [--prune] [--dev IFACE --explain FRAME ...]",
+		Use:   "apply -f FILE [--dry-run] [--diff] [--prune] [--dev IFACE --explain FRAME ...]",
 		Short: "Make the data plane exactly what a YAML file describes (idempotent, all or nothing)",
 		Long: `Read FILE ("-" for stdin) and make it the whole running state: objects in the file are added or
 updated, objects not in it are removed. Applying the same file twice changes nothing. Nothing is
-written unless the whole file is valid. --dry-run validates and prints the diff only.
+written unless the whole file is valid. --dry-run validates and prints the changes only.
+
+It prints a summary: per kind of object, how many are added, changed and removed. --diff lists
+every change, one line each ("+ route 198.18.2.0/24 tenant blue"). --json writes the totals, the
+counts per kind and every change as an object ({"op":"add","kind":"route","tenant":"blue",
+"prefix":"198.18.2.0/24"}). On a terminal a long apply shows its phase on stderr as it goes.
 
 A file that would remove an interface or a tenant (with its routes), or every object (an empty
-file), is refused unless --prune says that is meant: a truncated or wrong file does not wipe the
+file), is refused unless --prune (or --force) says that is meant: a truncated or wrong file does not wipe the
 node. The check and the apply see the same state (another change in between makes it check
 again). A tenant whose
 routes differ gets its whole route table swapped in one step: traffic sees the old table or the new.
@@ -63,10 +68,15 @@ File format (every key optional except where an object needs it):
 			if file == "" {
 				return fmt.Errorf("-f FILE is required")
 			}
+			prune = prune || force
+			prog := newProgress()
+			defer prog.end()
+			prog.step("reading " + file)
 			desired, err := config.Load(file)
 			if err != nil {
 				return err
 			}
+			nobj := fmt.Sprintf("%d objects", len(desired.Interfaces)+len(desired.Tenants)+len(desired.Routes)+len(desired.SIDs)+len(desired.Policies))
 			if len(frames) > 0 && dev == "" {
 				return errors.New("--explain needs --dev: the interface the frames arrive on")
 			}
@@ -86,6 +96,7 @@ File format (every key optional except where an object needs it):
 				return err
 			}
 			defer done()
+			prog.step("sending " + nobj)
 			st := api.StateToPB(&desired)
 			var rep *pb.CommitReply
 			// Without --prune: the daemon's diff first (a dry run), then the apply, conditional on the
@@ -94,6 +105,7 @@ File format (every key optional except where an object needs it):
 			for attempt := 1; ; attempt++ {
 				var gen uint64
 				if !prune && !dryRun && len(frames) == 0 {
+					prog.step("checking " + nobj + " against the running state")
 					pre, err := c.ApplyState(context.Background(), &pb.ApplyStateRequest{State: st, DryRun: true})
 					if err != nil {
 						return apiErr(err)
@@ -102,6 +114,11 @@ File format (every key optional except where an object needs it):
 						return fmt.Errorf("%s %s; nothing applied (apply it with --prune to mean it; --dry-run lists every change)", file, why)
 					}
 					gen = pre.GetGeneration()
+				}
+				if dryRun || len(frames) > 0 {
+					prog.step("checking " + nobj)
+				} else {
+					prog.step("applying " + nobj)
 				}
 				rep, err = c.ApplyState(context.Background(), &pb.ApplyStateRequest{State: st, DryRun: dryRun || len(frames) > 0, IfGeneration: gen})
 				if gen != 0 && status.Code(err) == codes.FailedPrecondition && attempt < 5 {
@@ -112,6 +129,7 @@ File format (every key optional except where an object needs it):
 				}
 				break
 			}
+			prog.end()
 			diff := api.DiffFromPB(rep.GetDiff())
 			if len(frames) == 0 {
 				if dryRun && !prune && !g.jsonOut {
@@ -119,7 +137,11 @@ File format (every key optional except where an object needs it):
 						defer fmt.Printf("(applying it needs --prune: it %s)\n", why)
 					}
 				}
-				return printDiff(diff)
+				if g.jsonOut || full {
+					return printDiff(diff)
+				}
+				fmt.Print(diff.Summary())
+				return nil
 			}
 			var out []explained
 			for i, b := range raw {
@@ -146,6 +168,8 @@ File format (every key optional except where an object needs it):
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML file with the desired state (- for stdin)")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "validate and print the changes without applying them")
 	c.Flags().BoolVar(&prune, "prune", false, "allow the file to remove interfaces, tenants, or everything")
+	c.Flags().BoolVar(&force, "force", false, "the same as --prune")
+	c.Flags().BoolVar(&full, "diff", false, "list every change, one line each (the default is a summary per kind)")
 	c.Flags().StringArrayVar(&frames, "explain", nil, "apply nothing; show what FRAME does now and would do under FILE (repeatable)")
 	c.Flags().StringVar(&dev, "dev", "", "with --explain: the interface the frames arrive on")
 	return c

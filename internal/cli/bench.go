@@ -105,7 +105,7 @@ Needs root; builds its own network namespace and removes it.`,
 	micro.Flags().IntVar(&runs, "runs", 20000, "test runs per case")
 	micro.Flags().IntVar(&fabricMTU, "fabric-mtu", 0, "MTU of the rig's fabric link (0: the fixtures' 3500); 1500 measures a fabric whose frames fit one buffer")
 	micro.Flags().StringVar(&baseline, "baseline", "", "also run another build's XDP object (e.g. `git show REV:internal/dataplane/seg6x_bpfel.o > old.o`) on every case, in paired rounds against this one")
-	c.AddCommand(micro, benchRunCmd(), benchControlCmd(), benchTCPCmd(), benchMirrorCmd(), benchSlowPathCmd(), benchBGPCmd(), benchBGPInjectorCmd())
+	c.AddCommand(micro, benchRunCmd(), benchControlCmd(), benchApplyCmd(), benchTCPCmd(), benchMirrorCmd(), benchSlowPathCmd(), benchBGPCmd(), benchBGPInjectorCmd())
 	return c
 }
 
@@ -420,6 +420,46 @@ whole run (read it with 'go tool pprof -top bin/seg6x FILE').`,
 	c.Flags().IntVar(&inFlight, "in-flight", 1, "commits the loading client keeps outstanding (1: each waits for the previous reply; 2: the next batch is made and sent while the server commits one)")
 	c.Flags().IntVar(&diffLimit, "diff-limit", 0, "the loading commits' diff_limit: list at most N objects per list of each reply, count the rest (0: list all)")
 	c.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write a Go CPU profile of the run to this file")
+	return c
+}
+
+func benchApplyCmd() *cobra.Command {
+	var tenants, perTenant int
+	c := &cobra.Command{
+		Use:   "apply [--tenants 1000] [--routes-per-tenant 100]",
+		Short: "A big YAML file applied end to end with seg6x apply -f: apply, apply again, remove",
+		Long: `Writes a YAML file of --tenants tenants with --routes-per-tenant IPv4 /32 encap routes each
+(1000 x 100 = 101000 objects, about 7 MB), starts a daemon in a namespace of its own, and runs this
+binary as an operator would: "seg6x apply -f FILE" (the daemon's dry run, then the apply), the same
+again (no changes), and an empty file with --prune (everything removed). Each step is timed from the
+command's start to its exit; CLI CPU is the command's own CPU time (the daemon's is not in it).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if tenants < 1 || perTenant < 1 || perTenant > 131072 {
+				return fmt.Errorf("want --tenants 1 or more and --routes-per-tenant 1..131072")
+			}
+			bin, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			meta := benchrig.NewMeta()
+			res, err := benchrig.RunApplyFile(bin, tenants, perTenant)
+			if err != nil {
+				return err
+			}
+			if g.jsonOut {
+				return printJSON(benchrig.Results{Meta: meta, Results: res})
+			}
+			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "STEP	OBJECTS	SECONDS	CLI CPU s	OUTPUT")
+			for _, r := range res {
+				fmt.Fprintf(w, "%s\t%d\t%.2f\t%.2f\t%s\n", r.Step, r.Objects, r.Seconds, r.CLICPU, strings.ReplaceAll(r.Output, "\n", "; "))
+			}
+			return w.Flush()
+		},
+	}
+	c.Flags().IntVar(&tenants, "tenants", 1000, "tenants in the file")
+	c.Flags().IntVar(&perTenant, "routes-per-tenant", 100, "routes per tenant")
 	return c
 }
 

@@ -265,6 +265,7 @@ func (c *change) ref(p *policy, delta int) {
 // note lists object what in c's diff: removed, changed (it existed) or added; past the commit's
 // limit (diffLimit, 0: none) only counted.
 func (c *change) note(kind OpKind, existed bool, what string) {
+	c.diff.count(what, kind, existed)
 	if l, more := c.diffList(kind, existed); c.diffLimit <= 0 || len(*l) < c.diffLimit {
 		*l = append(*l, what)
 	} else {
@@ -274,6 +275,7 @@ func (c *change) note(kind OpKind, existed bool, what string) {
 
 // noteRoute is note for the route for p of tenant, its line made only when it is listed.
 func (c *change) noteRoute(kind OpKind, existed bool, p netip.Prefix, tenant string) {
+	c.diff.countKind("route", kind, existed)
 	if l, more := c.diffList(kind, existed); c.diffLimit <= 0 || len(*l) < c.diffLimit {
 		*l = append(*l, routeName(p, tenant))
 	} else {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/benchrig"
+	"github.com/seg6x/seg6x/internal/state"
 )
 
 type explainJSON struct {
@@ -44,7 +45,10 @@ func TestApplyExplain(t *testing.T) {
 		"--explain", fmt.Sprintf("vlan %d ipv4 198.18.0.2>198.19.1.5 udp 1000>2000", vlan),
 		"--explain", fmt.Sprintf("vlan %d ipv4 198.18.0.2>198.19.1.5 udp 1000>2000", vlan+1))
 	var got struct {
-		Diff    struct{ Added, Changed, Removed []string }
+		Diff struct {
+			Added, Changed, Removed int
+			Changes                 []state.Change
+		}
 		Explain []struct {
 			Frame, Dev string
 			Now, After explainJSON
@@ -53,7 +57,8 @@ func TestApplyExplain(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if !slices.Equal(got.Diff.Changed, []string{"route 198.19.1.0/24 tenant t"}) || len(got.Diff.Added)+len(got.Diff.Removed) != 0 {
+	want := []state.Change{{Op: "change", Kind: "route", Tenant: "t", Prefix: "198.19.1.0/24"}}
+	if !slices.Equal(got.Diff.Changes, want) || got.Diff.Changed != 1 || got.Diff.Added+got.Diff.Removed != 0 {
 		t.Errorf("diff %+v, want route 198.19.1.0/24 changed only", got.Diff)
 	}
 	if len(got.Explain) != 2 {

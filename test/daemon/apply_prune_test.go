@@ -6,6 +6,7 @@ package daemontest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,15 +68,15 @@ func TestApplyNeedsPrune(t *testing.T) {
 	if err := os.WriteFile(f, []byte(noRoutes), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := run("apply", "-f", f); err != nil || !strings.Contains(out, "- route ") {
+	if out, err := run("apply", "-f", f); err != nil || out != fmt.Sprintf("routes:       %d removed\n", r0) {
 		t.Errorf("apply removing routes only: %v\n%s", err, out)
 	}
 	if i, tn, rt := counts(); i != i0 || tn != t0 || rt != 0 {
 		t.Errorf("after removing the routes: %d/%d/%d objects", i, tn, rt)
 	}
 
-	if out, err := run("apply", "-f", empty, "--prune"); err != nil {
-		t.Errorf("apply --prune of an empty file: %v\n%s", err, out)
+	if out, err := run("apply", "-f", empty, "--prune", "--diff"); err != nil || !strings.Contains(out, "- tenant \"t\"\n") {
+		t.Errorf("apply --prune --diff of an empty file: %v\n%s", err, out)
 	}
 	if i, tn, rt := counts(); i+tn+rt != 0 {
 		t.Errorf("after apply --prune of an empty file: %d/%d/%d objects", i, tn, rt)
