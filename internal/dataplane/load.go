@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// PinDir is the bpffs of the instance whose state directory is dir: links in PinDir/links, maps in
-// PinDir/<MapLayout>.
+// PinDir is where the instance whose state directory is dir pins: links in PinDir/links, maps in
+// PinDir/<MapLayout>. It is a link into the host's bpffs, or a bpffs of its own (pins.go).
 func PinDir(dir string) string { return filepath.Join(dir, "bpf") }
 
 // MapLayout names the layout of the maps (their types, keys and values). A version that changes
@@ -28,7 +28,6 @@ const MapLayout = "maps-v4" // v4: vx_gen became cache_gen
 func MapPinDir(dir string) string { return filepath.Join(PinDir(dir), MapLayout) }
 
 // EnsureBPFFS makes path a bpffs mount (creating the directory and mounting one if needed).
-// A private mount under the state directory also works inside `ip netns exec`, which hides /sys/fs/bpf.
 func EnsureBPFFS(path string) error {
 	if err := os.MkdirAll(path, 0o700); err != nil {
 		return err
@@ -52,7 +51,7 @@ func collectionOptions(dir string) *ebpf.CollectionOptions {
 
 // OpenMaps opens (creating and pinning on first use) the data plane maps of instance dir.
 func OpenMaps(dir string) (*Seg6xMaps, error) {
-	if err := EnsureBPFFS(PinDir(dir)); err != nil {
+	if err := EnsurePins(dir); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(MapPinDir(dir), 0o700); err != nil {
@@ -118,7 +117,7 @@ func loadProgram(dir string, po ProgramOptions, hook string, load func() (*ebpf.
 
 // loadProgramWith is loadProgram with more of the object's read-only variables set (name -> value).
 func loadProgramWith(dir string, po ProgramOptions, hook string, load func() (*ebpf.CollectionSpec, error), to any, vars map[string]any) error {
-	if err := EnsureBPFFS(PinDir(dir)); err != nil {
+	if err := EnsurePins(dir); err != nil {
 		return err
 	}
 	spec, err := programSpec(load, po, vars)

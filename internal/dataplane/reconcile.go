@@ -16,7 +16,6 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/seg6x/seg6x/internal/state"
-	"golang.org/x/sys/unix"
 )
 
 // syncMap makes hash map m hold exactly want: stale keys removed, missing or different ones written.
@@ -258,7 +257,7 @@ func (b *BPF) reattach(im *state.Image, opts state.ProgramOptions, rep *state.Re
 }
 
 // Purge removes every trace of instance dir from the kernel and the disk: links (detaching the
-// program), pinned maps, the bpffs mount and the saved state. Nothing may have the instance open.
+// program), pinned maps, the pin directory (pins.go) and the saved state. Nothing may have the instance open.
 func Purge(dir string) error {
 	pins := PinDir(dir)
 	ents, _ := os.ReadDir(filepath.Join(pins, "links"))
@@ -279,7 +278,7 @@ func Purge(dir string) error {
 			errs = append(errs, err)
 		}
 	}
-	_ = unix.Unmount(pins, unix.MNT_DETACH)
+	removePins(dir)
 	if err := state.RemoveSaved(dir); err != nil {
 		errs = append(errs, err)
 	}

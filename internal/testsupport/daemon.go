@@ -27,6 +27,21 @@ type Daemon struct {
 // in-process fallback would take the instance's lock from under the starting daemon.
 func StartDaemon(bin, ns, dir string, out io.Writer, args ...string) (*Daemon, error) {
 	cmd := exec.Command("ip", append([]string{"netns", "exec", ns, bin, "--dir", dir, "daemon"}, args...)...)
+	return StartDaemonCmd(cmd, ns, dir, out)
+}
+
+// StartDaemonAsSystemd runs the daemon the way systemd runs a unit with ProtectSystem= or
+// PrivateTmp=: in a mount namespace of its own whose mounts do not propagate back (unshare -m
+// --propagation slave), and in network namespace ns (nsenter --net: unlike ip netns exec, it keeps
+// the host's /sys and with it the host's bpffs). Both exec: the pid is the daemon's.
+func StartDaemonAsSystemd(bin, ns, dir string, out io.Writer, args ...string) (*Daemon, error) {
+	cmd := exec.Command("unshare", append([]string{"-m", "--propagation", "slave", "--", "nsenter", "--net=/run/netns/" + ns,
+		bin, "--dir", dir, "daemon"}, args...)...)
+	return StartDaemonCmd(cmd, ns, dir, out)
+}
+
+// StartDaemonCmd starts cmd (a daemon of instance dir in namespace ns) and waits as StartDaemon does.
+func StartDaemonCmd(cmd *exec.Cmd, ns, dir string, out io.Writer) (*Daemon, error) {
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return nil, err

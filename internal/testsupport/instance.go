@@ -21,6 +21,9 @@ func UnmountInstance(dir string) { _ = unix.Unmount(dataplane.PinDir(dir), unix.
 
 // RemoveInstance unmounts the bpffs of the instance directory dir and removes dir.
 func RemoveInstance(dir string) {
+	if target, err := os.Readlink(dataplane.PinDir(dir)); err == nil {
+		_ = os.RemoveAll(target) // pins in the host's bpffs (dataplane/pins.go)
+	}
 	UnmountInstance(dir)
 	_ = os.RemoveAll(dir)
 }
