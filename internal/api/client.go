@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
@@ -34,7 +35,16 @@ type Target struct {
 	Socket string // Unix socket ("" = SocketPath(Dir))
 	Addr   string // host:port of a daemon's TLS listener (overrides the socket)
 	TLS    TLSFiles
+	// Wait bounds how long to wait while the instance is held by a process that does not serve
+	// (yet): a daemon starting, stopping or restarting, or another command; 0: fail at once.
+	Wait time.Duration
+	// ReadOnly: the command only reads. Without a daemon answering, it refuses an instance
+	// directory that holds no saved state (a mistyped --dir) instead of creating one there.
+	ReadOnly bool
 }
+
+// errBusy is an instance held by a process that does not answer on the socket (yet).
+var errBusy = errors.New("busy")
 
 // TLSFiles are PEM files: the peer's CA, and our certificate and key.
 type TLSFiles struct {
@@ -87,18 +97,44 @@ func Connect(t Target) (pb.ControlClient, func(), error) {
 	if sock == "" {
 		sock = SocketPath(t.Dir)
 	}
-	if _, err := os.Stat(sock); err == nil {
-		if c, done, err := DialSocket(sock); err == nil {
+	deadline := time.Now().Add(t.Wait)
+	for {
+		c, done, err := connectLocal(t, sock)
+		if !errors.Is(err, errBusy) {
+			return c, done, permissionHint(err, sock)
+		}
+		if !time.Now().Before(deadline) {
+			return nil, nil, fmt.Errorf("instance %s is held by another process (a daemon starting, stopping or restarting, or another seg6x command) and %s did not answer within %v (--wait)",
+				t.Dir, sock, t.Wait)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// connectLocal is one try of Connect without --server: the daemon's socket, or else the instance
+// in-process; errBusy when another process holds it.
+func connectLocal(t Target, sock string) (pb.ControlClient, func(), error) {
+	_, serr := os.Stat(sock)
+	if errors.Is(serr, os.ErrPermission) {
+		return nil, nil, fmt.Errorf("%s: %w", sock, os.ErrPermission)
+	}
+	if serr == nil {
+		c, done, err := DialSocket(sock)
+		if err == nil {
 			return c, done, nil
 		}
-		// A socket nobody answers on: a daemon that died (kill -9). Work in-process if the lock is free.
+		if os.IsPermission(err) || strings.Contains(err.Error(), "permission denied") {
+			return nil, nil, fmt.Errorf("%s: %w", sock, os.ErrPermission)
+		}
+		// A socket nobody answers on: a daemon that died (kill -9), or one starting or stopping.
+		// Work in-process if the lock is free.
+	}
+	if t.ReadOnly && !state.HasSaved(t.Dir) {
+		return nil, nil, fmt.Errorf("no seg6x instance in %s: no daemon answers on %s and no state is saved there (is --dir right?)", t.Dir, sock)
 	}
 	st, err := dataplane.OpenStore(t.Dir, state.HostEnv{}, state.OpenOptions{NoWait: true})
 	if errors.Is(err, state.ErrLocked) {
-		if _, serr := os.Stat(sock); serr == nil {
-			return nil, nil, fmt.Errorf("instance %s is locked (a daemon?) but %s does not answer", t.Dir, sock)
-		}
-		st, err = dataplane.OpenStore(t.Dir, state.HostEnv{}, state.OpenOptions{}) // another CLI command: wait for it
+		return nil, nil, errBusy
 	}
 	if err != nil {
 		return nil, nil, err
@@ -109,6 +145,15 @@ func Connect(t Target) (pb.ControlClient, func(), error) {
 		return nil, nil, err
 	}
 	return c, func() { stop(); st.Close() }, nil
+}
+
+// permissionHint turns a permission error into what to do about it.
+func permissionHint(err error, sock string) error {
+	if err == nil || !errors.Is(err, os.ErrPermission) || os.Geteuid() == 0 {
+		return err
+	}
+	return fmt.Errorf("permission denied (%v): seg6x works on the data plane and the API socket %s (mode 0600), which are root's: "+
+		"run it as root (sudo), or reach a daemon's TLS listener (--server) with a client certificate", err, sock)
 }
 
 // DialSocket connects to a daemon's Unix socket and checks that it answers.

@@ -15,7 +15,7 @@ import (
 )
 
 func connect() (pb.ControlClient, func(), error) {
-	return api.Connect(api.Target{Dir: g.dir, Socket: g.socket, Addr: g.server, TLS: g.tls})
+	return api.Connect(api.Target{Dir: g.dir, Socket: g.socket, Addr: g.server, TLS: g.tls, Wait: g.wait, ReadOnly: g.readOnly})
 }
 
 // apiErr turns a gRPC status into the server's message.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/state"
@@ -15,11 +16,43 @@ import (
 )
 
 type globals struct {
-	dir     string
-	jsonOut bool
-	socket  string
-	server  string
-	tls     api.TLSFiles
+	dir      string
+	jsonOut  bool
+	socket   string
+	server   string
+	tls      api.TLSFiles
+	wait     time.Duration
+	readOnly bool // the running command only reads (annotated readOnly): it never creates an instance
+}
+
+// readOnly is the annotation of a command that only reads the instance.
+const readOnly = "seg6x.read-only"
+
+// markReadOnlyCommands marks the commands that only read: show, status, stats, trace, explain,
+// capture, config export, and every group's show.
+func markReadOnlyCommands(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "show", "status", "stats", "trace", "explain", "capture":
+			markReadOnly(c)
+		}
+		for _, sub := range c.Commands() {
+			if sub.Name() == "show" || c.Name() == "config" && sub.Name() == "export" {
+				markReadOnly(sub)
+			}
+		}
+	}
+}
+
+// markReadOnly annotates c (and its subcommands) as only reading the instance.
+func markReadOnly(cmds ...*cobra.Command) {
+	for _, c := range cmds {
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations[readOnly] = "true"
+		markReadOnly(c.Commands()...)
+	}
 }
 
 var g globals
@@ -32,11 +65,13 @@ func NewRoot() *cobra.Command {
 		Long: `seg6x runs SRv6 (RFC 8754/8986) in XDP on Linux, reusing the kernel's FIB and neighbor tables
 and handing the kernel whatever the fast path cannot finish.
 
-State lives in an instance directory (--dir, default /run/seg6x): the saved state, and a bpffs at
-<dir>/bpf holding the pinned maps and XDP links. The data plane keeps forwarding whether or not any
+State lives in an instance directory (--dir, default /run/seg6x): the saved state, and <dir>/bpf,
+a link into the host's bpffs (/sys/fs/bpf/seg6x) holding the pinned maps and XDP links. The data plane keeps forwarding whether or not any
 seg6x process runs. Every command is a client of the control API (api/seg6xv1/seg6x.proto): of the
 daemon (seg6x daemon) through its socket <dir>/seg6x.sock when one runs, otherwise of the same API
-served inside the command itself. Each change is one validated, all-or-nothing commit.
+served inside the command itself. Each change is one validated, all-or-nothing commit. While
+the daemon restarts (or another command holds the instance) a command waits for it (--wait).
+Commands that only read (show, status, stats, config export, ...) never create an instance.
 
 Typical use:
   seg6x attach eth0 --role fabric
@@ -54,6 +89,9 @@ Typical use:
   seg6x show kernel        # with --mirror-kernel: which kernel SRv6 routes run in the fast path`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+			g.readOnly = cmd.Annotations[readOnly] == "true"
+		},
 	}
 	root.PersistentFlags().StringVar(&g.dir, "dir", state.DefaultDir, "instance directory (saved state, API socket, and the bpffs with pinned maps and links)")
 	root.PersistentFlags().BoolVarP(&g.jsonOut, "json", "j", false, "machine-readable JSON output")
@@ -62,9 +100,11 @@ Typical use:
 	root.PersistentFlags().StringVar(&g.tls.CA, "server-ca", "", "with --server: CA of the daemon's certificate")
 	root.PersistentFlags().StringVar(&g.tls.Cert, "client-cert", "", "with --server: client certificate")
 	root.PersistentFlags().StringVar(&g.tls.Key, "client-key", "", "with --server: client key")
+	root.PersistentFlags().DurationVar(&g.wait, "wait", 10*time.Second, "how long to wait while the daemon starts, stops or restarts, or another seg6x command holds the instance (0: fail at once)")
 	root.AddCommand(attachCmd(), detachCmd(), domainCmd(), tenantCmd(), routeCmd(), policyCmd(), sidCmd(), applyCmd(), showCmd(),
 		statsCmd(), setCmd(), statusCmd(), configCmd(), daemonCmd(), benchCmd(), labCmd(), bgpCmd(), traceCmd(), captureCmd(),
 		explainCmd(), versionCmd())
+	markReadOnlyCommands(root)
 	root.Version = buildInfo().Version
 	root.SetVersionTemplate(buildInfo().String())
 	refuseUnknownSubcommands(root)

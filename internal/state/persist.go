@@ -683,9 +683,22 @@ func (s *Store) compact(yield func() bool) error {
 }
 
 // RemoveSaved deletes the saved state of instance dir (Purge, with the data plane's own part).
+// savedFiles are the files a saved state is made of (state.json: an older format, read once).
+var savedFiles = []string{"state.snapshot", "state.journal", "state.json"}
+
+// HasSaved says whether instance dir holds a saved state (an instance has been used there).
+func HasSaved(dir string) bool {
+	for _, f := range savedFiles {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 func RemoveSaved(dir string) error {
 	var errs []error
-	for _, f := range []string{"state.snapshot", "state.journal", "state.json"} {
+	for _, f := range savedFiles {
 		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
