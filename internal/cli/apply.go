@@ -19,7 +19,6 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
 )
 
 func applyCmd() *cobra.Command {
@@ -183,22 +182,21 @@ type explained struct {
 	After *pb.TraceRecord `json:"-"`
 }
 
-// MarshalJSON writes the records as the API's JSON (protojson), like seg6x explain --json.
+// MarshalJSON writes the records as the API's JSON (jsonout.go), like seg6x explain --json.
 func (e explained) MarshalJSON() ([]byte, error) {
-	mo := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
-	now, err := mo.Marshal(e.Now)
+	now, err := protoJSON(e.Now)
 	if err != nil {
 		return nil, err
 	}
-	after, err := mo.Marshal(e.After)
+	after, err := protoJSON(e.After)
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(struct {
-		Frame string          `json:"frame"`
-		Dev   string          `json:"dev"`
-		Now   json.RawMessage `json:"now"`
-		After json.RawMessage `json:"after"`
+		Frame string `json:"frame"`
+		Dev   string `json:"dev"`
+		Now   any    `json:"now"`
+		After any    `json:"after"`
 	}{e.Frame, e.Dev, now, after})
 }
 

@@ -5,28 +5,15 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"io"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/state"
-	"google.golang.org/grpc/status"
 )
 
 func connect() (pb.ControlClient, func(), error) {
 	return api.Connect(api.Target{Dir: g.dir, Socket: g.socket, Addr: g.server, TLS: g.tls, Wait: g.wait, ReadOnly: g.readOnly})
-}
-
-// apiErr turns a gRPC status into the server's message.
-func apiErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	if s, ok := status.FromError(err); ok {
-		return errors.New(s.Message())
-	}
-	return err
 }
 
 func addOrReplace(replace bool) state.OpKind {

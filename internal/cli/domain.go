@@ -56,7 +56,7 @@ Examples:
 		},
 	}
 	show := &cobra.Command{Use: "show", Short: "show the domain's locators and sources", Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return show("domain") }}
+		RunE: func(*cobra.Command, []string) error { return show("domain", showOptions{}) }}
 	c.AddCommand(set, show)
 	return c
 }

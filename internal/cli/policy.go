@@ -146,7 +146,7 @@ func showPolicies() error {
 	if g.jsonOut {
 		return printJSON(struct {
 			Policies []state.Policy `json:"policies"`
-		}{cur.Policies})
+		}{orEmpty(cur.Policies)})
 	}
 	for _, p := range cur.Policies {
 		fmt.Printf("policy %s mode %s hoplimit %d", p.Name, p.Mode, p.HopLimit)

@@ -140,7 +140,7 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 // Main runs the CLI and returns the process exit code.
 func Main() int {
 	if err := NewRoot().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "seg6x:", err)
+		printError(err)
 		return 1
 	}
 	return 0

@@ -67,8 +67,11 @@ Examples (segs as in ip -6 route ... encap seg6):
 			return commit(state.Op{Kind: state.OpDelete, Route: &state.Route{Tenant: one(m, "tenant"), Prefix: p}})
 		},
 	}
-	show := &cobra.Command{Use: "show", Short: "list encap routes", RunE: func(*cobra.Command, []string) error { return show("routes") }}
-	c.AddCommand(add(false), add(true), del, show)
+	showC := &cobra.Command{Use: "show", Short: "list encap routes", Args: cobra.NoArgs}
+	var so showOptions
+	so.flags(showC)
+	showC.RunE = func(*cobra.Command, []string) error { return show("routes", so) }
+	c.AddCommand(add(false), add(true), del, showC)
 	return c
 }
 

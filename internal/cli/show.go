@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -18,8 +20,9 @@ import (
 )
 
 func showCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "show [interfaces|domain|tenants|routes|sids|kernel]",
+	var o showOptions
+	c := &cobra.Command{
+		Use:   "show [interfaces|domain|tenants|routes|sids|kernel] [--tenant T] [--prefix P] [--policy P] [--origin O] [-d]",
 		Short: "Show the running state (everything, or one kind of object), or the kernel mirror",
 		Long: `Show the running state. "show interfaces" also lists the SR domain boundary: the side (fabric:
 local SIDs processed; access: tenant traffic only) of every (interface, VLAN) and why; "show domain"
@@ -27,7 +30,14 @@ the domain's locators and sources. Objects the kernel mirror made (seg6x daemon 
 "kernel". "show kernel" lists every seg6 / seg6local route of the kernel, whether the fast path runs
 it (and as which seg6x object) or why not, and the notes that limit the mirror (policy rules,
 ports owned by API tenants, conflicts); then the kernel's VXLAN devices and the forwarding entries of
-them and of their bridges (bridge fdb), each followed into seg6x's state or not, and why.`,
+them and of their bridges (bridge fdb), each followed into seg6x's state or not, and why.
+
+Tables are compact; -d (--detail) gives every column. Filters (they apply to tables and --json):
+  --tenant NAME     tenants, routes and SIDs of that tenant
+  --prefix P        routes inside prefix P (an address: the routes that hold it), SIDs inside P
+  --policy P        routes of named policy P, or of policy id P
+  --origin O        objects of origin O: api (CLI, API, config files), bgp, kernel, vpn
+e.g. seg6x show routes --tenant blue --prefix 198.18.0.0/16`,
 		ValidArgs: []string{"interfaces", "domain", "tenants", "routes", "sids", "kernel"},
 		Args:      cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -35,12 +45,69 @@ them and of their bridges (bridge fdb), each followed into seg6x's state or not,
 			if len(args) == 1 {
 				what = args[0]
 			}
-			return show(what)
+			return show(what, o)
 		},
 	}
+	o.flags(c)
+	return c
 }
 
-func show(what string) error {
+// showOptions are show's filters and detail flag.
+type showOptions struct {
+	tenant, prefix, policy, origin string
+	detail                         bool
+}
+
+func (o *showOptions) flags(c *cobra.Command) {
+	c.Flags().StringVar(&o.tenant, "tenant", "", "only this tenant's tenants, routes and SIDs")
+	c.Flags().StringVar(&o.prefix, "prefix", "", "only routes (and SIDs) inside this prefix; an address: the routes that hold it")
+	c.Flags().StringVar(&o.policy, "policy", "", "only routes of this named policy or policy id")
+	c.Flags().StringVar(&o.origin, "origin", "", "only objects of this origin: api, bgp, kernel, vpn")
+	c.Flags().BoolVarP(&o.detail, "detail", "d", false, "every column")
+}
+
+// filter keeps the tenants, routes and SIDs of st that o asks for.
+func (o *showOptions) filter(st *state.State) error {
+	var pfx netip.Prefix
+	addr := false
+	if o.prefix != "" {
+		var err error
+		if pfx, err = netip.ParsePrefix(o.prefix); err != nil {
+			a, aerr := netip.ParseAddr(o.prefix)
+			if aerr != nil {
+				return fmt.Errorf("--prefix %q: not a prefix or an address", o.prefix)
+			}
+			pfx, addr = netip.PrefixFrom(a, a.BitLen()), true
+		}
+		pfx = pfx.Masked()
+	}
+	orig := func(have state.Origin) bool { return o.origin == "" || have.String() == o.origin }
+	if o.origin != "" && !slices.Contains([]string{"api", "bgp", "kernel", "vpn"}, o.origin) {
+		return fmt.Errorf("--origin %q: want api, bgp, kernel or vpn", o.origin)
+	}
+	inside := func(p netip.Prefix) bool {
+		switch {
+		case o.prefix == "":
+			return true
+		case addr:
+			return p.Contains(pfx.Addr())
+		}
+		return pfx.Contains(p.Addr()) && p.Bits() >= pfx.Bits()
+	}
+	st.Tenants = slices.DeleteFunc(st.Tenants, func(t state.Tenant) bool {
+		return o.tenant != "" && t.Name != o.tenant || !orig(t.Origin)
+	})
+	st.Routes = slices.DeleteFunc(st.Routes, func(r state.Route) bool {
+		return o.tenant != "" && r.Tenant != o.tenant || !orig(r.Origin) || !inside(r.Prefix) ||
+			o.policy != "" && r.Policy != o.policy && fmt.Sprint(r.ID) != o.policy
+	})
+	st.SIDs = slices.DeleteFunc(st.SIDs, func(s state.SID) bool {
+		return o.tenant != "" && s.Tenant != o.tenant || !orig(s.Origin) || o.prefix != "" && !inside(s.Prefix()) || o.policy != ""
+	})
+	return nil
+}
+
+func show(what string, o showOptions) error {
 	if what == "kernel" {
 		return showKernel()
 	}
@@ -51,6 +118,9 @@ func show(what string) error {
 	}
 	cur, _, err := fetchState()
 	if err != nil {
+		return err
+	}
+	if err := o.filter(&cur); err != nil {
 		return err
 	}
 	if g.jsonOut {
@@ -76,13 +146,7 @@ func show(what string) error {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	defer w.Flush()
 	if what == "all" || what == "interfaces" {
-		fmt.Fprintln(w, "INTERFACE\tIFINDEX\tMODE\tROLE\tXDP FEATURES\tMULTI-BUFFER")
-		for _, it := range cur.Interfaces {
-			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", it.Name, it.Ifindex, it.Mode, it.Role, orDash(it.XDPFeatures), orDash(it.MultiBuffer))
-		}
-		fmt.Fprintln(w)
-		printPorts(w, portClasses(cur))
-		fmt.Fprintln(w)
+		printInterfaces(w, cur, o.detail)
 	}
 	if what == "all" || what == "domain" {
 		fmt.Fprintf(w, "DOMAIN LOCATORS\t%s\n", listOr(cur.Domain.Locators, "none: only local SIDs are refused on access ports"))
@@ -90,55 +154,10 @@ func show(what string) error {
 		fmt.Fprintln(w)
 	}
 	if what == "all" || what == "tenants" {
-		fmt.Fprintln(w, "TENANT\tTABLE\tPORTS\tGATEWAY\tMSS-CLAMP\tVPN (RD, SERVICE SID)\tORIGIN")
-		for _, t := range cur.Tenants {
-			var ports []string
-			for _, p := range t.Ports {
-				if p.VLAN == 0 {
-					ports = append(ports, p.Dev+" untagged")
-				} else {
-					ports = append(ports, fmt.Sprintf("%s vlan %d", p.Dev, p.VLAN))
-				}
-			}
-			gw := listOr(t.Gateway, "-")
-			mss := t.MSSClamp
-			if mss == "" {
-				mss = state.MSSClampOff
-			}
-			vpn := "-"
-			if v := t.VPN; v != nil {
-				vpn = fmt.Sprintf("%s %s %s", v.RD, v.ServiceSID, v.Behavior)
-			}
-			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Table, strings.Join(ports, ", "), gw, mss, vpn, origin(t.Origin))
-		}
-		fmt.Fprintln(w)
+		printTenants(w, cur.Tenants, o.detail)
 	}
 	if what == "all" || what == "routes" {
-		fmt.Fprintln(w, "TENANT\tPREFIX\tMODE\tSEGS\tUSIDS\tSRC\tHOPLIMIT\tPOLICY\tEGRESS\tTUNNEL-MTU\tORIGIN")
-		for _, r := range cur.Routes {
-			usids := "-" // the segment list as written in uSIDs; SEGS gives its containers
-			if r.USIDs != nil {
-				usids = r.USIDs.String()
-			}
-			src := "-"
-			if r.UsedSrc.IsValid() {
-				src = r.UsedSrc.String()
-			}
-			egress, mtu := r.Egress, "-"
-			if r.TunnelMTU > 0 {
-				mtu = fmt.Sprint(r.TunnelMTU)
-			}
-			if egress == "" {
-				egress = "-"
-			}
-			mode, segs, hop, policy := r.Mode, listOr(r.Segs, "-"), fmt.Sprint(r.HopLimit), fmt.Sprint(r.ID)
-			if r.Policy != "" { // a named policy's: its lists (seg6x policy show), the smallest tunnel MTU of those up
-				mode, segs, hop, policy = "-", "-", "-", r.Policy
-			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Tenant, r.Prefix, mode, segs, usids, src, hop,
-				policy, egress, mtu, origin(r.Origin))
-		}
-		fmt.Fprintln(w)
+		printRoutes(w, cur.Routes, o.detail)
 	}
 	if what == "all" || what == "sids" {
 		fmt.Fprintln(w, "SID\tACTION\tPARAMETERS\tORIGIN")
@@ -147,6 +166,98 @@ func show(what string) error {
 		}
 	}
 	return nil
+}
+
+// printInterfaces prints the attached interfaces (-d: their XDP features and multi-buffer
+// handling) and the ports' sides of the domain boundary.
+func printInterfaces(w io.Writer, cur state.State, detail bool) {
+	if detail {
+		fmt.Fprintln(w, "INTERFACE\tIFINDEX\tMODE\tROLE\tXDP FEATURES\tMULTI-BUFFER")
+	} else {
+		fmt.Fprintln(w, "INTERFACE\tIFINDEX\tMODE\tROLE\tMULTI-BUFFER")
+	}
+	for _, it := range cur.Interfaces {
+		if detail {
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", it.Name, it.Ifindex, it.Mode, it.Role, orDash(it.XDPFeatures), orDash(it.MultiBuffer))
+		} else {
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", it.Name, it.Ifindex, it.Mode, it.Role, orDash(it.MultiBuffer))
+		}
+	}
+	fmt.Fprintln(w)
+	printPorts(w, portClasses(cur))
+	fmt.Fprintln(w)
+}
+
+// printTenants prints the tenants (-d: also gateways, MSS clamping and VPN).
+func printTenants(w io.Writer, tenants []state.Tenant, detail bool) {
+	if detail {
+		fmt.Fprintln(w, "TENANT\tTABLE\tPORTS\tGATEWAY\tMSS-CLAMP\tVPN (RD, SERVICE SID)\tORIGIN")
+	} else {
+		fmt.Fprintln(w, "TENANT\tTABLE\tPORTS\tORIGIN")
+	}
+	for _, t := range tenants {
+		var ports []string
+		for _, p := range t.Ports {
+			if p.VLAN == 0 {
+				ports = append(ports, p.Dev+" untagged")
+			} else {
+				ports = append(ports, fmt.Sprintf("%s vlan %d", p.Dev, p.VLAN))
+			}
+		}
+		if !detail {
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", t.Name, t.Table, orDash(strings.Join(ports, ", ")), origin(t.Origin))
+			continue
+		}
+		gw := listOr(t.Gateway, "-")
+		mss := t.MSSClamp
+		if mss == "" {
+			mss = state.MSSClampOff
+		}
+		vpn := "-"
+		if v := t.VPN; v != nil {
+			vpn = fmt.Sprintf("%s %s %s", v.RD, v.ServiceSID, v.Behavior)
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Table, strings.Join(ports, ", "), gw, mss, vpn, origin(t.Origin))
+	}
+	fmt.Fprintln(w)
+}
+
+// printRoutes prints the routes: compact (the segment list as written: uSIDs or SIDs, or the named
+// policy), -d every column.
+func printRoutes(w io.Writer, routes []state.Route, detail bool) {
+	if detail {
+		fmt.Fprintln(w, "TENANT\tPREFIX\tMODE\tSEGS\tUSIDS\tSRC\tHOPLIMIT\tPOLICY\tEGRESS\tTUNNEL-MTU\tORIGIN")
+	} else {
+		fmt.Fprintln(w, "TENANT\tPREFIX\tPOLICY\tSEGS\tEGRESS\tTUNNEL-MTU\tORIGIN")
+	}
+	for _, r := range routes {
+		usids := "-" // the segment list as written in uSIDs; SEGS gives its containers
+		if r.USIDs != nil {
+			usids = r.USIDs.String()
+		}
+		src := "-"
+		if r.UsedSrc.IsValid() {
+			src = r.UsedSrc.String()
+		}
+		egress, mtu := orDash(r.Egress), "-"
+		if r.TunnelMTU > 0 {
+			mtu = fmt.Sprint(r.TunnelMTU)
+		}
+		mode, segs, hop, policy := r.Mode, listOr(r.Segs, "-"), fmt.Sprint(r.HopLimit), fmt.Sprint(r.ID)
+		if r.Policy != "" { // a named policy's: its lists (seg6x policy show), the smallest tunnel MTU of those up
+			mode, segs, hop, policy = "-", "-", "-", r.Policy
+		}
+		if !detail {
+			if r.USIDs != nil {
+				segs = usids
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Tenant, r.Prefix, policy, segs, egress, mtu, origin(r.Origin))
+			continue
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Tenant, r.Prefix, mode, segs, usids, src, hop,
+			policy, egress, mtu, origin(r.Origin))
+	}
+	fmt.Fprintln(w)
 }
 
 // printPorts prints the SR domain boundary: the side of each (interface, VLAN).

@@ -60,8 +60,11 @@ Examples:
 			return commit(state.Op{Kind: state.OpDelete, SID: &state.SID{SID: a}})
 		},
 	}
-	show := &cobra.Command{Use: "show", Short: "list local SIDs", RunE: func(*cobra.Command, []string) error { return show("sids") }}
-	c.AddCommand(add(false), add(true), del, show)
+	showC := &cobra.Command{Use: "show", Short: "list local SIDs", Args: cobra.NoArgs}
+	var so showOptions
+	so.flags(showC)
+	showC.RunE = func(*cobra.Command, []string) error { return show("sids", so) }
+	c.AddCommand(add(false), add(true), del, showC)
 	return c
 }
 

@@ -13,7 +13,6 @@ import (
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -60,16 +59,6 @@ func queryCmd[T proto.Message](use, short, long string, call func(pb.ControlClie
 			return nil
 		},
 	}
-}
-
-// printProto prints an API message as JSON with the .proto field names (a stable format for scripts).
-func printProto(m proto.Message) error {
-	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true, Indent: "  "}.Marshal(m)
-	if err != nil {
-		return err
-	}
-	fmt.Println(string(b))
-	return nil
 }
 
 func stringsOrNone(ss []string) string {

@@ -53,8 +53,11 @@ leaves it. See docs/mtu.md. Example:
 			return commit(state.Op{Kind: state.OpDelete, Tenant: &state.Tenant{Name: args[0]}})
 		},
 	}
-	show := &cobra.Command{Use: "show", Short: "list tenants", RunE: func(*cobra.Command, []string) error { return show("tenants") }}
-	c.AddCommand(add(false), add(true), del, show)
+	showC := &cobra.Command{Use: "show", Short: "list tenants", Args: cobra.NoArgs}
+	var so showOptions
+	so.flags(showC)
+	showC.RunE = func(*cobra.Command, []string) error { return show("tenants", so) }
+	c.AddCommand(add(false), add(true), del, showC)
 	return c
 }
 

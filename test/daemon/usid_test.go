@@ -53,7 +53,7 @@ func TestUSIDRouteFromTheCLI(t *testing.T) {
 	if rt := shown(); rt.USIDs == nil || rt.USIDs.String() != notation || !slices.Equal(rt.Segs, containers) {
 		t.Fatalf("shown as segs %v usids %v, want %v and %s", rt.Segs, rt.USIDs, containers, notation)
 	}
-	if text := cli("show", "routes"); !strings.Contains(text, notation) || !strings.Contains(text, containers[1].String()) {
+	if text := cli("show", "routes", "-d"); !strings.Contains(text, notation) || !strings.Contains(text, containers[1].String()) {
 		t.Errorf("show routes lacks the notation or the containers:\n%s", text)
 	}
 
