@@ -71,10 +71,11 @@ File format (every key optional except where an object needs it):
 			prog := newProgress()
 			defer prog.end()
 			prog.step("reading " + file)
-			desired, err := config.Load(file)
+			f, err := config.LoadFile(file)
 			if err != nil {
 				return err
 			}
+			desired := f.State
 			nobj := fmt.Sprintf("%d objects", len(desired.Interfaces)+len(desired.Tenants)+len(desired.Routes)+len(desired.SIDs)+len(desired.Policies))
 			if len(frames) > 0 && dev == "" {
 				return errors.New("--explain needs --dev: the interface the frames arrive on")
@@ -107,7 +108,7 @@ File format (every key optional except where an object needs it):
 					prog.step("checking " + nobj + " against the running state")
 					pre, err := c.ApplyState(context.Background(), &pb.ApplyStateRequest{State: st, DryRun: true})
 					if err != nil {
-						return apiErr(err)
+						return f.Explain(apiErr(err))
 					}
 					if why := needsPrune(api.DiffFromPB(pre.GetDiff()), &desired); why != "" {
 						return fmt.Errorf("%s %s; nothing applied (apply it with --prune to mean it; --dry-run lists every change)", file, why)
@@ -124,7 +125,7 @@ File format (every key optional except where an object needs it):
 					continue
 				}
 				if err != nil {
-					return apiErr(err)
+					return f.Explain(apiErr(err))
 				}
 				break
 			}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/seg6x/seg6x/internal/state"
 	"gopkg.in/yaml.v3"
@@ -38,19 +37,9 @@ func Parse(r io.Reader) (state.State, error) {
 
 // Load reads the YAML file at path ("-" for standard input).
 func Load(path string) (state.State, error) {
-	var b []byte
-	var err error
-	if path == "-" {
-		b, err = io.ReadAll(os.Stdin)
-	} else {
-		b, err = os.ReadFile(path)
-	}
+	f, err := LoadFile(path)
 	if err != nil {
 		return state.State{}, err
 	}
-	s, err := Parse(bytes.NewReader(b))
-	if err != nil {
-		return s, fmt.Errorf("%s: %w", path, err)
-	}
-	return s, nil
+	return f.State, nil
 }

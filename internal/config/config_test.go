@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -76,7 +77,7 @@ func TestLoadErrorMessage(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct{ in, want string }{
 		{"routes:\n  - tenant: a\n    prefix: 10.0.0.0/33\n",
-			`yaml: line 3: routes[0].prefix: netip.ParsePrefix("10.0.0.0/33"): prefix length out of range`},
+			`yaml: line 3: routes[0].prefix: "10.0.0.0/33" is not a prefix: prefix length out of range`},
 		{"\t- x", "yaml: line 1: found character that cannot start any token"},
 		{"tenants:\n  - {name: blue, table: 101.9}\n", "yaml: line 2: tenants[0].table: 101.9 is not an integer"},
 		{"routes:\n  - tenant: blue\n    prefix: 198.18.2.0/24\n    hoplimit: 6.4e1\n", "yaml: line 4: routes[0].hoplimit: 6.4e1 is not an integer"},
@@ -89,11 +90,11 @@ func TestLoadErrorMessage(t *testing.T) {
 		{"tenants:\n  - {name: a, ports: [{dev: x, vlan: 70000}]}\n", "yaml: unmarshal errors:\n  line 2: 70000 is not an integer from 0 to 65535"},
 		{"interfaces: {name: x}\n", "yaml: unmarshal errors:\n  line 1: a mapping is not a list of interfaces"},
 		{"sids:\n  - sid: fc00::1\n    action: End\n    nh6: not-an-address\n",
-			`yaml: line 4: sids[0].nh6: ParseAddr("not-an-address"): unable to parse IP`},
+			`yaml: line 4: sids[0].nh6: "not-an-address" is not an address: unable to parse IP`},
 		// The sid comes through a merge: SID's UnmarshalYAML reads merged keys as plain fields, so
 		// the merged mapping alone decodes without this error; the path still names the sid.
 		{"sids:\n  - <<: &base\n      sid: fc00::1/zz\n      action: End\n",
-			`yaml: line 3: sids[0].sid: ParseAddr("fc00::1/zz"): unexpected character, want colon (at "/zz")`},
+			`yaml: line 3: sids[0].sid: "fc00::1/zz" is not an address: unexpected character, want colon (at "/zz")`},
 	} {
 		path := filepath.Join(dir, "bad.yaml")
 		if err := os.WriteFile(path, []byte(tc.in), 0o600); err != nil {
@@ -151,7 +152,7 @@ routes:
 	}
 	// A bad block is a YAML error with the key path; a bad uSID the route's field.
 	if _, err := Parse(strings.NewReader("routes:\n  - tenant: blue\n    usids: {block: \"fcbb::/129\", ids: [1]}\n")); err == nil ||
-		!strings.HasPrefix(err.Error(), "yaml: line 3: routes[0].usids.block: netip.ParsePrefix(") {
+		!strings.HasPrefix(err.Error(), `yaml: line 3: routes[0].usids.block: "fcbb::/129" is not a prefix`) {
 		t.Errorf("bad block: %v", err)
 	}
 	bad, err := Parse(strings.NewReader("tenants: [{name: blue}]\nroutes:\n  - {tenant: blue, prefix: 10.0.0.0/8, usids: {block: \"fcbb::/32\", ids: [10000]}}\n"))
@@ -182,5 +183,31 @@ func TestErrorsSpeakTheFile(t *testing.T) {
 				t.Errorf("Parse(%q): %q speaks Go (%s)", in, err, goWord)
 			}
 		}
+	}
+}
+
+// An error the state returns about an object of the file names the object's line and key path.
+func TestPlaceNamesTheLine(t *testing.T) {
+	text := "tenants:\n  - {name: blue, table: 1000}\n  - {name: red, table: 1001}\nroutes:\n  - {tenant: blue, prefix: 198.18.2.0/24, segs: [fc00:2::1]}\n" +
+		"  - {tenant: red, prefix: \"2001:db8::/32\", segs: [fc00:2::1]}\nsids:\n  - {sid: \"fc00:1::64\", action: End.DT4, tenant: red}\n"
+	s, err := Parse(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &File{Name: "s.yaml", Text: []byte(text), State: s}
+	for msg, want := range map[string]string{
+		`operation 2 (replace): tenant "red": table: 1000 already belongs to tenant "blue"`: "line 3: tenants[1]",
+		"route 2001:db8::/32 tenant red: mode: bad":                                         "line 6: routes[1]",
+		"route 198.18.2.0/24 tenant blue: src: none":                                        "line 5: routes[0]",
+		"sid fc00:1::64: tenant: unknown":                                                   "line 8: sids[0]",
+		"route 198.18.9.0/24 tenant blue: not in the file":                                  "",
+		"no object here": "",
+	} {
+		if got := f.Place(msg); got != want {
+			t.Errorf("%q: %q, want %q", msg, got, want)
+		}
+	}
+	if got := f.Explain(errors.New(`operation 2 (replace): tenant "red": table: 1000 already belongs to tenant "blue"`)).Error(); got != `s.yaml: line 3: tenants[1]: tenant "red": table: 1000 already belongs to tenant "blue"` {
+		t.Errorf("Explain: %q", got)
 	}
 }

@@ -47,12 +47,17 @@ var modelTypes = func() map[string]reflect.Type {
 }()
 
 var (
+	// netip's errors: netip.ParsePrefix("p"): ParseAddr("a"): why, or ParseAddr("a"): why.
+	badPrefix    = regexp.MustCompile(`netip\.ParsePrefix\(("[^"]*")\): (?:ParseAddr\("[^"]*"\): )?`)
+	badAddr      = regexp.MustCompile(`ParseAddr\(("[^"]*")\): `)
 	unknownField = regexp.MustCompile("field (\\S+) not found in type state\\.(\\w+)")
 	cannotDecode = regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `([^`]*)`)? into (\\S+)")
 )
 
 // inWords rewrites the Go-worded parts of a decoding error message.
 func inWords(msg string) string {
+	msg = badPrefix.ReplaceAllString(msg, "$1 is not a prefix: ")
+	msg = badAddr.ReplaceAllString(msg, "$1 is not an address: ")
 	msg = unknownField.ReplaceAllStringFunc(msg, func(m string) string {
 		p := unknownField.FindStringSubmatch(m)
 		t, ok := modelTypes[p[2]]

@@ -1,0 +1,136 @@
+package config
+
+// locate.go: where in the file an object is that the state refuses. The API names objects as the
+// state does ("route 198.18.2.0/24 tenant blue", `tenant "blue"`, "sid fc00:1::64"); a file's
+// reader wants the line and the key path: "line 7: routes[3]".
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/seg6x/seg6x/internal/state"
+	"gopkg.in/yaml.v3"
+)
+
+// File is a parsed YAML file with its text, so that errors about its objects can name their lines.
+type File struct {
+	Name  string // as given ("-": standard input)
+	Text  []byte
+	State state.State
+}
+
+// LoadFile reads and parses the YAML file at path ("-" for standard input).
+func LoadFile(path string) (*File, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := Parse(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &File{Name: path, Text: b, State: s}, nil
+}
+
+// operationPrefix is how a commit's error names the failing operation.
+var operationPrefix = regexp.MustCompile(`^operation \d+ \(\w+\): `)
+
+// Place says where in the file the object that msg (an API error) is about is written:
+// "line 7: routes[3]", or "" when msg names no object of the file.
+func (f *File) Place(msg string) string {
+	msg = operationPrefix.ReplaceAllString(msg, "")
+	obj, _, ok := strings.Cut(msg, ": ")
+	if !ok {
+		return ""
+	}
+	c := state.ParseChange("", obj)
+	st := &f.State
+	key, idx := "", -1
+	switch c.Kind {
+	case "route":
+		key = "routes"
+		for i := range st.Routes {
+			if st.Routes[i].Tenant == c.Tenant && st.Routes[i].Prefix.String() == c.Prefix {
+				idx = i
+				break
+			}
+		}
+	case "tenant":
+		key = "tenants"
+		for i := range st.Tenants {
+			if st.Tenants[i].Name == c.Name {
+				idx = i
+				break
+			}
+		}
+	case "sid":
+		key = "sids"
+		for i := range st.SIDs {
+			if st.SIDs[i].Name() == c.SID {
+				idx = i
+				break
+			}
+		}
+	case "interface":
+		key = "interfaces"
+		for i := range st.Interfaces {
+			if st.Interfaces[i].Name == c.Name {
+				idx = i
+				break
+			}
+		}
+	case "policy":
+		key = "policies"
+		for i := range st.Policies {
+			if st.Policies[i].Name == c.Name {
+				idx = i
+				break
+			}
+		}
+	}
+	if idx < 0 {
+		return ""
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal(f.Text, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return ""
+	}
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value == key && top.Content[i+1].Kind == yaml.SequenceNode && idx < len(top.Content[i+1].Content) {
+			return fmt.Sprintf("line %d: %s[%d]", top.Content[i+1].Content[idx].Line, key, idx)
+		}
+	}
+	return ""
+}
+
+// Explain puts the file's name and, when err is about one of its objects, the object's place
+// before err's message (without the commit's operation number, which the file does not show).
+func (f *File) Explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	if p := f.Place(err.Error()); p != "" {
+		return &placed{msg: fmt.Sprintf("%s: %s: %s", f.Name, p, operationPrefix.ReplaceAllString(err.Error(), "")), err: err}
+	}
+	return fmt.Errorf("%s: %w", f.Name, err)
+}
+
+// placed is an error with its place in the file; it unwraps to the error it places.
+type placed struct {
+	msg string
+	err error
+}
+
+func (p *placed) Error() string { return p.msg }
+func (p *placed) Unwrap() error { return p.err }
