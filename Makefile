@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/seg6x
 BPF_SRC := $(wildcard bpf/*.c bpf/*.h)
 
-.PHONY: all deps generate build test demo demo-usid demo-fabric demo-bgp bench bench-micro fixtures fuzz lint clean proto
+.PHONY: all deps generate build install deb test demo demo-usid demo-fabric demo-bgp bench bench-micro fixtures fuzz lint clean proto
 
 all: build
 
@@ -27,6 +27,16 @@ LDFLAGS = -X github.com/seg6x/seg6x/internal/buildinfo.Commit=$(COMMIT) -X githu
 
 build: generate
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/seg6x
+
+# Install the binary, the systemd unit, a default /etc/seg6x/seg6x.yaml (an existing one is kept),
+# man pages, bash/zsh/fish completions and the docs under $(DESTDIR)$(PREFIX); `make deb` puts the
+# same, under /usr, into bin/seg6x_<version>_<arch>.deb. scripts/package.sh; docs/install.md.
+PREFIX ?= /usr/local
+install: build
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" BIN="$(BIN)" scripts/package.sh install
+
+deb: build
+	BIN="$(BIN)" scripts/package.sh deb
 
 # Unit, packet (BPF_PROG_TEST_RUN), verifier and namespace-lab integration tests. Needs root.
 test: build

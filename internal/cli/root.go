@@ -105,6 +105,7 @@ Typical use:
 		statsCmd(), setCmd(), statusCmd(), configCmd(), daemonCmd(), benchCmd(), labCmd(), bgpCmd(), traceCmd(), captureCmd(),
 		explainCmd(), versionCmd())
 	markReadOnlyCommands(root)
+	addPackaging(root)
 	root.Version = buildInfo().Version
 	root.SetVersionTemplate(buildInfo().String())
 	refuseUnknownSubcommands(root)
