@@ -1,0 +1,145 @@
+// Package docstest runs the README's command examples as written, in a network namespace of its
+// own, against a scratch instance: a documented command that fails is a test failure.
+package docstest
+
+// readme_test.go: the "Using it" block of README.md. Each line is one command (comments dropped);
+// an optional part [x] is run without and with it, alternatives [a|b] each, and "A | B" are two
+// commands. The daemon line is left out (commands run without one, as the README says they may);
+// "--dir" is added to every command; the names the README uses (eth0, eth1, vm1) are veth devices
+// in the namespace, with the fabric routes a node has.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/testsupport"
+)
+
+// usingIt is the first code block after "## Using it" in the README.
+func usingIt(t *testing.T) []string {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "\n## Using it\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Using it" section`)
+	}
+	_, rest, _ = strings.Cut(rest, "```\n")
+	block, _, ok := strings.Cut(rest, "```\n")
+	if !ok {
+		t.Fatal("the Using it section has no code block")
+	}
+	return strings.Split(strings.TrimSpace(block), "\n")
+}
+
+var optional = regexp.MustCompile(`\[([^\[\]]*)\]`)
+
+// expand turns one documented line into the commands it stands for.
+func expand(line string) []string {
+	if i := strings.Index(line, "#"); i >= 0 {
+		line = line[:i]
+	}
+	line = strings.Join(strings.Fields(line), " ")
+	if line == "" {
+		return nil
+	}
+	if a, b, ok := strings.Cut(line, " | "); ok {
+		return append(expand(a), expand(b)...)
+	}
+	m := optional.FindStringSubmatchIndex(line)
+	if m == nil {
+		return []string{line}
+	}
+	var out []string
+	for _, alt := range append([]string{""}, strings.Split(line[m[2]:m[3]], "|")...) {
+		out = append(out, expand(line[:m[0]]+alt+line[m[1]:])...)
+	}
+	return out
+}
+
+func TestExpand(t *testing.T) {
+	got := expand("seg6x show [tenants|routes] [--json]   # a comment")
+	want := []string{"seg6x show", "seg6x show --json", "seg6x show tenants", "seg6x show tenants --json", "seg6x show routes", "seg6x show routes --json"}
+	if strings.Join(got, ";") != strings.Join(want, ";") {
+		t.Errorf("%q", got)
+	}
+	if got := expand("seg6x detach eth1 | seg6x detach --all [--purge]"); len(got) != 3 || got[2] != "seg6x detach --all --purge" {
+		t.Errorf("%q", got)
+	}
+}
+
+func TestReadmeExamplesRunAsWritten(t *testing.T) {
+	bin := testsupport.BuildSeg6x(t)
+	ns := fmt.Sprintf("s6rd%d", os.Getpid()%1000)
+	testsupport.DelNetns(ns)
+	if err := testsupport.AddNetns(ns); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("/run/seg6x-test", ns)
+	t.Cleanup(func() {
+		_ = dataplane.Purge(dir)
+		testsupport.RemoveInstance(dir)
+		testsupport.DelNetns(ns)
+	})
+	if err := testsupport.IPLines(ns,
+		"link add eth0 type veth peer name fab0", "link add eth1 type veth peer name acc1", "link add vm1 type veth peer name vm1p",
+		"link set lo up", "link set eth0 up", "link set fab0 up", "link set eth1 up", "link set acc1 up", "link set vm1 up", "link set vm1p up",
+		"-6 addr add fc00:1::1/64 dev eth0 nodad", "-6 neigh add fc00:1::2 lladdr 02:00:00:00:00:02 dev eth0 nud permanent",
+		"-6 route add fc00::/16 via fc00:1::2 dev eth0", "-6 route add fcbb::/32 via fc00:1::2 dev eth0",
+		"addr add 198.18.9.1/24 dev eth1",
+	); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	run := func(cmd string) (string, error) {
+		args := strings.Fields(cmd)
+		c := exec.Command("nsenter", append([]string{"--net=/run/netns/" + ns, bin, "--dir", dir}, args[1:]...)...)
+		c.Dir = work
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	ran := 0
+	for _, line := range usingIt(t) {
+		for _, cmd := range expand(line) {
+			if !strings.HasPrefix(cmd, "seg6x ") {
+				t.Fatalf("%q: not a seg6x command", cmd)
+			}
+			if strings.HasPrefix(cmd, "seg6x daemon") {
+				continue
+			}
+			if strings.HasPrefix(cmd, "seg6x detach --all") {
+				// Before removing everything: the state the examples built.
+				out, err := run("seg6x show --json")
+				var st struct {
+					Tenants []struct{ Name string }
+					Routes  []struct{ Prefix string }
+					SIDs    []struct{ SID string }
+				}
+				if err != nil || json.Unmarshal([]byte(out), &st) != nil || len(st.Tenants) != 1 || len(st.Routes) != 2 || len(st.SIDs) != 3 {
+					t.Errorf("the state the examples built: %v\n%s", err, out)
+				}
+			}
+			if strings.HasPrefix(cmd, "seg6x apply -f seg6x.yaml") {
+				if out, err := run("seg6x config export -o seg6x.yaml"); err != nil { // the operator's file
+					t.Fatalf("config export: %v\n%s", err, out)
+				}
+			}
+			out, err := run(cmd)
+			if err != nil {
+				t.Errorf("README: %s\n%v\n%s", cmd, err, out)
+			}
+			ran++
+		}
+	}
+	if ran < 20 {
+		t.Errorf("only %d commands ran", ran)
+	}
+}
