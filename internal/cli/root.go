@@ -104,6 +104,9 @@ Typical use:
 	root.AddCommand(attachCmd(), detachCmd(), domainCmd(), tenantCmd(), routeCmd(), policyCmd(), sidCmd(), applyCmd(), showCmd(),
 		statsCmd(), setCmd(), statusCmd(), configCmd(), daemonCmd(), benchCmd(), labCmd(), bgpCmd(), traceCmd(), captureCmd(),
 		explainCmd(), versionCmd())
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())
+	})
 	markReadOnlyCommands(root)
 	addPackaging(root)
 	root.Version = buildInfo().Version

@@ -45,3 +45,13 @@ func TestSetNegativeValue(t *testing.T) {
 		t.Errorf("set nexthop-cache-ms -1: %v", err)
 	}
 }
+
+func TestBadFlagHints(t *testing.T) {
+	root := NewRoot()
+	root.SetOut(io.Discard)
+	root.SetErr(io.Discard)
+	root.SetArgs([]string{"route", "add", "--frobnicate"})
+	if err := root.Execute(); err == nil || err.Error() != "unknown flag: --frobnicate (see seg6x route add --help)" {
+		t.Errorf("route add --frobnicate: %v", err)
+	}
+}
