@@ -124,3 +124,12 @@ func TestVLANMessage(t *testing.T) {
 		t.Errorf("a port's VLAN 5000 in a file: %v", errs)
 	}
 }
+
+func TestTenantTableZeroRefused(t *testing.T) {
+	if _, err := parseTenant("b", []string{"table", "0"}); err == nil || err.Error() != "table: "+state.ZeroTable {
+		t.Errorf("table 0: %v", err)
+	}
+	if tn, err := parseTenant("b", nil); err != nil || tn.Table != 0 {
+		t.Errorf("no table: %v", err)
+	}
+}

@@ -79,6 +79,9 @@ func parseTenant(name string, args []string) (state.Tenant, error) {
 		if t.Table, err = parseU32("table", v); err != nil {
 			return t, err
 		}
+		if t.Table == 0 {
+			return t, fmt.Errorf("table: %s", state.ZeroTable)
+		}
 	}
 	if len(m["vlan"]) > len(m["dev"]) {
 		return t, fmt.Errorf("vlan: %d vlans for %d devs; each vlan pairs with a dev", len(m["vlan"]), len(m["dev"]))

@@ -32,7 +32,54 @@ func Parse(r io.Reader) (state.State, error) {
 		}
 		return s, fmt.Errorf("yaml: %s", inWords(where(b, err)))
 	}
+	for i := range s.Tenants {
+		if s.Tenants[i].Table == 0 {
+			if line := explicitZeroTable(b, i); line > 0 {
+				return s, fmt.Errorf("yaml: line %d: tenants[%d].table: %s", line, i, state.ZeroTable)
+			}
+		}
+	}
 	return s, nil
+}
+
+// explicitZeroTable is the line of tenants[i]'s "table: 0" in the document b, 0 if it has none
+// (a tenant without a table leaves the key out).
+func explicitZeroTable(b []byte, i int) int {
+	var doc yaml.Node
+	if yaml.Unmarshal(b, &doc) != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	ts := mappingValue(doc.Content[0], "tenants")
+	if ts == nil || ts.Kind != yaml.SequenceNode || i >= len(ts.Content) {
+		return 0
+	}
+	if v := mappingValue(ts.Content[i], "table"); v != nil && v.Kind == yaml.ScalarNode {
+		var n uint64
+		if v.Decode(&n) == nil && n == 0 {
+			return v.Line
+		}
+	}
+	return 0
+}
+
+// mappingValue is the value of key in mapping n (aliases followed), nil if absent.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			v := n.Content[i+1]
+			for v != nil && v.Kind == yaml.AliasNode {
+				v = v.Alias
+			}
+			return v
+		}
+	}
+	return nil
 }
 
 // Load reads the YAML file at path ("-" for standard input).

@@ -211,3 +211,15 @@ func TestPlaceNamesTheLine(t *testing.T) {
 		t.Errorf("Explain: %q", got)
 	}
 }
+
+// A tenant's table written as 0 is refused with the line; left out, the tenant has none.
+func TestZeroTableRefused(t *testing.T) {
+	for _, in := range []string{"tenants:\n  - {name: a, table: 1000}\n  - {name: b, table: 0}\n", "tenants:\n  - {name: a, table: 1000}\n  - {name: b, table: 0x0}\n"} {
+		if _, err := Parse(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "tenants[1].table: 0 is not a table") {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+	if s, err := Parse(strings.NewReader("tenants:\n  - {name: b}\n")); err != nil || s.Tenants[0].Table != 0 {
+		t.Errorf("a tenant without a table: %v", err)
+	}
+}

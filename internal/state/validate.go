@@ -176,6 +176,10 @@ func VLANProblem(v string) string {
 // seg6 routes, which are often in main).
 var kernelTables = map[uint32]string{253: "default", 254: "main", 255: "local"}
 
+// ZeroTable is what a tenant's table written as 0 gets told (the CLI's and the file's words; over
+// the API 0 is the same as no table): the kernel has no table 0.
+const ZeroTable = "0 is not a table (the kernel has none); for a tenant without a table leave table out"
+
 func validateTenant(t *Tenant, add func(error)) {
 	obj := tenantObj(t)
 	if !nameRE.MatchString(t.Name) {
