@@ -52,7 +52,7 @@ checks and planning as the apply itself (the FIB and neighbors are the kernel's,
 hex, a pcap/pcapng file or a spec (see "seg6x explain --help"), e.g.
   seg6x apply -f new.yaml --dev ta0 --explain "vlan 100 ipv4 198.18.1.2>198.18.2.2 udp 1000>2000"
 
-File format (every key optional except where an object needs it):
+File format (every key, with what it takes: docs/yaml-reference.md):
   interfaces: [{name: eth0}, {name: eth1, mode: generic}]
   tenants:
     - {name: blue, table: 100, ports: [{dev: eth1, vlan: 100}]}

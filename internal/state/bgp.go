@@ -15,8 +15,10 @@ import (
 
 // BGP is the node's BGP speaker. Present: `seg6x daemon` runs it; absent: no BGP.
 type BGP struct {
-	ASN      uint32     `yaml:"asn" json:"asn"`
-	RouterID netip.Addr `yaml:"router_id" json:"router_id"` // an IPv4 address, unique in the fleet
+	// ASN is this node's AS number.
+	ASN uint32 `yaml:"asn" json:"asn"`
+	// RouterID is the BGP identifier: an IPv4 address, unique in the fleet.
+	RouterID netip.Addr `yaml:"router_id" json:"router_id"`
 	// ListenPort is where it accepts sessions: 0 is 179, -1 none (it only connects out).
 	ListenPort int32 `yaml:"listen_port,omitempty" json:"listen_port,omitempty"`
 	// NextHop is the fabric address advertised as the next hop of this node's VPN routes, and the outer
@@ -28,7 +30,8 @@ type BGP struct {
 	Locator netip.Prefix `yaml:"locator,omitempty" json:"locator,omitempty"`
 	// BlockBits and FunctionBits give the SID structure (RFC 9252 3.2.1) of the service SIDs: the
 	// locator is block + node; the function follows it. Defaults: 32 (at most the locator's length), 16.
-	BlockBits    uint8 `yaml:"block_bits,omitempty" json:"block_bits,omitempty"`
+	BlockBits uint8 `yaml:"block_bits,omitempty" json:"block_bits,omitempty"`
+	// FunctionBits is the length of the function (see BlockBits).
 	FunctionBits uint8 `yaml:"function_bits,omitempty" json:"function_bits,omitempty"`
 	// Transposition sends the function bits of each SID in the MPLS label field (RFC 9252 section 4),
 	// as FRR does by default; received routes are decoded either way.
@@ -41,14 +44,17 @@ type BGP struct {
 // while it restarts, and this node keeps a restarting peer's routes (stale) until it is back or the time
 // is up; when off, a lost session withdraws its routes at once.
 type GracefulRestart struct {
-	Enabled     bool   `yaml:"enabled,omitempty" json:"enabled,omitempty"`
-	RestartTime uint16 `yaml:"restart_time,omitempty" json:"restart_time,omitempty"` // seconds; default 120
+	// Enabled turns graceful restart on (default: off).
+	Enabled bool `yaml:"enabled,omitempty" json:"enabled,omitempty"`
+	// RestartTime is in seconds (at most 4095; default 120).
+	RestartTime uint16 `yaml:"restart_time,omitempty" json:"restart_time,omitempty"`
 }
 
 // Neighbor is one BGP session (usually to a route reflector).
 type Neighbor struct {
+	// Address is the peer's IPv4 or IPv6 address.
 	Address netip.Addr `yaml:"address" json:"address"`
-	ASN     uint32     `yaml:"asn" json:"asn"` // the peer's; equal to ours: iBGP
+	ASN     uint32     `yaml:"asn" json:"asn"` // the peer's AS number; equal to ours: iBGP
 	// Password turns on TCP-MD5 (RFC 2385) for the session.
 	Password string `yaml:"password,omitempty" json:"password,omitempty"`
 	// LocalAddress is the source of the session (default: the kernel's choice).
@@ -59,8 +65,9 @@ type Neighbor struct {
 	// the VPN routes of route targets this node imports, and this node sends only the routes of route
 	// targets the peer asked for). Default: vpnv4 and vpnv6; add rtc where every PE behind the peer
 	// speaks it (a peer that is not sent a route target's membership is not sent its routes).
-	Families    []string `yaml:"families,omitempty" json:"families,omitempty"`
-	Description string   `yaml:"description,omitempty" json:"description,omitempty"`
+	Families []string `yaml:"families,omitempty" json:"families,omitempty"`
+	// Description is free text about the peer, shown with the session.
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
 }
 
 // BGP address families of a neighbor.

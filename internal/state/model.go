@@ -60,9 +60,10 @@ const MaxDomainPrefixes = 1024
 
 // Interface is a netdev with the seg6x XDP program attached.
 type Interface struct {
+	// Name is the netdev (eth0) the program is attached to.
 	Name string `yaml:"name" json:"name"`
 	// Mode is the hook: xdp (= native, the default: XDP in the driver, for network nodes), generic (XDP
-	// on skbs, for devices without native XDP) or tc (tcx ingress, for hypervisors: GSO aggregates of
+	// on skbs, for drivers without XDP) or tc (tcx ingress, for hypervisors: GSO aggregates of
 	// VMs are encapsulated and decapsulated whole).
 	Mode string `yaml:"mode,omitempty" json:"mode,omitempty"`
 	// Role is the interface's side of the SR domain boundary: fabric (local SIDs are processed),
@@ -101,7 +102,10 @@ const (
 
 // Tenant is a VRF: a routing table and the (interface, VLAN) ports its traffic arrives on.
 type Tenant struct {
-	Name  string `yaml:"name" json:"name"`
+	// Name identifies the tenant: 1 to 32 letters, digits, '.', '_' or '-'.
+	Name string `yaml:"name" json:"name"`
+	// Table is the kernel routing table of the tenant's VRF (1-252 or 256 and up; left out: none):
+	// where the SIDs that name the tenant (End.DT*) and its VPN service SID look decapsulated packets up.
 	Table uint32 `yaml:"table,omitempty" json:"table,omitempty"`
 	Ports []Port `yaml:"ports,omitempty" json:"ports"`
 	// KernelFallback says the kernel holds the same routes (the kernel mirror sets it): a packet the
@@ -132,25 +136,32 @@ const (
 
 // Port is where a tenant's traffic enters: an interface and a VLAN ID (0 = untagged).
 type Port struct {
-	Dev     string `yaml:"dev" json:"dev"`
+	// Dev is the interface the traffic arrives on.
+	Dev string `yaml:"dev" json:"dev"`
+	// VLAN is the traffic's 802.1Q VLAN ID: 1-4094, or 0 (the default) for untagged traffic.
 	VLAN    uint16 `yaml:"vlan,omitempty" json:"vlan"`
 	Ifindex int    `yaml:"-" json:"ifindex,omitempty"`
 }
 
 // Route sends a tenant's traffic for Prefix into an SR policy (H.Encaps or H.Encaps.Red).
 type Route struct {
-	Tenant string       `yaml:"tenant" json:"tenant"`
+	// Tenant names the tenant whose traffic the route steers.
+	Tenant string `yaml:"tenant" json:"tenant"`
+	// Prefix is the destination the route matches, IPv4 or IPv6, without host bits.
 	Prefix netip.Prefix `yaml:"prefix" json:"prefix"`
-	Mode   string       `yaml:"mode,omitempty" json:"mode"` // encap (default) | encap.red | pass
-	Segs   []netip.Addr `yaml:"segs,omitempty" json:"segs"`
+	// Mode is encap (H.Encaps, the default), encap.red (H.Encaps.Red) or pass.
+	Mode string `yaml:"mode,omitempty" json:"mode"`
+	// Segs is the segment list: 1 to 16 SIDs, in the order the packet visits them.
+	Segs []netip.Addr `yaml:"segs,omitempty" json:"segs"`
 	// Policy names a named policy (policies.go) whose weighted lists the route's flows are spread over,
 	// instead of mode, segs, src and hoplimit.
 	Policy string `yaml:"policy,omitempty" json:"policy,omitempty"`
 	// USIDs is the segment list written as uSIDs (usidlist.go), instead of segs: its containers
 	// become Segs when the route is checked. It is kept to be shown and written back as given.
-	USIDs    *USIDList  `yaml:"usids,omitempty" json:"usids,omitempty"`
+	USIDs *USIDList `yaml:"usids,omitempty" json:"usids,omitempty"`
+	// Src is the outer IPv6 source (default: the kernel's choice of source towards Segs[0]).
 	Src      netip.Addr `yaml:"src,omitempty" json:"src,omitempty"`
-	HopLimit uint8      `yaml:"hoplimit,omitempty" json:"hoplimit,omitempty"` // default 64
+	HopLimit uint8      `yaml:"hoplimit,omitempty" json:"hoplimit,omitempty"` // outer hop limit; default 64
 	ID       uint32     `yaml:"-" json:"id,omitempty"`                        // policy and counter index
 	UsedSrc  netip.Addr `yaml:"-" json:"used_src,omitempty"`                  // Src, or the one the kernel chose
 	// Origin is the front end that owns the route (origins.go): its tenant's, or BGP's for a route
@@ -163,25 +174,30 @@ type Route struct {
 
 // SID is a local segment identifier and the endpoint behavior bound to it.
 type SID struct {
+	// SID is the local SID: an IPv6 address, or a prefix ADDR/LEN whose every address is this SID.
 	SID    netip.Addr `yaml:"sid" json:"sid"`
-	Action string     `yaml:"action" json:"action"`                     // a Behavior's name (behaviors.go)
-	NH4    netip.Addr `yaml:"nh4,omitempty" json:"nh4,omitempty"`       // End.DX4
-	NH6    netip.Addr `yaml:"nh6,omitempty" json:"nh6,omitempty"`       // End.X, End.DX6
-	Table  uint32     `yaml:"table,omitempty" json:"table,omitempty"`   // End.T, End.DT4/6/46
-	Tenant string     `yaml:"tenant,omitempty" json:"tenant,omitempty"` // End.DT*: table (and VLAN) of a tenant
-	VLAN   uint16     `yaml:"vlan,omitempty" json:"vlan,omitempty"`     // decap: 802.1Q tag pushed on egress
-	// Segs and Src: the SR policy of a binding SID (End.B6.Encaps*): its segment list and outer source
-	// (invalid: the kernel's choice for Segs[0], as for a route).
+	Action string     `yaml:"action" json:"action"`                     // its endpoint behavior (behaviors.go)
+	NH4    netip.Addr `yaml:"nh4,omitempty" json:"nh4,omitempty"`       // End.DX4: the IPv4 next hop
+	NH6    netip.Addr `yaml:"nh6,omitempty" json:"nh6,omitempty"`       // End.X, End.DX6: the IPv6 next hop
+	Table  uint32     `yaml:"table,omitempty" json:"table,omitempty"`   // End.T, End.DT*: a routing table
+	Tenant string     `yaml:"tenant,omitempty" json:"tenant,omitempty"` // End.DT*: a tenant, for its table
+	VLAN   uint16     `yaml:"vlan,omitempty" json:"vlan,omitempty"`     // decap: 802.1Q VLAN ID to push
+	// Segs is the segment list of a binding SID's SR policy (End.B6.Encaps*): 1 to 16 SIDs, in the
+	// order the packet visits them.
 	Segs []netip.Addr `yaml:"segs,omitempty" json:"segs,omitempty"`
-	Src  netip.Addr   `yaml:"src,omitempty" json:"src,omitempty"`
+	// Src is the outer IPv6 source of a binding SID's policy (default: the kernel's choice, as for a
+	// route).
+	Src netip.Addr `yaml:"src,omitempty" json:"src,omitempty"`
 	// Bits, when not 0 or 128, makes the SID a prefix: every address in SID/Bits is this SID (a uSID
 	// locator's uN, a service SID with argument bits). In YAML and the API it is written SID/Bits.
 	Bits uint8 `yaml:"-" json:"bits,omitempty"`
-	// Flavors the behavior runs with: next-csid (RFC 9800), psp, usp, usd (RFC 8986) (Behavior.Flavors).
+	// Flavors are the flavors the behavior runs with: next-csid (RFC 9800), psp, usp, usd (RFC 8986)
+	// (Behavior.Flavors).
 	Flavors []string `yaml:"flavors,omitempty" json:"flavors,omitempty"`
 	// NEXT-C-SID: the locator block and node function lengths in bits (the kernel's lblen and
 	// nflen; 32 and 16 when not given).
-	LBLen uint8  `yaml:"lblen,omitempty" json:"lblen,omitempty"`
+	LBLen uint8 `yaml:"lblen,omitempty" json:"lblen,omitempty"`
+	// NFLen is the node function length (see LBLen).
 	NFLen uint8  `yaml:"nflen,omitempty" json:"nflen,omitempty"`
 	ID    uint32 `yaml:"-" json:"id,omitempty"`
 	// Policy is the id of a binding SID's policy (shared with routes of the same list), set by the store.

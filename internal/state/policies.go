@@ -16,18 +16,24 @@ import (
 
 // Policy is a named SR policy: routes name it (Route.Policy) instead of giving a segment list.
 type Policy struct {
-	Name     string     `yaml:"name" json:"name"`
-	Mode     string     `yaml:"mode,omitempty" json:"mode"` // encap (default) | encap.red
+	// Name is what routes call the policy: 1 to 32 letters, digits, '.', '_' or '-'.
+	Name string `yaml:"name" json:"name"`
+	// Mode is encap (H.Encaps, the default) or encap.red (H.Encaps.Red).
+	Mode string `yaml:"mode,omitempty" json:"mode"`
+	// Src is the outer IPv6 source (default: the kernel's choice, as for a route).
 	Src      netip.Addr `yaml:"src,omitempty" json:"src,omitempty"`
-	HopLimit uint8      `yaml:"hoplimit,omitempty" json:"hoplimit,omitempty"` // default 64
-	Lists    []SegList  `yaml:"lists" json:"lists"`
-	Origin   Origin     `yaml:"-" json:"origin,omitempty"` // the front end that owns it (origins.go)
+	HopLimit uint8      `yaml:"hoplimit,omitempty" json:"hoplimit,omitempty"` // outer hop limit; default 64
+	// Lists are the policy's segment lists (1 to 16), each flow on one of them.
+	Lists  []SegList `yaml:"lists" json:"lists"`
+	Origin Origin    `yaml:"-" json:"origin,omitempty"` // the front end that owns it (origins.go)
 }
 
 // SegList is one segment list of a named policy and its share of the flows.
 type SegList struct {
-	Segs  []netip.Addr `yaml:"segs,omitempty" json:"segs"`
-	USIDs *USIDList    `yaml:"usids,omitempty" json:"usids,omitempty"` // instead of segs (usidlist.go)
+	// Segs is the segment list: 1 to 16 SIDs, in the order the packet visits them.
+	Segs []netip.Addr `yaml:"segs,omitempty" json:"segs"`
+	// USIDs is the segment list written as uSIDs (usidlist.go), instead of segs.
+	USIDs *USIDList `yaml:"usids,omitempty" json:"usids,omitempty"`
 	// Weight is the list's share among the lists that are up (default 1); shares are kept to 1/64 of
 	// the flows (GroupBuckets), and every list that is up gets at least one slot.
 	Weight uint32 `yaml:"weight,omitempty" json:"weight"`
