@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/state"
+	"golang.org/x/sys/unix"
 )
 
 // srhAttr is a SEG6_LOCAL_SRH value as iproute2 writes `srh segs A,B,...`: segments last first,
@@ -56,17 +57,42 @@ func TestParseBindingSIDRoute(t *testing.T) {
 func TestTranslateBindingSIDs(t *testing.T) {
 	b6 := local("fc00:1::7/128", 10, localSRH)
 	b6.Local.SRH = []netip.Addr{netip.MustParseAddr("fc00:5::1"), netip.MustParseAddr("fc00:6::64")}
+	b6.Oif = 2 // its device, whose address the kernel takes as the outer source (saddr.go)
 	tlv := local("fc00:1::8/128", 10, localSRH)
 	tlv.Local.SRHWhy = "SRH with TLVs (HMAC, padding): seg6x policies carry none"
 	insert := local("fc00:1::9/128", 9, localSRH) // End.B6: SRH insertion
 	noSRH := local("fc00:1::b/128", 10)
 	endSRH := local("fc00:1::c/128", 1, localSRH)
+	// Interface 2 has 2001:db8:0::1, interface 3 (where fc00:5::1 would be routed) fc00:5::2.
+	addrs := testAddrs(addr(2, "2001:db8:0::1/64"), addr(3, "fc00:5::2/64"))
 	d := translate(&input{routes: build(b6, tlv, insert, noSRH, endSRH), rules: defaultRules(),
-		ifaces: []state.Interface{{Name: "eth0"}}})
+		ifaces: []state.Interface{{Name: "eth0"}}, addrs: addrs})
 	got, ok := d.sids[netip.MustParseAddr("fc00:1::7")]
-	if want := (state.SID{SID: netip.MustParseAddr("fc00:1::7"), Action: "End.B6.Encaps", Segs: b6.Local.SRH}); !ok || !sameSID(got, want) {
+	want := state.SID{SID: netip.MustParseAddr("fc00:1::7"), Action: "End.B6.Encaps", Segs: b6.Local.SRH, Src: netip.MustParseAddr("2001:db8:0::1")}
+	if !ok || !sameSID(got, want) {
 		t.Errorf("End.B6.Encaps: %+v (%s), want %+v", got, statusOf(d, "fc00:1::7/128 ").Reason, want)
 	}
+	// `ip sr tunsrc` set: it is the source, whatever the addresses.
+	tunsrc := netip.MustParseAddr("fc00:a0::1")
+	d = translate(&input{routes: build(b6), rules: defaultRules(), ifaces: []state.Interface{{Name: "eth0"}}, tunsrc: tunsrc})
+	if got := d.sids[netip.MustParseAddr("fc00:1::7")]; got.Src != tunsrc {
+		t.Errorf("with tunsrc: %+v (%s), want src %s", got, statusOf(d, "fc00:1::7/128 ").Reason, tunsrc)
+	}
+	// No tunsrc and no address the kernel could take (nor a device to take it on): left to the kernel.
+	noDev := local("fc00:1::d/128", 10, localSRH)
+	noDev.Local.SRH = b6.Local.SRH
+	d = translate(&input{routes: build(b6, noDev), rules: defaultRules(), ifaces: []state.Interface{{Name: "eth0"}},
+		addrs: testAddrs(addr(2, "2001:db8:0::1/64", unix.IFA_F_TENTATIVE))})
+	for route, reason := range map[string]string{
+		"fc00:1::7/128 ": "no IPv6 address the kernel would take as the outer source for fc00:5::1",
+		"fc00:1::d/128 ": "End.B6.Encaps route without a device",
+	} {
+		if s := statusOf(d, route); s.Accelerated || !strings.Contains(s.Reason, reason) {
+			t.Errorf("%s: accelerated %v reason %q, want %q", route, s.Accelerated, s.Reason, reason)
+		}
+	}
+	d = translate(&input{routes: build(b6, tlv, insert, noSRH, endSRH), rules: defaultRules(),
+		ifaces: []state.Interface{{Name: "eth0"}}, addrs: addrs})
 	for route, reason := range map[string]string{
 		"fc00:1::8/128 ": "SRH with TLVs",
 		"fc00:1::9/128 ": "SRH attribute on End.B6",

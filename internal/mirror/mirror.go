@@ -1,9 +1,9 @@
 package mirror
 
-// mirror.go: the mirror's loop. Subscribe to route, rule and link events first, then dump; apply
-// each event to the in-memory copy of the kernel's routes, translate, and commit the difference to
-// the kernel-owned seg6x objects (origin kernel) through the core controller, as every front end
-// does. A netlink overrun (ENOBUFS) or an interrupted dump starts a full resync.
+// mirror.go: the mirror's loop. Subscribe to route, rule, link and address events first, then
+// dump; apply each event to the in-memory copy of the kernel's routes, translate, and commit the
+// difference to the kernel-owned seg6x objects (origin kernel) through the core controller, as
+// every front end does. A netlink overrun (ENOBUFS) or an interrupted dump starts a full resync.
 
 import (
 	"context"
@@ -93,7 +93,7 @@ type event struct {
 // Run follows the kernel until ctx ends.
 func (m *Mirror) Run(ctx context.Context) error {
 	sub, err := nl.Subscribe(unix.NETLINK_ROUTE, unix.RTNLGRP_IPV4_ROUTE, unix.RTNLGRP_IPV6_ROUTE,
-		unix.RTNLGRP_IPV4_RULE, unix.RTNLGRP_IPV6_RULE, unix.RTNLGRP_LINK, unix.RTNLGRP_NEIGH)
+		unix.RTNLGRP_IPV4_RULE, unix.RTNLGRP_IPV6_RULE, unix.RTNLGRP_LINK, unix.RTNLGRP_NEIGH, unix.RTNLGRP_IPV6_IFADDR)
 	if err != nil {
 		return fmt.Errorf("netlink subscribe: %w", err)
 	}
@@ -258,6 +258,10 @@ func (m *Mirror) handle(ev event) (lost, dirty, fdbOnly bool) {
 				return true, true, false
 			}
 			dirty, fdbOnly = true, false
+		case unix.RTM_NEWADDR, unix.RTM_DELADDR:
+			// An IPv6 address added, removed or deprecated: a binding SID's outer source may change
+			// (saddr.go). Adding or removing one also changes routes; deprecating one does not.
+			dirty, fdbOnly = true, false
 		case unix.RTM_NEWNEIGH, unix.RTM_DELNEIGH:
 			changed, err := m.vx.neigh(msg.Data, msg.Header.Type == unix.RTM_DELNEIGH)
 			if err != nil {
@@ -325,13 +329,20 @@ func (m *Mirror) setErr(err error) {
 // operations it committed and whether the store refused any.
 func (m *Mirror) sync() (int, bool) {
 	tunsrc := tunnelSource()
+	var addrs *hostAddrs
+	if !tunsrc.IsValid() && hasBindingSID(m.routes) {
+		addrs = readHostAddrs()
+		if addrs.err != nil {
+			m.setErr(addrs.err)
+		}
+	}
 	var d *desired
 	var failed []string
 	var nops int
 	m.ctl.Do(func(s *core.Session) {
 		st := s.Store
 		in := &input{routes: m.routes, rules: m.rules, ifaces: st.Interfaces(), userPorts: map[state.Port]string{},
-			userSIDs: map[netip.Addr]bool{}, tunsrc: tunsrc}
+			userSIDs: map[netip.Addr]bool{}, tunsrc: tunsrc, addrs: addrs}
 		cur := currentKernel(st)
 		for _, t := range st.Tenants() {
 			if t.Origin != state.OriginKernel {
@@ -358,6 +369,17 @@ func (m *Mirror) sync() (int, bool) {
 	m.stats.LastSync = time.Now()
 	m.mu.Unlock()
 	return nops, len(failed) > 0
+}
+
+// hasBindingSID reports whether routes hold a seg6local End.B6.Encaps, whose outer source may come
+// from the node's addresses.
+func hasBindingSID(routes map[string]*kernelRoute) bool {
+	for _, r := range routes {
+		if r.Local != nil && r.Local.Action == 10 {
+			return true
+		}
+	}
+	return false
 }
 
 // syncVXLAN is sync for a change of forwarding entries only: the VXLAN objects, not the routes.

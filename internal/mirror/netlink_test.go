@@ -58,7 +58,7 @@ func TestParseFlavors(t *testing.T) {
 		if want := "fcbb:0:100:e001::/64 table main encap seg6local action End.X flavors next-csid lblen 32 nflen 32"; r.String() != want {
 			t.Errorf("%q, want %q", r.String(), want)
 		}
-		sd, why := localSID(r, netip.Addr{})
+		sd, why := localSID(r, netip.Addr{}, nil)
 		if why != "" || sd.Name() != "fcbb:0:100:e001::/64" || !sd.HasFlavor("next-csid") || sd.NFLen != 32 {
 			t.Errorf("SID %+v, %q", sd, why)
 		}
@@ -72,7 +72,7 @@ func TestParseFlavors(t *testing.T) {
 	if r.Local.Flavors != flvPSP|flvUSD || r.String() != "fcbb:0:300::/48 table main encap seg6local action End flavors psp,usd" {
 		t.Errorf("%+v %q", r.Local, r.String())
 	}
-	if _, why := localSID(r, netip.Addr{}); why != "flavor usd on End is not mirrored (the kernel runs next-csid on End and End.X, psp on End, no other)" {
+	if _, why := localSID(r, netip.Addr{}, nil); why != "flavor usd on End is not mirrored (the kernel runs next-csid on End and End.X, psp on End, no other)" {
 		t.Errorf("reason %q", why)
 	}
 	// psp alone on End, as `ip -6 route add ... action End flavors psp` installs it: a PSP SID.
@@ -83,7 +83,7 @@ func TestParseFlavors(t *testing.T) {
 	if r.String() != "fc00:d::7/128 table main encap seg6local action End flavors psp" {
 		t.Errorf("%q", r.String())
 	}
-	if sd, why := localSID(r, netip.Addr{}); why != "" || sd.Name() != "fc00:d::7" || !slices.Equal(sd.Flavors, []string{"psp"}) || sd.LBLen != 0 || sd.NFLen != 0 {
+	if sd, why := localSID(r, netip.Addr{}, nil); why != "" || sd.Name() != "fc00:d::7" || !slices.Equal(sd.Flavors, []string{"psp"}) || sd.LBLen != 0 || sd.NFLen != 0 {
 		t.Errorf("SID %+v, %q", sd, why)
 	}
 	b = newRoute("fcbb:0:300::", 48, slices.Concat(nla(localAction, u32(1)), nla(localFlavors, nla(flvOperation, []byte{0x10}))))

@@ -45,6 +45,7 @@ type input struct {
 	userPorts map[state.Port]string // (dev, vlan) -> API tenant
 	userSIDs  map[netip.Addr]bool
 	tunsrc    netip.Addr
+	addrs     *hostAddrs // read when tunsrc is unset and a binding SID needs the kernel's source (saddr.go)
 }
 
 type desired struct {
@@ -239,7 +240,7 @@ func translate(in *input) *desired {
 	})
 	for _, r := range locals {
 		st := RouteStatus{Route: r.String(), Family: r.Family, Table: r.Table, Prefix: r.Dst.String()}
-		sd, why := localSID(r, in.tunsrc)
+		sd, why := localSID(r, in.tunsrc, in.addrs)
 		switch {
 		case why != "":
 			st.Reason = why
@@ -382,10 +383,10 @@ func shadowed(in *input, d *desired, r *kernelRoute) string {
 }
 
 // localSID turns a seg6local route into a SID, or says why it cannot. A prefix shorter than /128
-// becomes a SID served by prefix (a uSID locator's uN, a uA); a binding SID's outer source is tunsrc
-// (`ip sr tunsrc`; unset: the kernel's choice, which the store asks for). The SID is checked by the
-// state package's validation, as any SID is.
-func localSID(r *kernelRoute, tunsrc netip.Addr) (state.SID, string) {
+// becomes a SID served by prefix (a uSID locator's uN, a uA); a binding SID's outer source is the
+// one the kernel writes (tunsrc, else the choice of addrs for its first segment on the route's
+// device). The SID is checked by the state package's validation, as any SID is.
+func localSID(r *kernelRoute, tunsrc netip.Addr, addrs *hostAddrs) (state.SID, string) {
 	sd := state.SID{SID: r.Dst.Addr()}
 	if r.Dst.Bits() < 128 {
 		sd.Bits = uint8(r.Dst.Bits())
@@ -448,9 +449,20 @@ func localSID(r *kernelRoute, tunsrc netip.Addr) (state.SID, string) {
 		if l.SRHWhy != "" {
 			return sd, l.SRHWhy
 		}
-		// The outer source as the kernel's seg6local picks it: `ip sr tunsrc`, else its choice for
-		// the first segment (unset here: the store asks the kernel, as for a route).
+		// The outer source as the kernel's seg6local writes it (set_tun_src): `ip sr tunsrc`, else
+		// its source address selection for the first segment with the route's own device as the
+		// outgoing interface, which is not always the source of a route lookup for that segment.
 		sd.Segs, sd.Src = l.SRH, tunsrc
+		if !tunsrc.IsValid() && len(l.SRH) > 0 {
+			if r.Oif == 0 {
+				return sd, "End.B6.Encaps route without a device (the kernel takes the outer source on it)"
+			}
+			src, why := addrs.source(int(r.Oif), l.SRH[0])
+			if why != "" {
+				return sd, why
+			}
+			sd.Src = src
+		}
 	}
 	one := state.State{SIDs: []state.SID{sd}}
 	if err := state.Validate(&one); err != nil {

@@ -21,19 +21,33 @@ import (
 	"github.com/seg6x/seg6x/internal/testsupport"
 )
 
-func TestSameBytesAsTheKernel(t *testing.T) { sameBytes(t, "s6d", 0, corpus()) }
+func TestSameBytesAsTheKernel(t *testing.T) { sameBytes(t, "s6d", topo{}, corpus()) }
 
 // A jumbo fabric (9000-byte MTU on both sides): frames beyond a page reach XDP as multi-buffer frames,
 // and come out as the kernel's.
-func TestSameBytesAsTheKernelJumbo(t *testing.T) { sameBytes(t, "s6j", 9000, jumboCorpus()) }
+func TestSameBytesAsTheKernelJumbo(t *testing.T) { sameBytes(t, "s6j", topo{mtu: 9000}, jumboCorpus()) }
 
-// sameBytes sends every packet of ps through both copies of the topology (links of MTU mtu; 0: the
-// default) and compares what comes out.
-func sameBytes(t *testing.T, prefix string, mtu int, ps []testPacket) {
+// Without `ip sr tunsrc`, End.B6.Encaps takes the outer source the kernel selects for the first
+// segment on the seg6local route's own device (d0: fc00:a0::1), not the source of the route to that
+// segment (out of d1: fc00:e1::1).
+func TestB6SourceAsTheKernel(t *testing.T) {
+	var ps []testPacket
+	for _, p := range corpus() {
+		if strings.Contains(p.name, "End.B6.Encaps") {
+			ps = append(ps, p)
+		}
+	}
+	sameBytes(t, "s6b", topo{noTunsrc: true}, ps)
+}
+
+// sameBytes sends every packet of ps through both copies of topology tp (named after prefix) and
+// compares what comes out.
+func sameBytes(t *testing.T, prefix string, tp topo, ps []testPacket) {
 	bin := testsupport.BuildSeg6x(t)
 	tmp := t.TempDir()
 	id := os.Getpid() % 10000
-	k, x := topo{fmt.Sprintf("%sk%d", prefix, id), mtu}, topo{fmt.Sprintf("%sx%d", prefix, id), mtu}
+	k, x := tp, tp
+	k.p, x.p = fmt.Sprintf("%sk%d", prefix, id), fmt.Sprintf("%sx%d", prefix, id)
 	for _, tp := range []topo{k, x} {
 		if err := tp.up(); err != nil {
 			t.Fatal(err)

@@ -58,10 +58,12 @@ func kernelConfig() []string {
 	}
 }
 
-// topo is one copy: namespaces <p>-src, <p>-dut, <p>-dst; mtu (0: 1500 in, 3000 out) on every link.
+// topo is one copy: namespaces <p>-src, <p>-dut, <p>-dst; mtu (0: 1500 in, 3000 out) on every link;
+// noTunsrc leaves `ip sr tunsrc` unset (the kernel then selects each outer source).
 type topo struct {
-	p   string
-	mtu int
+	p        string
+	mtu      int
+	noTunsrc bool
 }
 
 func (t topo) ns(role string) string { return t.p + "-" + role }
@@ -96,7 +98,12 @@ func (t topo) up() error {
 		"-6 route add fcbb::/16 via fc00:e1::2 dev d1",
 		"-6 route add 2001:db8::/48 via fc00:e1::2 dev d1",
 	}
-	if err := testsupport.IPLines(t.ns("dut"), append(steps, kernelConfig()...)...); err != nil {
+	for _, line := range kernelConfig() {
+		if !t.noTunsrc || !strings.HasPrefix(line, "sr tunsrc ") {
+			steps = append(steps, line)
+		}
+	}
+	if err := testsupport.IPLines(t.ns("dut"), steps...); err != nil {
 		return err
 	}
 	if err := testsupport.Sysctl(t.ns("dut"), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1",
