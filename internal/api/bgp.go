@@ -22,6 +22,16 @@ func (s *Server) SetBGP(report BGPReporter) {
 	s.bgp = report
 }
 
+// BGPRouteCounter counts the speaker's learned routes: held, installed into tenants, refused (metrics).
+type BGPRouteCounter func() (learned, installed, refused uint64)
+
+// SetBGPRoutes attaches the count of the BGP speaker's learned routes.
+func (s *Server) SetBGPRoutes(count BGPRouteCounter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.routes = count
+}
+
 func (s *Server) Bgp(ctx context.Context, req *pb.BgpRequest) (*pb.BgpReply, error) {
 	s.mu.Lock()
 	report := s.bgp

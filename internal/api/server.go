@@ -38,6 +38,9 @@ type Server struct {
 	kernel KernelReporter      // the kernel mirror's report (nil: no mirror)
 	slow   func() *pb.SlowPath // the daemon's slow path counters (nil: no daemon)
 	bgp    BGPReporter         // the daemon's BGP speaker (nil: none)
+	routes BGPRouteCounter     // its learned routes by what became of them (nil: none)
+
+	reloads reloadCounts // the daemon's --config applies, by result (metrics.go)
 }
 
 // NewServer serves st through a controller of its own (a one-shot CLI, tests); daemon says whether

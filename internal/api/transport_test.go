@@ -129,7 +129,7 @@ func TestMetricsAndHealth(t *testing.T) {
 		`seg6x_objects{kind="routes_ipv4"} 2`,
 		`seg6x_objects{kind="policies"} 1`,
 		`seg6x_objects{kind="sids"} 1`,
-		`seg6x_policy_packets_total{policy="1",segs="fc00:2::64"} 0`,
+		`seg6x_policy_packets_total{name="",policy="1",segs="fc00:2::64",tenant="blue"} 0`,
 		`seg6x_sid_packets_total{action="End",sid="fc00:1::64"} 0`,
 		`seg6x_xdp_action_packets_total{action="XDP_PASS"}`,
 		`seg6x_generation 1`,

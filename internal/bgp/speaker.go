@@ -139,7 +139,7 @@ func (s *Speaker) sync(ctx context.Context) {
 
 func (s *Speaker) fail(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	s.opts.Logf("%s", msg)
+	s.opts.Logf(format, args...) // with its arguments: the daemon logs one carrying an error as a warning
 	s.mu.Lock()
 	s.stats.LastError = msg
 	s.mu.Unlock()

@@ -41,6 +41,10 @@ daemon runs. "seg6x set nexthop-cache-ms N" (N > 0) overrides it; --nexthop-cach
 The daemon owns the instance (a lock on <dir>/lock). If a command run without a daemon holds it
 at start, the daemon waits for it up to --lock-wait (default 10s), naming the holder, then gives up.
 
+Logs go to stderr, from --log-level up, as text or JSON (--log-format); every commit leaves one audit
+line ("commit" with origin, result, generation and counts). Metrics, logs and the Grafana dashboard
+are described in docs/observability.md.
+
 Run it under systemd with deploy/seg6x.service (see docs/operations.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -58,6 +62,8 @@ Run it under systemd with deploy/seg6x.service (see docs/operations.md).`,
 	c.Flags().BoolVar(&o.Cleanup, "cleanup", false, "on a clean stop, detach everything and remove all state")
 	c.Flags().Uint32Var(&o.NextHopCacheMs, "nexthop-cache-ms", 1000, "next-hop cache time while the state's nexthop_cache_ms is 0 (this daemon invalidates the cache on every route, rule, link or neighbor change; 0 = off)")
 	c.Flags().DurationVar(&o.LockWait, "lock-wait", 10*time.Second, "how long to wait for the instance while another seg6x process holds it (a command run without a daemon); 0 = fail at once")
+	c.Flags().Var(&o.LogLevel, "log-level", "log from this level up: debug, info, warn or error (debug adds dry runs to the commit audit lines)")
+	c.Flags().Var(&o.LogFormat, "log-format", "log lines as text (TIME LEVEL message key=value ...) or json (one object per line)")
 	c.Flags().BoolVar(&o.Mirror, "mirror-kernel", false, "accelerate the kernel's own seg6/seg6local routes (followed over netlink; see docs/kernel-mirror.md)")
 	return c
 }

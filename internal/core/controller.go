@@ -1,7 +1,9 @@
 // Package core is the one controller every front end changes seg6x through: the gRPC API server, the
 // daemon's config apply and link watcher, the kernel mirror and (next) BGP call it directly. It holds
 // the store under one lock, checks the generation a change was made for, keeps the last error, and
-// tells subscribers what changed and who changed it. The gRPC server is a thin adapter over it.
+// tells subscribers what changed and who changed it. Every commit passes through it, so it also counts
+// them (observe.go) and reports each one to the daemon's audit log. The gRPC server is a thin adapter
+// over it.
 package core
 
 // controller.go: the Controller, its sessions (the store under the lock) and change notifications.
@@ -24,8 +26,10 @@ type Controller struct {
 	lastErr string
 	errors  uint64
 
-	subMu sync.Mutex
-	subs  []func(Change)
+	subMu   sync.Mutex
+	subs    []func(Change)
+	audits  []func(Record) // OnCommit
+	commits commitStats    // observe.go
 
 	idle    *time.Timer  // folds the store's journal into a snapshot once commits pause (compactLater)
 	waiting atomic.Int32 // changes waiting for mu (lock): the snapshot being written gives way to them
@@ -58,6 +62,10 @@ type Options struct {
 	// IfGeneration, when not 0, refuses the change unless the running state is still that
 	// generation (optimistic locking: a client read the state, then asks for a change).
 	IfGeneration uint64
+	// Via names the front end that asks when Origin alone does not say it ("config": the daemon's
+	// --config file; "links": its interface watcher). Metrics and the audit line name the commit by
+	// it, else by Origin ("api", "kernel", "bgp").
+	Via string
 }
 
 // Result is what a change did.
@@ -87,9 +95,11 @@ type Session struct {
 	c       *Controller
 	Store   *state.Store // read through its methods; change only through Session.Commit / Apply
 	changes []Change
+	records []Record // every commit's, applied or not, for OnCommit
 }
 
-// Do runs f with the store under the lock; the changes f commits are announced once f returns.
+// Do runs f with the store under the lock; the commits f makes are reported (OnCommit) and the
+// changes announced once f returns.
 func (c *Controller) Do(f func(s *Session)) {
 	s := &Session{c: c, Store: c.st}
 	c.lock()
@@ -100,6 +110,7 @@ func (c *Controller) Do(f func(s *Session)) {
 			c.compactLater()
 		}
 	}()
+	c.audit(s.records)
 	c.announce(s.changes)
 }
 
@@ -146,36 +157,44 @@ func (c *Controller) Apply(desired state.State, o Options) (res Result, err erro
 
 // Commit applies ops within the session.
 func (s *Session) Commit(ops []state.Op, o Options) (Result, error) {
+	t0 := time.Now()
 	if err := s.checkGen(o.IfGeneration); err != nil {
-		return Result{}, err
+		return s.done(nil, err, o, t0)
 	}
 	for i := range ops {
 		ops[i].Origin = o.Origin
 	}
 	d, err := s.Store.CommitWith(ops, state.CommitOptions{DryRun: o.DryRun, DiffLimit: o.DiffLimit})
-	return s.done(d, err, o)
+	return s.done(d, err, o, t0)
 }
 
 // Apply makes desired the running state of the API's and config files' objects within the session.
 func (s *Session) Apply(desired state.State, o Options) (Result, error) {
+	t0 := time.Now()
 	if o.Origin != state.OriginConfig {
-		return Result{}, s.c.record(fmt.Errorf("a whole state is applied for the API and config files, not for origin %s", o.Origin))
+		return s.done(nil, fmt.Errorf("a whole state is applied for the API and config files, not for origin %s", o.Origin), o, t0)
 	}
 	if err := s.checkGen(o.IfGeneration); err != nil {
-		return Result{}, err
+		return s.done(nil, err, o, t0)
 	}
 	d, err := s.Store.Apply(desired, o.DryRun)
-	return s.done(d, err, o)
+	return s.done(d, err, o, t0)
 }
 
 func (s *Session) checkGen(g uint64) error {
 	if g == 0 || g == s.Store.Gen() {
 		return nil
 	}
-	return s.c.record(&StaleError{Have: s.Store.Gen(), Want: g})
+	return &StaleError{Have: s.Store.Gen(), Want: g}
 }
 
-func (s *Session) done(d *state.Diff, err error, o Options) (Result, error) {
+// done ends a commit begun at t0: counts it, keeps its record for OnCommit, records its error or
+// queues its change.
+func (s *Session) done(d *state.Diff, err error, o Options, t0 time.Time) (Result, error) {
+	rec := Record{Origin: o.name(), DryRun: o.DryRun, Diff: d, Err: err, Generation: s.Store.Gen(), Duration: time.Since(t0)}
+	rec.Result = resultOf(err, o.DryRun)
+	s.c.commits.add(rec)
+	s.records = append(s.records, rec)
 	if err != nil {
 		return Result{}, s.c.record(err)
 	}

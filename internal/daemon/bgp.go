@@ -20,6 +20,10 @@ import (
 func startBGP(ctx context.Context, ctl *core.Controller, srv *api.Server, o *Options) func() {
 	sp := bgp.New(ctl, bgp.Options{Logf: o.logf, KernelRoutes: kernelRoutes})
 	srv.SetBGP(func(routes bool) *pb.BgpReply { return sp.Report(routes) })
+	srv.SetBGPRoutes(func() (uint64, uint64, uint64) {
+		n := sp.RouteCounts()
+		return n.Learned, n.Installed, n.Refused
+	})
 	bctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); sp.Run(bctx) }()

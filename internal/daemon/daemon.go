@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -43,18 +44,32 @@ type Options struct {
 	// LockWait is how long to wait for the instance while another process (a CLI command run
 	// without a daemon, another daemon) holds it (--lock-wait; 0 = fail at once).
 	LockWait time.Duration
-	Log      io.Writer
+	// The log (logging.go): written to Log (nil = stderr) from LogLevel (--log-level) up in LogFormat
+	// (--log-format), or to Logger when set.
+	Log       io.Writer
+	LogLevel  LogLevel
+	LogFormat LogFormat
+	Logger    *slog.Logger
 }
 
-func (o *Options) logf(format string, args ...any) {
-	fmt.Fprintf(o.Log, time.Now().UTC().Format("2006-01-02T15:04:05.000Z ")+format+"\n", args...)
+// logger is the daemon's log, made from the options on first use.
+func (o *Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		w := o.Log
+		if w == nil {
+			w = os.Stderr
+		}
+		o.Logger = NewLogger(w, o.LogLevel.Level, o.LogFormat)
+	}
+	return o.Logger
 }
+
+// logf logs a message at info, or at warn when it carries an error (logfTo).
+func (o *Options) logf(format string, args ...any) { logfTo(o.logger())(format, args...) }
 
 // Run serves until ctx ends or SIGTERM/SIGINT; SIGHUP re-applies the config file.
 func Run(ctx context.Context, o Options) error {
-	if o.Log == nil {
-		o.Log = os.Stderr
-	}
+	o.logger()
 	if o.Socket == "" {
 		o.Socket = api.SocketPath(o.Dir)
 	}
@@ -116,9 +131,15 @@ func Run(ctx context.Context, o Options) error {
 	// Every front end of this daemon (the config file, the link watcher, the kernel mirror, the gRPC
 	// API) changes the state through this one controller.
 	ctl := core.New(st)
+	ctl.OnCommit(auditTo(o.logger()))
 	srv := api.NewServerFor(ctl, true)
+	reload := func() error { // the --config file, at start and on SIGHUP, counted for the metrics
+		err := applyConfig(ctl, o.Config, &o)
+		srv.CountConfigReload(err)
+		return err
+	}
 	if o.Config != "" {
-		if err := applyConfig(ctl, o.Config, &o); err != nil {
+		if err := reload(); err != nil {
 			return err
 		}
 	}
@@ -216,7 +237,7 @@ func Run(ctx context.Context, o Options) error {
 				o.logf("SIGHUP: no --config file to re-apply")
 				continue
 			}
-			if err := applyConfig(ctl, o.Config, &o); err != nil {
+			if err := reload(); err != nil {
 				o.logf("SIGHUP: %v (running state unchanged)", err)
 			}
 		}
@@ -234,7 +255,7 @@ func applyConfig(ctl *core.Controller, path string, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err) // Load's errors name the file
 	}
-	res, err := ctl.Apply(desired, core.Options{Origin: state.OriginConfig})
+	res, err := ctl.Apply(desired, core.Options{Origin: state.OriginConfig, Via: "config"})
 	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}

@@ -21,7 +21,7 @@ func TestConfigErrorNamesFileOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := applyConfig(nil, path, &Options{})
-	want := "config: " + path + `: yaml: line 3: routes[0].prefix: netip.ParsePrefix("10.0.0.0/33"): prefix length out of range`
+	want := "config: " + path + `: yaml: line 3: routes[0].prefix: "10.0.0.0/33" is not a prefix: prefix length out of range`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got  %v\nwant %s", err, want)
 	}

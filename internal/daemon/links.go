@@ -128,7 +128,7 @@ func commitEachOrigin(s *core.Session, ops []state.Op) (int, error) {
 	}
 	n := 0
 	for _, o := range order {
-		if _, err := s.Commit(by[o], core.Options{Origin: o}); err != nil {
+		if _, err := s.Commit(by[o], core.Options{Origin: o, Via: "links"}); err != nil {
 			return n, err
 		}
 		n += len(by[o])

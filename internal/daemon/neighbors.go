@@ -20,6 +20,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -221,7 +222,7 @@ func (k *keeper) set(path []string, why string) {
 func (k *keeper) warnOnce(msg string) {
 	if !k.warned[msg] {
 		k.warned[msg] = true
-		k.logf("%s", msg)
+		k.logf("%v", errors.New(msg)) // an error: logged as a warning (logfTo)
 	}
 }
 
