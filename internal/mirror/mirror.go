@@ -330,7 +330,7 @@ func (m *Mirror) setErr(err error) {
 func (m *Mirror) sync() (int, bool) {
 	tunsrc := tunnelSource()
 	var addrs *hostAddrs
-	if !tunsrc.IsValid() && hasBindingSID(m.routes) {
+	if !tunsrc.IsValid() && encapsulates(m.routes) {
 		addrs = readHostAddrs()
 		if addrs.err != nil {
 			m.setErr(addrs.err)
@@ -371,11 +371,11 @@ func (m *Mirror) sync() (int, bool) {
 	return nops, len(failed) > 0
 }
 
-// hasBindingSID reports whether routes hold a seg6local End.B6.Encaps, whose outer source may come
-// from the node's addresses.
-func hasBindingSID(routes map[string]*kernelRoute) bool {
+// encapsulates reports whether routes hold a seg6 encap route or a seg6local End.B6.Encaps, whose
+// outer source may come from the node's addresses.
+func encapsulates(routes map[string]*kernelRoute) bool {
 	for _, r := range routes {
-		if r.Local != nil && r.Local.Action == 10 {
+		if r.Local != nil && r.Local.Action == 10 || r.Encap == encapSeg6 {
 			return true
 		}
 	}

@@ -45,6 +45,19 @@ type hostAddrs struct {
 	// conf returns net.ipv6.conf.<interface>.<key> (ifindex 0: "all").
 	conf func(ifindex int, key string) int
 	err  error // reading them failed
+	// chosen remembers each answer of source: one translation asks it for every encap route, most
+	// of them with the same first segment and device.
+	chosen map[sourceKey]sourceAnswer
+}
+
+type sourceKey struct {
+	oif int
+	dst netip.Addr
+}
+
+type sourceAnswer struct {
+	src netip.Addr
+	why string
 }
 
 // Kinds of addresses (__ipv6_addr_type) the label table and rule 3 tell apart.
@@ -116,6 +129,23 @@ func (h *hostAddrs) label(a netip.Addr, ifindex int) uint32 {
 // Home addresses (Mobile IPv6) are not ranked: kernels built without CONFIG_IPV6_MIP6 (this one, and
 // those with it as a module) do not rank them either. VRF (l3mdev) domains are not modelled.
 func (h *hostAddrs) source(oif int, dst netip.Addr) (netip.Addr, string) {
+	if h != nil && h.err == nil {
+		k := sourceKey{oif, dst}
+		a, ok := h.chosen[k]
+		if !ok {
+			a.src, a.why = h.selectSource(oif, dst)
+			if h.chosen == nil {
+				h.chosen = map[sourceKey]sourceAnswer{}
+			}
+			h.chosen[k] = a
+		}
+		return a.src, a.why
+	}
+	return h.selectSource(oif, dst)
+}
+
+// selectSource is source, computed.
+func (h *hostAddrs) selectSource(oif int, dst netip.Addr) (netip.Addr, string) {
 	if h == nil || h.err != nil {
 		err := fmt.Errorf("addresses not read")
 		if h != nil {
@@ -205,7 +235,7 @@ func commonPrefix(a, b netip.Addr) int {
 
 // readHostAddrs reads the node's IPv6 addresses and address label table.
 func readHostAddrs() *hostAddrs {
-	h := &hostAddrs{conf: ipv6Conf}
+	h := &hostAddrs{conf: cachedConf(ipv6Conf)}
 	msgs, err := dumpNetlink("address", unix.RTM_GETADDR, unix.RTM_NEWADDR, nl.NewIfAddrmsg(unix.AF_INET6))
 	if err != nil {
 		return &hostAddrs{err: err}
@@ -293,6 +323,23 @@ func (m *ifAddrLblMsg) Serialize() []byte {
 	b := make([]byte, sizeofIfAddrLblMsg)
 	b[0] = m.family
 	return b
+}
+
+// cachedConf reads each setting once (the settings of one translation).
+func cachedConf(read func(ifindex int, key string) int) func(int, string) int {
+	type k struct {
+		ifindex int
+		key     string
+	}
+	seen := map[k]int{}
+	return func(ifindex int, key string) int {
+		v, ok := seen[k{ifindex, key}]
+		if !ok {
+			v = read(ifindex, key)
+			seen[k{ifindex, key}] = v
+		}
+		return v
+	}
 }
 
 // ipv6Conf reads net.ipv6.conf.<interface>.<key> of the current network namespace (0 when unreadable).

@@ -94,11 +94,11 @@ func TestKernelSourceSelection(t *testing.T) {
 	// use_oif_addrs_only on the route's device: only its addresses.
 	h := testAddrs(addr(d0, "fe80::1/64"), addr(d1, "2001:db8:1::1/64"))
 	h.conf = func(ifindex int, key string) int { return b2i(ifindex == d0 && key == "use_oif_addrs_only") }
-	if got, _ := h.source(d0, seg); got != netip.MustParseAddr("fe80::1") {
+	if got, _ := h.selectSource(d0, seg); got != netip.MustParseAddr("fe80::1") {
 		t.Errorf("use_oif_addrs_only: %v, want fe80::1 (the kernel takes a link-local one when it is all there is)", got)
 	}
 	h.addrs = append(h.addrs, addr(d0, "fc00:a::1/64"))
-	if got, _ := h.source(d0, seg); got != netip.MustParseAddr("fc00:a::1") {
+	if got, _ := h.selectSource(d0, seg); got != netip.MustParseAddr("fc00:a::1") {
 		t.Errorf("use_oif_addrs_only: %v, want fc00:a::1", got)
 	}
 	// Labels of the operator's (ip addrlabel add prefix 2001:db8:e::/64 label 50, and 2001:db8:5::/48
@@ -106,11 +106,11 @@ func TestKernelSourceSelection(t *testing.T) {
 	h = testAddrs(addr(d0, "2001:db8:e:1::1/64"), addr(d0, "2001:db8:5::1/64"))
 	h.labels = append([]addrLabel{{prefix: netip.MustParsePrefix("2001:db8:e::/64"), label: 50},
 		{prefix: netip.MustParsePrefix("2001:db8:5::/48"), label: 50}}, h.labels...)
-	if got, _ := h.source(d0, seg); got != netip.MustParseAddr("2001:db8:5::1") {
+	if got, _ := h.selectSource(d0, seg); got != netip.MustParseAddr("2001:db8:5::1") {
 		t.Errorf("labels: %v, want 2001:db8:5::1", got)
 	}
 	h.labels[1].label = 51
-	if got, _ := h.source(d0, seg); got != netip.MustParseAddr("2001:db8:e:1::1") {
+	if got, _ := h.selectSource(d0, seg); got != netip.MustParseAddr("2001:db8:e:1::1") {
 		t.Errorf("labels: %v, want 2001:db8:e:1::1", got)
 	}
 }

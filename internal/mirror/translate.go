@@ -45,7 +45,7 @@ type input struct {
 	userPorts map[state.Port]string // (dev, vlan) -> API tenant
 	userSIDs  map[netip.Addr]bool
 	tunsrc    netip.Addr
-	addrs     *hostAddrs // read when tunsrc is unset and a binding SID needs the kernel's source (saddr.go)
+	addrs     *hostAddrs // read when tunsrc is unset and a route encapsulates: the kernel's source (saddr.go)
 }
 
 type desired struct {
@@ -307,13 +307,27 @@ func tableRoutes(in *input, fam int, t uint32, tenant string, rs map[netip.Prefi
 		if r.Seg6Mode == seg6ModeEncapRed {
 			mode = state.ModeEncapRed
 		}
-		rs[p] = state.Route{Tenant: tenant, Prefix: p, Mode: mode, Segs: slices.Clone(r.Segs), Src: in.tunsrc}
+		rs[p] = state.Route{Tenant: tenant, Prefix: p, Mode: mode, Segs: slices.Clone(r.Segs), Src: encapSource(in, r)}
 	}
 	for p := range tos {
 		if _, ok := rs[p]; !ok {
 			rs[p] = state.Route{Tenant: tenant, Prefix: p, Mode: state.ModePass}
 		}
 	}
+}
+
+// encapSource is the outer source the kernel's seg6 encap route r writes (set_tun_src, as for
+// End.B6.Encaps): `ip sr tunsrc`, else the selection for its first segment with the route's own
+// device as the outgoing one. Unknown (no addresses read, no device): the zero address, and the
+// store takes the source of the route to the first segment.
+func encapSource(in *input, r *kernelRoute) netip.Addr {
+	if in.tunsrc.IsValid() || r.Oif == 0 || len(r.Segs) == 0 {
+		return in.tunsrc
+	}
+	if src, why := in.addrs.source(int(r.Oif), r.Segs[0]); why == "" {
+		return src
+	}
+	return netip.Addr{}
 }
 
 func acceleratable(r *kernelRoute) bool {

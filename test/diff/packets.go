@@ -124,6 +124,7 @@ func corpus() []testPacket {
 	d20 := a("198.18.20.5")
 	add(testPacket{name: "encap4 TTL 2", frame: append(eth(0x0800), inner4(17, d20, 2, 10)...), fast: true, headend: true})
 	add(testPacket{name: "encap4 TTL 1 (kernel encapsulates on input)", frame: append(eth(0x0800), inner4(17, d20, 1, 10)...), headend: true})
+	add(testPacket{name: "encap4 2 SIDs, route on dev d0", frame: append(eth(0x0800), inner4(17, a("198.18.27.5"), 64, 100)...), fast: true, headend: true})
 	add(testPacket{name: "plain route, no encap", frame: append(eth(0x0800), inner4(17, a("198.18.26.5"), 64, 10)...)})
 	add(testPacket{name: "plain /25 inside a seg6 /24", frame: append(eth(0x0800), inner4(17, a("198.18.20.200"), 64, 10)...)})
 	add(testPacket{name: "to the DUT itself", frame: append(eth(0x0800), inner4(1, a("198.18.0.1"), 64, 10)...)})

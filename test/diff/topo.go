@@ -36,7 +36,9 @@ func kernelConfig() []string {
 		"route add 198.18.23.0/24 encap seg6 mode encap segs " + segList(16, 1) + " dev d1",
 		"route add 198.18.24.0/24 encap seg6 mode encap.red segs " + segList(1, 1) + " dev d1",
 		"route add 198.18.25.0/24 encap seg6 mode encap.red segs " + segList(3, 1) + " dev d1",
-		"route add 198.18.26.0/24 via 198.19.0.2 dev d1",   // plain route, no encap
+		"route add 198.18.26.0/24 via 198.19.0.2 dev d1", // plain route, no encap
+		// dev d0: the kernel takes the outer source on d0 (without tunsrc), though the segment is routed out of d1.
+		"route add 198.18.27.0/24 encap seg6 mode encap segs " + segList(2, 1) + " dev d0",
 		"route add 198.18.20.128/25 via 198.19.0.2 dev d1", // more specific than a seg6 route
 		"-6 route add 2001:db8:20::/48 encap seg6 mode encap segs " + segList(1, 1) + " dev d1",
 		"-6 route add 2001:db8:21::/48 encap seg6 mode encap.red segs " + segList(2, 1) + " dev d1",
