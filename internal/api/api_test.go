@@ -12,7 +12,6 @@ import (
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
-	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -48,7 +47,7 @@ func client(t *testing.T) (pb.ControlClient, *state.Store) {
 	t.Cleanup(func() {
 		stop()
 		st.Close()
-		_ = unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
+		dataplane.DropPins(dir)
 	})
 	return c, st
 }

@@ -18,7 +18,6 @@ import (
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
-	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -152,7 +151,7 @@ func fuzzStore(f *testing.F) (*state.Store, *Server) {
 	}
 	f.Cleanup(func() {
 		st.Close()
-		_ = unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
+		dataplane.DropPins(dir)
 	})
 	srv := NewServer(st, false)
 	base := []*pb.Op{ // no interface: a real commit would write its (fake) ifindex to a device map

@@ -21,7 +21,6 @@ import (
 	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
-	"golang.org/x/sys/unix"
 )
 
 // metricsServer is a daemon's server over a fresh instance, with a slow path and a BGP speaker that
@@ -56,7 +55,7 @@ func metricsServer(t *testing.T) (*Server, pb.ControlClient, func() samples) {
 		if pins, err := os.Readlink(dataplane.PinDir(dir)); err == nil {
 			_ = os.RemoveAll(pins) // in the host's bpffs
 		}
-		_ = unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH)
+		dataplane.DropPins(dir)
 	})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(newCollector(srv))

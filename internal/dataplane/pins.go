@@ -78,6 +78,21 @@ func EnsurePins(dir string) error {
 	return nil
 }
 
+// DropPins lets go of every pin of instance dir (tests' scratch instances, which a test removes
+// whole): the directory in the host's bpffs with all it holds, and the link to it; or the bpffs
+// mounted at PinDir(dir). Pinned links go with their pins: their programs detach.
+func DropPins(dir string) {
+	p := PinDir(dir)
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if target, err := os.Readlink(p); err == nil && strings.HasPrefix(target, HostBPFFS+"/") {
+			_ = os.RemoveAll(target)
+		}
+		_ = os.Remove(p)
+		return
+	}
+	_ = unix.Unmount(p, unix.MNT_DETACH)
+}
+
 // removePins removes the (emptied) pin directory of instance dir: the host's directory and the
 // link to it, or the bpffs mounted for the instance.
 func removePins(dir string) {

@@ -10,20 +10,17 @@ import (
 
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
-	"golang.org/x/sys/unix"
 )
 
 // MountInstance mounts the bpffs of the instance directory dir (creating dir).
 func MountInstance(dir string) error { return dataplane.EnsureBPFFS(dataplane.PinDir(dir)) }
 
-// UnmountInstance unmounts the bpffs of the instance directory dir, if mounted.
-func UnmountInstance(dir string) { _ = unix.Unmount(dataplane.PinDir(dir), unix.MNT_DETACH) }
+// UnmountInstance lets go of the pins of the instance directory dir: the bpffs mounted for it, or
+// its directory in the host's bpffs (dataplane.DropPins).
+func UnmountInstance(dir string) { dataplane.DropPins(dir) }
 
 // RemoveInstance unmounts the bpffs of the instance directory dir and removes dir.
 func RemoveInstance(dir string) {
-	if target, err := os.Readlink(dataplane.PinDir(dir)); err == nil {
-		_ = os.RemoveAll(target) // pins in the host's bpffs (dataplane/pins.go)
-	}
 	UnmountInstance(dir)
 	_ = os.RemoveAll(dir)
 }
