@@ -516,19 +516,20 @@ func (x *Tenant) GetVpn() *TenantVpn {
 
 // TenantVpn is a tenant's vpn: section (see docs/bgp.md).
 type TenantVpn struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
-	Rd              string                 `protobuf:"bytes,1,opt,name=rd,proto3" json:"rd,omitempty"` // route distinguisher: ASN:N or IPv4:N
-	ImportRt        []string               `protobuf:"bytes,2,rep,name=import_rt,json=importRt,proto3" json:"import_rt,omitempty"`
-	ExportRt        []string               `protobuf:"bytes,3,rep,name=export_rt,json=exportRt,proto3" json:"export_rt,omitempty"`
-	Locator         string                 `protobuf:"bytes,4,opt,name=locator,proto3" json:"locator,omitempty"`                                         // the service SID's locator (default: the bgp section's)
-	Sid             string                 `protobuf:"bytes,5,opt,name=sid,proto3" json:"sid,omitempty"`                                                 // a fixed service SID (default: allocated from the locator)
-	Behavior        string                 `protobuf:"bytes,6,opt,name=behavior,proto3" json:"behavior,omitempty"`                                       // End.DT46 (default), End.DT4, End.DT6
-	Advertise       []string               `protobuf:"bytes,7,rep,name=advertise,proto3" json:"advertise,omitempty"`                                     // prefixes sent as VPN routes
-	AdvertiseKernel bool                   `protobuf:"varint,8,opt,name=advertise_kernel,json=advertiseKernel,proto3" json:"advertise_kernel,omitempty"` // also the kernel routes of the tenant's table
-	Encap           string                 `protobuf:"bytes,9,opt,name=encap,proto3" json:"encap,omitempty"`                                             // learned routes: encap (default) or encap.red
-	ServiceSid      string                 `protobuf:"bytes,10,opt,name=service_sid,json=serviceSid,proto3" json:"service_sid,omitempty"`                // output only: the service SID in use
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Rd                 string                 `protobuf:"bytes,1,opt,name=rd,proto3" json:"rd,omitempty"` // route distinguisher: ASN:N or IPv4:N
+	ImportRt           []string               `protobuf:"bytes,2,rep,name=import_rt,json=importRt,proto3" json:"import_rt,omitempty"`
+	ExportRt           []string               `protobuf:"bytes,3,rep,name=export_rt,json=exportRt,proto3" json:"export_rt,omitempty"`
+	Locator            string                 `protobuf:"bytes,4,opt,name=locator,proto3" json:"locator,omitempty"`                                                     // the service SID's locator (default: the bgp section's)
+	Sid                string                 `protobuf:"bytes,5,opt,name=sid,proto3" json:"sid,omitempty"`                                                             // a fixed service SID (default: allocated from the locator)
+	Behavior           string                 `protobuf:"bytes,6,opt,name=behavior,proto3" json:"behavior,omitempty"`                                                   // End.DT46 (default), End.DT4, End.DT6
+	Advertise          []string               `protobuf:"bytes,7,rep,name=advertise,proto3" json:"advertise,omitempty"`                                                 // prefixes sent as VPN routes
+	AdvertiseKernel    bool                   `protobuf:"varint,8,opt,name=advertise_kernel,json=advertiseKernel,proto3" json:"advertise_kernel,omitempty"`             // also the kernel routes of the tenant's table
+	Encap              string                 `protobuf:"bytes,9,opt,name=encap,proto3" json:"encap,omitempty"`                                                         // learned routes: encap (default) or encap.red
+	ServiceSid         string                 `protobuf:"bytes,10,opt,name=service_sid,json=serviceSid,proto3" json:"service_sid,omitempty"`                            // output only: the service SID in use
+	ImportMoreSpecific bool                   `protobuf:"varint,11,opt,name=import_more_specific,json=importMoreSpecific,proto3" json:"import_more_specific,omitempty"` // learned prefixes inside a prefix the tenant holds itself are installed too
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *TenantVpn) Reset() {
@@ -631,6 +632,13 @@ func (x *TenantVpn) GetServiceSid() string {
 	return ""
 }
 
+func (x *TenantVpn) GetImportMoreSpecific() bool {
+	if x != nil {
+		return x.ImportMoreSpecific
+	}
+	return false
+}
+
 // Bgp is the node's BGP speaker, run by the daemon.
 type Bgp struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -644,6 +652,7 @@ type Bgp struct {
 	Transposition   bool                   `protobuf:"varint,8,opt,name=transposition,proto3" json:"transposition,omitempty"`                   // send function bits in the label (RFC 9252 section 4)
 	GracefulRestart *BgpGracefulRestart    `protobuf:"bytes,9,opt,name=graceful_restart,json=gracefulRestart,proto3" json:"graceful_restart,omitempty"`
 	Neighbors       []*BgpNeighborConfig   `protobuf:"bytes,10,rep,name=neighbors,proto3" json:"neighbors,omitempty"`
+	SidsInDomain    bool                   `protobuf:"varint,11,opt,name=sids_in_domain,json=sidsInDomain,proto3" json:"sids_in_domain,omitempty"` // accept learned routes only with service SIDs inside the domain's locators
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -746,6 +755,13 @@ func (x *Bgp) GetNeighbors() []*BgpNeighborConfig {
 		return x.Neighbors
 	}
 	return nil
+}
+
+func (x *Bgp) GetSidsInDomain() bool {
+	if x != nil {
+		return x.SidsInDomain
+	}
+	return false
 }
 
 type BgpGracefulRestart struct {
@@ -4806,7 +4822,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x0fkernel_fallback\x18\x05 \x01(\bR\x0ekernelFallback\x12\x18\n" +
 	"\agateway\x18\x06 \x03(\tR\agateway\x12\x1b\n" +
 	"\tmss_clamp\x18\a \x01(\tR\bmssClamp\x12%\n" +
-	"\x03vpn\x18\b \x01(\v2\x13.seg6x.v1.TenantVpnR\x03vpn\"\x9d\x02\n" +
+	"\x03vpn\x18\b \x01(\v2\x13.seg6x.v1.TenantVpnR\x03vpn\"\xcf\x02\n" +
 	"\tTenantVpn\x12\x0e\n" +
 	"\x02rd\x18\x01 \x01(\tR\x02rd\x12\x1b\n" +
 	"\timport_rt\x18\x02 \x03(\tR\bimportRt\x12\x1b\n" +
@@ -4819,7 +4835,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x05encap\x18\t \x01(\tR\x05encap\x12\x1f\n" +
 	"\vservice_sid\x18\n" +
 	" \x01(\tR\n" +
-	"serviceSid\"\xf8\x02\n" +
+	"serviceSid\x120\n" +
+	"\x14import_more_specific\x18\v \x01(\bR\x12importMoreSpecific\"\x9e\x03\n" +
 	"\x03Bgp\x12\x10\n" +
 	"\x03asn\x18\x01 \x01(\rR\x03asn\x12\x1b\n" +
 	"\trouter_id\x18\x02 \x01(\tR\brouterId\x12\x1f\n" +
@@ -4833,7 +4850,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"\rtransposition\x18\b \x01(\bR\rtransposition\x12G\n" +
 	"\x10graceful_restart\x18\t \x01(\v2\x1c.seg6x.v1.BgpGracefulRestartR\x0fgracefulRestart\x129\n" +
 	"\tneighbors\x18\n" +
-	" \x03(\v2\x1b.seg6x.v1.BgpNeighborConfigR\tneighbors\"Q\n" +
+	" \x03(\v2\x1b.seg6x.v1.BgpNeighborConfigR\tneighbors\x12$\n" +
+	"\x0esids_in_domain\x18\v \x01(\bR\fsidsInDomain\"Q\n" +
 	"\x12BgpGracefulRestart\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x12!\n" +
 	"\frestart_time\x18\x02 \x01(\rR\vrestartTime\"\xd2\x01\n" +

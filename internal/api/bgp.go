@@ -54,7 +54,7 @@ func vpnFromPB(p *parser, v *pb.TenantVpn) *state.VPN {
 		return nil
 	}
 	out := &state.VPN{RD: v.GetRd(), ImportRT: v.GetImportRt(), ExportRT: v.GetExportRt(), Behavior: v.GetBehavior(),
-		AdvertiseKernel: v.GetAdvertiseKernel(), Encap: v.GetEncap()}
+		AdvertiseKernel: v.GetAdvertiseKernel(), Encap: v.GetEncap(), ImportMoreSpecific: v.GetImportMoreSpecific()}
 	out.Locator = p.prefix("vpn.locator", v.GetLocator(), true)
 	out.SID = p.addr("vpn.sid", v.GetSid(), true)
 	out.Advertise = prefixes(p, "vpn.advertise", v.GetAdvertise())
@@ -66,7 +66,7 @@ func vpnToPB(v *state.VPN) *pb.TenantVpn {
 		return nil
 	}
 	out := &pb.TenantVpn{Rd: v.RD, ImportRt: v.ImportRT, ExportRt: v.ExportRT, Behavior: v.Behavior,
-		AdvertiseKernel: v.AdvertiseKernel, Encap: v.Encap, Locator: prefixString(v.Locator), Sid: addrString(v.SID),
+		AdvertiseKernel: v.AdvertiseKernel, Encap: v.Encap, ImportMoreSpecific: v.ImportMoreSpecific, Locator: prefixString(v.Locator), Sid: addrString(v.SID),
 		ServiceSid: addrString(v.ServiceSID)}
 	for _, a := range v.Advertise {
 		out.Advertise = append(out.Advertise, a.String())
@@ -79,7 +79,7 @@ func bgpFromPB(b *pb.Bgp) (*state.BGP, error) {
 		return nil, nil
 	}
 	p := &parser{obj: "bgp"}
-	out := &state.BGP{ASN: b.GetAsn(), ListenPort: b.GetListenPort(), Transposition: b.GetTransposition(),
+	out := &state.BGP{ASN: b.GetAsn(), ListenPort: b.GetListenPort(), Transposition: b.GetTransposition(), SIDsInDomain: b.GetSidsInDomain(),
 		GracefulRestart: state.GracefulRestart{Enabled: b.GetGracefulRestart().GetEnabled(),
 			RestartTime: p.u16("graceful_restart.restart_time", b.GetGracefulRestart().GetRestartTime(), 65535)}}
 	out.RouterID = p.addr("router_id", b.GetRouterId(), true)
@@ -102,7 +102,7 @@ func bgpToPB(b *state.BGP) *pb.Bgp {
 	}
 	out := &pb.Bgp{Asn: b.ASN, RouterId: addrString(b.RouterID), ListenPort: b.ListenPort, NextHop: addrString(b.NextHop),
 		Locator: prefixString(b.Locator), BlockBits: uint32(b.BlockBits), FunctionBits: uint32(b.FunctionBits),
-		Transposition: b.Transposition,
+		Transposition: b.Transposition, SidsInDomain: b.SIDsInDomain,
 		GracefulRestart: &pb.BgpGracefulRestart{Enabled: b.GracefulRestart.Enabled,
 			RestartTime: uint32(b.GracefulRestart.RestartTime)}}
 	for _, n := range b.Neighbors {

@@ -51,12 +51,16 @@ type importer struct {
 	// unconfirmed holds the routes found in the state at the start and not yet learned again: only
 	// they wait for the end of the startup hold before they go (a route learned since goes at once).
 	unconfirmed map[string]map[netip.Prefix]bool
+	local       map[string]localView               // tenant -> its own prefixes (preference.go)
+	refused     map[string]map[netip.Prefix]string // tenant -> prefix -> why its learned route is not taken
+	node        nodeView                           // what the SID checks know of the node (sidcheck.go)
+	vpn         map[string]*state.VPN              // the tenants' vpn: sections of the last round
 }
 
 func newImporter(s *Speaker) *importer {
 	return &importer{s: s, learned: map[string]learnedPath{}, byPrefix: map[netip.Prefix]map[string]bool{},
 		installed: map[string]map[netip.Prefix]state.Route{}, rejected: map[string]map[netip.Prefix]string{},
-		dirty: map[netip.Prefix]bool{}}
+		dirty: map[netip.Prefix]bool{}, local: map[string]localView{}, refused: map[string]map[netip.Prefix]string{}}
 }
 
 // take records best-path changes.
@@ -120,11 +124,24 @@ func tenantsPrint(cfg *state.BGP, tenants []state.Tenant) string {
 // sync installs and removes tenant routes for what was learned since the last call.
 func (im *importer) sync(cfg *state.BGP, tenants []state.Tenant, learned []*apiutil.Path) {
 	im.take(learned)
+	vpn := map[string]*state.VPN{}
+	for _, t := range tenants {
+		if cfg != nil && t.VPN != nil {
+			vpn[t.Name] = t.VPN
+		}
+	}
+	im.vpn = vpn
 	all := false
 	if fp := tenantsPrint(cfg, tenants); fp != im.tenantsFP {
 		im.tenantsFP, all = fp, true
 		im.reload(tenants)
 	}
+	if node := im.readNode(cfg, tenants); !node.same(&im.node) {
+		all = true
+		im.node = node
+	}
+	im.node.seen = nil // the FIB may answer differently now
+	localChanged := im.readLocal(tenants, vpn)
 	if !im.synced && im.startupDone(cfg) {
 		im.synced, all, im.unconfirmed = true, true, map[string]map[netip.Prefix]bool{}
 	}
@@ -140,13 +157,11 @@ func (im *importer) sync(cfg *state.BGP, tenants []state.Tenant, learned []*apiu
 			}
 		}
 	}
-	im.dirty = map[netip.Prefix]bool{}
-	vpn := map[string]*state.VPN{}
-	for _, t := range tenants {
-		if cfg != nil && t.VPN != nil {
-			vpn[t.Name] = t.VPN
-		}
+	for p := range localChanged {
+		prefixes[p] = true
 	}
+	im.coveringLocal(prefixes)
+	im.dirty = map[netip.Prefix]bool{}
 	names := map[string]bool{}
 	for n := range vpn {
 		names[n] = true
@@ -238,7 +253,7 @@ func (im *importer) best(v *state.VPN, p netip.Prefix) (VPNRoute, bool) {
 	var cands []learnedPath
 	for key := range im.byPrefix[p] {
 		lp := im.learned[key]
-		if lp.err == "" && importable(v, &lp.route) {
+		if lp.err == "" && importable(v, &lp.route) && im.node.sidProblem(lp.route.SID) == "" {
 			cands = append(cands, lp)
 		}
 	}
@@ -281,16 +296,34 @@ func importable(v *state.VPN, r *VPNRoute) bool {
 	return false
 }
 
-// change is the operation that gives tenant name (vpn v, nil: none) the right route to p, if needed.
+// change is the operation that gives tenant name (vpn v, nil: none) the right route to p, if needed:
+// the best learned path's, or (for a prefix the tenant holds itself that a learned route covers)
+// one that hands p to the kernel.
 func (im *importer) change(name string, v *state.VPN, p netip.Prefix, src netip.Addr) (state.Op, bool) {
 	have, had := im.installed[name][p]
 	var want state.Route
-	ok := false
+	ok, note := false, ""
 	if v != nil {
-		var r VPNRoute
-		if r, ok = im.best(v, p); ok {
-			want = state.Route{Tenant: name, Prefix: p, Mode: v.Encap, Segs: []netip.Addr{r.SID}, Src: src}
+		r, learned := im.best(v, p)
+		if learned {
+			note = im.localNote(name, v, p)
 		}
+		switch {
+		case im.local[name].prefixes[p]:
+			if ok = learned || im.coveredByLearned(name, v, p); ok {
+				want = state.Route{Tenant: name, Prefix: p, Mode: state.ModePass}
+			}
+		case learned && note == "":
+			want, ok = state.Route{Tenant: name, Prefix: p, Mode: v.Encap, Segs: []netip.Addr{r.SID}, Src: src}, true
+		}
+	}
+	if note != "" {
+		if im.refused[name] == nil {
+			im.refused[name] = map[netip.Prefix]string{}
+		}
+		im.refused[name][p] = note
+	} else if m := im.refused[name]; m != nil {
+		delete(m, p)
 	}
 	if ok {
 		delete(im.unconfirmed[name], p) // learned again (an unchanged one needs no write)

@@ -83,7 +83,7 @@ func (im *importer) usedBy(lp learnedPath) (tenant, reason string) {
 	case len(in) > 0 || len(why) > 0:
 		return strings.Join(in, ","), strings.Join(why, "; ")
 	default:
-		return "", "no tenant imports its route targets (or another PE's path for the prefix is used)"
+		return "", im.whyUnused(lp) // notes.go
 	}
 }
 

@@ -81,8 +81,8 @@ func (r *VPNRoute) Validate() error {
 	if !r.NextHop.Is6() || r.NextHop.Is4In6() || r.NextHop.IsLinkLocalUnicast() {
 		return fmt.Errorf("next hop %s: want the PE's global IPv6 fabric address (:: for each session's own)", r.NextHop)
 	}
-	if !r.SID.Is6() || r.SID.Is4In6() || r.SID.IsUnspecified() {
-		return fmt.Errorf("SID %s: want an IPv6 address", r.SID)
+	if why := unusableSID(r.SID); why != "" { // sidcheck.go
+		return errors.New(why)
 	}
 	switch {
 	case r.Behavior == EndDT46:

@@ -31,6 +31,9 @@ type Options struct {
 	KernelRoutes func(table uint32) ([]netip.Prefix, error)
 	// Debounce is how long the speaker gathers changes before acting on them (default 20 ms).
 	Debounce time.Duration
+	// IsLocal says whether the FIB delivers an address to this node (a learned SID that would come
+	// back here is refused); nil: not asked.
+	IsLocal func(netip.Addr) bool
 	// KernelPoll is how often kernel routes are re-read (default 5 s).
 	KernelPoll time.Duration
 }

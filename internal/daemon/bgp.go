@@ -18,7 +18,7 @@ import (
 
 // startBGP runs the speaker (idle while the state has no bgp: section); the returned func stops it.
 func startBGP(ctx context.Context, ctl *core.Controller, srv *api.Server, o *Options) func() {
-	sp := bgp.New(ctl, bgp.Options{Logf: o.logf, KernelRoutes: kernelRoutes})
+	sp := bgp.New(ctl, bgp.Options{Logf: o.logf, KernelRoutes: kernelRoutes, IsLocal: deliveredLocally})
 	srv.SetBGP(func(routes bool) *pb.BgpReply { return sp.Report(routes) })
 	srv.SetBGPRoutes(func() (uint64, uint64, uint64) {
 		n := sp.RouteCounts()
@@ -54,4 +54,11 @@ func kernelRoutes(table uint32) ([]netip.Prefix, error) {
 		out = append(out, p.Masked())
 	}
 	return out, nil
+}
+
+// deliveredLocally: the kernel's FIB delivers a to this node (a route of type local: one of its
+// addresses, or a local route that covers it).
+func deliveredLocally(a netip.Addr) bool {
+	rs, err := netlink.RouteGet(a.AsSlice())
+	return err == nil && len(rs) > 0 && rs[0].Type == unix.RTN_LOCAL
 }

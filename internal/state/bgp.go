@@ -35,7 +35,10 @@ type BGP struct {
 	FunctionBits uint8 `yaml:"function_bits,omitempty" json:"function_bits,omitempty"`
 	// Transposition sends the function bits of each SID in the MPLS label field (RFC 9252 section 4),
 	// as FRR does by default; received routes are decoded either way.
-	Transposition   bool            `yaml:"transposition,omitempty" json:"transposition,omitempty"`
+	Transposition bool `yaml:"transposition,omitempty" json:"transposition,omitempty"`
+	// SIDsInDomain accepts learned routes only when their service SID lies inside one of the SR
+	// domain's locators (domain.locators); by default any SID that passes the other checks is used.
+	SIDsInDomain    bool            `yaml:"sids_in_domain,omitempty" json:"sids_in_domain,omitempty"`
 	GracefulRestart GracefulRestart `yaml:"graceful_restart,omitempty" json:"graceful_restart"`
 	Neighbors       []Neighbor      `yaml:"neighbors,omitempty" json:"neighbors"`
 }
@@ -96,6 +99,10 @@ type VPN struct {
 	AdvertiseKernel bool `yaml:"advertise_kernel,omitempty" json:"advertise_kernel,omitempty"`
 	// Encap is how learned routes encapsulate: encap (H.Encaps, the default) or encap.red.
 	Encap string `yaml:"encap,omitempty" json:"encap,omitempty"`
+	// ImportMoreSpecific installs a learned prefix that lies inside a prefix the tenant holds itself
+	// (a route of its kernel table: connected or static); by default such a prefix is refused, so a
+	// peer cannot take part of the PE's own site away from it.
+	ImportMoreSpecific bool `yaml:"import_more_specific,omitempty" json:"import_more_specific,omitempty"`
 	// ServiceSID is the SID in use (allocated or fixed), shown, never set.
 	ServiceSID netip.Addr `yaml:"-" json:"service_sid,omitempty"`
 }
