@@ -67,6 +67,27 @@ func (l *Lab) SetTenantC(pe string, on bool) error {
 	return err
 }
 
+// AdvertiseInA makes pe advertise prefixes in tenant A besides its own (another site's, as a wrong
+// or hostile PE would): its whole config applied with `seg6x apply -f` to its running daemon. None:
+// its own prefixes only, again.
+func (l *Lab) AdvertiseInA(pe string, prefixes ...string) error {
+	n := slices.Index(l.topo.routers, pe) + 1
+	if n == 0 || l.topo.rrKind == "" {
+		return fmt.Errorf("AdvertiseInA %s: only for a PE of the BGP lab", pe)
+	}
+	if l.topo.extraA == nil {
+		l.topo.extraA = map[string][]string{}
+	}
+	l.topo.extraA[pe] = prefixes
+	f := filepath.Join(l.Dir, pe+".yaml")
+	if err := os.WriteFile(f, []byte(l.topo.bgpPEConfig(n)), 0o600); err != nil {
+		return err
+	}
+	l.logf("lab %s: %s advertises %v in tenant A besides its own: seg6x apply -f %s", l.Prefix, pe, prefixes, f)
+	_, err := l.Seg6x(pe, "apply", "-f", f)
+	return err
+}
+
 // configureBGP applies each PE's config, lets p forward what the PEs redirect into its ports, and
 // starts the route reflector (before the PEs' daemons, so their first connection finds it).
 func (l *Lab) configureBGP() error {

@@ -153,7 +153,8 @@ tenants:
     ports: [{dev: ta, vlan: 100}]
     gateway: [198.18.{{.N}}.1, "2001:db8:{{.N}}::1"]
     mss_clamp: auto
-    vpn: {rd: "198.18.255.{{.N}}:100", import_rt: ["{{.RT}}100"], export_rt: ["{{.RT}}100"], advertise_kernel: true}
+    vpn: {rd: "198.18.255.{{.N}}:100", import_rt: ["{{.RT}}100"], export_rt: ["{{.RT}}100"], advertise_kernel: true
+      {{- if .ExtraA}}, advertise: [{{range $i, $p := .ExtraA}}{{if $i}}, {{end}}"{{$p}}"{{end}}]{{end}}}
   - name: B
     table: {{.TableB}}
     ports: [{dev: tb, vlan: 200}]
@@ -182,6 +183,7 @@ func (t topology) bgpPEConfig(n int) string {
 	var b bytes.Buffer
 	_ = bgpPEYAML.Execute(&b, map[string]any{"PE": BGPPEs[n-1], "N": n, "RR": BGPRRAddr, "Locators": locs,
 		"TableA": bgpTableA, "TableB": bgpTableB, "RT": bgpRTPrefix, "ASN": BGPASN, "Locator": BGPLocator(n), "Addr": BGPPEAddr(n),
-		"RTC": t.rtc, "C": t.servesC(BGPPEs[n-1]), "TableC": bgpTableC, "PrefixC": BGPTenantCPrefix(n)})
+		"RTC": t.rtc, "C": t.servesC(BGPPEs[n-1]), "TableC": bgpTableC, "PrefixC": BGPTenantCPrefix(n),
+		"ExtraA": t.extraA[BGPPEs[n-1]]})
 	return b.String()
 }

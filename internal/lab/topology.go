@@ -24,6 +24,7 @@ type topology struct {
 	rrKind    string              // "frr" or "gobgpd": a route reflector runs in the node "rr" (BGP lab)
 	rtc       bool                // BGP lab: route target constraint on every session
 	cPEs      []string            // BGP lab with rtc: the PEs serving tenant C (BGPTenantCPEs, then SetTenantC)
+	extraA    map[string][]string // BGP lab: prefixes a PE advertises in tenant A besides its own (AdvertiseInA)
 	jumbo     bool                // fabric and tenant A's access links of MTU 9000 (Options.Fabric)
 }
 

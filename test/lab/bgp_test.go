@@ -140,6 +140,12 @@ func testBGPLab(t *testing.T, bin, kind string, o lab.BGPOptions) {
 	const count = 3
 	traffic(t, l, "first", count, c)
 
+	// A wrong or hostile PE: pe2 also advertises site 1's 198.18.1.0/24 in tenant A. pe1 holds that
+	// prefix itself (its tenant table): it keeps it (a route that hands it to the kernel, the learned
+	// one refused with its note); pe3 still uses pe1's path (BGP's best path: its RD sorts first).
+	ownPrefixOutranksLearned(t, l)
+	checkLearned(t, l, "after the hijack was withdrawn", c, all...)
+
 	// Withdraw on a PE's stop: pe1 and pe2 lose 198.18.3.0/24 (and A's 2001:db8:3::/64) in both
 	// tenants, and site 3 is unreachable from the others.
 	l.StopDaemon("pe3")
@@ -408,4 +414,55 @@ func reach(t *testing.T, l *lab.Lab, when string, reachable bool) {
 			t.Errorf("%s: tenant %s %s -> %s: %d/%d pings answered, want %d", when, r.Tenant, r.From, r.To, r.Received, r.Sent, answered)
 		}
 	}
+}
+
+// ownPrefixOutranksLearned has pe2 advertise pe1's own 198.18.1.0/24 in tenant A, checks pe1 keeps it
+// for itself (and pe3 keeps pe1's path), then withdraws it.
+func ownPrefixOutranksLearned(t *testing.T, l *lab.Lab) {
+	t.Helper()
+	const own = "198.18.1.0/24"
+	if err := l.AdvertiseInA("pe2", own); err != nil {
+		t.Fatal(err)
+	}
+	var note, mode string
+	deadline := time.Now().Add(lab.BGPConvergeTimeout)
+	for ; time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		st, err := l.BGPStatus("pe1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		note = ""
+		for _, r := range st.GetLearned() {
+			if r.GetPrefix() == own && r.GetNextHop() == lab.BGPPEAddr(2) {
+				note = r.GetReason()
+			}
+		}
+		out, err := l.Seg6x("pe1", "show", "routes", "--tenant", "A", "--prefix", own, "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode = ""
+		if strings.Contains(out, `"mode": "pass"`) && strings.Contains(out, `"origin": "bgp"`) {
+			mode = "pass"
+		}
+		if note != "" && mode == "pass" {
+			break
+		}
+	}
+	if !strings.Contains(note, `tenant "A" holds 198.18.1.0/24 itself`) || mode != "pass" {
+		t.Errorf("pe1 after pe2 advertised its %s: learned path note %q, route mode %q (want the kernel's, pass)", own, note, mode)
+	}
+	if got, err := l.Learned("pe3"); err != nil || got["A"][own] != serviceSID(1, "A") {
+		t.Errorf("pe3's route to %s: %q (%v), want pe1's path (%s)", own, got["A"][own], err, serviceSID(1, "A"))
+	}
+	if err := l.AdvertiseInA("pe2"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline = time.Now().Add(lab.BGPWithdrawTimeout); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		got, err := l.Learned("pe1")
+		if _, still := got["A"][own]; err == nil && !still {
+			return
+		}
+	}
+	t.Errorf("pe1 still holds a route of origin bgp for %s after pe2 withdrew it", own)
 }
