@@ -3494,9 +3494,18 @@ type BgpNeighbor struct {
 	Accepted          uint64                 `protobuf:"varint,9,opt,name=accepted,proto3" json:"accepted,omitempty"`                                              // of those, imported into a tenant
 	Advertised        uint64                 `protobuf:"varint,10,opt,name=advertised,proto3" json:"advertised,omitempty"`                                         // VPN routes sent to it
 	GracefulRestart   bool                   `protobuf:"varint,11,opt,name=graceful_restart,json=gracefulRestart,proto3" json:"graceful_restart,omitempty"`        // negotiated
-	PeerRestarting    bool                   `protobuf:"varint,12,opt,name=peer_restarting,json=peerRestarting,proto3" json:"peer_restarting,omitempty"`           // its session is down under graceful restart: its routes are kept
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// its session is down under graceful restart: its routes are kept (stale) until it is back and
+	// sends end-of-RIB, or its restart time ends
+	PeerRestarting  bool   `protobuf:"varint,12,opt,name=peer_restarting,json=peerRestarting,proto3" json:"peer_restarting,omitempty"`
+	Refused         uint64 `protobuf:"varint,13,opt,name=refused,proto3" json:"refused,omitempty"`                                            // of the routes received (best paths held), those in no tenant
+	Flaps           uint64 `protobuf:"varint,14,opt,name=flaps,proto3" json:"flaps,omitempty"`                                                // times its established session went down since the daemon started
+	LastError       string `protobuf:"bytes,15,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`                        // the last NOTIFICATION sent or received (decoded), or why the session failed
+	LastErrorUnixMs int64  `protobuf:"varint,16,opt,name=last_error_unix_ms,json=lastErrorUnixMs,proto3" json:"last_error_unix_ms,omitempty"` // when (0: none)
+	// family -> why this node does not send it to the neighbor, e.g. "vpnv4": "not sent (peer did not
+	// negotiate extended next hop for VPNv4, RFC 8950)"; or does not exchange it ("not exchanged (...)")
+	NotSent       map[string]string `protobuf:"bytes,17,rep,name=not_sent,json=notSent,proto3" json:"not_sent,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BgpNeighbor) Reset() {
@@ -3611,6 +3620,41 @@ func (x *BgpNeighbor) GetPeerRestarting() bool {
 		return x.PeerRestarting
 	}
 	return false
+}
+
+func (x *BgpNeighbor) GetRefused() uint64 {
+	if x != nil {
+		return x.Refused
+	}
+	return 0
+}
+
+func (x *BgpNeighbor) GetFlaps() uint64 {
+	if x != nil {
+		return x.Flaps
+	}
+	return 0
+}
+
+func (x *BgpNeighbor) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *BgpNeighbor) GetLastErrorUnixMs() int64 {
+	if x != nil {
+		return x.LastErrorUnixMs
+	}
+	return 0
+}
+
+func (x *BgpNeighbor) GetNotSent() map[string]string {
+	if x != nil {
+		return x.NotSent
+	}
+	return nil
 }
 
 type BgpRoute struct {
@@ -3741,6 +3785,9 @@ type BgpReply struct {
 	Commits       uint64                 `protobuf:"varint,8,opt,name=commits,proto3" json:"commits,omitempty"`   // state commits made for learned routes
 	FailedCommits uint64                 `protobuf:"varint,9,opt,name=failed_commits,json=failedCommits,proto3" json:"failed_commits,omitempty"`
 	LastError     string                 `protobuf:"bytes,10,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	// learned routes refused since the daemon started, by reason (rt_not_imported, local_prefix,
+	// bad_sid, own_sid, not_installable; each listed from the start)
+	RefusedRoutes map[string]uint64 `protobuf:"bytes,11,rep,name=refused_routes,json=refusedRoutes,proto3" json:"refused_routes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3843,6 +3890,13 @@ func (x *BgpReply) GetLastError() string {
 		return x.LastError
 	}
 	return ""
+}
+
+func (x *BgpReply) GetRefusedRoutes() map[string]uint64 {
+	if x != nil {
+		return x.RefusedRoutes
+	}
+	return nil
 }
 
 // What to trace; every field set must match (empty / 0: any).
@@ -5110,7 +5164,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06reason\x18\b \x01(\tR\x06reason\"$\n" +
 	"\n" +
 	"BgpRequest\x12\x16\n" +
-	"\x06routes\x18\x01 \x01(\bR\x06routes\"\xfb\x02\n" +
+	"\x06routes\x18\x01 \x01(\bR\x06routes\"\xf2\x04\n" +
 	"\vBgpNeighbor\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x10\n" +
 	"\x03asn\x18\x02 \x01(\rR\x03asn\x12 \n" +
@@ -5126,7 +5180,16 @@ const file_seg6x_proto_rawDesc = "" +
 	" \x01(\x04R\n" +
 	"advertised\x12)\n" +
 	"\x10graceful_restart\x18\v \x01(\bR\x0fgracefulRestart\x12'\n" +
-	"\x0fpeer_restarting\x18\f \x01(\bR\x0epeerRestarting\"\xe7\x01\n" +
+	"\x0fpeer_restarting\x18\f \x01(\bR\x0epeerRestarting\x12\x18\n" +
+	"\arefused\x18\r \x01(\x04R\arefused\x12\x14\n" +
+	"\x05flaps\x18\x0e \x01(\x04R\x05flaps\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\x0f \x01(\tR\tlastError\x12+\n" +
+	"\x12last_error_unix_ms\x18\x10 \x01(\x03R\x0flastErrorUnixMs\x12=\n" +
+	"\bnot_sent\x18\x11 \x03(\v2\".seg6x.v1.BgpNeighbor.NotSentEntryR\anotSent\x1a:\n" +
+	"\fNotSentEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe7\x01\n" +
 	"\bBgpRoute\x12\x0e\n" +
 	"\x02rd\x18\x01 \x01(\tR\x02rd\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x10\n" +
@@ -5138,7 +5201,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x06tenant\x18\b \x01(\tR\x06tenant\x12\x14\n" +
 	"\x05stale\x18\t \x01(\bR\x05stale\x12\x16\n" +
 	"\x06reason\x18\n" +
-	" \x01(\tR\x06reason\"\xe6\x02\n" +
+	" \x01(\tR\x06reason\"\xf6\x03\n" +
 	"\bBgpReply\x12\x18\n" +
 	"\arunning\x18\x01 \x01(\bR\arunning\x12\x10\n" +
 	"\x03asn\x18\x02 \x01(\rR\x03asn\x12\x1b\n" +
@@ -5153,7 +5216,11 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x0efailed_commits\x18\t \x01(\x04R\rfailedCommits\x12\x1d\n" +
 	"\n" +
 	"last_error\x18\n" +
-	" \x01(\tR\tlastError\"\xb1\x02\n" +
+	" \x01(\tR\tlastError\x12L\n" +
+	"\x0erefused_routes\x18\v \x03(\v2%.seg6x.v1.BgpReply.RefusedRoutesEntryR\rrefusedRoutes\x1a@\n" +
+	"\x12RefusedRoutesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xb1\x02\n" +
 	"\vTraceFilter\x12\x10\n" +
 	"\x03dev\x18\x01 \x01(\tR\x03dev\x12\x17\n" +
 	"\x04vlan\x18\x02 \x01(\rH\x00R\x04vlan\x88\x01\x01\x12\x16\n" +
@@ -5272,7 +5339,7 @@ func file_seg6x_proto_rawDescGZIP() []byte {
 }
 
 var file_seg6x_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
 var file_seg6x_proto_goTypes = []any{
 	(Op_Kind)(0),               // 0: seg6x.v1.Op.Kind
 	(*Options)(nil),            // 1: seg6x.v1.Options
@@ -5330,6 +5397,8 @@ var file_seg6x_proto_goTypes = []any{
 	nil,                        // 53: seg6x.v1.Diff.KindsEntry
 	nil,                        // 54: seg6x.v1.StatsReply.ActionsEntry
 	nil,                        // 55: seg6x.v1.StatsReply.ReasonsEntry
+	nil,                        // 56: seg6x.v1.BgpNeighbor.NotSentEntry
+	nil,                        // 57: seg6x.v1.BgpReply.RefusedRoutesEntry
 }
 var file_seg6x_proto_depIdxs = []int32{
 	5,  // 0: seg6x.v1.Tenant.ports:type_name -> seg6x.v1.Port
@@ -5378,43 +5447,45 @@ var file_seg6x_proto_depIdxs = []int32{
 	36, // 43: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
 	38, // 44: seg6x.v1.KernelReply.vxlans:type_name -> seg6x.v1.KernelVxlan
 	39, // 45: seg6x.v1.KernelReply.fdb:type_name -> seg6x.v1.KernelFdb
-	41, // 46: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
-	42, // 47: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
-	42, // 48: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
-	44, // 49: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
-	47, // 50: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
-	46, // 51: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
-	46, // 52: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
-	48, // 53: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
-	49, // 54: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
-	23, // 55: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
-	48, // 56: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
-	21, // 57: seg6x.v1.Diff.KindsEntry.value:type_name -> seg6x.v1.KindCounts
-	28, // 58: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
-	28, // 59: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
-	19, // 60: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
-	24, // 61: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
-	25, // 62: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
-	27, // 63: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
-	33, // 64: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
-	35, // 65: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
-	40, // 66: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
-	45, // 67: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
-	51, // 68: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
-	22, // 69: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
-	22, // 70: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
-	26, // 71: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
-	31, // 72: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
-	34, // 73: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
-	37, // 74: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
-	43, // 75: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
-	50, // 76: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
-	52, // 77: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
-	69, // [69:78] is the sub-list for method output_type
-	60, // [60:69] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	56, // 46: seg6x.v1.BgpNeighbor.not_sent:type_name -> seg6x.v1.BgpNeighbor.NotSentEntry
+	41, // 47: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
+	42, // 48: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
+	42, // 49: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
+	57, // 50: seg6x.v1.BgpReply.refused_routes:type_name -> seg6x.v1.BgpReply.RefusedRoutesEntry
+	44, // 51: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
+	47, // 52: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
+	46, // 53: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
+	46, // 54: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
+	48, // 55: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
+	49, // 56: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
+	23, // 57: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
+	48, // 58: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
+	21, // 59: seg6x.v1.Diff.KindsEntry.value:type_name -> seg6x.v1.KindCounts
+	28, // 60: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
+	28, // 61: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
+	19, // 62: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
+	24, // 63: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
+	25, // 64: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
+	27, // 65: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
+	33, // 66: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
+	35, // 67: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
+	40, // 68: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
+	45, // 69: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
+	51, // 70: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
+	22, // 71: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
+	22, // 72: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
+	26, // 73: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
+	31, // 74: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
+	34, // 75: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
+	37, // 76: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
+	43, // 77: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
+	50, // 78: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
+	52, // 79: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
+	71, // [71:80] is the sub-list for method output_type
+	62, // [62:71] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_seg6x_proto_init() }
@@ -5445,7 +5516,7 @@ func file_seg6x_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seg6x_proto_rawDesc), len(file_seg6x_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   55,
+			NumMessages:   57,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

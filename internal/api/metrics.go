@@ -52,7 +52,9 @@ var (
 	descBGPRunning  = prometheus.NewDesc("seg6x_bgp_running", "1 while the BGP speaker runs (the state has a bgp: section).", nil, nil)
 	descBGPSessions = prometheus.NewDesc("seg6x_bgp_sessions", "BGP neighbors by session state (idle, connect, active, opensent, openconfirm, established).", []string{"state"}, nil)
 	descBGPUp       = prometheus.NewDesc("seg6x_bgp_neighbor_up", "1 while the session with the neighbor is established.", []string{"neighbor"}, nil)
-	descBGPNbRoutes = prometheus.NewDesc("seg6x_bgp_neighbor_routes", "VPN routes now received from a neighbor, accepted of them, and advertised to it (direction).", []string{"neighbor", "direction"}, nil)
+	descBGPNbRoutes = prometheus.NewDesc("seg6x_bgp_neighbor_routes", "VPN routes now received from a neighbor, accepted of them, refused of them (in no tenant), and advertised to it (direction).", []string{"neighbor", "direction"}, nil)
+	descBGPFlaps    = prometheus.NewDesc("seg6x_bgp_neighbor_flaps_total", "Times the established session with the neighbor went down since the daemon started.", []string{"neighbor"}, nil)
+	descBGPRefused  = prometheus.NewDesc("seg6x_bgp_refused_routes_total", "Learned routes refused since the daemon started, by reason: rt_not_imported (no tenant imports its route targets), local_prefix (the tenant holds the prefix itself), bad_sid (no usable service SID), own_sid (one of this node's SIDs), not_installable (the state refused it).", []string{"reason"}, nil)
 	descBGPRoutes   = prometheus.NewDesc("seg6x_bgp_routes", "Learned BGP routes now: learned (best paths held, one per RD and prefix), installed (routes in tenants), refused (a tenant imports it but the state refused it, or it could not be read).", []string{"what"}, nil)
 )
 
@@ -73,7 +75,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descPolicyPkts, descPolicyBytes, descSIDPkts, descSIDBytes, descActionPkts,
 		descActionBytes, descReasonPkts, descObjects, descAPIErrors, descGeneration, descCommits, descCommitSecs, descReloads,
 		descRunSeconds, descRunCount, descAttached, descSlow, descSlowRecords, descSlowFrames, descSlowRunning,
-		descBGPRunning, descBGPSessions, descBGPUp, descBGPNbRoutes, descBGPRoutes} {
+		descBGPRunning, descBGPSessions, descBGPUp, descBGPNbRoutes, descBGPRoutes, descBGPFlaps, descBGPRefused} {
 		ch <- d
 	}
 }
@@ -127,7 +129,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		collectSlowPath(slow(), counter, gauge)
 	}
 	if bgp != nil {
-		collectBGP(bgp(false), routes, gauge)
+		collectBGP(bgp(false), routes, counter, gauge)
 	}
 
 	status := c.srv.status()
@@ -194,9 +196,10 @@ func collectSlowPath(sp *pb.SlowPath, counter func(*prometheus.Desc, uint64, ...
 	}
 }
 
-// collectBGP reports the BGP speaker: whether it runs, its sessions by state and per neighbor, and its
-// learned routes.
-func collectBGP(rep *pb.BgpReply, routes BGPRouteCounter, gauge func(*prometheus.Desc, float64, ...string)) {
+// collectBGP reports the BGP speaker: whether it runs, its sessions by state and per neighbor (routes,
+// flaps), its learned routes, and the routes it refused by reason.
+func collectBGP(rep *pb.BgpReply, routes BGPRouteCounter, counter func(*prometheus.Desc, uint64, ...string),
+	gauge func(*prometheus.Desc, float64, ...string)) {
 	running := 0.0
 	if rep.GetRunning() {
 		running = 1
@@ -212,7 +215,12 @@ func collectBGP(rep *pb.BgpReply, routes BGPRouteCounter, gauge func(*prometheus
 		gauge(descBGPUp, up, n.Address)
 		gauge(descBGPNbRoutes, float64(n.Received), n.Address, "received")
 		gauge(descBGPNbRoutes, float64(n.Accepted), n.Address, "accepted")
+		gauge(descBGPNbRoutes, float64(n.Refused), n.Address, "refused")
 		gauge(descBGPNbRoutes, float64(n.Advertised), n.Address, "advertised")
+		counter(descBGPFlaps, n.Flaps, n.Address)
+	}
+	for reason, n := range rep.GetRefusedRoutes() {
+		counter(descBGPRefused, n, reason)
 	}
 	for _, s := range bgpStates {
 		gauge(descBGPSessions, float64(byState[s]), s)

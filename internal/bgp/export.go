@@ -98,11 +98,14 @@ func (s *Speaker) syncExports(cfg *state.BGP, tenants []state.Tenant) {
 }
 
 // syncPaths turns the server's paths have into want (by key and fingerprint); it returns what the
-// server now holds.
+// server now holds. A path whose key stays but whose content changed (transposition toggled, other
+// route targets, another SID) is added again over the old one: GoBGP replaces a local path of the same
+// NLRI, and peers get one UPDATE that replaces the route (an implicit withdraw), never a withdrawal
+// first. Only paths whose key goes are withdrawn.
 func (s *Speaker) syncPaths(have, want map[string]export, build func(string, export) (*apiutil.Path, error)) map[string]export {
 	var gone []uuid.UUID
 	for k, e := range have {
-		if w, ok := want[k]; !ok || w.fp != e.fp {
+		if _, ok := want[k]; !ok {
 			gone = append(gone, e.uuid)
 			delete(have, k)
 		}
@@ -115,12 +118,19 @@ func (s *Speaker) syncPaths(have, want map[string]export, build func(string, exp
 	var keys []string
 	var paths []*apiutil.Path
 	for k, w := range want {
-		if _, ok := have[k]; ok {
+		if h, ok := have[k]; ok && h.fp == w.fp {
 			continue
 		}
 		p, err := build(k, w)
 		if err != nil {
 			s.fail("bgp: not advertising %s: %v", k, err)
+			if h, ok := have[k]; ok {
+				// What it said before is wrong now and the new one cannot be built: withdraw it.
+				if err := s.srv.DeletePath(apiutil.DeletePathRequest{UUIDs: []uuid.UUID{h.uuid}}); err != nil {
+					s.fail("bgp: withdrawing %s: %v", k, err)
+				}
+				delete(have, k)
+			}
 			continue
 		}
 		keys, paths = append(keys, k), append(paths, p)
@@ -130,16 +140,26 @@ func (s *Speaker) syncPaths(have, want map[string]export, build func(string, exp
 	}
 	res, err := s.srv.AddPath(apiutil.AddPathRequest{Paths: paths})
 	if err != nil {
-		s.fail("bgp: advertising %d paths: %v", len(paths), err)
-		return have
+		// GoBGP answers a batch in which one path failed without the others' UUIDs (they were added):
+		// add them one by one (again: each replaces itself), so each one's UUID is known.
+		res = make([]apiutil.AddPathResponse, len(paths))
+		for i, p := range paths {
+			r, err := s.srv.AddPath(apiutil.AddPathRequest{Paths: []*apiutil.Path{p}})
+			if err != nil || len(r) != 1 {
+				res[i].Error = err
+				continue
+			}
+			res[i] = r[0]
+		}
 	}
 	for i, r := range res {
 		if r.Error != nil {
+			// A replaced one stays as it was (its fingerprint differs: tried again next time).
 			s.fail("bgp: advertising %s: %v", keys[i], r.Error)
 			continue
 		}
 		e := want[keys[i]]
-		e.uuid = r.UUID
+		e.uuid = r.UUID // a replaced path's old UUID is gone from the server with it
 		have[keys[i]] = e
 	}
 	return have

@@ -55,12 +55,14 @@ type importer struct {
 	refused     map[string]map[netip.Prefix]string // tenant -> prefix -> why its learned route is not taken
 	node        nodeView                           // what the SID checks know of the node (sidcheck.go)
 	vpn         map[string]*state.VPN              // the tenants' vpn: sections of the last round
+	counted     map[string]string                  // refusals told to the speaker: what -> reason label (notes.go)
 }
 
 func newImporter(s *Speaker) *importer {
 	return &importer{s: s, learned: map[string]learnedPath{}, byPrefix: map[netip.Prefix]map[string]bool{},
 		installed: map[string]map[netip.Prefix]state.Route{}, rejected: map[string]map[netip.Prefix]string{},
-		dirty: map[netip.Prefix]bool{}, local: map[string]localView{}, refused: map[string]map[netip.Prefix]string{}}
+		dirty: map[netip.Prefix]bool{}, local: map[string]localView{}, refused: map[string]map[netip.Prefix]string{},
+		counted: map[string]string{}}
 }
 
 // take records best-path changes.
@@ -162,6 +164,12 @@ func (im *importer) sync(cfg *state.BGP, tenants []state.Tenant, learned []*apiu
 	}
 	im.coveringLocal(prefixes)
 	im.dirty = map[netip.Prefix]bool{}
+	for p := range prefixes {
+		for key := range im.byPrefix[p] {
+			label, note := im.pathRefusal(im.learned[key])
+			im.countRefusal(key, label, note)
+		}
+	}
 	names := map[string]bool{}
 	for n := range vpn {
 		names[n] = true
@@ -317,6 +325,7 @@ func (im *importer) change(name string, v *state.VPN, p netip.Prefix, src netip.
 			want, ok = state.Route{Tenant: name, Prefix: p, Mode: v.Encap, Segs: []netip.Addr{r.SID}, Src: src}, true
 		}
 	}
+	im.countRefusal(name+" "+p.String(), map[bool]string{true: RefusedLocalPrefix}[note != ""], note)
 	if note != "" {
 		if im.refused[name] == nil {
 			im.refused[name] = map[netip.Prefix]string{}
@@ -365,6 +374,7 @@ func (im *importer) done(op state.Op, err error) {
 			im.rejected[r.Tenant] = map[netip.Prefix]string{}
 		}
 		im.rejected[r.Tenant][r.Prefix] = err.Error()
+		im.s.refused(RefusedNotInstallable, fmt.Sprintf("tenant %q prefix %s: %v", r.Tenant, r.Prefix, err))
 		im.s.fail("bgp: tenant %q prefix %s: %v", r.Tenant, r.Prefix, err)
 		return
 	}

@@ -44,3 +44,40 @@ func (im *importer) whyUnused(lp learnedPath) string {
 	}
 	return fmt.Sprintf("no tenant imports its route targets (%s)", strings.Join(r.RTs, ", "))
 }
+
+// pathRefusal is the reason label (refusals.go) and the note of a learned path that no tenant can
+// take whatever the tenants hold: unreadable, an unusable SID, or route targets nobody imports; ""
+// when some tenant may take it.
+func (im *importer) pathRefusal(lp learnedPath) (label, note string) {
+	r := &lp.route
+	switch {
+	case lp.err != "":
+		return RefusedBadSID, lp.err
+	case im.node.sidProblem(r.SID) != "":
+		why := im.node.sidProblem(r.SID)
+		if strings.Contains(why, "this node's") {
+			return RefusedOwnSID, why
+		}
+		return RefusedBadSID, why
+	}
+	for _, v := range im.vpn {
+		if slices.ContainsFunc(r.RTs, func(rt string) bool { return slices.Contains(v.ImportRT, rt) }) {
+			return "", ""
+		}
+	}
+	return RefusedRTNotImported, fmt.Sprintf("no tenant imports its route targets (%s)", strings.Join(r.RTs, ", "))
+}
+
+// countRefusal tells the speaker (metrics, the log's summary) of a refusal of what (a path's key,
+// or a tenant and prefix) when it is new or its reason changed.
+func (im *importer) countRefusal(what, label, note string) {
+	if im.counted[what] == label {
+		return
+	}
+	if label == "" {
+		delete(im.counted, what)
+		return
+	}
+	im.counted[what] = label
+	im.s.refused(label, what+": "+note)
+}

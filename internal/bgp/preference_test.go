@@ -107,6 +107,10 @@ func TestLocalPrefixesOutrankLearned(t *testing.T) {
 	if notes["198.18.50.0/24"] != "" {
 		t.Errorf("an installed route has a note: %q", notes["198.18.50.0/24"])
 	}
+	r.sync() // nothing new: nothing counted again
+	if n := r.sp.refusal.total[RefusedLocalPrefix]; n != 2 {
+		t.Errorf("%d refusals counted as %s, want 2 (the /24 and the /25, once each)", n, RefusedLocalPrefix)
+	}
 
 	// The covering route withdrawn: the pass route it needed goes too. The kernel table loses the
 	// /24: the learned /24 is installed.
@@ -152,6 +156,10 @@ func TestUnusableSIDsRefused(t *testing.T) {
 		if !strings.Contains(notes[p], frag) {
 			t.Errorf("%s (SID %s): note %q, want one saying %q", p, cases[p], notes[p], frag)
 		}
+	}
+
+	if bad, own := r.sp.refusal.total[RefusedBadSID], r.sp.refusal.total[RefusedOwnSID]; bad != 5 || own != 3 {
+		t.Errorf("refusals counted: %d %s (want 5), %d %s (want 3)", bad, RefusedBadSID, own, RefusedOwnSID)
 	}
 
 	// Only SIDs inside the domain's locators, when configured.

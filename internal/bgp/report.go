@@ -1,7 +1,9 @@
 package bgp
 
 // report.go: what `seg6x bgp show` prints, through the API's Bgp call: the sessions (GoBGP's view of
-// each neighbor) and the routes learned (with the tenant each went into, or why none) and advertised.
+// each neighbor, with what the speaker adds: flaps, the last error, the families not sent and why,
+// the routes refused) and the routes learned (with the tenant each went into, or why none) and
+// advertised; and the count of refused routes by reason.
 
 import (
 	"context"
@@ -14,6 +16,7 @@ import (
 	api "github.com/osrg/gobgp/v4/api"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
+	"github.com/seg6x/seg6x/internal/state"
 )
 
 var familyNames = map[api.Family_Afi]map[api.Family_Safi]string{
@@ -29,6 +32,7 @@ func (s *Speaker) Report(routes bool) *pb.BgpReply {
 	s.mu.Lock()
 	out.Commits, out.FailedCommits, out.LastError = s.stats.Commits, s.stats.FailedCommits, s.stats.LastError
 	s.mu.Unlock()
+	out.RefusedRoutes = s.refusedTotals()
 	for _, rs := range s.imp.installed {
 		out.Imported += uint64(len(rs))
 	}
@@ -42,6 +46,7 @@ func (s *Speaker) Report(routes bool) *pb.BgpReply {
 		out.Neighbors = append(out.Neighbors, neighborReport(p))
 	})
 	slices.SortFunc(out.Neighbors, func(a, b *pb.BgpNeighbor) int { return strings.Compare(a.Address, b.Address) })
+	s.addSessions(out.Neighbors)
 	if !routes {
 		return out
 	}
@@ -61,6 +66,37 @@ func (s *Speaker) Report(routes bool) *pb.BgpReply {
 	return out
 }
 
+// addSessions adds to GoBGP's view of each neighbor what the speaker keeps of its sessions, and how
+// many of the routes learned from it went into no tenant (s.syncMu held).
+func (s *Speaker) addSessions(ns []*pb.BgpNeighbor) {
+	refused := map[netip.Addr]uint64{}
+	for _, lp := range s.imp.learned {
+		if !s.imp.inTenant(lp) {
+			refused[lp.peer]++
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range ns {
+		a, err := netip.ParseAddr(n.Address)
+		if err != nil {
+			continue
+		}
+		n.Refused = refused[a]
+		ss := s.sessions[a]
+		if ss == nil {
+			continue
+		}
+		n.Flaps, n.LastError = ss.flaps, ss.lastErr
+		if !ss.lastErrAt.IsZero() {
+			n.LastErrorUnixMs = ss.lastErrAt.UnixMilli()
+		}
+		if len(ss.notSent) > 0 {
+			n.NotSent = maps.Clone(ss.notSent)
+		}
+	}
+}
+
 // usedBy names the tenants a learned path went into, or why it went into none.
 func (im *importer) usedBy(lp learnedPath) (tenant, reason string) {
 	if lp.err != "" {
@@ -68,7 +104,7 @@ func (im *importer) usedBy(lp learnedPath) (tenant, reason string) {
 	}
 	var in, why []string
 	for name, rs := range im.installed {
-		if r, ok := rs[lp.route.Prefix]; ok && len(r.Segs) == 1 && r.Segs[0] == lp.route.SID {
+		if installedFrom(rs, lp) {
 			in = append(in, name)
 		}
 	}
@@ -85,6 +121,25 @@ func (im *importer) usedBy(lp learnedPath) (tenant, reason string) {
 	default:
 		return "", im.whyUnused(lp) // notes.go
 	}
+}
+
+// installedFrom: a tenant's routes rs hold the one learned path lp gives.
+func installedFrom(rs map[netip.Prefix]state.Route, lp learnedPath) bool {
+	r, ok := rs[lp.route.Prefix]
+	return ok && len(r.Segs) == 1 && r.Segs[0] == lp.route.SID
+}
+
+// inTenant: learned path lp went into some tenant (cheaper than usedBy: no reasons).
+func (im *importer) inTenant(lp learnedPath) bool {
+	if lp.err != "" {
+		return false
+	}
+	for _, rs := range im.installed {
+		if installedFrom(rs, lp) {
+			return true
+		}
+	}
+	return false
 }
 
 func neighborReport(p *api.Peer) *pb.BgpNeighbor {

@@ -3,8 +3,10 @@ package bgp
 // speaker.go: the daemon's BGP speaker. It follows the state's bgp: section and the tenants' vpn:
 // sections (through the controller's change notifications): runs an embedded GoBGP server with the
 // configured neighbors, advertises each vpn tenant's prefixes (export.go) and turns the VPN routes it
-// learns into the tenants' encap routes (import.go). One goroutine does all of it (sync); GoBGP's
-// callbacks only queue what they saw and wake it.
+// learns into the tenants' encap routes (import.go); what a neighbor negotiated decides what it is sent
+// (negotiation.go), and its sessions are logged and reported (sessions.go, gobgplog.go). One goroutine
+// does all of it (sync); GoBGP's callbacks only queue what they saw and wake it, except that a session
+// coming up has its VPNv4 routes let through (or held back) at once.
 
 import (
 	"context"
@@ -27,6 +29,11 @@ import (
 // Options of a speaker.
 type Options struct {
 	Logf func(format string, args ...any)
+	// Logger receives the speaker's structured lines: session state changes, NOTIFICATIONs,
+	// capability mismatches, summaries of refused routes (nil: none).
+	Logger *slog.Logger
+	// PeerFile keeps what each neighbor negotiated across restarts (negotiation.go; "": in memory).
+	PeerFile string
 	// KernelRoutes lists the kernel's routes of a table (for vpn.advertise_kernel); nil: none.
 	KernelRoutes func(table uint32) ([]netip.Prefix, error)
 	// Debounce is how long the speaker gathers changes before acting on them (default 20 ms).
@@ -43,6 +50,8 @@ type Speaker struct {
 	ctl  *core.Controller
 	opts Options
 	kick chan struct{}
+	log  *slog.Logger
+	gate *enhGate // which neighbors get VPNv4 routes (negotiation.go)
 
 	// Owned by the sync goroutine; reports read them under syncMu.
 	syncMu  sync.Mutex
@@ -54,10 +63,13 @@ type Speaker struct {
 	imp     *importer
 	started time.Time
 
-	mu      sync.Mutex // what callbacks and reports share with the goroutine
-	pending []*apiutil.Path
-	eor     map[netip.Addr]int // end-of-RIB markers seen per peer since its session came up
-	stats   Stats
+	mu       sync.Mutex // what callbacks and reports share with the goroutine
+	pending  []*apiutil.Path
+	eor      map[netip.Addr]int // end-of-RIB markers seen per peer since its session came up
+	stats    Stats
+	sessions map[netip.Addr]*session // sessions.go
+	repeats  map[string]*repeat      // sessions.go
+	refusal  refusals                // refusals.go
 }
 
 // Stats are the speaker's counters.
@@ -77,8 +89,15 @@ func New(ctl *core.Controller, o Options) *Speaker {
 	if o.KernelPoll == 0 {
 		o.KernelPoll = 5 * time.Second
 	}
-	return &Speaker{ctl: ctl, opts: o, kick: make(chan struct{}, 1), peers: map[netip.Addr]state.Neighbor{},
-		exports: map[string]export{}, rtc: map[string]export{}, eor: map[netip.Addr]int{}}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Speaker{ctl: ctl, opts: o, kick: make(chan struct{}, 1), log: log,
+		peers: map[netip.Addr]state.Neighbor{}, exports: map[string]export{}, rtc: map[string]export{},
+		eor: map[netip.Addr]int{}, sessions: map[netip.Addr]*session{}, repeats: map[string]*repeat{}}
+	s.gate = newENHGate(o.PeerFile, s.fail)
+	return s
 }
 
 func (s *Speaker) wake() {
@@ -109,6 +128,7 @@ func (s *Speaker) Run(ctx context.Context) {
 			s.syncMu.Lock()
 			s.stopServer(true)
 			s.syncMu.Unlock()
+			s.flushRefusals()
 			return
 		case <-s.kick:
 		case <-poll.C:
@@ -162,7 +182,8 @@ func (s *Speaker) syncServer(ctx context.Context, cfg *state.BGP) error {
 	if cfg == nil || s.srv != nil {
 		return nil
 	}
-	srv := server.NewBgpServer(server.LoggerOption(slog.New(slog.DiscardHandler), new(slog.LevelVar)))
+	// GoBGP's log is read for what its events do not say (gobgplog.go).
+	srv := server.NewBgpServer(server.LoggerOption(slog.New(&gobgpLog{s: s}), new(slog.LevelVar)))
 	go srv.Serve()
 	port := cfg.ListenPort
 	if port == 0 {
@@ -176,6 +197,10 @@ func (s *Speaker) syncServer(ctx context.Context, cfg *state.BGP) error {
 		srv.Stop()
 		return fmt.Errorf("starting the BGP server (AS %d, port %d): %w", cfg.ASN, port, err)
 	}
+	if err := s.gate.start(ctx, srv); err != nil {
+		srv.Stop()
+		return fmt.Errorf("the export policy holding VPNv4 back from neighbors without extended next hop: %w", err)
+	}
 	err := srv.WatchEvent(ctx, server.WatchEventMessageCallbacks{
 		OnBestPath: func(paths []*apiutil.Path, _ time.Time) { s.learn(paths) },
 		OnPathEor: func(p *apiutil.Path, _ time.Time) {
@@ -187,15 +212,10 @@ func (s *Speaker) syncServer(ctx context.Context, cfg *state.BGP) error {
 			s.mu.Unlock()
 			s.wake()
 		},
-		OnPeerUpdate: func(e *apiutil.WatchEventMessage_PeerEvent, _ time.Time) {
-			if e.Type == apiutil.PEER_EVENT_STATE && e.Peer.State.SessionState != gobgp.BGP_FSM_ESTABLISHED {
-				s.mu.Lock()
-				delete(s.eor, e.Peer.Conf.NeighborAddress)
-				s.mu.Unlock()
-			}
-		},
+		OnPeerUpdate: func(e *apiutil.WatchEventMessage_PeerEvent, t time.Time) { s.peerEvent(srv, e, t) },
 	}, server.WatchBestPath(true), server.WatchEor(true), server.WatchPeer())
 	if err != nil {
+		s.gate.stop()
 		srv.Stop()
 		return fmt.Errorf("watching the BGP server: %w", err)
 	}
@@ -217,6 +237,7 @@ func (s *Speaker) stopServer(keepRoutes bool) {
 	if s.srv == nil {
 		return
 	}
+	s.gate.stop() // the sessions' end changes no neighbor set
 	if keepRoutes && s.global.GracefulRestart.Enabled {
 		// As a crash would: the sessions end without a word (see sever.go).
 		peers := map[netip.Addr]uint16{}
@@ -273,6 +294,9 @@ func (s *Speaker) syncPeers(ctx context.Context, cfg *state.BGP) {
 			delete(s.peers, addr)
 		}
 	}
+	s.forgetSessions(func(a netip.Addr) bool { _, ok := want[a]; return ok })
+	// Before a new neighbor's first session can start: its VPNv4 routes wait for its capabilities.
+	s.gate.configure(ctx, cfg)
 	for addr, n := range want {
 		if _, ok := s.peers[addr]; ok {
 			continue

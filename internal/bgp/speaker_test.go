@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -37,11 +38,14 @@ type node struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	sp     *Speaker
+	opts   Options // the speaker's (Debounce: 5 ms)
 }
 
 func (n *node) start() {
 	ctx, cancel := context.WithCancel(context.Background())
-	n.sp = New(n.ctl, Options{Debounce: 5 * time.Millisecond})
+	o := n.opts
+	o.Debounce = 5 * time.Millisecond
+	n.sp = New(n.ctl, o)
 	n.cancel, n.done = cancel, make(chan struct{})
 	go func() { defer close(n.done); n.sp.Run(ctx) }()
 }
@@ -216,6 +220,7 @@ func TestGracefulRestart(t *testing.T) {
 	for _, c := range []*state.State{&cfgA, &cfgB} {
 		c.BGP.GracefulRestart = state.GracefulRestart{Enabled: true, RestartTime: 20}
 	}
+	a.opts.PeerFile = filepath.Join(t.TempDir(), "bgp-neighbors.json") // as the daemon has it
 	cfgA.Tenants[0].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("198.18.1.0/24"), netip.MustParsePrefix("198.18.4.0/24")}
 	cfgB.Tenants[0].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("198.18.2.0/24")}
 	cfgB.Tenants[0].VPN.Encap = state.ModeEncapRed
@@ -258,15 +263,38 @@ func TestGracefulRestart(t *testing.T) {
 	}
 
 	// A returns without 198.18.4.0/24: its end-of-RIB removes the stale route; A keeps B's route
-	// throughout its own restart (confirmed by B's end-of-RIB).
+	// throughout its own restart (confirmed by B's end-of-RIB). B keeps 198.18.1.0/24 throughout:
+	// A remembers (its peer file) that B negotiated extended next hop, so its first VPNv4 UPDATE to B
+	// is the route, not an end-of-RIB that would make B drop it first.
 	cfgA.Tenants[0].VPN.Advertise = cfgA.Tenants[0].VPN.Advertise[:1]
 	apply(t, a, cfgA)
+	kept, stop := make(chan string, 1), make(chan struct{})
+	go func() {
+		defer close(kept)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, ok := learned(b)["blue"]["198.18.1.0/24"]; !ok {
+				kept <- "B lost 198.18.1.0/24 during A's return"
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
 	a.start()
 	if got := learned(a); len(got["blue"]) != 1 {
 		t.Fatalf("A lost B's route on its restart: %v", got)
 	}
 	delete(full["blue"], "198.18.4.0/24")
 	waitFor(t, "B after A's return", b, full)
+	time.Sleep(time.Second)
+	close(stop)
+	if msg := <-kept; msg != "" {
+		t.Fatal(msg)
+	}
 	waitFor(t, "A after its restart", a, map[string]map[string]string{"blue": {"198.18.2.0/24": blueB}})
 	// The restart is over once B has A's end-of-RIB (a session lost before that is not graceful).
 	over := time.Now().Add(10 * time.Second)

@@ -6,6 +6,7 @@ package daemon
 import (
 	"context"
 	"net/netip"
+	"path/filepath"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -16,9 +17,15 @@ import (
 	"github.com/seg6x/seg6x/internal/core"
 )
 
+// bgpPeerFile, in the instance directory, keeps what each BGP neighbor negotiated across restarts (a
+// neighbor known to take VPNv4 routes with IPv6 next hops gets them in its first session's first
+// UPDATEs: one that keeps this node's routes under graceful restart never sees them withdrawn).
+const bgpPeerFile = "bgp-neighbors.json"
+
 // startBGP runs the speaker (idle while the state has no bgp: section); the returned func stops it.
 func startBGP(ctx context.Context, ctl *core.Controller, srv *api.Server, o *Options) func() {
-	sp := bgp.New(ctl, bgp.Options{Logf: o.logf, KernelRoutes: kernelRoutes, IsLocal: deliveredLocally})
+	sp := bgp.New(ctl, bgp.Options{Logf: o.logf, Logger: o.logger(), KernelRoutes: kernelRoutes, IsLocal: deliveredLocally,
+		PeerFile: filepath.Join(o.Dir, bgpPeerFile)})
 	srv.SetBGP(func(routes bool) *pb.BgpReply { return sp.Report(routes) })
 	srv.SetBGPRoutes(func() (uint64, uint64, uint64) {
 		n := sp.RouteCounts()

@@ -683,8 +683,9 @@ func (s *Store) compact(yield func() bool) error {
 }
 
 // RemoveSaved deletes the saved state of instance dir (Purge, with the data plane's own part).
-// savedFiles are the files a saved state is made of (state.json: an older format, read once).
-var savedFiles = []string{"state.snapshot", "state.journal", "state.json"}
+// savedFiles are the files a saved state is made of (state.json: an older format, read once;
+// bgp-neighbors.json: what each BGP neighbor negotiated, internal/bgp/negotiation.go).
+var savedFiles = []string{"state.snapshot", "state.journal", "state.json", "bgp-neighbors.json"}
 
 // HasSaved says whether instance dir holds a saved state (an instance has been used there).
 func HasSaved(dir string) bool {
