@@ -22,6 +22,17 @@ have sysctl || need+=(procps)
 have gobgpd && have gobgp || need+=(gobgpd)
 # tshark reads back the pcapng files internal/pcapng writes (its tests check the decoded fields).
 have tshark || need+=(tshark)
+# ExaBGP 5, the BGP peer of test/interop that shares no code with GoBGP: from PyPI into a venv of its
+# own, where test/interop/exabgp.go looks for it. Debian's python3 makes a venv only with python3-venv.
+exabgp_venv=/opt/seg6x-test/exabgp
+exabgp_ok() {
+	local v
+	v=$("$exabgp_venv/bin/exabgp" version 2>/dev/null) && [[ "$v" == "ExaBGP : 5."* ]]
+}
+if ! exabgp_ok; then
+	[ -x /usr/bin/python3 ] || need+=(python3)
+	/usr/bin/python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
+fi
 if [ "${1:-}" = fixtures ]; then
 	/usr/bin/python3 -c 'import scapy' 2>/dev/null || need+=(python3-scapy)
 fi
@@ -42,6 +53,17 @@ if [ ${#need[@]} -gt 0 ]; then
 	fi
 	apt-get update -qq
 	apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if ! exabgp_ok; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps.sh: ExaBGP 5 is missing in $exabgp_venv; run as root" >&2
+		exit 1
+	fi
+	echo "deps.sh: installing ExaBGP 5 (PyPI) into $exabgp_venv"
+	rm -rf "$exabgp_venv"
+	/usr/bin/python3 -m venv "$exabgp_venv"
+	"$exabgp_venv/bin/pip" install -q --disable-pip-version-check 'exabgp>=5,<6'
+	exabgp_ok || { echo "deps.sh: ExaBGP 5 did not install into $exabgp_venv" >&2; exit 1; }
 fi
 
 if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
