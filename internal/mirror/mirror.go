@@ -36,6 +36,12 @@ type Mirror struct {
 	rules  map[int][]netlink.Rule
 	vx     *vxlanKernel // links and bridge forwarding entries (vxlan_follow.go)
 
+	// addrs are the node's IPv6 addresses and labels for outer source selection (saddr.go), read again
+	// only after an address event or a resync (addrsStale): a flood of route events must not dump
+	// them for every batch.
+	addrs      *hostAddrs
+	addrsStale bool
+
 	mu        sync.Mutex
 	status    []RouteStatus
 	vxStatus  []VXLANStatus
@@ -259,8 +265,9 @@ func (m *Mirror) handle(ev event) (lost, dirty, fdbOnly bool) {
 			}
 			dirty, fdbOnly = true, false
 		case unix.RTM_NEWADDR, unix.RTM_DELADDR:
-			// An IPv6 address added, removed or deprecated: a binding SID's outer source may change
-			// (saddr.go). Adding or removing one also changes routes; deprecating one does not.
+			// An IPv6 address added, removed or deprecated: an outer source may change (saddr.go).
+			// Adding or removing one also changes routes; deprecating one does not.
+			m.addrsStale = true
 			dirty, fdbOnly = true, false
 		case unix.RTM_NEWNEIGH, unix.RTM_DELNEIGH:
 			changed, err := m.vx.neigh(msg.Data, msg.Header.Type == unix.RTM_DELNEIGH)
@@ -290,6 +297,7 @@ func (m *Mirror) readRules() error {
 // resync reads everything from the kernel again and makes the data plane match it; it returns the
 // number of operations committed and whether any commit was refused.
 func (m *Mirror) resync(why string) (int, bool, error) {
+	m.addrsStale = true
 	routes, err := dumpRoutes()
 	if err == nil {
 		err = m.readRules()
@@ -331,10 +339,13 @@ func (m *Mirror) sync() (int, bool) {
 	tunsrc := tunnelSource()
 	var addrs *hostAddrs
 	if !tunsrc.IsValid() && encapsulates(m.routes) {
-		addrs = readHostAddrs()
-		if addrs.err != nil {
-			m.setErr(addrs.err)
+		if m.addrs == nil || m.addrsStale || m.addrs.err != nil {
+			m.addrs, m.addrsStale = readHostAddrs(), false
+			if m.addrs.err != nil {
+				m.setErr(m.addrs.err)
+			}
 		}
+		addrs = m.addrs
 	}
 	var d *desired
 	var failed []string
