@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/seg6x/seg6x/internal/state"
@@ -58,45 +59,15 @@ func (f *File) Place(msg string) string {
 	key, idx := "", -1
 	switch c.Kind {
 	case "route":
-		key = "routes"
-		for i := range st.Routes {
-			if st.Routes[i].Tenant == c.Tenant && st.Routes[i].Prefix.String() == c.Prefix {
-				idx = i
-				break
-			}
-		}
+		key, idx = "routes", slices.IndexFunc(st.Routes, func(r state.Route) bool { return r.Tenant == c.Tenant && r.Prefix.String() == c.Prefix })
 	case "tenant":
-		key = "tenants"
-		for i := range st.Tenants {
-			if st.Tenants[i].Name == c.Name {
-				idx = i
-				break
-			}
-		}
+		key, idx = "tenants", slices.IndexFunc(st.Tenants, func(t state.Tenant) bool { return t.Name == c.Name })
 	case "sid":
-		key = "sids"
-		for i := range st.SIDs {
-			if st.SIDs[i].Name() == c.SID {
-				idx = i
-				break
-			}
-		}
+		key, idx = "sids", slices.IndexFunc(st.SIDs, func(sd state.SID) bool { return sd.Name() == c.SID })
 	case "interface":
-		key = "interfaces"
-		for i := range st.Interfaces {
-			if st.Interfaces[i].Name == c.Name {
-				idx = i
-				break
-			}
-		}
+		key, idx = "interfaces", slices.IndexFunc(st.Interfaces, func(it state.Interface) bool { return it.Name == c.Name })
 	case "policy":
-		key = "policies"
-		for i := range st.Policies {
-			if st.Policies[i].Name == c.Name {
-				idx = i
-				break
-			}
-		}
+		key, idx = "policies", slices.IndexFunc(st.Policies, func(p state.Policy) bool { return p.Name == c.Name })
 	}
 	if idx < 0 {
 		return ""
