@@ -6,8 +6,9 @@ package benchrig
 // loopback of the bench's own namespace.
 // Measured: the time from the first announcement until every sampled prefix forwards (a frame to
 // it, run through the real program on the real maps, leaves encapsulated towards the route's SID),
-// the process and map memory it took, and the time from a withdrawal to the data plane change (a
-// batch of sampled prefixes at once, and single prefixes one at a time).
+// the process and map memory it took (per route, with the heap profile on request: bgpmem.go), and
+// the time from a withdrawal to the data plane change (a batch of sampled prefixes at once, and single
+// prefixes one at a time). The routes may be spread over several tenants (bgplayout.go).
 
 import (
 	"context"
@@ -20,7 +21,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	api "github.com/osrg/gobgp/v4/api"
@@ -33,42 +33,48 @@ import (
 	"github.com/seg6x/seg6x/internal/state"
 )
 
+// BGPOptions are `seg6x bench bgp`'s flags.
+type BGPOptions struct {
+	Routes, Samples, Withdraw, PEs int
+	Tenants                        int    // VPNs the routes are spread over (0: as many as needed, 131,072 routes each)
+	MemProfile                     string // "": none; else the node's heap profile after convergence
+}
+
 // BGPResult is `seg6x bench bgp --json`.
 type BGPResult struct {
-	Routes          int       `json:"routes"`
-	PEs             int       `json:"pes"` // distinct service SIDs (advertising PEs)
-	Samples         int       `json:"samples"`
-	InjectSeconds   float64   `json:"inject_s"`      // handing the routes to the injecting speaker
-	InstalledSecond float64   `json:"installed_s"`   // until the state held every route
-	ForwardingSec   float64   `json:"forwarding_s"`  // until every sampled prefix forwarded to its SID
-	RoutesPerSecond float64   `json:"routes_per_s"`  // Routes / ForwardingSec
-	Commits         uint64    `json:"commits"`       // state commits the speaker made for them
-	RSSBeforeMB     float64   `json:"rss_before_mb"` // the node's process (data plane loader, seg6x's speaker), before
-	RSSAfterMB      float64   `json:"rss_after_mb"`
-	HeapAfterMB     float64   `json:"go_heap_after_mb"` // the node's Go heap in use after convergence
-	InjectorRSSMB   float64   `json:"injector_rss_mb"`  // the injecting speaker's process, after announcing
-	MapMemoryMB     float64   `json:"map_memory_mb"`    // the BPF maps (preallocated: the same for any route count)
+	Routes          int     `json:"routes"`
+	PEs             int     `json:"pes"`     // distinct service SIDs (advertising PEs) per tenant
+	Tenants         int     `json:"tenants"` // VPNs (route targets, VLANs) the routes are spread over
+	Samples         int     `json:"samples"`
+	InjectSeconds   float64 `json:"inject_s"`      // handing the routes to the injecting speaker
+	InstalledSecond float64 `json:"installed_s"`   // until the state held every route
+	ForwardingSec   float64 `json:"forwarding_s"`  // until every sampled prefix forwarded to its SID
+	RoutesPerSecond float64 `json:"routes_per_s"`  // Routes / ForwardingSec
+	Commits         uint64  `json:"commits"`       // state commits the speaker made for them
+	CPUSeconds      float64 `json:"node_cpu_s"`    // the node's CPU time (user and system) until ForwardingSec
+	RSSBeforeMB     float64 `json:"rss_before_mb"` // the node's process (data plane loader, seg6x's speaker), before
+	RSSAfterMB      float64 `json:"rss_after_mb"`
+	// RSSPerRoute is (RSSAfterMB - RSSBeforeMB) / Routes, in bytes.
+	RSSPerRoute float64 `json:"rss_per_route_bytes"`
+	// RSSReleasedMB is the RSS after, once the runtime returned its free pages to the kernel: what the
+	// process needs for its live data (the rest is heap freed by the collector and kept).
+	RSSReleasedMB float64 `json:"rss_released_mb"`
+	HeapBeforeMB  float64 `json:"go_heap_before_mb"` // the node's Go heap in use (after a GC), before
+	HeapAfterMB   float64 `json:"go_heap_after_mb"`  // the same after convergence
+	HeapPerRoute  float64 `json:"go_heap_per_route_bytes"`
+	MemProfile    string  `json:"mem_profile,omitempty"` // the heap profile written after convergence
+	GOGC          string  `json:"gogc,omitempty"`        // the node's GOGC and GOMEMLIMIT, when set
+	GOMEMLIMIT    string  `json:"gomemlimit,omitempty"`
+	RSSPeakMB     float64 `json:"rss_peak_mb"`     // the node's highest RSS (VmHWM) until convergence
+	Updates       uint64  `json:"updates"`         // UPDATE messages that carried the routes (NLRI per UPDATE: the attributes shared)
+	InjectorRSSMB float64 `json:"injector_rss_mb"` // the injecting speaker's process, after announcing
+	MapMemoryMB   float64 `json:"map_memory_mb"`   // the BPF maps (preallocated: the same for any route count)
+	// WithdrawBatch prefixes withdrawn at once, until none of them forwarded any more.
 	WithdrawBatch   int       `json:"withdraw_batch"`
-	WithdrawBatchMs float64   `json:"withdraw_batch_ms"` // until none of the batch forwarded any more
-	WithdrawOneMs   []float64 `json:"withdraw_one_ms"`   // single withdrawals, one at a time
+	WithdrawBatchMs float64   `json:"withdraw_batch_ms"`
+	WithdrawOneMs   []float64 `json:"withdraw_one_ms"` // single withdrawals, one at a time
 	WithdrawOneMed  float64   `json:"withdraw_one_median_ms"`
 	Method          string    `json:"method"`
-}
-
-const (
-	bgpBenchVLAN = 77
-	bgpBenchRT   = "65000:777"
-)
-
-// bgpBenchPrefix is the i-th injected prefix: a /32 of 198.18.0.0/15 (131072 of them).
-func bgpBenchPrefix(i int) netip.Prefix {
-	return netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18 + byte(i>>16), byte(i >> 8), byte(i)}), 32)
-}
-
-// bgpBenchSID is the service SID of injected route i (one per advertising PE), inside fc00:2::/48,
-// which the rig routes out of fab0.
-func bgpBenchSID(i, pes int) netip.Addr {
-	return netip.MustParseAddr(fmt.Sprintf("fc00:2:0:%x::1", 0x100+i%pes))
 }
 
 func freeLoopbackPort() (int, error) {
@@ -80,27 +86,15 @@ func freeLoopbackPort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func rssMB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
 // RunBGP runs the benchmark; it must run inside a namespace made for it.
 // bin is the seg6x binary (it runs the injector: `bench bgp-injector`).
-func RunBGP(bin string, routes, samples, withdraw, pes int, logf func(string, ...any)) (*BGPResult, error) {
-	if routes < 1 || routes > 1<<17 {
-		return nil, fmt.Errorf("--routes %d: 1 to %d", routes, 1<<17)
+func RunBGP(bin string, o BGPOptions, logf func(string, ...any)) (*BGPResult, error) {
+	lay, err := newBGPLayout(o.Routes, o.PEs, o.Tenants)
+	if err != nil {
+		return nil, err
 	}
-	samples, withdraw = min(samples, routes), min(withdraw, routes)
+	routes, pes := o.Routes, o.PEs
+	samples, withdraw := min(o.Samples, routes), min(o.Withdraw, routes)
 	rig, err := fixtures.NewRig()
 	if err != nil {
 		return nil, err
@@ -117,17 +111,22 @@ func RunBGP(bin string, routes, samples, withdraw, pes int, logf func(string, ..
 	if err != nil {
 		return nil, err
 	}
-	res := &BGPResult{Routes: routes, PEs: pes, Samples: samples, WithdrawBatch: withdraw, RSSBeforeMB: rssMB()}
+	before := sampleMemory()
+	res := &BGPResult{Routes: routes, PEs: pes, Tenants: lay.tenants, Samples: samples, WithdrawBatch: withdraw,
+		RSSBeforeMB: before.rssMB, HeapBeforeMB: before.heapMB, GOGC: os.Getenv("GOGC"), GOMEMLIMIT: os.Getenv("GOMEMLIMIT")}
 
-	// The node: a tenant on the rig's access port with a vpn section importing the injected RT.
+	// The node: tenants on the rig's access port with a vpn section importing their injected RT.
 	ctl := core.New(rig.Store)
 	lo := netip.MustParseAddr("::1")
 	ops := []state.Op{
 		{Kind: state.OpReplace, BGP: &state.BGP{ASN: 65000, RouterID: netip.MustParseAddr("198.18.255.1"), ListenPort: int32(dutPort),
 			NextHop: netip.MustParseAddr("fc00:12::1"), Locator: netip.MustParsePrefix("fc00:77::/48"), Neighbors: []state.Neighbor{{Address: lo, ASN: 65000, Port: uint16(injPort),
 				Families: []string{state.FamilyVPNv4}}}}},
-		{Kind: state.OpAdd, Tenant: &state.Tenant{Name: "bgpbench", Table: 777, Ports: []state.Port{{Dev: "ta0", VLAN: bgpBenchVLAN}},
-			VPN: &state.VPN{RD: "198.18.255.1:777", ImportRT: []string{bgpBenchRT}}}},
+	}
+	for t := range lay.tenants {
+		ops = append(ops, state.Op{Kind: state.OpAdd, Tenant: &state.Tenant{Name: lay.tenantName(t), Table: uint32(777 + t),
+			Ports: []state.Port{{Dev: "ta0", VLAN: uint16(lay.vlan(t))}},
+			VPN:   &state.VPN{RD: fmt.Sprintf("198.18.255.1:%d", 777+t), ImportRT: []string{lay.rt(t)}}}})
 	}
 	if _, err := ctl.Commit(ops, core.Options{}); err != nil {
 		return nil, err
@@ -139,7 +138,7 @@ func RunBGP(bin string, routes, samples, withdraw, pes int, logf func(string, ..
 	defer func() { cancel(); <-done }()
 
 	// The injector, in its own process.
-	inj, err := startInjector(bin, routes, pes, injPort, dutPort)
+	inj, err := startInjector(bin, lay, injPort, dutPort)
 	if err != nil {
 		return nil, err
 	}
@@ -148,31 +147,33 @@ func RunBGP(bin string, routes, samples, withdraw, pes int, logf func(string, ..
 	if _, err := inj.do("up"); err != nil {
 		return nil, err
 	}
-	logf("bgp: session up; announcing %d routes", routes)
+	logf("bgp: session up; announcing %d routes (%d tenants)", routes, lay.tenants)
 	idx, err := rig.Ifindex("ta0")
 	if err != nil {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	sample := append(rng.Perm(routes)[:samples-1], routes-1) // always the last one
+	// Always the last one; a copy, so that the permutation of all routes (8 MB at 1M) is not kept.
+	sample := append(slices.Clone(rng.Perm(routes)[:samples-1]), routes-1)
 	forwards := func(i int) (bool, error) {
-		act, out, err := rig.RunFrame(rig.Objs.Seg6xXdp, int(idx), udpFrame(bgpBenchVLAN, bgpBenchPrefix(i).Addr()), make([]byte, 8192), 0)
+		act, out, err := rig.RunFrame(rig.Objs.Seg6xXdp, int(idx), udpFrame(lay.vlan(lay.tenant(i)), lay.prefix(i).Addr()), make([]byte, 8192), 0)
 		if err != nil {
 			return false, err
 		}
 		// Encapsulated: an IPv6 frame whose destination is the route's SID.
 		ok := act == dataplane.XDPRedirect && len(out) >= 54 && out[12] == 0x86 && out[13] == 0xdd &&
-			netip.AddrFrom16([16]byte(out[38:54])) == bgpBenchSID(i, pes)
+			netip.AddrFrom16([16]byte(out[38:54])) == lay.sid(i)
 		return ok, nil
 	}
 
 	// Announce everything, then wait for the state and the data plane.
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), cpuSeconds()
 	if _, err := inj.do("announce"); err != nil {
 		return nil, err
 	}
 	res.InjectSeconds = time.Since(t0).Seconds()
-	deadline := t0.Add(5 * time.Minute)
+	// 5 minutes, more for more than 1M routes (about 1.5 min per 1M on 2 vCPUs).
+	deadline := t0.Add(max(5*time.Minute, time.Duration(routes)*300*time.Microsecond))
 	installed := false
 	pending := slices.Clone(sample)
 	lastLog := time.Now()
@@ -206,7 +207,8 @@ func RunBGP(bin string, routes, samples, withdraw, pes int, logf func(string, ..
 		}
 	}
 	res.ForwardingSec = time.Since(t0).Seconds()
-	for !installed && time.Since(t0) < 10*time.Minute {
+	res.CPUSeconds = cpuSeconds() - cpu0
+	for !installed && time.Now().Before(deadline) {
 		if installedRoutes(ctl) >= routes {
 			installed, res.InstalledSecond = true, time.Since(t0).Seconds()
 		}
@@ -214,10 +216,20 @@ func RunBGP(bin string, routes, samples, withdraw, pes int, logf func(string, ..
 	}
 	res.RoutesPerSecond = float64(routes) / res.ForwardingSec
 	res.Commits = sp.Report(false).GetCommits()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	res.HeapAfterMB, res.RSSAfterMB = float64(ms.HeapInuse)/(1<<20), rssMB()
+	after := sampleMemory()
+	res.HeapAfterMB, res.RSSAfterMB = after.heapMB, after.rssMB
+	res.RSSPerRoute, res.HeapPerRoute = perRoute(before.rssMB, after.rssMB, routes), perRoute(before.heapMB, after.heapMB, routes)
+	if o.MemProfile != "" {
+		if err := writeHeapProfile(o.MemProfile); err != nil {
+			return nil, err
+		}
+		res.MemProfile = o.MemProfile
+	}
+	res.RSSPeakMB = peakRSSMB()
+	res.RSSReleasedMB = releasedRSSMB()
+	if v, err := inj.do("updates"); err == nil {
+		res.Updates, _ = strconv.ParseUint(v, 10, 64)
+	}
 	res.MapMemoryMB = mapMemory(dataplane.MapsOf(rig.Store))
 	if v, err := inj.do("rss"); err == nil {
 		res.InjectorRSSMB, _ = strconv.ParseFloat(v, 64)
@@ -271,10 +283,12 @@ func RunBGP(bin string, routes, samples, withdraw, pes int, logf func(string, ..
 	}
 	res.Method = fmt.Sprintf("in one namespace: the packet rig's data plane and seg6x's BGP speaker in one process (debounce 20 ms, "+
 		"commits of up to 10000 routes; its RSS and heap are the node's memory) peering over ::1 with a GoBGP injector in a second "+
-		"process (commands over a pipe, timed from their write); %d VPNv4 /32s from %d PEs (SIDs) announced in batches of 10000; "+
-		"forwarding checked by running a UDP frame to each of %d sampled prefixes through the seg6x XDP program "+
-		"(BPF_PROG_TEST_RUN on the live maps) until it leaves encapsulated towards the route's SID; withdrawal times until the "+
-		"frame no longer does; %d CPUs", routes, pes, samples, runtime.NumCPU())
+		"process (commands over a pipe, timed from their write); %d VPNv4 /32s in %d tenants (route targets) from %d PEs "+
+		"(SIDs) announced in batches of 10000; forwarding checked by running a UDP frame to each of %d sampled prefixes through "+
+		"the seg6x XDP program (BPF_PROG_TEST_RUN on the live maps) until it leaves encapsulated towards the route's SID; "+
+		"memory: RSS and Go heap (after a GC) once the rig is up and before the tenants and the speaker, and after convergence; "+
+		"per route: the difference divided by the routes; withdrawal times until the frame no longer does; %d CPUs",
+		routes, lay.tenants, pes, samples, runtime.NumCPU())
 	return res, nil
 }
 

@@ -8,6 +8,7 @@ package benchrig
 //	announce              announce all routes (in batches of 10,000)
 //	withdraw I J K ...    withdraw routes by index
 //	rss                   the injector's resident memory in MB
+//	updates               the UPDATE messages it sent the node so far
 //
 // Each command is answered with one line: "ok [value]" or "error: ...".
 
@@ -17,9 +18,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,15 +32,12 @@ import (
 	"github.com/seg6x/seg6x/internal/bgp"
 )
 
-// bgpBenchPaths are the routes the injector announces: route i is bgpBenchPrefix(i) behind PE i%pes.
-func bgpBenchPaths(routes, pes int) ([]*apiutil.Path, error) {
-	paths := make([]*apiutil.Path, routes)
+// bgpBenchPaths are the routes the injector announces (bgplayout.go).
+func bgpBenchPaths(lay bgpLayout) ([]*apiutil.Path, error) {
+	paths := make([]*apiutil.Path, lay.routes)
 	for i := range paths {
-		r := bgp.VPNRoute{RD: fmt.Sprintf("198.18.254.%d:1", i%pes%250), Prefix: bgpBenchPrefix(i), RTs: []string{bgpBenchRT},
-			NextHop: netip.MustParseAddr(fmt.Sprintf("fc00:9::%x", 1+i%pes)), SID: bgpBenchSID(i, pes), Behavior: bgp.EndDT4,
-			Structure: bgp.SIDStructure{Block: 32, Node: 16, Function: 16}}
 		var err error
-		if paths[i], err = bgp.ToPath(r, false); err != nil {
+		if paths[i], err = bgp.ToPath(lay.route(i), false); err != nil {
 			return nil, err
 		}
 	}
@@ -48,8 +46,12 @@ func bgpBenchPaths(routes, pes int) ([]*apiutil.Path, error) {
 
 // ServeBGPInjector runs the injector: listens on [::1]:port, peers with the node on [::1]:nodePort,
 // and answers the commands read from in until it ends.
-func ServeBGPInjector(routes, pes, port, nodePort int, in io.Reader, out io.Writer) error {
-	paths, err := bgpBenchPaths(routes, pes)
+func ServeBGPInjector(routes, pes, tenants, port, nodePort int, in io.Reader, out io.Writer) error {
+	lay, err := newBGPLayout(routes, pes, tenants)
+	if err != nil {
+		return err
+	}
+	paths, err := bgpBenchPaths(lay)
 	if err != nil {
 		return err
 	}
@@ -105,6 +107,10 @@ func ServeBGPInjector(routes, pes, port, nodePort int, in io.Reader, out io.Writ
 			}
 		case "rss":
 			reply = fmt.Sprintf("ok %.1f", rssMB())
+		case "updates":
+			var n uint64
+			_ = inj.ListPeer(ctx, &api.ListPeerRequest{}, func(p *api.Peer) { n += p.GetState().GetMessages().GetSent().GetUpdate() })
+			reply = fmt.Sprintf("ok %d", n)
 		default:
 			reply = fmt.Sprintf("error: unknown command %q", f[0])
 		}
@@ -122,10 +128,14 @@ type injector struct {
 	out *bufio.Scanner
 }
 
-func startInjector(bin string, routes, pes, port, nodePort int) (*injector, error) {
-	cmd := exec.Command(bin, "bench", "bgp-injector", "--routes", strconv.Itoa(routes), "--pes", strconv.Itoa(pes),
-		"--port", strconv.Itoa(port), "--node-port", strconv.Itoa(nodePort))
+func startInjector(bin string, lay bgpLayout, port, nodePort int) (*injector, error) {
+	cmd := exec.Command(bin, "bench", "bgp-injector", "--routes", strconv.Itoa(lay.routes), "--pes", strconv.Itoa(lay.pes),
+		"--tenants", strconv.Itoa(lay.tenants), "--port", strconv.Itoa(port), "--node-port", strconv.Itoa(nodePort))
 	cmd.Stderr = os.Stderr
+	// The node's GC settings are what a run compares; the injector keeps Go's defaults.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(e string) bool {
+		return strings.HasPrefix(e, "GOGC=") || strings.HasPrefix(e, "GOMEMLIMIT=")
+	})
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

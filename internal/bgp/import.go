@@ -33,7 +33,7 @@ const commitBatch = 10000
 const startupHold = 10 * time.Second
 
 type learnedPath struct {
-	route VPNRoute
+	route VPNRoute // its RD and RTs shared with other paths' (pathstore.go): read-only
 	peer  netip.Addr
 	stale bool
 	err   string // unreadable: why
@@ -42,8 +42,8 @@ type learnedPath struct {
 type importer struct {
 	s         *Speaker
 	learned   map[string]learnedPath                  // best paths by destination (RD and prefix)
-	byPrefix  map[netip.Prefix]map[string]bool        // prefix -> destinations
-	installed map[string]map[netip.Prefix]state.Route // tenant -> its routes of origin bgp
+	byPrefix  prefixIndex                             // prefix -> destinations (pathstore.go)
+	installed map[string]map[netip.Prefix]state.Route // tenant -> its routes of origin bgp (Segs shared)
 	rejected  map[string]map[netip.Prefix]string      // tenant -> prefix -> why it could not be installed
 	dirty     map[netip.Prefix]bool
 	tenantsFP string
@@ -55,11 +55,12 @@ type importer struct {
 	refused     map[string]map[netip.Prefix]string // tenant -> prefix -> why its learned route is not taken
 	node        nodeView                           // what the SID checks know of the node (sidcheck.go)
 	vpn         map[string]*state.VPN              // the tenants' vpn: sections of the last round
+	shared      interner                           // RDs, RT lists and segment lists (pathstore.go)
 	counted     map[string]string                  // refusals told to the speaker: what -> reason label (notes.go)
 }
 
 func newImporter(s *Speaker) *importer {
-	return &importer{s: s, learned: map[string]learnedPath{}, byPrefix: map[netip.Prefix]map[string]bool{},
+	return &importer{s: s, learned: map[string]learnedPath{}, byPrefix: newPrefixIndex(),
 		installed: map[string]map[netip.Prefix]state.Route{}, rejected: map[string]map[netip.Prefix]string{},
 		dirty: map[netip.Prefix]bool{}, local: map[string]localView{}, refused: map[string]map[netip.Prefix]string{},
 		counted: map[string]string{}}
@@ -78,12 +79,7 @@ func (im *importer) take(paths []*apiutil.Path) {
 		local := !p.PeerAddress.IsValid() || p.PeerAddress.IsUnspecified()
 		if p.Withdrawal || local {
 			delete(im.learned, key)
-			if m := im.byPrefix[pfx]; m != nil {
-				delete(m, key)
-				if len(m) == 0 {
-					delete(im.byPrefix, pfx)
-				}
-			}
+			im.byPrefix.remove(pfx, key)
 			continue
 		}
 		lp := learnedPath{peer: p.PeerAddress, stale: p.Stale}
@@ -92,21 +88,17 @@ func (im *importer) take(paths []*apiutil.Path) {
 			lp.err = err.Error()
 			r.Prefix, r.RD = pfx, fromGoBGP(v.RD.String())
 		}
+		r.RD, r.RTs = im.shared.str(r.RD), im.shared.list(r.RTs)
 		lp.route = r
 		im.learned[key] = lp
-		if im.byPrefix[pfx] == nil {
-			im.byPrefix[pfx] = map[string]bool{}
-		}
-		im.byPrefix[pfx][key] = true
+		im.byPrefix.add(pfx, key)
 	}
 }
 
 // forget drops every learned path (the server stopped): their prefixes are looked at again.
 func (im *importer) forget() {
-	for p := range im.byPrefix {
-		im.dirty[p] = true
-	}
-	im.learned, im.byPrefix = map[string]learnedPath{}, map[netip.Prefix]map[string]bool{}
+	im.byPrefix.each(func(p netip.Prefix) { im.dirty[p] = true })
+	im.learned, im.byPrefix, im.shared = map[string]learnedPath{}, newPrefixIndex(), interner{}
 }
 
 // tenantsPrint changes whenever what decides imports changes (a tenant, its table or vpn: section).
@@ -150,9 +142,7 @@ func (im *importer) sync(cfg *state.BGP, tenants []state.Tenant, learned []*apiu
 	prefixes := im.dirty
 	if all {
 		prefixes = map[netip.Prefix]bool{}
-		for p := range im.byPrefix {
-			prefixes[p] = true
-		}
+		im.byPrefix.each(func(p netip.Prefix) { prefixes[p] = true })
 		for _, rs := range im.installed {
 			for p := range rs {
 				prefixes[p] = true
@@ -165,10 +155,10 @@ func (im *importer) sync(cfg *state.BGP, tenants []state.Tenant, learned []*apiu
 	im.coveringLocal(prefixes)
 	im.dirty = map[netip.Prefix]bool{}
 	for p := range prefixes {
-		for key := range im.byPrefix[p] {
+		im.byPrefix.keys(p, func(key string) {
 			label, note := im.pathRefusal(im.learned[key])
 			im.countRefusal(key, label, note)
-		}
+		})
 	}
 	names := map[string]bool{}
 	for n := range vpn {
@@ -239,6 +229,9 @@ func (im *importer) reload(tenants []state.Tenant) {
 				if im.installed[t.Name] == nil {
 					im.installed[t.Name] = map[netip.Prefix]state.Route{}
 				}
+				if len(r.Segs) == 1 {
+					r.Segs = im.shared.segList(r.Segs[0])
+				}
 				im.installed[t.Name][p] = r
 				if first {
 					if im.unconfirmed[t.Name] == nil {
@@ -259,12 +252,12 @@ func (im *importer) reload(tenants []state.Tenant) {
 // best is the path tenant (with vpn v) should use to reach prefix p, if any.
 func (im *importer) best(v *state.VPN, p netip.Prefix) (VPNRoute, bool) {
 	var cands []learnedPath
-	for key := range im.byPrefix[p] {
+	im.byPrefix.keys(p, func(key string) {
 		lp := im.learned[key]
 		if lp.err == "" && importable(v, &lp.route) && im.node.sidProblem(lp.route.SID) == "" {
 			cands = append(cands, lp)
 		}
-	}
+	})
 	if len(cands) == 0 {
 		return VPNRoute{}, false
 	}
@@ -322,7 +315,7 @@ func (im *importer) change(name string, v *state.VPN, p netip.Prefix, src netip.
 				want = state.Route{Tenant: name, Prefix: p, Mode: state.ModePass}
 			}
 		case learned && note == "":
-			want, ok = state.Route{Tenant: name, Prefix: p, Mode: v.Encap, Segs: []netip.Addr{r.SID}, Src: src}, true
+			want, ok = state.Route{Tenant: name, Prefix: p, Mode: v.Encap, Segs: im.shared.segList(r.SID), Src: src}, true
 		}
 	}
 	im.countRefusal(name+" "+p.String(), map[bool]string{true: RefusedLocalPrefix}[note != ""], note)
