@@ -32,8 +32,10 @@ const commitBatch = 10000
 // neighbors' end-of-RIB.
 const startupHold = 10 * time.Second
 
+// learnedPath is a learned path as best, notes.go and the report read it (learnedstore.go keeps it
+// in a smaller form). Its RTs are shared: read-only.
 type learnedPath struct {
-	route VPNRoute // its RD and RTs shared with other paths' (pathstore.go): read-only
+	route VPNRoute
 	peer  netip.Addr
 	stale bool
 	err   string // unreadable: why
@@ -41,10 +43,9 @@ type learnedPath struct {
 
 type importer struct {
 	s         *Speaker
-	learned   map[string]learnedPath                  // best paths by destination (RD and prefix)
-	byPrefix  prefixIndex                             // prefix -> destinations (pathstore.go)
-	installed map[string]map[netip.Prefix]state.Route // tenant -> its routes of origin bgp (Segs shared)
-	rejected  map[string]map[netip.Prefix]string      // tenant -> prefix -> why it could not be installed
+	learned   *learnedStore                              // best paths by destination (RD and prefix)
+	installed map[string]map[netip.Prefix]installedRoute // tenant -> its routes of origin bgp (pathstore.go)
+	rejected  map[string]map[netip.Prefix]string         // tenant -> prefix -> why it could not be installed
 	dirty     map[netip.Prefix]bool
 	tenantsFP string
 	synced    bool // routes from before the start have been confirmed or removed
@@ -55,13 +56,14 @@ type importer struct {
 	refused     map[string]map[netip.Prefix]string // tenant -> prefix -> why its learned route is not taken
 	node        nodeView                           // what the SID checks know of the node (sidcheck.go)
 	vpn         map[string]*state.VPN              // the tenants' vpn: sections of the last round
-	shared      interner                           // RDs, RT lists and segment lists (pathstore.go)
+	shared      interner                           // segment lists (pathstore.go)
+	attrs       routeAttrs                         // the installed routes' modes and sources (pathstore.go)
 	counted     map[string]string                  // refusals told to the speaker: what -> reason label (notes.go)
 }
 
 func newImporter(s *Speaker) *importer {
-	return &importer{s: s, learned: map[string]learnedPath{}, byPrefix: newPrefixIndex(),
-		installed: map[string]map[netip.Prefix]state.Route{}, rejected: map[string]map[netip.Prefix]string{},
+	return &importer{s: s, learned: newLearnedStore(),
+		installed: map[string]map[netip.Prefix]installedRoute{}, rejected: map[string]map[netip.Prefix]string{},
 		dirty: map[netip.Prefix]bool{}, local: map[string]localView{}, refused: map[string]map[netip.Prefix]string{},
 		counted: map[string]string{}}
 }
@@ -73,32 +75,50 @@ func (im *importer) take(paths []*apiutil.Path) {
 		if !ok {
 			continue // RTC membership and other families
 		}
-		key := v.RD.String() + " " + v.Prefix.String()
+		rd := v.RD.String()
+		key := func() string { return rd + " " + v.Prefix.String() } // the destination's
 		pfx := v.Prefix.Masked()
 		im.dirty[pfx] = true
 		local := !p.PeerAddress.IsValid() || p.PeerAddress.IsUnspecified()
 		if p.Withdrawal || local {
-			delete(im.learned, key)
-			im.byPrefix.remove(pfx, key)
+			im.learned.remove(rd, v.Prefix, key)
 			continue
 		}
-		lp := learnedPath{peer: p.PeerAddress, stale: p.Stale}
 		r, err := FromPath(p)
 		if err != nil {
-			lp.err = err.Error()
-			r.Prefix, r.RD = pfx, fromGoBGP(v.RD.String())
+			r.Prefix, r.RD = pfx, fromGoBGP(rd)
+			im.learned.putBad(rd, v.Prefix, key(), learnedPath{route: r, peer: p.PeerAddress, stale: p.Stale, err: err.Error()})
+			continue
 		}
-		r.RD, r.RTs = im.shared.str(r.RD), im.shared.list(r.RTs)
-		lp.route = r
-		im.learned[key] = lp
-		im.byPrefix.add(pfx, key)
+		im.learned.put(rd, &r, p.PeerAddress, p.Stale)
 	}
 }
 
 // forget drops every learned path (the server stopped): their prefixes are looked at again.
 func (im *importer) forget() {
-	im.byPrefix.each(func(p netip.Prefix) { im.dirty[p] = true })
-	im.learned, im.byPrefix, im.shared = map[string]learnedPath{}, newPrefixIndex(), interner{}
+	im.learned.prefixes(func(p netip.Prefix) { im.dirty[p] = true })
+	im.learned, im.shared = newLearnedStore(), interner{}
+}
+
+// learnedPaths is every learned path, in the order of its key (RD and prefix as GoBGP writes them).
+func (im *importer) learnedPaths() []learnedPath {
+	type kp struct {
+		key string
+		lp  learnedPath
+	}
+	var all []kp
+	im.learned.each(func(key string, lp learnedPath) { all = append(all, kp{key, lp}) })
+	slices.SortFunc(all, func(a, b kp) int { return strings.Compare(a.key, b.key) })
+	out := make([]learnedPath, len(all))
+	for i := range all {
+		out[i] = all[i].lp
+	}
+	return out
+}
+
+// eachLearned calls f with every learned path, in no order.
+func (im *importer) eachLearned(f func(learnedPath)) {
+	im.learned.each(func(_ string, lp learnedPath) { f(lp) })
 }
 
 // tenantsPrint changes whenever what decides imports changes (a tenant, its table or vpn: section).
@@ -142,7 +162,7 @@ func (im *importer) sync(cfg *state.BGP, tenants []state.Tenant, learned []*apiu
 	prefixes := im.dirty
 	if all {
 		prefixes = map[netip.Prefix]bool{}
-		im.byPrefix.each(func(p netip.Prefix) { prefixes[p] = true })
+		im.learned.prefixes(func(p netip.Prefix) { prefixes[p] = true })
 		for _, rs := range im.installed {
 			for p := range rs {
 				prefixes[p] = true
@@ -155,9 +175,11 @@ func (im *importer) sync(cfg *state.BGP, tenants []state.Tenant, learned []*apiu
 	im.coveringLocal(prefixes)
 	im.dirty = map[netip.Prefix]bool{}
 	for p := range prefixes {
-		im.byPrefix.keys(p, func(key string) {
-			label, note := im.pathRefusal(im.learned[key])
-			im.countRefusal(key, label, note)
+		im.learned.of(p, func(key func() string, lp learnedPath) {
+			label, note := im.pathRefusal(lp)
+			if label != "" || len(im.counted) > 0 { // else countRefusal has nothing to do: no key needed
+				im.countRefusal(key(), label, note)
+			}
 		})
 	}
 	names := map[string]bool{}
@@ -219,7 +241,7 @@ func (im *importer) reload(tenants []state.Tenant) {
 	if first {
 		im.unconfirmed = map[string]map[netip.Prefix]bool{}
 	}
-	im.installed = map[string]map[netip.Prefix]state.Route{}
+	im.installed = map[string]map[netip.Prefix]installedRoute{}
 	im.s.ctl.Read(func(st *state.Store) {
 		for _, t := range tenants {
 			for p, r := range st.TenantRoutes(t.Name) {
@@ -227,12 +249,9 @@ func (im *importer) reload(tenants []state.Tenant) {
 					continue
 				}
 				if im.installed[t.Name] == nil {
-					im.installed[t.Name] = map[netip.Prefix]state.Route{}
+					im.installed[t.Name] = map[netip.Prefix]installedRoute{}
 				}
-				if len(r.Segs) == 1 {
-					r.Segs = im.shared.segList(r.Segs[0])
-				}
-				im.installed[t.Name][p] = r
+				im.installed[t.Name][p] = im.compact(&r)
 				if first {
 					if im.unconfirmed[t.Name] == nil {
 						im.unconfirmed[t.Name] = map[netip.Prefix]bool{}
@@ -252,9 +271,8 @@ func (im *importer) reload(tenants []state.Tenant) {
 // best is the path tenant (with vpn v) should use to reach prefix p, if any.
 func (im *importer) best(v *state.VPN, p netip.Prefix) (VPNRoute, bool) {
 	var cands []learnedPath
-	im.byPrefix.keys(p, func(key string) {
-		lp := im.learned[key]
-		if lp.err == "" && importable(v, &lp.route) && im.node.sidProblem(lp.route.SID) == "" {
+	im.learned.paths(p, func(lp learnedPath) { // readable ones
+		if importable(v, &lp.route) && im.node.sidProblem(lp.route.SID) == "" {
 			cands = append(cands, lp)
 		}
 	})
@@ -301,7 +319,8 @@ func importable(v *state.VPN, r *VPNRoute) bool {
 // the best learned path's, or (for a prefix the tenant holds itself that a learned route covers)
 // one that hands p to the kernel.
 func (im *importer) change(name string, v *state.VPN, p netip.Prefix, src netip.Addr) (state.Op, bool) {
-	have, had := im.installed[name][p]
+	ir, had := im.installed[name][p]
+	have := im.expand(ir)
 	var want state.Route
 	ok, note := false, ""
 	if v != nil {
@@ -382,9 +401,9 @@ func (im *importer) done(op state.Op, err error) {
 		return
 	}
 	if im.installed[r.Tenant] == nil {
-		im.installed[r.Tenant] = map[netip.Prefix]state.Route{}
+		im.installed[r.Tenant] = map[netip.Prefix]installedRoute{}
 	}
-	im.installed[r.Tenant][r.Prefix] = *r
+	im.installed[r.Tenant][r.Prefix] = im.compact(r)
 }
 
 func (s *Speaker) count(ok bool) {

@@ -77,11 +77,11 @@ func (r *importRig) sync() (map[string]string, map[string]string) {
 		}
 	})
 	notes := map[string]string{}
-	for _, lp := range r.sp.imp.learned {
+	r.sp.imp.eachLearned(func(lp learnedPath) {
 		if _, why := r.sp.imp.usedBy(lp); why != "" {
 			notes[lp.route.Prefix.String()] = why
 		}
-	}
+	})
 	return routes, notes
 }
 
@@ -193,11 +193,11 @@ func TestOneNotePerReason(t *testing.T) {
 		t.Errorf("an RT nobody imports: %q", notes["198.18.70.0/24"])
 	}
 	var losing string
-	for _, lp := range r.sp.imp.learned {
+	r.sp.imp.eachLearned(func(lp learnedPath) {
 		if lp.route.RD == "65000:4" {
 			_, losing = r.sp.imp.usedBy(lp)
 		}
-	}
+	})
 	if !strings.Contains(losing, `tenant "A" uses another path for 198.18.71.0/24 (RD 65000:3, next hop fc00:3::1)`) {
 		t.Errorf("the losing path: %q", losing)
 	}

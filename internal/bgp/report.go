@@ -16,7 +16,6 @@ import (
 	api "github.com/osrg/gobgp/v4/api"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/state"
 )
 
 var familyNames = map[api.Family_Afi]map[api.Family_Safi]string{
@@ -50,8 +49,7 @@ func (s *Speaker) Report(routes bool) *pb.BgpReply {
 	if !routes {
 		return out
 	}
-	for _, key := range slices.Sorted(maps.Keys(s.imp.learned)) {
-		lp := s.imp.learned[key]
+	for _, lp := range s.imp.learnedPaths() {
 		r := lp.route
 		br := &pb.BgpRoute{Rd: r.RD, Prefix: r.Prefix.String(), Rts: r.RTs, NextHop: addrString(r.NextHop), Sid: addrString(r.SID),
 			Behavior: r.Behavior, Peer: lp.peer.String(), Stale: lp.stale, Reason: lp.err}
@@ -70,11 +68,11 @@ func (s *Speaker) Report(routes bool) *pb.BgpReply {
 // many of the routes learned from it went into no tenant (s.syncMu held).
 func (s *Speaker) addSessions(ns []*pb.BgpNeighbor) {
 	refused := map[netip.Addr]uint64{}
-	for _, lp := range s.imp.learned {
+	s.imp.eachLearned(func(lp learnedPath) {
 		if !s.imp.inTenant(lp) {
 			refused[lp.peer]++
 		}
-	}
+	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, n := range ns {
@@ -124,7 +122,7 @@ func (im *importer) usedBy(lp learnedPath) (tenant, reason string) {
 }
 
 // installedFrom: a tenant's routes rs hold the one learned path lp gives.
-func installedFrom(rs map[netip.Prefix]state.Route, lp learnedPath) bool {
+func installedFrom(rs map[netip.Prefix]installedRoute, lp learnedPath) bool {
 	r, ok := rs[lp.route.Prefix]
 	return ok && len(r.Segs) == 1 && r.Segs[0] == lp.route.SID
 }

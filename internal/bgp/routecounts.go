@@ -18,17 +18,14 @@ func (s *Speaker) RouteCounts() RouteCounts {
 	if s.imp == nil {
 		return out
 	}
-	out.Learned = uint64(len(s.imp.learned))
+	all, bad := s.imp.learned.count()
+	out.Learned = uint64(all)
 	for _, rs := range s.imp.installed {
 		out.Installed += uint64(len(rs))
 	}
 	for _, m := range s.imp.rejected {
 		out.Refused += uint64(len(m))
 	}
-	for _, lp := range s.imp.learned {
-		if lp.err != "" {
-			out.Refused++
-		}
-	}
+	out.Refused += uint64(bad)
 	return out
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/state"
 )
 
 func TestNeighborSessions(t *testing.T) {
@@ -18,10 +17,10 @@ func TestNeighborSessions(t *testing.T) {
 	s.imp = newImporter(s)
 	a, b := netip.MustParseAddr("fc00:99::1"), netip.MustParseAddr("fc00:99::2")
 	p, sid := netip.MustParsePrefix, netip.MustParseAddr
-	s.imp.learned["1:1 198.18.0.0/24"] = learnedPath{peer: a, route: VPNRoute{RD: "1:1", Prefix: p("198.18.0.0/24"), SID: sid("fc00:2:0:1::")}}
-	s.imp.learned["1:1 198.18.1.0/24"] = learnedPath{peer: a, route: VPNRoute{RD: "1:1", Prefix: p("198.18.1.0/24"), SID: sid("fc00:2:0:1::")}}
-	s.imp.learned["1:2 198.18.9.0/24"] = learnedPath{peer: b, err: "no SRv6 service SID"}
-	s.imp.installed["blue"] = map[netip.Prefix]state.Route{p("198.18.0.0/24"): {Segs: []netip.Addr{sid("fc00:2:0:1::")}}}
+	s.imp.learned.put("1:1", &VPNRoute{RD: "1:1", Prefix: p("198.18.0.0/24"), SID: sid("fc00:2:0:1::")}, a, false)
+	s.imp.learned.put("1:1", &VPNRoute{RD: "1:1", Prefix: p("198.18.1.0/24"), SID: sid("fc00:2:0:1::")}, a, false)
+	s.imp.learned.putBad("1:2", p("198.18.9.0/24"), "1:2 198.18.9.0/24", learnedPath{peer: b, err: "no SRv6 service SID"})
+	s.imp.installed["blue"] = map[netip.Prefix]installedRoute{p("198.18.0.0/24"): {Segs: []netip.Addr{sid("fc00:2:0:1::")}}}
 	at := time.Now().Add(-time.Minute)
 	s.sessions[a] = &session{flaps: 2, lastErr: "notification received: 6/2 Cease / Administrative Shutdown", lastErrAt: at,
 		notSent: map[string]string{"vpnv4": whyNoENH}}

@@ -189,7 +189,9 @@ func (s *Speaker) syncServer(ctx context.Context, cfg *state.BGP) error {
 	if port == 0 {
 		port = state.DefaultBGPPort
 	}
-	g := &api.Global{Asn: cfg.ASN, RouterId: cfg.RouterID.String(), ListenPort: port}
+	// Global tables only for the families seg6x speaks (GoBGP's default makes all 26, twice, of 2,048
+	// shard maps each: ~10 MB whatever the routes).
+	g := &api.Global{Asn: cfg.ASN, RouterId: cfg.RouterID.String(), ListenPort: port, Families: globalFamilies}
 	if cfg.GracefulRestart.Enabled {
 		g.GracefulRestart = &api.GracefulRestart{Enabled: true, RestartTime: uint32(cfg.GracefulRestart.RestartTime)}
 	}
@@ -313,6 +315,10 @@ func sameNeighbor(a, b state.Neighbor) bool {
 	return a.ASN == b.ASN && a.Password == b.Password && a.LocalAddress == b.LocalAddress && a.Port == b.Port &&
 		slices.Equal(a.Families, b.Families) && a.Description == b.Description
 }
+
+// globalFamilies are the global RIB's families, as GoBGP numbers them (oc.AfiSafiTypeToIntMap):
+// l3vpn-ipv4-unicast, l3vpn-ipv6-unicast, rtc.
+var globalFamilies = []uint32{4, 5, 12}
 
 // families maps the state's family names to GoBGP's.
 var families = map[string]*api.Family{
