@@ -30,6 +30,7 @@ import (
 	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/internal/memtune"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -38,6 +39,7 @@ type BGPOptions struct {
 	Routes, Samples, Withdraw, PEs int
 	Tenants                        int    // VPNs the routes are spread over (0: as many as needed, 131,072 routes each)
 	MemProfile                     string // "": none; else the node's heap profile after convergence
+	GCHeadroom                     int    // the node's collector headroom, as the daemon's --gc-headroom (internal/memtune)
 }
 
 // BGPResult is `seg6x bench bgp --json`.
@@ -63,6 +65,7 @@ type BGPResult struct {
 	HeapAfterMB   float64 `json:"go_heap_after_mb"`  // the same after convergence
 	HeapPerRoute  float64 `json:"go_heap_per_route_bytes"`
 	MemProfile    string  `json:"mem_profile,omitempty"` // the heap profile written after convergence
+	GCHeadroom    int     `json:"gc_headroom_percent"`   // the node's --gc-headroom (0: off; also when GOGC or GOMEMLIMIT is set)
 	GOGC          string  `json:"gogc,omitempty"`        // the node's GOGC and GOMEMLIMIT, when set
 	GOMEMLIMIT    string  `json:"gomemlimit,omitempty"`
 	RSSPeakMB     float64 `json:"rss_peak_mb"`     // the node's highest RSS (VmHWM) until convergence
@@ -111,8 +114,15 @@ func RunBGP(bin string, o BGPOptions, logf func(string, ...any)) (*BGPResult, er
 	if err != nil {
 		return nil, err
 	}
+	h := memtune.Default
+	h.Percent = o.GCHeadroom
+	stopTune, active := memtune.Start(h) // as the daemon does
+	defer stopTune()
+	if !active {
+		h.Percent = 0
+	}
 	before := sampleMemory()
-	res := &BGPResult{Routes: routes, PEs: pes, Tenants: lay.tenants, Samples: samples, WithdrawBatch: withdraw,
+	res := &BGPResult{GCHeadroom: h.Percent, Routes: routes, PEs: pes, Tenants: lay.tenants, Samples: samples, WithdrawBatch: withdraw,
 		RSSBeforeMB: before.rssMB, HeapBeforeMB: before.heapMB, GOGC: os.Getenv("GOGC"), GOMEMLIMIT: os.Getenv("GOMEMLIMIT")}
 
 	// The node: tenants on the rig's access port with a vpn section importing their injected RT.

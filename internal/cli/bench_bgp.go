@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seg6x/seg6x/internal/benchrig"
+	"github.com/seg6x/seg6x/internal/memtune"
 )
 
 func benchBGPCmd() *cobra.Command {
@@ -81,6 +82,7 @@ Needs root. Method and figures: docs/benchmarks.md.`,
 	c.Flags().IntVar(&o.Samples, "samples", 1000, "prefixes whose forwarding is checked")
 	c.Flags().IntVar(&o.Withdraw, "withdraw", 500, "sampled prefixes withdrawn at once (then up to 20 more, one at a time)")
 	c.Flags().IntVar(&o.PEs, "pes", 100, "advertising PEs (distinct service SIDs per tenant)")
+	c.Flags().IntVar(&o.GCHeadroom, "gc-headroom", memtune.Default.Percent, "the node's collector headroom, as the daemon's --gc-headroom (0: Go's default)")
 	c.Flags().StringVar(&o.MemProfile, "mem-profile", "", "write the node's heap profile after convergence to FILE")
 	c.Flags().StringVar(&out, "out", "", "also write the JSON result to FILE")
 	return c

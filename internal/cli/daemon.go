@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seg6x/seg6x/internal/daemon"
+	"github.com/seg6x/seg6x/internal/memtune"
 	"github.com/spf13/cobra"
 )
 
@@ -45,6 +46,10 @@ Logs go to stderr, from --log-level up, as text or JSON (--log-format); every co
 line ("commit" with origin, result, generation and counts). Metrics, logs and the Grafana dashboard
 are described in docs/observability.md.
 
+Memory: the daemon lets its heap grow by --gc-headroom percent of what is live (at least 64 MiB)
+before collecting again, instead of Go's default of doubling: a million BGP routes take about 1.9 KB
+each instead of 3.5 KB. GOGC or GOMEMLIMIT in the environment replace this policy.
+
 Run it under systemd with deploy/seg6x.service (see docs/operations.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -62,6 +67,7 @@ Run it under systemd with deploy/seg6x.service (see docs/operations.md).`,
 	c.Flags().BoolVar(&o.Cleanup, "cleanup", false, "on a clean stop, detach everything and remove all state")
 	c.Flags().Uint32Var(&o.NextHopCacheMs, "nexthop-cache-ms", 1000, "next-hop cache time while the state's nexthop_cache_ms is 0 (this daemon invalidates the cache on every route, rule, link or neighbor change; 0 = off)")
 	c.Flags().DurationVar(&o.LockWait, "lock-wait", 10*time.Second, "how long to wait for the instance while another seg6x process holds it (a command run without a daemon); 0 = fail at once")
+	c.Flags().IntVar(&o.GCHeadroom, "gc-headroom", memtune.Default.Percent, "let the Go heap grow by this percent of what is live (at least 64 MiB) between collections: bounds the memory a large BGP table takes, at some CPU while it loads; 0 = Go's default (100); GOGC or GOMEMLIMIT in the environment win")
 	c.Flags().Var(&o.LogLevel, "log-level", "log from this level up: debug, info, warn or error (debug adds dry runs to the commit audit lines)")
 	c.Flags().Var(&o.LogFormat, "log-format", "log lines as text (TIME LEVEL message key=value ...) or json (one object per line)")
 	c.Flags().BoolVar(&o.Mirror, "mirror-kernel", false, "accelerate the kernel's own seg6/seg6local routes (followed over netlink; see docs/kernel-mirror.md)")

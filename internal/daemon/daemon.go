@@ -23,6 +23,7 @@ import (
 	"github.com/seg6x/seg6x/internal/config"
 	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/memtune"
 	"github.com/seg6x/seg6x/internal/mirror"
 	"github.com/seg6x/seg6x/internal/slowpath"
 	"github.com/seg6x/seg6x/internal/state"
@@ -44,6 +45,9 @@ type Options struct {
 	// LockWait is how long to wait for the instance while another process (a CLI command run
 	// without a daemon, another daemon) holds it (--lock-wait; 0 = fail at once).
 	LockWait time.Duration
+	// GCHeadroom is how far, in percent of the live heap (at least 64 MiB), the heap may grow before
+	// the next collection (--gc-headroom; internal/memtune; 0 = Go's default, GOGC=100).
+	GCHeadroom int
 	// The log (logging.go): written to Log (nil = stderr) from LogLevel (--log-level) up in LogFormat
 	// (--log-format), or to Logger when set.
 	Log       io.Writer
@@ -70,6 +74,17 @@ func (o *Options) logf(format string, args ...any) { logfTo(o.logger())(format, 
 // Run serves until ctx ends or SIGTERM/SIGINT; SIGHUP re-applies the config file.
 func Run(ctx context.Context, o Options) error {
 	o.logger()
+	if o.GCHeadroom < 0 {
+		return fmt.Errorf("--gc-headroom %d: a percent, 0 or more (0 = Go's default)", o.GCHeadroom)
+	}
+	h := memtune.Default
+	h.Percent = o.GCHeadroom
+	if stopTune, active := memtune.Start(h); active {
+		defer stopTune()
+		o.logger().Debug("memory: the heap grows by at most max(64 MiB, its live size x --gc-headroom) between collections", "gc_headroom_percent", h.Percent)
+	} else if v := memtune.Overridden(); v != "" && h.Percent > 0 {
+		o.logger().Info("memory: "+v+" is set in the environment; --gc-headroom is not applied", "env", v)
+	}
 	if o.Socket == "" {
 		o.Socket = api.SocketPath(o.Dir)
 	}

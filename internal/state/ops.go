@@ -930,7 +930,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 			s.unref(c, p)
 		}
 	}
-	t.tableID, t.routes, t.plens, t.origins, t.usids = newID, newRouteIndex(n4), [2][129]uint32{}, nil, nil
+	t.tableID, t.routes, t.plens, t.origins, t.usids = newID, newRouteIndex(n4), [2][129]uint32{}, originIndex{}, nil
 	s.rt.nroutes[0] -= c4
 	s.rt.nroutes[1] -= c6
 	c.onUndo(func() {

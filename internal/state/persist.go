@@ -228,7 +228,7 @@ func (r *runtime) replay(rec record) error {
 			}
 			r.nroutes[famOf(p)]--
 		}
-		t.tableID, t.routes, t.plens, t.origins, t.usids = rec.Table.ID, newRouteIndex(0), [2][129]uint32{}, nil, nil
+		t.tableID, t.routes, t.plens, t.origins, t.usids = rec.Table.ID, newRouteIndex(0), [2][129]uint32{}, originIndex{}, nil
 	case rec.Route != nil:
 		t, pol := r.tenants[rec.Route.T], r.policyOf(rec.Route.Pol)
 		if t == nil || pol == nil {
@@ -246,7 +246,7 @@ func (r *runtime) replay(rec record) error {
 		if rec.Route.O != "" {
 			t.setOrigin(rec.Route.P, rec.Route.O)
 		} else {
-			delete(t.origins, rec.Route.P)
+			t.origins.del(rec.Route.P)
 		}
 		t.setUSIDs(rec.Route.P, rec.Route.U)
 		if pol != passPolicy {
@@ -259,7 +259,7 @@ func (r *runtime) replay(rec record) error {
 					old.refs--
 				}
 				t.routes.del(rec.RouteDel.P)
-				delete(t.origins, rec.RouteDel.P)
+				t.origins.del(rec.RouteDel.P)
 				delete(t.usids, rec.RouteDel.P)
 				t.countRoute(rec.RouteDel.P, -1)
 				r.nroutes[famOf(rec.RouteDel.P)]--
@@ -338,7 +338,7 @@ func (r *runtime) records(emit func(record) error) error {
 			return err
 		}
 		for p, id := range t.routes.all {
-			sr = savedRoute{T: t.Name, P: p, Pol: id, O: t.origins[p], U: t.usids[p]}
+			sr = savedRoute{T: t.Name, P: p, Pol: id, O: t.origins.of(p), U: t.usids[p]}
 			if err := emit(record{Route: &sr}); err != nil {
 				return err
 			}
@@ -421,12 +421,12 @@ func (r *runtime) changeRecords(c *change, emit func(record)) {
 		}
 		emit(record{Table: &savedTable{T: name, ID: t.tableID}})
 		for p, id := range t.routes.all {
-			emit(record{Route: route(savedRoute{T: name, P: p, Pol: id, O: t.origins[p], U: t.usids[p]})})
+			emit(record{Route: route(savedRoute{T: name, P: p, Pol: id, O: t.origins.of(p), U: t.usids[p]})})
 		}
 	}
 	for _, rc := range c.routeChanges(r) {
 		if rc.after != nil {
-			emit(record{Route: route(savedRoute{T: rc.tenant, P: rc.prefix, Pol: rc.after.id, O: rc.t.origins[rc.prefix], U: rc.t.usids[rc.prefix]})})
+			emit(record{Route: route(savedRoute{T: rc.tenant, P: rc.prefix, Pol: rc.after.id, O: rc.t.origins.of(rc.prefix), U: rc.t.usids[rc.prefix]})})
 		} else {
 			emit(record{RouteDel: route(savedRoute{T: rc.tenant, P: rc.prefix})})
 		}

@@ -130,7 +130,7 @@ func sameTenant(cur, want *Tenant) bool {
 
 // sameRoutes: the API's routes of tenant cur are want (other origins' routes are not the file's).
 func (rt *runtime) sameRoutes(cur *tenantRT, want []Route) bool {
-	if cur.routes.len()-len(cur.origins) != len(want) {
+	if cur.routes.len()-cur.origins.len() != len(want) {
 		return false
 	}
 	for i := range want {

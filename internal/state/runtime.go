@@ -74,8 +74,8 @@ type tenantRT struct {
 	routes  routeIndex     // routeindex.go
 	plens   [2][129]uint32 // routes per prefix length: [0] IPv4, [1] IPv6
 	// origins holds the origin of each route whose origin is not the tenant's (BGP's routes in a
-	// tenant of the API); nil when there is none.
-	origins map[netip.Prefix]Origin
+	// tenant of the API; routeorigins.go).
+	origins originIndex
 	// usids holds the uSID notation of each route written with one (Route.USIDs; its policy has the
 	// containers); nil when there is none. Its lists are never changed once stored.
 	usids map[netip.Prefix]*USIDList
@@ -83,7 +83,7 @@ type tenantRT struct {
 
 // routeOrigin is the origin of the tenant's route for p.
 func (t *tenantRT) routeOrigin(p netip.Prefix) Origin {
-	if o, ok := t.origins[p]; ok {
+	if o, ok := t.origins.get(p); ok {
 		return o
 	}
 	return t.Origin
@@ -92,13 +92,10 @@ func (t *tenantRT) routeOrigin(p netip.Prefix) Origin {
 // setOrigin records o as the origin of the route for p (the tenant's origin is not stored).
 func (t *tenantRT) setOrigin(p netip.Prefix, o Origin) {
 	if o == t.Origin {
-		delete(t.origins, p)
+		t.origins.del(p)
 		return
 	}
-	if t.origins == nil {
-		t.origins = map[netip.Prefix]Origin{}
-	}
-	t.origins[p] = o
+	t.origins.set(p, o)
 }
 
 // setUSIDs records u (nil: none) as the uSID notation of the route for p.
