@@ -2,6 +2,9 @@
 export PATH := /usr/local/go/bin:$(PATH)
 GO ?= go
 BIN := bin/seg6x
+# The project's tools, apart from the product binary: the namespace labs and the benchmarks.
+LAB := bin/seg6x-lab
+BENCH := bin/seg6x-bench
 BPF_SRC := $(wildcard bpf/*.c bpf/*.h)
 
 .PHONY: all deps generate build install deb test demo demo-usid demo-fabric demo-bgp bench bench-micro fixtures fuzz lint clean proto
@@ -11,11 +14,12 @@ all: build
 deps:
 	@scripts/deps.sh
 
-# bpf2go: compiles bpf/*.c with clang and writes Go bindings (types generated from the C structs):
-# the product program (internal/dataplane), the benchmark rig's (internal/benchrig/rigbpf), the
-# lab's access ports (internal/lab/accessbpf) and its GSO observer (internal/lab/gsoprobe).
+# bpf2go: compiles the BPF C with clang and writes Go bindings (types generated from the C structs):
+# the product programs (bpf/ into internal/dataplane), and from tools/bpf/ the benchmark rig's
+# (tools/benchrig/rigbpf), the lab's access ports (tools/lab/accessbpf) and its GSO observer
+# (tools/lab/gsoprobe).
 generate: deps
-	$(GO) generate ./internal/dataplane/ ./internal/benchrig/rigbpf/ ./internal/lab/accessbpf/ ./internal/lab/gsoprobe/
+	$(GO) generate ./internal/dataplane/ ./tools/benchrig/rigbpf/ ./tools/lab/accessbpf/ ./tools/lab/gsoprobe/
 
 # What `seg6x version` says (internal/buildinfo): the commit (-dirty: the work tree had changes), the
 # build time, and the release: a tagged commit's tag, else the one in buildinfo.go.
@@ -25,8 +29,11 @@ VERSION ?= $(shell git describe --tags --exact-match 2>/dev/null)
 LDFLAGS = -X github.com/seg6x/seg6x/internal/buildinfo.Commit=$(COMMIT) -X github.com/seg6x/seg6x/internal/buildinfo.BuildDate=$(BUILD_DATE) \
 	$(if $(VERSION),-X github.com/seg6x/seg6x/internal/buildinfo.Version=$(VERSION))
 
+# The product (bin/seg6x) and the tools (bin/seg6x-lab, bin/seg6x-bench), which run the seg6x beside them.
 build: generate
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/seg6x
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(LAB) ./cmd/seg6x-lab
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BENCH) ./cmd/seg6x-bench
 
 # Install the binary, the systemd unit, a default /etc/seg6x/seg6x.yaml (an existing one is kept),
 # man pages, bash/zsh/fish completions and the docs under $(DESTDIR)$(PREFIX); `make deb` puts the
@@ -46,7 +53,7 @@ test: build
 	$(GO) test -count=1 -p 1 -timeout 15m ./...
 
 # One million generated and mutated frames through the real program, each checked by the output
-# oracle (test/fuzz, internal/pktcheck); prints the rate and the counts per action and reason.
+# oracle (test/fuzz, tools/pktcheck); prints the rate and the counts per action and reason.
 # `make test` runs a slice of 50000. FUZZ_SEED picks another fixed sequence.
 FUZZ_FRAMES ?= 1000000
 FUZZ_SEED ?= 1
@@ -54,23 +61,23 @@ fuzz: build
 	SEG6X_FUZZ_FRAMES=$(FUZZ_FRAMES) SEG6X_FUZZ_SEED=$(FUZZ_SEED) $(GO) test -count=1 -v -timeout 60m -run TestFuzzFrames ./test/fuzz/
 
 demo: build
-	./$(BIN) lab demo
+	./$(LAB) demo
 
 # The same lab over uSID containers: uN at the transit node, uDT4/uDT6 at the PEs.
 demo-usid: build
-	./$(BIN) lab demo --usid
+	./$(LAB) demo --usid
 
 # The same lab on a jumbo fabric: two parallel 9000-byte uplinks per hop (ECMP), tenant A at 9000.
 demo-fabric: build
-	./$(BIN) lab demo --fabric
+	./$(LAB) demo --fabric
 
 # The BGP lab: three PEs learn each other's tenant prefixes from a route reflector (FRR's bgpd; --rr
 # gobgpd for the packaged gobgpd), traffic for both tenants, one PE stopped and started again.
 demo-bgp: build
-	./$(BIN) lab demo --bgp
+	./$(LAB) demo --bgp
 
 bench-micro: build
-	./$(BIN) bench micro
+	./$(BENCH) micro
 
 # Quick throughput subset (< 10 min): bench/results/latest.json and PNG plots, then the control-plane
 # benchmark (bench/results/control.json: 10k/100k/1M routes, 100k SIDs). BENCH_ARGS= for the
@@ -78,15 +85,15 @@ bench-micro: build
 BENCH_ARGS ?= --quick
 bench: build
 	@scripts/deps.sh bench
-	./$(BIN) bench run $(BENCH_ARGS) --out bench/results/latest.json
+	./$(BENCH) run $(BENCH_ARGS) --out bench/results/latest.json
 	/usr/bin/python3 bench/plot.py bench/results/latest.json
-	./$(BIN) bench control --json | tee bench/results/control.json
+	./$(BENCH) control --json | tee bench/results/control.json
 
-# Rebuild the scapy packet fixtures (internal/fixtures/packets.json).
+# Rebuild the scapy packet fixtures (tools/fixtures/packets.json).
 fixtures:
 	@scripts/deps.sh fixtures
-	/usr/bin/python3 internal/fixtures/make_fixtures.py > internal/fixtures/packets.json.tmp
-	mv internal/fixtures/packets.json.tmp internal/fixtures/packets.json
+	/usr/bin/python3 tools/fixtures/make_fixtures.py > tools/fixtures/packets.json.tmp
+	mv tools/fixtures/packets.json.tmp tools/fixtures/packets.json
 
 lint:
 	gofmt -l . | (! grep .) || (echo "gofmt needed"; exit 1)

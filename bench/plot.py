@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""plot.py: PNG plots of `seg6x bench run` results (bench/results/latest.json by default).
+"""plot.py: PNG plots of `seg6x-bench run` results (bench/results/latest.json by default).
 
 mpps_by_size.png: PDR and NDR (Mpps) by frame size, one line per scenario, single flow.
 ratio_to_kernel.png: each seg6x scenario's rate divided by its kernel reference, per frame size.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""plot_tcp.py: PNG of `seg6x bench tcp --out FILE` (bench/results/tcp.json by default): Gbps (median,
+"""plot_tcp.py: PNG of `seg6x-bench tcp --out FILE` (bench/results/tcp.json by default): Gbps (median,
 with the lowest-highest range of the rounds where the file has it) and CPU ns per byte (with its
 softirq part) per mode, one bar per flow count, written as tcp.png next to the JSON."""
 import json
@@ -45,7 +45,7 @@ for ax, title in ((axes[0], "TCP throughput (Gbps)"), (axes[1], "CPU ns per byte
     ax.set_xticklabels(modes)
     ax.set_title(title + (f", median of {rounds} rounds" if rounds > 1 else ""))
     ax.legend()
-fig.suptitle("seg6x bench tcp: vm1 -> vm2 across two hypervisors and a transit node")
+fig.suptitle("seg6x-bench tcp: vm1 -> vm2 across two hypervisors and a transit node")
 fig.tight_layout()
 out = os.path.join(os.path.dirname(path) or ".", "tcp.png")
 fig.savefig(out, dpi=100)

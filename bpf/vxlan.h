@@ -1,4 +1,4 @@
-/* vxlan.h: VXLAN over IPv6 (RFC 7348) for the kernel's VXLAN devices the mirror follows (issue 16, XDP
+/* vxlan.h: VXLAN over IPv6 (RFC 7348) for the kernel's VXLAN devices the mirror follows (XDP
  * only). A frame from a bridge port to a MAC that the kernel's tables send to one remote VTEP leaves
  * encapsulated (vxlan_encap); VXLAN to a local VTEP and a followed VNI, from one of the device's
  * remotes, leaves decapsulated through the bridge port that the bridge's table names for its

@@ -16,7 +16,7 @@ have ethtool || need+=(ethtool)
 have ping || need+=(iputils-ping)
 have iperf3 || need+=(iperf3)
 have sysctl || need+=(procps)
-# BGP route reflectors of the lab and its tests (internal/lab/rr.go): FRR (zebra, bgpd, vtysh) and gobgpd
+# BGP route reflectors of the lab and its tests (tools/lab/rr.go): FRR (zebra, bgpd, vtysh) and gobgpd
 # (gobgpd and the gobgp CLI); only started in lab namespaces, never configured on the host.
 [ -x /usr/lib/frr/bgpd ] && [ -x /usr/lib/frr/zebra ] && have vtysh || need+=(frr)
 have gobgpd && have gobgp || need+=(gobgpd)

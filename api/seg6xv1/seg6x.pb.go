@@ -3227,7 +3227,7 @@ func (x *KernelReply) GetFdb() []*KernelFdb {
 	return nil
 }
 
-// A kernel VXLAN device (issue 16).
+// A kernel VXLAN device the mirror saw, and what became of it.
 type KernelVxlan struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Dev           string                 `protobuf:"bytes,1,opt,name=dev,proto3" json:"dev,omitempty"`

@@ -15,7 +15,7 @@ import (
 
 	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/state"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 type importRig struct {

@@ -20,7 +20,7 @@ import (
 
 	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/state"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 func freePort(t *testing.T) uint16 {

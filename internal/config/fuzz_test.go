@@ -35,15 +35,15 @@ var (
 )
 
 func FuzzParse(f *testing.F) {
-	for _, path := range []string{"../fixtures/config.yaml"} {
+	for _, path := range []string{"../../tools/fixtures/config.yaml"} {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(b)
 	}
-	// The lab's YAML configs (consts in lab/topology.go), so the seeds follow them.
-	lab, err := os.ReadFile("../lab/topology.go")
+	// The lab's YAML configs (consts in tools/lab/topology.go), so the seeds follow them.
+	lab, err := os.ReadFile("../../tools/lab/topology.go")
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 )

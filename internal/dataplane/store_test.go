@@ -14,7 +14,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 func openStore(t *testing.T, dir string, env state.Env) *state.Store {

@@ -1,7 +1,7 @@
 package dataplane_test
 
 // verifier_test.go: the product program through the kernel's verifier (the rig's objects are loaded
-// by internal/benchrig/rigbpf's test, the lab's by internal/lab/accessbpf's).
+// by tools/benchrig/rigbpf's test, the lab's by tools/lab/accessbpf's).
 
 import (
 	"maps"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 // TestVerifierLoadsEveryObject loads every program of the seg6x object through the kernel's

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 	"golang.org/x/sys/unix"
 )
 

@@ -1,6 +1,6 @@
 package mirror
 
-// vxlan_follow.go: the kernel's VXLAN side as the mirror follows it (issue 16): every link (dumped
+// vxlan_follow.go: the kernel's VXLAN side as the mirror follows it: every link (dumped
 // again on each link event: VXLAN devices, bridges, bridge ports) and both forwarding tables (dumped
 // on resync, then kept entry by entry from AF_BRIDGE neighbour events).
 

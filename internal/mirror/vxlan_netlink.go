@@ -1,7 +1,7 @@
 package mirror
 
 // vxlan_netlink.go: the kernel's VXLAN devices and bridge forwarding entries as netlink reports them
-// (issue 16, first step: parsing and what seg6x could accelerate; not yet followed or committed).
+// (parsed, and judged for what seg6x could accelerate; vxlan_follow.go follows them).
 // Raw attributes, because vishvananda/netlink leaves out several that decide whether a device behaves
 // as the fast path would (label policy, ttl inherit, DF, local bypass, reserved bits; an entry's port,
 // via device and next-hop group). Facts: docs/dev/vxlan-kernel.md section 4.

@@ -115,7 +115,7 @@ func uncopiedOptionsToNOP(opts []byte) {
 	}
 }
 
-// checksum is the Internet checksum (RFC 1071) of b. (internal/pktcheck has its own: the test oracle
+// checksum is the Internet checksum (RFC 1071) of b. (tools/pktcheck has its own: the test oracle
 // shares no code with what it checks.)
 func checksum(b []byte) uint16 {
 	var s uint32

@@ -1,7 +1,7 @@
 package state
 
 // load_bench_test.go: the control plane's own cost of loading routes in bulk (the route sets of
-// `seg6x bench control`), without a data plane: what Store.Commit does besides writing the maps.
+// `seg6x-bench control`), without a data plane: what Store.Commit does besides writing the maps.
 // go test -run - -bench LoadRouteSets -benchtime 3x ./internal/state/
 
 import (

@@ -1,12 +1,12 @@
 package state
 
-// vxlan.go: the kernel's VXLAN overlays (issue 16): a VXLAN device with an IPv6 underlay, the bridge it
+// vxlan.go: the kernel's VXLAN overlays: a VXLAN device with an IPv6 underlay, the bridge it
 // is a port of, and the two forwarding tables the fast path needs from them (the device's own: MAC ->
 // remote VTEP; the bridge's: MAC -> local port). Only the kernel mirror makes them (origin kernel):
 // the kernel (ip link, bridge fdb, FRR's EVPN) is where they are configured, seg6x follows. One
 // object per device, its tables inside, replaced whole by each commit; the store keeps them (the
-// state file without the MAC tables: savedVXLAN) and the data plane writes nothing for them yet (the
-// VXLAN fast path is the next step of issue 16).
+// state file without the MAC tables: savedVXLAN) and the data plane writes them into its VXLAN maps
+// (internal/dataplane/encode_vxlan.go).
 
 import (
 	"fmt"

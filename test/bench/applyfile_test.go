@@ -1,13 +1,13 @@
 package benchtest
 
-// applyfile_test.go: `seg6x bench apply` on a small file: every step runs and says what it did (the
+// applyfile_test.go: `seg6x-bench apply` on a small file: every step runs and says what it did (the
 // objects added, nothing, the objects removed), so the measured command is the one operators run.
 
 import (
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/benchrig"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/benchrig"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 func TestBenchApplyFileSteps(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/benchrig"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/benchrig"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 // scenarioRig builds a rig with sc set up on it, removed when the test ends.

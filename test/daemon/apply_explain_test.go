@@ -14,8 +14,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/benchrig"
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/tools/benchrig"
 )
 
 type explainJSON struct {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/benchrig"
+	"github.com/seg6x/seg6x/tools/benchrig"
 )
 
 func TestApplyNeedsPrune(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/benchrig"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/benchrig"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 func TestMetricsAndAuditLog(t *testing.T) {

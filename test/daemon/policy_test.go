@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/benchrig"
 	"github.com/seg6x/seg6x/internal/state"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/benchrig"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 func TestPolicyListDownUnderTraffic(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/benchrig"
+	"github.com/seg6x/seg6x/tools/benchrig"
 )
 
 func TestTraceUnderTraffic(t *testing.T) {

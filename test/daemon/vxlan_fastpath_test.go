@@ -1,7 +1,7 @@
 package daemontest
 
-// vxlan_fastpath_test.go: the VXLAN fast path under the daemon, as an operator runs it (issue 16,
-// requirement 2). Node A runs `seg6x daemon --mirror-kernel` with its bridge port p0 and underlay u0
+// vxlan_fastpath_test.go: the VXLAN fast path under the daemon, as an operator runs it.
+// Node A runs `seg6x daemon --mirror-kernel` with its bridge port p0 and underlay u0
 // attached; node B is the kernel's VXLAN alone. Both bridges learn (vx0 nolearning, one default
 // remote each, as a static EVPN-less setup). Pings cross the overlay both ways; full 1514-byte frames
 // (1500-byte tenant MTU) do not fit the 1500-byte underlay: seg6x carries them in outer IPv6
@@ -23,7 +23,7 @@ import (
 	"time"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 func TestVXLANFastPathEndToEnd(t *testing.T) {

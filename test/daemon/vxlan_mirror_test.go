@@ -1,8 +1,7 @@
 package daemontest
 
-// vxlan_mirror_test.go: `seg6x daemon --mirror-kernel` follows the kernel's VXLAN side (issue 16,
-// requirement 1): an IPv6 VXLAN device in a bridge, its default remotes and remote MACs, the bridge's
-// local MACs; entries added, moved to another remote, deleted; a device the fast path could not
+// vxlan_mirror_test.go: `seg6x daemon --mirror-kernel` follows the kernel's VXLAN side: an IPv6
+// VXLAN device in a bridge, its default remotes and remote MACs, the bridge's local MACs; entries added, moved to another remote, deleted; a device the fast path could not
 // serve (a second VXLAN port in the bridge) and back; a restart. Checked through the API's kernel
 // report (what `seg6x show kernel` prints) and the CLI's text.
 
@@ -17,7 +16,7 @@ import (
 	"time"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 func TestMirrorFollowsVXLAN(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/seg6x/seg6x/internal/benchrig"
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/benchrig"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 func TestVXLANNextHopFollowsNeighborChanges(t *testing.T) {

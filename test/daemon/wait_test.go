@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/benchrig"
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/tools/benchrig"
 	"golang.org/x/sys/unix"
 )
 

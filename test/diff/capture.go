@@ -6,7 +6,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 	"golang.org/x/sys/unix"
 )
 

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 func TestSameBytesAsTheKernel(t *testing.T) { sameBytes(t, "s6d", topo{}, corpus()) }

@@ -11,7 +11,7 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 type testPacket struct {

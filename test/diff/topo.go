@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 var (

@@ -1,7 +1,7 @@
 package difftest
 
-// vxlan_test.go: the VXLAN fast path against the kernel's own VXLAN, byte for byte (issue 16,
-// requirement 4). Two identical topologies (vxlan_topo.go): in k the kernel alone forwards; in x
+// vxlan_test.go: the VXLAN fast path against the kernel's own VXLAN, byte for byte.
+// Two identical topologies (vxlan_topo.go): in k the kernel alone forwards; in x
 // `seg6x daemon --mirror-kernel` follows the same kernel configuration with p0 and u0 attached. The
 // same frames go into both, from the tenant into p0 (encapsulation) and from the remote VTEP's side
 // into u0 (decapsulation); what comes out on both sides of each copy is compared byte for byte, except
@@ -36,7 +36,7 @@ import (
 	"time"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 type vxWant int

@@ -1,6 +1,6 @@
 package difftest
 
-// vxlan_topo.go: one copy of the VXLAN differential topology (issue 16, requirement 4), with fixed MAC
+// vxlan_topo.go: one copy of the VXLAN differential topology, with fixed MAC
 // addresses so that two copies produce comparable frames:
 //
 //	<p>-ten: t0 (the tenant MAC, "local" behind p0)       raw frames in, decapsulated frames out
@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 	"golang.org/x/sys/unix"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 // minimalBGP is the code blocks of the section "A minimal configuration" of docs/bgp.md, in order.

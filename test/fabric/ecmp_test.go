@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 func TestFlowsSpreadOverUplinks(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 func TestJumboFramesOverUplinks(t *testing.T) {

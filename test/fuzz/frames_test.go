@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
-	"github.com/seg6x/seg6x/internal/pktfuzz"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/fixtures"
+	"github.com/seg6x/seg6x/tools/pktfuzz"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
-// The rig's kernel routes (internal/fixtures/topology.go) the configuration does not name, and its
+// The rig's kernel routes (tools/fixtures/topology.go) the configuration does not name, and its
 // hosts with neighbor entries (so that decapsulated packets also reach a next hop, and ports' MTUs).
 var (
 	kernel6 = []string{"fc00:5::/48", "fc00:6::/48", "fc00:7::/48", "fc00:8::/48", "fc00:b::/48", "fc00:12::/64",

@@ -1,7 +1,7 @@
-// Package fuzz runs generated and mutated frames (internal/pktfuzz) through the real seg6x program
+// Package fuzz runs generated and mutated frames (tools/pktfuzz) through the real seg6x program
 // with BPF_PROG_TEST_RUN, against the packet fixtures' configuration (every behavior, tenant ports,
 // a fabric port with a tenant VLAN, the domain's locators and sources), and checks every result with
-// an output oracle (internal/pktcheck): never XDP_ABORTED; every drop counted under exactly one drop
+// an output oracle (tools/pktcheck): never XDP_ABORTED; every drop counted under exactly one drop
 // reason; every frame that leaves well formed; every frame handed to the kernel unchanged or well formed.
 //
 // SEG6X_FUZZ_FRAMES (default 50000; `make fuzz` runs 1000000) and SEG6X_FUZZ_SEED (default 1) set the
@@ -13,9 +13,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/slowpath"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/fixtures"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 var rig *fixtures.Rig

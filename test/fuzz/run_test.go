@@ -13,10 +13,10 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
-	"github.com/seg6x/seg6x/internal/pktcheck"
-	"github.com/seg6x/seg6x/internal/pktfuzz"
 	"github.com/seg6x/seg6x/internal/slowpath"
+	"github.com/seg6x/seg6x/tools/fixtures"
+	"github.com/seg6x/seg6x/tools/pktcheck"
+	"github.com/seg6x/seg6x/tools/pktfuzz"
 )
 
 // tally is what a run saw.

@@ -1,6 +1,6 @@
 package fuzz
 
-// vxlan_test.go: the fuzz run's VXLAN device (issue 16), committed as the kernel mirror makes it: tc0
+// vxlan_test.go: the fuzz run's VXLAN device, committed as the kernel mirror makes it: tc0
 // a port of its bridge, fab0 where VXLAN arrives, remotes behind big0 (MTU 9000) and tf0 (MTU 1500:
 // large frames are fragmented), and the oracle's view of the same device.
 
@@ -9,9 +9,9 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/pktcheck"
-	"github.com/seg6x/seg6x/internal/pktfuzz"
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/tools/pktcheck"
+	"github.com/seg6x/seg6x/tools/pktfuzz"
 )
 
 type vxlanOracle struct {

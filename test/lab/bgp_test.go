@@ -1,6 +1,6 @@
 package labtest
 
-// bgp_test.go: the BGP lab (`seg6x lab up --bgp`: pe1, pe2, pe3 around a kernel transit node and a
+// bgp_test.go: the BGP lab (`seg6x-lab up --bgp`: pe1, pe2, pe3 around a kernel transit node and a
 // route reflector), once with FRR's bgpd and once with gobgpd as the reflector. The PEs have no static
 // routes: every route to another site must be learned over BGP, in its own tenant, with the remote
 // PE's service SID of that tenant as its segment. Then: both tenants' traffic between every pair of
@@ -20,13 +20,12 @@ import (
 	"time"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/lab"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/lab"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
 func TestBGPLab(t *testing.T) {
-	bin := testsupport.BuildSeg6x(t)
+	bin, tool := binaries(t)
 	for _, v := range []struct {
 		name string
 		o    lab.BGPOptions
@@ -41,11 +40,11 @@ func TestBGPLab(t *testing.T) {
 					t.Skipf("%s not installed (scripts/deps.sh installs it)", b)
 				}
 			}
-			testBGPLab(t, bin, v.name, v.o)
+			testBGPLab(t, bin, tool, v.name, v.o)
 		})
 	}
 	// FRR 8.4 has no route target constraint: the lab refuses the combination before building anything.
-	if _, err := lab.NewBGPWith("s6gnone", bin, lab.BGPOptions{RR: "frr", RTC: true}, nil); err == nil ||
+	if _, err := lab.NewBGPWith("s6gnone", bin, tool, lab.BGPOptions{RR: "frr", RTC: true}, nil); err == nil ||
 		!strings.Contains(err.Error(), "FRR 8.4 has no RTC") {
 		t.Errorf("BGP lab with FRR and rtc: error %v, want a refusal naming FRR 8.4's missing RTC", err)
 	}
@@ -94,10 +93,10 @@ func checkLearned(t *testing.T, l *lab.Lab, when string, c []int, up ...int) {
 	}
 }
 
-func testBGPLab(t *testing.T, bin, kind string, o lab.BGPOptions) {
+func testBGPLab(t *testing.T, bin, tool, kind string, o lab.BGPOptions) {
 	start := time.Now()
 	l, err := lab.NewBGPWith(fmt.Sprintf("s6g%d%s", os.Getpid()%100000, map[string]string{"frr": "f", "gobgpd": "g", "gobgpd-rtc": "r"}[kind]),
-		bin, o, testWriter{t})
+		bin, tool, o, testWriter{t})
 	if err != nil {
 		t.Fatal(err)
 	}

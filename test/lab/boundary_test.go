@@ -23,8 +23,7 @@ import (
 	"time"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/lab"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/lab"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -90,8 +89,8 @@ func attacks() []lab.Attack {
 var peOf = map[string]string{"hA1": "pe1", "hB1": "pe1", "hA2": "pe2", "hB2": "pe2"}
 
 func TestBoundary(t *testing.T) {
-	bin := testsupport.BuildSeg6x(t)
-	l := lab.New(fmt.Sprintf("s6b%d", os.Getpid()%100000), bin, testWriter{t})
+	bin, tool := binaries(t)
+	l := lab.New(fmt.Sprintf("s6b%d", os.Getpid()%100000), bin, tool, testWriter{t})
 	defer l.Down()
 	if err := l.Up(); err != nil {
 		t.Fatal(err)
@@ -250,7 +249,7 @@ func TestBoundary(t *testing.T) {
 // inject sends frame count times from host's eth0.
 func inject(t *testing.T, l *lab.Lab, host string, count int, frame []byte) {
 	t.Helper()
-	if out, err := l.Exec(host, l.Bin, "lab", "inject", "--dev", "eth0", "--count", strconv.Itoa(count),
+	if out, err := l.Exec(host, l.Tool, "inject", "--dev", "eth0", "--count", strconv.Itoa(count),
 		"--gap", "10ms", "--frame", hex.EncodeToString(frame)); err != nil {
 		t.Fatalf("inject from %s: %v %s", host, err, out)
 	}
@@ -286,7 +285,7 @@ func startSniffers(t *testing.T, l *lab.Lab) map[string]*sniffer {
 	t.Helper()
 	s := map[string]*sniffer{}
 	for _, h := range lab.Hosts() {
-		sn := &sniffer{cmd: exec.Command("ip", "netns", "exec", l.NS(h.Name), l.Bin, "lab", "sniff", "--dev", "eth0", "--duration", sniffWindow.String()), start: time.Now()}
+		sn := &sniffer{cmd: exec.Command("ip", "netns", "exec", l.NS(h.Name), l.Tool, "sniff", "--dev", "eth0", "--duration", sniffWindow.String()), start: time.Now()}
 		sn.stderr.ready = make(chan struct{})
 		sn.cmd.Stdout, sn.cmd.Stderr = &sn.out, &sn.stderr
 		if err := sn.cmd.Start(); err != nil {
@@ -376,7 +375,7 @@ func portCounters(t *testing.T, l *lab.Lab) map[string]lab.PortCounters {
 	t.Helper()
 	m := map[string]lab.PortCounters{}
 	for _, h := range lab.Hosts() {
-		out, err := l.Exec(h.Name, l.Bin, "lab", "port-stats", "--pin", filepath.Join(l.NodeDir(h.Name), "bpf"))
+		out, err := l.Exec(h.Name, l.Tool, "port-stats", "--pin", filepath.Join(l.NodeDir(h.Name), "bpf"))
 		if err != nil {
 			t.Fatal(err)
 		}

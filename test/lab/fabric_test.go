@@ -1,6 +1,6 @@
 package labtest
 
-// fabric_test.go: the fabric lab (`seg6x lab up --fabric`): two parallel 9000-byte uplinks per hop
+// fabric_test.go: the fabric lab (`seg6x-lab up --fabric`): two parallel 9000-byte uplinks per hop
 // with every locator routed over both (ECMP), tenant A's access ports at 9000 bytes and tenant B's at
 // 1500. The checked bulk TCP transfers each way for both tenants; flows spread over both links of
 // each hop; 8000-byte pings (don't fragment) between tenant A's hosts over IPv4 and IPv6, every reply's
@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/lab"
+	"github.com/seg6x/seg6x/tools/lab"
 )
 
 func TestLabFabric(t *testing.T) {

@@ -1,6 +1,6 @@
 package labtest
 
-// hypervisor_test.go: the hypervisor lab (internal/lab/hypervisor.go) with seg6x on tc: a checked bulk
+// hypervisor_test.go: the hypervisor lab (tools/lab/hypervisor.go) with seg6x on tc: a checked bulk
 // TCP transfer both ways between two VMs whose veths do TSO/GSO/GRO, through H.Encaps, End and
 // End.DX4 / End.DT4 on tc.
 
@@ -15,16 +15,16 @@ import (
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/lab"
-	"github.com/seg6x/seg6x/internal/lab/gsoprobe"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/lab"
+	"github.com/seg6x/seg6x/tools/lab/gsoprobe"
+	"github.com/seg6x/seg6x/tools/testsupport"
 	"github.com/vishvananda/netlink"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
 func TestHypervisorTC(t *testing.T) {
-	bin := testsupport.BuildSeg6x(t)
-	h := lab.NewHypervisor(fmt.Sprintf("s6h%d", os.Getpid()%100000), bin, testWriter{t})
+	bin, tool := binaries(t)
+	h := lab.NewHypervisor(fmt.Sprintf("s6h%d", os.Getpid()%100000), bin, tool, testWriter{t})
 	h.WireSegments = true
 	defer h.Down()
 	if err := h.Up(); err != nil {

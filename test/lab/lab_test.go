@@ -12,17 +12,22 @@ import (
 	"testing"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/lab"
 	"github.com/seg6x/seg6x/internal/state"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/lab"
+	"github.com/seg6x/seg6x/tools/testsupport"
 	"google.golang.org/protobuf/encoding/protojson"
 )
+
+// binaries builds what a lab runs: seg6x on its routers, seg6x-lab's helpers on its hosts.
+func binaries(t *testing.T) (bin, tool string) {
+	return testsupport.BuildSeg6x(t), testsupport.BuildCmd(t, "seg6x-lab")
+}
 
 // labTraffic brings a lab up (namespaces named from prefix and this process), runs the demo's
 // traffic with count packets per flow, and tears it down when the test ends.
 func labTraffic(t *testing.T, prefix string, o lab.Options, count int) (*lab.Lab, *lab.Report) {
-	bin := testsupport.BuildSeg6x(t)
-	l := lab.NewWith(fmt.Sprintf("%s%d", prefix, os.Getpid()%100000), bin, o, testWriter{t})
+	bin, tool := binaries(t)
+	l := lab.NewWith(fmt.Sprintf("%s%d", prefix, os.Getpid()%100000), bin, tool, o, testWriter{t})
 	t.Cleanup(func() { l.Down() })
 	if err := l.Up(); err != nil {
 		t.Fatal(err)

@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/lab"
+	"github.com/seg6x/seg6x/tools/lab"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
-// TestLabUSID runs the lab addressed with uSID containers (`seg6x lab demo --usid`): the same
+// TestLabUSID runs the lab addressed with uSID containers (`seg6x-lab demo --usid`): the same
 // tenants and traffic as TestLab, every policy one container through p's uN (End, next-csid) to the
 // far PE's uDT4 (tenants A and B) or uDT6 (tenant A).
 func TestLabUSID(t *testing.T) {

@@ -1,14 +1,14 @@
 // Package mirrortest runs the kernel mirror end to end: kernel route changes one by one and in a
 // flood (with a netlink receive buffer small enough to overrun, forcing resyncs) must end in exactly
 // the kernel's state, nothing stale; and detaching seg6x under traffic hands forwarding back to the
-// kernel. Timings are printed, not asserted (`seg6x bench mirror` reports them).
+// kernel. Timings are printed, not asserted (`seg6x-bench mirror` reports them).
 package mirrortest
 
 import (
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/benchrig"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/benchrig"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 func TestMirrorFollowsTheKernel(t *testing.T) {

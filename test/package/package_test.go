@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 const (

@@ -7,7 +7,7 @@ package packet
 import (
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/benchrig"
+	"github.com/seg6x/seg6x/tools/benchrig"
 )
 
 func TestBenchBaselineRunsPairedRounds(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/tools/fixtures"
 )
 
 // expect runs f and checks the action and (when reason is set) that reason counted it once.

@@ -18,8 +18,8 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/fixtures"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 // aroundCase is a fixture whose lookup goes to a route made multipath for the test.

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/tools/fixtures"
 )
 
 // parsedFrame is what the oracle reads of a frame.

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/tools/fixtures"
 )
 
 // previewExplainer explains frames as they would go under desired.

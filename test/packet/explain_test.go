@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/tools/fixtures"
 )
 
 func TestExplainAgreesWithEveryFixture(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/state"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/fixtures"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 const lpmVLAN = 7

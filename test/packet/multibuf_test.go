@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/tools/fixtures"
 	"golang.org/x/sys/unix"
 )
 

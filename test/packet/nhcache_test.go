@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/state"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/fixtures"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 // loadWithCache loads the program with the next-hop cache on (ttl) and returns it, the fixtures and

@@ -1,4 +1,4 @@
-// Package packet runs every fixture of internal/fixtures through the real seg6x XDP program with
+// Package packet runs every fixture of tools/fixtures through the real seg6x XDP program with
 // BPF_PROG_TEST_RUN and compares the XDP action, the output bytes and the reason counter.
 package packet
 
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/tools/fixtures"
 )
 
 var rig *fixtures.Rig

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/tools/fixtures"
 )
 
 // TestTruncatedAndMutatedFrames feeds every fixture cut at every length, and with random bytes

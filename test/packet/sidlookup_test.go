@@ -1,6 +1,6 @@
 package packet
 
-// sidlookup_test.go: the SID lookup table of `bench micro` measures what it says: the frames it
+// sidlookup_test.go: the SID lookup table of `seg6x-bench micro` measures what it says: the frames it
 // repeats come back unchanged with the fixtures' verdicts (prefixes on and off), a frame the program
 // rewrites is refused for repeated runs, and sid_conf is left as the configuration set it.
 
@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/benchrig"
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/tools/benchrig"
+	"github.com/seg6x/seg6x/tools/fixtures"
 )
 
 func TestSIDLookupTiming(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/slowpath"
-	"github.com/seg6x/seg6x/internal/testsupport"
+	"github.com/seg6x/seg6x/tools/fixtures"
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 type slowRing struct{ rd *slowpath.Ring }

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
+	"github.com/seg6x/seg6x/tools/fixtures"
 )
 
 // tooBigAnswered are the reasons of the XDP program's answers to packets too big for their next link.

@@ -21,10 +21,10 @@ import (
 	"time"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/fixtures"
 	"github.com/seg6x/seg6x/internal/frame"
 	"github.com/seg6x/seg6x/internal/slowpath"
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/tools/fixtures"
 )
 
 var (

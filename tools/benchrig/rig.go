@@ -1,0 +1,350 @@
+package benchrig
+
+// rig.go: the namespaces of one benchmark rig (generator -> DUT -> sink over veth), the generator
+// and sink programs, and CPU placement (DUT receive work alone on one CPU).
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/seg6x/seg6x/tools/benchrig/rigbpf"
+	"github.com/seg6x/seg6x/tools/testsupport"
+	"golang.org/x/sys/unix"
+)
+
+// Interface names are global enough to find their NAPI threads (napi/<dev>-<id>).
+const (
+	devGen   = "s6bg0" // generator, in <prefix>-gen
+	devDutIn = "s6bd0" // DUT ingress, in <prefix>-dut
+	devDutEg = "s6bd1" // DUT egress
+	devSink  = "s6bs0" // sink, in <prefix>-sink
+)
+
+var (
+	macGen   = [6]byte{0x02, 0xb0, 0, 0, 0, 0x01}
+	macDutIn = [6]byte{0x02, 0xb0, 0, 0, 0, 0x02}
+	macDutEg = [6]byte{0x02, 0xb0, 0, 0, 0, 0x03}
+	macSink  = [6]byte{0x02, 0xb0, 0, 0, 0, 0x04}
+)
+
+// CPUs: the DUT's receive NAPI thread runs alone on dutCPU at real-time priority; the generator,
+// the sink's NAPI thread (real-time, so it preempts the generator between its batches) and every
+// thread of this process share genCPU. SEG6X_BENCH_SINK_CPU moves the sink, for experiments.
+const (
+	genCPU = 0
+	dutCPU = 1
+	rtPrio = 50
+)
+
+var sinkCPU = func() int {
+	if v := os.Getenv("SEG6X_BENCH_SINK_CPU"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return genCPU
+}()
+
+// keepOffDutCPU pins every thread of this process to genCPU, so only the DUT runs on dutCPU.
+func keepOffDutCPU() error {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	var set unix.CPUSet
+	set.Set(genCPU)
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		_ = unix.SchedSetaffinity(tid, &set)
+	}
+	return nil
+}
+
+type schedParam struct{ prio int32 }
+
+// setFIFO gives a thread SCHED_FIFO priority prio (0: back to SCHED_OTHER).
+func setFIFO(pid, prio int) error {
+	p, policy := schedParam{prio: int32(prio)}, 1 // SCHED_FIFO
+	if prio == 0 {
+		policy = 0 // SCHED_OTHER
+	}
+	_, _, errno := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(pid), uintptr(policy), uintptr(unsafe.Pointer(&p)))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// Rig is one generator -> DUT -> sink set of namespaces.
+type Rig struct {
+	Prefix string
+	Bin    string // seg6x binary, run in the DUT namespace for seg6x scenarios
+	Dir    string
+	objs   rigbpf.BenchObjects
+	rev    rigbpf.BenchObjects // its sink counts, on the generator's interface, what comes back
+	bidir  bool                // both directions loaded (LoadBoth)
+	pairs  bool                // each frame leaves as two (Scenario.Fragments): count pairs
+	// The templates of each direction by length, for closed loops (loop.go); nil: they cannot loop.
+	loopClass []rigbpf.BenchLoopClasses
+	base      rigbpf.BaselineObjects
+	links     []link.Link
+	genIdx    int
+	dutNAPI   []int // thread ids of the DUT's receive NAPI threads (PinNAPI): ingress, egress if bidir
+	// Thread ids of the sinks' NAPI threads (real-time, so they preempt the generator; a closed loop
+	// makes them ordinary threads while it runs: loop.go).
+	sinkNAPI []int
+	// The DUT's seg6x daemon, in scenarios that run one (StartMirrorDaemon), and its output.
+	daemon    *testsupport.Daemon
+	daemonLog testsupport.LogBuffer
+}
+
+func macStr(m [6]byte) string { return net.HardwareAddr(m[:]).String() }
+
+func (r *Rig) ns(role string) string { return r.Prefix + "-" + role }
+
+// DutIP runs `ip -n <dut> args`.
+func (r *Rig) DutIP(args ...string) error {
+	_, err := testsupport.IP(r.ns("dut"), args...)
+	return err
+}
+
+// DutExec runs a command in the DUT namespace.
+func (r *Rig) DutExec(args ...string) error {
+	_, err := testsupport.NetnsExec(r.ns("dut"), args...)
+	return err
+}
+
+// Seg6x runs the seg6x CLI on the DUT's instance.
+func (r *Rig) Seg6x(args ...string) error {
+	return r.DutExec(append([]string{r.Bin, "--dir", r.DutDir()}, args...)...)
+}
+
+// Up builds the rig: namespaces, links, DUT addressing, generator and sink programs, CPU placement.
+func Up(prefix, bin string) (*Rig, error) {
+	r := &Rig{Prefix: prefix, Bin: bin, Dir: filepath.Join("/run/seg6x-bench", prefix)}
+	r.Down() // what an interrupted earlier run may have left
+	if err := r.up(); err != nil {
+		r.Down()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Rig) up() error {
+	if err := testsupport.AddNetns(r.ns("gen"), r.ns("dut"), r.ns("sink")); err != nil {
+		return err
+	}
+	// The generator's interface needs no IPv6: without it, it sends no router solicitations that a
+	// bare redirect would carry to the sink as wrong frames.
+	if err := testsupport.Sysctl(r.ns("gen"), "net.ipv6.conf.default.disable_ipv6=1"); err != nil {
+		return err
+	}
+	if err := testsupport.MountInstance(r.DutDir()); err != nil {
+		return err
+	}
+	steps := [][]string{
+		{"link", "add", devGen, "address", macStr(macGen), "netns", r.ns("gen"), "type", "veth", "peer", "name", devDutIn, "address", macStr(macDutIn), "netns", r.ns("dut")},
+		{"link", "add", devDutEg, "address", macStr(macDutEg), "mtu", "3000", "netns", r.ns("dut"), "type", "veth", "peer", "name", devSink, "address", macStr(macSink), "mtu", "3000", "netns", r.ns("sink")},
+		{"-n", r.ns("gen"), "link", "set", devGen, "up"},
+		{"-n", r.ns("sink"), "link", "set", devSink, "up"},
+	}
+	for _, s := range steps {
+		if err := testsupport.Run("ip", s...); err != nil {
+			return err
+		}
+	}
+	if err := testsupport.Sysctl(r.ns("dut"), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1",
+		"net.ipv6.conf.all.seg6_enabled=1", "net.ipv6.conf.default.seg6_enabled=1"); err != nil {
+		return err
+	}
+	if err := testsupport.IPLines(r.ns("dut"),
+		"link set lo up", "link set "+devDutIn+" up", "link set "+devDutEg+" up",
+		"addr add 198.18.0.1/24 dev "+devDutIn,
+		"addr add 198.19.0.1/24 dev "+devDutEg,
+		"-6 addr add fc00:b0::1/64 dev "+devDutIn+" nodad",
+		"-6 addr add fc00:b1::1/64 dev "+devDutEg+" nodad",
+		"neigh add 198.19.0.2 lladdr "+macStr(macSink)+" dev "+devDutEg+" nud permanent",
+		"-6 neigh add fc00:b1::2 lladdr "+macStr(macSink)+" dev "+devDutEg+" nud permanent",
+		"route add 198.19.1.0/24 via 198.19.0.2 dev "+devDutEg,
+		// End.DX4's next hop sits behind a gateway: the kernel's End.DX4 resolves the neighbor of the
+		// route's gateway, or of the inner destination when the next hop is directly connected.
+		"route add 198.19.0.3/32 via 198.19.0.2 dev "+devDutEg,
+		"route add 198.19.1.0/24 via 198.19.0.2 dev "+devDutEg+" table 100",
+		"-6 route add fc00:e::/48 via fc00:b1::2 dev "+devDutEg,
+		"-6 route add fcbb:0:e00::/48 via fc00:b1::2 dev "+devDutEg, // the next uSID after the DUT's uN
+	); err != nil {
+		return err
+	}
+	for _, dev := range []string{devDutIn, devDutEg} {
+		if err := testsupport.Sysctl(r.ns("dut"), "net.ipv4.conf."+dev+".forwarding=1", "net.ipv6.conf."+dev+".forwarding=1",
+			"net.ipv6.conf."+dev+".seg6_enabled=1"); err != nil {
+			return err
+		}
+	}
+	if err := rigbpf.LoadBenchObjects(&r.objs, nil); err != nil {
+		return err
+	}
+	if err := rigbpf.LoadBenchObjects(&r.rev, nil); err != nil {
+		return err
+	}
+	if err := rigbpf.LoadBaselineObjects(&r.base, nil); err != nil {
+		return err
+	}
+	// XDP_TX from live frames needs a program on the generator's device: the second sink, which
+	// counts what bidirectional scenarios send back (nothing comes back in the others). The sink
+	// counts; frames the generator redirects leave through the sink's interface (gen_tx).
+	if err := r.attachIn("gen", devGen, r.rev.BenchSink, &r.genIdx); err != nil {
+		return err
+	}
+	var sinkIdx int
+	if err := r.attachIn("sink", devSink, r.objs.BenchSink, &sinkIdx); err != nil {
+		return err
+	}
+	if err := testsupport.InNetns(r.ns("gen"), func() error {
+		return r.objs.LoopTx.Update(uint32(0), uint32(r.genIdx), ebpf.UpdateAny)
+	}); err != nil {
+		return err
+	}
+	return testsupport.InNetns(r.ns("sink"), func() error {
+		return r.objs.GenTx.Update(uint32(0), uint32(sinkIdx), ebpf.UpdateAny)
+	})
+}
+
+// attachIn attaches prog to dev in namespace role; the link lives as long as the rig.
+func (r *Rig) attachIn(role, dev string, prog *ebpf.Program, ifindex *int) error {
+	return testsupport.InNetns(r.ns(role), func() error {
+		it, err := net.InterfaceByName(dev)
+		if err != nil {
+			return err
+		}
+		l, err := link.AttachXDP(link.XDPOptions{Program: prog, Interface: it.Index, Flags: link.XDPDriverMode})
+		if err != nil {
+			return fmt.Errorf("attach %s to %s: %w", prog, dev, err)
+		}
+		r.links = append(r.links, l)
+		if ifindex != nil {
+			*ifindex = it.Index
+		}
+		return nil
+	})
+}
+
+// AttachDutBare attaches the bare redirect program to the DUT's ingress (the rig's forwarding limit).
+func (r *Rig) AttachDutBare() error {
+	var eg int
+	if err := testsupport.InNetns(r.ns("dut"), func() error {
+		it, err := net.InterfaceByName(devDutEg)
+		if err != nil {
+			return err
+		}
+		eg = it.Index
+		return nil
+	}); err != nil {
+		return err
+	}
+	route := rigbpf.BaselineBareRoute{Ifindex: uint32(eg), Dmac: macSink, Smac: macDutEg}
+	if err := r.base.BareCfg.Update(uint32(0), route, ebpf.UpdateAny); err != nil {
+		return err
+	}
+	// A devmap resolves the ifindex in the writer's namespace: write it from the DUT's.
+	if err := testsupport.InNetns(r.ns("dut"), func() error { return r.base.BareTx.Update(uint32(eg), uint32(eg), ebpf.UpdateAny) }); err != nil {
+		return err
+	}
+	if err := r.attachIn("dut", devDutIn, r.base.BareRedirect, nil); err != nil {
+		return err
+	}
+	return r.attachIn("dut", devDutEg, r.base.XdpPass, nil)
+}
+
+// AttachDutPass gives the DUT's devices a plain XDP_PASS program (kernel scenarios: frames sent with
+// XDP_TX into a veth need a program on the receiving end; everything then goes to the kernel).
+func (r *Rig) AttachDutPass() error {
+	if err := r.attachIn("dut", devDutIn, r.base.XdpPass, nil); err != nil {
+		return err
+	}
+	return r.attachIn("dut", devDutEg, r.base.XdpPass, nil)
+}
+
+// PinNAPI makes the DUT's and the sink's veth NAPI threaded and pins the threads; call it once the
+// scenario attached the DUT (veth has NAPI only while an XDP program is attached).
+func (r *Rig) PinNAPI() error {
+	threads := []struct{ role, dev string }{{"dut", devDutIn}, {"sink", devSink}}
+	cpus := map[string]int{devDutIn: dutCPU, devSink: sinkCPU}
+	if r.bidir { // the DUT's egress receives too (on the DUT's CPU), the generator's side counts
+		threads = append(threads, struct{ role, dev string }{"dut", devDutEg}, struct{ role, dev string }{"gen", devGen})
+		cpus[devDutEg], cpus[devGen] = dutCPU, sinkCPU
+	}
+	r.dutNAPI, r.sinkNAPI = nil, nil
+	for _, x := range threads {
+		if _, err := testsupport.NetnsExec(r.ns(x.role), "sh", "-c", "echo 1 > /sys/class/net/"+x.dev+"/threaded"); err != nil {
+			return err
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	pinned := map[string]bool{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if err != nil {
+			continue
+		}
+		name := strings.TrimSpace(string(comm))
+		for dev, cpu := range cpus {
+			if strings.HasPrefix(name, "napi/"+dev+"-") {
+				var set unix.CPUSet
+				set.Set(cpu)
+				if err := unix.SchedSetaffinity(pid, &set); err != nil {
+					return fmt.Errorf("pin %s: %w", name, err)
+				}
+				if err := setFIFO(pid, rtPrio); err != nil {
+					return fmt.Errorf("real-time priority for %s: %w", name, err)
+				}
+				pinned[dev] = true
+				if dev == devSink || dev == devGen {
+					r.sinkNAPI = append(r.sinkNAPI, pid)
+				} else {
+					r.dutNAPI = append(r.dutNAPI, pid)
+				}
+			}
+		}
+	}
+	for _, x := range threads {
+		if !pinned[x.dev] {
+			return fmt.Errorf("threaded NAPI kthreads not found (pinned %v)", pinned)
+		}
+	}
+	return keepOffDutCPU()
+}
+
+// Down removes the rig; safe after a partial Up.
+func (r *Rig) Down() {
+	if r.daemon != nil {
+		r.daemon.Signal(os.Kill)
+		r.daemon = nil
+	}
+	for _, l := range r.links {
+		l.Close()
+	}
+	r.links = nil
+	r.objs.Close()
+	r.rev.Close()
+	r.base.Close()
+	testsupport.DelNetns(r.ns("gen"), r.ns("dut"), r.ns("sink"))
+	testsupport.UnmountInstance(r.DutDir())
+	_ = os.RemoveAll(r.Dir)
+}

@@ -1,0 +1,11 @@
+// Package rigbpf holds the benchmark rig's BPF objects, compiled by bpf2go: Baseline
+// (tools/bpf/baseline.bpf.c: a bare MAC-swap redirect and XDP_PASS), Bench (tools/bpf/bench.bpf.c: the live-frames
+// generator and the counting sink) and Seg6xFibDirect (bpf/seg6x.bpf.c built with FIB_MAIN_DIRECT,
+// timed next to the product program by `seg6x-bench micro`). No product package imports it.
+package rigbpf
+
+// gen.go: the bpf2go directives; the generated files (baseline_*, bench_*, seg6xfibdirect_*) sit beside it.
+
+//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -type bare_route Baseline ../../bpf/baseline.bpf.c -- -I../../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror
+//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -type sink_pattern -type sink_count -type loop_conf -type loop_classes -type frame_tpl -type gen_state Bench ../../bpf/bench.bpf.c -- -I../../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror
+//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip Seg6xFibDirect ../../../bpf/seg6x.bpf.c -- -I../../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror -DFIB_MAIN_DIRECT
