@@ -51,21 +51,28 @@ type importer struct {
 	synced    bool // routes from before the start have been confirmed or removed
 	// unconfirmed holds the routes found in the state at the start and not yet learned again: only
 	// they wait for the end of the startup hold before they go (a route learned since goes at once).
-	unconfirmed map[string]map[netip.Prefix]bool
-	local       map[string]localView               // tenant -> its own prefixes (preference.go)
-	refused     map[string]map[netip.Prefix]string // tenant -> prefix -> why its learned route is not taken
-	node        nodeView                           // what the SID checks know of the node (sidcheck.go)
-	vpn         map[string]*state.VPN              // the tenants' vpn: sections of the last round
-	shared      interner                           // segment lists (pathstore.go)
-	attrs       routeAttrs                         // the installed routes' modes and sources (pathstore.go)
-	counted     map[string]string                  // refusals told to the speaker: what -> reason label (notes.go)
+	unconfirmed  map[string]map[netip.Prefix]bool
+	local        map[string]localView               // tenant -> its own prefixes (preference.go)
+	refused      map[string]map[netip.Prefix]string // tenant -> prefix -> why its learned route is not taken
+	node         nodeView                           // what the SID checks know of the node (sidcheck.go)
+	vpn          map[string]*state.VPN              // the tenants' vpn: sections of the last round
+	shared       interner                           // segment lists (pathstore.go)
+	attrs        routeAttrs                         // the installed routes' modes and sources (pathstore.go)
+	counted      map[string]string                  // refusals of paths told to the speaker: key -> reason label (notes.go)
+	countedLocal map[tenantPrefix]string            // refusals of a tenant's prefix told to the speaker (notes.go)
+}
+
+// tenantPrefix names a tenant's route.
+type tenantPrefix struct {
+	tenant string
+	prefix netip.Prefix
 }
 
 func newImporter(s *Speaker) *importer {
 	return &importer{s: s, learned: newLearnedStore(),
 		installed: map[string]map[netip.Prefix]installedRoute{}, rejected: map[string]map[netip.Prefix]string{},
 		dirty: map[netip.Prefix]bool{}, local: map[string]localView{}, refused: map[string]map[netip.Prefix]string{},
-		counted: map[string]string{}}
+		counted: map[string]string{}, countedLocal: map[tenantPrefix]string{}}
 }
 
 // take records best-path changes.
@@ -178,7 +185,8 @@ func (im *importer) sync(cfg *state.BGP, tenants []state.Tenant, learned []*apiu
 		im.learned.of(p, func(key func() string, lp learnedPath) {
 			label, note := im.pathRefusal(lp)
 			if label != "" || len(im.counted) > 0 { // else countRefusal has nothing to do: no key needed
-				im.countRefusal(key(), label, note)
+				k := key()
+				countRefusal(im, im.counted, k, func() string { return k }, label, note)
 			}
 		})
 	}
@@ -270,32 +278,29 @@ func (im *importer) reload(tenants []state.Tenant) {
 
 // best is the path tenant (with vpn v) should use to reach prefix p, if any.
 func (im *importer) best(v *state.VPN, p netip.Prefix) (VPNRoute, bool) {
-	var cands []learnedPath
+	var best learnedPath
+	found := false
 	im.learned.paths(p, func(lp learnedPath) { // readable ones
-		if importable(v, &lp.route) && im.node.sidProblem(lp.route.SID) == "" {
-			cands = append(cands, lp)
+		if importable(v, &lp.route) && im.node.sidProblem(lp.route.SID) == "" && (!found || preferred(&lp, &best)) {
+			best, found = lp, true
 		}
 	})
-	if len(cands) == 0 {
-		return VPNRoute{}, false
+	return best.route, found
+}
+
+// preferred: a is used before b among PEs advertising the same prefix (deterministic): fresh before
+// stale, then by RD, next hop, SID.
+func preferred(a, b *learnedPath) bool {
+	if a.stale != b.stale {
+		return !a.stale
 	}
-	// Deterministic among PEs advertising the same prefix: fresh before stale, then by RD, next hop, SID.
-	slices.SortFunc(cands, func(a, b learnedPath) int {
-		if a.stale != b.stale {
-			if a.stale {
-				return 1
-			}
-			return -1
-		}
-		if c := strings.Compare(a.route.RD, b.route.RD); c != 0 {
-			return c
-		}
-		if c := a.route.NextHop.Compare(b.route.NextHop); c != 0 {
-			return c
-		}
-		return a.route.SID.Compare(b.route.SID)
-	})
-	return cands[0].route, true
+	if c := strings.Compare(a.route.RD, b.route.RD); c != 0 {
+		return c < 0
+	}
+	if c := a.route.NextHop.Compare(b.route.NextHop); c != 0 {
+		return c < 0
+	}
+	return a.route.SID.Compare(b.route.SID) < 0
 }
 
 // importable: route r is for the tenant with vpn v (a route target it imports, a family it serves,
@@ -337,7 +342,11 @@ func (im *importer) change(name string, v *state.VPN, p netip.Prefix, src netip.
 			want, ok = state.Route{Tenant: name, Prefix: p, Mode: v.Encap, Segs: im.shared.segList(r.SID), Src: src}, true
 		}
 	}
-	im.countRefusal(name+" "+p.String(), map[bool]string{true: RefusedLocalPrefix}[note != ""], note)
+	label := ""
+	if note != "" {
+		label = RefusedLocalPrefix
+	}
+	countRefusal(im, im.countedLocal, tenantPrefix{name, p}, func() string { return name + " " + p.String() }, label, note)
 	if note != "" {
 		if im.refused[name] == nil {
 			im.refused[name] = map[netip.Prefix]string{}
@@ -351,7 +360,8 @@ func (im *importer) change(name string, v *state.VPN, p netip.Prefix, src netip.
 	}
 	switch {
 	case ok && (!had || have.Mode != want.Mode || !slices.Equal(have.Segs, want.Segs) || have.Src != want.Src):
-		return state.Op{Kind: state.OpReplace, Origin: state.OriginBGP, Route: &want}, true
+		r := want // on the heap only when it is returned
+		return state.Op{Kind: state.OpReplace, Origin: state.OriginBGP, Route: &r}, true
 	case !ok && had && (im.synced || v == nil || !im.unconfirmed[name][p]):
 		return state.Op{Kind: state.OpDelete, Origin: state.OriginBGP, Route: &state.Route{Tenant: name, Prefix: p}}, true
 	case !ok && !had:

@@ -68,16 +68,17 @@ func (im *importer) pathRefusal(lp learnedPath) (label, note string) {
 	return RefusedRTNotImported, fmt.Sprintf("no tenant imports its route targets (%s)", strings.Join(r.RTs, ", "))
 }
 
-// countRefusal tells the speaker (metrics, the log's summary) of a refusal of what (a path's key,
-// or a tenant and prefix) when it is new or its reason changed.
-func (im *importer) countRefusal(what, label, note string) {
-	if im.counted[what] == label {
+// countRefusal tells the speaker (metrics, the log's summary) of a refusal of k (a path's key, or a
+// tenant's prefix; what names it in the log) when it is new or its reason changed; told holds what
+// was told. Label "" is no refusal.
+func countRefusal[K comparable](im *importer, told map[K]string, k K, what func() string, label, note string) {
+	if told[k] == label {
 		return
 	}
 	if label == "" {
-		delete(im.counted, what)
+		delete(told, k)
 		return
 	}
-	im.counted[what] = label
-	im.s.refused(label, what+": "+note)
+	told[k] = label
+	im.s.refused(label, what()+": "+note)
 }
