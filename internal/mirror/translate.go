@@ -494,7 +494,7 @@ func localFlavorsOf(l *seg6Local, sd *state.SID) string {
 	end := l.Action == 1 // End; End.X is 2
 	if ops&flvNextCSID != 0 && (end || l.Action == 2) {
 		// On End with psp,next-csid the kernel never runs PSP: NEXT-C-SID goes first and falls back
-		// to the classic End, not to the PSP path (docs/dev/usid-kernel.md 2.4). Mirrored as it
+		// to the classic End, not to the PSP path (docs/design/usid-kernel.md 2.4). Mirrored as it
 		// behaves: next-csid alone.
 		if end {
 			ops &^= flvPSP
@@ -504,7 +504,7 @@ func localFlavorsOf(l *seg6Local, sd *state.SID) string {
 		sd.LBLen, sd.NFLen = l.LBLen, l.NFLen
 	}
 	if ops&flvPSP != 0 && end {
-		// PSP alone (docs/dev/usid-kernel.md 2.2); the kernel reads no lengths for it.
+		// PSP alone (docs/design/usid-kernel.md 2.2); the kernel reads no lengths for it.
 		ops &^= flvPSP
 		sd.Flavors = []string{state.FlavorPSP}
 	}

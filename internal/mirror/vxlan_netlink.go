@@ -4,7 +4,7 @@ package mirror
 // (parsed, and judged for what seg6x could accelerate; vxlan_follow.go follows them).
 // Raw attributes, because vishvananda/netlink leaves out several that decide whether a device behaves
 // as the fast path would (label policy, ttl inherit, DF, local bypass, reserved bits; an entry's port,
-// via device and next-hop group). Facts: docs/dev/vxlan-kernel.md section 4.
+// via device and next-hop group). Facts: docs/design/vxlan-kernel.md section 4.
 
 import (
 	"encoding/binary"
@@ -332,7 +332,7 @@ func (v *kernelVXLAN) parseData(b []byte) error {
 }
 
 // refusal says why seg6x would leave the device to the kernel ("" if it could accelerate it): what
-// the fast path does not do as the kernel does (docs/dev/vxlan-kernel.md section 7).
+// the fast path does not do as the kernel does (docs/design/vxlan-kernel.md section 7).
 func (v *kernelVXLAN) refusal() string {
 	switch {
 	case v.CollectMD || v.VNIFilter:

@@ -1,7 +1,7 @@
 package mirror
 
 // vxlan_netlink_test.go: VXLAN devices and bridge / VXLAN forwarding entries parsed from the
-// attributes this kernel sends (docs/dev/vxlan-kernel.md section 4), and which of them seg6x would
+// attributes this kernel sends (docs/design/vxlan-kernel.md section 4), and which of them seg6x would
 // leave to the kernel, and why.
 
 import (

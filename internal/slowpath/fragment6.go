@@ -2,7 +2,7 @@ package slowpath
 
 // fragment6.go: IPv6 fragmentation at the source (RFC 8200 4.5) of a whole frame: the outer packet of
 // a VXLAN encapsulation larger than the underlay. The kernel never does
-// this for its VXLAN (docs/dev/vxlan-kernel.md 2.1); the operators' L2VPN needs 1518-byte frames
+// this for its VXLAN (docs/design/vxlan-kernel.md 2.1); the operators' L2VPN needs 1518-byte frames
 // carried over a 1500-byte IPv6 network, so seg6x does.
 
 import (

@@ -175,7 +175,7 @@ func corpus() []testPacket {
 	add(testPacket{name: "End.DT6 (table 100)", frame: srv6(a("fc00:d::6"), []netip.Addr{a("fc00:d::6")}, 0, 64, 41, inner6(1, a("2001:db8:31::5"), 64, 56)), fast: true})
 	add(testPacket{name: "End.DT6 at the MTU", frame: srv6(a("fc00:d::6"), []netip.Addr{a("fc00:d::6")}, 0, 64, 41, inner6(17, a("2001:db8:31::5"), 64, mtu6[17]-64)), fast: true})
 
-	// End with PSP (docs/dev/usid-kernel.md 2.2): segments left 1 on arrival, the SRH goes (popped in
+	// End with PSP (docs/design/usid-kernel.md 2.2): segments left 1 on arrival, the SRH goes (popped in
 	// XDP, which the redirect count checks); 2 or more, a plain End; 0 or no SRH, the kernel drops.
 	// seg6x pops only an SRH right after the IPv6 header: behind a hop-by-hop header, or with TLVs,
 	// it hands the packet to the kernel as it came, and the kernel pops it.
@@ -208,7 +208,7 @@ func corpus() []testPacket {
 	add(testPacket{name: "End.B6.Encaps, SRH with a PadN TLV", frame: withPadN(srv6(b6, []netip.Addr{next, b6}, 1, 64, 4, in4))})
 	add(testPacket{name: "End then this node's End.B6.Encaps (one pass)", frame: srv6(a("fc00:d::1"), []netip.Addr{next, b6, a("fc00:d::1")}, 2, 64, 4, in4), fast: true})
 
-	// uSID (NEXT-C-SID, docs/dev/usid-kernel.md 1.3): a non-zero argument shifts the next uSID into
+	// uSID (NEXT-C-SID, docs/design/usid-kernel.md 1.3): a non-zero argument shifts the next uSID into
 	// the destination and the SRH, if any, is not looked at; a zero argument is the classic step.
 	add(testPacket{name: "uN shift, no SRH", frame: srv6(a("fcbb:0:100:200:300::"), nil, 0, 64, 4, in4), fast: true})
 	add(testPacket{name: "uN shift, no SRH, inner IPv6", frame: srv6(a("fcbb:0:100:200::"), nil, 0, 64, 41, in6), fast: true})

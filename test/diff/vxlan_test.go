@@ -5,7 +5,7 @@ package difftest
 // `seg6x daemon --mirror-kernel` follows the same kernel configuration with p0 and u0 attached. The
 // same frames go into both, from the tenant into p0 (encapsulation) and from the remote VTEP's side
 // into u0 (decapsulation); what comes out on both sides of each copy is compared byte for byte, except
-// what docs/dev/vxlan-kernel.md says cannot match:
+// what docs/design/vxlan-kernel.md says cannot match:
 //   - the outer UDP source port (the kernel's flow hash is keyed with a boot-random secret): checked
 //     instead to lie in the device's range and to be one per inner flow, in each copy;
 //   - hence the outer UDP checksum: checked instead to be right, in each copy.
@@ -274,7 +274,7 @@ func vxCases() []vxCase {
 	in := d4(17, 200)
 	dec("outer hop limit 1", in, vxFast, vxPacket(vxRemote, 4789, vxFlags, vxVNI100, 0, 1, in))
 	dec("outer DSCP EF, Not-ECT", in, vxFast, vxPacket(vxRemote, 4789, vxFlags, vxVNI100, 0xb8, 64, in))
-	// ECN at decapsulation (RFC 6040, docs/dev/vxlan-kernel.md 3.3): the kernel rewrites or drops.
+	// ECN at decapsulation (RFC 6040, docs/design/vxlan-kernel.md 3.3): the kernel rewrites or drops.
 	ect0 := vxSwap(vxIP(toR(), 17, 200, 0x02, true))
 	ect06 := vxSwap(vxIP(toR6(), 17, 200, 0x02, false))
 	dec("outer ECT(0), inner ECT(0)", ect0, vxFast, vxPacket(vxRemote, 4789, vxFlags, vxVNI100, 0x02, 64, ect0))
@@ -376,7 +376,7 @@ func vxMask(f []byte) []byte {
 	return b
 }
 
-// vxExpected is the kernel's encapsulation of inner (docs/dev/vxlan-kernel.md 1.1), source port and
+// vxExpected is the kernel's encapsulation of inner (docs/design/vxlan-kernel.md 1.1), source port and
 // checksum blank, outer traffic class tc.
 func vxExpected(inner []byte, tc byte) []byte {
 	u := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(testsupport.UDP(0, 4789, nil), vxFlags), vxVNI100)
@@ -567,7 +567,7 @@ func TestVXLANSameBytesAsTheKernel(t *testing.T) {
 			m[14] &= 0xf0
 			m[15] &= 0x0f
 			if w := vxExpected(inner, 0); !bytes.Equal(m, w) {
-				t.Errorf("%s: %s's encapsulation is not the frame sent, carried as docs/dev/vxlan-kernel.md 1.1 says\n got  %x\n want %x", cs.name, who, m, w)
+				t.Errorf("%s: %s's encapsulation is not the frame sent, carried as docs/design/vxlan-kernel.md 1.1 says\n got  %x\n want %x", cs.name, who, m, w)
 			}
 		}
 		return true

@@ -98,7 +98,7 @@ func (t vxTopo) up() error {
 		}
 	}
 	// Full UDP checksums from the kernel's VXLAN (not CHECKSUM_PARTIAL on veth); no GRO cells after
-	// decapsulation (docs/dev/vxlan-kernel.md 3.5); the veth peers receive what XDP redirects into
+	// decapsulation (docs/design/vxlan-kernel.md 3.5); the veth peers receive what XDP redirects into
 	// p0 / u0 only with GRO on.
 	for _, c := range [][]string{{dut, "u0", "tx", "off"}, {dut, "vx0", "gro", "off"}, {ten, "t0", "gro", "on"}, {cpt, "u1", "gro", "on"}} {
 		if _, err := testsupport.NetnsExec(c[0], "ethtool", "-K", c[1], c[2], c[3]); err != nil {

@@ -1,12 +1,13 @@
-// Package docstest runs the README's command examples as written, in a network namespace of its
-// own, against a scratch instance: a documented command that fails is a test failure.
+// Package docstest runs the documentation's command examples as written, in a network namespace of
+// its own, against a scratch instance: a documented command that fails is a test failure.
 package docstest
 
-// readme_test.go: the "Using it" block of README.md. Each line is one command (comments dropped);
-// an optional part [x] is run without and with it, alternatives [a|b] each, and "A | B" are two
-// commands. The daemon line is left out (commands run without one, as the README says they may);
-// "--dir" is added to every command; the names the README uses (eth0, eth1, vm1) are veth devices
-// in the namespace, with the fabric routes a node has.
+// readme_test.go: the five-line example of README.md and the command tour of docs/cli.md. Each line
+// is one command (comments dropped); an optional part [x] is run without and with it, alternatives
+// [a|b] each, and "A | B" are two commands. The daemon line is left out (commands run without one,
+// as docs/cli.md says they may); "--dir" is added to every command; the names the examples use
+// (eth0, eth1, vm1) are veth devices in the namespace, with the fabric routes a node has. After
+// each block, the state it built is compared with what the block says it builds.
 
 import (
 	"encoding/json"
@@ -22,22 +23,30 @@ import (
 	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
-// usingIt is the first code block after "## Using it" in the README.
-func usingIt(t *testing.T) []string {
-	b, err := os.ReadFile("../../README.md")
+// firstBlock is the first code block after the heading line `heading` in the file at path
+// (relative to the repository's root).
+func firstBlock(t *testing.T, path, heading string) []string {
+	b, err := os.ReadFile("../../" + path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(b), "\n## Using it\n")
+	_, rest, ok := strings.Cut(string(b), "\n"+heading+"\n")
 	if !ok {
-		t.Fatal(`README.md has no "## Using it" section`)
+		t.Fatalf("%s has no %q section", path, heading)
 	}
 	_, rest, _ = strings.Cut(rest, "```\n")
 	block, _, ok := strings.Cut(rest, "```\n")
 	if !ok {
-		t.Fatal("the Using it section has no code block")
+		t.Fatalf("%s: the section %q has no code block", path, heading)
 	}
 	return strings.Split(strings.TrimSpace(block), "\n")
+}
+
+// docState is what `seg6x show --json` reports, counted.
+type docState struct {
+	Tenants []struct{ Name string }
+	Routes  []struct{ Prefix string }
+	SIDs    []struct{ SID string }
 }
 
 var optional = regexp.MustCompile(`\[([^\[\]]*)\]`)
@@ -76,9 +85,11 @@ func TestExpand(t *testing.T) {
 	}
 }
 
-func TestReadmeExamplesRunAsWritten(t *testing.T) {
+// newDocNode makes the namespace and scratch instance the examples run in, and returns a function
+// that runs one documented command there.
+func newDocNode(t *testing.T, tag string) func(cmd string) (string, error) {
 	bin := testsupport.BuildSeg6x(t)
-	ns := fmt.Sprintf("s6rd%d", os.Getpid()%1000)
+	ns := fmt.Sprintf("s6%s%d", tag, os.Getpid()%1000)
 	testsupport.DelNetns(ns)
 	if err := testsupport.AddNetns(ns); err != nil {
 		t.Fatal(err)
@@ -99,32 +110,40 @@ func TestReadmeExamplesRunAsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	run := func(cmd string) (string, error) {
+	return func(cmd string) (string, error) {
 		args := strings.Fields(cmd)
 		c := exec.Command("nsenter", append([]string{"--net=/run/netns/" + ns, bin, "--dir", dir}, args[1:]...)...)
 		c.Dir = work
 		out, err := c.CombinedOutput()
 		return string(out), err
 	}
+}
+
+// state reads the instance's state through the CLI.
+func state(t *testing.T, run func(string) (string, error)) docState {
+	var st docState
+	out, err := run("seg6x show --json")
+	if err != nil || json.Unmarshal([]byte(out), &st) != nil {
+		t.Fatalf("seg6x show --json: %v\n%s", err, out)
+	}
+	return st
+}
+
+// runBlock runs every command a documented block stands for and returns how many ran.
+func runBlock(t *testing.T, doc string, lines []string, run func(string) (string, error)) int {
 	ran := 0
-	for _, line := range usingIt(t) {
+	for _, line := range lines {
 		for _, cmd := range expand(line) {
 			if !strings.HasPrefix(cmd, "seg6x ") {
-				t.Fatalf("%q: not a seg6x command", cmd)
+				t.Fatalf("%s: %q: not a seg6x command", doc, cmd)
 			}
 			if strings.HasPrefix(cmd, "seg6x daemon") {
 				continue
 			}
 			if strings.HasPrefix(cmd, "seg6x detach --all") {
 				// Before removing everything: the state the examples built.
-				out, err := run("seg6x show --json")
-				var st struct {
-					Tenants []struct{ Name string }
-					Routes  []struct{ Prefix string }
-					SIDs    []struct{ SID string }
-				}
-				if err != nil || json.Unmarshal([]byte(out), &st) != nil || len(st.Tenants) != 1 || len(st.Routes) != 2 || len(st.SIDs) != 3 {
-					t.Errorf("the state the examples built: %v\n%s", err, out)
+				if st := state(t, run); len(st.Tenants) != 1 || len(st.Routes) != 2 || len(st.SIDs) != 3 {
+					t.Errorf("%s: the state the examples built: %+v", doc, st)
 				}
 			}
 			if strings.HasPrefix(cmd, "seg6x apply -f seg6x.yaml") {
@@ -134,12 +153,35 @@ func TestReadmeExamplesRunAsWritten(t *testing.T) {
 			}
 			out, err := run(cmd)
 			if err != nil {
-				t.Errorf("README: %s\n%v\n%s", cmd, err, out)
+				t.Errorf("%s: %s\n%v\n%s", doc, cmd, err, out)
 			}
 			ran++
 		}
 	}
-	if ran < 20 {
-		t.Errorf("only %d commands ran", ran)
+	return ran
+}
+
+// The README's five-line example: two ports, a tenant, a route and a SID, each as written, and
+// nothing else.
+func TestReadmeExampleRunsAsWritten(t *testing.T) {
+	run := newDocNode(t, "rd")
+	lines := firstBlock(t, "README.md", "## A five-line example")
+	if ran := runBlock(t, "README.md", lines, run); ran != 5 {
+		t.Errorf("README.md: %d commands ran, want the 5 the example shows", ran)
+	}
+	st := state(t, run)
+	if len(st.Tenants) != 1 || st.Tenants[0].Name != "blue" || len(st.Routes) != 1 || len(st.SIDs) != 1 {
+		t.Errorf("README.md: the example should leave tenant blue, one route and one SID: %+v", st)
+	}
+	if out, err := run("seg6x show interfaces"); err != nil || !strings.Contains(out, "eth0") || !strings.Contains(out, "eth1") {
+		t.Errorf("README.md: eth0 and eth1 should be attached: %v\n%s", err, out)
+	}
+}
+
+// docs/cli.md's tour of every command, as written.
+func TestCLIDocExamplesRunAsWritten(t *testing.T) {
+	run := newDocNode(t, "cd")
+	if ran := runBlock(t, "docs/cli.md", firstBlock(t, "docs/cli.md", "## Every command, by example"), run); ran < 20 {
+		t.Errorf("docs/cli.md: only %d commands ran", ran)
 	}
 }

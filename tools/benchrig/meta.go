@@ -2,7 +2,7 @@ package benchrig
 
 // meta.go: where a results file came from. Every JSON a `seg6x-bench` command writes (bench run
 // --out, and every bench command's --json) is a Results: this metadata, then the command's own
-// results. docs/benchmark-results.md quotes the files; the metadata is what dates them.
+// results. bench/results/README.md indexes the files; the metadata is what dates them.
 
 import (
 	"bufio"

@@ -65,7 +65,7 @@ func TestNewMetaFillsEveryField(t *testing.T) {
 }
 
 // Every results file in the repository says when, by which command, from which commit and on what
-// machine it was measured (docs/benchmark-results.md quotes them).
+// machine it was measured (bench/results/README.md indexes them).
 func TestCommittedResultsCarryMeta(t *testing.T) {
 	files, err := filepath.Glob("../../bench/results/*.json")
 	if err != nil {

@@ -4,7 +4,7 @@ package lab
 // of the lab's namespaces: FRR (zebra + bgpd) or gobgpd. Every file of an instance (config, pid,
 // log, control sockets) is under its own directory, so several run at once, none touches the
 // host's FRR or gobgpd, and the CLIs (vtysh, gobgp) talk to exactly this instance. What each needs
-// as a reflector is in docs/dev/bgp-interop.md. Each daemon's pid is in <Dir>/<daemon>.pid, so another
+// as a reflector is in docs/design/bgp-interop.md. Each daemon's pid is in <Dir>/<daemon>.pid, so another
 // process can stop the reflector too (StopRRDir; `seg6x-lab down --bgp`).
 
 import (
