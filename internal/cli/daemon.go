@@ -47,8 +47,9 @@ line ("commit" with origin, result, generation and counts). Metrics, logs and th
 are described in docs/observability.md.
 
 Memory: the daemon lets its heap grow by --gc-headroom percent of what is live (at least 64 MiB)
-before collecting again, instead of Go's default of doubling: a million BGP routes take about 1.9 KB
-each instead of 3.5 KB. GOGC or GOMEMLIMIT in the environment replace this policy.
+before collecting again, instead of Go's default of doubling: a million BGP routes take about 1.6 KB
+of RSS each instead of 3.3 KB, and twice the time to load (docs/bgp.md, Scale). GOGC or GOMEMLIMIT
+in the environment replace this policy.
 
 Run it under systemd with deploy/seg6x.service (see docs/operations.md).`,
 		Args: cobra.NoArgs,
