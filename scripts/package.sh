@@ -22,7 +22,7 @@ install_tree() {
 	d=$1 p=$2
 	install -d -m 0755 "$d$p/bin" "$d$p/lib/systemd/system" "$d$p/share/man/man1" \
 		"$d$p/share/bash-completion/completions" "$d$p/share/fish/vendor_completions.d" \
-		"$d$p/share/doc/seg6x"
+		"$d$p/share/doc/seg6x/docs/design"
 	install -m 0755 "$BIN" "$d$p/bin/seg6x"
 
 	# The unit runs the binary where it was installed, and points at the docs installed with it.
@@ -62,7 +62,10 @@ install_tree() {
 	chmod 0644 "$d$p/share/bash-completion/completions/seg6x" "$zsh/_seg6x" \
 		"$d$p/share/fish/vendor_completions.d/seg6x.fish"
 
-	install -m 0644 README.md CHANGELOG.md docs/*.md "$d$p/share/doc/seg6x/"
+	# The docs keep the repository's layout, so that the README's and the index's links work.
+	install -m 0644 README.md CHANGELOG.md "$d$p/share/doc/seg6x/"
+	install -m 0644 docs/*.md "$d$p/share/doc/seg6x/docs/"
+	install -m 0644 docs/design/*.md "$d$p/share/doc/seg6x/docs/design/"
 }
 
 # field NAME: a string field of `seg6x version --json`.

@@ -137,7 +137,7 @@ func checkFiles(t *testing.T) {
 	if got, want := read(t, "/etc/seg6x/seg6x.yaml"), read(t, "../../deploy/seg6x.yaml"); got != want {
 		t.Errorf("/etc/seg6x/seg6x.yaml is not deploy/seg6x.yaml")
 	}
-	for _, f := range []string{"README.md", "CHANGELOG.md", "operations.md", "install.md"} {
+	for _, f := range []string{"README.md", "CHANGELOG.md", "docs/README.md", "docs/operations.md", "docs/install.md", "docs/design/bgp-interop.md"} {
 		read(t, "/usr/share/doc/seg6x/"+f)
 	}
 	// A man page per command, which groff renders.
