@@ -172,18 +172,7 @@ func (s *Server) Show(req *pb.ShowRequest, stream pb.Control_ShowServer) error {
 	return nil
 }
 
-func sumCounter(m *ebpf.Map, idx uint32) (*pb.Counter, error) {
-	var per []dataplane.Seg6xCounter
-	if err := m.Lookup(idx, &per); err != nil {
-		return nil, err
-	}
-	c := &pb.Counter{}
-	for _, p := range per {
-		c.Packets += p.Packets
-		c.Bytes += p.Bytes
-	}
-	return c, nil
-}
+func counter(c state.Counter) *pb.Counter { return &pb.Counter{Packets: c.Packets, Bytes: c.Bytes} }
 
 func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsReply, error) {
 	var out *pb.StatsReply
@@ -201,42 +190,37 @@ func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsRepl
 }
 
 func stats(st *state.Store) (*pb.StatsReply, error) {
-	m := dataplane.MapsOf(st)
+	pols, sids := st.Policies(), st.SIDs()
+	polIDs, sidIDs := make([]uint32, len(pols)), make([]uint32, len(sids))
+	for i, p := range pols {
+		polIDs[i] = p.ID
+	}
+	for i, sd := range sids {
+		sidIDs[i] = sd.ID
+	}
+	c, err := st.Observer().Stats(polIDs, sidIDs)
+	if err != nil {
+		return nil, err
+	}
 	out := &pb.StatsReply{Actions: map[string]*pb.Counter{}, Reasons: map[string]*pb.Counter{}}
-	for i, name := range dataplane.Actions {
-		c, err := sumCounter(m.ActionStats, uint32(i))
-		if err != nil {
-			return nil, err
-		}
-		out.Actions[name] = c
+	for name, v := range c.Actions {
+		out.Actions[name] = counter(v)
 	}
-	for _, r := range dataplane.ReasonTable {
-		c, err := sumCounter(m.ReasonStats, uint32(r.Value))
-		if err != nil {
-			return nil, err
-		}
-		if c.Packets > 0 {
-			out.Reasons[r.Name] = c
+	for name, v := range c.Reasons {
+		if v.Packets > 0 {
+			out.Reasons[name] = counter(v)
 		}
 	}
-	for _, p := range st.Policies() {
-		c, err := sumCounter(m.PolicyStats, p.ID)
-		if err != nil {
-			return nil, err
-		}
-		ps := &pb.PolicyStats{Id: p.ID, Mode: p.Mode, Routes: uint32(p.Routes), Src: p.UsedSrc.String(), Count: c,
+	for _, p := range pols {
+		ps := &pb.PolicyStats{Id: p.ID, Mode: p.Mode, Routes: uint32(p.Routes), Src: p.UsedSrc.String(), Count: counter(c.Policies[p.ID]),
 			Sids: uint32(p.SIDs), Lists: p.Lists}
 		for _, a := range p.Segs {
 			ps.Segs = append(ps.Segs, a.String())
 		}
 		out.Policies = append(out.Policies, ps)
 	}
-	for _, sd := range st.SIDs() {
-		c, err := sumCounter(m.SidStats, sd.ID)
-		if err != nil {
-			return nil, err
-		}
-		out.Sids = append(out.Sids, &pb.SidStats{Sid: sd.Name(), Action: sd.Action, Count: c, Flavors: sd.Flavors})
+	for _, sd := range sids {
+		out.Sids = append(out.Sids, &pb.SidStats{Sid: sd.Name(), Action: sd.Action, Count: counter(c.SIDs[sd.ID]), Flavors: sd.Flavors})
 	}
 	return out, nil
 }

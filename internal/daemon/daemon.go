@@ -115,7 +115,7 @@ func Run(ctx context.Context, o Options) error {
 	// starts, for anything cached before).
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	if err := watchNextHops(wctx, dataplane.MapsOf(st).NhGen, o.logf); err != nil {
+	if err := watchNextHops(wctx, st.Observer().InvalidateNextHops, o.logf); err != nil {
 		o.logf("next-hop cache invalidation unavailable: %v (entries expire by time only)", err)
 	}
 	if nm := st.NewMaps; nm != nil {
@@ -205,7 +205,7 @@ func Run(ctx context.Context, o Options) error {
 		o.logf("metrics on http://%s/metrics, health on /healthz", ml.Addr())
 	}
 
-	stops = append([]func(){startSlowPath(ctx, srv, st, &o)}, stops...)
+	stops = append([]func(){startSlowPath(ctx, srv, &o)}, stops...)
 
 	if err := watchLinks(wctx, ctl, o.Dir, o.logf); err != nil {
 		o.logf("not following interface changes: %v", err)
@@ -302,8 +302,13 @@ func shutdown(ctl *core.Controller, o *Options, stops []func()) error {
 
 // startSlowPath reads the program's slow path ring while the daemon runs (bpf/slowpath.h) and returns
 // its stop function.
-func startSlowPath(ctx context.Context, srv *api.Server, st *state.Store, o *Options) func() {
-	r := slowpath.New(o.Dir, dataplane.MapsOf(st).SlowPath, o.logf)
+func startSlowPath(ctx context.Context, srv *api.Server, o *Options) func() {
+	ring, err := dataplane.SlowPathRing(o.Dir)
+	if err != nil {
+		o.logf("slow path unavailable: %v (IPv4 without DF too big for its tunnel goes to the kernel; decapsulated packets too big for their port are dropped unanswered)", err)
+		return func() {}
+	}
+	r := slowpath.New(o.Dir, ring, o.logf)
 	srv.SetSlowPath(func() *pb.SlowPath {
 		s := r.Stats()
 		return &pb.SlowPath{Running: s.Running, Records: s.Records, Fragmented: s.Fragmented, Fragments: s.Fragments,
@@ -319,7 +324,7 @@ func startSlowPath(ctx context.Context, srv *api.Server, st *state.Store, o *Opt
 		}
 	}()
 	o.logf("slow path: fragmenting IPv4 too big for its tunnel, relaying ICMP errors of decapsulated packets")
-	return func() { cancel(); <-done }
+	return func() { cancel(); <-done; ring.Close() }
 }
 
 func kernelReply(m *mirror.Mirror) *pb.KernelReply {

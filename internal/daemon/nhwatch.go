@@ -1,19 +1,19 @@
 package daemon
 
 // nhwatch.go: keeps the next-hop cache honest. Any route, rule, link or neighbor change the kernel
-// announces bumps the nh_gen map, which makes every cached FIB result stale at once; the cache's
-// time limit (nexthop_cache_ms) remains the backstop for changes made while no daemon runs.
+// announces invalidates the data plane's next hops (state.Observer; the BPF one bumps its nh_gen
+// map), which makes every cached FIB result stale at once; the cache's time limit
+// (nexthop_cache_ms) remains the backstop for changes made while no daemon runs.
 
 import (
 	"context"
 
-	"github.com/cilium/ebpf"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )
 
-// watchNextHops bumps gen on every relevant netlink message until ctx ends.
-func watchNextHops(ctx context.Context, gen *ebpf.Map, logf func(string, ...any)) error {
+// watchNextHops calls invalidate on every relevant netlink message until ctx ends.
+func watchNextHops(ctx context.Context, invalidate func() error, logf func(string, ...any)) error {
 	sub, err := nl.Subscribe(unix.NETLINK_ROUTE, unix.RTNLGRP_IPV4_ROUTE, unix.RTNLGRP_IPV6_ROUTE,
 		unix.RTNLGRP_NEIGH, unix.RTNLGRP_IPV4_RULE, unix.RTNLGRP_IPV6_RULE, unix.RTNLGRP_LINK)
 	if err != nil {
@@ -21,7 +21,7 @@ func watchNextHops(ctx context.Context, gen *ebpf.Map, logf func(string, ...any)
 	}
 	go func() { <-ctx.Done(); sub.Close() }()
 	// Whatever was cached before the subscription may be stale already.
-	if err := bump(gen); err != nil {
+	if err := invalidate(); err != nil {
 		logf("next-hop cache: %v", err)
 	}
 	go func() {
@@ -32,19 +32,11 @@ func watchNextHops(ctx context.Context, gen *ebpf.Map, logf func(string, ...any)
 			}
 			// An overrun also means something changed: bump as for a message.
 			if err == unix.ENOBUFS || len(msgs) > 0 {
-				if berr := bump(gen); berr != nil {
+				if berr := invalidate(); berr != nil {
 					logf("next-hop cache: %v", berr)
 				}
 			}
 		}
 	}()
 	return nil
-}
-
-func bump(gen *ebpf.Map) error {
-	var v uint64
-	if err := gen.Lookup(uint32(0), &v); err != nil {
-		return err
-	}
-	return gen.Update(uint32(0), v+1, ebpf.UpdateAny)
 }

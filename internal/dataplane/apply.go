@@ -195,18 +195,19 @@ func zeroCounters(m *ebpf.Map, ids []uint32) error {
 	return nil
 }
 
-// convert encodes the entries of a step: key and value (and the old value) through kf and vf.
-func convert[K, V any](es []state.Entry, kf func(any) K, vf func(any) (V, error)) ([]entry[K, V], error) {
-	out := make([]entry[K, V], len(es))
+// encode encodes the entries of a step: keys through kf, values (the new one of a put, the old one
+// to restore) through vf.
+func encode[K comparable, V, MK, MV any](es []state.Write[K, V], kind state.StepKind, kf func(K) MK, vf func(V) (MV, error)) ([]entry[MK, MV], error) {
+	out := make([]entry[MK, MV], len(es))
 	for i, e := range es {
-		out[i] = entry[K, V]{k: kf(e.Key), had: e.Had}
+		out[i] = entry[MK, MV]{k: kf(e.Key), had: e.Had}
 		var err error
-		if e.Val != nil {
+		if kind == state.StepPut {
 			if out[i].v, err = vf(e.Val); err != nil {
 				return nil, err
 			}
 		}
-		if e.Had && e.Old != nil {
+		if e.Had {
 			if out[i].old, err = vf(e.Old); err != nil {
 				return nil, err
 			}
@@ -215,59 +216,68 @@ func convert[K, V any](es []state.Entry, kf func(any) K, vf func(any) (V, error)
 	return out, nil
 }
 
-func ok[V any](f func(any) V) func(any) (V, error) {
-	return func(a any) (V, error) { return f(a), nil }
+// enc encodes entries whose values cannot fail to encode.
+func enc[K comparable, V, MK, MV any](es []state.Write[K, V], kind state.StepKind, kf func(K) MK, vf func(V) MV) []entry[MK, MV] {
+	out, _ := encode(es, kind, kf, func(v V) (MV, error) { return vf(v), nil })
+	return out
 }
 
+func same[T any](v T) T { return v }
+
+// present is the value of a set's key (the map holds 1 for every member).
+func present(struct{}) uint8 { return 1 }
+
+// policySlot encodes a policy; the zero PolicySpec is an empty slot (what undo restores where none was).
+func policySlot(p state.PolicySpec) (Seg6xEncapPolicy, error) {
+	if p.ID == 0 && len(p.Segs) == 0 {
+		return Seg6xEncapPolicy{}, nil
+	}
+	return OuterHeader(p)
+}
+
+func sidExactKey(p netip.Prefix) [16]byte         { return p.Addr().As16() }
+func groupVal(g state.GroupSpec) Seg6xPolicyGroup { return Seg6xPolicyGroup{Ids: g.Buckets} }
+
 // write runs one put or delete step.
-func (b *BPF) write(t *txn, st state.Step) error {
+func (b *BPF) write(t *txn, kind state.StepKind, w state.Writes) error {
 	m := b.Maps
-	switch st.Table {
-	case state.TableTxPorts:
-		es, _ := convert(st.Entries, func(a any) uint32 { return a.(uint32) }, ok(func(a any) uint32 { return a.(uint32) }))
-		return putOrDelete(t, m.TxPorts, es, st.Kind)
-	case state.TableSIDSpace, state.TableSIDSources:
-		es, _ := convert(st.Entries, func(a any) Seg6xLpm6Key { return lpmKey(a.(netip.Prefix)) }, ok(func(any) uint8 { return 1 }))
-		for i := range es {
-			es[i].v, es[i].old = 1, 1
-		}
-		mm := m.SidSpace
-		if st.Table == state.TableSIDSources {
-			mm = m.SidSources
-		}
-		return putOrDelete(t, mm, es, st.Kind)
-	case state.TablePolicies:
-		es, err := convert(st.Entries, func(a any) uint32 { return a.(uint32) }, func(a any) (Seg6xEncapPolicy, error) { return OuterHeader(a.(state.PolicySpec)) })
+	switch w := w.(type) {
+	case state.TxPortWrites:
+		return putOrDelete(t, m.TxPorts, enc(w, kind, same[uint32], same[uint32]), kind)
+	case state.SIDSpaceWrites:
+		return putOrDelete(t, m.SidSpace, enc(w, kind, lpmKey, present), kind)
+	case state.SIDSourceWrites:
+		return putOrDelete(t, m.SidSources, enc(w, kind, lpmKey, present), kind)
+	case state.PolicyWrites:
+		es, err := encode(w, kind, same[uint32], policySlot)
 		if err != nil {
 			return err
 		}
-		return putOrDelete(t, m.Policies, es, st.Kind)
-	case state.TableSIDs:
-		var exact, byPrefix []state.Entry
-		for _, e := range st.Entries {
-			if e.Key.(netip.Prefix).Bits() == 128 {
+		return putOrDelete(t, m.Policies, es, kind)
+	case state.SIDWrites:
+		var exact, byPrefix state.SIDWrites
+		for _, e := range w {
+			if e.Key.Bits() == 128 {
 				exact = append(exact, e)
 			} else {
 				byPrefix = append(byPrefix, e)
 			}
 		}
-		val := ok(func(a any) Seg6xSidEntry { return SIDEntry(a.(state.SIDSpec)) })
-		es, _ := convert(exact, func(a any) [16]byte { return a.(netip.Prefix).Addr().As16() }, val)
-		if err := putOrDelete(t, m.Sids, es, st.Kind); err != nil {
+		if err := putOrDelete(t, m.Sids, enc(exact, kind, sidExactKey, SIDEntry), kind); err != nil {
 			return err
 		}
-		ps, _ := convert(byPrefix, func(a any) Seg6xLpm6Key { return lpmKey(a.(netip.Prefix)) }, val)
-		if len(ps) > 0 && st.Kind == state.StepPut {
+		ps := enc(byPrefix, kind, lpmKey, SIDEntry)
+		if len(ps) > 0 && kind == state.StepPut {
 			// On before the first prefix SID is written (and left on: a lookup in an empty trie costs
 			// little; Reconcile turns it off when there are none).
 			if err := sidsByPrefix(m.SidConf, true); err != nil {
 				return err
 			}
 		}
-		return putOrDelete(t, m.SidPrefixes, ps, st.Kind)
-	case state.TableRoutes:
-		r4, r6 := make([]entry[Seg6xRoute4Key, Seg6xEncapVal], 0, len(st.Routes)), []entry[Seg6xRoute6Key, Seg6xEncapVal](nil)
-		for _, e := range st.Routes {
+		return putOrDelete(t, m.SidPrefixes, ps, kind)
+	case state.RouteWrites:
+		r4, r6 := make([]entry[Seg6xRoute4Key, Seg6xEncapVal], 0, len(w)), []entry[Seg6xRoute6Key, Seg6xEncapVal](nil)
+		for _, e := range w {
 			v, old := Seg6xEncapVal{PolicyId: e.Val}, Seg6xEncapVal{PolicyId: e.Old}
 			if e.Key.Prefix.Addr().Is4() {
 				r4 = append(r4, entry[Seg6xRoute4Key, Seg6xEncapVal]{k: route4Key(e.Key), v: v, old: old, had: e.Had})
@@ -275,40 +285,25 @@ func (b *BPF) write(t *txn, st state.Step) error {
 				r6 = append(r6, entry[Seg6xRoute6Key, Seg6xEncapVal]{k: route6Key(e.Key), v: v, old: old, had: e.Had})
 			}
 		}
-		if err := putOrDelete(t, m.Routes4, r4, st.Kind); err != nil {
+		if err := putOrDelete(t, m.Routes4, r4, kind); err != nil {
 			return err
 		}
-		return putOrDelete(t, m.Routes6, r6, st.Kind)
-	case state.TableGroups:
-		es, _ := convert(st.Entries, func(a any) uint32 { return a.(uint32) }, ok(func(a any) Seg6xPolicyGroup {
-			return Seg6xPolicyGroup{Ids: a.(state.GroupSpec).Buckets}
-		}))
-		if st.Kind == state.StepDelete { // an array: a group that goes is zeroed (no list: dropped)
-			for i := range es {
-				es[i].v = Seg6xPolicyGroup{}
-			}
-		}
-		return putBatch(t, m.PolicyGroups, es)
-	case state.TablePorts:
-		es, _ := convert(st.Entries, func(a any) Seg6xPortKey { return portKey(a.(state.PortKey)) }, ok(func(a any) Seg6xPortVal { return portVal(a.(state.PortSpec)) }))
-		return putOrDelete(t, m.Ports, es, st.Kind)
-	case state.TableVXDevs:
-		es, _ := convert(st.Entries, func(a any) uint32 { return a.(uint32) }, ok(func(a any) Seg6xVxDev { return vxDev(a.(state.VXDevSpec)) }))
-		return putOrDelete(t, m.VxDevs, es, st.Kind)
-	case state.TableVXRx:
-		es, _ := convert(st.Entries, func(a any) Seg6xVxRxKey { return vxRxKey(a.(state.VXRxKey)) }, ok(func(a any) Seg6xVxDev { return vxDev(a.(state.VXDevSpec)) }))
-		return putOrDelete(t, m.VxRx, es, st.Kind)
-	case state.TableVXRemotes:
-		es, _ := convert(st.Entries, func(a any) Seg6xVxRemoteKey { return vxRemoteKey(a.(state.VXRemoteKey)) }, ok(func(any) uint8 { return 1 }))
-		for i := range es {
-			es[i].v, es[i].old = 1, 1
-		}
-		return putOrDelete(t, m.VxRemotes, es, st.Kind)
-	case state.TableVXMACs:
-		es, _ := convert(st.Entries, func(a any) Seg6xVxMacKey { return vxMACKey(a.(state.VXMACKey)) }, ok(func(a any) Seg6xVxMac { return vxMAC(a.(state.VXMACSpec)) }))
-		return putOrDelete(t, m.VxMacs, es, st.Kind)
+		return putOrDelete(t, m.Routes6, r6, kind)
+	case state.GroupWrites:
+		// An array: a group that goes is zeroed (no list: dropped), as a put of the zero group.
+		return putBatch(t, m.PolicyGroups, enc(w, state.StepPut, same[uint32], groupVal))
+	case state.PortWrites:
+		return putOrDelete(t, m.Ports, enc(w, kind, portKey, portVal), kind)
+	case state.VXDevWrites:
+		return putOrDelete(t, m.VxDevs, enc(w, kind, same[uint32], vxDev), kind)
+	case state.VXRxWrites:
+		return putOrDelete(t, m.VxRx, enc(w, kind, vxRxKey, vxDev), kind)
+	case state.VXRemoteWrites:
+		return putOrDelete(t, m.VxRemotes, enc(w, kind, vxRemoteKey, present), kind)
+	case state.VXMACWrites:
+		return putOrDelete(t, m.VxMacs, enc(w, kind, vxMACKey, vxMAC), kind)
 	}
-	return fmt.Errorf("unknown table %d", st.Table)
+	return fmt.Errorf("writes of unknown table %d", w.Table())
 }
 
 // cacheGenTable says whether a write of table t makes answers the program caches under cache_gen
@@ -375,7 +370,11 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 		var err error
 		switch st.Kind {
 		case state.StepPut, state.StepDelete:
-			cached := cacheGenTable(st.Table)
+			if st.Writes == nil {
+				err = errors.New("a put or delete step without entries")
+				break
+			}
+			cached := cacheGenTable(st.Writes.Table())
 			cacheWritten = cacheWritten || cached
 			if cached {
 				// Undone in reverse order: this runs right after the write below is undone, before
@@ -383,13 +382,13 @@ func (b *BPF) Apply(steps []state.Step) (func() error, error) {
 				// that led to them are restored, and cached answers must not outlive either).
 				t.undo = append(t.undo, func() error { return bumpGen(b.Maps.CacheGen) })
 			}
-			err = b.write(t, st)
+			err = b.write(t, st.Kind, st.Writes)
 			if err == nil && cached {
 				err = bumpGen(b.Maps.CacheGen)
 			}
 		case state.StepResetCounters:
 			m := b.Maps.PolicyStats
-			if st.Table == state.TableSIDs {
+			if st.Counters == state.TableSIDs {
 				m = b.Maps.SidStats
 			}
 			err = zeroCounters(m, st.IDs)

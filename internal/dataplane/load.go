@@ -72,6 +72,16 @@ func OpenMaps(dir string) (*Seg6xMaps, error) {
 	return &m, nil
 }
 
+// SlowPathRing opens the slow path ring of instance dir (its pinned slow_path map, made when the
+// data plane was opened), which the daemon's relay (internal/slowpath) reads; the caller closes it.
+func SlowPathRing(dir string) (*ebpf.Map, error) {
+	m, err := ebpf.LoadPinnedMap(filepath.Join(MapPinDir(dir), Seg6xMapSlowPath), nil)
+	if err != nil {
+		return nil, fmt.Errorf("opening the slow path ring: %w", err)
+	}
+	return m, nil
+}
+
 // ProgramOptions are the load-time settings of the XDP program (constants the verifier sees).
 type ProgramOptions struct {
 	NextHopCache time.Duration // how long the headend may reuse a FIB result (0: never)

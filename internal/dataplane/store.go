@@ -1,11 +1,14 @@
 package dataplane
 
 // store.go: the BPF data plane of one instance (pinned maps, XDP links), as the state store uses it
-// (state.Dataplane): OpenStore opens a store on it, MapsOf gives tests and the daemon its maps.
+// (state.Dataplane, which is also the state.Observer of observe.go): OpenStore opens a store on it;
+// MapsOf gives tools and tests its raw maps (product code reads it through state.Observer, and a
+// test, cmd/seg6x TestProductReadsDataplaneThroughObserver, keeps it so).
 
 import (
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/seg6x/seg6x/internal/state"
 )
@@ -15,6 +18,7 @@ type BPF struct {
 	Dir   string
 	Maps  *Seg6xMaps
 	fresh bool
+	mu    sync.Mutex // Maps against Close, for what runs without the store's lock (InvalidateNextHops)
 }
 
 // OpenBPF opens (creating them if needed) the pinned maps of instance dir.
@@ -33,7 +37,9 @@ func OpenStore(dir string, env state.Env, o state.OpenOptions) (*state.Store, er
 	return state.OpenWith(dir, env, o)
 }
 
-// MapsOf is the maps of a store opened with OpenStore (nil for another data plane).
+// MapsOf is the maps of a store opened with OpenStore (nil for another data plane): for tools and
+// tests that inspect or write raw maps on purpose. Product code reads the data plane through
+// st.Observer().
 func MapsOf(st *state.Store) *Seg6xMaps {
 	if b, ok := st.Dataplane().(*BPF); ok {
 		return b.Maps
@@ -46,6 +52,8 @@ func (b *BPF) Fresh() bool { return b.fresh }
 
 // Close releases the maps (they stay pinned).
 func (b *BPF) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.Maps != nil {
 		b.Maps.Close()
 		b.Maps = nil

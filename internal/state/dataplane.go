@@ -4,6 +4,12 @@ package state
 // entries change, in which order, what to restore); a Dataplane encodes and writes them. The BPF one
 // is internal/dataplane (maps and XDP links); tests use an in-memory fake, so the model, validation,
 // planning and persistence run without root.
+//
+// The entries of a step are typed per table (Writes: one slice type per table, each of
+// Write[K, V] with the table's key and value types), so the compiler checks that a policy step
+// carries uint32 -> PolicySpec, a SID step netip.Prefix -> SIDSpec, and so on, and nothing is boxed
+// per entry (routes come by the million). What front ends read back from a data plane (counters,
+// traces, explanations) is Observer's (observe.go), which every Dataplane also is.
 
 import "net/netip"
 
@@ -20,6 +26,8 @@ type Dataplane interface {
 	// layout, a lost bpffs): a saved state must then be written into it.
 	Fresh() bool
 	Close()
+	// Observer: counters, traces and explanations of what the data plane does with packets.
+	Observer
 }
 
 // ProgramOptions are the load-time settings of the program attached to interfaces.
@@ -27,20 +35,24 @@ type ProgramOptions struct {
 	NextHopCacheMs uint32 // 0: off
 }
 
-// Table names one table of the data plane. Its entries' key and value types:
+// Table names one table of the data plane. Its entries' key and value types (and the Writes type of
+// a step that writes it):
 //
-//	TableTxPorts     uint32 ifindex                 -> uint32 ifindex (interfaces that may be redirected to)
-//	TableSIDSpace    netip.Prefix                   -> nil (the domain's locators)
-//	TableSIDSources  netip.Prefix                   -> nil (the domain's sources)
-//	TablePolicies    uint32 policy id               -> PolicySpec
-//	TableGroups      uint32 group id (no GroupFlag) -> GroupSpec (a named policy's lists, per inner family)
-//	TableSIDs        netip.Prefix (SID.Prefix())    -> SIDSpec (a /128: exact match; shorter: by prefix)
-//	TableRoutes      RouteKey                       -> uint32 policy id (0: hand to the kernel)
-//	TablePorts       PortKey                        -> PortSpec
-//	TableVXDevs      uint32 VXLAN device ifindex    -> VXDevSpec
-//	TableVXRx        VXRxKey                        -> VXDevSpec (the device that decapsulates)
-//	TableVXRemotes   VXRemoteKey                    -> nil (VTEPs a device takes VXLAN from)
-//	TableVXMACs      VXMACKey                       -> VXMACSpec
+//	TableTxPorts     uint32 ifindex                 -> uint32 ifindex (interfaces that may be redirected to)  TxPortWrites
+//	TableSIDSpace    netip.Prefix                   -> struct{} (the domain's locators)                       SIDSpaceWrites
+//	TableSIDSources  netip.Prefix                   -> struct{} (the domain's sources)                        SIDSourceWrites
+//	TablePolicies    uint32 policy id               -> PolicySpec                                             PolicyWrites
+//	TableGroups      uint32 group id (no GroupFlag) -> GroupSpec (a named policy's lists, per inner family)   GroupWrites
+//	TableSIDs        netip.Prefix (SID.Prefix())    -> SIDSpec (a /128: exact match; shorter: by prefix)      SIDWrites
+//	TableRoutes      RouteKey                       -> uint32 policy id (0: hand to the kernel)               RouteWrites
+//	TablePorts       PortKey                        -> PortSpec                                               PortWrites
+//	TableVXDevs      uint32 VXLAN device ifindex    -> VXDevSpec                                              VXDevWrites
+//	TableVXRx        VXRxKey                        -> VXDevSpec (the device that decapsulates)               VXRxWrites
+//	TableVXRemotes   VXRemoteKey                    -> struct{} (VTEPs a device takes VXLAN from)             VXRemoteWrites
+//	TableVXMACs      VXMACKey                       -> VXMACSpec                                              VXMACWrites
+//
+// TablePolicies and TableGroups are arrays: a slot is never removed. A PolicyWrites entry whose Old
+// is the zero PolicySpec (Had true) was an empty slot: undo zeroes it.
 type Table int
 
 // The tables.
@@ -64,9 +76,9 @@ type StepKind int
 
 // The steps.
 const (
-	StepPut                StepKind = iota + 1 // write Entries to Table
-	StepDelete                                 // delete Entries' keys from Table (a key already gone is fine)
-	StepResetCounters                          // zero the counters of IDs (Table: TablePolicies or TableSIDs)
+	StepPut                StepKind = iota + 1 // write Writes to their table
+	StepDelete                                 // delete Writes' keys from their table (a key already gone is fine)
+	StepResetCounters                          // zero the counters of IDs (Counters: TablePolicies or TableSIDs)
 	StepAttach                                 // attach the program to Iface (replacing its program in place; undo detaches it unless it had one)
 	StepDetach                                 // detach Iface
 	StepInvalidateNextHops                     // make every cached next hop stale
@@ -74,30 +86,101 @@ const (
 
 // Step is one ordered step of a commit.
 type Step struct {
-	Kind    StepKind
-	Table   Table
-	Entries []Entry
-	Routes  []RouteEntry // a TableRoutes step's entries (instead of Entries)
-	IDs     []uint32
-	Iface   Interface      // StepAttach, StepDetach (its Ifindex resolved)
-	Options ProgramOptions // StepAttach
+	Kind     StepKind
+	Writes   Writes // StepPut, StepDelete: the entries, all of one table (Writes.Table())
+	Counters Table  // StepResetCounters: TablePolicies or TableSIDs
+	IDs      []uint32
+	Iface    Interface      // StepAttach, StepDetach (its Ifindex resolved)
+	Options  ProgramOptions // StepAttach
 	// IfDetached: StepAttach only when the interface has no program (its link was lost).
 	IfDetached bool
 }
 
-// Entry is one key of a step: its new value, and what undo restores (Old when Had, else nothing).
-type Entry struct {
-	Key, Val, Old any
-	Had           bool
+// Table is the table a step writes (its Writes') or whose counters it resets; 0 for another step.
+func (s Step) Table() Table {
+	switch {
+	case s.Kind == StepResetCounters:
+		return s.Counters
+	case s.Writes != nil:
+		return s.Writes.Table()
+	}
+	return 0
+}
+
+// Write is one key of a put or delete step: its new value (a put), and what undo restores (Old
+// when Had, else the key is removed).
+type Write[K comparable, V any] struct {
+	Key      K
+	Val, Old V
+	Had      bool
 }
 
 // RouteEntry is one route of a TableRoutes step: Key gets policy id Val (a put), and undo restores
-// Old when Had. Typed, not an Entry: routes come by the million and boxing costs each allocations.
-type RouteEntry struct {
-	Key      RouteKey
-	Val, Old uint32
-	Had      bool
+// Old when Had.
+type RouteEntry = Write[RouteKey, uint32]
+
+// Writes is the entries of one put or delete step: one of the per-table types below (a closed set:
+// a data plane takes them with a type switch), whose key and value types are the table's.
+type Writes interface {
+	Table() Table
+	Len() int
+	writes() // only this package's types
 }
+
+// The entries of a step, by table.
+type (
+	TxPortWrites    []Write[uint32, uint32]
+	SIDSpaceWrites  []Write[netip.Prefix, struct{}]
+	SIDSourceWrites []Write[netip.Prefix, struct{}]
+	PolicyWrites    []Write[uint32, PolicySpec]
+	GroupWrites     []Write[uint32, GroupSpec]
+	SIDWrites       []Write[netip.Prefix, SIDSpec]
+	RouteWrites     []RouteEntry
+	PortWrites      []Write[PortKey, PortSpec]
+	VXDevWrites     []Write[uint32, VXDevSpec]
+	VXRxWrites      []Write[VXRxKey, VXDevSpec]
+	VXRemoteWrites  []Write[VXRemoteKey, struct{}]
+	VXMACWrites     []Write[VXMACKey, VXMACSpec]
+)
+
+func (TxPortWrites) Table() Table    { return TableTxPorts }
+func (SIDSpaceWrites) Table() Table  { return TableSIDSpace }
+func (SIDSourceWrites) Table() Table { return TableSIDSources }
+func (PolicyWrites) Table() Table    { return TablePolicies }
+func (GroupWrites) Table() Table     { return TableGroups }
+func (SIDWrites) Table() Table       { return TableSIDs }
+func (RouteWrites) Table() Table     { return TableRoutes }
+func (PortWrites) Table() Table      { return TablePorts }
+func (VXDevWrites) Table() Table     { return TableVXDevs }
+func (VXRxWrites) Table() Table      { return TableVXRx }
+func (VXRemoteWrites) Table() Table  { return TableVXRemotes }
+func (VXMACWrites) Table() Table     { return TableVXMACs }
+
+func (w TxPortWrites) Len() int    { return len(w) }
+func (w SIDSpaceWrites) Len() int  { return len(w) }
+func (w SIDSourceWrites) Len() int { return len(w) }
+func (w PolicyWrites) Len() int    { return len(w) }
+func (w GroupWrites) Len() int     { return len(w) }
+func (w SIDWrites) Len() int       { return len(w) }
+func (w RouteWrites) Len() int     { return len(w) }
+func (w PortWrites) Len() int      { return len(w) }
+func (w VXDevWrites) Len() int     { return len(w) }
+func (w VXRxWrites) Len() int      { return len(w) }
+func (w VXRemoteWrites) Len() int  { return len(w) }
+func (w VXMACWrites) Len() int     { return len(w) }
+
+func (TxPortWrites) writes()    {}
+func (SIDSpaceWrites) writes()  {}
+func (SIDSourceWrites) writes() {}
+func (PolicyWrites) writes()    {}
+func (GroupWrites) writes()     {}
+func (SIDWrites) writes()       {}
+func (RouteWrites) writes()     {}
+func (PortWrites) writes()      {}
+func (VXDevWrites) writes()     {}
+func (VXRxWrites) writes()      {}
+func (VXRemoteWrites) writes()  {}
+func (VXMACWrites) writes()     {}
 
 // RouteKey is an encap route in one version of a tenant's route table.
 type RouteKey struct {

@@ -72,39 +72,7 @@ func (f *fakeDP) Apply(steps []Step) (func() error, error) {
 	for _, st := range steps {
 		switch st.Kind {
 		case StepPut, StepDelete:
-			tb := f.table(st.Table)
-			for _, r := range st.Routes {
-				// Undone as the real data plane undoes it: from what the entry says the map held.
-				k, r := r.Key, r
-				if st.Kind == StepPut {
-					tb[k] = r.Val
-				} else {
-					delete(tb, k)
-				}
-				undo = append(undo, func() {
-					if r.Had {
-						tb[k] = r.Old
-					} else {
-						delete(tb, k)
-					}
-				})
-			}
-			for _, e := range st.Entries {
-				old, had := tb[e.Key]
-				if st.Kind == StepPut {
-					tb[e.Key] = e.Val
-				} else {
-					delete(tb, e.Key)
-				}
-				k := e.Key
-				undo = append(undo, func() {
-					if had {
-						tb[k] = old
-					} else {
-						delete(tb, k)
-					}
-				})
-			}
+			f.write(st.Kind, st.Writes, &undo)
 		case StepAttach:
 			name, was := st.Iface.Name, f.attached[st.Iface.Name]
 			if st.IfDetached && was {
@@ -128,6 +96,86 @@ func (f *fakeDP) Apply(steps []Step) (func() error, error) {
 	return rollback, nil
 }
 
+// write runs a put or delete; undo restores what the table held.
+func (f *fakeDP) write(kind StepKind, w Writes, undo *[]func()) {
+	tb := f.table(w.Table())
+	switch w := w.(type) {
+	case TxPortWrites:
+		writeTo(tb, kind, w, undo)
+	case SIDSpaceWrites:
+		writeTo(tb, kind, w, undo)
+	case SIDSourceWrites:
+		writeTo(tb, kind, w, undo)
+	case PolicyWrites:
+		writeTo(tb, kind, w, undo)
+	case GroupWrites:
+		writeTo(tb, kind, w, undo)
+	case SIDWrites:
+		writeTo(tb, kind, w, undo)
+	case RouteWrites:
+		// Undone as the real data plane undoes it: from what the entry says the map held.
+		for _, r := range w {
+			k, r := r.Key, r
+			if kind == StepPut {
+				tb[k] = r.Val
+			} else {
+				delete(tb, k)
+			}
+			*undo = append(*undo, func() {
+				if r.Had {
+					tb[k] = r.Old
+				} else {
+					delete(tb, k)
+				}
+			})
+		}
+	case PortWrites:
+		writeTo(tb, kind, w, undo)
+	case VXDevWrites:
+		writeTo(tb, kind, w, undo)
+	case VXRxWrites:
+		writeTo(tb, kind, w, undo)
+	case VXRemoteWrites:
+		writeTo(tb, kind, w, undo)
+	case VXMACWrites:
+		writeTo(tb, kind, w, undo)
+	default:
+		panic(fmt.Sprintf("fake data plane: writes of table %d", w.Table()))
+	}
+}
+
+// writeTo writes es to tb; undo restores what tb held.
+func writeTo[K comparable, V any](tb map[any]any, kind StepKind, es []Write[K, V], undo *[]func()) {
+	for _, e := range es {
+		k := e.Key
+		old, had := tb[k]
+		if kind == StepPut {
+			tb[k] = e.Val
+		} else {
+			delete(tb, k)
+		}
+		*undo = append(*undo, func() {
+			if had {
+				tb[k] = old
+			} else {
+				delete(tb, k)
+			}
+		})
+	}
+}
+
+// The fake observes nothing: zero counters, traces without records, no explanations.
+func (f *fakeDP) Stats(policies, sids []uint32) (*Stats, error) {
+	return &Stats{Actions: map[string]Counter{}, Reasons: map[string]Counter{}, Policies: map[uint32]Counter{}, SIDs: map[uint32]Counter{}}, nil
+}
+func (f *fakeDP) Trace(TraceFilter, ProgramOptions) (TraceSession, error) {
+	return nil, fmt.Errorf("the fake data plane has no trace")
+}
+func (f *fakeDP) Explain(uint32, []byte, ExplainOptions) (*TraceRecord, error) {
+	return nil, fmt.Errorf("the fake data plane has no explain")
+}
+func (f *fakeDP) InvalidateNextHops() error { return nil }
+
 // imageTables is im as the fake's tables hold it.
 func imageTables(im *Image) map[Table]map[any]any {
 	out := map[Table]map[any]any{TableTxPorts: {}, TableSIDSpace: {}, TableSIDSources: {}, TablePolicies: {}, TableSIDs: {},
@@ -136,10 +184,10 @@ func imageTables(im *Image) map[Table]map[any]any {
 		out[TableTxPorts][idx] = idx
 	}
 	for _, p := range im.SIDSpace {
-		out[TableSIDSpace][p] = nil
+		out[TableSIDSpace][p] = struct{}{}
 	}
 	for _, p := range im.SIDSources {
-		out[TableSIDSources][p] = nil
+		out[TableSIDSources][p] = struct{}{}
 	}
 	for id, p := range im.Policies {
 		out[TablePolicies][id] = p
@@ -163,7 +211,7 @@ func imageTables(im *Image) map[Table]map[any]any {
 		out[TableVXRx][k] = v
 	}
 	for k := range im.VX.Remotes {
-		out[TableVXRemotes][k] = nil
+		out[TableVXRemotes][k] = struct{}{}
 	}
 	for k, v := range im.VX.MACs {
 		out[TableVXMACs][k] = v

@@ -14,15 +14,23 @@ type nullDP struct{ entries int }
 
 func (d *nullDP) Apply(steps []Step) (func() error, error) {
 	for _, s := range steps {
-		d.entries += len(s.Entries) + len(s.Routes)
+		if s.Writes != nil {
+			d.entries += s.Writes.Len()
+		}
 	}
 	return func() error { return nil }, nil
 }
 func (d *nullDP) Reconcile(*Image, ProgramOptions) (*ReconcileReport, error) {
 	return &ReconcileReport{}, nil
 }
-func (d *nullDP) Fresh() bool { return true }
-func (d *nullDP) Close()      {}
+func (d *nullDP) Fresh() bool                                             { return true }
+func (d *nullDP) Close()                                                  {}
+func (d *nullDP) Stats([]uint32, []uint32) (*Stats, error)                { return &Stats{}, nil }
+func (d *nullDP) Trace(TraceFilter, ProgramOptions) (TraceSession, error) { return nil, nil }
+func (d *nullDP) Explain(uint32, []byte, ExplainOptions) (*TraceRecord, error) {
+	return nil, nil
+}
+func (d *nullDP) InvalidateNextHops() error { return nil }
 
 // BenchmarkLoadRouteSets: 1M /32 routes over 8 tenants and 1000 segment lists, commits of 50000.
 func BenchmarkLoadRouteSets(b *testing.B) {

@@ -326,14 +326,14 @@ func (s *Store) applyPolicy(c *change, op Op) error {
 }
 
 // groupWrites are the puts and deletes of the groups of the named policies change c touched.
-func (s *Store) groupWrites(c *change) (puts, dels []Entry) {
+func (s *Store) groupWrites(c *change) (puts, dels GroupWrites) {
 	for name, b := range c.named {
 		n := s.rt.named[name]
 		for fam := range 2 {
 			switch {
 			case n != nil:
 				v := GroupSpec{Buckets: n.buckets(fam)}
-				e := Entry{Key: n.groups[fam].id &^ GroupFlag, Val: v, Had: b.had}
+				e := Write[uint32, GroupSpec]{Key: n.groups[fam].id &^ GroupFlag, Val: v, Had: b.had}
 				if b.had {
 					if b.buckets[fam] == v.Buckets {
 						continue
@@ -342,7 +342,7 @@ func (s *Store) groupWrites(c *change) (puts, dels []Entry) {
 				}
 				puts = append(puts, e)
 			case b.had:
-				dels = append(dels, Entry{Key: b.gids[fam], Old: GroupSpec{Buckets: b.buckets[fam]}, Had: true})
+				dels = append(dels, Write[uint32, GroupSpec]{Key: b.gids[fam], Old: GroupSpec{Buckets: b.buckets[fam]}, Had: true})
 			}
 		}
 	}

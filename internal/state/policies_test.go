@@ -110,8 +110,8 @@ func TestNamedPolicyRoutesAndDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, step := range steps {
-		if step.Table != TableGroups || step.Kind != StepPut || len(step.Entries) != 2 {
-			t.Errorf("marking a list down wrote %d entries of table %d (kind %d); want only the 2 groups", len(step.Entries), step.Table, step.Kind)
+		if w, ok := step.Writes.(GroupWrites); !ok || step.Kind != StepPut || len(w) != 2 {
+			t.Errorf("marking a list down wrote %T to table %d (kind %d); want only the 2 groups", step.Writes, step.Table(), step.Kind)
 		}
 	}
 	checkImage(t, st)

@@ -163,8 +163,11 @@ func flockWithin(lf *os.File, o OpenOptions) error {
 	}
 }
 
-// Dataplane is the data plane the store writes (the BPF one's maps: internal/dataplane.MapsOf).
+// Dataplane is the data plane the store writes.
 func (s *Store) Dataplane() Dataplane { return s.dp }
+
+// Observer is the store's data plane as front ends read it: counters, traces, explanations.
+func (s *Store) Observer() Observer { return s.dp }
 
 // Close releases the data plane and the lock.
 func (s *Store) Close() {

@@ -132,13 +132,13 @@ func vxlanImage(vs []VXLAN) VXImage {
 }
 
 // mapWrites are the puts and deletes that make a table go from old to new.
-func mapWrites[K comparable, V comparable](old, new map[K]V) (puts, dels []Entry) {
+func mapWrites[K comparable, V comparable](old, new map[K]V) (puts, dels []Write[K, V]) {
 	for k, v := range new {
 		o, had := old[k]
 		if had && o == v {
 			continue
 		}
-		e := Entry{Key: k, Val: v, Had: had}
+		e := Write[K, V]{Key: k, Val: v, Had: had}
 		if had {
 			e.Old = o
 		}
@@ -146,7 +146,7 @@ func mapWrites[K comparable, V comparable](old, new map[K]V) (puts, dels []Entry
 	}
 	for k, o := range old {
 		if _, keep := new[k]; !keep {
-			dels = append(dels, Entry{Key: k, Old: o, Had: true})
+			dels = append(dels, Write[K, V]{Key: k, Old: o, Had: true})
 		}
 	}
 	return puts, dels
@@ -168,14 +168,17 @@ func (c *change) vxlansBefore(rt *runtime) []VXLAN {
 	return out
 }
 
-// vxRemoteWrites turns the remote sets into entries (a set: the value is nil).
-func vxRemoteWrites(old, new map[VXRemoteKey]bool) (puts, dels []Entry) {
-	p, d := mapWrites(old, new)
-	for i := range p {
-		p[i].Val, p[i].Old = nil, nil
+// setWrites are the puts and deletes that make a set (the keys of old and new) go from old to new.
+func setWrites[K comparable](old, new map[K]bool) (puts, dels []Write[K, struct{}]) {
+	for k := range new {
+		if _, had := old[k]; !had {
+			puts = append(puts, Write[K, struct{}]{Key: k})
+		}
 	}
-	for i := range d {
-		d[i].Old = nil
+	for k := range old {
+		if _, keep := new[k]; !keep {
+			dels = append(dels, Write[K, struct{}]{Key: k, Had: true})
+		}
 	}
-	return p, d
+	return puts, dels
 }

@@ -104,7 +104,7 @@ func TestVXLANCommitWritesInOrder(t *testing.T) {
 	var steps []Step
 	st.dp.(*fakeDP).onApply = func(s []Step) { steps = s }
 	pos := func(kind StepKind, tb Table) int {
-		return slices.IndexFunc(steps, func(s Step) bool { return s.Kind == kind && s.Table == tb })
+		return slices.IndexFunc(steps, func(s Step) bool { return s.Kind == kind && s.Table() == tb })
 	}
 
 	v := bridgedVXLAN()
@@ -138,10 +138,10 @@ func TestVXLANCommitWritesInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkImage(t, st)
-	if i := pos(StepPut, TableVXMACs); i < 0 || len(steps[i].Entries) != 1 || steps[i].Entries[0].Key != (VXMACKey{Bridge: 6, MAC: mac("02:00:00:00:0b:01")}) {
+	if i := pos(StepPut, TableVXMACs); i < 0 || steps[i].Writes.Len() != 1 || steps[i].Writes.(VXMACWrites)[0].Key != (VXMACKey{Bridge: 6, MAC: mac("02:00:00:00:0b:01")}) {
 		t.Fatalf("MAC puts: %+v", steps)
 	}
-	if i := pos(StepDelete, TableVXMACs); i < 0 || len(steps[i].Entries) != 1 {
+	if i := pos(StepDelete, TableVXMACs); i < 0 || steps[i].Writes.Len() != 1 {
 		t.Fatalf("MAC deletes: %+v", steps)
 	}
 	if pos(StepPut, TableVXDevs) >= 0 {
@@ -157,7 +157,7 @@ func TestVXLANCommitWritesInOrder(t *testing.T) {
 	if p < 0 || m < p || d < m {
 		t.Fatalf("delete order ports %d, macs %d, devs %d", p, m, d)
 	}
-	for _, tb := range vxTables {
+	for _, tb := range []Table{TableVXDevs, TableVXRemotes, TableVXRx, TableVXMACs} {
 		if n := st.dp.(*fakeDP).count(tb); n != 0 {
 			t.Errorf("table %d keeps %d entries", tb, n)
 		}

@@ -9,11 +9,11 @@ import (
 	"slices"
 )
 
-func put(t Table, es []Entry) Step { return Step{Kind: StepPut, Table: t, Entries: es} }
-func del(t Table, es []Entry) Step { return Step{Kind: StepDelete, Table: t, Entries: es} }
+func put(w Writes) Step { return Step{Kind: StepPut, Writes: w} }
+func del(w Writes) Step { return Step{Kind: StepDelete, Writes: w} }
 
 // prefixWrites are the puts and deletes that make a domain prefix table go from old to new.
-func prefixWrites(old, new []netip.Prefix) (puts, dels []Entry) {
+func prefixWrites(old, new []netip.Prefix) (puts, dels []Write[netip.Prefix, struct{}]) {
 	o, n := map[netip.Prefix]bool{}, map[netip.Prefix]bool{}
 	for _, p := range old {
 		o[p] = true
@@ -23,12 +23,12 @@ func prefixWrites(old, new []netip.Prefix) (puts, dels []Entry) {
 	}
 	for p := range n {
 		if !o[p] {
-			puts = append(puts, Entry{Key: p})
+			puts = append(puts, Write[netip.Prefix, struct{}]{Key: p})
 		}
 	}
 	for p := range o {
 		if !n[p] {
-			dels = append(dels, Entry{Key: p, Had: true})
+			dels = append(dels, Write[netip.Prefix, struct{}]{Key: p, Had: true})
 		}
 	}
 	return puts, dels
@@ -72,64 +72,62 @@ func (c *change) portsBefore(rt *runtime) map[PortKey]PortSpec {
 	}, len(sources) > 0)
 }
 
-// vxTables are the VXLAN tables in the order they are written (removed in the reverse order).
-var vxTables = [4]Table{TableVXDevs, TableVXRemotes, TableVXRx, TableVXMACs}
-
 // steps plans the data plane steps that make it follow the in-memory change c.
 func (s *Store) steps(c *change) []Step {
 	rt := s.rt
 	var out []Step
 	add := func(st Step) {
-		if len(st.Entries) > 0 || len(st.Routes) > 0 || len(st.IDs) > 0 || st.Kind == StepAttach || st.Kind == StepDetach || st.Kind == StepInvalidateNextHops {
+		if (st.Writes != nil && st.Writes.Len() > 0) || len(st.IDs) > 0 || st.Kind == StepAttach || st.Kind == StepDetach || st.Kind == StepInvalidateNextHops {
 			out = append(out, st)
 		}
 	}
 
 	// 1. Redirect targets, and the domain's prefixes being added.
-	var txPut, txDel []Entry
+	var txPut, txDel TxPortWrites
 	for name, b := range c.ifaces {
 		it, has := rt.ifaces[name]
 		if has && (!b.had || b.it.Ifindex != it.Ifindex) {
 			idx := uint32(it.Ifindex)
-			txPut = append(txPut, Entry{Key: idx, Val: idx})
+			txPut = append(txPut, Write[uint32, uint32]{Key: idx, Val: idx})
 		}
 		if b.had && (!has || b.it.Ifindex != it.Ifindex) {
 			idx := uint32(b.it.Ifindex)
-			txDel = append(txDel, Entry{Key: idx, Old: idx, Had: true})
+			txDel = append(txDel, Write[uint32, uint32]{Key: idx, Old: idx, Had: true})
 		}
 	}
-	add(put(TableTxPorts, txPut))
+	add(put(txPut))
 	domainBefore := rt.domain
 	if c.domainBefore != nil {
 		domainBefore = *c.domainBefore
 	}
 	spacePut, spaceDel := prefixWrites(domainBefore.Locators, rt.domain.Locators)
 	srcPut, srcDel := prefixWrites(domainBefore.Sources, rt.domain.Sources)
-	add(put(TableSIDSpace, spacePut))
-	add(put(TableSIDSources, srcPut))
+	add(put(SIDSpaceWrites(spacePut)))
+	add(put(SIDSourceWrites(srcPut)))
 
 	// 2. New policies (and their counters) before any route points at them.
-	var pols []Entry
+	var pols PolicyWrites
 	var polIDs []uint32
 	for _, p := range c.newPols {
 		if p.refs == 0 {
 			continue
 		}
 		polIDs = append(polIDs, p.id)
-		pols = append(pols, Entry{Key: p.id, Val: policySpec(p), Had: true})
+		// An array slot: undo zeroes it (Old: the zero PolicySpec).
+		pols = append(pols, Write[uint32, PolicySpec]{Key: p.id, Val: policySpec(p), Had: true})
 	}
-	add(Step{Kind: StepResetCounters, Table: TablePolicies, IDs: polIDs})
-	add(put(TablePolicies, pols))
+	add(Step{Kind: StepResetCounters, Counters: TablePolicies, IDs: polIDs})
+	add(put(pols))
 	// Named policies' groups: their lists are written; routes may point at them from here on.
 	groupPut, groupDel := s.groupWrites(c)
-	add(put(TableGroups, groupPut))
+	add(put(groupPut))
 
 	// 3. SIDs added or changed.
-	var sidPut, sidDel []Entry
+	var sidPut, sidDel SIDWrites
 	var sidIDs []uint32
 	for addr, b := range c.sids {
 		sd, has := rt.sids[addr]
-		e := Entry{Key: b.sid.Prefix(), Had: b.had}
+		e := Write[netip.Prefix, SIDSpec]{Key: b.sid.Prefix(), Had: b.had}
 		var old SIDSpec
 		if b.had {
 			old = sidSpec(b.sid, func(name string) uint32 { return c.tenantTableBefore(rt, name) })
@@ -138,7 +136,7 @@ func (s *Store) steps(c *change) []Step {
 		if has && b.had && sd.Prefix() != b.sid.Prefix() {
 			// The same address, another length: the old entry goes, the new one is written.
 			sidDel = append(sidDel, e)
-			e = Entry{}
+			e = Write[netip.Prefix, SIDSpec]{}
 			b.had = false
 		}
 		if !has {
@@ -156,11 +154,11 @@ func (s *Store) steps(c *change) []Step {
 		}
 		sidPut = append(sidPut, e)
 	}
-	add(Step{Kind: StepResetCounters, Table: TableSIDs, IDs: sidIDs})
-	add(put(TableSIDs, sidPut))
+	add(Step{Kind: StepResetCounters, Counters: TableSIDs, IDs: sidIDs})
+	add(put(sidPut))
 
 	// 4. Routes: changed ones in place; swapped tables written whole under their new id.
-	routePut, routeDel := make([]RouteEntry, 0, c.nroutes), []RouteEntry(nil)
+	routePut, routeDel := make(RouteWrites, 0, c.nroutes), RouteWrites(nil)
 	route := func(table uint32, p netip.Prefix, v, old *policy) RouteEntry {
 		e := RouteEntry{Key: RouteKey{TableID: table, Prefix: p}, Had: old != nil}
 		if v != nil {
@@ -197,21 +195,21 @@ func (s *Store) steps(c *change) []Step {
 			routeDel = append(routeDel, RouteEntry{Key: RouteKey{TableID: sb.tableID, Prefix: p}, Old: id, Had: true})
 		}
 	}
-	add(Step{Kind: StepPut, Table: TableRoutes, Routes: routePut})
+	add(put(routePut))
 
 	// 4b. VXLAN devices, the remotes they take packets from, then their bridges' MACs: all in before
 	// the bridge ports that lead to them (step 5), out after (step 6).
-	var vxDel [4][]Entry
+	var vxDel []Writes // in the order of vxTables
 	if len(c.vxlans) > 0 {
 		was, now := vxlanImage(c.vxlansBefore(rt)), vxlanImage(rt.vxlanList())
-		var puts [4][]Entry
-		puts[0], vxDel[0] = mapWrites(was.Devs, now.Devs)
-		puts[1], vxDel[1] = vxRemoteWrites(was.Remotes, now.Remotes)
-		puts[2], vxDel[2] = mapWrites(was.Rx, now.Rx)
-		puts[3], vxDel[3] = mapWrites(was.MACs, now.MACs)
-		for i, t := range vxTables {
-			add(put(t, puts[i]))
+		devPut, devDel := mapWrites(was.Devs, now.Devs)
+		remPut, remDel := setWrites(was.Remotes, now.Remotes)
+		rxPut, rxDel := mapWrites(was.Rx, now.Rx)
+		macPut, macDel := mapWrites(was.MACs, now.MACs)
+		for _, w := range []Writes{VXDevWrites(devPut), VXRemoteWrites(remPut), VXRxWrites(rxPut), VXMACWrites(macPut)} {
+			add(put(w))
 		}
+		vxDel = []Writes{VXDevWrites(devDel), VXRemoteWrites(remDel), VXRxWrites(rxDel), VXMACWrites(macDel)}
 	}
 
 	// 5. Ports: sides of the boundary and the tenants' new table versions, with the prefix lengths of
@@ -230,38 +228,38 @@ func (s *Store) steps(c *change) []Step {
 		}
 		return v
 	}, sources)
-	var portPut, portDel, portFinal []Entry
+	var portPut, portDel, portFinal PortWrites
 	for k, v := range mid {
 		old, had := before[k]
 		if !had || old != v {
-			portPut = append(portPut, Entry{Key: k, Val: v, Old: old, Had: had})
+			portPut = append(portPut, Write[PortKey, PortSpec]{Key: k, Val: v, Old: old, Had: had})
 		}
 		if fv := final[k]; fv != v {
-			portFinal = append(portFinal, Entry{Key: k, Val: fv, Old: v, Had: true})
+			portFinal = append(portFinal, Write[PortKey, PortSpec]{Key: k, Val: fv, Old: v, Had: true})
 		}
 	}
 	for k, old := range before {
 		if _, keep := mid[k]; !keep {
-			portDel = append(portDel, Entry{Key: k, Old: old, Had: true})
+			portDel = append(portDel, Write[PortKey, PortSpec]{Key: k, Old: old, Had: true})
 		}
 	}
-	add(put(TablePorts, portPut))
+	add(put(portPut))
 	// Programs on new interfaces start once everything they may reach, their own ports included, is in.
 	for _, st := range s.attachNew(c) {
 		add(st)
 	}
 
 	// 6. Removals, then the final prefix-length bitmaps.
-	add(del(TablePorts, portDel))
-	add(Step{Kind: StepDelete, Table: TableRoutes, Routes: routeDel})
-	add(del(TableGroups, groupDel))
-	add(del(TableSIDs, sidDel))
-	for i := len(vxTables) - 1; i >= 0; i-- {
-		add(del(vxTables[i], vxDel[i]))
+	add(del(portDel))
+	add(del(routeDel))
+	add(del(groupDel))
+	add(del(sidDel))
+	for i := len(vxDel) - 1; i >= 0; i-- {
+		add(del(vxDel[i]))
 	}
-	add(put(TablePorts, portFinal))
-	add(del(TableSIDSpace, spaceDel))
-	add(del(TableSIDSources, srcDel))
+	add(put(portFinal))
+	add(del(SIDSpaceWrites(spaceDel)))
+	add(del(SIDSourceWrites(srcDel)))
 
 	// 7. Interfaces that left.
 	for name, b := range c.ifaces {
@@ -271,7 +269,7 @@ func (s *Store) steps(c *change) []Step {
 		}
 		add(Step{Kind: StepDetach, Iface: b.it})
 	}
-	add(del(TableTxPorts, txDel))
+	add(del(txDel))
 	if len(txDel) > 0 {
 		// An egress interface left the redirect map: no cached next hop may name it any more.
 		add(Step{Kind: StepInvalidateNextHops})
