@@ -293,13 +293,6 @@ func (r *runtime) bindRefs(sd SID, delta int) error {
 	return nil
 }
 
-func famOf(p netip.Prefix) int {
-	if p.Addr().Is6() {
-		return 1
-	}
-	return 0
-}
-
 // records describes the whole running state. emit must not keep a record (route records share
 // one savedRoute).
 func (r *runtime) records(emit func(record) error) error {

@@ -108,13 +108,6 @@ func (s *Store) Plan(desired *State) []Op {
 	return append(ops, dels...)
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func sameTenant(cur, want *Tenant) bool {
 	if cur.Table != want.Table || cur.KernelFallback != want.KernelFallback || len(cur.Ports) != len(want.Ports) ||
 		!slices.Equal(cur.Gateway, want.Gateway) || cur.MSSClamp != want.MSSClamp || !same(cur.VPN, want.VPN) {

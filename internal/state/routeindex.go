@@ -69,6 +69,14 @@ func (x routeIndex) del(p netip.Prefix) {
 
 func (x routeIndex) len() int { return len(x.v4) + len(x.v6) }
 
+// famOf is p's family as per-family counts index it: 0 IPv4, 1 IPv6.
+func famOf(p netip.Prefix) int {
+	if p.Addr().Is6() {
+		return 1
+	}
+	return 0
+}
+
 // all yields every route (in no order): for p, id := range x.all.
 func (x routeIndex) all(yield func(netip.Prefix, uint32) bool) {
 	for k, id := range x.v4 {

@@ -48,6 +48,14 @@ func policyKey(inner6 bool, mode string, segs []netip.Addr, src netip.Addr, hop 
 	return string(appendPolicyKey(nil, inner6, mode, segs, src, hop))
 }
 
+// boolInt is 1 for true, 0 for false (a family or flag as an index or key byte).
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // appendPolicyKey appends policyKey's bytes to b (a lookup with them needs no string made).
 func appendPolicyKey(b []byte, inner6 bool, mode string, segs []netip.Addr, src netip.Addr, hop uint8) []byte {
 	b = append(b, byte(boolInt(inner6)), hop, byte(len(mode)))
@@ -111,10 +119,7 @@ func (t *tenantRT) setUSIDs(p netip.Prefix, u *USIDList) {
 }
 
 func (t *tenantRT) countRoute(p netip.Prefix, delta int) {
-	fam := 0
-	if p.Addr().Is6() {
-		fam = 1
-	}
+	fam := famOf(p)
 	t.plens[fam][p.Bits()] = uint32(int(t.plens[fam][p.Bits()]) + delta)
 }
 

@@ -1,0 +1,64 @@
+package state
+
+// ops_sid.go: operations on local SIDs.
+
+func (s *Store) applySID(c *change, op Op) error {
+	sd := *op.SID
+	obj := sidObj(&sd)
+	old, had := s.rt.sids[sd.SID]
+	if err := exists(op.Kind, had, obj); err != nil {
+		return err
+	}
+	if had {
+		if err := owned(op, old.Origin, obj); err != nil {
+			return err
+		}
+	}
+	sd.Origin = op.Origin
+	if _, ok := c.sids[sd.SID]; !ok {
+		c.sids[sd.SID] = sidBefore{had: had, sid: old}
+	}
+	if op.Kind == OpDelete {
+		s.unbind(c, old)
+		setEntry(c, s.rt.sids, sd.SID, SID{}, true)
+		c.note(op.Kind, true, sidObj(&old))
+		return nil
+	}
+	// The tenant reference is checked at the end of the commit (the tenant may come later in it).
+	if err := collect(func(add func(error)) { validateSID(&sd, nil, add) }); err != nil {
+		return err
+	}
+	sd.ID = old.ID
+	if !had {
+		id, err := s.rt.sidIDs.alloc()
+		if err != nil {
+			return fieldErr(obj, "", "%v", err)
+		}
+		sd.ID = id
+		c.onUndo(func() { s.rt.sidIDs.release(id, false) })
+	}
+	sd.Policy = 0
+	if b := BehaviorNamed(sd.Action); b.Needs == ParamSegs { // a binding SID holds its policy
+		p, err := s.acquire(c, bindingPolicy(&sd, b))
+		if err != nil {
+			return err
+		}
+		sd.Policy = p.id
+	}
+	if had {
+		s.unbind(c, old)
+	}
+	if had && same(old, sd) {
+		return nil
+	}
+	setEntry(c, s.rt.sids, sd.SID, sd, false)
+	c.note(op.Kind, had, obj)
+	return nil
+}
+
+// unbind drops the reference binding SID sd (if it is one) holds on its policy.
+func (s *Store) unbind(c *change, sd SID) {
+	if p := s.rt.polByID[sd.Policy]; sd.Policy != 0 && p != nil {
+		s.unref(c, p)
+	}
+}

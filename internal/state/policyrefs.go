@@ -1,0 +1,92 @@
+package state
+
+// policyrefs.go: the SR policies routes and binding SIDs share: found or made for a request, counted
+// by reference, released when the last user goes.
+
+import (
+	"net/netip"
+	"slices"
+)
+
+// policyReq is what an SR policy is made of: a route's segment list, or a binding SID's.
+type policyReq struct {
+	inner6   bool
+	mode     string
+	segs     []netip.Addr
+	src      netip.Addr
+	hopLimit uint8
+	named    string // a named policy (policies.go): its group for the inner family, instead of the above
+	obj      string // the route or SID asking, for errors
+}
+
+// routePolicy is the policy request of route r (validated), named obj (routeObj) in errors.
+func routePolicy(r *Route, obj string) policyReq {
+	if r.Policy != "" {
+		return policyReq{inner6: r.Prefix.Addr().Is6(), named: r.Policy, obj: obj}
+	}
+	return policyReq{inner6: r.Prefix.Addr().Is6(), mode: r.Mode, segs: r.Segs, src: r.Src, hopLimit: r.HopLimit, obj: obj}
+}
+
+// bindingPolicy is the policy request of binding SID sd (validated): the inner packet is the IPv6
+// packet that arrived; the outer hop limit comes from it per packet (the policy's is a default,
+// so that a route with the same list shares the policy).
+func bindingPolicy(sd *SID, b *Behavior) policyReq {
+	return policyReq{inner6: true, mode: b.PolicyMode, segs: sd.Segs, src: sd.Src, hopLimit: DefaultHopLimit, obj: sidObj(sd)}
+}
+
+// acquire finds or creates the policy q asks for and takes a reference on it.
+func (s *Store) acquire(c *change, q policyReq) (*policy, error) {
+	if q.mode == ModePass {
+		return passPolicy, nil
+	}
+	if q.named != "" {
+		n := s.rt.named[q.named]
+		if n == nil {
+			return nil, fieldErr(q.obj, "policy", "unknown policy %q", q.named)
+		}
+		g := n.groups[boolInt(q.inner6)]
+		c.ref(g, 1)
+		return g, nil
+	}
+	var buf [128]byte
+	kb := appendPolicyKey(buf[:0], q.inner6, q.mode, q.segs, q.src, q.hopLimit)
+	p := c.lastPol // routes in bulk come in runs of one segment list: the last answer first
+	if p == nil || p.key != string(kb) {
+		p = s.rt.policies[string(kb)]
+	}
+	if p == nil {
+		key := string(kb)
+		used := q.src
+		if !used.IsValid() {
+			src, err := s.Env.SourceFor(q.segs[0])
+			if err != nil {
+				return nil, fieldErr(q.obj, "src", "%v", err)
+			}
+			used = src
+		}
+		id, err := s.rt.polIDs.alloc()
+		if err != nil {
+			return nil, fieldErr(q.obj, "", "%v", err)
+		}
+		p = &policy{id: id, key: key, inner6: q.inner6, mode: q.mode, segs: slices.Clone(q.segs),
+			src: q.src, usedSrc: used, hopLimit: q.hopLimit}
+		s.rt.policies[key] = p
+		s.rt.polByID[id] = p
+		c.newPols = append(c.newPols, p)
+		c.onUndo(func() {
+			delete(s.rt.policies, key)
+			delete(s.rt.polByID, id)
+			s.rt.polIDs.release(id, false)
+		})
+	}
+	c.ref(p, 1)
+	c.lastPol = p
+	return p, nil
+}
+
+func (s *Store) unref(c *change, p *policy) {
+	if p == passPolicy {
+		return
+	}
+	c.ref(p, -1)
+}
