@@ -7,18 +7,24 @@ LAB := bin/seg6x-lab
 BENCH := bin/seg6x-bench
 BPF_SRC := $(wildcard bpf/*.c bpf/*.h)
 
-.PHONY: all deps generate build install deb test demo demo-usid demo-fabric demo-bgp bench bench-micro fixtures fuzz lint clean proto
+.PHONY: all deps generate build install deb test test-unit demo demo-usid demo-fabric demo-bgp bench bench-micro fixtures fuzz lint clean proto
 
 all: build
 
+# What everything here needs (scripts/deps.sh: each target installs only its own part when missing).
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh test lint
 
 # bpf2go: compiles the BPF C with clang and writes Go bindings (types generated from the C structs):
 # the product programs (bpf/ into internal/dataplane), and from tools/bpf/ the benchmark rig's
 # (tools/benchrig/rigbpf), the lab's access ports (tools/lab/accessbpf) and its GSO observer
-# (tools/lab/gsoprobe).
-generate: deps
+# (tools/lab/gsoprobe). clang needs this architecture's kernel headers (asm/...) beside the generic
+# ones: BPF_CFLAGS, which the //go:generate lines pass to bpf2go, names their multiarch directory.
+MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null || echo $$(uname -m)-linux-gnu)
+BPF_CFLAGS ?= -I/usr/include/$(MULTIARCH)
+export BPF_CFLAGS
+generate:
+	@scripts/deps.sh build
 	$(GO) generate ./internal/dataplane/ ./tools/benchrig/rigbpf/ ./tools/lab/accessbpf/ ./tools/lab/gsoprobe/
 
 # What `seg6x version` says (internal/buildinfo): the commit (-dirty: the work tree had changes), the
@@ -46,11 +52,23 @@ deb: build
 	BIN="$(BIN)" scripts/package.sh deb
 
 # Unit, packet (BPF_PROG_TEST_RUN), verifier and namespace-lab integration tests. Needs root.
+# The suites run the binaries just built (SEG6X_TEST_BINDIR) instead of linking their own per test.
 test: build
+	@scripts/deps.sh test
 	$(GO) vet ./...
 	# -p 1: one package at a time. The namespace rigs pin threads at real-time priority and count
 	# every frame; sharing the two CPUs with another package's rig would make them measure each other.
-	$(GO) test -count=1 -p 1 -timeout 15m ./...
+	SEG6X_TEST_BINDIR=$(CURDIR)/bin $(GO) test -count=1 -p 1 -timeout 15m ./...
+
+# The tests that need no root, with the race detector, in every package but the root suites of
+# test/ (namespace rigs, each of which needs root throughout): quick feedback for any user. Tests
+# that need root skip themselves (testsupport.NeedRoot), as root too: SEG6X_TEST_UNIT=1 says so,
+# so the run is the same for every user. Needs no build (the BPF bindings are committed) and no root.
+test-unit:
+	@scripts/deps.sh unit
+	@start=$$(date +%s); \
+	SEG6X_TEST_UNIT=1 $(GO) test -race -count=1 -timeout 10m $$($(GO) list ./... | grep -v '^github.com/seg6x/seg6x/test/'); rc=$$?; \
+	echo "test-unit: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 # One million generated and mutated frames through the real program, each checked by the output
 # oracle (test/fuzz, tools/pktcheck); prints the rate and the counts per action and reason.
@@ -58,22 +76,27 @@ test: build
 FUZZ_FRAMES ?= 1000000
 FUZZ_SEED ?= 1
 fuzz: build
+	@scripts/deps.sh test
 	SEG6X_FUZZ_FRAMES=$(FUZZ_FRAMES) SEG6X_FUZZ_SEED=$(FUZZ_SEED) $(GO) test -count=1 -v -timeout 60m -run TestFuzzFrames ./test/fuzz/
 
 demo: build
+	@scripts/deps.sh demo
 	./$(LAB) demo
 
 # The same lab over uSID containers: uN at the transit node, uDT4/uDT6 at the PEs.
 demo-usid: build
+	@scripts/deps.sh demo
 	./$(LAB) demo --usid
 
 # The same lab on a jumbo fabric: two parallel 9000-byte uplinks per hop (ECMP), tenant A at 9000.
 demo-fabric: build
+	@scripts/deps.sh demo
 	./$(LAB) demo --fabric
 
 # The BGP lab: three PEs learn each other's tenant prefixes from a route reflector (FRR's bgpd; --rr
 # gobgpd for the packaged gobgpd), traffic for both tenants, one PE stopped and started again.
 demo-bgp: build
+	@scripts/deps.sh demo
 	./$(LAB) demo --bgp
 
 bench-micro: build
@@ -95,9 +118,16 @@ fixtures:
 	/usr/bin/python3 tools/fixtures/make_fixtures.py > tools/fixtures/packets.json.tmp
 	mv tools/fixtures/packets.json.tmp tools/fixtures/packets.json
 
+# gofmt, go vet, staticcheck (a tool of go.mod: `go tool staticcheck`, pinned there; staticcheck.conf
+# says which checks and why) and clang-format on the BPF C (.clang-format).
+BPF_C := $(wildcard bpf/*.c bpf/*.h tools/bpf/*.c tools/bpf/*.h)
 lint:
-	gofmt -l . | (! grep .) || (echo "gofmt needed"; exit 1)
+	@scripts/deps.sh lint
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+	@bad=$$(for f in $(BPF_C); do clang-format $$f | cmp -s - $$f || echo $$f; done); \
+	if [ -n "$$bad" ]; then echo "clang-format needed (clang-format -i FILE):"; echo "$$bad"; exit 1; fi
 
 clean:
 	rm -rf bin

@@ -21,7 +21,7 @@
  * answered nothing is changed, so whatever the fast path does not forward reaches the kernel as it came
  * (its End.B6.Encaps, when the kernel mirror's, or its answer: a too-big packet, no route). */
 static __always_inline int binding_sid(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
-					struct bpf_fib_lookup *fib)
+				       struct bpf_fib_lookup *fib)
 {
 	void *data = ctx_data(ctx);
 	void *data_end = ctx_data_end(ctx);

@@ -42,12 +42,12 @@
 #ifndef MAX_TX_PORTS
 #define MAX_TX_PORTS 1024 /* interfaces the fast path may redirect to */
 #endif
-#define VX_NH_SLOTS 4096 /* VXLAN encapsulation's next hops, per CPU, direct-mapped by remote VTEP and source port */
+#define VX_NH_SLOTS 4096    /* VXLAN encapsulation's next hops, per CPU, direct-mapped by remote VTEP and source port */
 #define SID_CACHE_SLOTS 256 /* SID lookups (sid_lookup), per CPU, direct-mapped by destination */
 #define ROUTE_CACHE_SLOTS 1024 /* route lookups (route_cached), per CPU, direct-mapped by (table, destination) */
-#define POLICY_NH_SLOTS 16384 /* H.Encaps next hops, per CPU, direct-mapped by policy id and flow label */
-#define PORT_CACHE_SLOTS 64 /* port lookups (port_of), per CPU, direct-mapped by (interface, VLAN) */
-#define VX_CACHE_SLOTS 1024 /* VXLAN forwarding decisions, per CPU and direction, direct-mapped by flow */
+#define POLICY_NH_SLOTS 16384  /* H.Encaps next hops, per CPU, direct-mapped by policy id and flow label */
+#define PORT_CACHE_SLOTS 64    /* port lookups (port_of), per CPU, direct-mapped by (interface, VLAN) */
+#define VX_CACHE_SLOTS 1024    /* VXLAN forwarding decisions, per CPU and direction, direct-mapped by flow */
 #ifndef NH_CACHE_SLOTS
 #define NH_CACHE_SLOTS 4096 /* FIB results in the next-hop cache, per CPU, direct-mapped by the lookup's inputs */
 #endif
@@ -119,8 +119,8 @@
 #define SRH_ROUTING_TYPE 4
 
 #define IP_MF_OFFSET_BE bpf_htons(0x3FFF) /* more-fragments flag and fragment offset */
-#define IP_OFFSET_BE bpf_htons(0x1FFF)    /* fragment offset */
-#define IP_DF_BE bpf_htons(0x4000)        /* don't-fragment flag */
+#define IP_OFFSET_BE bpf_htons(0x1FFF)	  /* fragment offset */
+#define IP_DF_BE bpf_htons(0x4000)	  /* don't-fragment flag */
 
 #define AF_INET 2
 #define AF_INET6 10

@@ -32,13 +32,13 @@ const volatile __u64 decap_tunnel_flag = 0;
 #ifdef SEG6X_TRACE
 /* The traced build's extra registers led clang to keep &ctx->data_end in a register and load through
  * it later, which the verifier refuses (a modified ctx pointer): each read is one load from ctx. */
-#define CTX_FIELD(ctx, field)                                                                      \
-	({                                                                                         \
-		__u64 __v;                                                                         \
-		asm volatile("%[v] = *(u32 *)(%[c] + %[o])"                                        \
-			     : [v] "=r"(__v)                                                       \
+#define CTX_FIELD(ctx, field)                                                                       \
+	({                                                                                          \
+		__u64 __v;                                                                          \
+		asm volatile("%[v] = *(u32 *)(%[c] + %[o])"                                         \
+			     : [v] "=r"(__v)                                                        \
 			     : [c] "r"(ctx), [o] "i"(__builtin_offsetof(struct __sk_buff, field))); \
-		(void *)(long)__v;                                                                 \
+		(void *)(long)__v;                                                                  \
 	})
 #else
 #define CTX_FIELD(ctx, field) ((void *)(long)(ctx)->field)
@@ -203,14 +203,16 @@ static __always_inline int ctx_encap_room(struct __sk_buff *ctx, __u32 l3off, __
 	if (ctx->vlan_present && bpf_skb_vlan_pop(ctx))
 		return -1;
 	return bpf_skb_adjust_room(ctx, hdr_len, BPF_ADJ_ROOM_MAC,
-				   BPF_F_ADJ_ROOM_ENCAP_L3_IPV6 | BPF_F_ADJ_ROOM_FIXED_GSO) ? -1 : 0;
+				   BPF_F_ADJ_ROOM_ENCAP_L3_IPV6 | BPF_F_ADJ_ROOM_FIXED_GSO) ?
+		       -1 :
+		       0;
 }
 
 /* The L3 length (from l3off) of the largest packet this skb becomes on the wire: itself, or for a GSO
  * aggregate, one segment: the headers up to the TCP / UDP payload (the IP header at ipoff, ethertype
  * proto, without extension headers) plus the segment size. 0 when it cannot be told. */
-static __always_inline __u32 ctx_wire_len(struct __sk_buff *ctx, void *data, void *data_end, __u32 l3off,
-					  __u32 ipoff, __be16 proto, __u32 len)
+static __always_inline __u32 ctx_wire_len(struct __sk_buff *ctx, void *data, void *data_end, __u32 l3off, __u32 ipoff,
+					  __be16 proto, __u32 len)
 {
 	__u32 gso = ctx->gso_size, l4off;
 	__u8 l4;

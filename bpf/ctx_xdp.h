@@ -94,8 +94,8 @@ static __always_inline int ctx_store_hdr(struct xdp_md *ctx, __u32 off, const vo
 /* Moves the frame start by `shift` bytes (positive: drop bytes in front, negative: grow) and writes a
  * fresh Ethernet header (with an 802.1Q tag when vlan != 0) in front of the L3 header, which then starts
  * at ETH_HLEN (+ VLAN_HLEN). Returns 0, or -1 when the frame cannot be adjusted. */
-static __always_inline int write_l2(struct xdp_md *ctx, int shift, const __u8 *dmac, const __u8 *smac,
-				    __u16 vlan, __be16 proto)
+static __always_inline int write_l2(struct xdp_md *ctx, int shift, const __u8 *dmac, const __u8 *smac, __u16 vlan,
+				    __be16 proto)
 {
 	void *data, *data_end;
 	struct ethhdr *eth;
@@ -123,8 +123,8 @@ static __always_inline int write_l2(struct xdp_md *ctx, int shift, const __u8 *d
 
 /* The packet at l3off (ethertype proto) gets a fresh Ethernet header, with an 802.1Q tag when vlan != 0:
  * whatever lay in front of it (the frame's own L2 header and tags, an outer header being removed) goes. */
-static __always_inline int ctx_set_l2(struct xdp_md *ctx, __u32 l3off, const __u8 *dmac, const __u8 *smac,
-				      __u16 vlan, __be16 proto)
+static __always_inline int ctx_set_l2(struct xdp_md *ctx, __u32 l3off, const __u8 *dmac, const __u8 *smac, __u16 vlan,
+				      __be16 proto)
 {
 	return write_l2(ctx, (int)l3off - ETH_HLEN - (vlan ? VLAN_HLEN : 0), dmac, smac, vlan, proto);
 }
@@ -182,8 +182,8 @@ static __always_inline int ctx_encap_room(struct xdp_md *ctx, __u32 l3off, __u32
 }
 
 /* A frame is what reaches the wire. */
-static __always_inline __u32 ctx_wire_len(struct xdp_md *ctx, void *data, void *data_end, __u32 l3off,
-					  __u32 ipoff, __be16 proto, __u32 len)
+static __always_inline __u32 ctx_wire_len(struct xdp_md *ctx, void *data, void *data_end, __u32 l3off, __u32 ipoff,
+					  __be16 proto, __u32 len)
 {
 	return len;
 }

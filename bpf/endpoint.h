@@ -58,7 +58,8 @@ static __always_inline int transit_fib(struct ctx_buff *ctx, struct pkt *p, stru
 	h->fib.ifindex = p->ifindex;
 	h->fib.tot_len = ctx_wire_len(ctx, data, data_end, p->l3off, s->next_off,
 				      s->next_hdr == PROTO_IPIP ? ETH_P_IP_BE :
-				      s->next_hdr == PROTO_IPV6 ? ETH_P_IPV6_BE : 0,
+				      s->next_hdr == PROTO_IPV6 ? ETH_P_IPV6_BE :
+								  0,
 				      IPV6_HLEN + bpf_ntohs(ip6->payload_len));
 	if (!h->fib.tot_len)
 		return PASS_GSO_UNSIZED;
@@ -98,8 +99,8 @@ static __always_inline int csid_arg(const struct sid_entry *sid, const void *da,
 	return !!((*hi & mhi) | (*lo & mlo));
 }
 
-static __always_inline int csid_advance(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid,
-					struct srh_info *s, struct hop *h)
+static __always_inline int csid_advance(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+					struct hop *h)
 {
 	void *data = ctx_data(ctx);
 	void *data_end = ctx_data_end(ctx);
@@ -165,7 +166,6 @@ static __always_inline int srh_advance(struct ctx_buff *ctx, struct pkt *p, stru
 	return transit_fib(ctx, p, s, h, data, data_end, ip6);
 }
 
-
 /* Is the (new) destination another local SID? Then it is processed in the same pass (End then
  * End.DX4 on one node). */
 static __always_inline int next_is_local(struct ctx_buff *ctx, struct pkt *p)
@@ -195,8 +195,8 @@ static __always_inline void inner_ports(struct bpf_fib_lookup *fib, __u8 proto, 
  * headend validates tenant packets (ipcheck.h), its lookup set up: its own destination in the SID's
  * table (by_dst: End.DT*) or the SID's next hop in the main table (End.DX*). A packet the kernel must
  * see (IPv4 options, TTL / hop limit expiring) is still decapsulated, then handed over. */
-static __always_inline int inner_packet(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid,
-					struct srh_info *s, struct hop *h, __be16 proto, int by_dst)
+static __always_inline int inner_packet(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+					struct hop *h, __be16 proto, int by_dst)
 {
 	void *data = ctx_data(ctx);
 	void *data_end = ctx_data_end(ctx);
@@ -296,8 +296,8 @@ static __always_inline int pop_srh(struct ctx_buff *ctx, struct pkt *p, struct s
  * and looks it up in the SID's table: End: main); with USP the SRH is to be popped; the packet is this
  * node's. Popping happens once, in endpoint(). */
 #define SID_USD -4
-static __always_inline int next_segment(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid,
-					struct srh_info *s, struct hop *h)
+static __always_inline int next_segment(struct ctx_buff *ctx, struct pkt *p, struct sid_entry *sid, struct srh_info *s,
+					struct hop *h)
 {
 	int rc = CSID_CLASSIC;
 

@@ -75,9 +75,12 @@ static __always_inline int fib_ask(struct ctx_buff *ctx, struct bpf_fib_lookup *
 	TRACE(tr->fib_rc = rc; tr->fib_mtu = rc == BPF_FIB_LKUP_RET_FRAG_NEEDED ? fib->mtu_result : 0;
 	      if (rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
 		      tr->fib_ifindex = fib->ifindex;
-		      if (fib->family == AF_INET) trace_addr4(tr->fib_nh, fib->ipv4_dst);
-		      else __builtin_memcpy(tr->fib_nh, fib->ipv6_dst, 16);
-		      __builtin_memcpy(tr->dmac, fib->dmac, ETH_ALEN); __builtin_memcpy(tr->smac, fib->smac, ETH_ALEN);
+		      if (fib->family == AF_INET)
+			      trace_addr4(tr->fib_nh, fib->ipv4_dst);
+		      else
+			      __builtin_memcpy(tr->fib_nh, fib->ipv6_dst, 16);
+		      __builtin_memcpy(tr->dmac, fib->dmac, ETH_ALEN);
+		      __builtin_memcpy(tr->smac, fib->smac, ETH_ALEN);
 	      });
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return rc;
@@ -160,8 +163,12 @@ static __always_inline int nh_key_is(const struct nh_key *k, const struct bpf_fi
 /* k becomes the key of the lookup fib in table `table` (IPv4: the addresses' other bytes 0). */
 static __always_inline void nh_key_set(struct nh_key *k, const struct bpf_fib_lookup *fib, __u32 table)
 {
-	*k = (struct nh_key){ .table = table, .ifindex = fib->ifindex, .family = fib->family,
-			      .l4_protocol = fib->l4_protocol, .flowinfo = fib->flowinfo, .sport = fib->sport,
+	*k = (struct nh_key){ .table = table,
+			      .ifindex = fib->ifindex,
+			      .family = fib->family,
+			      .l4_protocol = fib->l4_protocol,
+			      .flowinfo = fib->flowinfo,
+			      .sport = fib->sport,
 			      .dport = fib->dport };
 	if (fib->family == AF_INET) {
 		*(__u32 *)k->src = fib->ipv4_src;
@@ -237,8 +244,8 @@ static __always_inline int fib_lookup_around(struct ctx_buff *ctx, struct bpf_fi
 	__be32 flowinfo = fib->flowinfo;
 	int rc;
 
-	TRACE(tr->flags |= TRACE_F_FIB; tr->flags &= ~TRACE_F_FIB_CACHED; tr->fib_table = table; tr->fib_ifindex = fib->ifindex;
-	      if (fib->family == AF_INET) trace_addr4(tr->fib_dst, fib->ipv4_dst);
+	TRACE(tr->flags |= TRACE_F_FIB; tr->flags &= ~TRACE_F_FIB_CACHED; tr->fib_table = table;
+	      tr->fib_ifindex = fib->ifindex; if (fib->family == AF_INET) trace_addr4(tr->fib_dst, fib->ipv4_dst);
 	      else __builtin_memcpy(tr->fib_dst, fib->ipv6_dst, 16));
 	if (nh_cache_ns) {
 		gen = gen_now(&nh_gen);
@@ -249,7 +256,8 @@ static __always_inline int fib_lookup_around(struct ctx_buff *ctx, struct bpf_fi
 				/* This CPU's slot goes to these inputs (as asked: a successful lookup rewrites fib's
 				 * destination and interface); it answers nothing until their lookup succeeds. */
 				nh_key_set(&c->key, fib, table);
-				__builtin_memset(&c->nh, 0, sizeof(c->nh)); /* expired: nothing fresh, even for length 0 */
+				__builtin_memset(&c->nh, 0,
+						 sizeof(c->nh)); /* expired: nothing fresh, even for length 0 */
 			} else if (nh_fresh(&c->nh, gen, len)) {
 				return nh_answer(fib, &c->nh);
 			}
@@ -294,8 +302,8 @@ static __always_inline int fib6_slot(struct ctx_buff *ctx, struct bpf_fib_lookup
 	TRACE(tr->flags |= TRACE_F_FIB; tr->flags &= ~TRACE_F_FIB_CACHED; tr->fib_table = 0; tr->fib_ifindex = in;
 	      __builtin_memcpy(tr->fib_dst, fib->ipv6_dst, 16));
 	gen = gen_now(&nh_gen);
-	if (e->in_ifindex != in || !same16(e->remote, (__u8 *)fib->ipv6_dst) || !same16(e->local, (__u8 *)fib->ipv6_src) ||
-	    !flow6_is(&e->flow, fib)) {
+	if (e->in_ifindex != in || !same16(e->remote, (__u8 *)fib->ipv6_dst) ||
+	    !same16(e->local, (__u8 *)fib->ipv6_src) || !flow6_is(&e->flow, fib)) {
 		/* The inputs as asked (a successful lookup rewrites fib's destination with the gateway's). */
 		__builtin_memcpy(e->local, fib->ipv6_src, 16);
 		__builtin_memcpy(e->remote, fib->ipv6_dst, 16);

@@ -19,13 +19,13 @@
 /* What the headend learned about the inner packet before rewriting anything. */
 struct inner {
 	__u32 policy_id;
-	__u32 len;      /* inner L3 packet length from its own header */
-	__u32 label;    /* outer flow label */
-	__u32 ports;    /* TCP/UDP source and destination port as in the packet (0: none, or a fragment) */
-	__u32 syn_off;  /* offset of the TCP header of a SYN to clamp (0: none) */
-	__u8 tclass;    /* copied to the outer traffic class */
+	__u32 len;     /* inner L3 packet length from its own header */
+	__u32 label;   /* outer flow label */
+	__u32 ports;   /* TCP/UDP source and destination port as in the packet (0: none, or a fragment) */
+	__u32 syn_off; /* offset of the TCP header of a SYN to clamp (0: none) */
+	__u8 tclass;   /* copied to the outer traffic class */
 	__u8 ttl;
-	__u8 df;        /* IPv4 don't-fragment (IPv6: always set) */
+	__u8 df; /* IPv4 don't-fragment (IPv6: always set) */
 };
 
 /* The outer traffic class and flow label of in, as bpf_fib_lookup takes them. */
@@ -165,9 +165,8 @@ __noinline int headend(struct ctx_buff *ctx, struct pkt *arg, const struct port_
 	 * the flows of one policy spread as the tenant's flows do). */
 	slot = fmix32(in.policy_id * 0x9E3779B1 ^ in.label) & (POLICY_NH_SLOTS - 1);
 	nh = bpf_map_lookup_elem(&policy_nh, &slot);
-	if (!in.syn_off &&
-	    nh_slot_hit(nh, p->ifindex, pol->hdr + 8, pol->hdr + 24, flowinfo_of(&in), in.ports, pol->hdr[6],
-			wire + hdr_len)) {
+	if (!in.syn_off && nh_slot_hit(nh, p->ifindex, pol->hdr + 8, pol->hdr + 24, flowinfo_of(&in), in.ports,
+				       pol->hdr[6], wire + hdr_len)) {
 		/* The policy's next hop as this CPU last asked the FIB for it: no request to fill. */
 		out_ifindex = nh->nh.ifindex;
 		dmac = nh->nh.dmac;

@@ -18,11 +18,11 @@
 #include "csum.h"
 #include "slowpath.h"
 
-#define ICMP4_HLEN 28				 /* IPv4 + ICMP header in front of the quote */
-#define ICMP6_HLEN 48				 /* IPv6 + ICMPv6 header */
-#define ICMP4_QUOTE_MAX (576 - ICMP4_HLEN)	 /* RFC 1812 4.3.2.3: the whole error within 576 bytes */
-#define ICMP6_QUOTE_MAX (1280 - ICMP6_HLEN)	 /* RFC 4443 2.4(c): within the minimum IPv6 MTU */
-#define ICMP_TTL 64				 /* the kernel's default TTL / hop limit */
+#define ICMP4_HLEN 28			    /* IPv4 + ICMP header in front of the quote */
+#define ICMP6_HLEN 48			    /* IPv6 + ICMPv6 header */
+#define ICMP4_QUOTE_MAX (576 - ICMP4_HLEN)  /* RFC 1812 4.3.2.3: the whole error within 576 bytes */
+#define ICMP6_QUOTE_MAX (1280 - ICMP6_HLEN) /* RFC 4443 2.4(c): within the minimum IPv6 MTU */
+#define ICMP_TTL 64			    /* the kernel's default TTL / hop limit */
 
 /* The rate limit: on average one error per icmp_interval_ns on each CPU, in bursts of up to icmp_burst
  * (the kernel's defaults for all its ICMP errors: icmp_msgs_per_sec 1000, icmp_msgs_burst 50). Set
@@ -189,8 +189,8 @@ static __always_inline int send_answer(struct ctx_buff *ctx, __u32 via, __u32 l3
 /* Turns the tenant IPv4 packet (with DF) at p->l3off, len bytes, into ICMP "fragmentation needed"
  * announcing mtu, and returns the verdict (ICMP_TOO_BIG or SLOW_DECAP_ICMP, or why not: the packet
  * is then dropped as DROP_TOO_BIG, or DROP_DECAP_TOO_BIG when via says it was decapsulated). */
-static __always_inline int icmp4_too_big(struct ctx_buff *ctx, struct pkt *p, const struct port_val *tv,
-					 __u32 len, __u32 mtu, __u32 via)
+static __always_inline int icmp4_too_big(struct ctx_buff *ctx, struct pkt *p, const struct port_val *tv, __u32 len,
+					 __u32 mtu, __u32 via)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -246,8 +246,8 @@ static __always_inline int icmp4_too_big(struct ctx_buff *ctx, struct pkt *p, co
 }
 
 /* Turns the tenant IPv6 packet at p->l3off, len bytes, into ICMPv6 "packet too big" announcing mtu. */
-static __always_inline int icmp6_too_big(struct ctx_buff *ctx, struct pkt *p, const struct port_val *tv,
-					 __u32 len, __u32 mtu, __u32 via)
+static __always_inline int icmp6_too_big(struct ctx_buff *ctx, struct pkt *p, const struct port_val *tv, __u32 len,
+					 __u32 mtu, __u32 via)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -304,8 +304,8 @@ static __always_inline int icmp6_too_big(struct ctx_buff *ctx, struct pkt *p, co
  * outer headers go, the frame is addressed as the tenant's host would send it (its MAC to the port's,
  * with the SID's VLAN), turned into the ICMP error, and sent through the daemon into that port, so the
  * tenant's routes carry it back to the sender. Anything else is dropped (DROP_DECAP_TOO_BIG). */
-static __always_inline int decap_too_big(struct ctx_buff *ctx, struct pkt *p, struct bpf_fib_lookup *fib,
-					 __u32 table, __be16 proto, __u32 ioff, __u32 inner_len, __u16 vlan)
+static __always_inline int decap_too_big(struct ctx_buff *ctx, struct pkt *p, struct bpf_fib_lookup *fib, __u32 table,
+					 __be16 proto, __u32 ioff, __u32 inner_len, __u16 vlan)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -339,8 +339,7 @@ static __always_inline int decap_too_big(struct ctx_buff *ctx, struct pkt *p, st
 	__builtin_memcpy(&lo, tv->gw6 + 8, 8);
 	if (proto == ETH_P_IP_BE ? !tv->gw4 : (hi | lo) == 0)
 		return verdict(DROP_DECAP_TOO_BIG, p->len);
-	if (ctx_trim(ctx, ioff + inner_len) ||
-	    ctx_set_l2(ctx, ioff, fib->dmac, fib->smac, vlan, proto))
+	if (ctx_trim(ctx, ioff + inner_len) || ctx_set_l2(ctx, ioff, fib->dmac, fib->smac, vlan, proto))
 		return verdict(DROP_NO_ROOM, p->len);
 	if (proto == ETH_P_IP_BE)
 		return icmp4_too_big(ctx, &a, tv, inner_len, mtu, k.ifindex);

@@ -82,8 +82,8 @@ static __always_inline int ip6_check(const struct ipv6hdr *ip6, const void *data
 /* The IPv4 or IPv6 header at off (proto: its ethertype) of a packet of pkt_len bytes checked as above
  * (the tenant's packet at the headend, the inner packet of a decap behavior); *len gets its length.
  * DROP_TRUNC_IP when its fixed header is not within the linear data. */
-static __always_inline int ip_check_at(const void *data, const void *data_end, __u32 pkt_len, __u32 off,
-				       __be16 proto, __u32 *len)
+static __always_inline int ip_check_at(const void *data, const void *data_end, __u32 pkt_len, __u32 off, __be16 proto,
+				       __u32 *len)
 {
 	if (proto == ETH_P_IP_BE) {
 		const struct iphdr *iph = data + off;

@@ -92,12 +92,12 @@ static __always_inline int parse_l2(void *data, void *data_end, struct pkt *p)
 
 /* Where an SRv6 endpoint finds its routing header and the payload behind it. */
 struct srh_info {
-	__u32 srh_off;  /* offset of the SRH, 0 when there is none */
+	__u32 srh_off;	/* offset of the SRH, 0 when there is none */
 	__u32 next_off; /* offset of the header after the SRH (or after the IPv6 header) */
-	__u8 next_hdr;  /* protocol of that header */
-	__u8 sl;        /* segments left */
-	__u8 last;      /* last entry */
-	__u8 tlv;       /* the SRH is longer than its segment list: TLVs follow */
+	__u8 next_hdr;	/* protocol of that header */
+	__u8 sl;	/* segments left */
+	__u8 last;	/* last entry */
+	__u8 tlv;	/* the SRH is longer than its segment list: TLVs follow */
 };
 
 /* Walks the IPv6 extension headers of a packet addressed to a local SID, up to the SRH.
@@ -151,8 +151,7 @@ static __always_inline int find_srh(void *data, void *data_end, __u32 l3off, str
 		nh = h[0];
 		off += hlen;
 	}
-	if (nh == PROTO_HOPOPTS || nh == PROTO_DSTOPTS || nh == PROTO_AH || nh == PROTO_ROUTING ||
-	    nh == PROTO_FRAGMENT)
+	if (nh == PROTO_HOPOPTS || nh == PROTO_DSTOPTS || nh == PROTO_AH || nh == PROTO_ROUTING || nh == PROTO_FRAGMENT)
 		return DROP_TOO_MANY_EXTHDRS;
 	s->next_hdr = nh;
 	s->next_off = off;

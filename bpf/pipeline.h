@@ -109,7 +109,11 @@ static __always_inline int seg6x_main(struct ctx_buff *ctx)
 		return verdict(rc, p.len);
 	}
 	flags = port ? port->flags : PORT_F_BOUNDARY;
-	TRACE(if (port) { tr->flags |= TRACE_F_PORT; tr->port_flags = flags; tr->table = port->table_id; });
+	TRACE(if (port) {
+		tr->flags |= TRACE_F_PORT;
+		tr->port_flags = flags;
+		tr->table = port->table_id;
+	});
 	if (flags & PORT_F_BRIDGE) { /* a port of a bridge with a VXLAN device: every frame is bridged */
 #ifdef SEG6X_TC
 		return finish(ACT_PASS, p.len);

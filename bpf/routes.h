@@ -73,8 +73,9 @@ __noinline __u32 route6_lookup(const struct port_val *tv, __u64 hi, __u64 lo)
 		__u32 w = plen >> 6, b = plen & 63;
 		__u64 mh, ml;
 
-		lens = w == 2 ? READ_ONCE_U64(tv->plens6[2]) : w == 1 ? READ_ONCE_U64(tv->plens6[1]) :
-		       READ_ONCE_U64(tv->plens6[0]);
+		lens = w == 2 ? READ_ONCE_U64(tv->plens6[2]) :
+		       w == 1 ? READ_ONCE_U64(tv->plens6[1]) :
+				READ_ONCE_U64(tv->plens6[0]);
 		if (!(lens & (1ULL << b))) {
 			if (!(lens & ((2ULL << b) - 1)))
 				plen -= b; /* nothing below in this word: jump to its lowest length */
@@ -89,7 +90,8 @@ __noinline __u32 route6_lookup(const struct port_val *tv, __u64 hi, __u64 lo)
 		__builtin_memcpy(k.addr + 8, &ml, 8);
 		ev = bpf_map_lookup_elem(&routes6, &k);
 		if (ev) {
-			TRACE(tr->flags |= TRACE_F_ROUTE; tr->route_plen = plen; __builtin_memcpy(tr->route_addr, k.addr, 16));
+			TRACE(tr->flags |= TRACE_F_ROUTE; tr->route_plen = plen;
+			      __builtin_memcpy(tr->route_addr, k.addr, 16));
 			return ev->policy_id;
 		}
 	}
@@ -138,7 +140,8 @@ static __always_inline __u32 route6_cached(const struct port_val *tv, __u64 hi, 
 	return route6_lookup(tv, hi, lo);
 #else
 	__u32 gen = gen_now(&cache_gen), id;
-	struct route_cache_entry *c = route_slot(tv->table_id, (__u32)hi, (__u32)(hi >> 32), (__u32)lo, (__u32)(lo >> 32));
+	struct route_cache_entry *c =
+		route_slot(tv->table_id, (__u32)hi, (__u32)(hi >> 32), (__u32)lo, (__u32)(lo >> 32));
 
 	if (c && c->gen == gen && c->fam == 6 && c->table_id == tv->table_id && *(__u64 *)c->dst == hi &&
 	    *(__u64 *)(c->dst + 8) == lo)

@@ -39,8 +39,9 @@ static __noinline long slow_send(struct ctx_buff *ctx, struct slow_meta *m)
  * daemon's fragmenter. Without a daemon, the kernel gets it as before (PASS_FIB_FRAG_NEEDED). */
 static __always_inline int fragment_later(struct ctx_buff *ctx, struct pkt *p, __u32 len, __u32 mtu)
 {
-	struct slow_meta m = { .kind = SLOW_KIND_FRAGMENT, .ifindex = p->ifindex, .mtu = mtu,
-			       .l3off = p->l3off, .len = p->l3off + len };
+	struct slow_meta m = {
+		.kind = SLOW_KIND_FRAGMENT, .ifindex = p->ifindex, .mtu = mtu, .l3off = p->l3off, .len = p->l3off + len
+	};
 	long rc;
 
 	if (mtu < 68) /* RFC 791: every IPv4 link carries 68 bytes; a tunnel that does not is broken */
@@ -56,8 +57,7 @@ static __always_inline int fragment_later(struct ctx_buff *ctx, struct pkt *p, _
 /* The frame, an answer built in place, to the daemon, which runs it in at port ifindex. */
 static __always_inline int slow_inject(struct ctx_buff *ctx, __u32 ifindex, __u32 l3off, __u32 bytes)
 {
-	struct slow_meta m = { .kind = SLOW_KIND_INJECT, .ifindex = ifindex, .l3off = l3off,
-			       .len = ctx_len(ctx) };
+	struct slow_meta m = { .kind = SLOW_KIND_INJECT, .ifindex = ifindex, .l3off = l3off, .len = ctx_len(ctx) };
 	long rc = slow_send(ctx, &m);
 
 	if (rc == 0)

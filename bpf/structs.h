@@ -4,6 +4,9 @@
 #include <linux/types.h>
 #include "consts.h"
 
+/* The tables below align their comments to tab stops, which clang-format cannot do. */
+/* clang-format off */
+
 /* SRv6 endpoint behaviors of a local SID (RFC 8986). */
 enum sid_action {
 	SID_END = 1,
@@ -585,3 +588,4 @@ struct trace_stats {
 	__u64 tokens;		/* rate limit: records that may go now (x 1e9) */
 	__u64 seen;		/* sampling: matched packets so far */
 };
+/* clang-format on */

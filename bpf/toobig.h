@@ -37,8 +37,8 @@ static __always_inline int tunnel_too_big(struct ctx_buff *ctx, struct pkt *p, c
 }
 
 /* A decapsulated packet too big for its egress port: the kernel gets it still encapsulated. */
-static __always_inline int decap_too_big(struct ctx_buff *ctx, struct pkt *p, struct bpf_fib_lookup *fib,
-					 __u32 table, __be16 proto, __u32 ioff, __u32 inner_len, __u16 vlan)
+static __always_inline int decap_too_big(struct ctx_buff *ctx, struct pkt *p, struct bpf_fib_lookup *fib, __u32 table,
+					 __be16 proto, __u32 ioff, __u32 inner_len, __u16 vlan)
 {
 	return verdict(PASS_FIB_FRAG_NEEDED, p->len);
 }

@@ -36,18 +36,20 @@ static __always_inline struct trace_buf *trace_buf_get(void)
 const volatile __u32 trace_explain = 0;
 
 /* Runs the statements with tr pointing at this packet's record. */
-#define TRACE(...)                                                      \
-	do {                                                            \
-		struct trace_buf *__tb = trace_buf_get();               \
-		if (__tb) {                                             \
-			struct trace_rec *tr = &__tb->rec;              \
-			__VA_ARGS__;                                    \
-		}                                                       \
+#define TRACE(...)                                         \
+	do {                                               \
+		struct trace_buf *__tb = trace_buf_get();  \
+		if (__tb) {                                \
+			struct trace_rec *tr = &__tb->rec; \
+			__VA_ARGS__;                       \
+		}                                          \
 	} while (0)
 
 #else
 
-#define TRACE(...) do { } while (0)
+#define TRACE(...) \
+	do {       \
+	} while (0)
 
 /* Set by the daemon while a trace runs (the product build's one per-packet check). */
 volatile __u32 trace_armed = 0;
@@ -127,8 +129,8 @@ static __always_inline void trace_headers(void *data, void *data_end, struct tra
 		off += ((int)rh[1] + 1) * 8;
 	}
 	if (p.proto == ETH_P_IPV6_BE && (nh == PROTO_IPIP || nh == PROTO_IPV6)) {
-		off = trace_ip(data, data_end, off, nh == PROTO_IPIP ? ETH_P_IP_BE : ETH_P_IPV6_BE, r->inner_src, r->inner_dst,
-			       &r->inner_proto);
+		off = trace_ip(data, data_end, off, nh == PROTO_IPIP ? ETH_P_IP_BE : ETH_P_IPV6_BE, r->inner_src,
+			       r->inner_dst, &r->inner_proto);
 		if (off < 0)
 			return;
 		r->flags |= TRACE_F_INNER;

@@ -51,14 +51,14 @@ __noinline int csum_frame(struct xdp_md *ctx, __u32 off, __u32 len)
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	/* Each read is at data + off, off kept within a range the verifier can see. */
-#define CSUM_BLOCK(n)                                                      \
-	{                                                                  \
-		asm volatile("%0 &= 0x1fff" : "+r"(off));                  \
-		b = data + off;                                            \
-		if (b + n > data_end)                                      \
-			return -1;                                         \
-		s += (__u32)bpf_csum_diff(0, 0, b, n, 0);                  \
-		off += n;                                                  \
+#define CSUM_BLOCK(n)                                     \
+	{                                                 \
+		asm volatile("%0 &= 0x1fff" : "+r"(off)); \
+		b = data + off;                           \
+		if (b + n > data_end)                     \
+			return -1;                        \
+		s += (__u32)bpf_csum_diff(0, 0, b, n, 0); \
+		off += n;                                 \
 	}
 	for (int i = 0; i < CSUM_FRAME_MAX / 512; i++) { /* a bounded loop, not unrolled */
 		if (len < 512)
@@ -66,20 +66,20 @@ __noinline int csum_frame(struct xdp_md *ctx, __u32 off, __u32 len)
 		CSUM_BLOCK(512)
 		len -= 512;
 	}
-	if (len & 256) CSUM_BLOCK(256)
+	if (len & 256)
+		CSUM_BLOCK(256)
 #undef CSUM_BLOCK
 	len &= 255;
 	/* Under 256 bytes left: runs of 64, 32, 16, 8 and 4 bytes of native 32-bit words (as
 	 * bpf_csum_diff adds them), one bounds check per run. */
-#define CSUM_WORDS(n)                                                      \
-	{                                                                  \
-		asm volatile("%0 &= 0x1fff" : "+r"(off));                  \
-		b = data + off;                                            \
-		if (b + n > data_end)                                      \
-			return -1;                                         \
-		_Pragma("unroll") for (int j = 0; j < n / 4; j++)          \
-			s += ((__u32 *)b)[j];                              \
-		off += n;                                                  \
+#define CSUM_WORDS(n)                                                                   \
+	{                                                                               \
+		asm volatile("%0 &= 0x1fff" : "+r"(off));                               \
+		b = data + off;                                                         \
+		if (b + n > data_end)                                                   \
+			return -1;                                                      \
+		_Pragma("unroll") for (int j = 0; j < n / 4; j++) s += ((__u32 *)b)[j]; \
+		off += n;                                                               \
 	}
 	for (int i = 0; i < 3; i++) {
 		if (len < 64)
@@ -87,10 +87,14 @@ __noinline int csum_frame(struct xdp_md *ctx, __u32 off, __u32 len)
 		CSUM_WORDS(64)
 		len -= 64;
 	}
-	if (len & 32) CSUM_WORDS(32)
-	if (len & 16) CSUM_WORDS(16)
-	if (len & 8) CSUM_WORDS(8)
-	if (len & 4) CSUM_WORDS(4)
+	if (len & 32)
+		CSUM_WORDS(32)
+	if (len & 16)
+		CSUM_WORDS(16)
+	if (len & 8)
+		CSUM_WORDS(8)
+	if (len & 4)
+		CSUM_WORDS(4)
 #undef CSUM_WORDS
 	if (len & 3) { /* 1 to 3 bytes: a last word padded with zeros */
 		__u8 *q;
@@ -127,9 +131,9 @@ static __always_inline int vx_refresh(struct vx_mac_key *k)
 /* What the outer header takes from an inner frame: a hash of its flow (the UDP source port) and the
  * ECN bits of its IP header. */
 struct vx_inner {
-	__u32 hash; /* 20 bits, as an outer flow label */
-	__u8 ecn;   /* what the outer traffic class's ECN bits become (RFC 6040: CE is carried as ECT(0)) */
-	__u8 nd;    /* ARP, or ICMPv6 neighbor discovery (types 133-137) right behind the IPv6 header */
+	__u32 hash;  /* 20 bits, as an outer flow label */
+	__u8 ecn;    /* what the outer traffic class's ECN bits become (RFC 6040: CE is carried as ECT(0)) */
+	__u8 nd;     /* ARP, or ICMPv6 neighbor discovery (types 133-137) right behind the IPv6 header */
 	__u8 ip_ecn; /* an untagged IPv4 / IPv6 frame: its ECN bits + 1 (0: not such a frame) */
 };
 
@@ -229,7 +233,8 @@ static __always_inline __u64 udp6_pseudo(const __u8 *src, const __u8 *dst, __u32
 static __always_inline int vx_fib(struct xdp_md *ctx, struct bpf_fib_lookup *fib, const __u8 *remote)
 {
 	__u32 slot = fmix32(fib->ipv6_dst[0] ^ fib->ipv6_dst[1] ^ fib->ipv6_dst[2] ^ fib->ipv6_dst[3] ^
-			    (__u32)fib->sport * 0x9E3779B1) & (VX_NH_SLOTS - 1);
+			    (__u32)fib->sport * 0x9E3779B1) &
+		     (VX_NH_SLOTS - 1);
 	struct nh_slot *e = bpf_map_lookup_elem(&vx_nh, &slot);
 	__be32 flowinfo = fib->flowinfo;
 	__u32 in = fib->ifindex;
@@ -248,8 +253,9 @@ static __always_inline int vx_fib(struct xdp_md *ctx, struct bpf_fib_lookup *fib
  * and the kernel gets the frame as it came (it answers with ICMP, or drops, as without seg6x). */
 static __always_inline int vxlan_fragment_later(struct xdp_md *ctx, __u32 ifindex, __u32 mtu, __u32 bytes)
 {
-	struct slow_meta m = { .kind = SLOW_KIND_FRAGMENT6, .ifindex = ifindex, .mtu = mtu, .l3off = ETH_HLEN,
-			       .len = ctx_len(ctx) };
+	struct slow_meta m = {
+		.kind = SLOW_KIND_FRAGMENT6, .ifindex = ifindex, .mtu = mtu, .l3off = ETH_HLEN, .len = ctx_len(ctx)
+	};
 	long rc = slow_send(ctx, &m);
 
 	if (rc == 0)
@@ -406,8 +412,9 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
 
 	/* The rest of the sum from the values written (as native 16- and 32-bit words of network-order
 	 * bytes, as the inner frame's were summed): UDP header (checksum 0), VXLAN header, pseudo-header. */
-	udp->check = csum_fold((__u64)sum + bpf_htons(sport) + dst->port + udp->len + VXLAN_FLAGS_BE + dst->vni +
-			       udp6_pseudo(dev->local, dst->remote, len + UDP_HLEN + VXLAN_HLEN)) ?: 0xFFFF;
+	udp->check =
+		csum_fold((__u64)sum + bpf_htons(sport) + dst->port + udp->len + VXLAN_FLAGS_BE + dst->vni + udp6_pseudo(dev->local, dst->remote, len + UDP_HLEN + VXLAN_HLEN)) ?:
+			0xFFFF;
 	if (mtu)
 		return vxlan_fragment_later(ctx, fib.ifindex, mtu, p->len);
 	return redirect(fib.ifindex, p->len);
@@ -417,7 +424,8 @@ __noinline int vxlan_encap(struct xdp_md *ctx, struct pkt *arg, __u32 bridge, __
  * header, or longer than the frame. */
 static __always_inline int vx_lengths_bad(const struct udphdr *udp, __u32 plen, const struct pkt *p)
 {
-	return bpf_ntohs(udp->len) != plen || plen < UDP_HLEN + VXLAN_HLEN + ETH_HLEN || p->l3off + IPV6_HLEN + plen > p->len;
+	return bpf_ntohs(udp->len) != plen || plen < UDP_HLEN + VXLAN_HLEN + ETH_HLEN ||
+	       p->l3off + IPV6_HLEN + plen > p->len;
 }
 
 /* An IPv6 packet from a fabric port that is no local SID: VXLAN to a local VTEP is taken apart here.

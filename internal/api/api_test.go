@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
 	"strings"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/tools/testsupport/testroot"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -32,9 +32,7 @@ func (fakeEnv) SourceFor(netip.Addr) (netip.Addr, error) {
 // client serves a fresh instance through the real gRPC stack (in-memory connection).
 func client(t *testing.T) (pb.ControlClient, *state.Store) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (bpffs, BPF maps)")
-	}
+	testroot.Need(t, "bpffs, BPF maps")
 	dir := t.TempDir()
 	st, err := dataplane.OpenStore(dir, fakeEnv{"eth1": 7, "eth2": 8}, state.OpenOptions{})
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/tools/testsupport/testroot"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -166,9 +166,7 @@ func fuzzStore(f *testing.F) (*state.Store, *Server) {
 }
 
 func FuzzCommitRequest(f *testing.F) {
-	if os.Geteuid() != 0 {
-		f.Skip("needs root (bpffs, BPF maps)")
-	}
+	testroot.Need(f, "bpffs, BPF maps")
 	for _, m := range fuzzSeeds() {
 		b, err := proto.Marshal(m)
 		if err != nil {

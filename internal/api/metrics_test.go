@@ -21,15 +21,14 @@ import (
 	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/tools/testsupport/testroot"
 )
 
 // metricsServer is a daemon's server over a fresh instance, with a slow path and a BGP speaker that
 // report fixed numbers, its client, and a scrape of its metrics (one collector for all scrapes).
 func metricsServer(t *testing.T) (*Server, pb.ControlClient, func() samples) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (bpffs, BPF maps)")
-	}
+	testroot.Need(t, "bpffs, BPF maps")
 	dir := t.TempDir()
 	st, err := dataplane.OpenStore(dir, fakeEnv{"eth1": 7, "eth2": 8}, state.OpenOptions{})
 	if err != nil {

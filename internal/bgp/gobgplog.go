@@ -63,9 +63,7 @@ func (h *gobgpLog) Handle(ctx context.Context, r slog.Record) error {
 		return nil
 	}
 	out := make([]slog.Attr, 0, len(attrs))
-	for _, a := range h.attrs {
-		out = append(out, a)
-	}
+	out = append(out, h.attrs...)
 	r.Attrs(func(a slog.Attr) bool {
 		out = append(out, a)
 		return true

@@ -182,7 +182,7 @@ func TestVPNv4WithExtendedNextHop(t *testing.T) {
 	cfg.BGP.Transposition = true
 	apply(t, n, cfg)
 	transposed := func(l uint32) bool { return l != implicitNull }
-	ms = p.waitFor("the routes with transposed SIDs", 30*time.Second, func(ms []rawMessage) bool {
+	p.waitFor("the routes with transposed SIDs", 30*time.Second, func(ms []rawMessage) bool {
 		_, a := announcedWith(ms[mark:], 1, gobgp.RF_IPv4_VPN, v4, transposed)
 		_, b := announcedWith(ms[mark:], 1, gobgp.RF_IPv6_VPN, v6, transposed)
 		return a && b

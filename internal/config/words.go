@@ -50,7 +50,7 @@ var (
 	// netip's errors: netip.ParsePrefix("p"): ParseAddr("a"): why, or ParseAddr("a"): why.
 	badPrefix    = regexp.MustCompile(`netip\.ParsePrefix\(("[^"]*")\): (?:ParseAddr\("[^"]*"\): )?`)
 	badAddr      = regexp.MustCompile(`ParseAddr\(("[^"]*")\): `)
-	unknownField = regexp.MustCompile("field (\\S+) not found in type state\\.(\\w+)")
+	unknownField = regexp.MustCompile(`field (\S+) not found in type state\.(\w+)`)
 	cannotDecode = regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `([^`]*)`)? into (\\S+)")
 )
 

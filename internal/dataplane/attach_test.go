@@ -16,6 +16,7 @@ import (
 )
 
 func TestAttachModes(t *testing.T) {
+	testsupport.NeedRoot(t, "network namespaces, XDP")
 	ns := fmt.Sprintf("seg6x-att-%d", os.Getpid())
 	if err := testsupport.AddNetns(ns); err != nil {
 		t.Fatal(err)

@@ -4,17 +4,16 @@ package dataplane
 // map as it was: the entries it wrote are removed, the values it replaced restored.
 
 import (
-	"os"
 	"testing"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/seg6x/seg6x/tools/testsupport/testroot"
 )
 
 func TestBatchFailingPartWayIsUndone(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (BPF maps)")
-	}
+	testroot.Need(t, "BPF maps")
 	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -50,9 +49,7 @@ func TestBatchFailingPartWayIsUndone(t *testing.T) {
 // A write of many batches goes over several writers: all of it lands; when some batches fail (the
 // map fills), the failed ones are undone at once and the txn's rollback undoes the ones written.
 func TestManyBatchesWrittenInParallel(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (BPF maps)")
-	}
+	testroot.Need(t, "BPF maps")
 	const n = 5*batchSize + 17
 	for _, size := range []uint32{n, 3 * batchSize} {
 		m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: size, Flags: unix.BPF_F_NO_PREALLOC})

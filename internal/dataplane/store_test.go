@@ -91,9 +91,7 @@ func TestBPFReconcile(t *testing.T) {
 
 // Maps of a new layout (here: none at all) are filled from the saved state when the store opens.
 func TestBPFNewMapsFilled(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (bpffs, BPF maps)")
-	}
+	testsupport.NeedRoot(t, "bpffs, BPF maps")
 	dir := t.TempDir()
 	st, err := dataplane.OpenStore(dir, testsupport.FakeEnv{"eth1": 7}, state.OpenOptions{})
 	if err != nil {

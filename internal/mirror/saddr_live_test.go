@@ -22,9 +22,7 @@ import (
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 func TestKernelSourceAsTheKernel(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces)")
-	}
+	testsupport.NeedRoot(t, "network namespaces")
 	p := fmt.Sprintf("s6sa%d", os.Getpid()%10000)
 	snd, dut, rcv := p+"-a", p+"-d", p+"-r"
 	if err := testsupport.AddNetns(snd, dut, rcv); err != nil {

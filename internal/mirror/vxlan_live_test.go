@@ -35,9 +35,7 @@ func dump(t *testing.T, ns string, typ int, hdr nl.NetlinkRequestData) [][]byte 
 }
 
 func TestVXLANFromTheKernel(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces)")
-	}
+	testsupport.NeedRoot(t, "network namespaces")
 	ns := fmt.Sprintf("s6vx%d", os.Getpid()%10000)
 	if err := testsupport.AddNetns(ns); err != nil {
 		t.Fatal(err)

@@ -27,9 +27,7 @@ import (
 )
 
 func TestVXLANFastPathEndToEnd(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	testsupport.NeedRoot(t, "namespaces, BPF")
 	bin := testsupport.BuildSeg6x(t)
 	id := os.Getpid() % 10000
 	nsA, nsB := fmt.Sprintf("s6xa%d", id), fmt.Sprintf("s6xb%d", id)

@@ -20,9 +20,7 @@ import (
 )
 
 func TestMirrorFollowsVXLAN(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	testsupport.NeedRoot(t, "namespaces, BPF")
 	bin := testsupport.BuildSeg6x(t)
 	ns := fmt.Sprintf("s6vm%d", os.Getpid()%10000)
 	if err := testsupport.AddNetns(ns); err != nil {
@@ -123,7 +121,7 @@ func TestMirrorFollowsVXLAN(t *testing.T) {
 	fdb("replace 02:00:00:00:0b:02 dev vx0 dst 2001:db8:1::b master self extern_learn")
 	wait("new remote MAC", func(k *pb.KernelReply) bool { return followed(k, "02:00:00:00:0b:02", "2001:db8:1::b") })
 	fdb("replace 02:00:00:00:0b:02 dev vx0 dst 2001:db8:1::c self")
-	k = wait("moved remote MAC", func(k *pb.KernelReply) bool {
+	wait("moved remote MAC", func(k *pb.KernelReply) bool {
 		return followed(k, "02:00:00:00:0b:02", "2001:db8:1::c") && entry(k, "02:00:00:00:0b:02", "2001:db8:1::b") == nil
 	})
 	fdb("add 02:00:00:00:0b:03 dev vx0 dst 2001:db8:1::c self",

@@ -20,9 +20,7 @@ import (
 )
 
 func TestVXLANNextHopFollowsNeighborChanges(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	testsupport.NeedRoot(t, "namespaces, BPF")
 	var sc *benchrig.Scenario
 	for _, s := range benchrig.Scenarios() {
 		if s.Name == "seg6x_vxlan_encap" {

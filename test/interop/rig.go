@@ -75,9 +75,7 @@ type rig struct {
 // setup builds the namespaces, starts seg6x and both ExaBGP peers; everything goes when t ends. It
 // skips t without root or without ExaBGP 5.
 func setup(t *testing.T) *rig {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (namespaces, XDP)")
-	}
+	testsupport.NeedRoot(t, "namespaces, XDP")
 	v, err := exaBGPVersion()
 	if err != nil {
 		t.Skipf("ExaBGP is not installed in %s (scripts/deps.sh installs it): %v", exaBGPVenv, err)

@@ -38,9 +38,7 @@ routes:
 `
 
 func TestDebInstallsAndApplies(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (dpkg -i, network namespaces, BPF)")
-	}
+	testsupport.NeedRoot(t, "dpkg -i, network namespaces, BPF")
 	for _, tool := range []string{"dpkg", "dpkg-deb", "dpkg-query", "ip", "nsenter"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not found", tool)

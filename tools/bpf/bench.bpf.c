@@ -8,7 +8,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-#define TPL_MAX 2048 /* largest frame template (VXLAN decap: a 1514-byte tenant frame + 70) */
+#define TPL_MAX 2048  /* largest frame template (VXLAN decap: a 1514-byte tenant frame + 70) */
 #define TPL_FLOWS 256 /* templates: one per flow */
 #define PAT_LEN 128   /* bytes of each received frame the sink checks */
 #define GEN_BURST 16  /* frames per paced burst (a devmap flushes every 16 frames too) */
@@ -68,7 +68,7 @@ struct {
  * it came in on: the way back of a bidirectional scenario). */
 struct loop_conf {
 	__u32 on;
-	__u32 dir;	/* the loop_class entry of the templates to rewrite into */
+	__u32 dir; /* the loop_class entry of the templates to rewrite into */
 	__u32 redirect;
 };
 
@@ -186,7 +186,7 @@ struct {
 
 /* What the sink counted (per CPU; the control plane sums). */
 struct sink_count {
-	__u64 good;	 /* frames that matched a pattern */
+	__u64 good; /* frames that matched a pattern */
 	__u64 good_bytes;
 	__u64 bad;	 /* frames that matched none */
 	__u64 first;	 /* good frames that matched pattern 0 */

@@ -19,9 +19,7 @@ import (
 )
 
 func TestRR(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (namespaces)")
-	}
+	testsupport.NeedRoot(t, "namespaces")
 	for _, kind := range []string{"frr", "gobgpd"} {
 		t.Run(kind, func(t *testing.T) {
 			bins := []string{"gobgpd", "gobgp"} // the PEs

@@ -38,9 +38,7 @@ func ScratchInstance(t testing.TB, dir string) {
 // closed and unmounted when the test ends.
 func OpenStore(t testing.TB, dir string, env state.Env) *state.Store {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (bpffs, BPF maps)")
-	}
+	NeedRoot(t, "bpffs, BPF maps")
 	st, err := dataplane.OpenStore(dir, env, state.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)

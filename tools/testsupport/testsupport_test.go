@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/binary"
 	"net/netip"
-	"os"
 	"testing"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
@@ -53,9 +52,7 @@ func TestBuildersMakeWellFormedPackets(t *testing.T) {
 
 // A store on FakeEnv served in-process: Daemon.Routes reads back what was committed.
 func TestFakeEnvStoreAndDaemonRoutes(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (bpffs, BPF maps)")
-	}
+	testsupport.NeedRoot(t, "bpffs, BPF maps")
 	dir := t.TempDir()
 	st, err := dataplane.OpenStore(dir, testsupport.FakeEnv{"eth1": 7}, state.OpenOptions{})
 	if err != nil {

@@ -6,7 +6,6 @@ package testsupport
 
 import (
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
@@ -17,9 +16,7 @@ import (
 // verifier, without pinning anything, each in a subtest, and logs its size and the verifier's work.
 // It skips t without root.
 func VerifierLoads(t *testing.T, objects map[string]func() (*ebpf.CollectionSpec, error)) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to load BPF programs")
-	}
+	NeedRoot(t, "loading BPF programs")
 	for name, load := range objects {
 		t.Run(name, func(t *testing.T) {
 			spec, err := load()

@@ -6,6 +6,6 @@ package rigbpf
 
 // gen.go: the bpf2go directives; the generated files (baseline_*, bench_*, seg6xfibdirect_*) sit beside it.
 
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -type bare_route Baseline ../../bpf/baseline.bpf.c -- -I../../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -type sink_pattern -type sink_count -type loop_conf -type loop_classes -type frame_tpl -type gen_state Bench ../../bpf/bench.bpf.c -- -I../../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip Seg6xFibDirect ../../../bpf/seg6x.bpf.c -- -I../../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror -DFIB_MAIN_DIRECT
+//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -cflags "$BPF_CFLAGS" -type bare_route Baseline ../../bpf/baseline.bpf.c -- -I../../../bpf -O2 -g -Wall -Werror
+//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -cflags "$BPF_CFLAGS" -type sink_pattern -type sink_count -type loop_conf -type loop_classes -type frame_tpl -type gen_state Bench ../../bpf/bench.bpf.c -- -I../../../bpf -O2 -g -Wall -Werror
+//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -cflags "$BPF_CFLAGS" Seg6xFibDirect ../../../bpf/seg6x.bpf.c -- -I../../../bpf -O2 -g -Wall -Werror -DFIB_MAIN_DIRECT

@@ -4,4 +4,4 @@ package accessbpf
 
 // gen.go: the bpf2go directive; the generated files (access_bpfel.*) sit beside it.
 
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip Access ../../bpf/access.bpf.c -- -I../../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror
+//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -cflags "$BPF_CFLAGS" Access ../../bpf/access.bpf.c -- -I../../../bpf -O2 -g -Wall -Werror

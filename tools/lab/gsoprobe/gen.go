@@ -5,4 +5,4 @@ package gsoprobe
 
 // gen.go: the bpf2go directive; the generated files (gsoprobe_bpfel.*) sit beside it.
 
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -type probe_stats Gsoprobe ../../bpf/gsoprobe.bpf.c -- -I../../../bpf -I/usr/include/x86_64-linux-gnu -O2 -g -Wall -Werror
+//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -no-strip -cflags "$BPF_CFLAGS" -type probe_stats Gsoprobe ../../bpf/gsoprobe.bpf.c -- -I../../../bpf -O2 -g -Wall -Werror

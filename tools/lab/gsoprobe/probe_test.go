@@ -21,9 +21,7 @@ import (
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to load BPF programs")
-	}
+	testsupport.NeedRoot(t, "loading BPF programs")
 }
 
 // loadUnattached loads the object as Load does, without attaching it.
