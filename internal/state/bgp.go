@@ -263,7 +263,7 @@ func validateVPN(t *Tenant, add func(error)) {
 		switch {
 		case !p.IsValid() || p.Addr().Is4In6() || p != p.Masked():
 			add(fieldErr(obj, "vpn.advertise", "%s: want a network address with its length", p))
-		case !fam[famOf(p)]:
+		case !fam[0] && !p.Addr().Is6(), !fam[1] && p.Addr().Is6():
 			add(fieldErr(obj, "vpn.advertise", "%s: %s serves only the other family", p, v.Behavior))
 		case seen[p]:
 			add(fieldErr(obj, "vpn.advertise", "%s listed twice", p))

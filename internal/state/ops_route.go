@@ -45,12 +45,12 @@ func mayAddRoutes(t *tenantRT, o Origin) bool {
 // routeOwned refuses a change of the route for p (had: it exists) by another origin than its owner's.
 func routeOwned(op Op, t *tenantRT, p netip.Prefix, had bool, obj string) error {
 	if had {
-		return owned(op, t.routeOrigin(p), obj)
+		return owned(op.Origin, t.routeOrigin(p), obj)
 	}
 	if mayAddRoutes(t, op.Origin) {
 		return nil
 	}
-	return owned(op, t.Origin, obj)
+	return owned(op.Origin, t.Origin, obj)
 }
 
 func (s *Store) applyRoute(c *change, op Op) error {
@@ -236,7 +236,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 		return fieldErr(obj, "tenant", "unknown tenant %q", tr.Tenant)
 	}
 	if !mayAddRoutes(t, op.Origin) || (tr.All && op.Origin != t.Origin) {
-		return owned(op, t.Origin, obj)
+		return owned(op.Origin, t.Origin, obj)
 	}
 	seen := make(map[netip.Prefix]bool, len(tr.Routes))
 	rs := make([]Route, len(tr.Routes))
@@ -279,7 +279,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	slices.SortFunc(others, netip.Prefix.Compare) // sorted: policy ids and diff lines repeatable
 	for _, p := range others {
 		if seen[p] {
-			errs = append(errs, owned(op, t.routeOrigin(p), routeObj(&Route{Tenant: t.Name, Prefix: p})))
+			errs = append(errs, owned(op.Origin, t.routeOrigin(p), routeObj(&Route{Tenant: t.Name, Prefix: p})))
 		}
 		if p.Addr().Is4() {
 			n4++

@@ -10,7 +10,7 @@ func (s *Store) applySID(c *change, op Op) error {
 		return err
 	}
 	if had {
-		if err := owned(op, old.Origin, obj); err != nil {
+		if err := owned(op.Origin, old.Origin, obj); err != nil {
 			return err
 		}
 	}

@@ -20,7 +20,7 @@ func (s *Store) applyTenant(c *change, op Op) error {
 		return err
 	}
 	if cur != nil {
-		if err := owned(op, cur.Origin, obj); err != nil {
+		if err := owned(op.Origin, cur.Origin, obj); err != nil {
 			return err
 		}
 	}

@@ -38,13 +38,13 @@ func (o Origin) String() string {
 	return string(o)
 }
 
-// owned refuses an operation on an object another origin owns.
-func owned(op Op, have Origin, obj string) error {
-	if op.Origin == have {
+// owned refuses a change asked by origin by to an object of another origin (have).
+func owned(by, have Origin, obj string) error {
+	if by == have {
 		return nil
 	}
-	if !op.Origin.Known() {
-		return fieldErr(obj, "", "unknown origin %q", string(op.Origin))
+	if !by.Known() {
+		return fieldErr(obj, "", "unknown origin %q", string(by))
 	}
 	return fieldErr(obj, "", "%s", originOwners[have])
 }
