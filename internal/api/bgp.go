@@ -9,7 +9,7 @@ import (
 	"net/netip"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // BGPReporter produces the BGP speaker's report (routes: with the learned and advertised routes).
@@ -49,11 +49,11 @@ func (p *parser) u8(field string, v uint32) uint8 {
 	return uint8(v)
 }
 
-func vpnFromPB(p *parser, v *pb.TenantVpn) *state.VPN {
+func vpnFromPB(p *parser, v *pb.TenantVpn) *model.VPN {
 	if v == nil {
 		return nil
 	}
-	out := &state.VPN{RD: v.GetRd(), ImportRT: v.GetImportRt(), ExportRT: v.GetExportRt(), Behavior: v.GetBehavior(),
+	out := &model.VPN{RD: v.GetRd(), ImportRT: v.GetImportRt(), ExportRT: v.GetExportRt(), Behavior: v.GetBehavior(),
 		AdvertiseKernel: v.GetAdvertiseKernel(), Encap: v.GetEncap(), ImportMoreSpecific: v.GetImportMoreSpecific()}
 	out.Locator = p.prefix("vpn.locator", v.GetLocator(), true)
 	out.SID = p.addr("vpn.sid", v.GetSid(), true)
@@ -61,7 +61,7 @@ func vpnFromPB(p *parser, v *pb.TenantVpn) *state.VPN {
 	return out
 }
 
-func vpnToPB(v *state.VPN) *pb.TenantVpn {
+func vpnToPB(v *model.VPN) *pb.TenantVpn {
 	if v == nil {
 		return nil
 	}
@@ -74,13 +74,13 @@ func vpnToPB(v *state.VPN) *pb.TenantVpn {
 	return out
 }
 
-func bgpFromPB(b *pb.Bgp) (*state.BGP, error) {
+func bgpFromPB(b *pb.Bgp) (*model.BGP, error) {
 	if b == nil {
 		return nil, nil
 	}
 	p := &parser{obj: "bgp"}
-	out := &state.BGP{ASN: b.GetAsn(), ListenPort: b.GetListenPort(), Transposition: b.GetTransposition(), SIDsInDomain: b.GetSidsInDomain(),
-		GracefulRestart: state.GracefulRestart{Enabled: b.GetGracefulRestart().GetEnabled(),
+	out := &model.BGP{ASN: b.GetAsn(), ListenPort: b.GetListenPort(), Transposition: b.GetTransposition(), SIDsInDomain: b.GetSidsInDomain(),
+		GracefulRestart: model.GracefulRestart{Enabled: b.GetGracefulRestart().GetEnabled(),
 			RestartTime: p.u16("graceful_restart.restart_time", b.GetGracefulRestart().GetRestartTime(), 65535)}}
 	out.RouterID = p.addr("router_id", b.GetRouterId(), true)
 	out.NextHop = p.addr("next_hop", b.GetNextHop(), true)
@@ -89,14 +89,14 @@ func bgpFromPB(b *pb.Bgp) (*state.BGP, error) {
 	out.FunctionBits = p.u8("function_bits", b.GetFunctionBits())
 	for i, n := range b.GetNeighbors() {
 		f := fmt.Sprintf("neighbors[%d].", i)
-		out.Neighbors = append(out.Neighbors, state.Neighbor{Address: p.addr(f+"address", n.GetAddress(), false),
+		out.Neighbors = append(out.Neighbors, model.Neighbor{Address: p.addr(f+"address", n.GetAddress(), false),
 			ASN: n.GetAsn(), Password: n.GetPassword(), LocalAddress: p.addr(f+"local_address", n.GetLocalAddress(), true),
 			Families: n.GetFamilies(), Description: n.GetDescription(), Port: p.u16(f+"port", n.GetPort(), 65535)})
 	}
 	return out, p.err()
 }
 
-func bgpToPB(b *state.BGP) *pb.Bgp {
+func bgpToPB(b *model.BGP) *pb.Bgp {
 	if b == nil {
 		return nil
 	}

@@ -9,21 +9,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
 func TestBGPThroughTheAPI(t *testing.T) {
 	a, p := netip.MustParseAddr, netip.MustParsePrefix
-	in := state.State{
-		Tenants: []state.Tenant{{Name: "blue", Table: 100, Ports: []state.Port{},
-			VPN: &state.VPN{RD: "65000:100", ImportRT: []string{"65000:100"}, ExportRT: []string{"65000:101"},
+	in := model.State{
+		Tenants: []model.Tenant{{Name: "blue", Table: 100, Ports: []model.Port{},
+			VPN: &model.VPN{RD: "65000:100", ImportRT: []string{"65000:100"}, ExportRT: []string{"65000:101"},
 				Locator: p("fc00:1:8::/48"), SID: a("fc00:1:8:7::"), Behavior: "End.DT4", Advertise: []netip.Prefix{p("198.18.1.0/24")},
-				AdvertiseKernel: true, Encap: state.ModeEncapRed}}},
-		BGP: &state.BGP{ASN: 65001, RouterID: a("198.18.255.1"), ListenPort: -1, NextHop: a("fc00:1::1"), Locator: p("fc00:1::/48"),
+				AdvertiseKernel: true, Encap: model.ModeEncapRed}}},
+		BGP: &model.BGP{ASN: 65001, RouterID: a("198.18.255.1"), ListenPort: -1, NextHop: a("fc00:1::1"), Locator: p("fc00:1::/48"),
 			BlockBits: 40, FunctionBits: 12, Transposition: true,
-			GracefulRestart: state.GracefulRestart{Enabled: true, RestartTime: 60},
-			Neighbors: []state.Neighbor{{Address: a("fc00:9::1"), ASN: 65000, Password: "s3cret", LocalAddress: a("fc00:1::1"),
-				Families: []string{state.FamilyVPNv4}, Description: "rr1", Port: 1179}}},
+			GracefulRestart: model.GracefulRestart{Enabled: true, RestartTime: 60},
+			Neighbors: []model.Neighbor{{Address: a("fc00:9::1"), ASN: 65000, Password: "s3cret", LocalAddress: a("fc00:1::1"),
+				Families: []string{model.FamilyVPNv4}, Description: "rr1", Port: 1179}}},
 	}
 	out, err := StateFromPB(StateToPB(&in))
 	if err != nil {
@@ -35,12 +36,12 @@ func TestBGPThroughTheAPI(t *testing.T) {
 		t.Fatalf("through the API:\n got %s\nwant %s", jo, ji)
 	}
 	// An operation on the section, both ways.
-	op, err := opFromPB(OpToPB(state.Op{Kind: state.OpReplace, BGP: in.BGP}))
+	op, err := opFromPB(OpToPB(state.Op{Kind: model.OpReplace, BGP: in.BGP}))
 	if err != nil || op.BGP == nil || op.BGP.Neighbors[0].Password != "s3cret" {
 		t.Fatalf("bgp op through the API: %+v, %v", op, err)
 	}
-	op, err = opFromPB(OpToPB(state.Op{Kind: state.OpDelete, BGP: &state.BGP{}}))
-	if err != nil || op.Kind != state.OpDelete || op.BGP == nil {
+	op, err = opFromPB(OpToPB(state.Op{Kind: model.OpDelete, BGP: &model.BGP{}}))
+	if err != nil || op.Kind != model.OpDelete || op.BGP == nil {
 		t.Fatalf("bgp delete through the API: %+v, %v", op, err)
 	}
 	bad := StateToPB(&in)

@@ -12,16 +12,17 @@ import (
 	"strings"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
 type parser struct {
 	obj  string
-	errs state.Errors
+	errs model.Errors
 }
 
 func (p *parser) fail(field, format string, args ...any) {
-	p.errs = append(p.errs, &state.FieldError{Object: p.obj, Field: field, Reason: fmt.Sprintf(format, args...)})
+	p.errs = append(p.errs, &model.FieldError{Object: p.obj, Field: field, Reason: fmt.Sprintf(format, args...)})
 }
 
 func (p *parser) addr(field, s string, optional bool) netip.Addr {
@@ -67,7 +68,7 @@ func (p *parser) prefix(field, s string, optional bool) netip.Prefix {
 
 // vlan is a VLAN ID field, refused as every front end refuses one (state.VLANProblem).
 func (p *parser) vlan(v uint32) uint16 {
-	if why := state.VLANProblem(strconv.FormatUint(uint64(v), 10)); why != "" {
+	if why := model.VLANProblem(strconv.FormatUint(uint64(v), 10)); why != "" {
 		p.fail("vlan", "%s", why)
 	}
 	return uint16(v)
@@ -95,14 +96,14 @@ func (p *parser) errOf(name func() string) error {
 	}
 	obj := name()
 	for _, e := range p.errs {
-		if fe, ok := e.(*state.FieldError); ok {
+		if fe, ok := e.(*model.FieldError); ok {
 			fe.Object = obj
 		}
 	}
 	return p.errs
 }
 
-func routeFromPB(r *pb.Route) (state.Route, error) {
+func routeFromPB(r *pb.Route) (model.Route, error) {
 	p := &parser{}
 	out := routeFields(p, r)
 	if r.GetPrefix() == "" {
@@ -116,8 +117,8 @@ func routeFromPB(r *pb.Route) (state.Route, error) {
 }
 
 // routeFields converts every field of r but its prefix.
-func routeFields(p *parser, r *pb.Route) state.Route {
-	out := state.Route{Tenant: r.GetTenant(), Mode: r.GetMode()}
+func routeFields(p *parser, r *pb.Route) model.Route {
+	out := model.Route{Tenant: r.GetTenant(), Mode: r.GetMode()}
 	out.Segs = p.addrs("segs", r.GetSegs())
 	out.USIDs = usidsFromPB(p, "usids", r.GetUsids())
 	out.Src = p.addr("src", r.GetSrc(), true)
@@ -192,11 +193,11 @@ func routeSetFromPB(rs *pb.RouteSet, del bool) (*state.RouteSet, error) {
 	return out, p.err()
 }
 
-func usidsFromPB(p *parser, field string, u *pb.USIDList) *state.USIDList {
+func usidsFromPB(p *parser, field string, u *pb.USIDList) *model.USIDList {
 	if u == nil {
 		return nil
 	}
-	out := &state.USIDList{Block: p.prefix(field+".block", u.GetBlock(), false), IDs: u.GetIds()}
+	out := &model.USIDList{Block: p.prefix(field+".block", u.GetBlock(), false), IDs: u.GetIds()}
 	if u.GetNf() > 255 {
 		p.fail(field+".nf", "%d bits: a uSID is a multiple of 8 bits, from 8 to 120", u.GetNf())
 	}
@@ -204,7 +205,7 @@ func usidsFromPB(p *parser, field string, u *pb.USIDList) *state.USIDList {
 	return out
 }
 
-func usidsToPB(u *state.USIDList) *pb.USIDList {
+func usidsToPB(u *model.USIDList) *pb.USIDList {
 	if u == nil {
 		return nil
 	}
@@ -215,22 +216,22 @@ func usidsToPB(u *state.USIDList) *pb.USIDList {
 	return out
 }
 
-func policyFromPB(pp *pb.Policy) (state.Policy, error) {
+func policyFromPB(pp *pb.Policy) (model.Policy, error) {
 	p := &parser{obj: fmt.Sprintf("policy %q", pp.GetName())}
-	out := state.Policy{Name: pp.GetName(), Mode: pp.GetMode(), Src: p.addr("src", pp.GetSrc(), true)}
+	out := model.Policy{Name: pp.GetName(), Mode: pp.GetMode(), Src: p.addr("src", pp.GetSrc(), true)}
 	if pp.GetHoplimit() > 255 {
 		p.fail("hoplimit", "%d is more than 255", pp.GetHoplimit())
 	}
 	out.HopLimit = uint8(pp.GetHoplimit())
 	for i, l := range pp.GetLists() {
-		sl := state.SegList{Weight: l.GetWeight(), Down: l.GetDown(), USIDs: usidsFromPB(p, fmt.Sprintf("lists[%d].usids", i), l.GetUsids())}
+		sl := model.SegList{Weight: l.GetWeight(), Down: l.GetDown(), USIDs: usidsFromPB(p, fmt.Sprintf("lists[%d].usids", i), l.GetUsids())}
 		sl.Segs = p.addrs(fmt.Sprintf("lists[%d].segs", i), l.GetSegs())
 		out.Lists = append(out.Lists, sl)
 	}
 	return out, p.err()
 }
 
-func policyToPB(p *state.Policy) *pb.Policy {
+func policyToPB(p *model.Policy) *pb.Policy {
 	out := &pb.Policy{Name: p.Name, Mode: p.Mode, Hoplimit: uint32(p.HopLimit), Origin: string(p.Origin)}
 	if p.Src.IsValid() {
 		out.Src = p.Src.String()
@@ -248,7 +249,7 @@ func policyToPB(p *state.Policy) *pb.Policy {
 	return out
 }
 
-func routeToPB(r *state.Route) *pb.Route {
+func routeToPB(r *model.Route) *pb.Route {
 	out := &pb.Route{Tenant: r.Tenant, Prefix: r.Prefix.String(), Mode: r.Mode, Hoplimit: uint32(r.HopLimit),
 		PolicyId: r.ID, TunnelMtu: uint32(r.TunnelMTU), Egress: r.Egress, Origin: string(r.Origin)}
 	for _, s := range r.Segs {
@@ -265,11 +266,11 @@ func routeToPB(r *state.Route) *pb.Route {
 	return out
 }
 
-func tenantFromPB(t *pb.Tenant) (state.Tenant, error) {
+func tenantFromPB(t *pb.Tenant) (model.Tenant, error) {
 	p := &parser{obj: fmt.Sprintf("tenant %q", t.GetName())}
-	out := state.Tenant{Name: t.GetName(), Table: t.GetTable(), Ports: []state.Port{}, KernelFallback: t.GetKernelFallback()}
+	out := model.Tenant{Name: t.GetName(), Table: t.GetTable(), Ports: []model.Port{}, KernelFallback: t.GetKernelFallback()}
 	for _, pt := range t.GetPorts() {
-		out.Ports = append(out.Ports, state.Port{Dev: pt.GetDev(), VLAN: p.vlan(pt.GetVlan())})
+		out.Ports = append(out.Ports, model.Port{Dev: pt.GetDev(), VLAN: p.vlan(pt.GetVlan())})
 	}
 	out.Gateway = p.addrs("gateway", t.GetGateway())
 	out.MSSClamp = t.GetMssClamp()
@@ -277,7 +278,7 @@ func tenantFromPB(t *pb.Tenant) (state.Tenant, error) {
 	return out, p.err()
 }
 
-func tenantToPB(t *state.Tenant) *pb.Tenant {
+func tenantToPB(t *model.Tenant) *pb.Tenant {
 	out := &pb.Tenant{Name: t.Name, Table: t.Table, Origin: string(t.Origin), KernelFallback: t.KernelFallback, MssClamp: t.MSSClamp,
 		Vpn: vpnToPB(t.VPN)}
 	for _, g := range t.Gateway {
@@ -289,11 +290,11 @@ func tenantToPB(t *state.Tenant) *pb.Tenant {
 	return out
 }
 
-func sidFromPB(s *pb.Sid) (state.SID, error) {
+func sidFromPB(s *pb.Sid) (model.SID, error) {
 	p := &parser{obj: fmt.Sprintf("sid %s", s.GetSid())}
-	out := state.SID{Action: s.GetAction(), Table: s.GetTable(), Tenant: s.GetTenant(), Flavors: s.GetFlavors()}
+	out := model.SID{Action: s.GetAction(), Table: s.GetTable(), Tenant: s.GetTenant(), Flavors: s.GetFlavors()}
 	if strings.Contains(s.GetSid(), "/") {
-		a, bits, err := state.ParseSID(s.GetSid())
+		a, bits, err := model.ParseSID(s.GetSid())
 		if err != nil {
 			p.fail("sid", "%q is not an IPv6 address or prefix", s.GetSid())
 		}
@@ -311,7 +312,7 @@ func sidFromPB(s *pb.Sid) (state.SID, error) {
 	return out, p.err()
 }
 
-func sidToPB(s *state.SID) *pb.Sid {
+func sidToPB(s *model.SID) *pb.Sid {
 	out := &pb.Sid{Sid: s.Name(), Action: s.Action, Table: s.Table, Tenant: s.Tenant, Vlan: uint32(s.VLAN), Id: s.ID,
 		Origin: string(s.Origin), Flavors: s.Flavors, Lblen: uint32(s.LBLen), Nflen: uint32(s.NFLen)}
 	if s.NH4.IsValid() {
@@ -330,12 +331,12 @@ func sidToPB(s *state.SID) *pb.Sid {
 	return out
 }
 
-func ifaceToPB(i *state.Interface) *pb.Interface {
+func ifaceToPB(i *model.Interface) *pb.Interface {
 	return &pb.Interface{Name: i.Name, Mode: i.Mode, Role: i.Role, Ifindex: int32(i.Ifindex), XdpFeatures: i.XDPFeatures, MultiBuffer: i.MultiBuffer}
 }
 
-func ifaceFromPB(i *pb.Interface) state.Interface {
-	return state.Interface{Name: i.GetName(), Mode: i.GetMode(), Role: i.GetRole()}
+func ifaceFromPB(i *pb.Interface) model.Interface {
+	return model.Interface{Name: i.GetName(), Mode: i.GetMode(), Role: i.GetRole()}
 }
 
 func prefixes(p *parser, field string, in []string) []netip.Prefix {
@@ -348,13 +349,13 @@ func prefixes(p *parser, field string, in []string) []netip.Prefix {
 	return out
 }
 
-func domainFromPB(d *pb.Domain) (state.Domain, error) {
+func domainFromPB(d *pb.Domain) (model.Domain, error) {
 	p := &parser{obj: "domain"}
-	out := state.Domain{Locators: prefixes(p, "locators", d.GetLocators()), Sources: prefixes(p, "sources", d.GetSources())}
+	out := model.Domain{Locators: prefixes(p, "locators", d.GetLocators()), Sources: prefixes(p, "sources", d.GetSources())}
 	return out, p.err()
 }
 
-func domainToPB(d *state.Domain) *pb.Domain {
+func domainToPB(d *model.Domain) *pb.Domain {
 	out := &pb.Domain{}
 	for _, l := range d.Locators {
 		out.Locators = append(out.Locators, l.String())
@@ -366,7 +367,7 @@ func domainToPB(d *state.Domain) *pb.Domain {
 }
 
 // PortClassesToPB converts the boundary classification of every port.
-func PortClassesToPB(pcs []state.PortClass) []*pb.PortClass {
+func PortClassesToPB(pcs []model.PortClass) []*pb.PortClass {
 	out := make([]*pb.PortClass, 0, len(pcs))
 	for _, c := range pcs {
 		out = append(out, &pb.PortClass{Dev: c.Dev, Ifindex: int32(c.Ifindex), Vlan: int32(c.VLAN), Side: c.Side,
@@ -376,10 +377,10 @@ func PortClassesToPB(pcs []state.PortClass) []*pb.PortClass {
 }
 
 // PortClassesFromPB converts the port classes of a status reply.
-func PortClassesFromPB(pcs []*pb.PortClass) []state.PortClass {
-	out := make([]state.PortClass, 0, len(pcs))
+func PortClassesFromPB(pcs []*pb.PortClass) []model.PortClass {
+	out := make([]model.PortClass, 0, len(pcs))
 	for _, c := range pcs {
-		out = append(out, state.PortClass{Dev: c.GetDev(), Ifindex: int(c.GetIfindex()), VLAN: int(c.GetVlan()), Side: c.GetSide(),
+		out = append(out, model.PortClass{Dev: c.GetDev(), Ifindex: int(c.GetIfindex()), VLAN: int(c.GetVlan()), Side: c.GetSide(),
 			Tenant: c.GetTenant(), Why: c.GetWhy()})
 	}
 	return out
@@ -402,17 +403,17 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 	var op state.Op
 	switch o.GetKind() {
 	case pb.Op_ADD:
-		op.Kind = state.OpAdd
+		op.Kind = model.OpAdd
 	case pb.Op_REPLACE:
-		op.Kind = state.OpReplace
+		op.Kind = model.OpReplace
 	case pb.Op_DELETE:
-		op.Kind = state.OpDelete
+		op.Kind = model.OpDelete
 	default:
-		return op, &state.FieldError{Object: "kind", Reason: fmt.Sprintf("want ADD, REPLACE or DELETE, got %v", o.GetKind())}
+		return op, &model.FieldError{Object: "kind", Reason: fmt.Sprintf("want ADD, REPLACE or DELETE, got %v", o.GetKind())}
 	}
 	switch obj := o.GetObject().(type) {
 	case *pb.Op_Options:
-		op.Options = &state.Options{NextHopCacheMs: obj.Options.GetNexthopCacheMs()}
+		op.Options = &model.Options{NextHopCacheMs: obj.Options.GetNexthopCacheMs()}
 	case *pb.Op_Interface:
 		it := ifaceFromPB(obj.Interface)
 		op.Interface = &it
@@ -430,40 +431,40 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 		op.Tenant = &t
 	case *pb.Op_Route:
 		r, err := routeFromPB(obj.Route)
-		if err != nil && op.Kind != state.OpDelete {
+		if err != nil && op.Kind != model.OpDelete {
 			return op, err
 		}
 		op.Route = &r
 	case *pb.Op_RouteSet:
-		rs, err := routeSetFromPB(obj.RouteSet, op.Kind == state.OpDelete)
+		rs, err := routeSetFromPB(obj.RouteSet, op.Kind == model.OpDelete)
 		if err != nil {
 			return op, err
 		}
 		op.RouteSet = rs
 	case *pb.Op_Sid:
 		s, err := sidFromPB(obj.Sid)
-		if err != nil && !(op.Kind == state.OpDelete && s.SID.IsValid()) {
+		if err != nil && !(op.Kind == model.OpDelete && s.SID.IsValid()) {
 			return op, err
 		}
 		op.SID = &s
 	case *pb.Op_Bgp:
 		b, err := bgpFromPB(obj.Bgp)
-		if err != nil && op.Kind != state.OpDelete {
+		if err != nil && op.Kind != model.OpDelete {
 			return op, err
 		}
 		if b == nil {
-			b = &state.BGP{}
+			b = &model.BGP{}
 		}
 		op.BGP = b
 	case *pb.Op_Policy:
 		pp, err := policyFromPB(obj.Policy)
-		if err != nil && op.Kind != state.OpDelete {
+		if err != nil && op.Kind != model.OpDelete {
 			return op, err
 		}
 		op.Policy = &pp
 	case *pb.Op_TenantRoutes:
 		tr := &state.TenantRoutes{Tenant: obj.TenantRoutes.GetTenant()}
-		var errs state.Errors
+		var errs model.Errors
 		for _, r := range obj.TenantRoutes.GetRoutes() {
 			rr, err := routeFromPB(r)
 			if err != nil {
@@ -477,7 +478,7 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 		}
 		op.TenantRoutes = tr
 	default:
-		return op, &state.FieldError{Object: "object", Reason: "missing (set one of options, domain, interface, tenant, route, route_set, sid, tenant_routes, bgp, policy)"}
+		return op, &model.FieldError{Object: "object", Reason: "missing (set one of options, domain, interface, tenant, route, route_set, sid, tenant_routes, bgp, policy)"}
 	}
 	return op, nil
 }
@@ -486,11 +487,11 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 func OpToPB(op state.Op) *pb.Op {
 	out := &pb.Op{}
 	switch op.Kind {
-	case state.OpAdd:
+	case model.OpAdd:
 		out.Kind = pb.Op_ADD
-	case state.OpReplace:
+	case model.OpReplace:
 		out.Kind = pb.Op_REPLACE
-	case state.OpDelete:
+	case model.OpDelete:
 		out.Kind = pb.Op_DELETE
 	}
 	switch {
@@ -528,9 +529,9 @@ func OpToPB(op state.Op) *pb.Op {
 }
 
 // StateFromPB converts a whole desired state.
-func StateFromPB(s *pb.State) (state.State, error) {
-	out := state.State{Options: state.Options{NextHopCacheMs: s.GetOptions().GetNexthopCacheMs()}}
-	var errs state.Errors
+func StateFromPB(s *pb.State) (model.State, error) {
+	out := model.State{Options: model.Options{NextHopCacheMs: s.GetOptions().GetNexthopCacheMs()}}
+	var errs model.Errors
 	d, err := domainFromPB(s.GetDomain())
 	if err != nil {
 		errs = append(errs, err)
@@ -577,7 +578,7 @@ func StateFromPB(s *pb.State) (state.State, error) {
 }
 
 // StateToPB converts a whole state.
-func StateToPB(s *state.State) *pb.State {
+func StateToPB(s *model.State) *pb.State {
 	out := &pb.State{Options: &pb.Options{NexthopCacheMs: s.Options.NextHopCacheMs}, Domain: domainToPB(&s.Domain),
 		Bgp: bgpToPB(s.BGP)}
 	for i := range s.Interfaces {
@@ -599,7 +600,7 @@ func StateToPB(s *state.State) *pb.State {
 }
 
 // StateFromChunks reassembles a streamed Show.
-func StateFromChunks(chunks []*pb.StateChunk) (state.State, uint64, error) {
+func StateFromChunks(chunks []*pb.StateChunk) (model.State, uint64, error) {
 	all := &pb.State{}
 	var gen uint64
 	for i, c := range chunks {
@@ -623,14 +624,14 @@ func StateFromChunks(chunks []*pb.StateChunk) (state.State, uint64, error) {
 			s.Routes[i].UsedSrc = a
 		}
 		s.Routes[i].TunnelMTU, s.Routes[i].Egress = int(r.GetTunnelMtu()), r.GetEgress()
-		s.Routes[i].Origin = state.Origin(r.GetOrigin())
+		s.Routes[i].Origin = model.Origin(r.GetOrigin())
 	}
 	for i, sd := range all.Sids {
-		s.SIDs[i].ID, s.SIDs[i].Origin = sd.GetId(), state.Origin(sd.GetOrigin())
+		s.SIDs[i].ID, s.SIDs[i].Origin = sd.GetId(), model.Origin(sd.GetOrigin())
 		s.SIDs[i].Policy = sd.GetPolicy()
 	}
 	for i, pp := range all.Policies {
-		s.Policies[i].Origin = state.Origin(pp.GetOrigin())
+		s.Policies[i].Origin = model.Origin(pp.GetOrigin())
 		for j, l := range pp.GetLists() {
 			if ids := l.GetPolicyId(); len(ids) == 2 {
 				s.Policies[i].Lists[j].PolicyID = [2]uint32{ids[0], ids[1]}
@@ -638,7 +639,7 @@ func StateFromChunks(chunks []*pb.StateChunk) (state.State, uint64, error) {
 		}
 	}
 	for i, t := range all.Tenants {
-		s.Tenants[i].Origin = state.Origin(t.GetOrigin())
+		s.Tenants[i].Origin = model.Origin(t.GetOrigin())
 		if v := s.Tenants[i].VPN; v != nil {
 			v.ServiceSID, _ = netip.ParseAddr(t.GetVpn().GetServiceSid())
 		}

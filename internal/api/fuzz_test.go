@@ -16,6 +16,7 @@ import (
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/testsupport/testroot"
 	"google.golang.org/grpc/codes"
@@ -56,7 +57,7 @@ func namesField(err error, inOp bool) bool {
 	if errors.As(err, &oe) {
 		return namesField(oe.Err, true)
 	}
-	var es state.Errors
+	var es model.Errors
 	if errors.As(err, &es) {
 		for _, e := range es {
 			if !namesField(e, inOp) {
@@ -65,7 +66,7 @@ func namesField(err error, inOp bool) bool {
 		}
 		return len(es) > 0
 	}
-	var fe *state.FieldError
+	var fe *model.FieldError
 	if !errors.As(err, &fe) {
 		return false
 	}
@@ -219,20 +220,20 @@ func FuzzCommitRequest(f *testing.F) {
 // known object or field, or a field of another object, and passes the store's errors for a bad batch.
 func TestNamesField(t *testing.T) {
 	for _, err := range []error{
-		&state.FieldError{Object: `tenant "A"`, Field: "gateway[1]"},
-		&state.FieldError{Object: `tenant "A"`, Field: "vpn.advertise[0]"},
-		&state.FieldError{Object: "bgp", Field: "router_id"},
-		&state.FieldError{Object: "bgp", Field: "neighbors[2].local_address"},
-		&state.FieldError{Object: "bgp neighbor fc00::1", Field: "families"},
+		&model.FieldError{Object: `tenant "A"`, Field: "gateway[1]"},
+		&model.FieldError{Object: `tenant "A"`, Field: "vpn.advertise[0]"},
+		&model.FieldError{Object: "bgp", Field: "router_id"},
+		&model.FieldError{Object: "bgp", Field: "neighbors[2].local_address"},
+		&model.FieldError{Object: "bgp neighbor fc00::1", Field: "families"},
 	} {
 		if !namesField(err, false) {
 			t.Errorf("namesField rejects %q", err)
 		}
 	}
-	for _, err := range []error{fmt.Errorf("something went wrong"), state.Errors{},
-		&state.FieldError{Object: "route 198.18.2.0/24 tenant A", Field: "colour"},
-		&state.FieldError{Object: `tenant "A"`, Field: "segs"}, // a route's field
-		&state.FieldError{Object: "kind", Reason: "want ADD"},  // only inside an operation
+	for _, err := range []error{fmt.Errorf("something went wrong"), model.Errors{},
+		&model.FieldError{Object: "route 198.18.2.0/24 tenant A", Field: "colour"},
+		&model.FieldError{Object: `tenant "A"`, Field: "segs"}, // a route's field
+		&model.FieldError{Object: "kind", Reason: "want ADD"},  // only inside an operation
 		&state.OpError{Err: fmt.Errorf("the data plane holds at most 1 routes")}} {
 		if namesField(err, false) {
 			t.Errorf("namesField accepts %q", err)

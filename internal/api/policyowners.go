@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -38,7 +39,7 @@ func (c *collector) policyOwners(st *state.Store) policyOwners {
 		set[tenant] = true
 		return set
 	}
-	st.EachRoute(func(r state.Route) bool {
+	st.EachRoute(func(r model.Route) bool {
 		switch {
 		case r.Policy != "":
 			byName[r.Policy] = add(byName[r.Policy], r.Tenant)

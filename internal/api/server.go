@@ -17,6 +17,7 @@ import (
 	"github.com/seg6x/seg6x/internal/buildinfo"
 	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -67,7 +68,7 @@ func grpcError(err error) error {
 	return status.Error(code, err.Error())
 }
 
-func diffToPB(d *state.Diff) *pb.Diff {
+func diffToPB(d *model.Diff) *pb.Diff {
 	if d == nil {
 		return &pb.Diff{}
 	}
@@ -81,17 +82,17 @@ func diffToPB(d *state.Diff) *pb.Diff {
 }
 
 // DiffFromPB converts a reply's diff for printing.
-func DiffFromPB(d *pb.Diff) *state.Diff {
-	out := &state.Diff{Added: d.GetAdded(), Changed: d.GetChanged(), Removed: d.GetRemoved(),
+func DiffFromPB(d *pb.Diff) *model.Diff {
+	out := &model.Diff{Added: d.GetAdded(), Changed: d.GetChanged(), Removed: d.GetRemoved(),
 		MoreAdded: int(d.GetMoreAdded()), MoreChanged: int(d.GetMoreChanged()), MoreRemoved: int(d.GetMoreRemoved())}
 	for _, p := range []*[]string{&out.Added, &out.Changed, &out.Removed} {
 		if *p == nil {
 			*p = []string{}
 		}
 	}
-	out.Kinds = make(map[string]*state.KindCounts, len(d.GetKinds()))
+	out.Kinds = make(map[string]*model.KindCounts, len(d.GetKinds()))
 	for k, c := range d.GetKinds() {
-		out.Kinds[k] = &state.KindCounts{Added: int(c.GetAdded()), Changed: int(c.GetChanged()), Removed: int(c.GetRemoved())}
+		out.Kinds[k] = &model.KindCounts{Added: int(c.GetAdded()), Changed: int(c.GetChanged()), Removed: int(c.GetRemoved())}
 	}
 	if len(out.Kinds) == 0 {
 		out.CountListed() // a daemon older than the per-kind counts: its listed lines counted here
@@ -141,7 +142,7 @@ func xdpFeatures(ifindex int) string {
 
 func (s *Server) Show(req *pb.ShowRequest, stream pb.Control_ShowServer) error {
 	// A consistent copy under the lock; streaming it (slow clients, big tables) holds nothing.
-	var cur state.State
+	var cur model.State
 	var gen uint64
 	var dir string
 	s.ctl.Read(func(st *state.Store) { cur, gen, dir = st.Current(), st.Gen(), st.Dir })
@@ -158,13 +159,13 @@ func (s *Server) Show(req *pb.ShowRequest, stream pb.Control_ShowServer) error {
 		return err
 	}
 	for lo := 0; lo < len(cur.Routes); lo += chunkObjects {
-		part := state.State{Routes: cur.Routes[lo:min(lo+chunkObjects, len(cur.Routes))]}
+		part := model.State{Routes: cur.Routes[lo:min(lo+chunkObjects, len(cur.Routes))]}
 		if err := stream.Send(&pb.StateChunk{State: StateToPB(&part)}); err != nil {
 			return err
 		}
 	}
 	for lo := 0; lo < len(cur.SIDs); lo += chunkObjects {
-		part := state.State{SIDs: cur.SIDs[lo:min(lo+chunkObjects, len(cur.SIDs))]}
+		part := model.State{SIDs: cur.SIDs[lo:min(lo+chunkObjects, len(cur.SIDs))]}
 		if err := stream.Send(&pb.StateChunk{State: StateToPB(&part)}); err != nil {
 			return err
 		}

@@ -24,6 +24,7 @@ import (
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/frame"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -66,7 +67,7 @@ func traceFilter(st *state.Store, req *pb.TraceRequest) (state.TraceFilter, erro
 		if x.v == "" {
 			continue
 		}
-		p, err := state.ParsePrefix(x.v)
+		p, err := model.ParsePrefix(x.v)
 		if err != nil {
 			return c, fmt.Errorf("%s: %v", x.name, err)
 		}
@@ -211,7 +212,7 @@ func (s *Server) Trace(req *pb.TraceRequest, stream pb.Control_TraceServer) erro
 // namer names interfaces and tenants (read once per trace; an unknown one is shown by number).
 type namer struct {
 	devs    map[uint32]string
-	tenants map[uint32]state.Tenant // by data plane table id
+	tenants map[uint32]model.Tenant // by data plane table id
 	sids    map[uint32]string       // configured SIDs (an address, or ADDR/LEN) by counter id
 }
 
@@ -223,7 +224,7 @@ func newNamer(s *Server) *namer {
 
 // devNamer names the interfaces; its tenants come from tenantsOf.
 func devNamer() *namer {
-	n := &namer{devs: map[uint32]string{}, tenants: map[uint32]state.Tenant{}, sids: map[uint32]string{}}
+	n := &namer{devs: map[uint32]string{}, tenants: map[uint32]model.Tenant{}, sids: map[uint32]string{}}
 	if its, err := net.Interfaces(); err == nil {
 		for _, it := range its {
 			n.devs[uint32(it.Index)] = it.Name
@@ -313,7 +314,7 @@ func (s *Server) Explain(ctx context.Context, req *pb.ExplainRequest) (*pb.Expla
 	if len(req.GetFrame()) < 14 || len(req.GetFrame()) > 9216 {
 		return nil, status.Errorf(codes.InvalidArgument, "frame of %d bytes: want 14 to 9216", len(req.GetFrame()))
 	}
-	var desired state.State
+	var desired model.State
 	if req.GetState() != nil {
 		if desired, err = StateFromPB(req.GetState()); err != nil {
 			return nil, grpcError(err)

@@ -15,7 +15,7 @@ import (
 	"github.com/osrg/gobgp/v4/pkg/apiutil"
 	gobgp "github.com/osrg/gobgp/v4/pkg/packet/bgp"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // export is one path given to the server.
@@ -27,7 +27,7 @@ type export struct {
 }
 
 // wantExports is every VPN route the tenants advertise, by key (RD and prefix).
-func (s *Speaker) wantExports(cfg *state.BGP, tenants []state.Tenant) map[string]export {
+func (s *Speaker) wantExports(cfg *model.BGP, tenants []model.Tenant) map[string]export {
 	out := map[string]export{}
 	nh := cfg.NextHop
 	if !nh.IsValid() {
@@ -62,7 +62,7 @@ func (s *Speaker) wantExports(cfg *state.BGP, tenants []state.Tenant) map[string
 
 // structureOf is the SID structure of a tenant's service SID: block and node from its locator,
 // the function after it (zero when the SID was fixed without a locator: not advertised).
-func structureOf(cfg *state.BGP, v *state.VPN) SIDStructure {
+func structureOf(cfg *model.BGP, v *model.VPN) SIDStructure {
 	loc := v.Locator
 	if !loc.IsValid() {
 		loc = cfg.Locator
@@ -74,7 +74,7 @@ func structureOf(cfg *state.BGP, v *state.VPN) SIDStructure {
 }
 
 // wantMembership is the RTC membership routes: one per route target some tenant imports.
-func wantMembership(cfg *state.BGP, tenants []state.Tenant) map[string]export {
+func wantMembership(cfg *model.BGP, tenants []model.Tenant) map[string]export {
 	out := map[string]export{}
 	for _, t := range tenants {
 		if t.VPN == nil {
@@ -88,7 +88,7 @@ func wantMembership(cfg *state.BGP, tenants []state.Tenant) map[string]export {
 }
 
 // syncExports gives the server what the tenants advertise, adding and withdrawing the difference.
-func (s *Speaker) syncExports(cfg *state.BGP, tenants []state.Tenant) {
+func (s *Speaker) syncExports(cfg *model.BGP, tenants []model.Tenant) {
 	s.exports = s.syncPaths(s.exports, s.wantExports(cfg, tenants), func(key string, e export) (*apiutil.Path, error) {
 		return ToPath(e.route, cfg.Transposition)
 	})

@@ -13,7 +13,7 @@ import (
 
 	gobgp "github.com/osrg/gobgp/v4/pkg/packet/bgp"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func TestStateAndGoBGPAgreeOnRDsAndRTs(t *testing.T) {
@@ -23,9 +23,9 @@ func TestStateAndGoBGPAgreeOnRDsAndRTs(t *testing.T) {
 		"198.18.255.1:100", "198.18.255.1:65535", "198.18.255.1:65536", "65000", ":1", "65000:", "a:1",
 		"65000:-1", "fc00::1:1", "4294967296:1", "1.2.3:4", "65000:1:2",
 	} {
-		st := state.State{Tenants: []state.Tenant{{Name: "t", Table: 1,
-			VPN: &state.VPN{RD: s, ImportRT: []string{s}, Locator: netip.MustParsePrefix("fc00:1::/48")}}}}
-		err := state.Validate(&st)
+		st := model.State{Tenants: []model.Tenant{{Name: "t", Table: 1,
+			VPN: &model.VPN{RD: s, ImportRT: []string{s}, Locator: netip.MustParsePrefix("fc00:1::/48")}}}}
+		err := model.Validate(&st)
 		stateOK := err == nil || !strings.Contains(err.Error(), "vpn.rd")
 		if !stateOK {
 			continue

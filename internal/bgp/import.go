@@ -22,6 +22,7 @@ import (
 	gobgp "github.com/osrg/gobgp/v4/pkg/packet/bgp"
 
 	"github.com/seg6x/seg6x/internal/core"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -55,7 +56,7 @@ type importer struct {
 	local        map[string]localView               // tenant -> its own prefixes (preference.go)
 	refused      map[string]map[netip.Prefix]string // tenant -> prefix -> why its learned route is not taken
 	node         nodeView                           // what the SID checks know of the node (sidcheck.go)
-	vpn          map[string]*state.VPN              // the tenants' vpn: sections of the last round
+	vpn          map[string]*model.VPN              // the tenants' vpn: sections of the last round
 	shared       interner                           // segment lists (pathstore.go)
 	attrs        routeAttrs                         // the installed routes' modes and sources (pathstore.go)
 	counted      map[string]string                  // refusals of paths told to the speaker: key -> reason label (notes.go)
@@ -129,7 +130,7 @@ func (im *importer) eachLearned(f func(learnedPath)) {
 }
 
 // tenantsPrint changes whenever what decides imports changes (a tenant, its table or vpn: section).
-func tenantsPrint(cfg *state.BGP, tenants []state.Tenant) string {
+func tenantsPrint(cfg *model.BGP, tenants []model.Tenant) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%t;", cfg != nil)
 	for _, t := range tenants {
@@ -143,9 +144,9 @@ func tenantsPrint(cfg *state.BGP, tenants []state.Tenant) string {
 }
 
 // sync installs and removes tenant routes for what was learned since the last call.
-func (im *importer) sync(cfg *state.BGP, tenants []state.Tenant, learned []*apiutil.Path) {
+func (im *importer) sync(cfg *model.BGP, tenants []model.Tenant, learned []*apiutil.Path) {
 	im.take(learned)
-	vpn := map[string]*state.VPN{}
+	vpn := map[string]*model.VPN{}
 	for _, t := range tenants {
 		if cfg != nil && t.VPN != nil {
 			vpn[t.Name] = t.VPN
@@ -215,7 +216,7 @@ func (im *importer) sync(cfg *state.BGP, tenants []state.Tenant, learned []*apiu
 }
 
 // startupDone: every neighbor has sent its end-of-RIB, or the hold time since the start is over.
-func (im *importer) startupDone(cfg *state.BGP) bool {
+func (im *importer) startupDone(cfg *model.BGP) bool {
 	if cfg == nil {
 		return true
 	}
@@ -231,7 +232,7 @@ func (im *importer) startupDone(cfg *state.BGP) bool {
 	for _, n := range cfg.Neighbors {
 		want := 0
 		for _, f := range n.Families {
-			if f != state.FamilyRTC {
+			if f != model.FamilyRTC {
 				want++
 			}
 		}
@@ -244,7 +245,7 @@ func (im *importer) startupDone(cfg *state.BGP) bool {
 
 // reload reads the routes of origin bgp the tenants hold (after a start, or a tenant change the
 // state made on its own: a removed tenant took its routes with it).
-func (im *importer) reload(tenants []state.Tenant) {
+func (im *importer) reload(tenants []model.Tenant) {
 	first := im.unconfirmed == nil
 	if first {
 		im.unconfirmed = map[string]map[netip.Prefix]bool{}
@@ -253,7 +254,7 @@ func (im *importer) reload(tenants []state.Tenant) {
 	im.s.ctl.Read(func(st *state.Store) {
 		for _, t := range tenants {
 			for p, r := range st.TenantRoutes(t.Name) {
-				if r.Origin != state.OriginBGP {
+				if r.Origin != model.OriginBGP {
 					continue
 				}
 				if im.installed[t.Name] == nil {
@@ -270,14 +271,14 @@ func (im *importer) reload(tenants []state.Tenant) {
 		}
 	})
 	for name := range im.rejected {
-		if !slices.ContainsFunc(tenants, func(t state.Tenant) bool { return t.Name == name }) {
+		if !slices.ContainsFunc(tenants, func(t model.Tenant) bool { return t.Name == name }) {
 			delete(im.rejected, name)
 		}
 	}
 }
 
 // best is the path tenant (with vpn v) should use to reach prefix p, if any.
-func (im *importer) best(v *state.VPN, p netip.Prefix) (VPNRoute, bool) {
+func (im *importer) best(v *model.VPN, p netip.Prefix) (VPNRoute, bool) {
 	var best learnedPath
 	found := false
 	im.learned.paths(p, func(lp learnedPath) { // readable ones
@@ -305,7 +306,7 @@ func preferred(a, b *learnedPath) bool {
 
 // importable: route r is for the tenant with vpn v (a route target it imports, a family it serves,
 // not its own SID).
-func importable(v *state.VPN, r *VPNRoute) bool {
+func importable(v *model.VPN, r *VPNRoute) bool {
 	if (v.Behavior == EndDT4 && !r.Prefix.Addr().Is4()) || (v.Behavior == EndDT6 && r.Prefix.Addr().Is4()) {
 		return false
 	}
@@ -323,10 +324,10 @@ func importable(v *state.VPN, r *VPNRoute) bool {
 // change is the operation that gives tenant name (vpn v, nil: none) the right route to p, if needed:
 // the best learned path's, or (for a prefix the tenant holds itself that a learned route covers)
 // one that hands p to the kernel.
-func (im *importer) change(name string, v *state.VPN, p netip.Prefix, src netip.Addr) (state.Op, bool) {
+func (im *importer) change(name string, v *model.VPN, p netip.Prefix, src netip.Addr) (state.Op, bool) {
 	ir, had := im.installed[name][p]
 	have := im.expand(ir)
-	var want state.Route
+	var want model.Route
 	ok, note := false, ""
 	if v != nil {
 		r, learned := im.best(v, p)
@@ -336,10 +337,10 @@ func (im *importer) change(name string, v *state.VPN, p netip.Prefix, src netip.
 		switch {
 		case im.local[name].prefixes[p]:
 			if ok = learned || im.coveredByLearned(name, v, p); ok {
-				want = state.Route{Tenant: name, Prefix: p, Mode: state.ModePass}
+				want = model.Route{Tenant: name, Prefix: p, Mode: model.ModePass}
 			}
 		case learned && note == "":
-			want, ok = state.Route{Tenant: name, Prefix: p, Mode: v.Encap, Segs: im.shared.segList(r.SID), Src: src}, true
+			want, ok = model.Route{Tenant: name, Prefix: p, Mode: v.Encap, Segs: im.shared.segList(r.SID), Src: src}, true
 		}
 	}
 	label := ""
@@ -361,9 +362,9 @@ func (im *importer) change(name string, v *state.VPN, p netip.Prefix, src netip.
 	switch {
 	case ok && (!had || have.Mode != want.Mode || !slices.Equal(have.Segs, want.Segs) || have.Src != want.Src):
 		r := want // on the heap only when it is returned
-		return state.Op{Kind: state.OpReplace, Origin: state.OriginBGP, Route: &r}, true
+		return state.Op{Kind: model.OpReplace, Origin: model.OriginBGP, Route: &r}, true
 	case !ok && had && (im.synced || v == nil || !im.unconfirmed[name][p]):
-		return state.Op{Kind: state.OpDelete, Origin: state.OriginBGP, Route: &state.Route{Tenant: name, Prefix: p}}, true
+		return state.Op{Kind: model.OpDelete, Origin: model.OriginBGP, Route: &model.Route{Tenant: name, Prefix: p}}, true
 	case !ok && !had:
 		if m := im.rejected[name]; m != nil {
 			delete(m, p)
@@ -374,7 +375,7 @@ func (im *importer) change(name string, v *state.VPN, p netip.Prefix, src netip.
 
 // commit applies ops (route by route if the batch fails) and records the outcome.
 func (im *importer) commit(ops []state.Op) {
-	_, err := im.s.ctl.Commit(ops, core.Options{Origin: state.OriginBGP})
+	_, err := im.s.ctl.Commit(ops, core.Options{Origin: model.OriginBGP})
 	im.s.count(err == nil)
 	if err == nil {
 		for _, op := range ops {
@@ -383,7 +384,7 @@ func (im *importer) commit(ops []state.Op) {
 		return
 	}
 	for _, op := range ops {
-		_, err := im.s.ctl.Commit([]state.Op{op}, core.Options{Origin: state.OriginBGP})
+		_, err := im.s.ctl.Commit([]state.Op{op}, core.Options{Origin: model.OriginBGP})
 		im.s.count(err == nil)
 		im.done(op, err)
 	}
@@ -403,7 +404,7 @@ func (im *importer) done(op state.Op, err error) {
 	if m := im.rejected[r.Tenant]; m != nil {
 		delete(m, r.Prefix)
 	}
-	if op.Kind == state.OpDelete {
+	if op.Kind == model.OpDelete {
 		delete(im.installed[r.Tenant], r.Prefix)
 		if len(im.installed[r.Tenant]) == 0 {
 			delete(im.installed, r.Tenant)

@@ -32,7 +32,7 @@ import (
 	gobgp "github.com/osrg/gobgp/v4/pkg/packet/bgp"
 	"github.com/osrg/gobgp/v4/pkg/server"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 const (
@@ -78,8 +78,8 @@ func newENHGate(file string, logf func(string, ...any)) *enhGate {
 
 // needsENH: the VPNv4 routes sent to neighbor n carry an IPv6 next hop (bgp.next_hop, or else the
 // session's local address, of the neighbor's family).
-func needsENH(cfg *state.BGP, n state.Neighbor) bool {
-	if !slices.Contains(n.Families, state.FamilyVPNv4) {
+func needsENH(cfg *model.BGP, n model.Neighbor) bool {
+	if !slices.Contains(n.Families, model.FamilyVPNv4) {
 		return false
 	}
 	if nh := cfg.NextHop; nh.IsValid() && !nh.IsUnspecified() {
@@ -105,7 +105,7 @@ func (g *enhGate) start(ctx context.Context, srv *server.BgpServer) error {
 	pol := &api.Policy{Name: enhPolicy, Statements: []*api.Statement{{
 		Name: enhPolicy,
 		Conditions: &api.Conditions{NeighborSet: &api.MatchSet{Type: api.MatchSet_TYPE_ANY, Name: enhSet},
-			AfiSafiIn: []*api.Family{families[state.FamilyVPNv4]}},
+			AfiSafiIn: []*api.Family{families[model.FamilyVPNv4]}},
 		Actions: &api.Actions{RouteAction: api.RouteAction_ROUTE_ACTION_REJECT},
 	}}}
 	if err := srv.AddPolicy(ctx, &api.AddPolicyRequest{Policy: pol}); err != nil {
@@ -131,7 +131,7 @@ func (g *enhGate) stop() {
 
 // configure takes the configured neighbors; it must run before a new neighbor is given to the server
 // (its first session then starts with VPNv4 held back, unless it is known to negotiate the capability).
-func (g *enhGate) configure(ctx context.Context, cfg *state.BGP) {
+func (g *enhGate) configure(ctx context.Context, cfg *model.BGP) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	want := map[netip.Addr]neighborWant{}
@@ -320,17 +320,17 @@ func negotiate(w neighborWant, caps []gobgp.ParameterCapabilityInterface) (negot
 	}
 	if n.enhEmpty {
 		eff := "no family is negotiated with IPv6 next hops"
-		if offered[state.FamilyVPNv4] && w.needENH {
+		if offered[model.FamilyVPNv4] && w.needENH {
 			eff = "vpnv4 " + whyEmptyENH
 		}
 		out = append(out, mismatch{"extended-nexthop", "the peer's Extended Next Hop capability is empty (accepted): " + eff})
 	}
-	if offered[state.FamilyVPNv4] && slices.Contains(w.families, state.FamilyVPNv4) && w.needENH && !n.enhVPNv4 {
+	if offered[model.FamilyVPNv4] && slices.Contains(w.families, model.FamilyVPNv4) && w.needENH && !n.enhVPNv4 {
 		why := whyNoENH
 		if n.enhEmpty {
 			why = whyEmptyENH
 		}
-		n.notSent[state.FamilyVPNv4] = why
+		n.notSent[model.FamilyVPNv4] = why
 		if !n.enhEmpty {
 			detail := "the peer's OPEN has no Extended Next Hop capability"
 			if sawENH {

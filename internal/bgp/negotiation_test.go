@@ -26,7 +26,7 @@ import (
 	gobgp "github.com/osrg/gobgp/v4/pkg/packet/bgp"
 
 	"github.com/seg6x/seg6x/internal/core"
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
@@ -81,7 +81,7 @@ func waitLine(t *testing.T, logs *logBuffer, parts ...string) string {
 
 // rawNode is a seg6x node (outgoing sessions only) whose one neighbor, ::1, is raw peer p (VPNv4 and
 // VPNv6), advertising 198.18.1.0/24 and 2001:db8:1::/64 from tenant blue with next hop fc00:9::1.
-func rawNode(t *testing.T, p *rawPeer, peerFile string, mod func(*state.State)) (*node, state.State, *logBuffer) {
+func rawNode(t *testing.T, p *rawPeer, peerFile string, mod func(*model.State)) (*node, model.State, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
 	n := &node{ctl: core.New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{})),
@@ -89,7 +89,7 @@ func rawNode(t *testing.T, p *rawPeer, peerFile string, mod func(*state.State)) 
 			Logf: func(f string, args ...any) { fmt.Fprintf(logs, "logf: "+f+"\n", args...) }}}
 	cfg := pe(65000, "198.18.255.1", 0, p.port, "fc00:1::/48", false)
 	cfg.BGP.ListenPort = -1
-	cfg.BGP.Neighbors[0].Families = []string{state.FamilyVPNv4, state.FamilyVPNv6}
+	cfg.BGP.Neighbors[0].Families = []string{model.FamilyVPNv4, model.FamilyVPNv6}
 	cfg.Tenants[0].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("198.18.1.0/24"), netip.MustParsePrefix("2001:db8:1::/64")}
 	if mod != nil {
 		mod(&cfg)
@@ -154,8 +154,8 @@ func TestVPNv4WithExtendedNextHop(t *testing.T) {
 		gobgp.NewCapGracefulRestartTuple(gobgp.RF_IPv4_VPN, true), gobgp.NewCapGracefulRestartTuple(gobgp.RF_IPv6_VPN, true)}))
 	p := newRawPeer(t, 65000, caps...)
 	pf := filepath.Join(t.TempDir(), "bgp-neighbors.json")
-	n, cfg, logs := rawNode(t, p, pf, func(s *state.State) {
-		s.BGP.GracefulRestart = state.GracefulRestart{Enabled: true, RestartTime: 120}
+	n, cfg, logs := rawNode(t, p, pf, func(s *model.State) {
+		s.BGP.GracefulRestart = model.GracefulRestart{Enabled: true, RestartTime: 120}
 	})
 	v4, v6 := "198.18.1.0/24", "2001:db8:1::/64"
 	ms := p.waitFor("both routes", 30*time.Second, func(ms []rawMessage) bool {

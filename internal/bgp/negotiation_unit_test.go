@@ -16,12 +16,12 @@ import (
 
 	gobgp "github.com/osrg/gobgp/v4/pkg/packet/bgp"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func TestNeedsExtendedNextHop(t *testing.T) {
 	a := netip.MustParseAddr
-	v4v6 := []string{state.FamilyVPNv4, state.FamilyVPNv6}
+	v4v6 := []string{model.FamilyVPNv4, model.FamilyVPNv6}
 	for _, c := range []struct {
 		nh, neighbor string
 		families     []string
@@ -32,13 +32,13 @@ func TestNeedsExtendedNextHop(t *testing.T) {
 		{"", "fc00:99::1", v4v6, true},          // the session's local address: IPv6
 		{"", "198.18.0.1", v4v6, false},         // ... IPv4
 		{"198.18.0.9", "fc00:99::1", v4v6, false},
-		{"fc00:1::1", "fc00:99::1", []string{state.FamilyVPNv6}, false}, // no VPNv4 at all
+		{"fc00:1::1", "fc00:99::1", []string{model.FamilyVPNv6}, false}, // no VPNv4 at all
 	} {
-		cfg := &state.BGP{}
+		cfg := &model.BGP{}
 		if c.nh != "" {
 			cfg.NextHop = a(c.nh)
 		}
-		if got := needsENH(cfg, state.Neighbor{Address: a(c.neighbor), Families: c.families}); got != c.want {
+		if got := needsENH(cfg, model.Neighbor{Address: a(c.neighbor), Families: c.families}); got != c.want {
 			t.Errorf("next hop %q, neighbor %s, %v: %t, want %t", c.nh, c.neighbor, c.families, got, c.want)
 		}
 	}
@@ -54,7 +54,7 @@ func TestNegotiate(t *testing.T) {
 		return gobgp.NewCapExtendedNexthop(ts)
 	}
 	gr := gobgp.NewCapGracefulRestart(false, false, 120, nil)
-	want := neighborWant{families: []string{state.FamilyVPNv4, state.FamilyVPNv6}, needENH: true}
+	want := neighborWant{families: []string{model.FamilyVPNv4, model.FamilyVPNv6}, needENH: true}
 	for _, c := range []struct {
 		name       string
 		w          neighborWant
@@ -107,7 +107,7 @@ func TestPeerFileRemembers(t *testing.T) {
 	if !maps.Equal(g.known, map[netip.Addr]bool{a: true, b: false}) {
 		t.Fatalf("known after a restart: %v", g.known)
 	}
-	w := neighborWant{families: []string{state.FamilyVPNv4}, needENH: true}
+	w := neighborWant{families: []string{model.FamilyVPNv4}, needENH: true}
 	g.want = map[netip.Addr]neighborWant{a: w, b: w, c: w}
 	for addr, want := range map[netip.Addr]bool{a: false, b: true, c: true} {
 		if got := g.holdBack(addr); got != want {

@@ -9,7 +9,7 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // internLimit bounds each table of the interner: past it, a table starts again (values already
@@ -50,7 +50,7 @@ type routeAttrs struct {
 }
 
 // compact is what the importer keeps of r.
-func (im *importer) compact(r *state.Route) installedRoute {
+func (im *importer) compact(r *model.Route) installedRoute {
 	ir := installedRoute{Segs: slices.Clip(slices.Clone(r.Segs)), mode: im.attrs.modes.id(r.Mode), src: im.attrs.srcs.id(r.Src)}
 	if len(r.Segs) == 1 {
 		ir.Segs = im.shared.segList(r.Segs[0])
@@ -59,8 +59,8 @@ func (im *importer) compact(r *state.Route) installedRoute {
 }
 
 // expand is the part of an installed route compact kept: its mode, segments and source.
-func (im *importer) expand(ir installedRoute) state.Route {
-	return state.Route{Mode: im.attrs.modes.val(ir.mode), Segs: ir.Segs, Src: im.attrs.srcs.val(ir.src)}
+func (im *importer) expand(ir installedRoute) model.Route {
+	return model.Route{Mode: im.attrs.modes.val(ir.mode), Segs: ir.Segs, Src: im.attrs.srcs.val(ir.src)}
 }
 
 // smallTable numbers distinct values (id 0: the zero value).

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func TestInternerShares(t *testing.T) {
@@ -23,10 +23,10 @@ func TestInternerShares(t *testing.T) {
 func TestInstalledRouteKeepsWhatChangeCompares(t *testing.T) {
 	im := newImporter(New(nil, Options{}))
 	src := netip.MustParseAddr("fc00:12::1")
-	for _, r := range []state.Route{
-		{Mode: state.ModePass},
-		{Mode: state.ModeEncap, Segs: []netip.Addr{netip.MustParseAddr("fc00:2::1")}, Src: src},
-		{Mode: state.ModeEncapRed, Segs: []netip.Addr{netip.MustParseAddr("fc00:2::1"), netip.MustParseAddr("fc00:3::1")}},
+	for _, r := range []model.Route{
+		{Mode: model.ModePass},
+		{Mode: model.ModeEncap, Segs: []netip.Addr{netip.MustParseAddr("fc00:2::1")}, Src: src},
+		{Mode: model.ModeEncapRed, Segs: []netip.Addr{netip.MustParseAddr("fc00:2::1"), netip.MustParseAddr("fc00:3::1")}},
 	} {
 		got := im.expand(im.compact(&r))
 		if got.Mode != r.Mode || !slices.Equal(got.Segs, r.Segs) || got.Src != r.Src {

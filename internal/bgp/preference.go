@@ -12,7 +12,7 @@ import (
 	"maps"
 	"net/netip"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // localView is a tenant's own prefixes: its kernel table's routes.
@@ -23,7 +23,7 @@ type localView struct {
 
 // readLocal reads the kernel tables of the tenants with a vpn: section, and returns the prefixes
 // whose standing changed since the last round (held locally now, or no longer).
-func (im *importer) readLocal(tenants []state.Tenant, vpn map[string]*state.VPN) map[netip.Prefix]bool {
+func (im *importer) readLocal(tenants []model.Tenant, vpn map[string]*model.VPN) map[netip.Prefix]bool {
 	changed := map[netip.Prefix]bool{}
 	next := map[string]localView{}
 	for _, t := range tenants {
@@ -94,7 +94,7 @@ func (im *importer) insideLocal(name string, p netip.Prefix) (netip.Prefix, bool
 }
 
 // coveredByLearned: a learned route the tenant would install covers its own prefix l.
-func (im *importer) coveredByLearned(name string, v *state.VPN, l netip.Prefix) bool {
+func (im *importer) coveredByLearned(name string, v *model.VPN, l netip.Prefix) bool {
 	for b := l.Bits() - 1; b >= 0; b-- {
 		q, _ := l.Addr().Prefix(b)
 		if im.local[name].prefixes[q] {
@@ -109,7 +109,7 @@ func (im *importer) coveredByLearned(name string, v *state.VPN, l netip.Prefix) 
 
 // localNote says why the tenant does not take the learned route to p: it holds p itself, or p lies
 // inside a prefix it holds ("" when neither).
-func (im *importer) localNote(name string, v *state.VPN, p netip.Prefix) string {
+func (im *importer) localNote(name string, v *model.VPN, p netip.Prefix) string {
 	lv := im.local[name]
 	if lv.prefixes[p] {
 		return fmt.Sprintf("tenant %q holds %s itself (kernel table %d): a local route outranks BGP", name, p, lv.table)

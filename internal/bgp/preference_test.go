@@ -14,6 +14,7 @@ import (
 	gobgp "github.com/osrg/gobgp/v4/pkg/packet/bgp"
 
 	"github.com/seg6x/seg6x/internal/core"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/testsupport"
 )
@@ -33,13 +34,13 @@ func newImportRig(t *testing.T, moreSpecific, inDomain bool) *importRig {
 		KernelRoutes: func(table uint32) ([]netip.Prefix, error) { return r.local, nil },
 		IsLocal:      func(a netip.Addr) bool { return a == netip.MustParseAddr("fc00:5::1") }})
 	r.sp.imp = newImporter(r.sp) // Run makes it
-	s := state.State{
-		Domain: state.Domain{Locators: []netip.Prefix{netip.MustParsePrefix("fc00:1::/48"), netip.MustParsePrefix("fc00:3::/48")}},
-		BGP: &state.BGP{ASN: 65000, RouterID: netip.MustParseAddr("198.18.255.1"), ListenPort: -1, NextHop: netip.MustParseAddr("fc00:1::1"),
+	s := model.State{
+		Domain: model.Domain{Locators: []netip.Prefix{netip.MustParsePrefix("fc00:1::/48"), netip.MustParsePrefix("fc00:3::/48")}},
+		BGP: &model.BGP{ASN: 65000, RouterID: netip.MustParseAddr("198.18.255.1"), ListenPort: -1, NextHop: netip.MustParseAddr("fc00:1::1"),
 			Locator: netip.MustParsePrefix("fc00:1:0:100::/64"), SIDsInDomain: inDomain},
-		Tenants: []state.Tenant{{Name: "A", Table: 1000, VPN: &state.VPN{RD: "65000:1", ImportRT: []string{"65000:1"},
+		Tenants: []model.Tenant{{Name: "A", Table: 1000, VPN: &model.VPN{RD: "65000:1", ImportRT: []string{"65000:1"},
 			ExportRT: []string{"65000:1"}, ImportMoreSpecific: moreSpecific}}},
-		SIDs: []state.SID{{SID: netip.MustParseAddr("fc00:1::"), Bits: 48, Action: "End"}},
+		SIDs: []model.SID{{SID: netip.MustParseAddr("fc00:1::"), Bits: 48, Action: "End"}},
 	}
 	if _, err := st.Apply(s, false); err != nil {
 		t.Fatal(err)
@@ -58,18 +59,18 @@ func (r *importRig) learn(prefix, sid string) {
 // sync runs one import round with what was learned; it returns the tenant's routes of origin bgp
 // (prefix -> "pass" or its SID) and the notes of the learned routes (prefix -> note).
 func (r *importRig) sync() (map[string]string, map[string]string) {
-	var cfg *state.BGP
-	var tenants []state.Tenant
+	var cfg *model.BGP
+	var tenants []model.Tenant
 	r.sp.ctl.Read(func(st *state.Store) { cfg, tenants = st.BGPConfig(), st.Tenants() })
 	r.sp.imp.sync(cfg, tenants, r.paths)
 	r.paths = nil
 	routes := map[string]string{}
 	r.sp.ctl.Read(func(st *state.Store) {
 		for p, rt := range st.TenantRoutes("A") {
-			if rt.Origin != state.OriginBGP {
+			if rt.Origin != model.OriginBGP {
 				continue
 			}
-			if rt.Mode == state.ModePass {
+			if rt.Mode == model.ModePass {
 				routes[p.String()] = "pass"
 			} else {
 				routes[p.String()] = rt.Segs[0].String()

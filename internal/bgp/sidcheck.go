@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -87,7 +88,7 @@ func (n *nodeView) check(sid netip.Addr) string {
 
 // readNode gathers the node's own SID space (bgp.locator, the tenants' vpn.locator and service
 // SIDs, the local SIDs) and the domain's locators.
-func (im *importer) readNode(cfg *state.BGP, tenants []state.Tenant) nodeView {
+func (im *importer) readNode(cfg *model.BGP, tenants []model.Tenant) nodeView {
 	n := nodeView{isLocal: im.s.opts.IsLocal}
 	if cfg == nil {
 		return n

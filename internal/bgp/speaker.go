@@ -23,6 +23,7 @@ import (
 	"github.com/osrg/gobgp/v4/pkg/server"
 
 	"github.com/seg6x/seg6x/internal/core"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -56,8 +57,8 @@ type Speaker struct {
 	// Owned by the sync goroutine; reports read them under syncMu.
 	syncMu  sync.Mutex
 	srv     *server.BgpServer
-	global  *state.BGP                    // what srv was started with (nil: not running)
-	peers   map[netip.Addr]state.Neighbor // configured on srv
+	global  *model.BGP                    // what srv was started with (nil: not running)
+	peers   map[netip.Addr]model.Neighbor // configured on srv
 	exports map[string]export             // advertised, by key
 	rtc     map[string]export             // RTC membership advertised, by route target
 	imp     *importer
@@ -94,7 +95,7 @@ func New(ctl *core.Controller, o Options) *Speaker {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Speaker{ctl: ctl, opts: o, kick: make(chan struct{}, 1), log: log,
-		peers: map[netip.Addr]state.Neighbor{}, exports: map[string]export{}, rtc: map[string]export{},
+		peers: map[netip.Addr]model.Neighbor{}, exports: map[string]export{}, rtc: map[string]export{},
 		eor: map[netip.Addr]int{}, sessions: map[netip.Addr]*session{}, repeats: map[string]*repeat{}}
 	s.gate = newENHGate(o.PeerFile, s.fail)
 	return s
@@ -113,7 +114,7 @@ func (s *Speaker) Run(ctx context.Context) {
 	s.started = time.Now()
 	s.imp = newImporter(s)
 	s.ctl.Subscribe(func(c core.Change) {
-		if c.Origin != state.OriginBGP {
+		if c.Origin != model.OriginBGP {
 			s.wake()
 		}
 	})
@@ -143,8 +144,8 @@ func (s *Speaker) Run(ctx context.Context) {
 func (s *Speaker) sync(ctx context.Context) {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	var cfg *state.BGP
-	var tenants []state.Tenant
+	var cfg *model.BGP
+	var tenants []model.Tenant
 	s.ctl.Read(func(st *state.Store) { cfg, tenants = st.BGPConfig(), st.Tenants() })
 	if err := s.syncServer(ctx, cfg); err != nil {
 		s.fail("bgp: %v", err)
@@ -169,13 +170,13 @@ func (s *Speaker) fail(format string, args ...any) {
 }
 
 // sameGlobal: a server started with a can keep running for b (only neighbors and routes differ).
-func sameGlobal(a, b *state.BGP) bool {
+func sameGlobal(a, b *model.BGP) bool {
 	return a.ASN == b.ASN && a.RouterID == b.RouterID && a.ListenPort == b.ListenPort &&
 		a.GracefulRestart == b.GracefulRestart
 }
 
 // syncServer starts, restarts (its global settings changed) or stops the GoBGP server.
-func (s *Speaker) syncServer(ctx context.Context, cfg *state.BGP) error {
+func (s *Speaker) syncServer(ctx context.Context, cfg *model.BGP) error {
 	if s.global != nil && (cfg == nil || !sameGlobal(s.global, cfg)) {
 		s.stopServer(false)
 	}
@@ -187,7 +188,7 @@ func (s *Speaker) syncServer(ctx context.Context, cfg *state.BGP) error {
 	go srv.Serve()
 	port := cfg.ListenPort
 	if port == 0 {
-		port = state.DefaultBGPPort
+		port = model.DefaultBGPPort
 	}
 	// Global tables only for the families seg6x speaks (GoBGP's default makes all 26, twice, of 2,048
 	// shard maps each: ~10 MB whatever the routes).
@@ -246,12 +247,12 @@ func (s *Speaker) stopServer(keepRoutes bool) {
 		for a, n := range s.peers {
 			peers[a] = n.Port
 			if n.Port == 0 {
-				peers[a] = state.DefaultBGPPort
+				peers[a] = model.DefaultBGPPort
 			}
 		}
 		port := s.global.ListenPort
 		if port == 0 {
-			port = state.DefaultBGPPort
+			port = model.DefaultBGPPort
 		}
 		if _, err := severSessions(peers, port); err != nil {
 			s.opts.Logf("bgp: closing sessions for graceful restart: %v", err)
@@ -264,7 +265,7 @@ func (s *Speaker) stopServer(keepRoutes bool) {
 	}
 	s.srv.Stop()
 	s.srv, s.global = nil, nil
-	s.peers = map[netip.Addr]state.Neighbor{}
+	s.peers = map[netip.Addr]model.Neighbor{}
 	s.exports, s.rtc = map[string]export{}, map[string]export{}
 	s.mu.Lock()
 	s.eor = map[netip.Addr]int{}
@@ -283,8 +284,8 @@ func (s *Speaker) learn(paths []*apiutil.Path) {
 }
 
 // syncPeers adds, replaces and removes neighbors to match cfg.
-func (s *Speaker) syncPeers(ctx context.Context, cfg *state.BGP) {
-	want := map[netip.Addr]state.Neighbor{}
+func (s *Speaker) syncPeers(ctx context.Context, cfg *model.BGP) {
+	want := map[netip.Addr]model.Neighbor{}
 	for _, n := range cfg.Neighbors {
 		want[n.Address] = n
 	}
@@ -311,7 +312,7 @@ func (s *Speaker) syncPeers(ctx context.Context, cfg *state.BGP) {
 	}
 }
 
-func sameNeighbor(a, b state.Neighbor) bool {
+func sameNeighbor(a, b model.Neighbor) bool {
 	return a.ASN == b.ASN && a.Password == b.Password && a.LocalAddress == b.LocalAddress && a.Port == b.Port &&
 		slices.Equal(a.Families, b.Families) && a.Description == b.Description
 }
@@ -322,12 +323,12 @@ var globalFamilies = []uint32{4, 5, 12}
 
 // families maps the state's family names to GoBGP's.
 var families = map[string]*api.Family{
-	state.FamilyVPNv4: {Afi: api.Family_AFI_IP, Safi: api.Family_SAFI_MPLS_VPN},
-	state.FamilyVPNv6: {Afi: api.Family_AFI_IP6, Safi: api.Family_SAFI_MPLS_VPN},
-	state.FamilyRTC:   {Afi: api.Family_AFI_IP, Safi: api.Family_SAFI_ROUTE_TARGET_CONSTRAINTS},
+	model.FamilyVPNv4: {Afi: api.Family_AFI_IP, Safi: api.Family_SAFI_MPLS_VPN},
+	model.FamilyVPNv6: {Afi: api.Family_AFI_IP6, Safi: api.Family_SAFI_MPLS_VPN},
+	model.FamilyRTC:   {Afi: api.Family_AFI_IP, Safi: api.Family_SAFI_ROUTE_TARGET_CONSTRAINTS},
 }
 
-func peerConfig(n state.Neighbor, gr state.GracefulRestart) *api.Peer {
+func peerConfig(n model.Neighbor, gr model.GracefulRestart) *api.Peer {
 	p := &api.Peer{
 		Conf: &api.PeerConf{NeighborAddress: n.Address.String(), PeerAsn: n.ASN, AuthPassword: n.Password,
 			Description: n.Description},

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/seg6x/seg6x/internal/core"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/testsupport"
 )
@@ -58,16 +59,16 @@ func (n *node) stop() {
 	}
 }
 
-func pe(asn uint32, id string, listen, peerPort uint16, loc string, transpose bool) state.State {
+func pe(asn uint32, id string, listen, peerPort uint16, loc string, transpose bool) model.State {
 	p := netip.MustParsePrefix
-	return state.State{
-		BGP: &state.BGP{ASN: asn, RouterID: netip.MustParseAddr(id), ListenPort: int32(listen), NextHop: netip.MustParseAddr("fc00:9::" + id[len(id)-1:]),
+	return model.State{
+		BGP: &model.BGP{ASN: asn, RouterID: netip.MustParseAddr(id), ListenPort: int32(listen), NextHop: netip.MustParseAddr("fc00:9::" + id[len(id)-1:]),
 			Locator: p(loc), Transposition: transpose,
-			Neighbors: []state.Neighbor{{Address: netip.MustParseAddr("::1"), ASN: asn, Port: peerPort,
-				Families: []string{state.FamilyVPNv4, state.FamilyVPNv6, state.FamilyRTC}}}},
-		Tenants: []state.Tenant{
-			{Name: "blue", Table: 100, VPN: &state.VPN{RD: id + ":100", ImportRT: []string{"65000:100"}, ExportRT: []string{"65000:100"}}},
-			{Name: "red", Table: 200, VPN: &state.VPN{RD: id + ":200", ImportRT: []string{"65000:200"}, ExportRT: []string{"65000:200"}}},
+			Neighbors: []model.Neighbor{{Address: netip.MustParseAddr("::1"), ASN: asn, Port: peerPort,
+				Families: []string{model.FamilyVPNv4, model.FamilyVPNv6, model.FamilyRTC}}}},
+		Tenants: []model.Tenant{
+			{Name: "blue", Table: 100, VPN: &model.VPN{RD: id + ":100", ImportRT: []string{"65000:100"}, ExportRT: []string{"65000:100"}}},
+			{Name: "red", Table: 200, VPN: &model.VPN{RD: id + ":200", ImportRT: []string{"65000:200"}, ExportRT: []string{"65000:200"}}},
 		},
 	}
 }
@@ -76,8 +77,8 @@ func pe(asn uint32, id string, listen, peerPort uint16, loc string, transpose bo
 func learned(n *node) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	n.ctl.Read(func(st *state.Store) {
-		st.EachRoute(func(r state.Route) bool {
-			if r.Origin == state.OriginBGP {
+		st.EachRoute(func(r model.Route) bool {
+			if r.Origin == model.OriginBGP {
 				if out[r.Tenant] == nil {
 					out[r.Tenant] = map[string]string{}
 				}
@@ -116,7 +117,7 @@ func serviceSID(n *node, tenant string) string {
 	return sid
 }
 
-func apply(t *testing.T, n *node, s state.State) {
+func apply(t *testing.T, n *node, s model.State) {
 	t.Helper()
 	if _, err := n.ctl.Apply(s, core.Options{}); err != nil {
 		t.Fatal(err)
@@ -134,7 +135,7 @@ func TestSpeakersExchangeVPNRoutes(t *testing.T) {
 	cfgA.Tenants[1].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("198.18.1.0/24")}
 	cfgB.Tenants[0].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("198.18.2.0/24")}
 	// A tenant of A that B does not serve: with route target constraint B never receives its route.
-	cfgA.Tenants = append(cfgA.Tenants, state.Tenant{Name: "yellow", Table: 300, VPN: &state.VPN{RD: "198.18.255.1:300",
+	cfgA.Tenants = append(cfgA.Tenants, model.Tenant{Name: "yellow", Table: 300, VPN: &model.VPN{RD: "198.18.255.1:300",
 		ExportRT: []string{"65000:300"}, Advertise: []netip.Prefix{netip.MustParsePrefix("198.18.3.0/24")}}})
 	apply(t, a, cfgA)
 	apply(t, b, cfgB)
@@ -174,7 +175,7 @@ func TestSpeakersExchangeVPNRoutes(t *testing.T) {
 
 	// A config route on B for a prefix BGP would bring: refused and reported; the rest stays.
 	withRoute := cfgB
-	withRoute.Routes = []state.Route{{Tenant: "red", Prefix: netip.MustParsePrefix("198.18.7.0/24"), Segs: []netip.Addr{netip.MustParseAddr("fc00:3::1")}}}
+	withRoute.Routes = []model.Route{{Tenant: "red", Prefix: netip.MustParsePrefix("198.18.7.0/24"), Segs: []netip.Addr{netip.MustParseAddr("fc00:3::1")}}}
 	apply(t, b, withRoute)
 	cfgA.Tenants[1].VPN.Advertise = append(cfgA.Tenants[1].VPN.Advertise, netip.MustParsePrefix("198.18.7.0/24"))
 	apply(t, a, cfgA)
@@ -203,7 +204,7 @@ func TestSpeakersExchangeVPNRoutes(t *testing.T) {
 	waitFor(t, "B after A restarted", b, full)
 
 	// Removing the bgp section of B removes what it learned.
-	apply(t, b, state.State{Tenants: []state.Tenant{{Name: "blue", Table: 100}, {Name: "red", Table: 200}}, Routes: withRoute.Routes})
+	apply(t, b, model.State{Tenants: []model.Tenant{{Name: "blue", Table: 100}, {Name: "red", Table: 200}}, Routes: withRoute.Routes})
 	waitFor(t, "B without bgp", b, map[string]map[string]string{})
 }
 
@@ -217,13 +218,13 @@ func TestGracefulRestart(t *testing.T) {
 	b := &node{ctl: core.New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{}))}
 	cfgA := pe(65000, "198.18.255.1", pa, pb, "fc00:1::/48", false)
 	cfgB := pe(65000, "198.18.255.2", pb, pa, "fc00:2::/48", false)
-	for _, c := range []*state.State{&cfgA, &cfgB} {
-		c.BGP.GracefulRestart = state.GracefulRestart{Enabled: true, RestartTime: 20}
+	for _, c := range []*model.State{&cfgA, &cfgB} {
+		c.BGP.GracefulRestart = model.GracefulRestart{Enabled: true, RestartTime: 20}
 	}
 	a.opts.PeerFile = filepath.Join(t.TempDir(), "bgp-neighbors.json") // as the daemon has it
 	cfgA.Tenants[0].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("198.18.1.0/24"), netip.MustParsePrefix("198.18.4.0/24")}
 	cfgB.Tenants[0].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("198.18.2.0/24")}
-	cfgB.Tenants[0].VPN.Encap = state.ModeEncapRed
+	cfgB.Tenants[0].VPN.Encap = model.ModeEncapRed
 	apply(t, a, cfgA)
 	apply(t, b, cfgB)
 	a.start()
@@ -236,9 +237,9 @@ func TestGracefulRestart(t *testing.T) {
 	waitFor(t, "B learns A's routes", b, full)
 	waitFor(t, "A learns B's route", a, map[string]map[string]string{"blue": {"198.18.2.0/24": blueB}})
 	b.ctl.Read(func(st *state.Store) {
-		st.EachRoute(func(r state.Route) bool {
-			if r.Origin == state.OriginBGP && r.Mode != state.ModeEncapRed {
-				t.Errorf("B's learned route %s: mode %q, want %q (vpn.encap)", r.Prefix, r.Mode, state.ModeEncapRed)
+		st.EachRoute(func(r model.Route) bool {
+			if r.Origin == model.OriginBGP && r.Mode != model.ModeEncapRed {
+				t.Errorf("B's learned route %s: mode %q, want %q (vpn.encap)", r.Prefix, r.Mode, model.ModeEncapRed)
 			}
 			return true
 		})

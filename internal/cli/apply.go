@@ -15,7 +15,7 @@ import (
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/api"
 	"github.com/seg6x/seg6x/internal/config"
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -248,7 +248,7 @@ func indent(s string) string {
 
 // needsPrune says what in diff (applying desired) needs --prune: removing an interface or a tenant, or
 // every object (desired is empty); "" if nothing does.
-func needsPrune(d *state.Diff, desired *state.State) string {
+func needsPrune(d *model.Diff, desired *model.State) string {
 	_, _, removed := d.Counts()
 	if removed == 0 {
 		return ""

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // kv parses "key value key value ..." where each key must be in allowed. Keys listed in multi may
@@ -58,7 +58,7 @@ func parseU32(field, s string) (uint32, error) {
 }
 
 func parseVLAN(s string) (uint16, error) {
-	if why := state.VLANProblem(s); why != "" {
+	if why := model.VLANProblem(s); why != "" {
 		return 0, fmt.Errorf("vlan: %s", why)
 	}
 	v, _ := strconv.ParseUint(s, 10, 16)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func TestParseRoute(t *testing.T) {
@@ -119,14 +119,14 @@ func TestVLANMessage(t *testing.T) {
 			t.Errorf("parseVLAN(%q): %v", in, err)
 		}
 	}
-	errs := state.Validate(&state.State{Tenants: []state.Tenant{{Name: "a", Ports: []state.Port{{Dev: "x", VLAN: 5000}}}}})
+	errs := model.Validate(&model.State{Tenants: []model.Tenant{{Name: "a", Ports: []model.Port{{Dev: "x", VLAN: 5000}}}}})
 	if errs == nil || !strings.Contains(errs.Error(), `tenant "a": vlan: 5000 is not a VLAN ID (1-4094; 0: untagged)`) {
 		t.Errorf("a port's VLAN 5000 in a file: %v", errs)
 	}
 }
 
 func TestTenantTableZeroRefused(t *testing.T) {
-	if _, err := parseTenant("b", []string{"table", "0"}); err == nil || err.Error() != "table: "+state.ZeroTable {
+	if _, err := parseTenant("b", []string{"table", "0"}); err == nil || err.Error() != "table: "+model.ZeroTable {
 		t.Errorf("table 0: %v", err)
 	}
 	if tn, err := parseTenant("b", nil); err != nil || tn.Table != 0 {

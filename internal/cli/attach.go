@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
@@ -47,16 +48,16 @@ side of every (interface, VLAN) and why. Examples:
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if mode != "" {
-				mode = state.NormalizeMode(mode)
-				if mode != state.ModeNative && mode != state.ModeGeneric && mode != state.ModeTC {
+				mode = model.NormalizeMode(mode)
+				if mode != model.ModeNative && mode != model.ModeGeneric && mode != model.ModeTC {
 					return fmt.Errorf("--mode: %q is not xdp, generic or tc", mode)
 				}
 			}
-			if role != "" && role != state.RoleAuto && role != state.RoleFabric && role != state.RoleAccess {
+			if role != "" && role != model.RoleAuto && role != model.RoleFabric && role != model.RoleAccess {
 				return fmt.Errorf("--role: %q is not fabric, access or auto", role)
 			}
 			// Without --role or --mode, an attached interface keeps its own.
-			cur := map[string]state.Interface{}
+			cur := map[string]model.Interface{}
 			if role == "" || mode == "" {
 				st, _, err := fetchState()
 				if err != nil {
@@ -75,7 +76,7 @@ side of every (interface, VLAN) and why. Examples:
 				if m == "" {
 					m = cur[dev].Mode
 				}
-				ops[i] = state.Op{Kind: state.OpReplace, Interface: &state.Interface{Name: dev, Mode: m, Role: r}}
+				ops[i] = state.Op{Kind: model.OpReplace, Interface: &model.Interface{Name: dev, Mode: m, Role: r}}
 			}
 			return commit(ops...)
 		},
@@ -114,7 +115,7 @@ maps and the saved state (only when no daemon runs: a daemon is stopped with --c
 			}
 			ops := make([]state.Op, len(args))
 			for i, dev := range args {
-				ops[i] = state.Op{Kind: state.OpDelete, Interface: &state.Interface{Name: dev}}
+				ops[i] = state.Op{Kind: model.OpDelete, Interface: &model.Interface{Name: dev}}
 			}
 			return commit(ops...)
 		},

@@ -9,6 +9,7 @@ import (
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/api"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -16,11 +17,11 @@ func connect() (pb.ControlClient, func(), error) {
 	return api.Connect(api.Target{Dir: g.dir, Socket: g.socket, Addr: g.server, TLS: g.tls, Wait: g.wait, ReadOnly: g.readOnly})
 }
 
-func addOrReplace(replace bool) state.OpKind {
+func addOrReplace(replace bool) model.OpKind {
 	if replace {
-		return state.OpReplace
+		return model.OpReplace
 	}
-	return state.OpAdd
+	return model.OpAdd
 }
 
 // commit sends ops as one batch and prints what changed.
@@ -42,15 +43,15 @@ func commit(ops ...state.Op) error {
 }
 
 // fetchState reads the whole running state and its generation.
-func fetchState() (state.State, uint64, error) {
+func fetchState() (model.State, uint64, error) {
 	c, done, err := connect()
 	if err != nil {
-		return state.State{}, 0, err
+		return model.State{}, 0, err
 	}
 	defer done()
 	stream, err := c.Show(context.Background(), &pb.ShowRequest{})
 	if err != nil {
-		return state.State{}, 0, apiErr(err)
+		return model.State{}, 0, apiErr(err)
 	}
 	var chunks []*pb.StateChunk
 	for {
@@ -59,7 +60,7 @@ func fetchState() (state.State, uint64, error) {
 			break
 		}
 		if err != nil {
-			return state.State{}, 0, apiErr(err)
+			return model.State{}, 0, apiErr(err)
 		}
 		chunks = append(chunks, ch)
 	}

@@ -22,7 +22,7 @@ import (
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/api"
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/spf13/cobra"
 )
 
@@ -62,8 +62,8 @@ func addCompletions(root *cobra.Command) {
 	}
 	flags := map[string]map[string]values{
 		"attach": {
-			"role": fixed(state.RoleFabric, state.RoleAccess, state.RoleAuto),
-			"mode": fixed("xdp", state.ModeGeneric, state.ModeTC),
+			"role": fixed(model.RoleFabric, model.RoleAccess, model.RoleAuto),
+			"mode": fixed("xdp", model.ModeGeneric, model.ModeTC),
 		},
 		"apply":   {"dev": hostInterfaces},
 		"explain": {"dev": hostInterfaces},
@@ -160,7 +160,7 @@ func tenantArgs(name values) keywordArgs {
 		repeat:   repeat,
 		after: map[string]values{
 			"dev":       hostInterfaces,
-			"mss-clamp": fixed(state.MSSClampAuto, state.MSSClampOff),
+			"mss-clamp": fixed(model.MSSClampAuto, model.MSSClampOff),
 		},
 	}
 }
@@ -174,7 +174,7 @@ func routeArgs(prefix values) keywordArgs {
 		after: map[string]values{
 			"tenant": tenantNames,
 			"encap":  fixed("seg6"),
-			"mode":   fixed(state.ModeEncap, state.ModeEncapRed),
+			"mode":   fixed(model.ModeEncap, model.ModeEncapRed),
 			"policy": policyNames,
 		},
 	}
@@ -228,7 +228,7 @@ func sidArgs(sid values) keywordArgs {
 	return keywordArgs{
 		lead: []values{sid},
 		keywords: func(kw []string) []string {
-			b := state.BehaviorNamed(pairValue(kw, "action"))
+			b := model.BehaviorNamed(pairValue(kw, "action"))
 			if b == nil {
 				return []string{"action"} // the behavior says which of the others apply
 			}
@@ -250,20 +250,20 @@ func sidArgs(sid values) keywordArgs {
 }
 
 // sidTakes says whether a SID of behavior b takes keyword k (a keyword not known here: yes).
-func sidTakes(b *state.Behavior, k string) bool {
+func sidTakes(b *model.Behavior, k string) bool {
 	switch k {
-	case string(state.ParamNH4), string(state.ParamNH6), string(state.ParamTable), string(state.ParamSegs):
+	case string(model.ParamNH4), string(model.ParamNH6), string(model.ParamTable), string(model.ParamSegs):
 		return k == string(b.Needs)
 	case "tenant":
 		return b.TakesTenant()
 	case "src":
-		return b.Needs == state.ParamSegs
+		return b.Needs == model.ParamSegs
 	case "vlan":
 		return b.Decap
 	case "flavors":
 		return len(b.Flavors) > 0
 	case "lblen", "nflen":
-		return slices.Contains(b.Flavors, state.FlavorNextCSID)
+		return slices.Contains(b.Flavors, model.FlavorNextCSID)
 	}
 	return true
 }
@@ -271,7 +271,7 @@ func sidTakes(b *state.Behavior, k string) bool {
 // behaviors is every endpoint behavior, each with its help line.
 func behaviors([]string) []string {
 	var out []string
-	for _, b := range state.Behaviors {
+	for _, b := range model.Behaviors {
 		out = append(out, b.Name+"\t"+b.Help)
 	}
 	return out
@@ -281,10 +281,10 @@ func behaviors([]string) []string {
 // behavior's when it has none yet), after the flavors already written.
 func flavorList(args []string) []string {
 	var allowed []string
-	if b := state.BehaviorNamed(pairValue(args[min(1, len(args)):], "action")); b != nil {
+	if b := model.BehaviorNamed(pairValue(args[min(1, len(args)):], "action")); b != nil {
 		allowed = b.Flavors
 	} else {
-		for _, b := range state.Behaviors {
+		for _, b := range model.Behaviors {
 			for _, f := range b.Flavors {
 				if !slices.Contains(allowed, f) {
 					allowed = append(allowed, f)
@@ -311,7 +311,7 @@ func completePolicy(name values) cobra.CompletionFunc {
 			}
 			if i+1 == len(args) { // completing k's value
 				if k == "mode" {
-					return offer(fixed(state.ModeEncap, state.ModeEncapRed), args, toComplete), noFiles
+					return offer(fixed(model.ModeEncap, model.ModeEncapRed), args, toComplete), noFiles
 				}
 				return nil, noFiles
 			}
@@ -482,13 +482,13 @@ func routeTenants(args []string) []string {
 // completionState caches daemonState for the one completion a process serves.
 var completionState struct {
 	done bool
-	st   state.State
+	st   model.State
 	ok   bool
 }
 
 // daemonState is the running state as a daemon serves it; false when none answers. Unlike connect()
 // it never falls back to opening the instance in-process: it only dials the socket (or --server).
-func daemonState() (state.State, bool) {
+func daemonState() (model.State, bool) {
 	if !completionState.done {
 		completionState.st, completionState.ok = askDaemon()
 		completionState.done = true
@@ -496,7 +496,7 @@ func daemonState() (state.State, bool) {
 	return completionState.st, completionState.ok
 }
 
-func askDaemon() (state.State, bool) {
+func askDaemon() (model.State, bool) {
 	var c pb.ControlClient
 	var done func()
 	var err error
@@ -508,19 +508,19 @@ func askDaemon() (state.State, bool) {
 			sock = api.SocketPath(g.dir)
 		}
 		if _, err := os.Stat(sock); err != nil {
-			return state.State{}, false
+			return model.State{}, false
 		}
 		c, done, err = api.DialSocket(sock)
 	}
 	if err != nil {
-		return state.State{}, false
+		return model.State{}, false
 	}
 	defer done()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	stream, err := c.Show(ctx, &pb.ShowRequest{})
 	if err != nil {
-		return state.State{}, false
+		return model.State{}, false
 	}
 	var chunks []*pb.StateChunk
 	for {
@@ -529,7 +529,7 @@ func askDaemon() (state.State, bool) {
 			break
 		}
 		if err != nil {
-			return state.State{}, false
+			return model.State{}, false
 		}
 		chunks = append(chunks, ch)
 	}

@@ -19,7 +19,7 @@ import (
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/api"
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"google.golang.org/grpc"
 )
 
@@ -54,7 +54,7 @@ func TestCompleteKeywordsAndBehaviors(t *testing.T) {
 		words []string
 		want  []string
 	}{
-		{[]string{"sid", "add", "fc00::1", "action", ""}, state.Actions},
+		{[]string{"sid", "add", "fc00::1", "action", ""}, model.Actions},
 		{[]string{"sid", "replace", "fc00::1", "action", "End.DT"}, []string{"End.DT4", "End.DT6", "End.DT46"}},
 		{[]string{"sid", "add", "fc00::1", ""}, []string{"action"}},
 		{[]string{"sid", "add", "fc00::1", "action", "End.DT4", ""}, []string{"table", "tenant", "vlan"}},
@@ -112,7 +112,7 @@ func TestCompletePolicyKeywordsParse(t *testing.T) {
 // fakeDaemon answers Status and Show with a fixed state, as a daemon's socket does.
 type fakeDaemon struct {
 	pb.UnimplementedControlServer
-	st state.State
+	st model.State
 }
 
 func (f *fakeDaemon) Status(context.Context, *pb.StatusRequest) (*pb.StatusReply, error) {
@@ -131,12 +131,12 @@ func TestCompleteNamesFromDaemon(t *testing.T) {
 	}
 	seg := netip.MustParseAddr("fc00:2::64")
 	gs := grpc.NewServer()
-	pb.RegisterControlServer(gs, &fakeDaemon{st: state.State{
-		Tenants: []state.Tenant{{Name: "blue", Table: 100}, {Name: "red", Table: 200}},
-		Routes: []state.Route{{Tenant: "blue", Prefix: netip.MustParsePrefix("198.18.2.0/24"), Segs: []netip.Addr{seg}},
+	pb.RegisterControlServer(gs, &fakeDaemon{st: model.State{
+		Tenants: []model.Tenant{{Name: "blue", Table: 100}, {Name: "red", Table: 200}},
+		Routes: []model.Route{{Tenant: "blue", Prefix: netip.MustParsePrefix("198.18.2.0/24"), Segs: []netip.Addr{seg}},
 			{Tenant: "red", Prefix: netip.MustParsePrefix("198.18.2.0/24"), Segs: []netip.Addr{seg}}},
-		Policies: []state.Policy{{Name: "east", Lists: []state.SegList{{Segs: []netip.Addr{seg}}, {Segs: []netip.Addr{seg}, Down: true}}}},
-		SIDs:     []state.SID{{SID: netip.MustParseAddr("fc00:1::64"), Action: "End.DT4", Tenant: "blue"}},
+		Policies: []model.Policy{{Name: "east", Lists: []model.SegList{{Segs: []netip.Addr{seg}}, {Segs: []netip.Addr{seg}, Down: true}}}},
+		SIDs:     []model.SID{{SID: netip.MustParseAddr("fc00:1::64"), Action: "End.DT4", Tenant: "blue"}},
 	}})
 	go gs.Serve(lis)
 	defer gs.Stop()

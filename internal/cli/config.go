@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/seg6x/seg6x/internal/config"
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/spf13/cobra"
 )
 
@@ -71,7 +71,7 @@ half a file).`,
 
 // exportYAML is the file that makes a running state (generation gen) again: the state without the
 // kernel mirror's objects, under a comment that says what it is.
-func exportYAML(cur state.State, gen uint64) ([]byte, error) {
+func exportYAML(cur model.State, gen uint64) ([]byte, error) {
 	file, left := configOwned(cur)
 	b, err := config.Marshal(file)
 	if err != nil {
@@ -86,24 +86,24 @@ func exportYAML(cur state.State, gen uint64) ([]byte, error) {
 
 // configOwned is s with only the objects a config file owns: other origins' tenants (the kernel
 // mirror's, BGP's), their routes and SIDs are left out; it also says how many were.
-func configOwned(s state.State) (state.State, int) {
+func configOwned(s model.State) (model.State, int) {
 	out := s
 	out.Tenants, out.Routes, out.SIDs = nil, nil, nil
 	kernel := map[string]bool{}
 	for _, t := range s.Tenants {
-		if t.Origin != state.OriginConfig {
+		if t.Origin != model.OriginConfig {
 			kernel[t.Name] = true
 			continue
 		}
 		out.Tenants = append(out.Tenants, t)
 	}
 	for _, r := range s.Routes {
-		if !kernel[r.Tenant] && r.Origin == state.OriginConfig {
+		if !kernel[r.Tenant] && r.Origin == model.OriginConfig {
 			out.Routes = append(out.Routes, r)
 		}
 	}
 	for _, sd := range s.SIDs {
-		if sd.Origin == state.OriginConfig {
+		if sd.Origin == model.OriginConfig {
 			out.SIDs = append(out.SIDs, sd)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
@@ -52,7 +53,7 @@ Examples:
 					return err
 				}
 			}
-			return commit(state.Op{Kind: state.OpReplace, Domain: &d})
+			return commit(state.Op{Kind: model.OpReplace, Domain: &d})
 		},
 	}
 	show := &cobra.Command{Use: "show", Short: "show the domain's locators and sources", Args: cobra.NoArgs,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
@@ -35,7 +36,7 @@ func setCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return commit(state.Op{Kind: state.OpReplace, Options: &state.Options{NextHopCacheMs: n}})
+			return commit(state.Op{Kind: model.OpReplace, Options: &model.Options{NextHopCacheMs: n}})
 		},
 	}
 	// A negative value reaches the flag parser as a flag ("-1"): say what is wrong with it instead.

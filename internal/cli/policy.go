@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
@@ -41,7 +42,7 @@ Examples:
 	}
 	del := &cobra.Command{Use: "del NAME", Short: "delete a named policy (no route may name it)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return commit(state.Op{Kind: state.OpDelete, Policy: &state.Policy{Name: args[0]}})
+			return commit(state.Op{Kind: model.OpDelete, Policy: &model.Policy{Name: args[0]}})
 		}}
 	mark := func(down bool) *cobra.Command {
 		verb := map[bool]string{false: "up", true: "down"}[down]
@@ -60,9 +61,9 @@ Examples:
 }
 
 // parsePolicy reads NAME [mode M] [src ADDR] [hoplimit N] list SEGS [weight W] [down] ...
-func parsePolicy(name string, args []string) (state.Policy, error) {
-	p := state.Policy{Name: name}
-	var cur *state.SegList
+func parsePolicy(name string, args []string) (model.Policy, error) {
+	p := model.Policy{Name: name}
+	var cur *model.SegList
 	for i := 0; i < len(args); i++ {
 		key := args[i]
 		if key == "down" && cur != nil {
@@ -77,7 +78,7 @@ func parsePolicy(name string, args []string) (state.Policy, error) {
 		var err error
 		switch {
 		case key == "list":
-			p.Lists = append(p.Lists, state.SegList{})
+			p.Lists = append(p.Lists, model.SegList{})
 			cur = &p.Lists[len(p.Lists)-1]
 			if cur.Segs, err = parseSegs(fmt.Sprintf("lists[%d].segs", len(p.Lists)-1), v); err != nil {
 				return p, err
@@ -133,7 +134,7 @@ func markList(name, idx string, down bool) error {
 				p.Lists[j].Segs = nil // given as uSIDs: kept as given
 			}
 		}
-		return commit(state.Op{Kind: state.OpReplace, Policy: &p})
+		return commit(state.Op{Kind: model.OpReplace, Policy: &p})
 	}
 	return fmt.Errorf("policy %q does not exist", name)
 }
@@ -145,7 +146,7 @@ func showPolicies() error {
 	}
 	if g.jsonOut {
 		return printJSON(struct {
-			Policies []state.Policy `json:"policies"`
+			Policies []model.Policy `json:"policies"`
 		}{orEmpty(cur.Policies)})
 	}
 	for _, p := range cur.Policies {

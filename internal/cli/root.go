@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seg6x/seg6x/internal/api"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
@@ -61,7 +62,7 @@ var g globals
 func NewRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "seg6x",
-		Short: "SRv6 data plane in XDP: H.Encaps(.Red), " + strings.Join(state.Actions, ", "),
+		Short: "SRv6 data plane in XDP: H.Encaps(.Red), " + strings.Join(model.Actions, ", "),
 		Long: `seg6x runs SRv6 (RFC 8754/8986) in XDP on Linux, reusing the kernel's FIB and neighbor tables
 and handing the kernel whatever the fast path cannot finish.
 
@@ -150,7 +151,7 @@ func Main() int {
 	return 0
 }
 
-func printDiff(d *state.Diff) error {
+func printDiff(d *model.Diff) error {
 	if g.jsonOut {
 		return printJSON(d)
 	}

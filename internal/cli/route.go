@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
@@ -56,7 +57,7 @@ Examples (segs as in ip -6 route ... encap seg6):
 		Short: "delete an encap route",
 		Args:  cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := state.ParsePrefix(args[0])
+			p, err := model.ParsePrefix(args[0])
 			if err != nil {
 				return fmt.Errorf("prefix: %w", err)
 			}
@@ -64,7 +65,7 @@ Examples (segs as in ip -6 route ... encap seg6):
 			if err != nil {
 				return err
 			}
-			return commit(state.Op{Kind: state.OpDelete, Route: &state.Route{Tenant: one(m, "tenant"), Prefix: p}})
+			return commit(state.Op{Kind: model.OpDelete, Route: &model.Route{Tenant: one(m, "tenant"), Prefix: p}})
 		},
 	}
 	showC := &cobra.Command{Use: "show", Short: "list encap routes", Args: cobra.NoArgs}
@@ -75,10 +76,10 @@ Examples (segs as in ip -6 route ... encap seg6):
 	return c
 }
 
-func parseRoute(prefix string, args []string) (state.Route, error) {
-	var r state.Route
+func parseRoute(prefix string, args []string) (model.Route, error) {
+	var r model.Route
 	var err error
-	if r.Prefix, err = state.ParsePrefix(prefix); err != nil {
+	if r.Prefix, err = model.ParsePrefix(prefix); err != nil {
 		return r, fmt.Errorf("prefix: %w", err)
 	}
 	args, words := cutUSIDs(args)
@@ -104,7 +105,7 @@ func parseRoute(prefix string, args []string) (state.Route, error) {
 	case words != nil && segs != "":
 		return r, fmt.Errorf("segs and usids: give one of them")
 	case words != nil:
-		if r.USIDs, err = state.ParseUSIDList(words); err != nil {
+		if r.USIDs, err = model.ParseUSIDList(words); err != nil {
 			return r, fmt.Errorf("usids: %w", err)
 		}
 	case segs == "":

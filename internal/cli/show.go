@@ -14,8 +14,8 @@ import (
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/api"
+	"github.com/seg6x/seg6x/internal/model"
 
-	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
 
@@ -67,7 +67,7 @@ func (o *showOptions) flags(c *cobra.Command) {
 }
 
 // filter keeps the tenants, routes and SIDs of st that o asks for.
-func (o *showOptions) filter(st *state.State) error {
+func (o *showOptions) filter(st *model.State) error {
 	var pfx netip.Prefix
 	addr := false
 	if o.prefix != "" {
@@ -81,7 +81,7 @@ func (o *showOptions) filter(st *state.State) error {
 		}
 		pfx = pfx.Masked()
 	}
-	orig := func(have state.Origin) bool { return o.origin == "" || have.String() == o.origin }
+	orig := func(have model.Origin) bool { return o.origin == "" || have.String() == o.origin }
 	if o.origin != "" && !slices.Contains([]string{"api", "bgp", "kernel", "vpn"}, o.origin) {
 		return fmt.Errorf("--origin %q: want api, bgp, kernel or vpn", o.origin)
 	}
@@ -94,14 +94,14 @@ func (o *showOptions) filter(st *state.State) error {
 		}
 		return pfx.Contains(p.Addr()) && p.Bits() >= pfx.Bits()
 	}
-	st.Tenants = slices.DeleteFunc(st.Tenants, func(t state.Tenant) bool {
+	st.Tenants = slices.DeleteFunc(st.Tenants, func(t model.Tenant) bool {
 		return o.tenant != "" && t.Name != o.tenant || !orig(t.Origin)
 	})
-	st.Routes = slices.DeleteFunc(st.Routes, func(r state.Route) bool {
+	st.Routes = slices.DeleteFunc(st.Routes, func(r model.Route) bool {
 		return o.tenant != "" && r.Tenant != o.tenant || !orig(r.Origin) || !inside(r.Prefix) ||
 			o.policy != "" && r.Policy != o.policy && fmt.Sprint(r.ID) != o.policy
 	})
-	st.SIDs = slices.DeleteFunc(st.SIDs, func(s state.SID) bool {
+	st.SIDs = slices.DeleteFunc(st.SIDs, func(s model.SID) bool {
 		return o.tenant != "" && s.Tenant != o.tenant || !orig(s.Origin) || o.prefix != "" && !inside(s.Prefix()) || o.policy != ""
 	})
 	return nil
@@ -129,8 +129,8 @@ func show(what string, o showOptions) error {
 		switch what {
 		case "interfaces":
 			return printJSON(struct {
-				Interfaces []state.Interface `json:"interfaces"`
-				Ports      []state.PortClass `json:"ports"`
+				Interfaces []model.Interface `json:"interfaces"`
+				Ports      []model.PortClass `json:"ports"`
 			}{cur.Interfaces, portClasses(cur)})
 		case "domain":
 			return printJSON(cur.Domain)
@@ -170,7 +170,7 @@ func show(what string, o showOptions) error {
 
 // printInterfaces prints the attached interfaces (-d: their XDP features and multi-buffer
 // handling) and the ports' sides of the domain boundary.
-func printInterfaces(w io.Writer, cur state.State, detail bool) {
+func printInterfaces(w io.Writer, cur model.State, detail bool) {
 	if detail {
 		fmt.Fprintln(w, "INTERFACE\tIFINDEX\tMODE\tROLE\tXDP FEATURES\tMULTI-BUFFER")
 	} else {
@@ -189,7 +189,7 @@ func printInterfaces(w io.Writer, cur state.State, detail bool) {
 }
 
 // printTenants prints the tenants (-d: also gateways, MSS clamping and VPN).
-func printTenants(w io.Writer, tenants []state.Tenant, detail bool) {
+func printTenants(w io.Writer, tenants []model.Tenant, detail bool) {
 	if detail {
 		fmt.Fprintln(w, "TENANT\tTABLE\tPORTS\tGATEWAY\tMSS-CLAMP\tVPN (RD, SERVICE SID)\tORIGIN")
 	} else {
@@ -211,7 +211,7 @@ func printTenants(w io.Writer, tenants []state.Tenant, detail bool) {
 		gw := listOr(t.Gateway, "-")
 		mss := t.MSSClamp
 		if mss == "" {
-			mss = state.MSSClampOff
+			mss = model.MSSClampOff
 		}
 		vpn := "-"
 		if v := t.VPN; v != nil {
@@ -224,7 +224,7 @@ func printTenants(w io.Writer, tenants []state.Tenant, detail bool) {
 
 // printRoutes prints the routes: compact (the segment list as written: uSIDs or SIDs, or the named
 // policy), -d every column.
-func printRoutes(w io.Writer, routes []state.Route, detail bool) {
+func printRoutes(w io.Writer, routes []model.Route, detail bool) {
 	if detail {
 		fmt.Fprintln(w, "TENANT\tPREFIX\tMODE\tSEGS\tUSIDS\tSRC\tHOPLIMIT\tPOLICY\tEGRESS\tTUNNEL-MTU\tORIGIN")
 	} else {
@@ -261,7 +261,7 @@ func printRoutes(w io.Writer, routes []state.Route, detail bool) {
 }
 
 // printPorts prints the SR domain boundary: the side of each (interface, VLAN).
-func printPorts(w io.Writer, pcs []state.PortClass) {
+func printPorts(w io.Writer, pcs []model.PortClass) {
 	fmt.Fprintln(w, "PORT\tSIDE\tTENANT\tWHY")
 	for _, pc := range pcs {
 		tenant := pc.Tenant
@@ -274,7 +274,7 @@ func printPorts(w io.Writer, pcs []state.PortClass) {
 
 func vlanName(v int) string {
 	switch v {
-	case state.VLANAny:
+	case model.VLANAny:
 		return "other VLANs"
 	case 0:
 		return "untagged"
@@ -294,7 +294,7 @@ func listOr[T fmt.Stringer](ps []T, none string) string {
 	return strings.Join(out, ",")
 }
 
-func sidParams(s *state.SID) string {
+func sidParams(s *model.SID) string {
 	var p []string
 	if s.NH4.IsValid() {
 		p = append(p, "nh4 "+s.NH4.String())
@@ -314,13 +314,13 @@ func sidParams(s *state.SID) string {
 	if len(s.Flavors) > 0 {
 		p = append(p, "flavors "+strings.Join(s.Flavors, ","))
 	}
-	if s.HasFlavor(state.FlavorNextCSID) {
+	if s.HasFlavor(model.FlavorNextCSID) {
 		p = append(p, fmt.Sprintf("lblen %d nflen %d", s.LBLen, s.NFLen))
 	}
 	return strings.Join(p, " ")
 }
 
-func origin(o state.Origin) string { return o.String() }
+func origin(o model.Origin) string { return o.String() }
 
 func showKernel() error {
 	c, done, err := connect()
@@ -403,7 +403,7 @@ func showKernelVXLAN(k *pb.KernelReply) {
 
 // portClasses are the daemon's port classes (its status: they depend on the VXLAN devices it
 // follows, which the state shown does not carry), or the state's own when the status cannot be had.
-func portClasses(cur state.State) []state.PortClass {
+func portClasses(cur model.State) []model.PortClass {
 	c, done, err := connect()
 	if err == nil {
 		defer done()
@@ -411,7 +411,7 @@ func portClasses(cur state.State) []state.PortClass {
 			return api.PortClassesFromPB(r.GetPorts())
 		}
 	}
-	return state.Classify(cur.Interfaces, cur.Tenants, nil)
+	return model.Classify(cur.Interfaces, cur.Tenants, nil)
 }
 
 // orDash is s, or "-" when it is empty.

@@ -7,23 +7,23 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func TestShowFilters(t *testing.T) {
-	st := func() state.State {
-		return state.State{
-			Tenants: []state.Tenant{{Name: "blue"}, {Name: "red", Origin: state.OriginBGP}},
-			Routes: []state.Route{
+	st := func() model.State {
+		return model.State{
+			Tenants: []model.Tenant{{Name: "blue"}, {Name: "red", Origin: model.OriginBGP}},
+			Routes: []model.Route{
 				{Tenant: "blue", Prefix: netip.MustParsePrefix("198.18.2.0/24"), ID: 1},
 				{Tenant: "blue", Prefix: netip.MustParsePrefix("198.18.0.0/16"), ID: 2},
-				{Tenant: "red", Prefix: netip.MustParsePrefix("198.18.2.128/25"), Policy: "p", Origin: state.OriginBGP},
-				{Tenant: "red", Prefix: netip.MustParsePrefix("2001:db8::/32"), ID: 3, Origin: state.OriginBGP},
+				{Tenant: "red", Prefix: netip.MustParsePrefix("198.18.2.128/25"), Policy: "p", Origin: model.OriginBGP},
+				{Tenant: "red", Prefix: netip.MustParsePrefix("2001:db8::/32"), ID: 3, Origin: model.OriginBGP},
 			},
-			SIDs: []state.SID{{SID: netip.MustParseAddr("fc00:1::64"), Tenant: "blue"}, {SID: netip.MustParseAddr("fc00:9::1")}},
+			SIDs: []model.SID{{SID: netip.MustParseAddr("fc00:1::64"), Tenant: "blue"}, {SID: netip.MustParseAddr("fc00:9::1")}},
 		}
 	}
-	prefixes := func(rs []state.Route) (out []string) {
+	prefixes := func(rs []model.Route) (out []string) {
 		for _, r := range rs {
 			out = append(out, r.Prefix.String())
 		}

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
 
 func sidCmd() *cobra.Command {
-	c := &cobra.Command{Use: "sid", Short: "Local SIDs: " + strings.Join(state.Actions, ", ")}
+	c := &cobra.Command{Use: "sid", Short: "Local SIDs: " + strings.Join(model.Actions, ", ")}
 	add := func(replace bool) *cobra.Command {
 		verb := map[bool]string{false: "add", true: "replace"}[replace]
 		return &cobra.Command{
@@ -20,7 +21,7 @@ func sidCmd() *cobra.Command {
 			Short: verb + " a local SID",
 			Long: `Bind an endpoint behavior to SID: an IPv6 address (matched exactly), or a prefix ADDR/LEN served by
 longest match (a uSID locator's uN, a service SID with argument bits; an exact SID is found first).
-` + state.BehaviorHelp() + `
+` + model.BehaviorHelp() + `
 Flavors (comma-separated):
   next-csid  RFC 9800 NEXT-C-SID, on End (uN) and End.X (uA): while the destination's argument is not
              zero, the next uSID is shifted into place; lblen / nflen: the locator block and node
@@ -53,11 +54,11 @@ Examples:
 		Short: "delete a local SID",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, _, err := state.ParseSID(args[0])
+			a, _, err := model.ParseSID(args[0])
 			if err != nil {
 				return fmt.Errorf("sid: %q is not an IPv6 address or prefix", args[0])
 			}
-			return commit(state.Op{Kind: state.OpDelete, SID: &state.SID{SID: a}})
+			return commit(state.Op{Kind: model.OpDelete, SID: &model.SID{SID: a}})
 		},
 	}
 	showC := &cobra.Command{Use: "show", Short: "list local SIDs", Args: cobra.NoArgs}
@@ -68,10 +69,10 @@ Examples:
 	return c
 }
 
-func parseSID(sid string, args []string) (state.SID, error) {
-	var sd state.SID
+func parseSID(sid string, args []string) (model.SID, error) {
+	var sd model.SID
 	var err error
-	if sd.SID, sd.Bits, err = state.ParseSID(sid); err != nil {
+	if sd.SID, sd.Bits, err = model.ParseSID(sid); err != nil {
 		return sd, fmt.Errorf("sid: %q is not an IPv6 address or prefix", sid)
 	}
 	m, err := kv(args, []string{"action", "nh4", "nh6", "table", "tenant", "vlan", "flavors", "lblen", "nflen", "segs", "src"})
@@ -79,7 +80,7 @@ func parseSID(sid string, args []string) (state.SID, error) {
 		return sd, err
 	}
 	if sd.Action = one(m, "action"); sd.Action == "" {
-		return sd, fmt.Errorf("action: missing (one of %v)", state.Actions)
+		return sd, fmt.Errorf("action: missing (one of %v)", model.Actions)
 	}
 	if v := one(m, "nh4"); v != "" {
 		if sd.NH4, err = parseAddr("nh4", v); err != nil {

@@ -5,6 +5,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
@@ -50,7 +51,7 @@ leaves it. See docs/mtu.md. Example:
 		Short: "delete a tenant (its routes must be deleted first)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return commit(state.Op{Kind: state.OpDelete, Tenant: &state.Tenant{Name: args[0]}})
+			return commit(state.Op{Kind: model.OpDelete, Tenant: &model.Tenant{Name: args[0]}})
 		},
 	}
 	showC := &cobra.Command{Use: "show", Short: "list tenants", Args: cobra.NoArgs}
@@ -61,8 +62,8 @@ leaves it. See docs/mtu.md. Example:
 	return c
 }
 
-func parseTenant(name string, args []string) (state.Tenant, error) {
-	t := state.Tenant{Name: name}
+func parseTenant(name string, args []string) (model.Tenant, error) {
+	t := model.Tenant{Name: name}
 	m, err := kv(args, []string{"table", "dev", "vlan", "gateway", "mss-clamp"}, "dev", "vlan", "gateway")
 	if err != nil {
 		return t, err
@@ -80,14 +81,14 @@ func parseTenant(name string, args []string) (state.Tenant, error) {
 			return t, err
 		}
 		if t.Table == 0 {
-			return t, fmt.Errorf("table: %s", state.ZeroTable)
+			return t, fmt.Errorf("table: %s", model.ZeroTable)
 		}
 	}
 	if len(m["vlan"]) > len(m["dev"]) {
 		return t, fmt.Errorf("vlan: %d vlans for %d devs; each vlan pairs with a dev", len(m["vlan"]), len(m["dev"]))
 	}
 	for i, dev := range m["dev"] {
-		p := state.Port{Dev: dev}
+		p := model.Port{Dev: dev}
 		if i < len(m["vlan"]) {
 			if p.VLAN, err = parseVLAN(m["vlan"][i]); err != nil {
 				return t, err

@@ -8,34 +8,34 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"gopkg.in/yaml.v3"
 )
 
 // Parse reads a YAML document; unknown keys are errors (a typo must not silently drop config). Every
 // error names the line, and for a bad value (an address, a prefix) the key path too (all but
 // excessive aliasing, which is the whole document's).
-func Parse(r io.Reader) (state.State, error) {
+func Parse(r io.Reader) (model.State, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
-		return state.State{}, err
+		return model.State{}, err
 	}
-	var s state.State
+	var s model.State
 	if err := checkFractions(b); err != nil {
-		return state.State{}, fmt.Errorf("yaml: %w", err)
+		return model.State{}, fmt.Errorf("yaml: %w", err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
 		if errors.Is(err, io.EOF) {
-			return state.State{}, nil // an empty file is the empty state
+			return model.State{}, nil // an empty file is the empty state
 		}
 		return s, fmt.Errorf("yaml: %s", inWords(where(b, err)))
 	}
 	for i := range s.Tenants {
 		if s.Tenants[i].Table == 0 {
 			if line := explicitZeroTable(b, i); line > 0 {
-				return s, fmt.Errorf("yaml: line %d: tenants[%d].table: %s", line, i, state.ZeroTable)
+				return s, fmt.Errorf("yaml: line %d: tenants[%d].table: %s", line, i, model.ZeroTable)
 			}
 		}
 	}
@@ -83,10 +83,10 @@ func mappingValue(n *yaml.Node, key string) *yaml.Node {
 }
 
 // Load reads the YAML file at path ("-" for standard input).
-func Load(path string) (state.State, error) {
+func Load(path string) (model.State, error) {
 	f, err := LoadFile(path)
 	if err != nil {
-		return state.State{}, err
+		return model.State{}, err
 	}
 	return f.State, nil
 }

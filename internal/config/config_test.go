@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func TestParseRoundTrip(t *testing.T) {
@@ -125,7 +125,7 @@ routes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := state.Validate(&s); err != nil {
+	if err := model.Validate(&s); err != nil {
 		t.Fatal(err)
 	}
 	r := s.Routes[0]
@@ -145,7 +145,7 @@ routes:
 	}
 	back, err := Parse(strings.NewReader(string(out)))
 	if err == nil {
-		err = state.Validate(&back)
+		err = model.Validate(&back)
 	}
 	if err != nil || !reflect.DeepEqual(back.Routes, s.Routes) {
 		t.Fatalf("read back (%v):\n%+v\nwant %+v\n%s", err, back.Routes, s.Routes, out)
@@ -159,7 +159,7 @@ routes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := state.Validate(&bad); err == nil || !strings.Contains(err.Error(), "route 10.0.0.0/8 tenant blue: usids.ids[0]: 10000 does not fit in 16 bits") {
+	if err := model.Validate(&bad); err == nil || !strings.Contains(err.Error(), "route 10.0.0.0/8 tenant blue: usids.ids[0]: 10000 does not fit in 16 bits") {
 		t.Errorf("bad uSID: %v", err)
 	}
 }
@@ -178,7 +178,7 @@ func TestErrorsSpeakTheFile(t *testing.T) {
 			t.Errorf("Parse(%q) succeeded", in)
 			continue
 		}
-		for _, goWord := range []string{"state.", "uint", "int8", "int16", "int32", "int64", "!!", "netip.", "[]"} {
+		for _, goWord := range []string{"state.", "model.", "uint", "int8", "int16", "int32", "int64", "!!", "netip.", "[]"} {
 			if strings.Contains(err.Error(), goWord) {
 				t.Errorf("Parse(%q): %q speaks Go (%s)", in, err, goWord)
 			}

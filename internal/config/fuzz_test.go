@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // What "names where" means for Parse: every error starts with a line ("yaml: line N: ...", or a
@@ -85,13 +85,13 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		checkStable(t, st)
-		if err := state.Validate(&st); err != nil {
-			var es state.Errors
+		if err := model.Validate(&st); err != nil {
+			var es model.Errors
 			if !errors.As(err, &es) || len(es) == 0 {
 				t.Fatalf("validation error of type %T: %v", err, err)
 			}
 			for _, e := range es {
-				var fe *state.FieldError
+				var fe *model.FieldError
 				if !errors.As(e, &fe) || !objectRE.MatchString(fe.Object) || !fieldRE.MatchString(fe.Field) {
 					t.Fatalf("validation error names no object and field of the model: %q", e)
 				}
@@ -123,7 +123,7 @@ func checkWhere(t *testing.T, data []byte, msg string) {
 }
 
 // checkStable: Marshal's output parses back, and encodes again to the same bytes.
-func checkStable(t *testing.T, st state.State) {
+func checkStable(t *testing.T, st model.State) {
 	out, err := Marshal(st)
 	if err != nil {
 		t.Fatalf("Marshal: %v", err)

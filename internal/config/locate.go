@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"gopkg.in/yaml.v3"
 )
 
@@ -21,7 +21,7 @@ import (
 type File struct {
 	Name  string // as given ("-": standard input)
 	Text  []byte
-	State state.State
+	State model.State
 }
 
 // LoadFile reads and parses the YAML file at path ("-" for standard input).
@@ -54,20 +54,20 @@ func (f *File) Place(msg string) string {
 	if !ok {
 		return ""
 	}
-	c := state.ParseChange("", obj)
+	c := model.ParseChange("", obj)
 	st := &f.State
 	key, idx := "", -1
 	switch c.Kind {
 	case "route":
-		key, idx = "routes", slices.IndexFunc(st.Routes, func(r state.Route) bool { return r.Tenant == c.Tenant && r.Prefix.String() == c.Prefix })
+		key, idx = "routes", slices.IndexFunc(st.Routes, func(r model.Route) bool { return r.Tenant == c.Tenant && r.Prefix.String() == c.Prefix })
 	case "tenant":
-		key, idx = "tenants", slices.IndexFunc(st.Tenants, func(t state.Tenant) bool { return t.Name == c.Name })
+		key, idx = "tenants", slices.IndexFunc(st.Tenants, func(t model.Tenant) bool { return t.Name == c.Name })
 	case "sid":
-		key, idx = "sids", slices.IndexFunc(st.SIDs, func(sd state.SID) bool { return sd.Name() == c.SID })
+		key, idx = "sids", slices.IndexFunc(st.SIDs, func(sd model.SID) bool { return sd.Name() == c.SID })
 	case "interface":
-		key, idx = "interfaces", slices.IndexFunc(st.Interfaces, func(it state.Interface) bool { return it.Name == c.Name })
+		key, idx = "interfaces", slices.IndexFunc(st.Interfaces, func(it model.Interface) bool { return it.Name == c.Name })
 	case "policy":
-		key, idx = "policies", slices.IndexFunc(st.Policies, func(p state.Policy) bool { return p.Name == c.Name })
+		key, idx = "policies", slices.IndexFunc(st.Policies, func(p model.Policy) bool { return p.Name == c.Name })
 	}
 	if idx < 0 {
 		return ""

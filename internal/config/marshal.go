@@ -10,13 +10,13 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"gopkg.in/yaml.v3"
 )
 
 // Marshal renders a state as the YAML that Load reads back (ids and resolved fields, tagged
 // yaml:"-", left out).
-func Marshal(s state.State) ([]byte, error) {
+func Marshal(s model.State) ([]byte, error) {
 	n, err := encode(reflect.ValueOf(s), "")
 	if err != nil {
 		return nil, err
@@ -66,13 +66,13 @@ func encode(v reflect.Value, path string) (*yaml.Node, error) {
 			}
 			m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: name}, n)
 		}
-		if sd, ok := v.Interface().(state.SID); ok && sd.SID.IsValid() && len(m.Content) >= 2 && m.Content[0].Value == "sid" {
+		if sd, ok := v.Interface().(model.SID); ok && sd.SID.IsValid() && len(m.Content) >= 2 && m.Content[0].Value == "sid" {
 			m.Content[1].Value = sd.Name() // a SID served by prefix is written ADDR/LEN
 		}
-		if r, ok := v.Interface().(state.Route); ok && r.USIDs != nil {
+		if r, ok := v.Interface().(model.Route); ok && r.USIDs != nil {
 			m.Content = dropKey(m.Content, "segs") // a route written as uSIDs: its containers follow from them
 		}
-		if l, ok := v.Interface().(state.SegList); ok && l.USIDs != nil {
+		if l, ok := v.Interface().(model.SegList); ok && l.USIDs != nil {
 			m.Content = dropKey(m.Content, "segs") // the same for a named policy's list
 		}
 		return m, nil

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"gopkg.in/yaml.v3"
 )
 
@@ -35,7 +35,7 @@ var intKeys = func() []string {
 			walk(ft)
 		}
 	}
-	walk(reflect.TypeOf(state.State{}))
+	walk(reflect.TypeOf(model.State{}))
 	out := make([]string, 0, len(keys))
 	for k := range keys {
 		out = append(out, k)
@@ -104,7 +104,7 @@ func checkStrict(doc *yaml.Node) error {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil
 	}
-	return strictWalk(doc.Content[0], reflect.TypeOf(state.State{}), "", 0)
+	return strictWalk(doc.Content[0], reflect.TypeOf(model.State{}), "", 0)
 }
 
 func strictWalk(n *yaml.Node, t reflect.Type, path string, depth int) error {

@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"gopkg.in/yaml.v3"
 )
 
@@ -37,7 +37,7 @@ func where(b []byte, err error) string {
 		return "line 1: " + msg // a syntax error without a line is on the first
 	}
 	l := &locator{msg: msg, budget: 1 << 20, expanding: map[*yaml.Node]bool{}}
-	t := reflect.TypeOf(state.State{})
+	t := reflect.TypeOf(model.State{})
 	if !l.fails(doc.Content[0], t) {
 		return msg
 	}

@@ -1,7 +1,7 @@
 package config
 
 // words.go: yaml.v3's decoding errors in the words of the file rather than of Go ("field colour not
-// found in type state.Tenant", "cannot unmarshal !!str `abc` into uint32"): the key that is unknown
+// found in type model.Tenant", "cannot unmarshal !!str `abc` into uint32"): the key that is unknown
 // with the keys that are known, the value that does not fit with what would.
 
 import (
@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // nouns name the model's types as a file's reader knows them.
@@ -34,7 +34,7 @@ var modelTypes = func() map[string]reflect.Type {
 		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
 			t = t.Elem()
 		}
-		if t.Kind() != reflect.Struct || out[t.Name()] != nil || t.PkgPath() != reflect.TypeOf(state.State{}).PkgPath() {
+		if t.Kind() != reflect.Struct || out[t.Name()] != nil || t.PkgPath() != reflect.TypeOf(model.State{}).PkgPath() {
 			return
 		}
 		out[t.Name()] = t
@@ -42,7 +42,7 @@ var modelTypes = func() map[string]reflect.Type {
 			walk(ft)
 		}
 	}
-	walk(reflect.TypeOf(state.State{}))
+	walk(reflect.TypeOf(model.State{}))
 	return out
 }()
 
@@ -50,7 +50,7 @@ var (
 	// netip's errors: netip.ParsePrefix("p"): ParseAddr("a"): why, or ParseAddr("a"): why.
 	badPrefix    = regexp.MustCompile(`netip\.ParsePrefix\(("[^"]*")\): (?:ParseAddr\("[^"]*"\): )?`)
 	badAddr      = regexp.MustCompile(`ParseAddr\(("[^"]*")\): `)
-	unknownField = regexp.MustCompile(`field (\S+) not found in type state\.(\w+)`)
+	unknownField = regexp.MustCompile(`field (\S+) not found in type model\.(\w+)`)
 	cannotDecode = regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `([^`]*)`)? into (\\S+)")
 )
 
@@ -92,14 +92,14 @@ func noun(goName string) string {
 // wanted names what a Go type takes in a file.
 func wanted(goType string) string {
 	if elem, ok := strings.CutPrefix(goType, "[]"); ok {
-		if name, ok := strings.CutPrefix(elem, "state."); ok {
+		if name, ok := strings.CutPrefix(elem, "model."); ok {
 			if pl, ok := plurals[name]; ok {
 				return "a list of " + pl
 			}
 		}
 		return "a list"
 	}
-	if name, ok := strings.CutPrefix(goType, "state."); ok {
+	if name, ok := strings.CutPrefix(goType, "model."); ok {
 		return noun(name) + " (a mapping)"
 	}
 	switch goType {

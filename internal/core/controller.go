@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -54,7 +55,7 @@ func New(st *state.Store) *Controller { return &Controller{st: st} }
 type Options struct {
 	// Origin is who asks (state.OriginConfig for the API and config files, state.OriginKernel,
 	// ...): a change may only touch objects of its own origin. Set on every operation of the batch.
-	Origin state.Origin
+	Origin model.Origin
 	DryRun bool
 	// DiffLimit, when not 0, lists at most that many objects per list of the diff and counts the
 	// rest (state.CommitOptions.DiffLimit).
@@ -70,15 +71,15 @@ type Options struct {
 
 // Result is what a change did.
 type Result struct {
-	Diff       *state.Diff
+	Diff       *model.Diff
 	Generation uint64
 }
 
 // Change is what subscribers are told after a change was applied (never for dry runs or empty
 // diffs).
 type Change struct {
-	Origin     state.Origin
-	Diff       *state.Diff
+	Origin     model.Origin
+	Diff       *model.Diff
 	Generation uint64
 }
 
@@ -150,7 +151,7 @@ func (c *Controller) Commit(ops []state.Op, o Options) (res Result, err error) {
 
 // Apply makes desired the running state of the API's and config files' objects (state.Store.Apply:
 // a config file); objects of other origins are left alone.
-func (c *Controller) Apply(desired state.State, o Options) (res Result, err error) {
+func (c *Controller) Apply(desired model.State, o Options) (res Result, err error) {
 	c.Do(func(s *Session) { res, err = s.Apply(desired, o) })
 	return res, err
 }
@@ -169,9 +170,9 @@ func (s *Session) Commit(ops []state.Op, o Options) (Result, error) {
 }
 
 // Apply makes desired the running state of the API's and config files' objects within the session.
-func (s *Session) Apply(desired state.State, o Options) (Result, error) {
+func (s *Session) Apply(desired model.State, o Options) (Result, error) {
 	t0 := time.Now()
-	if o.Origin != state.OriginConfig {
+	if o.Origin != model.OriginConfig {
 		return s.done(nil, fmt.Errorf("a whole state is applied for the API and config files, not for origin %s", o.Origin), o, t0)
 	}
 	if err := s.checkGen(o.IfGeneration); err != nil {
@@ -190,7 +191,7 @@ func (s *Session) checkGen(g uint64) error {
 
 // done ends a commit begun at t0: counts it, keeps its record for OnCommit, records its error or
 // queues its change.
-func (s *Session) done(d *state.Diff, err error, o Options, t0 time.Time) (Result, error) {
+func (s *Session) done(d *model.Diff, err error, o Options, t0 time.Time) (Result, error) {
 	rec := Record{Origin: o.name(), DryRun: o.DryRun, Diff: d, Err: err, Generation: s.Store.Gen(), Duration: time.Since(t0)}
 	rec.Result = resultOf(err, o.DryRun)
 	s.c.commits.add(rec)

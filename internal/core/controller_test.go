@@ -14,12 +14,13 @@ import (
 	"time"
 
 	. "github.com/seg6x/seg6x/internal/core"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 func tenantOp(name string) []state.Op {
-	return []state.Op{{Kind: state.OpAdd, Tenant: &state.Tenant{Name: name, Table: 100}}}
+	return []state.Op{{Kind: model.OpAdd, Tenant: &model.Tenant{Name: name, Table: 100}}}
 }
 
 func TestControllerCommitsAndAnnounces(t *testing.T) {
@@ -41,7 +42,7 @@ func TestControllerCommitsAndAnnounces(t *testing.T) {
 	if res.Generation != 1 || len(res.Diff.Added) != 1 {
 		t.Fatalf("result %+v", res)
 	}
-	if len(got) != 1 || got[0].Origin != state.OriginConfig || got[0].Generation != 1 {
+	if len(got) != 1 || got[0].Origin != model.OriginConfig || got[0].Generation != 1 {
 		t.Fatalf("announced %+v, want one change of origin config at generation 1", got)
 	}
 
@@ -56,12 +57,12 @@ func TestControllerCommitsAndAnnounces(t *testing.T) {
 	}
 
 	// Another origin cannot change the config's tenant: an invalid request, by type.
-	_, err = ctl.Commit([]state.Op{{Kind: state.OpDelete, Tenant: &state.Tenant{Name: "blue"}}}, Options{Origin: state.OriginKernel})
+	_, err = ctl.Commit([]state.Op{{Kind: model.OpDelete, Tenant: &model.Tenant{Name: "blue"}}}, Options{Origin: model.OriginKernel})
 	if err == nil || KindOf(err) != KindInvalid {
 		t.Fatalf("kernel deleting a config tenant: %v (kind %v)", err, KindOf(err))
 	}
 	// Apply is the config file's: refused for another origin.
-	if _, err := ctl.Apply(state.State{}, Options{Origin: state.OriginBGP}); err == nil {
+	if _, err := ctl.Apply(model.State{}, Options{Origin: model.OriginBGP}); err == nil {
 		t.Fatal("Apply for origin bgp accepted")
 	}
 	if len(got) != 1 {
@@ -69,14 +70,14 @@ func TestControllerCommitsAndAnnounces(t *testing.T) {
 	}
 
 	// The kernel's own objects: its origin is set on every operation by the controller.
-	res, err = ctl.Commit([]state.Op{{Kind: state.OpAdd, SID: &state.SID{SID: netip.MustParseAddr("fc00:1::1"), Action: "End"}}},
-		Options{Origin: state.OriginKernel})
+	res, err = ctl.Commit([]state.Op{{Kind: model.OpAdd, SID: &model.SID{SID: netip.MustParseAddr("fc00:1::1"), Action: "End"}}},
+		Options{Origin: model.OriginKernel})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sids []state.SID
+	var sids []model.SID
 	ctl.Read(func(st *state.Store) { sids = st.SIDs() })
-	if len(sids) != 1 || sids[0].Origin != state.OriginKernel || len(got) != 2 || got[1].Origin != state.OriginKernel {
+	if len(sids) != 1 || sids[0].Origin != model.OriginKernel || len(got) != 2 || got[1].Origin != model.OriginKernel {
 		t.Fatalf("sids %+v, announced %+v", sids, got)
 	}
 }
@@ -86,10 +87,10 @@ func TestKindOf(t *testing.T) {
 		err  error
 		want Kind
 	}{
-		{&state.FieldError{Object: "x", Reason: "bad"}, KindInvalid},
-		{state.Errors{&state.FieldError{Object: "x", Reason: "bad"}}, KindInvalid},
+		{&model.FieldError{Object: "x", Reason: "bad"}, KindInvalid},
+		{model.Errors{&model.FieldError{Object: "x", Reason: "bad"}}, KindInvalid},
 		{&state.OpError{Err: errors.New("no free id")}, KindInvalid},
-		{&state.WriteError{Err: errors.New("write 3 entries to routes4: no space")}, KindInternal},
+		{&model.WriteError{Err: errors.New("write 3 entries to routes4: no space")}, KindInternal},
 		{fmt.Errorf("wrapped: %w", &StaleError{Have: 2, Want: 1}), KindStale},
 		{errors.New("anything else"), KindInternal},
 	} {
@@ -108,11 +109,11 @@ func TestJournalFoldedOnceCommitsPause(t *testing.T) {
 		t.Fatal(err)
 	}
 	routes := func(lo, n int) []state.Op {
-		set := &state.RouteSet{Route: state.Route{Tenant: "blue", Segs: []netip.Addr{netip.MustParseAddr("fc00:2::1")}}}
+		set := &state.RouteSet{Route: model.Route{Tenant: "blue", Segs: []netip.Addr{netip.MustParseAddr("fc00:2::1")}}}
 		for i := lo; i < lo+n; i++ {
 			set.Prefixes = append(set.Prefixes, netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, byte(i >> 8), byte(i)}), 32))
 		}
-		return []state.Op{{Kind: state.OpAdd, RouteSet: set}}
+		return []state.Op{{Kind: model.OpAdd, RouteSet: set}}
 	}
 	// 25000 routes: past 1 MiB of journal and four times the (near empty) snapshot: folded by the commit.
 	if _, err := ctl.Commit(routes(0, 25000), Options{}); err != nil {

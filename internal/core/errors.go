@@ -6,6 +6,7 @@ package core
 import (
 	"errors"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -22,9 +23,9 @@ const (
 // KindOf says which kind of failure err is.
 func KindOf(err error) Kind {
 	var stale *StaleError
-	var write *state.WriteError
-	var field *state.FieldError
-	var errs state.Errors
+	var write *model.WriteError
+	var field *model.FieldError
+	var errs model.Errors
 	var op *state.OpError
 	switch {
 	case errors.As(err, &stale):

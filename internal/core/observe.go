@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // Results of a commit (Record.Result, the result label of seg6x_commits_total).
@@ -38,7 +38,7 @@ type Record struct {
 	Result     string        // Result* above
 	DryRun     bool          // asked as a dry run
 	Generation uint64        // the running generation after it (the new one when it applied a change)
-	Diff       *state.Diff   // what it changed or would change (nil when refused)
+	Diff       *model.Diff   // what it changed or would change (nil when refused)
 	Duration   time.Duration // from the request to its end, the lock held (not the wait for it)
 	Err        error         // why it was refused or failed
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	. "github.com/seg6x/seg6x/internal/core"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/testsupport"
 )
@@ -35,7 +36,7 @@ func TestCommitsCountedByOriginAndResult(t *testing.T) {
 	}
 
 	tenant := func(name string, table uint32) []state.Op {
-		return []state.Op{{Kind: state.OpAdd, Tenant: &state.Tenant{Name: name, Table: table}}}
+		return []state.Op{{Kind: model.OpAdd, Tenant: &model.Tenant{Name: name, Table: table}}}
 	}
 	var recs []Record
 	ctl.OnCommit(func(r Record) {
@@ -52,18 +53,18 @@ func TestCommitsCountedByOriginAndResult(t *testing.T) {
 	must(err)
 	_, err = ctl.Commit(tenant("dry", 200), Options{DryRun: true})
 	must(err)
-	_, err = ctl.Apply(state.State{Tenants: []state.Tenant{{Name: "blue", Table: 100}}}, Options{Via: "config"})
+	_, err = ctl.Apply(model.State{Tenants: []model.Tenant{{Name: "blue", Table: 100}}}, Options{Via: "config"})
 	must(err)
 	_, err = ctl.Commit(tenant("red", 300), Options{IfGeneration: 9})
 	var stale *StaleError
 	if !errors.As(err, &stale) {
 		t.Fatalf("stale commit: %v", err)
 	}
-	_, err = ctl.Commit([]state.Op{{Kind: state.OpDelete, Tenant: &state.Tenant{Name: "blue"}}}, Options{Origin: state.OriginKernel})
+	_, err = ctl.Commit([]state.Op{{Kind: model.OpDelete, Tenant: &model.Tenant{Name: "blue"}}}, Options{Origin: model.OriginKernel})
 	if KindOf(err) != KindInvalid {
 		t.Fatalf("kernel removing the API's tenant: %v", err)
 	}
-	_, err = ctl.Commit(tenant("bgp1", 400), Options{Origin: state.OriginBGP, Via: "elsewhere"})
+	_, err = ctl.Commit(tenant("bgp1", 400), Options{Origin: model.OriginBGP, Via: "elsewhere"})
 	must(err)
 
 	got := count()

@@ -25,6 +25,7 @@ import (
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/memtune"
 	"github.com/seg6x/seg6x/internal/mirror"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/slowpath"
 	"github.com/seg6x/seg6x/internal/state"
 )
@@ -88,8 +89,8 @@ func Run(ctx context.Context, o Options) error {
 	if o.Socket == "" {
 		o.Socket = api.SocketPath(o.Dir)
 	}
-	if o.NextHopCacheMs > state.MaxNextHopCacheMs {
-		return fmt.Errorf("--nexthop-cache-ms %d is more than %d", o.NextHopCacheMs, state.MaxNextHopCacheMs)
+	if o.NextHopCacheMs > model.MaxNextHopCacheMs {
+		return fmt.Errorf("--nexthop-cache-ms %d is more than %d", o.NextHopCacheMs, model.MaxNextHopCacheMs)
 	}
 	if c, err := net.DialTimeout("unix", o.Socket, time.Second); err == nil { // waiting for it would be no use
 		c.Close()
@@ -220,7 +221,7 @@ func Run(ctx context.Context, o Options) error {
 		// Another front end's change (interfaces, its own tenants and SIDs) can change what the
 		// mirror may translate: it looks again.
 		ctl.Subscribe(func(ch core.Change) {
-			if ch.Origin != state.OriginKernel {
+			if ch.Origin != model.OriginKernel {
 				m.Kick()
 			}
 		})
@@ -270,7 +271,7 @@ func applyConfig(ctl *core.Controller, path string, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err) // Load's errors name the file
 	}
-	res, err := ctl.Apply(desired, core.Options{Origin: state.OriginConfig, Via: "config"})
+	res, err := ctl.Apply(desired, core.Options{Origin: model.OriginConfig, Via: "config"})
 	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}

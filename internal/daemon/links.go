@@ -13,6 +13,7 @@ import (
 
 	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
@@ -74,14 +75,14 @@ func relink(s *core.Session, logf func(string, ...any)) {
 		if idx := now(it.Name); idx != 0 && idx != it.Ifindex {
 			it := it
 			it.Ifindex = 0
-			ops = append(ops, state.Op{Kind: state.OpReplace, Interface: &it})
+			ops = append(ops, state.Op{Kind: model.OpReplace, Interface: &it})
 		}
 	}
 	for _, t := range st.Tenants() {
 		for _, p := range t.Ports {
 			if idx := now(p.Dev); idx != 0 && idx != p.Ifindex {
 				t := t
-				ops = append(ops, state.Op{Kind: state.OpReplace, Origin: t.Origin, Tenant: &t})
+				ops = append(ops, state.Op{Kind: model.OpReplace, Origin: t.Origin, Tenant: &t})
 				break
 			}
 		}
@@ -118,8 +119,8 @@ func refreshMultiBuf(s *core.Session, dir string, logf func(string, ...any)) {
 
 // commitEachOrigin commits ops, one batch per origin (a front end only changes its own objects).
 func commitEachOrigin(s *core.Session, ops []state.Op) (int, error) {
-	by := map[state.Origin][]state.Op{}
-	var order []state.Origin
+	by := map[model.Origin][]state.Op{}
+	var order []model.Origin
 	for _, op := range ops {
 		if by[op.Origin] == nil {
 			order = append(order, op.Origin)

@@ -16,7 +16,7 @@ import (
 	"sync"
 
 	"github.com/seg6x/seg6x/internal/core"
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // LogLevel is --log-level: debug, info (the zero value), warn or error. As a flag value (pflag.Value)
@@ -173,7 +173,7 @@ func auditTo(l *slog.Logger) func(core.Record) {
 			return
 		}
 		var added, changed, removed int
-		var kinds map[string]*state.KindCounts
+		var kinds map[string]*model.KindCounts
 		if r.Diff != nil {
 			added, changed, removed = r.Diff.Counts()
 			kinds = r.Diff.Kinds
@@ -194,7 +194,7 @@ func auditTo(l *slog.Logger) func(core.Record) {
 
 // kindsValue is a diff's counts per kind as a group of groups (kinds.route.added=3), only the counts
 // that are not zero; empty (left out of the line) when there are none.
-func kindsValue(kinds map[string]*state.KindCounts) slog.Value {
+func kindsValue(kinds map[string]*model.KindCounts) slog.Value {
 	var out []slog.Attr
 	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		c := kinds[k]

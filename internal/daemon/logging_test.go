@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/core"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/testsupport"
 )
@@ -79,12 +80,12 @@ func TestAuditLinePerCommit(t *testing.T) {
 	ctl := core.New(testsupport.OpenStore(t, dir, testsupport.FakeEnv{}))
 	ctl.OnCommit(auditTo(l))
 	tenant := func(name string) []state.Op {
-		return []state.Op{{Kind: state.OpAdd, Tenant: &state.Tenant{Name: name, Table: uint32(100 + len(name))}}}
+		return []state.Op{{Kind: model.OpAdd, Tenant: &model.Tenant{Name: name, Table: uint32(100 + len(name))}}}
 	}
-	if _, err := ctl.Apply(state.State{Tenants: []state.Tenant{{Name: "blue", Table: 99}}}, core.Options{Via: "config"}); err != nil {
+	if _, err := ctl.Apply(model.State{Tenants: []model.Tenant{{Name: "blue", Table: 99}}}, core.Options{Via: "config"}); err != nil {
 		t.Fatal(err)
 	}
-	route := []state.Op{{Kind: state.OpAdd, RouteSet: &state.RouteSet{Route: state.Route{Tenant: "blue",
+	route := []state.Op{{Kind: model.OpAdd, RouteSet: &state.RouteSet{Route: model.Route{Tenant: "blue",
 		Segs: []netip.Addr{netip.MustParseAddr("fc00:2::1")}},
 		Prefixes: []netip.Prefix{netip.MustParsePrefix("198.18.0.0/24"), netip.MustParsePrefix("198.18.1.0/24")}}}}
 	if _, err := ctl.Commit(route, core.Options{}); err != nil {
@@ -96,7 +97,7 @@ func TestAuditLinePerCommit(t *testing.T) {
 	if _, err := ctl.Commit(tenant("red"), core.Options{IfGeneration: 1}); err == nil {
 		t.Fatal("a stale commit went through")
 	}
-	if _, err := ctl.Commit([]state.Op{{Kind: state.OpDelete, Tenant: &state.Tenant{Name: "blue"}}}, core.Options{Origin: state.OriginKernel}); err == nil {
+	if _, err := ctl.Commit([]state.Op{{Kind: model.OpDelete, Tenant: &model.Tenant{Name: "blue"}}}, core.Options{Origin: model.OriginKernel}); err == nil {
 		t.Fatal("the kernel removed the API's tenant")
 	}
 	got := jsonLines(t, &b)

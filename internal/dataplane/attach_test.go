@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/testsupport"
 	"github.com/vishvananda/netlink"
@@ -36,7 +37,7 @@ func TestAttachModes(t *testing.T) {
 		for _, step := range []struct{ mode, hook string }{
 			{"tc", "tc"}, {"xdp", "xdp"}, {"tc", "tc"}, {"generic", "xdp"}, {"", "xdp"},
 		} {
-			next := state.State{Interfaces: []state.Interface{{Name: "hv0", Mode: step.mode, Role: state.RoleFabric}}}
+			next := model.State{Interfaces: []model.Interface{{Name: "hv0", Mode: step.mode, Role: model.RoleFabric}}}
 			if _, err := st.Apply(next, false); err != nil {
 				return fmt.Errorf("mode %q: %w", step.mode, err)
 			}
@@ -58,11 +59,11 @@ func TestAttachModes(t *testing.T) {
 				}
 			}
 			got := st.Current().Interfaces
-			if want := state.NormalizeMode(step.mode); len(got) != 1 || got[0].Mode != want {
+			if want := model.NormalizeMode(step.mode); len(got) != 1 || got[0].Mode != want {
 				return fmt.Errorf("mode %q: running state %+v, want mode %q", step.mode, got, want)
 			}
 		}
-		if _, err := st.Apply(state.State{}, false); err != nil {
+		if _, err := st.Apply(model.State{}, false); err != nil {
 			return err
 		}
 		if hook, _ := dataplane.Hook(dir, idx); hook != "" {

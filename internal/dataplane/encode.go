@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -53,19 +54,19 @@ func route6Key(k state.RouteKey) Seg6xRoute6Key {
 func SIDEntry(v state.SIDSpec) Seg6xSidEntry {
 	sd := v.SID
 	e := Seg6xSidEntry{Id: sd.ID, Table: v.Table, Policy: v.Policy}
-	if b := state.BehaviorNamed(sd.Action); b != nil {
+	if b := model.BehaviorNamed(sd.Action); b != nil {
 		e.Action = b.Code
 	}
 	if sd.VLAN != 0 {
 		e.Flags |= uint8(Seg6xSidFlagsSID_F_VLAN)
 		e.Vlan = sd.VLAN
 	}
-	if sd.HasFlavor(state.FlavorNextCSID) {
+	if sd.HasFlavor(model.FlavorNextCSID) {
 		e.Flags |= uint8(Seg6xSidFlagsSID_F_NEXT_CSID)
 		e.LbBytes, e.NfBytes = sd.LBLen/8, sd.NFLen/8
 	}
-	for f, bit := range map[string]Seg6xSidFlags{state.FlavorPSP: Seg6xSidFlagsSID_F_PSP,
-		state.FlavorUSP: Seg6xSidFlagsSID_F_USP, state.FlavorUSD: Seg6xSidFlagsSID_F_USD} {
+	for f, bit := range map[string]Seg6xSidFlags{model.FlavorPSP: Seg6xSidFlagsSID_F_PSP,
+		model.FlavorUSP: Seg6xSidFlagsSID_F_USP, model.FlavorUSD: Seg6xSidFlagsSID_F_USD} {
 		if sd.HasFlavor(f) {
 			e.Flags |= uint8(bit)
 		}
@@ -89,7 +90,7 @@ func SIDEntry(v state.SIDSpec) Seg6xSidEntry {
 func OuterHeader(p state.PolicySpec) (Seg6xEncapPolicy, error) {
 	var pol Seg6xEncapPolicy
 	n := len(p.Segs)
-	if n == 0 || n > state.MaxSegments {
+	if n == 0 || n > model.MaxSegments {
 		return pol, fmt.Errorf("policy %d: %d SIDs", p.ID, n)
 	}
 	if !p.Src.IsValid() {
@@ -100,14 +101,14 @@ func OuterHeader(p state.PolicySpec) (Seg6xEncapPolicy, error) {
 		inner = 41 // IPPROTO_IPV6
 	}
 	listed := p.Segs // in SRH order reversed below
-	if p.Mode == state.ModeEncapRed {
+	if p.Mode == model.ModeEncapRed {
 		listed = p.Segs[1:]
 	}
 	h := pol.Hdr[:0]
 	h = append(h, 0x60, 0, 0, 0, 0, 0, 0, 0)
 	hopLimit := p.HopLimit
 	if hopLimit == 0 {
-		hopLimit = state.DefaultHopLimit
+		hopLimit = model.DefaultHopLimit
 	}
 	h[7] = hopLimit
 	s16 := p.Src.As16()

@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
 func TestEncapOverheadIsTheEncodedHeader(t *testing.T) {
-	for _, mode := range []string{state.ModeEncap, state.ModeEncapRed} {
-		for n := 1; n <= state.MaxSegments; n++ {
+	for _, mode := range []string{model.ModeEncap, model.ModeEncapRed} {
+		for n := 1; n <= model.MaxSegments; n++ {
 			p := state.PolicySpec{Mode: mode, Src: netip.MustParseAddr("fc00:1::1"), HopLimit: 64}
 			for i := 0; i < n; i++ {
 				p.Segs = append(p.Segs, netip.AddrFrom16([16]byte{0xfc, 0, 0, 2, 15: byte(i + 1)}))
@@ -39,10 +40,10 @@ func TestOuterHeaderLayouts(t *testing.T) {
 		wantNH, wantSL    byte
 		wantLast, wantExt byte
 	}{
-		{state.ModeEncap, 3, 40 + 8 + 48, 43, 2, 2, 6},
-		{state.ModeEncapRed, 3, 40 + 8 + 32, 43, 2, 1, 4},
-		{state.ModeEncapRed, 1, 40, 4, 0, 0, 0},
-		{state.ModeEncap, 1, 40 + 8 + 16, 43, 0, 0, 2},
+		{model.ModeEncap, 3, 40 + 8 + 48, 43, 2, 2, 6},
+		{model.ModeEncapRed, 3, 40 + 8 + 32, 43, 2, 1, 4},
+		{model.ModeEncapRed, 1, 40, 4, 0, 0, 0},
+		{model.ModeEncap, 1, 40 + 8 + 16, 43, 0, 0, 2},
 	} {
 		ss := segs[:tc.segs]
 		pol, err := dataplane.OuterHeader(state.PolicySpec{Mode: tc.mode, Segs: ss, Src: a("fc00:1::1"), HopLimit: 64})
@@ -80,8 +81,8 @@ func TestSIDEntryFlavors(t *testing.T) {
 		{[]string{"usp", "usd"}, dataplane.Seg6xSidFlagsSID_F_USP | dataplane.Seg6xSidFlagsSID_F_USD, 0, 0},
 		{[]string{"next-csid", "psp"}, dataplane.Seg6xSidFlagsSID_F_NEXT_CSID | dataplane.Seg6xSidFlagsSID_F_PSP, 4, 2},
 	} {
-		sd := state.SID{SID: netip.MustParseAddr("fc00:1::4"), Action: "End", Flavors: tc.flavors}
-		if sd.HasFlavor(state.FlavorNextCSID) {
+		sd := model.SID{SID: netip.MustParseAddr("fc00:1::4"), Action: "End", Flavors: tc.flavors}
+		if sd.HasFlavor(model.FlavorNextCSID) {
 			sd.LBLen, sd.NFLen = 32, 16
 		}
 		e := dataplane.SIDEntry(state.SIDSpec{SID: sd})

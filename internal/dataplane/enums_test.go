@@ -12,14 +12,15 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
 // goCounterparts holds, per shared enum, the Go value of every member name.
 func goCounterparts() map[string]map[string]int64 {
 	behaviors := map[string]int64{}
-	for i := range state.Behaviors {
-		b := &state.Behaviors[i]
+	for i := range model.Behaviors {
+		b := &model.Behaviors[i]
 		behaviors[b.CName()] = int64(b.Code)
 	}
 	reasons := map[string]int64{"REASON_NONE": 0, "REASON_SLOW_FIRST": int64(dataplane.ReasonSlowFirst),
@@ -32,10 +33,10 @@ func goCounterparts() map[string]map[string]int64 {
 		"sid_action": behaviors,
 		"reason":     reasons,
 		"limits": {
-			"LIMIT_SEGMENTS": state.MaxSegments, "LIMIT_POLICIES": state.MaxPolicies, "LIMIT_ROUTES4": state.MaxRoutes4,
-			"LIMIT_ROUTES6": state.MaxRoutes6, "LIMIT_SIDS": state.MaxSIDs, "LIMIT_DOMAIN_PREFIXES": state.MaxDomainPrefixes,
+			"LIMIT_SEGMENTS": model.MaxSegments, "LIMIT_POLICIES": state.MaxPolicies, "LIMIT_ROUTES4": state.MaxRoutes4,
+			"LIMIT_ROUTES6": state.MaxRoutes6, "LIMIT_SIDS": state.MaxSIDs, "LIMIT_DOMAIN_PREFIXES": model.MaxDomainPrefixes,
 		},
-		"mss_clamp": {"MSS_CLAMP_OFF": int64(state.MSSClampOffValue), "MSS_CLAMP_AUTO": int64(state.MSSClampAutoValue)},
+		"mss_clamp": {"MSS_CLAMP_OFF": int64(model.MSSClampOffValue), "MSS_CLAMP_AUTO": int64(model.MSSClampAutoValue)},
 		// Used through bpf2go's constants (state/encode.go, slowpath/relay.go): listed so that a new
 		// member shows up here, and so that the generated file is the one built from this C.
 		"slow_kind": {"SLOW_KIND_FRAGMENT": int64(dataplane.Seg6xSlowKindSLOW_KIND_FRAGMENT),

@@ -17,7 +17,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/vishvananda/netlink"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // mtuOneBuffer is the largest MTU whose frames (with two VLAN tags) every XDP driver receives in one
@@ -129,7 +129,7 @@ func clearMultiBuf(dir string, ifindex int) error {
 // RefreshMultiBuf brings the entries of the attached interfaces up to date with their MTUs and
 // drivers' features (the daemon calls it when links change) and returns those whose entries changed.
 // Interfaces that are gone are left to the re-apply that follows their ifindex.
-func RefreshMultiBuf(dir string, ifaces []state.Interface) ([]MultiBuf, error) {
+func RefreshMultiBuf(dir string, ifaces []model.Interface) ([]MultiBuf, error) {
 	var changed []MultiBuf
 	var errs []error
 	for _, it := range ifaces {

@@ -18,6 +18,7 @@ import (
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 )
 
@@ -367,9 +368,9 @@ func traceActionName(a uint32) string {
 }
 
 func behaviorName(code uint8) string {
-	for i := range state.Behaviors {
-		if state.Behaviors[i].Code == code {
-			return state.Behaviors[i].Name
+	for i := range model.Behaviors {
+		if model.Behaviors[i].Code == code {
+			return model.Behaviors[i].Name
 		}
 	}
 	return "behavior " + strconv.Itoa(int(code))

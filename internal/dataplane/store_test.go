@@ -13,6 +13,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/testsupport"
 )
@@ -21,12 +22,12 @@ func openStore(t *testing.T, dir string, env state.Env) *state.Store {
 	return testsupport.OpenStore(t, dir, env)
 }
 
-func base() state.State {
+func base() model.State {
 	a, p := netip.MustParseAddr, netip.MustParsePrefix
-	return state.State{
-		Tenants: []state.Tenant{{Name: "blue", Table: 100, Ports: []state.Port{{Dev: "eth1", VLAN: 100}}}},
-		Routes:  []state.Route{{Tenant: "blue", Prefix: p("198.18.2.0/24"), Segs: []netip.Addr{a("fc00:2::1"), a("fc00:3::64")}}},
-		SIDs: []state.SID{{SID: a("fc00:1::64"), Action: "End.DT4", Tenant: "blue", VLAN: 100},
+	return model.State{
+		Tenants: []model.Tenant{{Name: "blue", Table: 100, Ports: []model.Port{{Dev: "eth1", VLAN: 100}}}},
+		Routes:  []model.Route{{Tenant: "blue", Prefix: p("198.18.2.0/24"), Segs: []netip.Addr{a("fc00:2::1"), a("fc00:3::64")}}},
+		SIDs: []model.SID{{SID: a("fc00:1::64"), Action: "End.DT4", Tenant: "blue", VLAN: 100},
 			{SID: a("fc00:1::65"), Action: "End.DX4", NH4: a("198.18.9.2")}},
 	}
 }
@@ -50,9 +51,9 @@ func count(t *testing.T, m *ebpf.Map) int {
 func TestBPFFailedApplyRollsBack(t *testing.T) {
 	st := openStore(t, t.TempDir(), testsupport.FakeEnv{"eth1": 7, "lo": 1})
 	next := base()
-	next.Interfaces = []state.Interface{{Name: "lo", Mode: "native"}}
+	next.Interfaces = []model.Interface{{Name: "lo", Mode: "native"}}
 	_, err := st.Apply(next, false)
-	var we *state.WriteError
+	var we *model.WriteError
 	if err == nil || !strings.Contains(err.Error(), "attach lo") || !errors.As(err, &we) {
 		t.Fatalf("error %v, want a WriteError from attaching lo", err)
 	}

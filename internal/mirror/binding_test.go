@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"golang.org/x/sys/unix"
 )
 
@@ -66,22 +66,22 @@ func TestTranslateBindingSIDs(t *testing.T) {
 	// Interface 2 has 2001:db8:0::1, interface 3 (where fc00:5::1 would be routed) fc00:5::2.
 	addrs := testAddrs(addr(2, "2001:db8:0::1/64"), addr(3, "fc00:5::2/64"))
 	d := translate(&input{routes: build(b6, tlv, insert, noSRH, endSRH), rules: defaultRules(),
-		ifaces: []state.Interface{{Name: "eth0"}}, addrs: addrs})
+		ifaces: []model.Interface{{Name: "eth0"}}, addrs: addrs})
 	got, ok := d.sids[netip.MustParseAddr("fc00:1::7")]
-	want := state.SID{SID: netip.MustParseAddr("fc00:1::7"), Action: "End.B6.Encaps", Segs: b6.Local.SRH, Src: netip.MustParseAddr("2001:db8:0::1")}
+	want := model.SID{SID: netip.MustParseAddr("fc00:1::7"), Action: "End.B6.Encaps", Segs: b6.Local.SRH, Src: netip.MustParseAddr("2001:db8:0::1")}
 	if !ok || !sameSID(got, want) {
 		t.Errorf("End.B6.Encaps: %+v (%s), want %+v", got, statusOf(d, "fc00:1::7/128 ").Reason, want)
 	}
 	// `ip sr tunsrc` set: it is the source, whatever the addresses.
 	tunsrc := netip.MustParseAddr("fc00:a0::1")
-	d = translate(&input{routes: build(b6), rules: defaultRules(), ifaces: []state.Interface{{Name: "eth0"}}, tunsrc: tunsrc})
+	d = translate(&input{routes: build(b6), rules: defaultRules(), ifaces: []model.Interface{{Name: "eth0"}}, tunsrc: tunsrc})
 	if got := d.sids[netip.MustParseAddr("fc00:1::7")]; got.Src != tunsrc {
 		t.Errorf("with tunsrc: %+v (%s), want src %s", got, statusOf(d, "fc00:1::7/128 ").Reason, tunsrc)
 	}
 	// No tunsrc and no address the kernel could take (nor a device to take it on): left to the kernel.
 	noDev := local("fc00:1::d/128", 10, localSRH)
 	noDev.Local.SRH = b6.Local.SRH
-	d = translate(&input{routes: build(b6, noDev), rules: defaultRules(), ifaces: []state.Interface{{Name: "eth0"}},
+	d = translate(&input{routes: build(b6, noDev), rules: defaultRules(), ifaces: []model.Interface{{Name: "eth0"}},
 		addrs: testAddrs(addr(2, "2001:db8:0::1/64", unix.IFA_F_TENTATIVE))})
 	for route, reason := range map[string]string{
 		"fc00:1::7/128 ": "no IPv6 address the kernel would take as the outer source for fc00:5::1",
@@ -92,7 +92,7 @@ func TestTranslateBindingSIDs(t *testing.T) {
 		}
 	}
 	d = translate(&input{routes: build(b6, tlv, insert, noSRH, endSRH), rules: defaultRules(),
-		ifaces: []state.Interface{{Name: "eth0"}}, addrs: addrs})
+		ifaces: []model.Interface{{Name: "eth0"}}, addrs: addrs})
 	for route, reason := range map[string]string{
 		"fc00:1::8/128 ": "SRH with TLVs",
 		"fc00:1::9/128 ": "SRH attribute on End.B6",

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/seg6x/seg6x/internal/core"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
@@ -352,18 +353,18 @@ func (m *Mirror) sync() (int, bool) {
 	var nops int
 	m.ctl.Do(func(s *core.Session) {
 		st := s.Store
-		in := &input{routes: m.routes, rules: m.rules, ifaces: st.Interfaces(), userPorts: map[state.Port]string{},
+		in := &input{routes: m.routes, rules: m.rules, ifaces: st.Interfaces(), userPorts: map[model.Port]string{},
 			userSIDs: map[netip.Addr]bool{}, tunsrc: tunsrc, addrs: addrs}
 		cur := currentKernel(st)
 		for _, t := range st.Tenants() {
-			if t.Origin != state.OriginKernel {
+			if t.Origin != model.OriginKernel {
 				for _, p := range t.Ports {
-					in.userPorts[state.Port{Dev: p.Dev, VLAN: p.VLAN}] = t.Name
+					in.userPorts[model.Port{Dev: p.Dev, VLAN: p.VLAN}] = t.Name
 				}
 			}
 		}
 		for _, sd := range st.SIDs() {
-			if sd.Origin != state.OriginKernel {
+			if sd.Origin != model.OriginKernel {
 				in.userSIDs[sd.SID] = true
 			}
 		}
@@ -420,7 +421,7 @@ func (m *Mirror) commit(s *core.Session, ops []state.Op) []string {
 	if len(ops) == 0 {
 		return nil
 	}
-	kernel := core.Options{Origin: state.OriginKernel}
+	kernel := core.Options{Origin: model.OriginKernel}
 	if _, err := s.Commit(ops, kernel); err == nil {
 		m.counted(nil)
 		return nil
@@ -451,16 +452,16 @@ func (m *Mirror) counted(err error) {
 
 // currentKernel is what the data plane holds of the mirror's objects now.
 func currentKernel(st *state.Store) *desired {
-	cur := &desired{tenants: map[string]state.Tenant{}, routes: map[string]map[netip.Prefix]state.Route{}, sids: map[netip.Addr]state.SID{},
+	cur := &desired{tenants: map[string]model.Tenant{}, routes: map[string]map[netip.Prefix]model.Route{}, sids: map[netip.Addr]model.SID{},
 		vxlans: kernelVXLANs(st)}
 	for _, t := range st.Tenants() {
-		if t.Origin == state.OriginKernel {
+		if t.Origin == model.OriginKernel {
 			cur.tenants[t.Name] = t
 			cur.routes[t.Name] = st.TenantRoutes(t.Name)
 		}
 	}
 	for _, sd := range st.SIDs() {
-		if sd.Origin == state.OriginKernel {
+		if sd.Origin == model.OriginKernel {
 			cur.sids[sd.SID] = sd
 		}
 	}
@@ -468,10 +469,10 @@ func currentKernel(st *state.Store) *desired {
 }
 
 // kernelVXLANs is the mirror's VXLAN objects in the store, by device.
-func kernelVXLANs(st *state.Store) map[string]state.VXLAN {
-	out := map[string]state.VXLAN{}
+func kernelVXLANs(st *state.Store) map[string]model.VXLAN {
+	out := map[string]model.VXLAN{}
 	for _, v := range st.VXLANs() {
-		if v.Origin == state.OriginKernel {
+		if v.Origin == model.OriginKernel {
 			out[v.Dev] = v
 		}
 	}
@@ -482,68 +483,68 @@ func kernelVXLANs(st *state.Store) map[string]state.VXLAN {
 // and the removals.
 func diffOps(cur, want *desired) []state.Op {
 	var ops, dels []state.Op
-	k := state.OriginKernel
+	k := model.OriginKernel
 	// Tenants that go away first: a port moving to another kernel tenant must be free before it is
 	// claimed (the data plane switches each port entry in one write either way).
 	for name := range cur.tenants {
 		if _, ok := want.tenants[name]; !ok {
-			ops = append(ops, state.Op{Kind: state.OpReplace, Origin: k, TenantRoutes: &state.TenantRoutes{Tenant: name}},
-				state.Op{Kind: state.OpDelete, Origin: k, Tenant: &state.Tenant{Name: name}})
+			ops = append(ops, state.Op{Kind: model.OpReplace, Origin: k, TenantRoutes: &state.TenantRoutes{Tenant: name}},
+				state.Op{Kind: model.OpDelete, Origin: k, Tenant: &model.Tenant{Name: name}})
 		}
 	}
 	for name, t := range want.tenants {
 		t := t
 		if c, ok := cur.tenants[name]; !ok || !samePorts(c.Ports, t.Ports) || c.Table != t.Table || c.KernelFallback != t.KernelFallback {
-			ops = append(ops, state.Op{Kind: state.OpReplace, Origin: k, Tenant: &t})
+			ops = append(ops, state.Op{Kind: model.OpReplace, Origin: k, Tenant: &t})
 		}
 		var rops []state.Op
 		have := cur.routes[name]
 		for p, r := range want.routes[name] {
 			r := r
 			if h, ok := have[p]; !ok || !sameRoute(h, r) {
-				rops = append(rops, state.Op{Kind: state.OpReplace, Origin: k, Route: &r})
+				rops = append(rops, state.Op{Kind: model.OpReplace, Origin: k, Route: &r})
 			}
 		}
 		for p := range have {
 			if _, ok := want.routes[name][p]; !ok {
-				rops = append(rops, state.Op{Kind: state.OpDelete, Origin: k, Route: &state.Route{Tenant: name, Prefix: p}})
+				rops = append(rops, state.Op{Kind: model.OpDelete, Origin: k, Route: &model.Route{Tenant: name, Prefix: p}})
 			}
 		}
 		if len(rops) > 64 {
-			all := make([]state.Route, 0, len(want.routes[name]))
+			all := make([]model.Route, 0, len(want.routes[name]))
 			for _, r := range want.routes[name] {
 				all = append(all, r)
 			}
-			rops = []state.Op{{Kind: state.OpReplace, Origin: k, TenantRoutes: &state.TenantRoutes{Tenant: name, Routes: all}}}
+			rops = []state.Op{{Kind: model.OpReplace, Origin: k, TenantRoutes: &state.TenantRoutes{Tenant: name, Routes: all}}}
 		}
 		ops = append(ops, rops...)
 	}
 	for addr, sd := range want.sids {
 		sd := sd
 		if c, ok := cur.sids[addr]; !ok || !sameSID(c, sd) {
-			ops = append(ops, state.Op{Kind: state.OpReplace, Origin: k, SID: &sd})
+			ops = append(ops, state.Op{Kind: model.OpReplace, Origin: k, SID: &sd})
 		}
 	}
 	for addr := range cur.sids {
 		if _, ok := want.sids[addr]; !ok {
-			dels = append(dels, state.Op{Kind: state.OpDelete, Origin: k, SID: &state.SID{SID: addr}})
+			dels = append(dels, state.Op{Kind: model.OpDelete, Origin: k, SID: &model.SID{SID: addr}})
 		}
 	}
 	for _, dev := range slices.Sorted(maps.Keys(want.vxlans)) {
 		v := want.vxlans[dev]
-		if c, ok := cur.vxlans[dev]; !ok || !state.SameVXLAN(c, v) {
-			ops = append(ops, state.Op{Kind: state.OpReplace, Origin: k, VXLAN: &v})
+		if c, ok := cur.vxlans[dev]; !ok || !model.SameVXLAN(c, v) {
+			ops = append(ops, state.Op{Kind: model.OpReplace, Origin: k, VXLAN: &v})
 		}
 	}
 	for _, dev := range slices.Sorted(maps.Keys(cur.vxlans)) {
 		if _, ok := want.vxlans[dev]; !ok {
-			dels = append(dels, state.Op{Kind: state.OpDelete, Origin: k, VXLAN: &state.VXLAN{Dev: dev}})
+			dels = append(dels, state.Op{Kind: model.OpDelete, Origin: k, VXLAN: &model.VXLAN{Dev: dev}})
 		}
 	}
 	return append(ops, dels...)
 }
 
-func samePorts(a, b []state.Port) bool {
+func samePorts(a, b []model.Port) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -555,7 +556,7 @@ func samePorts(a, b []state.Port) bool {
 	return true
 }
 
-func sameRoute(have, want state.Route) bool {
+func sameRoute(have, want model.Route) bool {
 	if have.Mode != want.Mode || len(have.Segs) != len(want.Segs) || have.Src != want.Src {
 		return false
 	}
@@ -567,7 +568,7 @@ func sameRoute(have, want state.Route) bool {
 	return true
 }
 
-func sameSID(a, b state.SID) bool {
+func sameSID(a, b model.SID) bool {
 	return a.Action == b.Action && a.NH4 == b.NH4 && a.NH6 == b.NH6 && a.Table == b.Table && a.VLAN == b.VLAN && a.Tenant == b.Tenant &&
 		a.Prefix() == b.Prefix() && slices.Equal(a.Flavors, b.Flavors) && a.LBLen == b.LBLen && a.NFLen == b.NFLen &&
 		slices.Equal(a.Segs, b.Segs) && a.Src == b.Src

@@ -22,7 +22,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -41,21 +41,21 @@ type RouteStatus struct {
 type input struct {
 	routes    map[string]*kernelRoute
 	rules     map[int][]netlink.Rule // by family
-	ifaces    []state.Interface
-	userPorts map[state.Port]string // (dev, vlan) -> API tenant
+	ifaces    []model.Interface
+	userPorts map[model.Port]string // (dev, vlan) -> API tenant
 	userSIDs  map[netip.Addr]bool
 	tunsrc    netip.Addr
 	addrs     *hostAddrs // read when tunsrc is unset and a route encapsulates: the kernel's source (saddr.go)
 }
 
 type desired struct {
-	tenants map[string]state.Tenant
-	routes  map[string]map[netip.Prefix]state.Route
-	sids    map[netip.Addr]state.SID
+	tenants map[string]model.Tenant
+	routes  map[string]map[netip.Prefix]model.Route
+	sids    map[netip.Addr]model.SID
 	status  []RouteStatus
 	notes   []string
 	// The kernel's VXLAN devices and what became of them and of their forwarding entries (vxlan_translate.go).
-	vxlans    map[string]state.VXLAN
+	vxlans    map[string]model.VXLAN
 	vxStatus  []VXLANStatus
 	fdbStatus []FDBStatus
 }
@@ -113,11 +113,11 @@ func tableFor(rules []netlink.Rule, dev string) (uint32, string) {
 
 // acceptsSIDs says whether local SIDs are processed for the untagged traffic of interface it: role
 // fabric, or role auto without a tenant port of the API or a config file (state.Classify).
-func acceptsSIDs(in *input, it state.Interface) bool {
+func acceptsSIDs(in *input, it model.Interface) bool {
 	switch it.Role {
-	case state.RoleFabric:
+	case model.RoleFabric:
 		return true
-	case state.RoleAccess:
+	case model.RoleAccess:
 		return false
 	}
 	for p := range in.userPorts {
@@ -141,7 +141,7 @@ func tenantName(t4, t6 uint32) string {
 }
 
 func translate(in *input) *desired {
-	d := &desired{tenants: map[string]state.Tenant{}, routes: map[string]map[netip.Prefix]state.Route{}, sids: map[netip.Addr]state.SID{}}
+	d := &desired{tenants: map[string]model.Tenant{}, routes: map[string]map[netip.Prefix]model.Route{}, sids: map[netip.Addr]model.SID{}}
 	famIdx := map[int]int{unix.AF_INET: 0, unix.AF_INET6: 1}
 
 	// Which tables hold seg6 routes (per family): only those need a tenant.
@@ -153,7 +153,7 @@ func translate(in *input) *desired {
 	}
 	// Ports: each attached interface's untagged traffic, by the tables its two families use.
 	type pair struct{ t4, t6 uint32 }
-	ports := map[pair][]state.Port{}
+	ports := map[pair][]model.Port{}
 	v6tables := map[uint32]bool{} // the IPv6 tables of the interfaces that accept SIDs (fabric side)
 	for _, it := range in.ifaces {
 		t4, why4 := tableFor(in.rules[unix.AF_INET], it.Name)
@@ -175,16 +175,16 @@ func translate(in *input) *desired {
 		if t4 == 0 && t6 == 0 {
 			continue
 		}
-		if it.Role == state.RoleFabric {
+		if it.Role == model.RoleFabric {
 			d.notes = append(d.notes, fmt.Sprintf("%s has role fabric: the kernel, not the fast path, runs the seg6 routes for its traffic (a tenant port would make it access)", it.Name))
 			continue
 		}
-		if owner, ok := in.userPorts[state.Port{Dev: it.Name}]; ok {
+		if owner, ok := in.userPorts[model.Port{Dev: it.Name}]; ok {
 			d.notes = append(d.notes, fmt.Sprintf("%s untagged belongs to tenant %q (seg6x API): kernel seg6 routes are not applied there", it.Name, owner))
 			continue
 		}
 		p := pair{t4, t6}
-		ports[p] = append(ports[p], state.Port{Dev: it.Name})
+		ports[p] = append(ports[p], model.Port{Dev: it.Name})
 	}
 	routed := [2]map[uint32]string{{}, {}} // table -> tenant that carries it
 	for p, ps := range ports {
@@ -194,8 +194,8 @@ func translate(in *input) *desired {
 		if table == 0 {
 			table = p.t6
 		}
-		d.tenants[name] = state.Tenant{Name: name, Table: table, Ports: ps, KernelFallback: true}
-		rs := map[netip.Prefix]state.Route{}
+		d.tenants[name] = model.Tenant{Name: name, Table: table, Ports: ps, KernelFallback: true}
+		rs := map[netip.Prefix]model.Route{}
 		for fam, t := range []uint32{p.t4, p.t6} {
 			if t != 0 {
 				routed[fam][t] = name
@@ -216,7 +216,7 @@ func translate(in *input) *desired {
 			switch {
 			case tenant == "":
 				st.Reason = "no attached interface's traffic is routed by table " + tableName(r.Table)
-			case !ok || got.Mode == state.ModePass:
+			case !ok || got.Mode == model.ModePass:
 				st.Reason = seg6Reason(in, r)
 			default:
 				st.Accelerated, st.Object = true, fmt.Sprintf("route %s tenant %s", r.Dst, tenant)
@@ -271,7 +271,7 @@ func translate(in *input) *desired {
 
 // tableRoutes adds table t's routes of family index fam (and the local table's) to rs: seg6 routes
 // seg6x can run as encap routes, everything else as pass routes.
-func tableRoutes(in *input, fam int, t uint32, tenant string, rs map[netip.Prefix]state.Route) {
+func tableRoutes(in *input, fam int, t uint32, tenant string, rs map[netip.Prefix]model.Route) {
 	family := []int{unix.AF_INET, unix.AF_INET6}[fam]
 	best := map[netip.Prefix]*kernelRoute{}
 	tos := map[netip.Prefix]bool{}
@@ -293,25 +293,25 @@ func tableRoutes(in *input, fam int, t uint32, tenant string, rs map[netip.Prefi
 		}
 	}
 	for p := range local {
-		rs[p] = state.Route{Tenant: tenant, Prefix: p, Mode: state.ModePass}
+		rs[p] = model.Route{Tenant: tenant, Prefix: p, Mode: model.ModePass}
 	}
 	for p, r := range best {
 		if local[p] {
 			continue
 		}
 		if tos[p] || !acceleratable(r) {
-			rs[p] = state.Route{Tenant: tenant, Prefix: p, Mode: state.ModePass}
+			rs[p] = model.Route{Tenant: tenant, Prefix: p, Mode: model.ModePass}
 			continue
 		}
-		mode := state.ModeEncap
+		mode := model.ModeEncap
 		if r.Seg6Mode == seg6ModeEncapRed {
-			mode = state.ModeEncapRed
+			mode = model.ModeEncapRed
 		}
-		rs[p] = state.Route{Tenant: tenant, Prefix: p, Mode: mode, Segs: slices.Clone(r.Segs), Src: encapSource(in, r)}
+		rs[p] = model.Route{Tenant: tenant, Prefix: p, Mode: mode, Segs: slices.Clone(r.Segs), Src: encapSource(in, r)}
 	}
 	for p := range tos {
 		if _, ok := rs[p]; !ok {
-			rs[p] = state.Route{Tenant: tenant, Prefix: p, Mode: state.ModePass}
+			rs[p] = model.Route{Tenant: tenant, Prefix: p, Mode: model.ModePass}
 		}
 	}
 }
@@ -332,7 +332,7 @@ func encapSource(in *input, r *kernelRoute) netip.Addr {
 
 func acceleratable(r *kernelRoute) bool {
 	return r.Encap == encapSeg6 && (r.Seg6Mode == seg6ModeEncap || r.Seg6Mode == seg6ModeEncapRed) &&
-		!r.Multipath && !r.Src && r.Type == unix.RTN_UNICAST && len(r.Segs) >= 1 && len(r.Segs) <= state.MaxSegments
+		!r.Multipath && !r.Src && r.Type == unix.RTN_UNICAST && len(r.Segs) >= 1 && len(r.Segs) <= model.MaxSegments
 }
 
 func seg6Reason(in *input, r *kernelRoute) string {
@@ -345,8 +345,8 @@ func seg6Reason(in *input, r *kernelRoute) string {
 		return "source-specific route (from ...)"
 	case r.Tos != 0:
 		return "TOS-specific route"
-	case len(r.Segs) > state.MaxSegments:
-		return fmt.Sprintf("%d SIDs (at most %d)", len(r.Segs), state.MaxSegments)
+	case len(r.Segs) > model.MaxSegments:
+		return fmt.Sprintf("%d SIDs (at most %d)", len(r.Segs), model.MaxSegments)
 	}
 	for _, o := range in.routes {
 		if o.Family == r.Family && o.Table == unix.RT_TABLE_LOCAL && o.Dst == r.Dst {
@@ -400,8 +400,8 @@ func shadowed(in *input, d *desired, r *kernelRoute) string {
 // becomes a SID served by prefix (a uSID locator's uN, a uA); a binding SID's outer source is the
 // one the kernel writes (tunsrc, else the choice of addrs for its first segment on the route's
 // device). The SID is checked by the state package's validation, as any SID is.
-func localSID(r *kernelRoute, tunsrc netip.Addr, addrs *hostAddrs) (state.SID, string) {
-	sd := state.SID{SID: r.Dst.Addr()}
+func localSID(r *kernelRoute, tunsrc netip.Addr, addrs *hostAddrs) (model.SID, string) {
+	sd := model.SID{SID: r.Dst.Addr()}
 	if r.Dst.Bits() < 128 {
 		sd.Bits = uint8(r.Dst.Bits())
 	}
@@ -429,7 +429,7 @@ func localSID(r *kernelRoute, tunsrc netip.Addr, addrs *hostAddrs) (state.SID, s
 			return sd, fmt.Sprintf("seg6local attribute %d", a)
 		}
 	}
-	b := state.BehaviorOfKernel(int(l.Action))
+	b := model.BehaviorOfKernel(int(l.Action))
 	if b == nil {
 		return sd, "action " + localActionName(l.Action) + " is not implemented by seg6x"
 	}
@@ -440,17 +440,17 @@ func localSID(r *kernelRoute, tunsrc netip.Addr, addrs *hostAddrs) (state.SID, s
 		}
 	}
 	switch b.Needs {
-	case state.ParamNH4:
+	case model.ParamNH4:
 		sd.NH4 = l.NH4
-	case state.ParamNH6:
+	case model.ParamNH6:
 		sd.NH6 = l.NH6
-	case state.ParamTable:
+	case model.ParamTable:
 		switch b.KernelTable {
-		case state.KernelTableMain:
+		case model.KernelTableMain:
 			sd.Table = l.Table
-		case state.KernelTableVRF:
+		case model.KernelTableVRF:
 			sd.Table = l.VRFTable
-		case state.KernelTableEither:
+		case model.KernelTableEither:
 			sd.Table = l.Table
 			if l.VRFTable != 0 {
 				sd.Table = l.VRFTable
@@ -459,7 +459,7 @@ func localSID(r *kernelRoute, tunsrc netip.Addr, addrs *hostAddrs) (state.SID, s
 		if sd.Table == 0 {
 			return sd, sd.Action + " without a table"
 		}
-	case state.ParamSegs:
+	case model.ParamSegs:
 		if l.SRHWhy != "" {
 			return sd, l.SRHWhy
 		}
@@ -478,8 +478,8 @@ func localSID(r *kernelRoute, tunsrc netip.Addr, addrs *hostAddrs) (state.SID, s
 			sd.Src = src
 		}
 	}
-	one := state.State{SIDs: []state.SID{sd}}
-	if err := state.Validate(&one); err != nil {
+	one := model.State{SIDs: []model.SID{sd}}
+	if err := model.Validate(&one); err != nil {
 		return sd, err.Error()
 	}
 	return one.SIDs[0], ""
@@ -489,7 +489,7 @@ func localSID(r *kernelRoute, tunsrc netip.Addr, addrs *hostAddrs) (state.SID, s
 // not mirror. The kernel takes next-csid on End and End.X and psp on End only (usp and usd it rejects
 // with EOPNOTSUPP), and ignores the attribute on every other action (it is then neither kept nor
 // dumped): anything else seen here is refused rather than given a meaning the kernel may not have.
-func localFlavorsOf(l *seg6Local, sd *state.SID) string {
+func localFlavorsOf(l *seg6Local, sd *model.SID) string {
 	ops := l.Flavors
 	end := l.Action == 1 // End; End.X is 2
 	if ops&flvNextCSID != 0 && (end || l.Action == 2) {
@@ -500,13 +500,13 @@ func localFlavorsOf(l *seg6Local, sd *state.SID) string {
 			ops &^= flvPSP
 		}
 		ops &^= flvNextCSID
-		sd.Flavors = []string{state.FlavorNextCSID}
+		sd.Flavors = []string{model.FlavorNextCSID}
 		sd.LBLen, sd.NFLen = l.LBLen, l.NFLen
 	}
 	if ops&flvPSP != 0 && end {
 		// PSP alone (docs/design/usid-kernel.md 2.2); the kernel reads no lengths for it.
 		ops &^= flvPSP
-		sd.Flavors = []string{state.FlavorPSP}
+		sd.Flavors = []string{model.FlavorPSP}
 	}
 	names := flavorNames(ops)
 	if len(names) == 0 {

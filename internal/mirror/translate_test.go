@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -70,8 +70,8 @@ func TestTranslate(t *testing.T) {
 			local("fc00:1::6/128", 1),
 		),
 		rules:     defaultRules(),
-		ifaces:    []state.Interface{{Name: "eth0"}, {Name: "eth1"}},
-		userPorts: map[state.Port]string{{Dev: "eth1"}: "blue"},
+		ifaces:    []model.Interface{{Name: "eth0"}, {Name: "eth1"}},
+		userPorts: map[model.Port]string{{Dev: "eth1"}: "blue"},
 		userSIDs:  map[netip.Addr]bool{netip.MustParseAddr("fc00:1::6"): true},
 	}
 	in.routes[local("fc00:1::2/128", 6).key()].Local.NH4 = netip.MustParseAddr("198.18.9.2")
@@ -83,14 +83,14 @@ func TestTranslate(t *testing.T) {
 		t.Fatalf("tenants %+v (eth1 untagged belongs to an API tenant)", d.tenants)
 	}
 	rs := d.routes["kernel-main-ipv4"]
-	if r := rs[netip.MustParsePrefix("198.18.2.0/24")]; r.Mode != state.ModeEncap || len(r.Segs) != 2 || r.Segs[0] != netip.MustParseAddr("fc00:2::1") {
+	if r := rs[netip.MustParsePrefix("198.18.2.0/24")]; r.Mode != model.ModeEncap || len(r.Segs) != 2 || r.Segs[0] != netip.MustParseAddr("fc00:2::1") {
 		t.Errorf("seg6 route: %+v", r)
 	}
-	if r := rs[netip.MustParsePrefix("198.18.3.0/24")]; r.Mode != state.ModeEncapRed {
+	if r := rs[netip.MustParsePrefix("198.18.3.0/24")]; r.Mode != model.ModeEncapRed {
 		t.Errorf("encap.red route: %+v", r)
 	}
 	for _, p := range []string{"198.18.4.0/24", "198.18.2.128/25", "198.18.2.1/32"} {
-		if r := rs[netip.MustParsePrefix(p)]; r.Mode != state.ModePass {
+		if r := rs[netip.MustParsePrefix(p)]; r.Mode != model.ModePass {
 			t.Errorf("%s should be a pass route: %+v", p, r)
 		}
 	}
@@ -190,7 +190,7 @@ func TestTranslateSIDPrefixesAndFlavors(t *testing.T) {
 			usid("fc00:1::a/128", 3, flvPSP, 0, 0),
 		),
 		rules:  defaultRules(),
-		ifaces: []state.Interface{{Name: "eth0"}},
+		ifaces: []model.Interface{{Name: "eth0"}},
 	}
 	in.routes[usid("fc00:1::9/128", 3, 0, 0, 0).key()].Local.Table = 100
 	in.routes[usid("fc00:1::9/128", 3, 0, 0, 0).key()].Local.Attrs = []uint16{localTable, localFlavors}
@@ -199,7 +199,7 @@ func TestTranslateSIDPrefixesAndFlavors(t *testing.T) {
 	d := translate(in)
 
 	p := netip.MustParsePrefix
-	want := map[netip.Prefix]state.SID{
+	want := map[netip.Prefix]model.SID{
 		p("fcbb:0:100::/48"):      {Action: "End", Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 16},
 		p("fcbb:0:100:e001::/64"): {Action: "End.X", NH6: nh, Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 32},
 		p("2001:db8:100::/48"):    {Action: "End", Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 16},

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"golang.org/x/sys/unix"
 )
@@ -56,7 +57,7 @@ const (
 
 // vxlanObjects returns the VXLAN objects the kernel's configuration makes, by device, and the
 // status of every device and of every entry of their tables, sorted.
-func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[string]state.VXLAN, []VXLANStatus, []FDBStatus) {
+func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[string]model.VXLAN, []VXLANStatus, []FDBStatus) {
 	name := func(ifindex int) string {
 		if l := links[ifindex]; l != nil {
 			return l.Name
@@ -70,7 +71,7 @@ func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[stri
 			perBridge[l.Master]++
 		}
 	}
-	want := map[string]state.VXLAN{}
+	want := map[string]model.VXLAN{}
 	byBridge := map[int]*kernelLink{} // bridge -> its followed VXLAN device
 	vxBridge := map[int]int{}         // VXLAN device (followed or not) -> its bridge
 	hasVX := map[int]bool{}           // bridges with a VXLAN port
@@ -105,10 +106,10 @@ func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[stri
 			st.Reason = "down"
 		}
 		if st.Reason == "" {
-			want[l.Name] = state.VXLAN{Dev: l.Name, Ifindex: l.Ifindex, VNI: v.VNI, Local: v.Local, Port: v.Port,
+			want[l.Name] = model.VXLAN{Dev: l.Name, Ifindex: l.Ifindex, VNI: v.VNI, Local: v.Local, Port: v.Port,
 				SrcPortLow: v.PortLow, SrcPortHigh: v.PortHigh, TTL: v.TTL, TOS: v.TOS, Label: v.Label, Learning: v.Learning,
 				PortLearning: l.Port == nil || l.Port.Learning, MTU: l.MTU, Bridge: br.Name, BridgeIfindex: br.Ifindex,
-				Ports: bridgePorts(links, br.Ifindex, l.Ifindex), Origin: state.OriginKernel}
+				Ports: bridgePorts(links, br.Ifindex, l.Ifindex), Origin: model.OriginKernel}
 			byBridge[br.Ifindex] = l
 			st.Followed, st.Reason, st.Object = true, "", fmt.Sprintf("vxlan %q", l.Name)
 		}
@@ -148,7 +149,7 @@ func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[stri
 			st.Reason = "port: " + portRefusal(port)
 		}
 		if st.Reason == "" {
-			lm := state.LocalMAC{MAC: e.MAC.String(), Port: port.Name, Ifindex: port.Ifindex, Local: e.State&unix.NUD_PERMANENT != 0}
+			lm := model.LocalMAC{MAC: e.MAC.String(), Port: port.Name, Ifindex: port.Ifindex, Local: e.State&unix.NUD_PERMANENT != 0}
 			v := want[vx.Name]
 			if !lm.Local {
 				lm.Dynamic = e.dynamic()
@@ -202,7 +203,7 @@ func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[stri
 			if zero {
 				v.Remotes = append(v.Remotes, e.Dst)
 			} else {
-				v.RemoteMACs = append(v.RemoteMACs, state.RemoteMAC{MAC: e.MAC.String(), Remote: e.Dst, VNI: e.VNI, Port: e.Port,
+				v.RemoteMACs = append(v.RemoteMACs, model.RemoteMAC{MAC: e.MAC.String(), Remote: e.Dst, VNI: e.VNI, Port: e.Port,
 					Bridged: br != nil, Dynamic: e.dynamic() || br != nil && br.dynamic()})
 			}
 			want[l.Name] = v
@@ -227,7 +228,7 @@ func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[stri
 			continue
 		}
 		v := want[vx.Name]
-		v.TunnelMACs = append(v.TunnelMACs, state.TunnelMAC{MAC: e.MAC.String(), Dynamic: e.dynamic()})
+		v.TunnelMACs = append(v.TunnelMACs, model.TunnelMAC{MAC: e.MAC.String(), Dynamic: e.dynamic()})
 		want[vx.Name] = v
 		st := FDBStatus{Dev: vx.Name, Bridge: name(e.Master), MAC: e.MAC.String(), Followed: true, object: vx.Name, tunnel: true}
 		ents = append(ents, st)
@@ -242,7 +243,7 @@ func vxlanObjects(links map[int]*kernelLink, fdb map[string]*fdbEntry) (map[stri
 		}
 	}
 	for n, v := range want {
-		state.NormalizeVXLAN(&v)
+		model.NormalizeVXLAN(&v)
 		want[n] = v
 	}
 	slices.SortFunc(devs, func(a, b VXLANStatus) int { return strings.Compare(a.Dev, b.Dev) })
@@ -275,7 +276,7 @@ func compareAddrStrings(a, b string) int {
 // attached (frames from it are encapsulated, and VXLAN to it decapsulated on fabric ports); an entry
 // when the fast path forwards by it there (a local MAC: when its port is attached too).
 func stored(st *state.Store, d *desired) {
-	have := map[string]state.VXLAN{}
+	have := map[string]model.VXLAN{}
 	for _, v := range st.VXLANs() {
 		have[v.Dev] = v
 	}
@@ -286,7 +287,7 @@ func stored(st *state.Store, d *desired) {
 	ok, fast := map[string]bool{}, map[string]bool{}
 	for dev, v := range d.vxlans {
 		h, in := have[dev]
-		ok[dev] = in && state.SameVXLAN(h, v)
+		ok[dev] = in && model.SameVXLAN(h, v)
 		for _, p := range v.Ports {
 			fast[dev] = fast[dev] || attached[p.Name]
 		}
@@ -320,14 +321,14 @@ func stored(st *state.Store, d *desired) {
 }
 
 // bridgePorts are the other ports of bridge br (the VXLAN device vx aside) that forward.
-func bridgePorts(links map[int]*kernelLink, br, vx int) []state.BridgePort {
-	var out []state.BridgePort
+func bridgePorts(links map[int]*kernelLink, br, vx int) []model.BridgePort {
+	var out []model.BridgePort
 	for _, l := range links {
 		if l.Master != br || l.Ifindex == vx || l.Port == nil || l.Port.refusal() != "" {
 			continue
 		}
-		out = append(out, state.BridgePort{Name: l.Name, Ifindex: l.Ifindex, MTU: l.MTU, Learning: l.Port.Learning})
+		out = append(out, model.BridgePort{Name: l.Name, Ifindex: l.Ifindex, MTU: l.MTU, Learning: l.Port.Learning})
 	}
-	slices.SortFunc(out, func(a, b state.BridgePort) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b model.BridgePort) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }

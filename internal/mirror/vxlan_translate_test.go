@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"golang.org/x/sys/unix"
 )
 
@@ -53,7 +53,7 @@ func TestVXLANObjectsAndReasons(t *testing.T) {
 		t.Fatalf("vx0 not followed: %+v %+v", want, devs)
 	}
 	if len(v.Remotes) != 1 || len(v.RemoteMACs) != 1 || v.RemoteMACs[0].MAC != "02:00:00:00:0b:01" || !v.RemoteMACs[0].Bridged ||
-		len(v.LocalMACs) != 2 || v.Bridge != "br0" || v.MTU != 1450 || v.Origin != state.OriginKernel {
+		len(v.LocalMACs) != 2 || v.Bridge != "br0" || v.MTU != 1450 || v.Origin != model.OriginKernel {
 		t.Fatalf("vx0 object: %+v", v)
 	}
 	reason := func(m, dev string) string {
@@ -136,16 +136,16 @@ func TestVXLANObjectFields(t *testing.T) {
 		&fdbEntry{Ifindex: 3, Master: 2, MAC: mac("02:00:00:00:0e:0e"), Flags: unix.NTF_MASTER, State: unix.NUD_PERMANENT})
 	want, _, ents := vxlanObjects(links, fdb)
 	v := want["vx0"]
-	exp := state.VXLAN{Dev: "vx0", Ifindex: 3, VNI: 100, Local: netip.MustParseAddr("2001:db8:1::a"), Port: 4789, TOS: 0x20,
-		MTU: 1450, Bridge: "br0", BridgeIfindex: 2, Origin: state.OriginKernel,
-		Ports:   []state.BridgePort{{Name: "t0", Ifindex: 4, MTU: 1500, Learning: true}}, // t9 is not forwarding
+	exp := model.VXLAN{Dev: "vx0", Ifindex: 3, VNI: 100, Local: netip.MustParseAddr("2001:db8:1::a"), Port: 4789, TOS: 0x20,
+		MTU: 1450, Bridge: "br0", BridgeIfindex: 2, Origin: model.OriginKernel,
+		Ports:   []model.BridgePort{{Name: "t0", Ifindex: 4, MTU: 1500, Learning: true}}, // t9 is not forwarding
 		Remotes: []netip.Addr{b},
-		RemoteMACs: []state.RemoteMAC{{MAC: "02:00:00:00:0b:01", Remote: b, Bridged: true},
+		RemoteMACs: []model.RemoteMAC{{MAC: "02:00:00:00:0b:01", Remote: b, Bridged: true},
 			{MAC: "02:00:00:00:0b:02", Remote: c, Bridged: true}, {MAC: "02:00:00:00:0b:03", Remote: c, Bridged: true, Dynamic: true}},
-		LocalMACs: []state.LocalMAC{{MAC: "02:00:00:00:0a:01", Port: "t0", Ifindex: 4, Dynamic: true}, {MAC: "02:00:00:00:0a:02", Port: "t0", Ifindex: 4},
+		LocalMACs: []model.LocalMAC{{MAC: "02:00:00:00:0a:01", Port: "t0", Ifindex: 4, Dynamic: true}, {MAC: "02:00:00:00:0a:02", Port: "t0", Ifindex: 4},
 			{MAC: "02:00:00:00:0e:0e", Port: "vx0", Ifindex: 3, Local: true}},
-		TunnelMACs: []state.TunnelMAC{{MAC: "02:00:00:00:0c:01", Dynamic: true}}}
-	if !state.SameVXLAN(v, exp) {
+		TunnelMACs: []model.TunnelMAC{{MAC: "02:00:00:00:0c:01", Dynamic: true}}}
+	if !model.SameVXLAN(v, exp) {
 		t.Fatalf("vx0\n got %+v\nwant %+v", v, exp)
 	}
 	status := func(m string) FDBStatus {

@@ -6,10 +6,12 @@ package state
 import (
 	"net/netip"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
-func bindingSID(addr, action string, segs ...string) SID {
-	sd := SID{SID: mustAddr(addr), Action: action}
+func bindingSID(addr, action string, segs ...string) model.SID {
+	sd := model.SID{SID: mustAddr(addr), Action: action}
 	for _, s := range segs {
 		sd.Segs = append(sd.Segs, mustAddr(s))
 	}
@@ -36,7 +38,7 @@ func TestBindingSIDHoldsItsPolicy(t *testing.T) {
 	st := openTemp(t)
 	s := baseState()
 	// An IPv6 route with the list the binding SID uses: the same policy (inner IPv6, encap).
-	s.Routes = append(s.Routes, Route{Tenant: "blue", Prefix: mustPrefix("2001:db8:b::/48"),
+	s.Routes = append(s.Routes, model.Route{Tenant: "blue", Prefix: mustPrefix("2001:db8:b::/48"),
 		Segs: []netip.Addr{mustAddr("fc00:5::1"), mustAddr("fc00:6::64")}})
 	s.SIDs = append(s.SIDs, bindingSID("fc00:1::7", "End.B6.Encaps", "fc00:5::1", "fc00:6::64"),
 		bindingSID("fc00:1::8", "End.B6.Encaps.Red", "fc00:5::1", "fc00:6::64"))
@@ -45,11 +47,11 @@ func TestBindingSIDHoldsItsPolicy(t *testing.T) {
 	}
 	checkImage(t, st)
 	p := policyOf(t, st, "fc00:1::7")
-	if p.Routes != 1 || p.SIDs != 1 || p.Mode != ModeEncap {
+	if p.Routes != 1 || p.SIDs != 1 || p.Mode != model.ModeEncap {
 		t.Errorf("End.B6.Encaps policy %+v: want 1 route and 1 binding SID, mode encap", p)
 	}
 	red := policyOf(t, st, "fc00:1::8")
-	if red.ID == p.ID || red.Mode != ModeEncapRed || red.Routes != 0 || red.SIDs != 1 {
+	if red.ID == p.ID || red.Mode != model.ModeEncapRed || red.Routes != 0 || red.SIDs != 1 {
 		t.Errorf("End.B6.Encaps.Red policy %+v (encap's %d): want its own encap.red policy, 1 binding SID", red, p.ID)
 	}
 	if got := st.Image().SIDs[mustPrefix("fc00:1::8/128")].Policy; got != red.ID {
@@ -89,17 +91,17 @@ func TestBindingSIDHoldsItsPolicy(t *testing.T) {
 func TestBindingSIDValidation(t *testing.T) {
 	st := openTemp(t)
 	for _, c := range []struct {
-		sd   SID
+		sd   model.SID
 		want string
 	}{
 		{bindingSID("fc00:1::7", "End.B6.Encaps"), "sid fc00:1::7: segs: no SIDs; give 1 to 16"},
 		{bindingSID("fc00:1::7", "End.B6.Encaps", "198.18.0.1"), "sid fc00:1::7: segs[0]: 198.18.0.1 is not a unicast IPv6 address"},
 		{bindingSID("fc00:1::7", "End", "fc00:5::1"), "sid fc00:1::7: segs: End takes no segs; only End.B6.Encaps and End.B6.Encaps.Red do"},
-		{SID{SID: mustAddr("fc00:1::7"), Action: "End", Src: mustAddr("fc00:1::1")},
+		{model.SID{SID: mustAddr("fc00:1::7"), Action: "End", Src: mustAddr("fc00:1::1")},
 			"sid fc00:1::7: src: End takes no src; only End.B6.Encaps and End.B6.Encaps.Red do"},
 	} {
 		sd := c.sd
-		_, err := st.Commit([]Op{{Kind: OpAdd, SID: &sd}}, false)
+		_, err := st.Commit([]Op{{Kind: model.OpAdd, SID: &sd}}, false)
 		if err == nil || err.Error() != "operation 1 (add): "+c.want {
 			t.Errorf("%+v: got %v, want %q", c.sd, err, c.want)
 		}

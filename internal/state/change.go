@@ -7,6 +7,8 @@ package state
 import (
 	"net/netip"
 	"slices"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 type routeKey struct {
@@ -16,7 +18,7 @@ type routeKey struct {
 
 type tenantBefore struct {
 	had     bool
-	t       Tenant
+	t       model.Tenant
 	tableID uint32
 	plens   [2][129]uint32
 }
@@ -28,20 +30,20 @@ type swapBefore struct {
 
 type sidBefore struct {
 	had bool
-	sid SID
+	sid model.SID
 }
 
 type ifaceBefore struct {
 	had bool
-	it  Interface
+	it  model.Interface
 }
 
 // change is what one commit did to the in-memory state, and how to undo it.
 type change struct {
-	optsBefore   *Options
-	domainBefore *Domain
+	optsBefore   *model.Options
+	domainBefore *model.Domain
 	bgpTouched   bool // the bgp section was replaced or deleted; bgpBefore is what it was
-	bgpBefore    *BGP
+	bgpBefore    *model.BGP
 	ifaces       map[string]ifaceBefore
 	tenants      map[string]*tenantBefore
 	routes       map[string]*routeEdits // by tenant: the routes applyRoute changed (not the tables swapped whole)
@@ -59,7 +61,7 @@ type change struct {
 	lastPol      *policy         // the policy acquire found or made last (policies leave the map only after a commit)
 	undo         []undoStep
 	rt           *runtime // the state the change is made to
-	diff         *Diff
+	diff         *model.Diff
 	diffLimit    int // CommitOptions.DiffLimit
 }
 
@@ -144,7 +146,7 @@ func newChange(rt *runtime, ops []Op, diffLimit int) *change {
 		routes: map[string]*routeEdits{}, hint: n, swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
 		named: map[string]namedBefore{}, vxlans: map[string]vxlanBefore{}, pols: map[*policy]int{},
 		undo: make([]undoStep, 0, n+8), diffLimit: diffLimit,
-		diff: &Diff{Added: make([]string, 0, listed), Changed: []string{}, Removed: []string{}}}
+		diff: &model.Diff{Added: make([]string, 0, listed), Changed: []string{}, Removed: []string{}}}
 }
 
 func (c *change) onUndo(f func()) { c.undo = append(c.undo, undoStep{f: f}) }
@@ -162,8 +164,8 @@ type routeUndo struct {
 	t         *tenantRT
 	prefix    netip.Prefix
 	pol, old  *policy
-	oldOrigin Origin
-	oldUSIDs  *USIDList
+	oldOrigin model.Origin
+	oldUSIDs  *model.USIDList
 }
 
 func (u *routeUndo) undo(rt *runtime) {
@@ -207,8 +209,8 @@ func (c *change) ref(p *policy, delta int) {
 
 // note lists object what in c's diff: removed, changed (it existed) or added; past the commit's
 // limit (diffLimit, 0: none) only counted.
-func (c *change) note(kind OpKind, existed bool, what string) {
-	c.diff.count(what, kind, existed)
+func (c *change) note(kind model.OpKind, existed bool, what string) {
+	c.diff.Count(what, kind, existed)
 	if l, more := c.diffList(kind, existed); c.diffLimit <= 0 || len(*l) < c.diffLimit {
 		*l = append(*l, what)
 	} else {
@@ -217,18 +219,18 @@ func (c *change) note(kind OpKind, existed bool, what string) {
 }
 
 // noteRoute is note for the route for p of tenant, its line made only when it is listed.
-func (c *change) noteRoute(kind OpKind, existed bool, p netip.Prefix, tenant string) {
-	c.diff.countKind("route", kind, existed)
+func (c *change) noteRoute(kind model.OpKind, existed bool, p netip.Prefix, tenant string) {
+	c.diff.CountKind("route", kind, existed)
 	if l, more := c.diffList(kind, existed); c.diffLimit <= 0 || len(*l) < c.diffLimit {
-		*l = append(*l, routeName(p, tenant))
+		*l = append(*l, model.RouteName(p, tenant))
 	} else {
 		*more++
 	}
 }
 
-func (c *change) diffList(kind OpKind, existed bool) (*[]string, *int) {
+func (c *change) diffList(kind model.OpKind, existed bool) (*[]string, *int) {
 	switch {
-	case kind == OpDelete:
+	case kind == model.OpDelete:
 		return &c.diff.Removed, &c.diff.MoreRemoved
 	case existed:
 		return &c.diff.Changed, &c.diff.MoreChanged

@@ -8,22 +8,24 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func TestClassifySides(t *testing.T) {
-	ifaces := []Interface{
-		{Name: "fab", Role: RoleFabric, Ifindex: 2},
-		{Name: "acc", Role: RoleAccess, Ifindex: 3},
-		{Name: "mix", Role: RoleAuto, Ifindex: 4},  // an API tenant port: access
-		{Name: "core", Role: RoleAuto, Ifindex: 5}, // no tenant: fabric
-		{Name: "kern", Role: RoleAuto, Ifindex: 6}, // only a kernel mirror tenant port: as the kernel
+	ifaces := []model.Interface{
+		{Name: "fab", Role: model.RoleFabric, Ifindex: 2},
+		{Name: "acc", Role: model.RoleAccess, Ifindex: 3},
+		{Name: "mix", Role: model.RoleAuto, Ifindex: 4},  // an API tenant port: access
+		{Name: "core", Role: model.RoleAuto, Ifindex: 5}, // no tenant: fabric
+		{Name: "kern", Role: model.RoleAuto, Ifindex: 6}, // only a kernel mirror tenant port: as the kernel
 	}
-	tenants := []Tenant{
-		{Name: "blue", Ports: []Port{{Dev: "mix", VLAN: 100, Ifindex: 4}, {Dev: "fab", VLAN: 400, Ifindex: 2}}},
-		{Name: "kernel-main", Origin: OriginKernel, Ports: []Port{{Dev: "kern", Ifindex: 6}, {Dev: "acc", VLAN: 7, Ifindex: 3}}},
+	tenants := []model.Tenant{
+		{Name: "blue", Ports: []model.Port{{Dev: "mix", VLAN: 100, Ifindex: 4}, {Dev: "fab", VLAN: 400, Ifindex: 2}}},
+		{Name: "kernel-main", Origin: model.OriginKernel, Ports: []model.Port{{Dev: "kern", Ifindex: 6}, {Dev: "acc", VLAN: 7, Ifindex: 3}}},
 	}
 	got := map[string]string{}
-	for _, pc := range Classify(ifaces, tenants, nil) {
+	for _, pc := range model.Classify(ifaces, tenants, nil) {
 		got[pc.Dev+" "+vlanText(pc.VLAN)] = pc.Side + "/" + pc.Tenant
 	}
 	want := map[string]string{
@@ -44,16 +46,16 @@ func TestClassifySides(t *testing.T) {
 }
 
 func vlanText(v int) string {
-	if v == VLANAny {
+	if v == model.VLANAny {
 		return "any"
 	}
 	return strconv.Itoa(v)
 }
 
 func TestPortImageFlags(t *testing.T) {
-	ifaces := []Interface{{Name: "fab", Role: RoleFabric, Ifindex: 2}, {Name: "acc", Role: RoleAuto, Ifindex: 3}}
-	tenants := []Tenant{{Name: "blue", KernelFallback: true, Ports: []Port{{Dev: "acc", VLAN: 100, Ifindex: 3}}}}
-	part := func(string) PortSpec { return tenantSpec(77, &[2][129]uint32{}, &Tenant{KernelFallback: true}) }
+	ifaces := []model.Interface{{Name: "fab", Role: model.RoleFabric, Ifindex: 2}, {Name: "acc", Role: model.RoleAuto, Ifindex: 3}}
+	tenants := []model.Tenant{{Name: "blue", KernelFallback: true, Ports: []model.Port{{Dev: "acc", VLAN: 100, Ifindex: 3}}}}
+	part := func(string) PortSpec { return tenantSpec(77, &[2][129]uint32{}, &model.Tenant{KernelFallback: true}) }
 	for _, sources := range []bool{false, true} {
 		im := portImage(ifaces, tenants, nil, part, sources)
 		check := func(ifindex uint32, vlan uint16, want PortSpec) {
@@ -78,14 +80,14 @@ func TestPortImageFlags(t *testing.T) {
 }
 
 func TestRoleAndDomainValidation(t *testing.T) {
-	s := State{
-		Interfaces: []Interface{{Name: "eth0", Role: "core"}},
-		Domain: Domain{
+	s := model.State{
+		Interfaces: []model.Interface{{Name: "eth0", Role: "core"}},
+		Domain: model.Domain{
 			Locators: []netip.Prefix{mustPrefix("fc00:1::/48"), mustPrefix("198.18.0.0/15"), mustPrefix("fc00:1::/48")},
 			Sources:  []netip.Prefix{netip.PrefixFrom(mustAddr("fc00::1"), 16)},
 		},
 	}
-	err := Validate(&s)
+	err := model.Validate(&s)
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -99,11 +101,11 @@ func TestRoleAndDomainValidation(t *testing.T) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
-	ok := State{Interfaces: []Interface{{Name: "eth0"}}, Domain: Domain{Locators: []netip.Prefix{mustPrefix("fc00::/16")}}}
-	if err := Validate(&ok); err != nil {
+	ok := model.State{Interfaces: []model.Interface{{Name: "eth0"}}, Domain: model.Domain{Locators: []netip.Prefix{mustPrefix("fc00::/16")}}}
+	if err := model.Validate(&ok); err != nil {
 		t.Fatal(err)
 	}
-	if ok.Interfaces[0].Role != RoleAuto {
+	if ok.Interfaces[0].Role != model.RoleAuto {
 		t.Errorf("default role %q, want auto", ok.Interfaces[0].Role)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"math/rand"
 	"net/netip"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func TestCountsMatchListing(t *testing.T) {
@@ -36,12 +38,12 @@ func countsMatchListing(t *testing.T, seed int64, steps int) {
 		}
 		return netip.MustParsePrefix(fmt.Sprintf("198.18.%d.0/24", r.Intn(24)))
 	}
-	route := func(tn string, p netip.Prefix) Route {
-		return Route{Tenant: tn, Prefix: p, Segs: []netip.Addr{mustAddr(fmt.Sprintf("fc00:2::%x", 1+r.Intn(3)))},
+	route := func(tn string, p netip.Prefix) model.Route {
+		return model.Route{Tenant: tn, Prefix: p, Segs: []netip.Addr{mustAddr(fmt.Sprintf("fc00:2::%x", 1+r.Intn(3)))},
 			Src: mustAddr("fc00:1::1")}
 	}
-	tenant := func(i int) Tenant {
-		return Tenant{Name: tenants[i], Table: uint32(100 + i), Ports: []Port{{Dev: "eth1", VLAN: uint16(100 + i)}}}
+	tenant := func(i int) model.Tenant {
+		return model.Tenant{Name: tenants[i], Table: uint32(100 + i), Ports: []model.Port{{Dev: "eth1", VLAN: uint16(100 + i)}}}
 	}
 	check := func(step int, what string) {
 		t.Helper()
@@ -63,39 +65,39 @@ func countsMatchListing(t *testing.T, seed int64, steps int) {
 		case k < 30:
 			what = "route add"
 			rt := route(tenants[r.Intn(3)], prefix())
-			ops = []Op{{Kind: []OpKind{OpAdd, OpReplace}[r.Intn(2)], Route: &rt}}
+			ops = []Op{{Kind: []model.OpKind{model.OpAdd, model.OpReplace}[r.Intn(2)], Route: &rt}}
 		case k < 45:
 			what = "route delete"
-			rt := Route{Tenant: tenants[r.Intn(3)], Prefix: prefix()}
-			ops = []Op{{Kind: OpDelete, Route: &rt}}
+			rt := model.Route{Tenant: tenants[r.Intn(3)], Prefix: prefix()}
+			ops = []Op{{Kind: model.OpDelete, Route: &rt}}
 		case k < 55:
 			what = "route set"
 			rs := RouteSet{Route: route(tenants[r.Intn(3)], netip.Prefix{})}
 			for i := r.Intn(6); i > 0; i-- {
 				rs.Prefixes = append(rs.Prefixes, prefix())
 			}
-			ops = []Op{{Kind: []OpKind{OpAdd, OpReplace, OpDelete}[r.Intn(3)], RouteSet: &rs}}
+			ops = []Op{{Kind: []model.OpKind{model.OpAdd, model.OpReplace, model.OpDelete}[r.Intn(3)], RouteSet: &rs}}
 		case k < 62:
 			what = "tenant table"
 			tr := TenantRoutes{Tenant: tenants[r.Intn(3)]}
 			for i := r.Intn(8); i > 0; i-- {
 				tr.Routes = append(tr.Routes, route(tr.Tenant, prefix()))
 			}
-			ops = []Op{{Kind: OpReplace, TenantRoutes: &tr}}
+			ops = []Op{{Kind: model.OpReplace, TenantRoutes: &tr}}
 		case k < 72:
 			what = "tenant add"
 			tn := tenant(r.Intn(3))
-			ops = []Op{{Kind: OpReplace, Tenant: &tn}}
+			ops = []Op{{Kind: model.OpReplace, Tenant: &tn}}
 		case k < 78:
 			what = "tenant delete"
-			ops = []Op{{Kind: OpDelete, Tenant: &Tenant{Name: tenants[r.Intn(3)]}}}
+			ops = []Op{{Kind: model.OpDelete, Tenant: &model.Tenant{Name: tenants[r.Intn(3)]}}}
 		case k < 85:
 			what = "sid add/delete"
-			sd := SID{SID: mustAddr(fmt.Sprintf("fc00:1::%x", 0x64+r.Intn(4))), Action: "End.DT4", Tenant: tenants[r.Intn(3)]}
-			ops = []Op{{Kind: []OpKind{OpReplace, OpDelete}[r.Intn(2)], SID: &sd}}
+			sd := model.SID{SID: mustAddr(fmt.Sprintf("fc00:1::%x", 0x64+r.Intn(4))), Action: "End.DT4", Tenant: tenants[r.Intn(3)]}
+			ops = []Op{{Kind: []model.OpKind{model.OpReplace, model.OpDelete}[r.Intn(2)], SID: &sd}}
 		case k < 95:
 			what = "apply"
-			var s State
+			var s model.State
 			for i := range tenants {
 				if r.Intn(2) == 0 {
 					s.Tenants = append(s.Tenants, tenant(i))
@@ -121,9 +123,9 @@ func countsMatchListing(t *testing.T, seed int64, steps int) {
 }
 
 // dedupRoutes keeps the first route of each (tenant, prefix).
-func dedupRoutes(rs []Route) []Route {
+func dedupRoutes(rs []model.Route) []model.Route {
 	seen := map[string]bool{}
-	var out []Route
+	var out []model.Route
 	for _, r := range rs {
 		k := r.Tenant + " " + r.Prefix.String()
 		if !seen[k] {

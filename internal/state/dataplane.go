@@ -11,7 +11,11 @@ package state
 // per entry (routes come by the million). What front ends read back from a data plane (counters,
 // traces, explanations) is Observer's (observe.go), which every Dataplane also is.
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/seg6x/seg6x/internal/model"
+)
 
 // Dataplane holds the forwarding state of one instance.
 type Dataplane interface {
@@ -90,8 +94,8 @@ type Step struct {
 	Writes   Writes // StepPut, StepDelete: the entries, all of one table (Writes.Table())
 	Counters Table  // StepResetCounters: TablePolicies or TableSIDs
 	IDs      []uint32
-	Iface    Interface      // StepAttach, StepDetach (its Ifindex resolved)
-	Options  ProgramOptions // StepAttach
+	Iface    model.Interface // StepAttach, StepDetach (its Ifindex resolved)
+	Options  ProgramOptions  // StepAttach
 	// IfDetached: StepAttach only when the interface has no program (its link was lost).
 	IfDetached bool
 }
@@ -230,12 +234,12 @@ type PolicySpec struct {
 // GroupSpec is the slots a headend picks a named policy's list from (policies.go): policy ids, 0 where
 // no list is up.
 type GroupSpec struct {
-	Buckets [GroupBuckets]uint32
+	Buckets [model.GroupBuckets]uint32
 }
 
 // SIDSpec is a local SID with its tenant resolved to a table.
 type SIDSpec struct {
-	SID   SID
+	SID   model.SID
 	Table uint32 // the routing table of End.T / End.DT* (the SID's own, or its tenant's)
 	// Policy is the SR policy of a binding SID (End.B6.Encaps*), written before the SID (TablePolicies).
 	Policy uint32
@@ -303,7 +307,7 @@ type VXMACSpec struct {
 
 // Image is everything the data plane holds for one running state.
 type Image struct {
-	Interfaces []Interface // each gets the program
+	Interfaces []model.Interface // each gets the program
 	TxPorts    []uint32
 	SIDSpace   []netip.Prefix
 	SIDSources []netip.Prefix

@@ -4,7 +4,11 @@ package state
 // tenant still used by SIDs, SIDs naming a tenant that is gone) come in one order, tenant name then
 // SID address, not the order of a map: the same commit always gets the same message.
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
+)
 
 func TestFinishErrorsInOrder(t *testing.T) {
 	st := openTemp(t)
@@ -13,10 +17,10 @@ func TestFinishErrorsInOrder(t *testing.T) {
 	}
 	var ops []Op
 	for _, a := range []string{"fc00:1::72", "fc00:1::70", "fc00:1::71"} {
-		ops = append(ops, Op{Kind: OpAdd, SID: &SID{SID: mustAddr(a), Action: "End.DT4", Tenant: "blue"}})
+		ops = append(ops, Op{Kind: model.OpAdd, SID: &model.SID{SID: mustAddr(a), Action: "End.DT4", Tenant: "blue"}})
 	}
-	ops = append(ops, Op{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: "blue"}},
-		Op{Kind: OpDelete, Tenant: &Tenant{Name: "blue"}})
+	ops = append(ops, Op{Kind: model.OpReplace, TenantRoutes: &TenantRoutes{Tenant: "blue"}},
+		Op{Kind: model.OpDelete, Tenant: &model.Tenant{Name: "blue"}})
 	want := `tenant "blue": SID fc00:1::64 still uses it
 tenant "blue": SID fc00:1::70 still uses it
 tenant "blue": SID fc00:1::71 still uses it

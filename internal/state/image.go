@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // setPlens sets the prefix-length bitmaps of v from route counts per length.
@@ -27,7 +29,7 @@ func setPlens(v *PortSpec, plens *[2][129]uint32) {
 
 // tenantSpec is the tenant part of a port entry: the route table version and its prefix lengths, the
 // gateway addresses and MSS clamping of tenant t.
-func tenantSpec(tableID uint32, plens *[2][129]uint32, t *Tenant) PortSpec {
+func tenantSpec(tableID uint32, plens *[2][129]uint32, t *model.Tenant) PortSpec {
 	v := PortSpec{Tenant: true, TableID: tableID, KernelFallback: t.KernelFallback}
 	for _, a := range t.Gateway {
 		if a.Is4() {
@@ -36,18 +38,18 @@ func tenantSpec(tableID uint32, plens *[2][129]uint32, t *Tenant) PortSpec {
 			v.Gateway6 = a
 		}
 	}
-	v.MSSClamp, _ = MSSClampValue(t.MSSClamp) // validated before
+	v.MSSClamp, _ = model.MSSClampValue(t.MSSClamp) // validated before
 	setPlens(&v, plens)
 	return v
 }
 
 // portImage computes the port entries for interfaces and tenants (Classify), with each tenant's part
 // of the entry from tenantPart, and whether fabric ports check the sources of packets to local SIDs.
-func portImage(ifaces []Interface, tenants []Tenant, vxlans []VXLAN, tenantPart func(name string) PortSpec, checkSources bool) map[PortKey]PortSpec {
+func portImage(ifaces []model.Interface, tenants []model.Tenant, vxlans []model.VXLAN, tenantPart func(name string) PortSpec, checkSources bool) map[PortKey]PortSpec {
 	im := map[PortKey]PortSpec{}
-	for _, pc := range Classify(ifaces, tenants, vxlans) {
+	for _, pc := range model.Classify(ifaces, tenants, vxlans) {
 		var v PortSpec
-		if pc.Side == SideBridge {
+		if pc.Side == model.SideBridge {
 			// Every VLAN, and VLAN 0 as well: an untagged frame (the common case) finds its entry in
 			// one lookup instead of missing its own first.
 			bs := PortSpec{Bridge: true, BridgeLearning: pc.Learning, TableID: uint32(pc.BridgeIfindex)}
@@ -58,14 +60,14 @@ func portImage(ifaces []Interface, tenants []Tenant, vxlans []VXLAN, tenantPart 
 		if pc.Tenant != "" {
 			v = tenantPart(pc.Tenant)
 		}
-		if pc.Side == SideFabric {
+		if pc.Side == model.SideFabric {
 			v.SIDs = true
 			v.SIDSources = checkSources
 		} else {
 			v.Boundary = true
 		}
 		k := PortKey{Ifindex: uint32(pc.Ifindex), VLAN: VLANAnyKey}
-		if pc.VLAN != VLANAny {
+		if pc.VLAN != model.VLANAny {
 			k.VLAN = uint16(pc.VLAN)
 		}
 		im[k] = v
@@ -79,7 +81,7 @@ func policySpec(p *policy) PolicySpec {
 }
 
 // sidSpec is sd with its table resolved (a tenant's table through tenantTable).
-func sidSpec(sd SID, tenantTable func(string) uint32) SIDSpec {
+func sidSpec(sd model.SID, tenantTable func(string) uint32) SIDSpec {
 	v := SIDSpec{SID: sd, Table: sd.Table, Policy: sd.Policy}
 	if sd.Tenant != "" {
 		v.Table = tenantTable(sd.Tenant)
@@ -104,7 +106,7 @@ func (r *runtime) image() *Image {
 		Routes:     make(map[RouteKey]uint32, r.nroutes[0]+r.nroutes[1]),
 	}
 	im.Interfaces = r.ifaceList()
-	slices.SortFunc(im.Interfaces, func(a, b Interface) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(im.Interfaces, func(a, b model.Interface) int { return strings.Compare(a.Name, b.Name) })
 	for _, it := range im.Interfaces {
 		im.TxPorts = append(im.TxPorts, uint32(it.Ifindex))
 	}
@@ -114,7 +116,7 @@ func (r *runtime) image() *Image {
 	im.Groups = make(map[uint32]GroupSpec, 2*len(r.named))
 	for _, n := range r.named {
 		for fam := range 2 {
-			im.Groups[n.groups[fam].id&^GroupFlag] = GroupSpec{Buckets: n.buckets(fam)}
+			im.Groups[n.groups[fam].id&^model.GroupFlag] = GroupSpec{Buckets: n.buckets(fam)}
 		}
 	}
 	im.VX = vxlanImage(r.vxlanList())

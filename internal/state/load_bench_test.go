@@ -7,6 +7,8 @@ package state
 import (
 	"net/netip"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // nullDP takes every step and writes nothing.
@@ -48,8 +50,8 @@ func BenchmarkLoadRouteSets(b *testing.B) {
 		}
 		var ops []Op
 		for t := 0; t < (n+perTenant-1)/perTenant; t++ {
-			ops = append(ops, Op{Kind: OpAdd, Tenant: &Tenant{Name: "t" + string(rune('0'+t)), Table: uint32(1000 + t),
-				Ports: []Port{{Dev: "eth1", VLAN: uint16(10 + t)}}}})
+			ops = append(ops, Op{Kind: model.OpAdd, Tenant: &model.Tenant{Name: "t" + string(rune('0'+t)), Table: uint32(1000 + t),
+				Ports: []model.Port{{Dev: "eth1", VLAN: uint16(10 + t)}}}})
 		}
 		if _, err := st.Commit(ops, false); err != nil {
 			b.Fatal(err)
@@ -59,12 +61,12 @@ func BenchmarkLoadRouteSets(b *testing.B) {
 			hi := min(n, lo+batch, (lo/perTenant+1)*perTenant)
 			ops = ops[:0]
 			for j := lo; j < min(hi, lo+lists); j++ {
-				set := &RouteSet{Route: Route{Tenant: "t" + string(rune('0'+j/perTenant)), Segs: segs[j%lists]}}
+				set := &RouteSet{Route: model.Route{Tenant: "t" + string(rune('0'+j/perTenant)), Segs: segs[j%lists]}}
 				for i := j; i < hi; i += lists {
 					k := i % perTenant
 					set.Prefixes = append(set.Prefixes, netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18 + byte(k>>16), byte(k >> 8), byte(k)}), 32))
 				}
-				ops = append(ops, Op{Kind: OpAdd, RouteSet: set})
+				ops = append(ops, Op{Kind: model.OpAdd, RouteSet: set})
 			}
 			if _, err := st.Commit(ops, false); err != nil {
 				b.Fatal(err)

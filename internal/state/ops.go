@@ -10,50 +10,31 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
-
-// OpKind says what an operation does with its object.
-type OpKind int
-
-const (
-	OpAdd     OpKind = iota + 1 // create; an error if it exists
-	OpReplace                   // create or replace
-	OpDelete                    // remove; an error if it does not exist
-)
-
-func (k OpKind) String() string {
-	switch k {
-	case OpAdd:
-		return "add"
-	case OpReplace:
-		return "replace"
-	case OpDelete:
-		return "delete"
-	}
-	return fmt.Sprintf("op(%d)", int(k))
-}
 
 // Op is one change. Exactly one object field is set; for OpDelete only its key fields matter.
 type Op struct {
-	Kind         OpKind
-	Origin       Origin // who asks (origins.go): it may only change objects of its own origin
-	Options      *Options
-	Domain       *Domain
-	Interface    *Interface
-	Tenant       *Tenant
-	Route        *Route
+	Kind         model.OpKind
+	Origin       model.Origin // who asks (origins.go): it may only change objects of its own origin
+	Options      *model.Options
+	Domain       *model.Domain
+	Interface    *model.Interface
+	Tenant       *model.Tenant
+	Route        *model.Route
 	RouteSet     *RouteSet
-	SID          *SID
+	SID          *model.SID
 	TenantRoutes *TenantRoutes
-	BGP          *BGP // OpReplace or OpDelete (the whole section)
-	Policy       *Policy
-	VXLAN        *VXLAN // the kernel mirror's only (vxlan.go)
+	BGP          *model.BGP // OpReplace or OpDelete (the whole section)
+	Policy       *model.Policy
+	VXLAN        *model.VXLAN // the kernel mirror's only (vxlan.go)
 }
 
 // RouteSet is one route per prefix, each with every other field of Route (whose Prefix is not used):
 // the operation is applied to each in turn, as if each were an operation of its own.
 type RouteSet struct {
-	Route    Route
+	Route    model.Route
 	Prefixes []netip.Prefix
 }
 
@@ -61,7 +42,7 @@ type RouteSet struct {
 // one, never a mix (the data plane switches table versions with one write per tenant port).
 type TenantRoutes struct {
 	Tenant string
-	Routes []Route
+	Routes []model.Route
 	// All replaces the routes of every origin (the tenant's owner, removing it); otherwise only the
 	// asking origin's routes are replaced and the others' stay.
 	All bool
@@ -79,7 +60,7 @@ func (s *Store) apply(c *change, op Op) error {
 	if n != 1 {
 		return fmt.Errorf("an operation carries exactly one object, this one has %d", n)
 	}
-	if op.Kind < OpAdd || op.Kind > OpDelete {
+	if op.Kind < model.OpAdd || op.Kind > model.OpDelete {
 		return fmt.Errorf("unknown operation kind %d", int(op.Kind))
 	}
 	switch {
@@ -109,7 +90,7 @@ func (s *Store) apply(c *change, op Op) error {
 }
 
 func collect(f func(add func(error))) error {
-	var errs Errors
+	var errs model.Errors
 	f(func(err error) { errs = append(errs, err) })
 	if len(errs) == 0 {
 		return nil
@@ -117,12 +98,12 @@ func collect(f func(add func(error))) error {
 	return errs
 }
 
-func exists(kind OpKind, had bool, obj string) error {
-	if kind == OpAdd && had {
-		return fieldErr(obj, "", "already exists (use replace to change it)")
+func exists(kind model.OpKind, had bool, obj string) error {
+	if kind == model.OpAdd && had {
+		return model.FieldErr(obj, "", "already exists (use replace to change it)")
 	}
-	if kind == OpDelete && !had {
-		return fieldErr(obj, "", "does not exist")
+	if kind == model.OpDelete && !had {
+		return model.FieldErr(obj, "", "does not exist")
 	}
 	return nil
 }
@@ -135,9 +116,9 @@ func (s *Store) finish(c *change) error {
 	if err := s.vpnSIDs(c); err != nil {
 		return err
 	}
-	var errs Errors
+	var errs model.Errors
 	add := func(err error) { errs = append(errs, err) }
-	tenant := func(name string) *Tenant {
+	tenant := func(name string) *model.Tenant {
 		if t := s.rt.tenants[name]; t != nil {
 			return &t.Tenant
 		}
@@ -159,7 +140,7 @@ func (s *Store) finish(c *change) error {
 		slices.SortFunc(users, netip.Addr.Compare)
 		for _, addr := range users {
 			if gone {
-				add(fieldErr(fmt.Sprintf("tenant %q", name), "", "SID %s still uses it", addr))
+				add(model.FieldErr(fmt.Sprintf("tenant %q", name), "", "SID %s still uses it", addr))
 			} else if _, ok := c.sids[addr]; !ok {
 				c.sids[addr] = sidBefore{had: true, sid: s.rt.sids[addr]}
 			}
@@ -170,7 +151,7 @@ func (s *Store) finish(c *change) error {
 		if !ok {
 			continue
 		}
-		validateSIDParams(&sd, tenant, add)
+		model.ValidateSIDParams(&sd, tenant, add)
 	}
 	if len(errs) == 0 {
 		return nil

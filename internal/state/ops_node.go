@@ -5,14 +5,16 @@ package state
 import (
 	"fmt"
 	"slices"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func (s *Store) applyOptions(c *change, op Op) error {
-	if op.Kind != OpReplace {
-		return fieldErr("options", "", "options can only be replaced")
+	if op.Kind != model.OpReplace {
+		return model.FieldErr("options", "", "options can only be replaced")
 	}
 	o := *op.Options
-	if err := collect(func(add func(error)) { validateOptions(&o, add) }); err != nil {
+	if err := collect(func(add func(error)) { model.ValidateOptions(&o, add) }); err != nil {
 		return err
 	}
 	old := s.rt.opts
@@ -20,7 +22,7 @@ func (s *Store) applyOptions(c *change, op Op) error {
 		c.optsBefore = &old
 	}
 	if o != old {
-		c.note(OpReplace, true, fmt.Sprintf("options (nexthop_cache_ms %d -> %d)", old.NextHopCacheMs, o.NextHopCacheMs))
+		c.note(model.OpReplace, true, fmt.Sprintf("options (nexthop_cache_ms %d -> %d)", old.NextHopCacheMs, o.NextHopCacheMs))
 	}
 	s.rt.opts = o
 	c.onUndo(func() { s.rt.opts = old })
@@ -28,11 +30,11 @@ func (s *Store) applyOptions(c *change, op Op) error {
 }
 
 func (s *Store) applyDomain(c *change, op Op) error {
-	if op.Kind != OpReplace {
-		return fieldErr("domain", "", "the domain can only be replaced (give empty lists to clear it)")
+	if op.Kind != model.OpReplace {
+		return model.FieldErr("domain", "", "the domain can only be replaced (give empty lists to clear it)")
 	}
 	d := cloneDomain(*op.Domain)
-	if err := collect(func(add func(error)) { validateDomain(&d, add) }); err != nil {
+	if err := collect(func(add func(error)) { model.ValidateDomain(&d, add) }); err != nil {
 		return err
 	}
 	old := s.rt.domain
@@ -43,7 +45,7 @@ func (s *Store) applyDomain(c *change, op Op) error {
 	if slices.Equal(d.Locators, old.Locators) && slices.Equal(d.Sources, old.Sources) {
 		return nil
 	}
-	c.note(OpReplace, true, fmt.Sprintf("domain (%d locators, %d sources)", len(d.Locators), len(d.Sources)))
+	c.note(model.OpReplace, true, fmt.Sprintf("domain (%d locators, %d sources)", len(d.Locators), len(d.Sources)))
 	s.rt.domain = d
 	c.onUndo(func() { s.rt.domain = old })
 	return nil
@@ -59,17 +61,17 @@ func (s *Store) applyInterface(c *change, op Op) error {
 	if _, ok := c.ifaces[it.Name]; !ok {
 		c.ifaces[it.Name] = ifaceBefore{had: had, it: old}
 	}
-	if op.Kind == OpDelete {
-		setEntry(c, s.rt.ifaces, it.Name, Interface{}, true)
+	if op.Kind == model.OpDelete {
+		setEntry(c, s.rt.ifaces, it.Name, model.Interface{}, true)
 		c.note(op.Kind, had, obj)
 		return nil
 	}
-	if err := collect(func(add func(error)) { validateInterface(&it, add) }); err != nil {
+	if err := collect(func(add func(error)) { model.ValidateInterface(&it, add) }); err != nil {
 		return err
 	}
 	idx, err := s.Env.Ifindex(it.Name)
 	if err != nil {
-		return fieldErr(obj, "name", "%v", err)
+		return model.FieldErr(obj, "name", "%v", err)
 	}
 	it.Ifindex = idx
 	if had && old == it {

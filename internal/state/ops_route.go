@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // setRoute points prefix of tenant t at pol (nil: removes it) on behalf of origin o, written as u
 // (Route.USIDs, nil when none), keeping counts and the undo log; old is its policy now (nil: none).
-func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, old, pol *policy, o Origin, u *USIDList) {
+func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, old, pol *policy, o model.Origin, u *model.USIDList) {
 	oldOrigin, oldUSIDs := t.routeOrigin(prefix), t.usids[prefix]
 	if pol != nil {
 		t.setOrigin(prefix, o)
@@ -38,53 +40,53 @@ func (s *Store) setRoute(c *change, t *tenantRT, prefix netip.Prefix, old, pol *
 
 // mayAddRoutes: origin o may put routes into tenant t. A route belongs to its tenant's origin, except
 // that BGP may add routes to a tenant of the API: those are BGP's.
-func mayAddRoutes(t *tenantRT, o Origin) bool {
-	return o == t.Origin || (t.Origin == OriginConfig && o == OriginBGP)
+func mayAddRoutes(t *tenantRT, o model.Origin) bool {
+	return o == t.Origin || (t.Origin == model.OriginConfig && o == model.OriginBGP)
 }
 
 // routeOwned refuses a change of the route for p (had: it exists) by another origin than its owner's.
 func routeOwned(op Op, t *tenantRT, p netip.Prefix, had bool, obj string) error {
 	if had {
-		return owned(op.Origin, t.routeOrigin(p), obj)
+		return model.Owned(op.Origin, t.routeOrigin(p), obj)
 	}
 	if mayAddRoutes(t, op.Origin) {
 		return nil
 	}
-	return owned(op.Origin, t.Origin, obj)
+	return model.Owned(op.Origin, t.Origin, obj)
 }
 
 func (s *Store) applyRoute(c *change, op Op) error {
 	r := *op.Route // validation fills defaults in this copy; it replaces r.Segs, never writes into it
-	obj := routeObj(&r)
-	if op.Kind != OpDelete {
-		if err := collect(func(add func(error)) { validateRouteAs(&r, obj, add) }); err != nil {
+	obj := model.RouteObj(&r)
+	if op.Kind != model.OpDelete {
+		if err := collect(func(add func(error)) { model.ValidateRouteAs(&r, obj, add) }); err != nil {
 			return err
 		}
 	} else if !r.Prefix.IsValid() {
-		return fieldErr(obj, "prefix", "missing or not a prefix")
+		return model.FieldErr(obj, "prefix", "missing or not a prefix")
 	}
 	t := s.rt.tenants[r.Tenant]
 	if t == nil {
-		return fieldErr(obj, "tenant", "unknown tenant %q", r.Tenant)
+		return model.FieldErr(obj, "tenant", "unknown tenant %q", r.Tenant)
 	}
 	old := s.rt.routeOf(t, r.Prefix)
 	if err := routeOwned(op, t, r.Prefix, old != nil, obj); err != nil {
 		return err
 	}
 	if err := s.checkRouteCapacity(op.Kind, r.Prefix); err != nil {
-		return fieldErr(obj, "", "%v", err)
+		return model.FieldErr(obj, "", "%v", err)
 	}
 	if err := exists(op.Kind, old != nil, obj); err != nil {
 		return err
 	}
 	c.touchTenant(s.rt, t.Name)
 	var pol *policy // nil: deleted
-	if op.Kind != OpDelete {
+	if op.Kind != model.OpDelete {
 		var err error
 		if pol, err = s.acquire(c, routePolicy(&r, obj)); err != nil {
 			return err
 		}
-		if pol == old && sameUSIDs(t.usids[r.Prefix], r.USIDs) {
+		if pol == old && model.SameUSIDs(t.usids[r.Prefix], r.USIDs) {
 			s.unref(c, pol) // unchanged
 			c.touch(t.Name, r.Prefix, old)
 			return nil
@@ -112,7 +114,7 @@ func (s *Store) applyRouteSet(c *change, op Op) error {
 // its diff line, and takes a reference on its family's policy (acquired once). A prefix the
 // shortcut does not cover (a deletion, a malformed prefix, a refusal) goes through applyRoute,
 // which gives the error a Route operation would.
-func (s *Store) applyRoutes(c *change, op Op, route Route, prefixes []netip.Prefix) (int, error) {
+func (s *Store) applyRoutes(c *change, op Op, route model.Route, prefixes []netip.Prefix) (int, error) {
 	r := route
 	one := op
 	one.RouteSet, one.Route = nil, &r
@@ -121,7 +123,7 @@ func (s *Store) applyRoutes(c *change, op Op, route Route, prefixes []netip.Pref
 		r.Prefix = p
 		return s.applyRoute(c, one)
 	}
-	if op.Kind == OpDelete || len(prefixes) == 0 {
+	if op.Kind == model.OpDelete || len(prefixes) == 0 {
 		for i, p := range prefixes {
 			if err := slow(p); err != nil {
 				return i, err
@@ -134,7 +136,7 @@ func (s *Store) applyRoutes(c *change, op Op, route Route, prefixes []netip.Pref
 	}
 	v := route // the shared fields as validation leaves them (defaults filled): the first route passed
 	v.Prefix = prefixes[0]
-	validateRouteAs(&v, "", func(error) {})
+	model.ValidateRouteAs(&v, "", func(error) {})
 	t := s.rt.tenants[v.Tenant]
 	var pols [2]*policy // per family: the policy every route of the set takes
 	var refs [2]int     // the references taken on it, added at the end
@@ -162,13 +164,13 @@ func (s *Store) applyRoutes(c *change, op Op, route Route, prefixes []netip.Pref
 		if pol == nil {
 			v.Prefix = p
 			var err error
-			if pol, err = s.acquire(c, routePolicy(&v, routeName(p, t.Name))); err != nil {
+			if pol, err = s.acquire(c, routePolicy(&v, model.RouteName(p, t.Name))); err != nil {
 				return i, err
 			}
 			s.unref(c, pol) // counted in refs with the others
 			pols[fam] = pol
 		}
-		if pol == old && sameUSIDs(t.usids[p], v.USIDs) {
+		if pol == old && model.SameUSIDs(t.usids[p], v.USIDs) {
 			c.touch(t.Name, p, old) // unchanged
 			continue
 		}
@@ -200,20 +202,20 @@ var coalesceRouteOps = true
 
 // onlyRoute: op carries a Route and nothing else (apply would take it).
 func onlyRoute(op *Op) bool {
-	return op.Route != nil && op.Kind >= OpAdd && op.Kind <= OpDelete && op.Options == nil && op.Domain == nil &&
+	return op.Route != nil && op.Kind >= model.OpAdd && op.Kind <= model.OpDelete && op.Options == nil && op.Domain == nil &&
 		op.Interface == nil && op.Tenant == nil && op.RouteSet == nil && op.SID == nil && op.TenantRoutes == nil &&
 		op.BGP == nil && op.Policy == nil && op.VXLAN == nil
 }
 
 // sameButPrefix: a and b are the same route but for its prefix (uSIDs: the same list).
-func sameButPrefix(a, b *Route) bool {
+func sameButPrefix(a, b *model.Route) bool {
 	return a.Tenant == b.Tenant && a.Mode == b.Mode && a.Policy == b.Policy && a.USIDs == b.USIDs && a.Src == b.Src &&
 		a.HopLimit == b.HopLimit && a.ID == b.ID && a.UsedSrc == b.UsedSrc && a.Origin == b.Origin &&
 		a.Egress == b.Egress && a.TunnelMTU == b.TunnelMTU && slices.Equal(a.Segs, b.Segs)
 }
 
-func (s *Store) checkRouteCapacity(kind OpKind, p netip.Prefix) error {
-	if kind == OpDelete {
+func (s *Store) checkRouteCapacity(kind model.OpKind, p netip.Prefix) error {
+	if kind == model.OpDelete {
 		return nil
 	}
 	if p.Addr().Is4() && s.rt.nroutes[0] >= MaxRoutes4/2 {
@@ -228,19 +230,19 @@ func (s *Store) checkRouteCapacity(kind OpKind, p netip.Prefix) error {
 func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	tr := op.TenantRoutes
 	obj := fmt.Sprintf("routes of tenant %q", tr.Tenant)
-	if op.Kind != OpReplace {
-		return fieldErr(obj, "", "a route table can only be replaced")
+	if op.Kind != model.OpReplace {
+		return model.FieldErr(obj, "", "a route table can only be replaced")
 	}
 	t := s.rt.tenants[tr.Tenant]
 	if t == nil {
-		return fieldErr(obj, "tenant", "unknown tenant %q", tr.Tenant)
+		return model.FieldErr(obj, "tenant", "unknown tenant %q", tr.Tenant)
 	}
 	if !mayAddRoutes(t, op.Origin) || (tr.All && op.Origin != t.Origin) {
-		return owned(op.Origin, t.Origin, obj)
+		return model.Owned(op.Origin, t.Origin, obj)
 	}
 	seen := make(map[netip.Prefix]bool, len(tr.Routes))
-	rs := make([]Route, len(tr.Routes))
-	var errs Errors
+	rs := make([]model.Route, len(tr.Routes))
+	var errs model.Errors
 	n4, n6 := 0, 0
 	for i := range tr.Routes {
 		r := tr.Routes[i]
@@ -249,16 +251,16 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 		}
 		// A table comes by the hundred thousand routes: a route's name is made only for its errors.
 		orig, n := r, len(errs)
-		validateRouteAs(&r, "", func(err error) { errs = append(errs, err) })
+		model.ValidateRouteAs(&r, "", func(err error) { errs = append(errs, err) })
 		if len(errs) > n {
 			errs, r = errs[:n], orig
-			validateRoute(&r, func(err error) { errs = append(errs, err) })
+			model.ValidateRoute(&r, func(err error) { errs = append(errs, err) })
 		}
 		if r.Tenant != tr.Tenant {
-			errs = append(errs, fieldErr(routeObj(&r), "tenant", "not %q, the tenant whose routes are replaced", tr.Tenant))
+			errs = append(errs, model.FieldErr(model.RouteObj(&r), "tenant", "not %q, the tenant whose routes are replaced", tr.Tenant))
 		}
 		if seen[r.Prefix] {
-			errs = append(errs, fieldErr(routeObj(&r), "", "defined twice"))
+			errs = append(errs, model.FieldErr(model.RouteObj(&r), "", "defined twice"))
 		}
 		seen[r.Prefix] = true
 		r.Origin = op.Origin
@@ -279,7 +281,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	slices.SortFunc(others, netip.Prefix.Compare) // sorted: policy ids and diff lines repeatable
 	for _, p := range others {
 		if seen[p] {
-			errs = append(errs, owned(op.Origin, t.routeOrigin(p), routeObj(&Route{Tenant: t.Name, Prefix: p})))
+			errs = append(errs, model.Owned(op.Origin, t.routeOrigin(p), model.RouteObj(&model.Route{Tenant: t.Name, Prefix: p})))
 		}
 		if p.Addr().Is4() {
 			n4++
@@ -295,7 +297,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	// During the swap the maps hold the old and the new table; afterwards the usual limit applies.
 	if s.rt.nroutes[0]+n4 > MaxRoutes4 || s.rt.nroutes[1]+n6 > MaxRoutes6 ||
 		s.rt.nroutes[0]-c4+n4 > MaxRoutes4/2 || s.rt.nroutes[1]-c6+n6 > MaxRoutes6/2 {
-		return fieldErr(obj, "", "too many routes for the data plane (IPv4 %d, IPv6 %d)", MaxRoutes4/2, MaxRoutes6/2)
+		return model.FieldErr(obj, "", "too many routes for the data plane (IPv4 %d, IPv6 %d)", MaxRoutes4/2, MaxRoutes6/2)
 	}
 	c.touchTenant(s.rt, t.Name)
 	if _, ok := c.swapped[t.Name]; !ok {
@@ -303,7 +305,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	}
 	newID, err := s.rt.tableIDs.alloc()
 	if err != nil {
-		return fieldErr(obj, "", "%v", err)
+		return model.FieldErr(obj, "", "%v", err)
 	}
 	oldID, oldRoutes, oldPlens, oldN, oldOrigins, oldUSIDs := t.tableID, t.routes, t.plens, s.rt.nroutes, t.origins, t.usids
 	for _, id := range oldRoutes.all {
@@ -321,8 +323,8 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	for i := range rs {
 		pol, err := s.acquire(c, routePolicy(&rs[i], ""))
 		if err != nil {
-			if fe, ok := err.(*FieldError); ok && fe.Object == "" {
-				fe.Object = routeObj(&rs[i])
+			if fe, ok := err.(*model.FieldError); ok && fe.Object == "" {
+				fe.Object = model.RouteObj(&rs[i])
 			}
 			return err
 		}
@@ -330,8 +332,8 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 		t.setOrigin(rs[i].Prefix, rs[i].Origin)
 		t.setUSIDs(rs[i].Prefix, rs[i].USIDs)
 		t.countRoute(rs[i].Prefix, 1)
-		if old, had := oldRoutes.get(rs[i].Prefix); !had || old != pol.id || !sameUSIDs(oldUSIDs[rs[i].Prefix], rs[i].USIDs) {
-			c.noteRoute(OpReplace, had, rs[i].Prefix, t.Name)
+		if old, had := oldRoutes.get(rs[i].Prefix); !had || old != pol.id || !model.SameUSIDs(oldUSIDs[rs[i].Prefix], rs[i].USIDs) {
+			c.noteRoute(model.OpReplace, had, rs[i].Prefix, t.Name)
 		}
 	}
 	var gone []netip.Prefix
@@ -342,7 +344,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 	}
 	slices.SortFunc(gone, netip.Prefix.Compare)
 	for _, p := range gone {
-		c.noteRoute(OpDelete, true, p, t.Name)
+		c.noteRoute(model.OpDelete, true, p, t.Name)
 	}
 	s.rt.nroutes[0] += n4
 	s.rt.nroutes[1] += n6

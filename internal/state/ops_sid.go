@@ -1,16 +1,18 @@
 package state
 
+import "github.com/seg6x/seg6x/internal/model"
+
 // ops_sid.go: operations on local SIDs.
 
 func (s *Store) applySID(c *change, op Op) error {
 	sd := *op.SID
-	obj := sidObj(&sd)
+	obj := model.SIDObj(&sd)
 	old, had := s.rt.sids[sd.SID]
 	if err := exists(op.Kind, had, obj); err != nil {
 		return err
 	}
 	if had {
-		if err := owned(op.Origin, old.Origin, obj); err != nil {
+		if err := model.Owned(op.Origin, old.Origin, obj); err != nil {
 			return err
 		}
 	}
@@ -18,27 +20,27 @@ func (s *Store) applySID(c *change, op Op) error {
 	if _, ok := c.sids[sd.SID]; !ok {
 		c.sids[sd.SID] = sidBefore{had: had, sid: old}
 	}
-	if op.Kind == OpDelete {
+	if op.Kind == model.OpDelete {
 		s.unbind(c, old)
-		setEntry(c, s.rt.sids, sd.SID, SID{}, true)
-		c.note(op.Kind, true, sidObj(&old))
+		setEntry(c, s.rt.sids, sd.SID, model.SID{}, true)
+		c.note(op.Kind, true, model.SIDObj(&old))
 		return nil
 	}
 	// The tenant reference is checked at the end of the commit (the tenant may come later in it).
-	if err := collect(func(add func(error)) { validateSID(&sd, nil, add) }); err != nil {
+	if err := collect(func(add func(error)) { model.ValidateSID(&sd, nil, add) }); err != nil {
 		return err
 	}
 	sd.ID = old.ID
 	if !had {
 		id, err := s.rt.sidIDs.alloc()
 		if err != nil {
-			return fieldErr(obj, "", "%v", err)
+			return model.FieldErr(obj, "", "%v", err)
 		}
 		sd.ID = id
 		c.onUndo(func() { s.rt.sidIDs.release(id, false) })
 	}
 	sd.Policy = 0
-	if b := BehaviorNamed(sd.Action); b.Needs == ParamSegs { // a binding SID holds its policy
+	if b := model.BehaviorNamed(sd.Action); b.Needs == model.ParamSegs { // a binding SID holds its policy
 		p, err := s.acquire(c, bindingPolicy(&sd, b))
 		if err != nil {
 			return err
@@ -48,7 +50,7 @@ func (s *Store) applySID(c *change, op Op) error {
 	if had {
 		s.unbind(c, old)
 	}
-	if had && same(old, sd) {
+	if had && model.Same(old, sd) {
 		return nil
 	}
 	setEntry(c, s.rt.sids, sd.SID, sd, false)
@@ -57,7 +59,7 @@ func (s *Store) applySID(c *change, op Op) error {
 }
 
 // unbind drops the reference binding SID sd (if it is one) holds on its policy.
-func (s *Store) unbind(c *change, sd SID) {
+func (s *Store) unbind(c *change, sd model.SID) {
 	if p := s.rt.polByID[sd.Policy]; sd.Policy != 0 && p != nil {
 		s.unref(c, p)
 	}

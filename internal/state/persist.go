@@ -16,10 +16,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 type savedTenant struct {
-	Tenant
+	model.Tenant
 	TableID uint32 `json:"table_id"`
 }
 
@@ -36,17 +38,17 @@ type savedPolicy struct {
 // savedNamed is a named policy: its definition, its groups' ids (with GroupFlag) and its lists' policy
 // ids, per inner family.
 type savedNamed struct {
-	P Policy      `json:"p"`
-	G [2]uint32   `json:"g"`
-	M [2][]uint32 `json:"m"`
+	P model.Policy `json:"p"`
+	G [2]uint32    `json:"g"`
+	M [2][]uint32  `json:"m"`
 }
 
 type savedRoute struct {
-	T   string       `json:"t"`
-	P   netip.Prefix `json:"p"`
-	Pol uint32       `json:"pol,omitempty"`
-	O   Origin       `json:"o,omitempty"` // when not its tenant's (tenantRT.origins)
-	U   *USIDList    `json:"u,omitempty"` // the route's uSID notation (tenantRT.usids)
+	T   string          `json:"t"`
+	P   netip.Prefix    `json:"p"`
+	Pol uint32          `json:"pol,omitempty"`
+	O   model.Origin    `json:"o,omitempty"` // when not its tenant's (tenantRT.origins)
+	U   *model.USIDList `json:"u,omitempty"` // the route's uSID notation (tenantRT.usids)
 }
 
 type savedTable struct {
@@ -56,26 +58,26 @@ type savedTable struct {
 
 // record is one change to the running state as it is saved.
 type record struct {
-	Gen       uint64       `json:"gen,omitempty"` // snapshot header: the commit it includes
-	Opts      *Options     `json:"opts,omitempty"`
-	Domain    *Domain      `json:"domain,omitempty"`
-	BGP       *BGP         `json:"bgp,omitempty"`
-	BGPDel    bool         `json:"bgp_del,omitempty"`
-	Iface     *Interface   `json:"iface,omitempty"`
-	IfaceDel  string       `json:"iface_del,omitempty"`
-	Tenant    *savedTenant `json:"tenant,omitempty"`
-	TenantDel string       `json:"tenant_del,omitempty"`
-	Policy    *savedPolicy `json:"policy,omitempty"`
-	PolicyDel uint32       `json:"policy_del,omitempty"`
-	Table     *savedTable  `json:"table,omitempty"` // a tenant's routes start over in a new table version
-	Route     *savedRoute  `json:"r,omitempty"`
-	RouteDel  *savedRoute  `json:"r_del,omitempty"`
-	SID       *SID         `json:"sid,omitempty"`
-	SIDDel    *netip.Addr  `json:"sid_del,omitempty"`
-	Named     *savedNamed  `json:"named,omitempty"`
-	NamedDel  string       `json:"named_del,omitempty"`
-	VXLAN     *VXLAN       `json:"vxlan,omitempty"`
-	VXLANDel  string       `json:"vxlan_del,omitempty"`
+	Gen       uint64           `json:"gen,omitempty"` // snapshot header: the commit it includes
+	Opts      *model.Options   `json:"opts,omitempty"`
+	Domain    *model.Domain    `json:"domain,omitempty"`
+	BGP       *model.BGP       `json:"bgp,omitempty"`
+	BGPDel    bool             `json:"bgp_del,omitempty"`
+	Iface     *model.Interface `json:"iface,omitempty"`
+	IfaceDel  string           `json:"iface_del,omitempty"`
+	Tenant    *savedTenant     `json:"tenant,omitempty"`
+	TenantDel string           `json:"tenant_del,omitempty"`
+	Policy    *savedPolicy     `json:"policy,omitempty"`
+	PolicyDel uint32           `json:"policy_del,omitempty"`
+	Table     *savedTable      `json:"table,omitempty"` // a tenant's routes start over in a new table version
+	Route     *savedRoute      `json:"r,omitempty"`
+	RouteDel  *savedRoute      `json:"r_del,omitempty"`
+	SID       *model.SID       `json:"sid,omitempty"`
+	SIDDel    *netip.Addr      `json:"sid_del,omitempty"`
+	Named     *savedNamed      `json:"named,omitempty"`
+	NamedDel  string           `json:"named_del,omitempty"`
+	VXLAN     *model.VXLAN     `json:"vxlan,omitempty"`
+	VXLANDel  string           `json:"vxlan_del,omitempty"`
 }
 
 type journalLine struct {
@@ -149,7 +151,7 @@ func (r *runtime) replay(rec record) error {
 	case rec.Domain != nil:
 		r.domain = cloneDomain(*rec.Domain)
 	case rec.BGP != nil:
-		r.bgp = cloneBGP(rec.BGP)
+		r.bgp = model.CloneBGP(rec.BGP)
 	case rec.BGPDel:
 		r.bgp = nil
 	case rec.Iface != nil:
@@ -157,7 +159,7 @@ func (r *runtime) replay(rec record) error {
 	case rec.IfaceDel != "":
 		delete(r.ifaces, rec.IfaceDel)
 	case rec.VXLAN != nil:
-		r.vxlans[rec.VXLAN.Dev] = cloneVXLAN(*rec.VXLAN)
+		r.vxlans[rec.VXLAN.Dev] = model.CloneVXLAN(*rec.VXLAN)
 	case rec.VXLANDel != "":
 		delete(r.vxlans, rec.VXLANDel)
 	case rec.Policy != nil:
@@ -195,12 +197,12 @@ func (r *runtime) replay(rec record) error {
 			r.tenants[rec.Tenant.Name] = t
 		}
 		for _, p := range t.Ports {
-			delete(r.ports, Port{Dev: p.Dev, VLAN: p.VLAN})
+			delete(r.ports, model.Port{Dev: p.Dev, VLAN: p.VLAN})
 		}
 		t.Tenant = rec.Tenant.Tenant
 		t.tableID = rec.Tenant.TableID
 		for _, p := range t.Ports {
-			r.ports[Port{Dev: p.Dev, VLAN: p.VLAN}] = t.Name
+			r.ports[model.Port{Dev: p.Dev, VLAN: p.VLAN}] = t.Name
 		}
 	case rec.TenantDel != "":
 		if t := r.tenants[rec.TenantDel]; t != nil {
@@ -213,7 +215,7 @@ func (r *runtime) replay(rec record) error {
 				r.nroutes[famOf(p)]--
 			}
 			for _, p := range t.Ports {
-				delete(r.ports, Port{Dev: p.Dev, VLAN: p.VLAN})
+				delete(r.ports, model.Port{Dev: p.Dev, VLAN: p.VLAN})
 			}
 			delete(r.tenants, rec.TenantDel)
 		}
@@ -281,7 +283,7 @@ func (r *runtime) replay(rec record) error {
 }
 
 // bindRefs counts binding SID sd's reference on its policy (delta 1 or -1); no-op for other SIDs.
-func (r *runtime) bindRefs(sd SID, delta int) error {
+func (r *runtime) bindRefs(sd model.SID, delta int) error {
 	if sd.Policy == 0 {
 		return nil
 	}
@@ -305,7 +307,7 @@ func (r *runtime) records(emit func(record) error) error {
 		return err
 	}
 	if r.bgp != nil {
-		if err := emit(record{BGP: cloneBGP(r.bgp)}); err != nil {
+		if err := emit(record{BGP: model.CloneBGP(r.bgp)}); err != nil {
 			return err
 		}
 	}
@@ -368,9 +370,9 @@ func (r *runtime) changeRecords(c *change, emit func(record)) {
 		d := cloneDomain(r.domain)
 		emit(record{Domain: &d})
 	}
-	if c.bgpTouched && !same(c.bgpBefore, r.bgp) {
+	if c.bgpTouched && !model.Same(c.bgpBefore, r.bgp) {
 		if r.bgp != nil {
-			emit(record{BGP: cloneBGP(r.bgp)})
+			emit(record{BGP: model.CloneBGP(r.bgp)})
 		} else {
 			emit(record{BGPDel: true})
 		}
@@ -387,7 +389,7 @@ func (r *runtime) changeRecords(c *change, emit func(record)) {
 		switch b := c.vxlans[name]; {
 		case !ok:
 			emit(record{VXLANDel: name})
-		case !b.had || !SameVXLAN(savedVXLAN(b.v), savedVXLAN(v)):
+		case !b.had || !model.SameVXLAN(savedVXLAN(b.v), savedVXLAN(v)):
 			v = savedVXLAN(v)
 			emit(record{VXLAN: &v})
 		}
@@ -545,7 +547,7 @@ func (r *runtime) rebuildPools() {
 	r.sidIDs.rebuild(used)
 	used = map[uint32]bool{}
 	for _, n := range r.named {
-		used[n.groups[0].id&^GroupFlag], used[n.groups[1].id&^GroupFlag] = true, true
+		used[n.groups[0].id&^model.GroupFlag], used[n.groups[1].id&^model.GroupFlag] = true, true
 	}
 	r.groupIDs.rebuild(used)
 }
@@ -698,4 +700,13 @@ func RemoveSaved(dir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// savedVXLAN is what the state file keeps of a VXLAN object: the device, not its MAC tables. Those are
+// the kernel's, learned and aged at its pace; journaling the whole table at each change would cost a
+// write of every entry per learned MAC, and the mirror reads them again whenever it starts.
+func savedVXLAN(v model.VXLAN) model.VXLAN {
+	v = model.CloneVXLAN(v)
+	v.RemoteMACs, v.LocalMACs, v.TunnelMACs = nil, nil, nil
+	return v
 }

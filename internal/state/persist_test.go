@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func reopen(t *testing.T, st *Store) *Store {
@@ -33,8 +35,8 @@ func TestSavedStateReplays(t *testing.T) {
 	seg := []netip.Addr{mustAddr("fc00:2::1")}
 	var ops []Op
 	for i := 0; i < 50; i++ {
-		r := Route{Tenant: "blue", Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 19, byte(i), 0}), 24), Segs: seg}
-		ops = append(ops, Op{Kind: OpAdd, Route: &r})
+		r := model.Route{Tenant: "blue", Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 19, byte(i), 0}), 24), Segs: seg}
+		ops = append(ops, Op{Kind: model.OpAdd, Route: &r})
 	}
 	if _, err := st.Commit(ops, false); err != nil {
 		t.Fatal(err)
@@ -45,17 +47,17 @@ func TestSavedStateReplays(t *testing.T) {
 	if err := st.Compact(); err != nil { // some of it in the snapshot, the rest in the journal
 		t.Fatal(err)
 	}
-	swap := []Route{{Tenant: "blue", Prefix: mustPrefix("198.18.7.0/24"), Segs: seg},
+	swap := []model.Route{{Tenant: "blue", Prefix: mustPrefix("198.18.7.0/24"), Segs: seg},
 		{Tenant: "blue", Prefix: mustPrefix("2001:db8:7::/48"), Segs: seg}}
-	if _, err := st.Commit([]Op{{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: "blue", Routes: swap}}}, false); err != nil {
+	if _, err := st.Commit([]Op{{Kind: model.OpReplace, TenantRoutes: &TenantRoutes{Tenant: "blue", Routes: swap}}}, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Commit([]Op{{Kind: OpDelete, SID: &SID{SID: mustAddr("fc00:1::65")}}}, false); err != nil {
+	if _, err := st.Commit([]Op{{Kind: model.OpDelete, SID: &model.SID{SID: mustAddr("fc00:1::65")}}}, false); err != nil {
 		t.Fatal(err)
 	}
 	want, gen := st.Current(), st.Gen()
 	st = reopen(t, st)
-	if got := st.Current(); !same(got, want) || st.Gen() != gen {
+	if got := st.Current(); !model.Same(got, want) || st.Gen() != gen {
 		t.Fatalf("replayed state differs:\n got %+v gen %d\nwant %+v gen %d", got, st.Gen(), want, gen)
 	}
 	// One policy per inner family for fc00:2::1; the two-SID one lost its last route and is gone.
@@ -164,17 +166,17 @@ func TestPolicyIDQuarantine(t *testing.T) {
 func TestRouteEditedTwiceInACommit(t *testing.T) {
 	st := openTemp(t)
 	x, y := []netip.Addr{mustAddr("fc00:2::1")}, []netip.Addr{mustAddr("fc00:2::2")}
-	route := func(kind OpKind, p string, segs []netip.Addr) Op {
-		return Op{Kind: kind, Route: &Route{Tenant: "red", Prefix: mustPrefix(p), Segs: segs}}
+	route := func(kind model.OpKind, p string, segs []netip.Addr) Op {
+		return Op{Kind: kind, Route: &model.Route{Tenant: "red", Prefix: mustPrefix(p), Segs: segs}}
 	}
-	red := Op{Kind: OpAdd, Tenant: &Tenant{Name: "red", Ports: []Port{{Dev: "eth2", VLAN: 200}}}}
+	red := Op{Kind: model.OpAdd, Tenant: &model.Tenant{Name: "red", Ports: []model.Port{{Dev: "eth2", VLAN: 200}}}}
 	commits := [][]Op{
-		{red, route(OpAdd, "198.18.10.0/24", x), route(OpAdd, "198.18.11.0/24", x)},
-		{route(OpAdd, "198.18.12.0/24", x), route(OpReplace, "198.18.12.0/24", y),
-			route(OpAdd, "198.18.13.0/24", x), route(OpDelete, "198.18.13.0/24", nil),
-			route(OpReplace, "198.18.10.0/24", x), route(OpDelete, "198.18.11.0/24", nil)},
-		{route(OpDelete, "198.18.10.0/24", nil), route(OpDelete, "198.18.12.0/24", nil),
-			{Kind: OpDelete, Tenant: &Tenant{Name: "red"}}, red, route(OpAdd, "198.18.10.0/24", y)},
+		{red, route(model.OpAdd, "198.18.10.0/24", x), route(model.OpAdd, "198.18.11.0/24", x)},
+		{route(model.OpAdd, "198.18.12.0/24", x), route(model.OpReplace, "198.18.12.0/24", y),
+			route(model.OpAdd, "198.18.13.0/24", x), route(model.OpDelete, "198.18.13.0/24", nil),
+			route(model.OpReplace, "198.18.10.0/24", x), route(model.OpDelete, "198.18.11.0/24", nil)},
+		{route(model.OpDelete, "198.18.10.0/24", nil), route(model.OpDelete, "198.18.12.0/24", nil),
+			{Kind: model.OpDelete, Tenant: &model.Tenant{Name: "red"}}, red, route(model.OpAdd, "198.18.10.0/24", y)},
 	}
 	want := []map[string]string{
 		{"198.18.10.0/24": "fc00:2::1", "198.18.11.0/24": "fc00:2::1"},
@@ -198,7 +200,7 @@ func TestRouteEditedTwiceInACommit(t *testing.T) {
 		}
 		cur, gen := st.Current(), st.Gen()
 		st = reopen(t, st)
-		if !same(st.Current(), cur) || st.Gen() != gen {
+		if !model.Same(st.Current(), cur) || st.Gen() != gen {
 			t.Fatalf("commit %d: the journal reads back as another state", i)
 		}
 		if rep, err := st.Reconcile(); err != nil || rep.Written != 0 || rep.Removed != 0 {
@@ -230,7 +232,7 @@ func TestJournalLinesInTheSnapshotAreSkipped(t *testing.T) {
 	}
 	want, gen := st.Current(), st.Gen()
 	st = reopen(t, st)
-	if got := st.Current(); !same(got, want) || st.Gen() != gen {
+	if got := st.Current(); !model.Same(got, want) || st.Gen() != gen {
 		t.Fatalf("state after the reopen:\n got %+v gen %d\nwant %+v gen %d", got, st.Gen(), want, gen)
 	}
 }
@@ -243,7 +245,7 @@ func TestCompactGivesWay(t *testing.T) {
 		t.Fatal(err)
 	}
 	segs := []netip.Addr{mustAddr("fc00:2::1")}
-	set := &RouteSet{Route: Route{Tenant: "blue", Segs: segs}}
+	set := &RouteSet{Route: model.Route{Tenant: "blue", Segs: segs}}
 	for i := 0; i < 50000; i++ { // past 1 MiB of journal, 4096 records many times over
 		set.Prefixes = append(set.Prefixes, netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 19, byte(i >> 8), byte(i)}), 32))
 	}
@@ -252,7 +254,7 @@ func TestCompactGivesWay(t *testing.T) {
 	// reaching four times it.
 	half := *set
 	half.Prefixes = set.Prefixes[:20000]
-	if _, err := st.Commit([]Op{{Kind: OpAdd, RouteSet: &half}}, false); err != nil {
+	if _, err := st.Commit([]Op{{Kind: model.OpAdd, RouteSet: &half}}, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Compact(); err != nil {
@@ -260,7 +262,7 @@ func TestCompactGivesWay(t *testing.T) {
 	}
 	snap0, _ := os.ReadFile(snapshot)
 	half.Prefixes = set.Prefixes[20000:]
-	if _, err := st.Commit([]Op{{Kind: OpAdd, RouteSet: &half}}, false); err != nil {
+	if _, err := st.Commit([]Op{{Kind: model.OpAdd, RouteSet: &half}}, false); err != nil {
 		t.Fatal(err)
 	}
 	if !st.CompactDue() {
@@ -281,7 +283,7 @@ func TestCompactGivesWay(t *testing.T) {
 	}
 	want, gen := st.Current(), st.Gen()
 	st = reopen(t, st)
-	if got := st.Current(); !same(got, want) || st.Gen() != gen || st.Counts().Routes4 != 50001 {
+	if got := st.Current(); !model.Same(got, want) || st.Gen() != gen || st.Counts().Routes4 != 50001 {
 		t.Fatalf("state after the fold and a reopen: %d routes, gen %d (want %d)", st.Counts().Routes4, st.Gen(), gen)
 	}
 }

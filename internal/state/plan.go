@@ -9,26 +9,28 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // Plan returns the operations that turn the running state into desired (validated, defaults filled).
 // Objects of other origins (the kernel mirror's, BGP's) are outside a file's scope: never removed by it.
-func (s *Store) Plan(desired *State) []Op {
+func (s *Store) Plan(desired *model.State) []Op {
 	rt := s.rt
 	var ops, dels []Op
 	if desired.Options != rt.opts {
 		o := desired.Options
-		ops = append(ops, Op{Kind: OpReplace, Options: &o})
+		ops = append(ops, Op{Kind: model.OpReplace, Options: &o})
 	}
 	if !slices.Equal(desired.Domain.Locators, rt.domain.Locators) || !slices.Equal(desired.Domain.Sources, rt.domain.Sources) {
 		d := cloneDomain(desired.Domain)
-		ops = append(ops, Op{Kind: OpReplace, Domain: &d})
+		ops = append(ops, Op{Kind: model.OpReplace, Domain: &d})
 	}
-	if !same(desired.BGP, rt.bgp) {
+	if !model.Same(desired.BGP, rt.bgp) {
 		if desired.BGP != nil {
-			ops = append(ops, Op{Kind: OpReplace, BGP: cloneBGP(desired.BGP)})
+			ops = append(ops, Op{Kind: model.OpReplace, BGP: model.CloneBGP(desired.BGP)})
 		} else {
-			dels = append(dels, Op{Kind: OpDelete, BGP: &BGP{}})
+			dels = append(dels, Op{Kind: model.OpDelete, BGP: &model.BGP{}})
 		}
 	}
 	want := map[string]bool{}
@@ -38,28 +40,28 @@ func (s *Store) Plan(desired *State) []Op {
 		if cur, ok := rt.ifaces[it.Name]; ok && cur.Mode == it.Mode && cur.Role == it.Role {
 			continue
 		}
-		ops = append(ops, Op{Kind: OpReplace, Interface: &it})
+		ops = append(ops, Op{Kind: model.OpReplace, Interface: &it})
 	}
 	for _, name := range slices.Sorted(maps.Keys(rt.ifaces)) { // sorted: the same file, the same plan
 		if !want[name] {
-			dels = append(dels, Op{Kind: OpDelete, Interface: &Interface{Name: name}})
+			dels = append(dels, Op{Kind: model.OpDelete, Interface: &model.Interface{Name: name}})
 		}
 	}
 	wantPol := map[string]bool{}
 	for i := range desired.Policies {
-		p := clonePolicy(&desired.Policies[i])
+		p := model.ClonePolicy(&desired.Policies[i])
 		wantPol[p.Name] = true
-		if cur := rt.named[p.Name]; cur != nil && same(cur.Policy, p) {
+		if cur := rt.named[p.Name]; cur != nil && model.Same(cur.Policy, p) {
 			continue
 		}
-		ops = append(ops, Op{Kind: OpReplace, Policy: &p})
+		ops = append(ops, Op{Kind: model.OpReplace, Policy: &p})
 	}
 	for _, name := range slices.Sorted(maps.Keys(rt.named)) {
-		if n := rt.named[name]; !wantPol[name] && n.Origin == OriginConfig { // after the routes that use it are replaced
-			dels = append(dels, Op{Kind: OpDelete, Policy: &Policy{Name: name}})
+		if n := rt.named[name]; !wantPol[name] && n.Origin == model.OriginConfig { // after the routes that use it are replaced
+			dels = append(dels, Op{Kind: model.OpDelete, Policy: &model.Policy{Name: name}})
 		}
 	}
-	routes := map[string][]Route{}
+	routes := map[string][]model.Route{}
 	for _, r := range desired.Routes {
 		routes[r.Tenant] = append(routes[r.Tenant], r)
 	}
@@ -69,21 +71,21 @@ func (s *Store) Plan(desired *State) []Op {
 		want[t.Name] = true
 		cur := rt.tenants[t.Name]
 		if cur == nil || !sameTenant(&cur.Tenant, &t) {
-			ops = append(ops, Op{Kind: OpReplace, Tenant: &t})
+			ops = append(ops, Op{Kind: model.OpReplace, Tenant: &t})
 		}
 		if (cur == nil && len(routes[t.Name]) > 0) || (cur != nil && !rt.sameRoutes(cur, routes[t.Name])) {
-			ops = append(ops, Op{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: t.Name, Routes: routes[t.Name]}})
+			ops = append(ops, Op{Kind: model.OpReplace, TenantRoutes: &TenantRoutes{Tenant: t.Name, Routes: routes[t.Name]}})
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(rt.tenants)) {
 		t := rt.tenants[name]
-		if want[name] || t.Origin != OriginConfig { // other origins' objects are not the file's
+		if want[name] || t.Origin != model.OriginConfig { // other origins' objects are not the file's
 			continue
 		}
 		if t.routes.len() > 0 { // BGP's routes in it go with it
-			ops = append(ops, Op{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: name, All: true}})
+			ops = append(ops, Op{Kind: model.OpReplace, TenantRoutes: &TenantRoutes{Tenant: name, All: true}})
 		}
-		dels = append(dels, Op{Kind: OpDelete, Tenant: &Tenant{Name: name}})
+		dels = append(dels, Op{Kind: model.OpDelete, Tenant: &model.Tenant{Name: name}})
 	}
 	wantSID := map[netip.Addr]bool{}
 	for i := range desired.SIDs {
@@ -91,16 +93,16 @@ func (s *Store) Plan(desired *State) []Op {
 		wantSID[sd.SID] = true
 		if cur, ok := rt.sids[sd.SID]; ok {
 			sd.ID, sd.Policy = cur.ID, cur.Policy
-			if same(cur, sd) {
+			if model.Same(cur, sd) {
 				continue
 			}
 		}
 		sd.ID, sd.Policy = 0, 0
-		ops = append(ops, Op{Kind: OpReplace, SID: &sd})
+		ops = append(ops, Op{Kind: model.OpReplace, SID: &sd})
 	}
 	for _, addr := range slices.SortedFunc(maps.Keys(rt.sids), netip.Addr.Compare) {
-		if sd := rt.sids[addr]; !wantSID[addr] && sd.Origin == OriginConfig {
-			ops = append(ops, Op{Kind: OpDelete, SID: &SID{SID: addr}})
+		if sd := rt.sids[addr]; !wantSID[addr] && sd.Origin == model.OriginConfig {
+			ops = append(ops, Op{Kind: model.OpDelete, SID: &model.SID{SID: addr}})
 		}
 	}
 	// Deletions of tenants and interfaces last: routes and SIDs that use them go first.
@@ -108,9 +110,9 @@ func (s *Store) Plan(desired *State) []Op {
 	return append(ops, dels...)
 }
 
-func sameTenant(cur, want *Tenant) bool {
+func sameTenant(cur, want *model.Tenant) bool {
 	if cur.Table != want.Table || cur.KernelFallback != want.KernelFallback || len(cur.Ports) != len(want.Ports) ||
-		!slices.Equal(cur.Gateway, want.Gateway) || cur.MSSClamp != want.MSSClamp || !same(cur.VPN, want.VPN) {
+		!slices.Equal(cur.Gateway, want.Gateway) || cur.MSSClamp != want.MSSClamp || !model.Same(cur.VPN, want.VPN) {
 		return false
 	}
 	for i := range cur.Ports {
@@ -122,7 +124,7 @@ func sameTenant(cur, want *Tenant) bool {
 }
 
 // sameRoutes: the API's routes of tenant cur are want (other origins' routes are not the file's).
-func (rt *runtime) sameRoutes(cur *tenantRT, want []Route) bool {
+func (rt *runtime) sameRoutes(cur *tenantRT, want []model.Route) bool {
 	if cur.routes.len()-cur.origins.len() != len(want) {
 		return false
 	}
@@ -133,9 +135,9 @@ func (rt *runtime) sameRoutes(cur *tenantRT, want []Route) bool {
 		if r.Policy != "" {
 			key = groupKey(r.Policy, boolInt(r.Prefix.Addr().Is6()))
 		}
-		if p == nil || cur.routeOrigin(r.Prefix) != OriginConfig || (r.Mode == ModePass) != (p == passPolicy) ||
+		if p == nil || cur.routeOrigin(r.Prefix) != model.OriginConfig || (r.Mode == model.ModePass) != (p == passPolicy) ||
 			(p != passPolicy && p.key != key) ||
-			!sameUSIDs(cur.usids[r.Prefix], r.USIDs) {
+			!model.SameUSIDs(cur.usids[r.Prefix], r.USIDs) {
 			return false
 		}
 	}
@@ -143,8 +145,8 @@ func (rt *runtime) sameRoutes(cur *tenantRT, want []Route) bool {
 }
 
 // clone deep-copies a state (through JSON: it is only used on whole desired states).
-func clone(st *State) State {
-	var c State
+func clone(st *model.State) model.State {
+	var c model.State
 	b, _ := json.Marshal(st)
 	_ = json.Unmarshal(b, &c)
 	return c

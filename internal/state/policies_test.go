@@ -10,17 +10,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
-func weighted(name string, weights ...uint32) Policy {
-	p := Policy{Name: name}
+func weighted(name string, weights ...uint32) model.Policy {
+	p := model.Policy{Name: name}
 	for i, w := range weights {
-		p.Lists = append(p.Lists, SegList{Segs: []netip.Addr{netip.AddrFrom16([16]byte{0xfc, 0, 0, 0x20, 15: byte(i + 1)})}, Weight: w})
+		p.Lists = append(p.Lists, model.SegList{Segs: []netip.Addr{netip.AddrFrom16([16]byte{0xfc, 0, 0, 0x20, 15: byte(i + 1)})}, Weight: w})
 	}
 	return p
 }
 
-func slotsOf(b [GroupBuckets]uint32) map[uint32]int {
+func slotsOf(b [model.GroupBuckets]uint32) map[uint32]int {
 	n := map[uint32]int{}
 	for _, id := range b {
 		n[id]++
@@ -69,13 +71,13 @@ func TestListDownMovesOnlyItsSlots(t *testing.T) {
 			t.Errorf("slot %d still on the list that is down", b)
 		}
 	}
-	if n := slotsOf(after); n[12]+n[13] != GroupBuckets || n[13] <= n[12] {
+	if n := slotsOf(after); n[12]+n[13] != model.GroupBuckets || n[13] <= n[12] {
 		t.Errorf("after list 0 down: %v (the weight-2 list should take more)", n)
 	}
 	for i := range p.Lists {
 		p.Lists[i].Down = true
 	}
-	if n := slotsOf(groupBuckets(p.Lists, ids)); n[0] != GroupBuckets {
+	if n := slotsOf(groupBuckets(p.Lists, ids)); n[0] != model.GroupBuckets {
 		t.Errorf("every list down: %v, want every slot 0", n)
 	}
 }
@@ -83,9 +85,9 @@ func TestListDownMovesOnlyItsSlots(t *testing.T) {
 func TestNamedPolicyRoutesAndDown(t *testing.T) {
 	st := openTemp(t)
 	s := baseState()
-	s.Policies = []Policy{weighted("east", 2, 1, 1)}
-	s.Routes = append(s.Routes, Route{Tenant: "blue", Prefix: mustPrefix("198.18.40.0/24"), Policy: "east"},
-		Route{Tenant: "blue", Prefix: mustPrefix("2001:db8:40::/48"), Policy: "east"})
+	s.Policies = []model.Policy{weighted("east", 2, 1, 1)}
+	s.Routes = append(s.Routes, model.Route{Tenant: "blue", Prefix: mustPrefix("198.18.40.0/24"), Policy: "east"},
+		model.Route{Tenant: "blue", Prefix: mustPrefix("2001:db8:40::/48"), Policy: "east"})
 	if _, err := st.Apply(s, false); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +97,7 @@ func TestNamedPolicyRoutesAndDown(t *testing.T) {
 		t.Fatalf("%d groups, want 2 (IPv4 and IPv6 inner)", len(im.Groups))
 	}
 	r4 := im.Routes[RouteKey{TableID: st.rt.tenants["blue"].tableID, Prefix: mustPrefix("198.18.40.0/24")}]
-	if r4&GroupFlag == 0 || im.Groups[r4&^GroupFlag].Buckets[0] == 0 {
+	if r4&model.GroupFlag == 0 || im.Groups[r4&^model.GroupFlag].Buckets[0] == 0 {
 		t.Fatalf("route 198.18.40.0/24 -> %#x, not a group with lists", r4)
 	}
 	if d, err := st.Apply(s, false); err != nil || !d.Empty() {
@@ -116,7 +118,7 @@ func TestNamedPolicyRoutesAndDown(t *testing.T) {
 	}
 	checkImage(t, st)
 	down := st.rt.state().Policies[0]
-	for _, b := range st.Image().Groups[r4&^GroupFlag].Buckets {
+	for _, b := range st.Image().Groups[r4&^model.GroupFlag].Buckets {
 		if b == down.Lists[0].PolicyID[0] || b == 0 {
 			t.Fatalf("a slot still names the list that is down (%d)", b)
 		}
@@ -128,7 +130,7 @@ func TestNamedPolicyRoutesAndDown(t *testing.T) {
 		t.Fatalf("after reopening: %+v", got)
 	}
 	// In use: not deleted; its routes gone, it goes and its lists' policies with it.
-	if _, err := st.Commit([]Op{{Kind: OpDelete, Policy: &Policy{Name: "east"}}}, false); err == nil ||
+	if _, err := st.Commit([]Op{{Kind: model.OpDelete, Policy: &model.Policy{Name: "east"}}}, false); err == nil ||
 		!strings.Contains(err.Error(), "2 routes still use it") {
 		t.Fatalf("deleting a policy in use: %v", err)
 	}
@@ -162,16 +164,16 @@ func TestNamedPolicyRoutesAndDown(t *testing.T) {
 func TestNamedPolicyRefusals(t *testing.T) {
 	st := openTemp(t)
 	for _, c := range []struct {
-		s    State
+		s    model.State
 		want string
 	}{
-		{State{Policies: []Policy{{Name: "x"}}}, `policy "x": lists: no segment lists`},
-		{State{Policies: []Policy{weighted("x", 1), weighted("x", 1)}}, `policy "x": defined twice`},
-		{State{Policies: []Policy{{Name: "x", Lists: []SegList{{Segs: []netip.Addr{mustAddr("198.18.0.1")}}}}}},
+		{model.State{Policies: []model.Policy{{Name: "x"}}}, `policy "x": lists: no segment lists`},
+		{model.State{Policies: []model.Policy{weighted("x", 1), weighted("x", 1)}}, `policy "x": defined twice`},
+		{model.State{Policies: []model.Policy{{Name: "x", Lists: []model.SegList{{Segs: []netip.Addr{mustAddr("198.18.0.1")}}}}}},
 			`policy "x": lists[0].segs[0]: 198.18.0.1 is not a unicast IPv6 address`},
-		{State{Tenants: baseState().Tenants, Routes: []Route{{Tenant: "blue", Prefix: mustPrefix("198.18.40.0/24"), Policy: "nope"}}},
+		{model.State{Tenants: baseState().Tenants, Routes: []model.Route{{Tenant: "blue", Prefix: mustPrefix("198.18.40.0/24"), Policy: "nope"}}},
 			`policy: unknown policy "nope"`},
-		{State{Tenants: baseState().Tenants, Policies: []Policy{weighted("x", 1)}, Routes: []Route{{Tenant: "blue",
+		{model.State{Tenants: baseState().Tenants, Policies: []model.Policy{weighted("x", 1)}, Routes: []model.Route{{Tenant: "blue",
 			Prefix: mustPrefix("198.18.40.0/24"), Policy: "x", Segs: []netip.Addr{mustAddr("fc00:2::1")}}}}, "takes no mode, segs"},
 	} {
 		if _, err := st.Apply(c.s, false); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -181,10 +183,10 @@ func TestNamedPolicyRefusals(t *testing.T) {
 }
 
 func TestNamedPolicyListAsUSIDs(t *testing.T) {
-	p := Policy{Name: "u", Lists: []SegList{{USIDs: &USIDList{Block: mustPrefix("fcbb:0::/32"), IDs: []string{"100", "200"}}},
-		{USIDs: &USIDList{Block: mustPrefix("fcbb:0::/32"), IDs: []string{"zz"}}}}}
-	var errs Errors
-	validateNamedPolicy(&p, func(err error) { errs = append(errs, err) })
+	p := model.Policy{Name: "u", Lists: []model.SegList{{USIDs: &model.USIDList{Block: mustPrefix("fcbb:0::/32"), IDs: []string{"100", "200"}}},
+		{USIDs: &model.USIDList{Block: mustPrefix("fcbb:0::/32"), IDs: []string{"zz"}}}}}
+	var errs model.Errors
+	model.ValidateNamedPolicy(&p, func(err error) { errs = append(errs, err) })
 	if len(p.Lists[0].Segs) != 1 || p.Lists[0].Segs[0] != mustAddr("fcbb:0:100:200::") {
 		t.Errorf("list 0 as uSIDs: segs %v", p.Lists[0].Segs)
 	}
@@ -200,8 +202,8 @@ func TestNamedPolicyListAsUSIDs(t *testing.T) {
 func TestSwapAwayFromDeletedPolicyUndoes(t *testing.T) {
 	st := openTemp(t)
 	s := baseState()
-	s.Policies = []Policy{weighted("east", 2, 1, 1)}
-	s.Routes = append(s.Routes, Route{Tenant: "blue", Prefix: mustPrefix("198.18.40.0/24"), Policy: "east"})
+	s.Policies = []model.Policy{weighted("east", 2, 1, 1)}
+	s.Routes = append(s.Routes, model.Route{Tenant: "blue", Prefix: mustPrefix("198.18.40.0/24"), Policy: "east"})
 	if _, err := st.Apply(s, false); err != nil {
 		t.Fatal(err)
 	}

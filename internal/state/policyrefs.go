@@ -6,6 +6,8 @@ package state
 import (
 	"net/netip"
 	"slices"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // policyReq is what an SR policy is made of: a route's segment list, or a binding SID's.
@@ -19,8 +21,8 @@ type policyReq struct {
 	obj      string // the route or SID asking, for errors
 }
 
-// routePolicy is the policy request of route r (validated), named obj (routeObj) in errors.
-func routePolicy(r *Route, obj string) policyReq {
+// routePolicy is the policy request of route r (validated), named obj (model.RouteObj) in errors.
+func routePolicy(r *model.Route, obj string) policyReq {
 	if r.Policy != "" {
 		return policyReq{inner6: r.Prefix.Addr().Is6(), named: r.Policy, obj: obj}
 	}
@@ -30,19 +32,19 @@ func routePolicy(r *Route, obj string) policyReq {
 // bindingPolicy is the policy request of binding SID sd (validated): the inner packet is the IPv6
 // packet that arrived; the outer hop limit comes from it per packet (the policy's is a default,
 // so that a route with the same list shares the policy).
-func bindingPolicy(sd *SID, b *Behavior) policyReq {
-	return policyReq{inner6: true, mode: b.PolicyMode, segs: sd.Segs, src: sd.Src, hopLimit: DefaultHopLimit, obj: sidObj(sd)}
+func bindingPolicy(sd *model.SID, b *model.Behavior) policyReq {
+	return policyReq{inner6: true, mode: b.PolicyMode, segs: sd.Segs, src: sd.Src, hopLimit: model.DefaultHopLimit, obj: model.SIDObj(sd)}
 }
 
 // acquire finds or creates the policy q asks for and takes a reference on it.
 func (s *Store) acquire(c *change, q policyReq) (*policy, error) {
-	if q.mode == ModePass {
+	if q.mode == model.ModePass {
 		return passPolicy, nil
 	}
 	if q.named != "" {
 		n := s.rt.named[q.named]
 		if n == nil {
-			return nil, fieldErr(q.obj, "policy", "unknown policy %q", q.named)
+			return nil, model.FieldErr(q.obj, "policy", "unknown policy %q", q.named)
 		}
 		g := n.groups[boolInt(q.inner6)]
 		c.ref(g, 1)
@@ -60,13 +62,13 @@ func (s *Store) acquire(c *change, q policyReq) (*policy, error) {
 		if !used.IsValid() {
 			src, err := s.Env.SourceFor(q.segs[0])
 			if err != nil {
-				return nil, fieldErr(q.obj, "src", "%v", err)
+				return nil, model.FieldErr(q.obj, "src", "%v", err)
 			}
 			used = src
 		}
 		id, err := s.rt.polIDs.alloc()
 		if err != nil {
-			return nil, fieldErr(q.obj, "", "%v", err)
+			return nil, model.FieldErr(q.obj, "", "%v", err)
 		}
 		p = &policy{id: id, key: key, inner6: q.inner6, mode: q.mode, segs: slices.Clone(q.segs),
 			src: q.src, usedSrc: used, hopLimit: q.hopLimit}

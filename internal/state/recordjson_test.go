@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"reflect"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func TestRecordJSONIsEncodingJSON(t *testing.T) {
@@ -16,9 +18,9 @@ func TestRecordJSONIsEncodingJSON(t *testing.T) {
 	recs := []record{
 		{Route: &savedRoute{T: "t0", P: p, Pol: 7}},
 		{Route: &savedRoute{T: "t0", P: p6}}, // pass: no pol
-		{Route: &savedRoute{T: "t0", P: p, Pol: 1 | GroupFlag, O: OriginBGP}},
+		{Route: &savedRoute{T: "t0", P: p, Pol: 1 | model.GroupFlag, O: model.OriginBGP}},
 		{Route: &savedRoute{T: `a<b>&"c\` + "\n\u00e9", P: p, Pol: 3}}, // escaped through encoding/json
-		{Route: &savedRoute{T: "t0", P: p, Pol: 3, U: &USIDList{Block: netip.MustParsePrefix("fcbb::/32"), IDs: []string{"e004"}}}},
+		{Route: &savedRoute{T: "t0", P: p, Pol: 3, U: &model.USIDList{Block: netip.MustParsePrefix("fcbb::/32"), IDs: []string{"e004"}}}},
 		{Route: &savedRoute{T: "t0"}}, // no prefix
 		{RouteDel: &savedRoute{T: "t0", P: p}},
 		{Route: &savedRoute{T: "t0", P: p}, RouteDel: &savedRoute{T: "t0", P: p6}}, // not one record kind
@@ -56,20 +58,20 @@ func TestRecordJSONIsEncodingJSON(t *testing.T) {
 func TestPolicyKeyTellsFieldsApart(t *testing.T) {
 	a, b := mustAddr("fc00:2::1"), mustAddr("fc00:2::2")
 	src := mustAddr("fc00:1::1")
-	base := policyKey(false, ModeEncap, []netip.Addr{a, b}, src, 64)
-	if policyKey(false, ModeEncap, []netip.Addr{a, b}, src, 64) != base {
+	base := policyKey(false, model.ModeEncap, []netip.Addr{a, b}, src, 64)
+	if policyKey(false, model.ModeEncap, []netip.Addr{a, b}, src, 64) != base {
 		t.Fatal("the same policy gave two keys")
 	}
 	others := []string{
-		policyKey(true, ModeEncap, []netip.Addr{a, b}, src, 64),
-		policyKey(false, ModeEncapRed, []netip.Addr{a, b}, src, 64),
-		policyKey(false, ModeEncap, []netip.Addr{b, a}, src, 64),
-		policyKey(false, ModeEncap, []netip.Addr{a}, src, 64),
-		policyKey(false, ModeEncap, []netip.Addr{a, b, src}, netip.Addr{}, 64),
-		policyKey(false, ModeEncap, []netip.Addr{a, b}, netip.Addr{}, 64),
-		policyKey(false, ModeEncap, []netip.Addr{a, b}, src.WithZone("eth0"), 64),
-		policyKey(false, ModeEncap, []netip.Addr{a, b}, mustAddr("198.18.0.1"), 64),
-		policyKey(false, ModeEncap, []netip.Addr{a, b}, src, 63),
+		policyKey(true, model.ModeEncap, []netip.Addr{a, b}, src, 64),
+		policyKey(false, model.ModeEncapRed, []netip.Addr{a, b}, src, 64),
+		policyKey(false, model.ModeEncap, []netip.Addr{b, a}, src, 64),
+		policyKey(false, model.ModeEncap, []netip.Addr{a}, src, 64),
+		policyKey(false, model.ModeEncap, []netip.Addr{a, b, src}, netip.Addr{}, 64),
+		policyKey(false, model.ModeEncap, []netip.Addr{a, b}, netip.Addr{}, 64),
+		policyKey(false, model.ModeEncap, []netip.Addr{a, b}, src.WithZone("eth0"), 64),
+		policyKey(false, model.ModeEncap, []netip.Addr{a, b}, mustAddr("198.18.0.1"), 64),
+		policyKey(false, model.ModeEncap, []netip.Addr{a, b}, src, 63),
 		passPolicy.key, groupKey("x", 0),
 	}
 	seen := map[string]int{base: -1}
@@ -82,12 +84,12 @@ func TestPolicyKeyTellsFieldsApart(t *testing.T) {
 }
 
 func TestRouteObj(t *testing.T) {
-	for r, want := range map[*Route]string{
+	for r, want := range map[*model.Route]string{
 		{Tenant: "blue", Prefix: mustPrefix("198.18.2.0/24")}:   "route 198.18.2.0/24 tenant blue",
 		{Tenant: "blue", Prefix: mustPrefix("2001:db8:1::/48")}: "route 2001:db8:1::/48 tenant blue",
 		{Tenant: "t", Prefix: netip.Prefix{}}:                   "route invalid Prefix tenant t",
 	} {
-		if got := routeObj(r); got != want {
+		if got := model.RouteObj(r); got != want {
 			t.Errorf("routeObj = %q, want %q", got, want)
 		}
 	}

@@ -8,6 +8,8 @@ package state
 
 import (
 	"net/netip"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 type routeIndex struct {
@@ -101,7 +103,7 @@ func (r *runtime) policyOf(id uint32) *policy {
 	switch {
 	case id == 0:
 		return passPolicy
-	case id&GroupFlag != 0:
+	case id&model.GroupFlag != 0:
 		return r.groupByID[id]
 	}
 	return r.polByID[id]

@@ -6,6 +6,8 @@ package state
 import (
 	"net/netip"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func TestRouteIndexKeepsPrefixes(t *testing.T) {
@@ -15,8 +17,8 @@ func TestRouteIndexKeepsPrefixes(t *testing.T) {
 		"::/0", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128", "2001:db8::/32", "2001:db8::/33", "::ffff:198.18.0.1/128",
 		"::c612:1/128", "fc00:0:0:1::/64", "fc00::1:0:0:0/64"} {
 		p := mustPrefix(s)
-		x.set(p, uint32(i)|GroupFlag*uint32(i%2))
-		want[p] = uint32(i) | GroupFlag*uint32(i%2)
+		x.set(p, uint32(i)|model.GroupFlag*uint32(i%2))
+		want[p] = uint32(i) | model.GroupFlag*uint32(i%2)
 	}
 	x.set(mustPrefix("1.2.3.0/24"), 77) // a second set replaces
 	want[mustPrefix("1.2.3.0/24")] = 77

@@ -8,22 +8,24 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
-func bgpRoute(prefix string) *Route {
-	return &Route{Tenant: "blue", Prefix: mustPrefix(prefix), Segs: []netip.Addr{mustAddr("fc00:9::1"), mustAddr("fc00:9::64")}}
+func bgpRoute(prefix string) *model.Route {
+	return &model.Route{Tenant: "blue", Prefix: mustPrefix(prefix), Segs: []netip.Addr{mustAddr("fc00:9::1"), mustAddr("fc00:9::64")}}
 }
 
 // routesByPrefix is the routes of tenant blue by prefix, with their origins.
-func routesByPrefix(st *Store) map[string]Origin {
-	out := map[string]Origin{}
+func routesByPrefix(st *Store) map[string]model.Origin {
+	out := map[string]model.Origin{}
 	for p, r := range st.TenantRoutes("blue") {
 		out[p.String()] = r.Origin
 	}
 	return out
 }
 
-func wantRoutes(t *testing.T, st *Store, want map[string]Origin) {
+func wantRoutes(t *testing.T, st *Store, want map[string]model.Origin) {
 	t.Helper()
 	got := routesByPrefix(st)
 	if len(got) != len(want) {
@@ -45,11 +47,11 @@ func TestBGPRoutesInATenantOfTheAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	// BGP adds two routes to blue (a tenant of the API).
-	if _, err := st.Commit([]Op{{Kind: OpAdd, Origin: OriginBGP, Route: bgpRoute("198.18.5.0/24")},
-		{Kind: OpAdd, Origin: OriginBGP, Route: bgpRoute("198.18.6.0/24")}}, false); err != nil {
+	if _, err := st.Commit([]Op{{Kind: model.OpAdd, Origin: model.OriginBGP, Route: bgpRoute("198.18.5.0/24")},
+		{Kind: model.OpAdd, Origin: model.OriginBGP, Route: bgpRoute("198.18.6.0/24")}}, false); err != nil {
 		t.Fatalf("BGP adding routes to a tenant of the API: %v", err)
 	}
-	wantRoutes(t, st, map[string]Origin{"198.18.2.0/24": OriginConfig, "198.18.5.0/24": OriginBGP, "198.18.6.0/24": OriginBGP})
+	wantRoutes(t, st, map[string]model.Origin{"198.18.2.0/24": model.OriginConfig, "198.18.5.0/24": model.OriginBGP, "198.18.6.0/24": model.OriginBGP})
 
 	// The same config file again changes nothing; BGP's routes stay.
 	if d, err := st.Apply(baseState(), false); err != nil || !d.Empty() {
@@ -57,21 +59,21 @@ func TestBGPRoutesInATenantOfTheAPI(t *testing.T) {
 	}
 	// A file with other routes for blue replaces the API's routes only.
 	next := baseState()
-	next.Routes = append(next.Routes, Route{Tenant: "blue", Prefix: mustPrefix("198.18.7.0/24"), Segs: []netip.Addr{mustAddr("fc00:2::1")}})
+	next.Routes = append(next.Routes, model.Route{Tenant: "blue", Prefix: mustPrefix("198.18.7.0/24"), Segs: []netip.Addr{mustAddr("fc00:2::1")}})
 	if _, err := st.Apply(next, false); err != nil {
 		t.Fatal(err)
 	}
-	wantRoutes(t, st, map[string]Origin{"198.18.2.0/24": OriginConfig, "198.18.7.0/24": OriginConfig,
-		"198.18.5.0/24": OriginBGP, "198.18.6.0/24": OriginBGP})
+	wantRoutes(t, st, map[string]model.Origin{"198.18.2.0/24": model.OriginConfig, "198.18.7.0/24": model.OriginConfig,
+		"198.18.5.0/24": model.OriginBGP, "198.18.6.0/24": model.OriginBGP})
 
 	// A file may not take a prefix BGP holds: refused whole, nothing changed.
 	clash := baseState()
-	clash.Routes = append(clash.Routes, Route{Tenant: "blue", Prefix: mustPrefix("198.18.5.0/24"), Segs: []netip.Addr{mustAddr("fc00:2::1")}})
+	clash.Routes = append(clash.Routes, model.Route{Tenant: "blue", Prefix: mustPrefix("198.18.5.0/24"), Segs: []netip.Addr{mustAddr("fc00:2::1")}})
 	if _, err := st.Apply(clash, false); err == nil || !strings.Contains(err.Error(), "owned by BGP") {
 		t.Fatalf("a file taking BGP's prefix: %v", err)
 	}
-	wantRoutes(t, st, map[string]Origin{"198.18.2.0/24": OriginConfig, "198.18.7.0/24": OriginConfig,
-		"198.18.5.0/24": OriginBGP, "198.18.6.0/24": OriginBGP})
+	wantRoutes(t, st, map[string]model.Origin{"198.18.2.0/24": model.OriginConfig, "198.18.7.0/24": model.OriginConfig,
+		"198.18.5.0/24": model.OriginBGP, "198.18.6.0/24": model.OriginBGP})
 
 	// BGP may not replace or delete the API's routes, nor the API BGP's.
 	for _, c := range []struct {
@@ -79,24 +81,24 @@ func TestBGPRoutesInATenantOfTheAPI(t *testing.T) {
 		op   Op
 		want string
 	}{
-		{"BGP replacing the API's route", Op{Kind: OpReplace, Origin: OriginBGP, Route: bgpRoute("198.18.2.0/24")}, "set through the seg6x API"},
-		{"BGP deleting the API's route", Op{Kind: OpDelete, Origin: OriginBGP, Route: bgpRoute("198.18.7.0/24")}, "set through the seg6x API"},
-		{"the API replacing BGP's route", Op{Kind: OpReplace, Route: bgpRoute("198.18.5.0/24")}, "owned by BGP"},
-		{"the API deleting BGP's route", Op{Kind: OpDelete, Route: bgpRoute("198.18.6.0/24")}, "owned by BGP"},
-		{"the kernel mirror adding to a tenant of the API", Op{Kind: OpAdd, Origin: OriginKernel, Route: bgpRoute("198.18.8.0/24")}, "set through the seg6x API"},
-		{"BGP emptying the whole table", Op{Kind: OpReplace, Origin: OriginBGP, TenantRoutes: &TenantRoutes{Tenant: "blue", All: true}}, "set through the seg6x API"},
+		{"BGP replacing the API's route", Op{Kind: model.OpReplace, Origin: model.OriginBGP, Route: bgpRoute("198.18.2.0/24")}, "set through the seg6x API"},
+		{"BGP deleting the API's route", Op{Kind: model.OpDelete, Origin: model.OriginBGP, Route: bgpRoute("198.18.7.0/24")}, "set through the seg6x API"},
+		{"the API replacing BGP's route", Op{Kind: model.OpReplace, Route: bgpRoute("198.18.5.0/24")}, "owned by BGP"},
+		{"the API deleting BGP's route", Op{Kind: model.OpDelete, Route: bgpRoute("198.18.6.0/24")}, "owned by BGP"},
+		{"the kernel mirror adding to a tenant of the API", Op{Kind: model.OpAdd, Origin: model.OriginKernel, Route: bgpRoute("198.18.8.0/24")}, "set through the seg6x API"},
+		{"BGP emptying the whole table", Op{Kind: model.OpReplace, Origin: model.OriginBGP, TenantRoutes: &TenantRoutes{Tenant: "blue", All: true}}, "set through the seg6x API"},
 	} {
 		if _, err := st.Commit([]Op{c.op}, false); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
 		}
 	}
 	// BGP replaces its own routes of blue in one swap; the API's stay.
-	if _, err := st.Commit([]Op{{Kind: OpReplace, Origin: OriginBGP, TenantRoutes: &TenantRoutes{Tenant: "blue",
-		Routes: []Route{*bgpRoute("198.18.6.0/24"), *bgpRoute("2001:db8:6::/48")}}}}, false); err != nil {
+	if _, err := st.Commit([]Op{{Kind: model.OpReplace, Origin: model.OriginBGP, TenantRoutes: &TenantRoutes{Tenant: "blue",
+		Routes: []model.Route{*bgpRoute("198.18.6.0/24"), *bgpRoute("2001:db8:6::/48")}}}}, false); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]Origin{"198.18.2.0/24": OriginConfig, "198.18.7.0/24": OriginConfig,
-		"198.18.6.0/24": OriginBGP, "2001:db8:6::/48": OriginBGP}
+	want := map[string]model.Origin{"198.18.2.0/24": model.OriginConfig, "198.18.7.0/24": model.OriginConfig,
+		"198.18.6.0/24": model.OriginBGP, "2001:db8:6::/48": model.OriginBGP}
 	wantRoutes(t, st, want)
 
 	// Restart: the origins come back from the saved state.

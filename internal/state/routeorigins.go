@@ -8,6 +8,8 @@ package state
 import (
 	"net/netip"
 	"sync"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // originIndex maps a prefix to an origin id (originID); its maps are made on first use.
@@ -17,14 +19,14 @@ type originIndex struct {
 }
 
 // knownOrigins are the ids of the origins seg6x has; any other origin gets an id on first use.
-var knownOrigins = []Origin{OriginConfig, OriginKernel, OriginBGP, OriginVPN}
+var knownOrigins = []model.Origin{model.OriginConfig, model.OriginKernel, model.OriginBGP, model.OriginVPN}
 
 var otherOrigins struct {
 	sync.RWMutex
-	list []Origin // id len(knownOrigins)+i
+	list []model.Origin // id len(knownOrigins)+i
 }
 
-func originID(o Origin) uint8 {
+func originID(o model.Origin) uint8 {
 	for i, k := range knownOrigins {
 		if k == o {
 			return uint8(i)
@@ -41,7 +43,7 @@ func originID(o Origin) uint8 {
 	return uint8(len(knownOrigins) + len(otherOrigins.list) - 1)
 }
 
-func originOfID(id uint8) Origin {
+func originOfID(id uint8) model.Origin {
 	if int(id) < len(knownOrigins) {
 		return knownOrigins[id]
 	}
@@ -51,7 +53,7 @@ func originOfID(id uint8) Origin {
 }
 
 // get is the origin stored for p; false when there is none.
-func (x *originIndex) get(p netip.Prefix) (Origin, bool) {
+func (x *originIndex) get(p netip.Prefix) (model.Origin, bool) {
 	var id uint8
 	var ok bool
 	if p.Addr().Is4() {
@@ -66,12 +68,12 @@ func (x *originIndex) get(p netip.Prefix) (Origin, bool) {
 }
 
 // of is the origin stored for p, "" when there is none.
-func (x *originIndex) of(p netip.Prefix) Origin {
+func (x *originIndex) of(p netip.Prefix) model.Origin {
 	o, _ := x.get(p)
 	return o
 }
 
-func (x *originIndex) set(p netip.Prefix, o Origin) {
+func (x *originIndex) set(p netip.Prefix, o model.Origin) {
 	if p.Addr().Is4() {
 		if x.v4 == nil {
 			x.v4 = map[uint64]uint8{}

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // expand is ops with each RouteSet written as one Route operation per prefix.
@@ -46,44 +48,44 @@ func prefixes(ss ...string) []netip.Prefix {
 func TestRouteSetsMatchRouteOps(t *testing.T) {
 	segsA := []netip.Addr{mustAddr("fc00:2::1"), mustAddr("fc00:3::64")}
 	segsB := []netip.Addr{mustAddr("fc00:2::9")}
-	usids := &USIDList{Block: mustPrefix("fcbb:0::/32"), IDs: []string{"100", "200"}}
-	set := func(kind OpKind, o Origin, r Route, ps ...string) Op {
+	usids := &model.USIDList{Block: mustPrefix("fcbb:0::/32"), IDs: []string{"100", "200"}}
+	set := func(kind model.OpKind, o model.Origin, r model.Route, ps ...string) Op {
 		return Op{Kind: kind, Origin: o, RouteSet: &RouteSet{Route: r, Prefixes: prefixes(ps...)}}
 	}
-	blue := func(segs []netip.Addr) Route { return Route{Tenant: "blue", Segs: segs} }
+	blue := func(segs []netip.Addr) model.Route { return model.Route{Tenant: "blue", Segs: segs} }
 	commits := []struct {
 		name    string
 		ops     []Op
 		wantErr bool
 	}{
 		{"tenants and a named policy", []Op{
-			{Kind: OpAdd, Tenant: &Tenant{Name: "blue", Table: 100, Ports: []Port{{Dev: "eth1", VLAN: 100}}}},
-			{Kind: OpAdd, Tenant: &Tenant{Name: "red", Table: 101, Ports: []Port{{Dev: "eth1", VLAN: 101}}}},
-			{Kind: OpAdd, Policy: &Policy{Name: "east", Lists: []SegList{{Segs: segsB}}}}}, false},
-		{"both families, back and forth", []Op{set(OpAdd, "", blue(segsA),
+			{Kind: model.OpAdd, Tenant: &model.Tenant{Name: "blue", Table: 100, Ports: []model.Port{{Dev: "eth1", VLAN: 100}}}},
+			{Kind: model.OpAdd, Tenant: &model.Tenant{Name: "red", Table: 101, Ports: []model.Port{{Dev: "eth1", VLAN: 101}}}},
+			{Kind: model.OpAdd, Policy: &model.Policy{Name: "east", Lists: []model.SegList{{Segs: segsB}}}}}, false},
+		{"both families, back and forth", []Op{set(model.OpAdd, "", blue(segsA),
 			"198.18.1.0/24", "2001:db8:1::/64", "198.18.2.0/24", "198.18.3.7/32", "2001:db8:2::/48", "0.0.0.0/0")}, false},
 		{"pass, uSIDs, a named policy, BGP's routes in a tenant of the API", []Op{
-			set(OpAdd, "", Route{Tenant: "blue", Mode: ModePass}, "198.18.10.0/24", "198.18.11.0/24", "2001:db8:10::/64"),
-			set(OpAdd, "", Route{Tenant: "red", USIDs: usids}, "198.18.1.0/24", "198.18.2.0/24"),
-			set(OpAdd, "", Route{Tenant: "red", Policy: "east"}, "198.18.20.0/24", "2001:db8:20::/64", "198.18.21.0/24"),
-			set(OpAdd, OriginBGP, blue(segsB), "198.18.30.0/24", "198.18.31.0/24")}, false},
-		{"replace: some unchanged, some moved, one twice, one new", []Op{set(OpReplace, "", blue(segsA),
+			set(model.OpAdd, "", model.Route{Tenant: "blue", Mode: model.ModePass}, "198.18.10.0/24", "198.18.11.0/24", "2001:db8:10::/64"),
+			set(model.OpAdd, "", model.Route{Tenant: "red", USIDs: usids}, "198.18.1.0/24", "198.18.2.0/24"),
+			set(model.OpAdd, "", model.Route{Tenant: "red", Policy: "east"}, "198.18.20.0/24", "2001:db8:20::/64", "198.18.21.0/24"),
+			set(model.OpAdd, model.OriginBGP, blue(segsB), "198.18.30.0/24", "198.18.31.0/24")}, false},
+		{"replace: some unchanged, some moved, one twice, one new", []Op{set(model.OpReplace, "", blue(segsA),
 			"198.18.1.0/24", "198.18.10.0/24", "198.18.10.0/24", "2001:db8:1::/64", "198.18.40.0/24")}, false},
-		{"replace with other fields", []Op{set(OpReplace, "", Route{Tenant: "blue", Segs: segsB, HopLimit: 9},
+		{"replace with other fields", []Op{set(model.OpReplace, "", model.Route{Tenant: "blue", Segs: segsB, HopLimit: 9},
 			"198.18.2.0/24", "198.18.11.0/24", "2001:db8:10::/64")}, false},
-		{"the uSIDs' containers as segs: the same policy, the notation dropped", []Op{set(OpReplace, "",
-			Route{Tenant: "red", Segs: []netip.Addr{mustAddr("fcbb:0:100:200::")}}, "198.18.1.0/24", "198.18.2.0/24")}, false},
-		{"a prefix twice in an add", []Op{set(OpAdd, "", blue(segsA), "198.18.50.0/24", "198.18.51.0/24", "198.18.50.0/24")}, true},
-		{"host bits in the third", []Op{set(OpAdd, "", blue(segsA), "198.18.52.0/24", "198.18.53.0/24", "198.18.54.1/24")}, true},
-		{"an existing route in the second", []Op{set(OpAdd, "", blue(segsB), "198.18.55.0/24", "198.18.1.0/24")}, true},
-		{"the API replaces BGP's route", []Op{set(OpReplace, "", blue(segsA), "198.18.56.0/24", "198.18.30.0/24")}, true},
-		{"BGP replaces its own", []Op{set(OpReplace, OriginBGP, blue(segsA), "198.18.30.0/24", "198.18.31.0/24")}, false},
-		{"an unknown policy", []Op{set(OpAdd, "", Route{Tenant: "red", Policy: "west"}, "198.18.60.0/24")}, true},
+		{"the uSIDs' containers as segs: the same policy, the notation dropped", []Op{set(model.OpReplace, "",
+			model.Route{Tenant: "red", Segs: []netip.Addr{mustAddr("fcbb:0:100:200::")}}, "198.18.1.0/24", "198.18.2.0/24")}, false},
+		{"a prefix twice in an add", []Op{set(model.OpAdd, "", blue(segsA), "198.18.50.0/24", "198.18.51.0/24", "198.18.50.0/24")}, true},
+		{"host bits in the third", []Op{set(model.OpAdd, "", blue(segsA), "198.18.52.0/24", "198.18.53.0/24", "198.18.54.1/24")}, true},
+		{"an existing route in the second", []Op{set(model.OpAdd, "", blue(segsB), "198.18.55.0/24", "198.18.1.0/24")}, true},
+		{"the API replaces BGP's route", []Op{set(model.OpReplace, "", blue(segsA), "198.18.56.0/24", "198.18.30.0/24")}, true},
+		{"BGP replaces its own", []Op{set(model.OpReplace, model.OriginBGP, blue(segsA), "198.18.30.0/24", "198.18.31.0/24")}, false},
+		{"an unknown policy", []Op{set(model.OpAdd, "", model.Route{Tenant: "red", Policy: "west"}, "198.18.60.0/24")}, true},
 		{"delete some, then add them back", []Op{
-			set(OpDelete, "", Route{Tenant: "blue"}, "198.18.1.0/24", "2001:db8:1::/64", "198.18.10.0/24"),
-			set(OpAdd, "", blue(segsB), "198.18.1.0/24", "2001:db8:1::/64")}, false},
+			set(model.OpDelete, "", model.Route{Tenant: "blue"}, "198.18.1.0/24", "2001:db8:1::/64", "198.18.10.0/24"),
+			set(model.OpAdd, "", blue(segsB), "198.18.1.0/24", "2001:db8:1::/64")}, false},
 		{"delete the rest of a policy's routes", []Op{
-			set(OpDelete, "", Route{Tenant: "blue"}, "198.18.2.0/24", "198.18.3.7/32", "2001:db8:2::/48", "0.0.0.0/0", "198.18.40.0/24")}, false},
+			set(model.OpDelete, "", model.Route{Tenant: "blue"}, "198.18.2.0/24", "198.18.3.7/32", "2001:db8:2::/48", "0.0.0.0/0", "198.18.40.0/24")}, false},
 	}
 	// Three ways: route sets; the expansion into Route ops, which the commit takes in runs
 	// (routeRun: coalesced); and the expansion taken one operation at a time, the reference.
@@ -134,11 +136,11 @@ func TestDiffLimitListsSomeCountsAll(t *testing.T) {
 		ps = append(ps, fmt.Sprintf("198.18.%d.0/24", i))
 	}
 	commits := [][]Op{
-		{{Kind: OpAdd, Tenant: &Tenant{Name: "blue", Table: 100}},
-			{Kind: OpAdd, RouteSet: &RouteSet{Route: Route{Tenant: "blue", Segs: segs}, Prefixes: prefixes(ps...)}},
-			{Kind: OpAdd, Route: &Route{Tenant: "blue", Prefix: mustPrefix("2001:db8::/64"), Segs: segs}}},
-		{{Kind: OpReplace, RouteSet: &RouteSet{Route: Route{Tenant: "blue", Segs: segs, HopLimit: 9}, Prefixes: prefixes(ps[:5]...)}},
-			{Kind: OpDelete, RouteSet: &RouteSet{Route: Route{Tenant: "blue"}, Prefixes: prefixes(ps[5:]...)}}},
+		{{Kind: model.OpAdd, Tenant: &model.Tenant{Name: "blue", Table: 100}},
+			{Kind: model.OpAdd, RouteSet: &RouteSet{Route: model.Route{Tenant: "blue", Segs: segs}, Prefixes: prefixes(ps...)}},
+			{Kind: model.OpAdd, Route: &model.Route{Tenant: "blue", Prefix: mustPrefix("2001:db8::/64"), Segs: segs}}},
+		{{Kind: model.OpReplace, RouteSet: &RouteSet{Route: model.Route{Tenant: "blue", Segs: segs, HopLimit: 9}, Prefixes: prefixes(ps[:5]...)}},
+			{Kind: model.OpDelete, RouteSet: &RouteSet{Route: model.Route{Tenant: "blue"}, Prefixes: prefixes(ps[5:]...)}}},
 	}
 	want := []struct{ listed, counts [3]int }{
 		{[3]int{3, 0, 0}, [3]int{12, 0, 0}},
@@ -167,7 +169,7 @@ func TestDiffLimitListsSomeCountsAll(t *testing.T) {
 			t.Fatalf("commit %d: the limit changed the state:\n%s\n%s", i, a, b)
 		}
 	}
-	if s := (&Diff{Added: []string{"x"}, MoreAdded: 2, Removed: []string{}, MoreRemoved: 1}).String(); s != "+ x\n+ ... and 2 more\n- ... and 1 more\n" {
+	if s := (&model.Diff{Added: []string{"x"}, MoreAdded: 2, Removed: []string{}, MoreRemoved: 1}).String(); s != "+ x\n+ ... and 2 more\n- ... and 1 more\n" {
 		t.Fatalf("String: %q", s)
 	}
 }
@@ -179,7 +181,7 @@ func TestRouteRecordsSizedOnce(t *testing.T) {
 	st := openTemp(t)
 	var ops []Op
 	for i := 0; i < 100; i++ {
-		ops = append(ops, Op{Kind: OpAdd, Tenant: &Tenant{Name: fmt.Sprintf("t%d", i), Table: uint32(1000 + i)}})
+		ops = append(ops, Op{Kind: model.OpAdd, Tenant: &model.Tenant{Name: fmt.Sprintf("t%d", i), Table: uint32(1000 + i)}})
 	}
 	if _, err := st.Commit(ops, false); err != nil {
 		t.Fatal(err)
@@ -187,7 +189,7 @@ func TestRouteRecordsSizedOnce(t *testing.T) {
 	ops = ops[:0]
 	segs := []netip.Addr{mustAddr("fc00:2::1")}
 	for i := 0; i < 20000; i++ {
-		ops = append(ops, Op{Kind: OpAdd, Route: &Route{Tenant: fmt.Sprintf("t%d", i%100), Segs: segs,
+		ops = append(ops, Op{Kind: model.OpAdd, Route: &model.Route{Tenant: fmt.Sprintf("t%d", i%100), Segs: segs,
 			Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, byte(i >> 8), byte(i)}), 32)}})
 	}
 	var m0, m1 goruntime.MemStats
@@ -210,20 +212,20 @@ func TestTableSwapErrorsNameTheRoute(t *testing.T) {
 	}
 	segs := []netip.Addr{mustAddr("fc00:2::1")}
 	for _, tc := range []struct {
-		bad  Route
+		bad  model.Route
 		want string
 	}{
-		{Route{Prefix: mustPrefix("198.18.3.1/24"), Segs: segs}, "route 198.18.3.1/24 tenant blue: prefix: host bits set"},
-		{Route{Prefix: mustPrefix("198.18.4.0/24"), Policy: "west"}, `route 198.18.4.0/24 tenant blue: policy: unknown policy "west"`},
+		{model.Route{Prefix: mustPrefix("198.18.3.1/24"), Segs: segs}, "route 198.18.3.1/24 tenant blue: prefix: host bits set"},
+		{model.Route{Prefix: mustPrefix("198.18.4.0/24"), Policy: "west"}, `route 198.18.4.0/24 tenant blue: policy: unknown policy "west"`},
 	} {
-		routes := []Route{{Prefix: mustPrefix("198.18.2.0/24"), Segs: segs}, tc.bad}
-		_, err := st.Commit([]Op{{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: "blue", Routes: routes}}}, false)
+		routes := []model.Route{{Prefix: mustPrefix("198.18.2.0/24"), Segs: segs}, tc.bad}
+		_, err := st.Commit([]Op{{Kind: model.OpReplace, TenantRoutes: &TenantRoutes{Tenant: "blue", Routes: routes}}}, false)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Fatalf("swap with %+v: %v, want %q", tc.bad, err, tc.want)
 		}
 	}
-	d, err := st.Commit([]Op{{Kind: OpReplace, TenantRoutes: &TenantRoutes{Tenant: "blue",
-		Routes: []Route{{Prefix: mustPrefix("198.18.5.0/24"), Segs: segs}}}}}, false)
+	d, err := st.Commit([]Op{{Kind: model.OpReplace, TenantRoutes: &TenantRoutes{Tenant: "blue",
+		Routes: []model.Route{{Prefix: mustPrefix("198.18.5.0/24"), Segs: segs}}}}}, false)
 	if err != nil || fmt.Sprint(d.Added, d.Changed, d.Removed) != "[route 198.18.5.0/24 tenant blue] [] [route 198.18.2.0/24 tenant blue]" {
 		t.Fatalf("swap: %v %v", d, err)
 	}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // Limits of the data plane's id spaces and tables (bpf/consts.h); id 0 is never used.
@@ -40,7 +42,7 @@ type policy struct {
 
 // passPolicy is what a pass route points at: id 0, which the data plane treats as "no encap: hand
 // the packet to the kernel". It is not in the policy tables and holds no references.
-var passPolicy = &policy{id: 0, key: "pass", mode: ModePass}
+var passPolicy = &policy{id: 0, key: "pass", mode: model.ModePass}
 
 // policyKey identifies an encapsulation in runtime.policies: binary (only compared, never shown),
 // so it can never equal the text keys of passPolicy or of a group (groupKey).
@@ -77,7 +79,7 @@ func appendKeyAddr(b []byte, a netip.Addr) []byte {
 // tenantRT is a tenant with its route table. tableID names the table version in the data plane;
 // replacing the whole table moves it to a new tableID.
 type tenantRT struct {
-	Tenant
+	model.Tenant
 	tableID uint32
 	routes  routeIndex     // routeindex.go
 	plens   [2][129]uint32 // routes per prefix length: [0] IPv4, [1] IPv6
@@ -86,11 +88,11 @@ type tenantRT struct {
 	origins originIndex
 	// usids holds the uSID notation of each route written with one (Route.USIDs; its policy has the
 	// containers); nil when there is none. Its lists are never changed once stored.
-	usids map[netip.Prefix]*USIDList
+	usids map[netip.Prefix]*model.USIDList
 }
 
 // routeOrigin is the origin of the tenant's route for p.
-func (t *tenantRT) routeOrigin(p netip.Prefix) Origin {
+func (t *tenantRT) routeOrigin(p netip.Prefix) model.Origin {
 	if o, ok := t.origins.get(p); ok {
 		return o
 	}
@@ -98,7 +100,7 @@ func (t *tenantRT) routeOrigin(p netip.Prefix) Origin {
 }
 
 // setOrigin records o as the origin of the route for p (the tenant's origin is not stored).
-func (t *tenantRT) setOrigin(p netip.Prefix, o Origin) {
+func (t *tenantRT) setOrigin(p netip.Prefix, o model.Origin) {
 	if o == t.Origin {
 		t.origins.del(p)
 		return
@@ -107,13 +109,13 @@ func (t *tenantRT) setOrigin(p netip.Prefix, o Origin) {
 }
 
 // setUSIDs records u (nil: none) as the uSID notation of the route for p.
-func (t *tenantRT) setUSIDs(p netip.Prefix, u *USIDList) {
+func (t *tenantRT) setUSIDs(p netip.Prefix, u *model.USIDList) {
 	if u == nil {
 		delete(t.usids, p)
 		return
 	}
 	if t.usids == nil {
-		t.usids = map[netip.Prefix]*USIDList{}
+		t.usids = map[netip.Prefix]*model.USIDList{}
 	}
 	t.usids[p] = u
 }
@@ -125,13 +127,13 @@ func (t *tenantRT) countRoute(p netip.Prefix, delta int) {
 
 // runtime is the whole running state.
 type runtime struct {
-	opts     Options
-	domain   Domain
-	bgp      *BGP
-	ifaces   map[string]Interface
+	opts     model.Options
+	domain   model.Domain
+	bgp      *model.BGP
+	ifaces   map[string]model.Interface
 	tenants  map[string]*tenantRT
-	ports    map[Port]string // (dev, vlan) -> tenant name
-	sids     map[netip.Addr]SID
+	ports    map[model.Port]string // (dev, vlan) -> tenant name
+	sids     map[netip.Addr]model.SID
 	policies map[string]*policy
 	polByID  map[uint32]*policy
 	polIDs   *idPool
@@ -142,15 +144,15 @@ type runtime struct {
 	named     map[string]*namedRT
 	groupByID map[uint32]*policy
 	groupIDs  *idPool
-	vxlans    map[string]VXLAN // by device (vxlan.go)
+	vxlans    map[string]model.VXLAN // by device (vxlan.go)
 }
 
 func newRuntime() *runtime {
 	return &runtime{
-		ifaces:   map[string]Interface{},
+		ifaces:   map[string]model.Interface{},
 		tenants:  map[string]*tenantRT{},
-		ports:    map[Port]string{},
-		sids:     map[netip.Addr]SID{},
+		ports:    map[model.Port]string{},
+		sids:     map[netip.Addr]model.SID{},
 		policies: map[string]*policy{},
 		polByID:  map[uint32]*policy{},
 		polIDs:   newIDPool(MaxPolicies, "SR policies (distinct segment lists)"),
@@ -159,8 +161,8 @@ func newRuntime() *runtime {
 
 		named:     map[string]*namedRT{},
 		groupByID: map[uint32]*policy{},
-		groupIDs:  newIDPool(MaxGroups, "named policy groups (two per policy)"),
-		vxlans:    map[string]VXLAN{},
+		groupIDs:  newIDPool(model.MaxGroups, "named policy groups (two per policy)"),
+		vxlans:    map[string]model.VXLAN{},
 	}
 }
 
@@ -180,40 +182,40 @@ func (r *runtime) counts() Counts {
 }
 
 // ifaceList and tenantList are the interfaces and tenants (ports included) as objects.
-func (r *runtime) ifaceList() []Interface {
-	out := make([]Interface, 0, len(r.ifaces))
+func (r *runtime) ifaceList() []model.Interface {
+	out := make([]model.Interface, 0, len(r.ifaces))
 	for _, it := range r.ifaces {
 		out = append(out, it)
 	}
 	return out
 }
 
-func (r *runtime) tenantList() []Tenant {
-	out := make([]Tenant, 0, len(r.tenants))
+func (r *runtime) tenantList() []model.Tenant {
+	out := make([]model.Tenant, 0, len(r.tenants))
 	for _, t := range r.tenants {
 		out = append(out, t.Tenant)
 	}
 	return out
 }
 
-func cloneDomain(d Domain) Domain {
-	return Domain{Locators: slices.Clone(d.Locators), Sources: slices.Clone(d.Sources)}
+func cloneDomain(d model.Domain) model.Domain {
+	return model.Domain{Locators: slices.Clone(d.Locators), Sources: slices.Clone(d.Sources)}
 }
 
 // routeOf returns the API form of a route.
-func routeOf(t *tenantRT, p netip.Prefix, pol *policy) Route {
+func routeOf(t *tenantRT, p netip.Prefix, pol *policy) model.Route {
 	if pol.group != nil {
-		return Route{Tenant: t.Name, Prefix: p, Policy: pol.group.Name, ID: pol.id, Origin: t.routeOrigin(p)}
+		return model.Route{Tenant: t.Name, Prefix: p, Policy: pol.group.Name, ID: pol.id, Origin: t.routeOrigin(p)}
 	}
-	return Route{Tenant: t.Name, Prefix: p, Mode: pol.mode, Segs: slices.Clone(pol.segs), Src: pol.src,
-		HopLimit: pol.hopLimit, ID: pol.id, UsedSrc: pol.usedSrc, Origin: t.routeOrigin(p), USIDs: t.usids[p].clone()}
+	return model.Route{Tenant: t.Name, Prefix: p, Mode: pol.mode, Segs: slices.Clone(pol.segs), Src: pol.src,
+		HopLimit: pol.hopLimit, ID: pol.id, UsedSrc: pol.usedSrc, Origin: t.routeOrigin(p), USIDs: t.usids[p].Clone()}
 }
 
 // vpnSIDs maps tenants to their service SIDs.
 func (r *runtime) vpnSIDs() map[string]netip.Addr {
 	out := map[string]netip.Addr{}
 	for _, sd := range r.sids {
-		if sd.Origin == OriginVPN {
+		if sd.Origin == model.OriginVPN {
 			out[sd.Tenant] = sd.SID
 		}
 	}
@@ -221,20 +223,20 @@ func (r *runtime) vpnSIDs() map[string]netip.Addr {
 }
 
 // view is the tenant as shown (without its routes): copies of its lists, its table id and service SID.
-func (t *tenantRT) view(vpnSIDs map[string]netip.Addr) Tenant {
+func (t *tenantRT) view(vpnSIDs map[string]netip.Addr) model.Tenant {
 	tt := t.Tenant
 	tt.Ports = slices.Clone(t.Ports)
 	tt.ID = t.tableID
-	if tt.VPN = cloneVPN(t.VPN); tt.VPN != nil {
+	if tt.VPN = model.CloneVPN(t.VPN); tt.VPN != nil {
 		tt.VPN.ServiceSID = vpnSIDs[t.Name]
 	}
 	return tt
 }
 
 // state returns the running state as a State (sorted), O(objects).
-func (r *runtime) state() State {
-	s := State{Options: r.opts, Domain: cloneDomain(r.domain), Interfaces: []Interface{}, Tenants: []Tenant{}, Routes: []Route{}, SIDs: []SID{},
-		BGP: cloneBGP(r.bgp)}
+func (r *runtime) state() model.State {
+	s := model.State{Options: r.opts, Domain: cloneDomain(r.domain), Interfaces: []model.Interface{}, Tenants: []model.Tenant{}, Routes: []model.Route{}, SIDs: []model.SID{},
+		BGP: model.CloneBGP(r.bgp)}
 	for _, it := range r.ifaces {
 		s.Interfaces = append(s.Interfaces, it)
 	}
@@ -257,10 +259,10 @@ func (r *runtime) state() State {
 }
 
 // sortState orders objects so show output and saved state are stable.
-func sortState(s *State) {
-	slices.SortFunc(s.Interfaces, func(a, b Interface) int { return strings.Compare(a.Name, b.Name) })
-	slices.SortFunc(s.Tenants, func(a, b Tenant) int { return strings.Compare(a.Name, b.Name) })
-	slices.SortFunc(s.Routes, func(a, b Route) int {
+func sortState(s *model.State) {
+	slices.SortFunc(s.Interfaces, func(a, b model.Interface) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.Tenants, func(a, b model.Tenant) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.Routes, func(a, b model.Route) int {
 		if c := strings.Compare(a.Tenant, b.Tenant); c != 0 {
 			return c
 		}
@@ -269,8 +271,8 @@ func sortState(s *State) {
 		}
 		return a.Prefix.Bits() - b.Prefix.Bits()
 	})
-	slices.SortFunc(s.SIDs, func(a, b SID) int { return a.SID.Compare(b.SID) })
-	slices.SortFunc(s.Policies, func(a, b Policy) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.SIDs, func(a, b model.SID) int { return a.SID.Compare(b.SID) })
+	slices.SortFunc(s.Policies, func(a, b model.Policy) int { return strings.Compare(a.Name, b.Name) })
 }
 
 // quarantine is how long a released id stays unused: a packet that read the old id just before the

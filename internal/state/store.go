@@ -1,3 +1,9 @@
+// Package state is the commit engine of seg6x's object model (internal/model): the Store validates
+// changes, keeps the running state (indexed, saved as snapshot + journal) and plans what the data plane
+// must hold, in its own terms (dataplane.go); a Dataplane (internal/dataplane's BPF maps, or a fake in
+// tests) encodes and writes it. The package touches no BPF, so its tests run without root. Every front
+// end changes state through the core controller (internal/core), which calls Store.Commit (Apply turns
+// a whole desired state into one Commit).
 package state
 
 // store.go: one seg6x instance (a directory holding the saved state and a lock, and the data plane
@@ -15,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"golang.org/x/sys/unix"
 )
 
@@ -193,15 +200,15 @@ func (s *Store) Gen() uint64 { return s.gen }
 func (s *Store) Counts() Counts { return s.rt.counts() }
 
 // Current returns the running state (O(objects); sorted).
-func (s *Store) Current() State { return s.rt.state() }
+func (s *Store) Current() model.State { return s.rt.state() }
 
 // Ports is how frames from every (interface, VLAN) are treated at the SR domain boundary.
-func (s *Store) Ports() []PortClass {
-	return Classify(s.rt.ifaceList(), s.rt.tenantList(), s.rt.vxlanList())
+func (s *Store) Ports() []model.PortClass {
+	return model.Classify(s.rt.ifaceList(), s.rt.tenantList(), s.rt.vxlanList())
 }
 
 // Domain is the SR domain's locators and sources.
-func (s *Store) Domain() Domain { return cloneDomain(s.rt.domain) }
+func (s *Store) Domain() model.Domain { return cloneDomain(s.rt.domain) }
 
 // OpError says which operation of a batch failed.
 type OpError struct {
@@ -218,7 +225,7 @@ func (e *OpError) Unwrap() error { return e.Err }
 // Commit applies ops as one unit: every operation is checked against the state the ones before it
 // leave, then the maps are written in a safe order. On any error nothing is changed (written map
 // entries are restored). With dryRun nothing is written; the returned Diff says what would change.
-func (s *Store) Commit(ops []Op, dryRun bool) (*Diff, error) {
+func (s *Store) Commit(ops []Op, dryRun bool) (*model.Diff, error) {
 	return s.CommitWith(ops, CommitOptions{DryRun: dryRun})
 }
 
@@ -231,7 +238,7 @@ type CommitOptions struct {
 }
 
 // CommitWith is Commit with options.
-func (s *Store) CommitWith(ops []Op, o CommitOptions) (*Diff, error) {
+func (s *Store) CommitWith(ops []Op, o CommitOptions) (*model.Diff, error) {
 	dryRun := o.DryRun
 	c := newChange(s.rt, ops, o.DiffLimit)
 	for i := 0; i < len(ops); {
@@ -279,7 +286,7 @@ func (s *Store) CommitWith(ops []Op, o CommitOptions) (*Diff, error) {
 	line := <-made
 	if err != nil {
 		c.rollback()
-		return nil, &WriteError{Err: err}
+		return nil, &model.WriteError{Err: err}
 	}
 	if err := s.appendJournal(line.b, line.err); err != nil {
 		err = fmt.Errorf("saving state: %w", err)
@@ -287,7 +294,7 @@ func (s *Store) CommitWith(ops []Op, o CommitOptions) (*Diff, error) {
 			err = fmt.Errorf("%w (and restoring the data plane failed: %v)", err, uerr)
 		}
 		c.rollback()
-		return nil, &WriteError{Err: err}
+		return nil, &model.WriteError{Err: err}
 	}
 	s.gen++
 	s.releaseIDs(c)
@@ -334,9 +341,9 @@ func (s *Store) releaseIDs(c *change) {
 
 // Apply makes desired the running state: the file-level checks, then the difference as operations
 // (a tenant whose routes differ gets its whole table swapped, so the change is atomic), committed.
-func (s *Store) Apply(desired State, dryRun bool) (*Diff, error) {
+func (s *Store) Apply(desired model.State, dryRun bool) (*model.Diff, error) {
 	next := clone(&desired)
-	if err := Validate(&next); err != nil {
+	if err := model.Validate(&next); err != nil {
 		return nil, err
 	}
 	return s.Commit(s.Plan(&next), dryRun)
@@ -346,9 +353,9 @@ func (s *Store) Apply(desired State, dryRun bool) (*Diff, error) {
 // in memory only (nothing is written to the data plane or the disk, no id is released), then
 // undone. f reads the store (Image, Tenants, TableIDOf, ...) and must not change it. The Diff says
 // what Apply would change.
-func (s *Store) Preview(desired State, f func(st *Store)) (*Diff, error) {
+func (s *Store) Preview(desired model.State, f func(st *Store)) (*model.Diff, error) {
 	next := clone(&desired)
-	if err := Validate(&next); err != nil {
+	if err := model.Validate(&next); err != nil {
 		return nil, err
 	}
 	plan := s.Plan(&next)
@@ -404,27 +411,27 @@ func (s *Store) Policies() []PolicyInfo {
 }
 
 // SIDs lists the local SIDs, sorted.
-func (s *Store) SIDs() []SID {
-	out := make([]SID, 0, len(s.rt.sids))
+func (s *Store) SIDs() []model.SID {
+	out := make([]model.SID, 0, len(s.rt.sids))
 	for _, sd := range s.rt.sids {
 		out = append(out, sd)
 	}
-	slices.SortFunc(out, func(a, b SID) int { return a.SID.Compare(b.SID) })
+	slices.SortFunc(out, func(a, b model.SID) int { return a.SID.Compare(b.SID) })
 	return out
 }
 
 // Interfaces lists the attached interfaces, sorted.
-func (s *Store) Interfaces() []Interface {
-	out := make([]Interface, 0, len(s.rt.ifaces))
+func (s *Store) Interfaces() []model.Interface {
+	out := make([]model.Interface, 0, len(s.rt.ifaces))
 	for _, it := range s.rt.ifaces {
 		out = append(out, it)
 	}
-	slices.SortFunc(out, func(a, b Interface) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b model.Interface) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
 // EachRoute calls f for every route (unsorted), O(routes) without building a State.
-func (s *Store) EachRoute(f func(r Route) bool) {
+func (s *Store) EachRoute(f func(r model.Route) bool) {
 	for _, t := range s.rt.tenants {
 		for p, id := range t.routes.all {
 			if !f(routeOf(t, p, s.rt.policyOf(id))) {
@@ -435,13 +442,13 @@ func (s *Store) EachRoute(f func(r Route) bool) {
 }
 
 // Tenants lists the tenants without their routes, sorted.
-func (s *Store) Tenants() []Tenant {
-	out := make([]Tenant, 0, len(s.rt.tenants))
+func (s *Store) Tenants() []model.Tenant {
+	out := make([]model.Tenant, 0, len(s.rt.tenants))
 	vpnSIDs := s.rt.vpnSIDs()
 	for _, t := range s.rt.tenants {
 		out = append(out, t.view(vpnSIDs))
 	}
-	slices.SortFunc(out, func(a, b Tenant) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b model.Tenant) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -466,12 +473,12 @@ func (s *Store) TableIDOf(name string) (uint32, bool) {
 }
 
 // TenantRoutes returns the routes of one tenant by prefix (nil for an unknown tenant).
-func (s *Store) TenantRoutes(name string) map[netip.Prefix]Route {
+func (s *Store) TenantRoutes(name string) map[netip.Prefix]model.Route {
 	t := s.rt.tenants[name]
 	if t == nil {
 		return nil
 	}
-	out := make(map[netip.Prefix]Route, t.routes.len())
+	out := make(map[netip.Prefix]model.Route, t.routes.len())
 	for p, id := range t.routes.all {
 		out[p] = routeOf(t, p, s.rt.policyOf(id))
 	}

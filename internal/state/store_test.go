@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // fakeEnv resolves names without touching the host's interfaces.
@@ -41,12 +43,12 @@ func openTemp(t *testing.T) *Store {
 func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 func mustAddr(s string) netip.Addr     { return netip.MustParseAddr(s) }
 
-func baseState() State {
-	return State{
-		Tenants: []Tenant{{Name: "blue", Table: 100, Ports: []Port{{Dev: "eth1", VLAN: 100}}}},
-		Routes: []Route{{Tenant: "blue", Prefix: mustPrefix("198.18.2.0/24"),
+func baseState() model.State {
+	return model.State{
+		Tenants: []model.Tenant{{Name: "blue", Table: 100, Ports: []model.Port{{Dev: "eth1", VLAN: 100}}}},
+		Routes: []model.Route{{Tenant: "blue", Prefix: mustPrefix("198.18.2.0/24"),
 			Segs: []netip.Addr{mustAddr("fc00:2::1"), mustAddr("fc00:3::64")}}},
-		SIDs: []SID{
+		SIDs: []model.SID{
 			{SID: mustAddr("fc00:1::64"), Action: "End.DT4", Tenant: "blue", VLAN: 100},
 			{SID: mustAddr("fc00:1::65"), Action: "End.DX4", NH4: mustAddr("198.18.9.2")},
 		},
@@ -105,21 +107,21 @@ func TestInvalidInputChangesNothing(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		edit func(s *State)
+		edit func(s *model.State)
 		want string
 	}{
-		{"17 SIDs", func(s *State) { s.Routes[0].Segs = seventeen }, "segs: 17 SIDs, at most 16"},
-		{"unknown tenant", func(s *State) { s.Routes[0].Tenant = "red" }, `tenant: unknown tenant "red"`},
-		{"duplicate SID", func(s *State) { s.SIDs = append(s.SIDs, s.SIDs[0]) }, "duplicate SID"},
-		{"DX4 without nh4", func(s *State) { s.SIDs[1].NH4 = netip.Addr{} }, "nh4: End.DX4 needs an IPv4 next hop"},
-		{"End with table", func(s *State) { s.SIDs[1] = SID{SID: mustAddr("fc00:1::9"), Action: "End", Table: 5} }, "table: End takes no table"},
-		{"bad action", func(s *State) { s.SIDs[1].Action = "End.DX9" }, `action: "End.DX9" is not one of`},
-		{"host bits", func(s *State) { s.Routes[0].Prefix = mustPrefix("198.18.2.1/24") }, "did you mean 198.18.2.0/24"},
-		{"vlan on End", func(s *State) { s.SIDs[1] = SID{SID: mustAddr("fc00:1::9"), Action: "End", VLAN: 5} }, "vlan: End does not decapsulate"},
-		{"cache too long", func(s *State) { s.Options.NextHopCacheMs = 20000 }, "nexthop_cache_ms: 20000 is more than 10000"},
-		{"unknown device", func(s *State) { s.Tenants[0].Ports[0].Dev = "eth9" }, `no such interface "eth9"`},
-		{"port twice", func(s *State) {
-			s.Tenants = append(s.Tenants, Tenant{Name: "red", Ports: []Port{{Dev: "eth1", VLAN: 100}}})
+		{"17 SIDs", func(s *model.State) { s.Routes[0].Segs = seventeen }, "segs: 17 SIDs, at most 16"},
+		{"unknown tenant", func(s *model.State) { s.Routes[0].Tenant = "red" }, `tenant: unknown tenant "red"`},
+		{"duplicate SID", func(s *model.State) { s.SIDs = append(s.SIDs, s.SIDs[0]) }, "duplicate SID"},
+		{"DX4 without nh4", func(s *model.State) { s.SIDs[1].NH4 = netip.Addr{} }, "nh4: End.DX4 needs an IPv4 next hop"},
+		{"End with table", func(s *model.State) { s.SIDs[1] = model.SID{SID: mustAddr("fc00:1::9"), Action: "End", Table: 5} }, "table: End takes no table"},
+		{"bad action", func(s *model.State) { s.SIDs[1].Action = "End.DX9" }, `action: "End.DX9" is not one of`},
+		{"host bits", func(s *model.State) { s.Routes[0].Prefix = mustPrefix("198.18.2.1/24") }, "did you mean 198.18.2.0/24"},
+		{"vlan on End", func(s *model.State) { s.SIDs[1] = model.SID{SID: mustAddr("fc00:1::9"), Action: "End", VLAN: 5} }, "vlan: End does not decapsulate"},
+		{"cache too long", func(s *model.State) { s.Options.NextHopCacheMs = 20000 }, "nexthop_cache_ms: 20000 is more than 10000"},
+		{"unknown device", func(s *model.State) { s.Tenants[0].Ports[0].Dev = "eth9" }, `no such interface "eth9"`},
+		{"port twice", func(s *model.State) {
+			s.Tenants = append(s.Tenants, model.Tenant{Name: "red", Ports: []model.Port{{Dev: "eth1", VLAN: 100}}})
 		}, `already belongs to tenant "blue"`},
 	}
 	for _, tc := range cases {
@@ -130,7 +132,7 @@ func TestInvalidInputChangesNothing(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want it to contain %q", err, tc.want)
 			}
-			if !same(before, st.Current()) {
+			if !model.Same(before, st.Current()) {
 				t.Fatal("running state changed after a rejected apply")
 			}
 			if n := countEntries(st, TableSIDs); n != 2 {
@@ -147,7 +149,7 @@ func TestFailedApplyRollsBack(t *testing.T) {
 	st.Env = fakeEnv{"eth1": 7, "eth2": 8, "lo": 1}
 	fakeOf(st).failOn = "lo"
 	next := baseState()
-	next.Interfaces = []Interface{{Name: "lo", Mode: "native"}}
+	next.Interfaces = []model.Interface{{Name: "lo", Mode: "native"}}
 	_, err := st.Apply(next, false)
 	if err == nil || !strings.Contains(err.Error(), "attach lo") {
 		t.Fatalf("error %v, want an attach failure", err)
@@ -160,11 +162,11 @@ func TestFailedApplyRollsBack(t *testing.T) {
 	if len(st.Current().SIDs) != 0 {
 		t.Error("state recorded objects of a failed apply")
 	}
-	var zero Errors
+	var zero model.Errors
 	if errors.As(err, &zero) {
 		t.Error("an attach failure is not a validation error")
 	}
-	var we *WriteError
+	var we *model.WriteError
 	if !errors.As(err, &we) {
 		t.Errorf("an attach failure is a WriteError: %T %v", err, err)
 	}
@@ -176,24 +178,24 @@ func TestOriginsKeepApart(t *testing.T) {
 	if _, err := st.Apply(baseState(), false); err != nil {
 		t.Fatal(err)
 	}
-	kt := Tenant{Name: "kernel-main", Ports: []Port{{Dev: "eth2"}}}
-	kr := Route{Tenant: "kernel-main", Prefix: mustPrefix("198.18.0.0/16"), Segs: []netip.Addr{mustAddr("fc00:2::9")}}
-	kp := Route{Tenant: "kernel-main", Prefix: mustPrefix("198.18.5.0/24"), Mode: ModePass}
-	ks := SID{SID: mustAddr("fc00:1::70"), Action: "End"}
-	ops := []Op{{Kind: OpAdd, Origin: OriginKernel, Tenant: &kt}, {Kind: OpAdd, Origin: OriginKernel, Route: &kr},
-		{Kind: OpAdd, Origin: OriginKernel, Route: &kp}, {Kind: OpAdd, Origin: OriginKernel, SID: &ks}}
+	kt := model.Tenant{Name: "kernel-main", Ports: []model.Port{{Dev: "eth2"}}}
+	kr := model.Route{Tenant: "kernel-main", Prefix: mustPrefix("198.18.0.0/16"), Segs: []netip.Addr{mustAddr("fc00:2::9")}}
+	kp := model.Route{Tenant: "kernel-main", Prefix: mustPrefix("198.18.5.0/24"), Mode: model.ModePass}
+	ks := model.SID{SID: mustAddr("fc00:1::70"), Action: "End"}
+	ops := []Op{{Kind: model.OpAdd, Origin: model.OriginKernel, Tenant: &kt}, {Kind: model.OpAdd, Origin: model.OriginKernel, Route: &kr},
+		{Kind: model.OpAdd, Origin: model.OriginKernel, Route: &kp}, {Kind: model.OpAdd, Origin: model.OriginKernel, SID: &ks}}
 	if _, err := st.Commit(ops, false); err != nil {
 		t.Fatal(err)
 	}
 	// The API cannot touch them ...
-	for _, op := range []Op{{Kind: OpDelete, SID: &SID{SID: ks.SID}}, {Kind: OpReplace, Route: &kr},
-		{Kind: OpDelete, Tenant: &Tenant{Name: "kernel-main"}}} {
+	for _, op := range []Op{{Kind: model.OpDelete, SID: &model.SID{SID: ks.SID}}, {Kind: model.OpReplace, Route: &kr},
+		{Kind: model.OpDelete, Tenant: &model.Tenant{Name: "kernel-main"}}} {
 		if _, err := st.Commit([]Op{op}, false); err == nil || !strings.Contains(err.Error(), "owned by the kernel mirror") {
 			t.Fatalf("API op on a kernel object: %v", err)
 		}
 	}
 	// ... the mirror cannot touch the API's ...
-	if _, err := st.Commit([]Op{{Kind: OpDelete, Origin: OriginKernel, SID: &SID{SID: mustAddr("fc00:1::64")}}}, false); err == nil ||
+	if _, err := st.Commit([]Op{{Kind: model.OpDelete, Origin: model.OriginKernel, SID: &model.SID{SID: mustAddr("fc00:1::64")}}}, false); err == nil ||
 		!strings.Contains(err.Error(), "conflicts with an object set through the seg6x API") {
 		t.Fatalf("mirror op on an API object: %v", err)
 	}
@@ -206,13 +208,13 @@ func TestOriginsKeepApart(t *testing.T) {
 		t.Fatalf("after re-apply: %d SIDs, %d routes", len(cur.SIDs), len(cur.Routes))
 	}
 	for _, r := range cur.Routes {
-		if r.Prefix == kp.Prefix && (r.Mode != ModePass || r.ID != 0) {
+		if r.Prefix == kp.Prefix && (r.Mode != model.ModePass || r.ID != 0) {
 			t.Fatalf("pass route read back as %+v", r)
 		}
 	}
 	checkImage(t, st)
 	st = reopen(t, st)
-	if got := st.Current(); !same(got, cur) {
+	if got := st.Current(); !model.Same(got, cur) {
 		t.Fatalf("pass route or origins not saved:\n%+v\n%+v", got, cur)
 	}
 }
@@ -223,9 +225,9 @@ func TestApplyRemovesInOrder(t *testing.T) {
 	st := openTemp(t)
 	s := baseState()
 	for i := 0; i < 40; i++ {
-		s.Routes = append(s.Routes, Route{Tenant: "blue", Prefix: mustPrefix(fmt.Sprintf("198.18.%d.0/24", 100+i)),
+		s.Routes = append(s.Routes, model.Route{Tenant: "blue", Prefix: mustPrefix(fmt.Sprintf("198.18.%d.0/24", 100+i)),
 			Segs: []netip.Addr{mustAddr("fc00:2::1")}})
-		s.SIDs = append(s.SIDs, SID{SID: netip.AddrFrom16([16]byte{0xfc, 0, 0, 9, 15: byte(i + 1)}), Action: "End"})
+		s.SIDs = append(s.SIDs, model.SID{SID: netip.AddrFrom16([16]byte{0xfc, 0, 0, 9, 15: byte(i + 1)}), Action: "End"})
 	}
 	if _, err := st.Apply(s, false); err != nil {
 		t.Fatal(err)
@@ -234,7 +236,7 @@ func TestApplyRemovesInOrder(t *testing.T) {
 	ops := st.Plan(&b)
 	var sids []string
 	for _, op := range ops {
-		if op.SID != nil && op.Kind == OpDelete {
+		if op.SID != nil && op.Kind == model.OpDelete {
 			sids = append(sids, op.SID.SID.String())
 		}
 	}
@@ -268,11 +270,11 @@ func TestRejectedCommitKeepsPolicyRefs(t *testing.T) {
 	segs := baseState().Routes[0].Segs
 	other := []netip.Addr{mustAddr("fc00:2::9")}
 	ops := []Op{
-		{Kind: OpAdd, Route: &Route{Tenant: "blue", Prefix: mustPrefix("198.18.3.0/24"), Segs: segs}},  // shares
-		{Kind: OpAdd, Route: &Route{Tenant: "blue", Prefix: mustPrefix("198.18.4.0/24"), Segs: segs}},  // shares
-		{Kind: OpAdd, Route: &Route{Tenant: "blue", Prefix: mustPrefix("198.18.6.0/24"), Segs: other}}, // creates
-		{Kind: OpDelete, Route: &Route{Tenant: "blue", Prefix: mustPrefix("198.18.4.0/24")}},           // drops
-		{Kind: OpAdd, Route: &Route{Tenant: "red", Prefix: mustPrefix("198.18.5.0/24"), Segs: segs}},   // fails
+		{Kind: model.OpAdd, Route: &model.Route{Tenant: "blue", Prefix: mustPrefix("198.18.3.0/24"), Segs: segs}},  // shares
+		{Kind: model.OpAdd, Route: &model.Route{Tenant: "blue", Prefix: mustPrefix("198.18.4.0/24"), Segs: segs}},  // shares
+		{Kind: model.OpAdd, Route: &model.Route{Tenant: "blue", Prefix: mustPrefix("198.18.6.0/24"), Segs: other}}, // creates
+		{Kind: model.OpDelete, Route: &model.Route{Tenant: "blue", Prefix: mustPrefix("198.18.4.0/24")}},           // drops
+		{Kind: model.OpAdd, Route: &model.Route{Tenant: "red", Prefix: mustPrefix("198.18.5.0/24"), Segs: segs}},   // fails
 	}
 	if _, err := st.Commit(ops, false); err == nil {
 		t.Fatal("a route of an unknown tenant was accepted")
@@ -281,7 +283,7 @@ func TestRejectedCommitKeepsPolicyRefs(t *testing.T) {
 		after[0].ID != before[0].ID {
 		t.Fatalf("policies after a rejected commit: %+v, want %+v", after, before)
 	}
-	if _, err := st.Commit([]Op{{Kind: OpDelete, Route: &Route{Tenant: "blue", Prefix: mustPrefix("198.18.2.0/24")}}}, false); err != nil {
+	if _, err := st.Commit([]Op{{Kind: model.OpDelete, Route: &model.Route{Tenant: "blue", Prefix: mustPrefix("198.18.2.0/24")}}}, false); err != nil {
 		t.Fatal(err)
 	}
 	if after := st.Policies(); len(after) != 0 {

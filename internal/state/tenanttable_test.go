@@ -7,26 +7,28 @@ package state
 import (
 	"strings"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func TestTenantTables(t *testing.T) {
 	st := openTemp(t)
-	add := func(tn Tenant) error {
-		_, err := st.Commit([]Op{{Kind: OpReplace, Tenant: &tn}}, false)
+	add := func(tn model.Tenant) error {
+		_, err := st.Commit([]Op{{Kind: model.OpReplace, Tenant: &tn}}, false)
 		return err
 	}
-	if err := add(Tenant{Name: "blue", Table: 100}); err != nil {
+	if err := add(model.Tenant{Name: "blue", Table: 100}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		tn   Tenant
+		tn   model.Tenant
 		want string
 	}{
-		{Tenant{Name: "red", Table: 100}, `tenant "red": table: 100 already belongs to tenant "blue"`},
-		{Tenant{Name: "red", Table: 253}, `tenant "red": table: 253 is the kernel's default table`},
-		{Tenant{Name: "red", Table: 254}, `tenant "red": table: 254 is the kernel's main table`},
-		{Tenant{Name: "red", Table: 255}, `tenant "red": table: 255 is the kernel's local table`},
-		{Tenant{Name: "blue", Table: 255}, `tenant "blue": table: 255 is the kernel's local table`},
+		{model.Tenant{Name: "red", Table: 100}, `tenant "red": table: 100 already belongs to tenant "blue"`},
+		{model.Tenant{Name: "red", Table: 253}, `tenant "red": table: 253 is the kernel's default table`},
+		{model.Tenant{Name: "red", Table: 254}, `tenant "red": table: 254 is the kernel's main table`},
+		{model.Tenant{Name: "red", Table: 255}, `tenant "red": table: 255 is the kernel's local table`},
+		{model.Tenant{Name: "blue", Table: 255}, `tenant "blue": table: 255 is the kernel's local table`},
 	} {
 		gen := st.Gen()
 		err := add(c.tn)
@@ -37,14 +39,14 @@ func TestTenantTables(t *testing.T) {
 			t.Errorf("%+v: refused, yet the generation moved", c.tn)
 		}
 	}
-	for _, tn := range []Tenant{{Name: "blue", Table: 100}, {Name: "red", Table: 101}, {Name: "green"}, {Name: "blue", Table: 102},
+	for _, tn := range []model.Tenant{{Name: "blue", Table: 100}, {Name: "red", Table: 101}, {Name: "green"}, {Name: "blue", Table: 102},
 		{Name: "red", Table: 100}, {Name: "violet", Table: 256}} {
 		if err := add(tn); err != nil {
 			t.Errorf("%+v: %v", tn, err)
 		}
 	}
-	for _, tn := range []Tenant{{Name: "k254", Table: 254}, {Name: "k254b", Table: 254}, {Name: "k100", Table: 100}} {
-		if _, err := st.Commit([]Op{{Kind: OpReplace, Origin: OriginKernel, Tenant: &tn}}, false); err != nil {
+	for _, tn := range []model.Tenant{{Name: "k254", Table: 254}, {Name: "k254b", Table: 254}, {Name: "k100", Table: 100}} {
+		if _, err := st.Commit([]Op{{Kind: model.OpReplace, Origin: model.OriginKernel, Tenant: &tn}}, false); err != nil {
 			t.Errorf("mirror tenant %+v: %v", tn, err)
 		}
 	}

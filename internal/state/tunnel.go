@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/vishvananda/netlink"
 )
 
@@ -18,7 +19,7 @@ import (
 // first, and no SRH at all for one SID).
 func EncapOverhead(mode string, nsegs int) int {
 	listed := nsegs
-	if mode == ModeEncapRed {
+	if mode == model.ModeEncapRed {
 		listed--
 	}
 	if listed <= 0 {
@@ -101,7 +102,7 @@ func multipathPath(r netlink.Route) (Path, bool) {
 // source). A route whose path is unknown gets the reason in Egress and TunnelMTU 0. A route naming a
 // policy (one of policies) gets the egresses of the policy's lists that are up and the smallest of
 // their tunnel MTUs: a flow may be on any of them.
-func FillPaths(routes []Route, policies []Policy, find PathFinder) {
+func FillPaths(routes []model.Route, policies []model.Policy, find PathFinder) {
 	type key struct{ dst, src netip.Addr }
 	seen := map[key]Path{}
 	errs := map[key]error{}
@@ -118,7 +119,7 @@ func FillPaths(routes []Route, policies []Policy, find PathFinder) {
 		}
 		return p, err
 	}
-	named := map[string]*Policy{}
+	named := map[string]*model.Policy{}
 	for i := range policies {
 		named[policies[i].Name] = &policies[i]
 	}
@@ -130,7 +131,7 @@ func FillPaths(routes []Route, policies []Policy, find PathFinder) {
 			}
 			continue
 		}
-		if r.Mode == ModePass || len(r.Segs) == 0 {
+		if r.Mode == model.ModePass || len(r.Segs) == 0 {
 			continue
 		}
 		p, err := lookup(r.Segs[0], r.UsedSrc)
@@ -145,7 +146,7 @@ func FillPaths(routes []Route, policies []Policy, find PathFinder) {
 
 // policyPath is the egresses (distinct, in list order) and smallest tunnel MTU of p's lists that are
 // up; lists whose path is unknown are named with the reason (and not in the MTU).
-func policyPath(p *Policy, lookup PathFinder) (string, int) {
+func policyPath(p *model.Policy, lookup PathFinder) (string, int) {
 	var parts []string
 	mtu, up := 0, 0
 	for i, l := range p.Lists {

@@ -7,17 +7,19 @@ import (
 	"errors"
 	"net/netip"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func TestFillPaths(t *testing.T) {
 	a, b := netip.MustParseAddr("fc00:2::1"), netip.MustParseAddr("fc00:9::1")
 	src := netip.MustParseAddr("fc00:1::1")
-	routes := []Route{
-		{Mode: ModeEncap, Segs: []netip.Addr{a, b}, UsedSrc: src},    // 40 + 8 + 32 = 80
-		{Mode: ModeEncapRed, Segs: []netip.Addr{a, b}, UsedSrc: src}, // 40 + 8 + 16 = 64
-		{Mode: ModeEncapRed, Segs: []netip.Addr{a}, UsedSrc: src},    // 40
-		{Mode: ModeEncap, Segs: []netip.Addr{b}, UsedSrc: src},
-		{Mode: ModePass},
+	routes := []model.Route{
+		{Mode: model.ModeEncap, Segs: []netip.Addr{a, b}, UsedSrc: src},    // 40 + 8 + 32 = 80
+		{Mode: model.ModeEncapRed, Segs: []netip.Addr{a, b}, UsedSrc: src}, // 40 + 8 + 16 = 64
+		{Mode: model.ModeEncapRed, Segs: []netip.Addr{a}, UsedSrc: src},    // 40
+		{Mode: model.ModeEncap, Segs: []netip.Addr{b}, UsedSrc: src},
+		{Mode: model.ModePass},
 	}
 	lookups := 0
 	FillPaths(routes, nil, func(dst, s netip.Addr) (Path, error) {
@@ -44,12 +46,12 @@ func TestFillPaths(t *testing.T) {
 // A route naming a policy: the egresses of its lists that are up and the smallest tunnel MTU.
 func TestFillPathsOfNamedPolicies(t *testing.T) {
 	a, b, c := netip.MustParseAddr("fc00:2::1"), netip.MustParseAddr("fc00:3::1"), netip.MustParseAddr("fc00:9::1")
-	policies := []Policy{
-		{Name: "w", Mode: ModeEncap, Lists: []SegList{{Segs: []netip.Addr{a}}, {Segs: []netip.Addr{b, a}}, {Segs: []netip.Addr{c}, Down: true}}},
-		{Name: "broken", Mode: ModeEncapRed, Lists: []SegList{{Segs: []netip.Addr{c}}, {Segs: []netip.Addr{a}}}},
-		{Name: "down", Mode: ModeEncap, Lists: []SegList{{Segs: []netip.Addr{a}, Down: true}}},
+	policies := []model.Policy{
+		{Name: "w", Mode: model.ModeEncap, Lists: []model.SegList{{Segs: []netip.Addr{a}}, {Segs: []netip.Addr{b, a}}, {Segs: []netip.Addr{c}, Down: true}}},
+		{Name: "broken", Mode: model.ModeEncapRed, Lists: []model.SegList{{Segs: []netip.Addr{c}}, {Segs: []netip.Addr{a}}}},
+		{Name: "down", Mode: model.ModeEncap, Lists: []model.SegList{{Segs: []netip.Addr{a}, Down: true}}},
 	}
-	routes := []Route{{Policy: "w"}, {Policy: "broken"}, {Policy: "down"}}
+	routes := []model.Route{{Policy: "w"}, {Policy: "broken"}, {Policy: "down"}}
 	FillPaths(routes, policies, func(dst, s netip.Addr) (Path, error) {
 		switch dst {
 		case a:

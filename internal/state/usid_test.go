@@ -8,18 +8,20 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func TestSIDsByPrefixAndFlavors(t *testing.T) {
 	st := openTemp(t)
-	un := SID{SID: mustAddr("fcbb:0:100::"), Bits: 48, Action: "End", Flavors: []string{"NEXT-CSID", "next-csid"}}
-	ua := SID{SID: mustAddr("fcbb:0:100:e001::"), Bits: 64, Action: "End.X", NH6: mustAddr("fc00:12::2"),
+	un := model.SID{SID: mustAddr("fcbb:0:100::"), Bits: 48, Action: "End", Flavors: []string{"NEXT-CSID", "next-csid"}}
+	ua := model.SID{SID: mustAddr("fcbb:0:100:e001::"), Bits: 64, Action: "End.X", NH6: mustAddr("fc00:12::2"),
 		Flavors: []string{"next-csid"}, NFLen: 32}
-	plain := SID{SID: mustAddr("fc00:1::1"), Bits: 128, Action: "End"}
-	if _, err := st.Commit([]Op{{Kind: OpAdd, SID: &un}, {Kind: OpAdd, SID: &ua}, {Kind: OpAdd, SID: &plain}}, false); err != nil {
+	plain := model.SID{SID: mustAddr("fc00:1::1"), Bits: 128, Action: "End"}
+	if _, err := st.Commit([]Op{{Kind: model.OpAdd, SID: &un}, {Kind: model.OpAdd, SID: &ua}, {Kind: model.OpAdd, SID: &plain}}, false); err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]SID{}
+	got := map[string]model.SID{}
 	for _, sd := range st.SIDs() {
 		got[sd.Name()] = sd
 	}
@@ -41,7 +43,7 @@ func TestSIDsByPrefixAndFlavors(t *testing.T) {
 	// The same address as a /56: the /48 entry goes, the /56 one comes.
 	un56 := un
 	un56.Bits = 56
-	if _, err := st.Commit([]Op{{Kind: OpReplace, SID: &un56}}, false); err != nil {
+	if _, err := st.Commit([]Op{{Kind: model.OpReplace, SID: &un56}}, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := keys[netip.MustParsePrefix("fcbb:0:100::/48")]; ok {
@@ -53,20 +55,20 @@ func TestSIDsByPrefixAndFlavors(t *testing.T) {
 	checkImage(t, st)
 
 	for _, tc := range []struct {
-		sd   SID
+		sd   model.SID
 		want string
 	}{
-		{SID{SID: mustAddr("fcbb:0:100:1::"), Bits: 48, Action: "End"}, "host bits set beyond /48; did you mean fcbb:0:100::/48"},
-		{SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End.DT4", Table: 5, Flavors: []string{"next-csid"}}, "End.DT4 takes no flavors"},
-		{SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End.X", NH6: mustAddr("fc00:12::2"), Flavors: []string{"usd"}},
+		{model.SID{SID: mustAddr("fcbb:0:100:1::"), Bits: 48, Action: "End"}, "host bits set beyond /48; did you mean fcbb:0:100::/48"},
+		{model.SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End.DT4", Table: 5, Flavors: []string{"next-csid"}}, "End.DT4 takes no flavors"},
+		{model.SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End.X", NH6: mustAddr("fc00:12::2"), Flavors: []string{"usd"}},
 			`"usd": End.X takes next-csid, psp, usp`},
-		{SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End", Flavors: []string{"reduced"}}, `"reduced": End takes next-csid, psp, usp, usd`},
-		{SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End", LBLen: 32}, "lblen and nflen are the lengths of the next-csid flavor"},
-		{SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End", Flavors: []string{"next-csid"}, LBLen: 12}, "lblen: 12: a multiple of 8"},
-		{SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End", Flavors: []string{"next-csid"}, LBLen: 120, NFLen: 16}, "more than 128 bits"},
+		{model.SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End", Flavors: []string{"reduced"}}, `"reduced": End takes next-csid, psp, usp, usd`},
+		{model.SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End", LBLen: 32}, "lblen and nflen are the lengths of the next-csid flavor"},
+		{model.SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End", Flavors: []string{"next-csid"}, LBLen: 12}, "lblen: 12: a multiple of 8"},
+		{model.SID{SID: mustAddr("fcbb:0:200::"), Bits: 48, Action: "End", Flavors: []string{"next-csid"}, LBLen: 120, NFLen: 16}, "more than 128 bits"},
 	} {
 		sd := tc.sd
-		_, err := st.Commit([]Op{{Kind: OpAdd, SID: &sd}}, false)
+		_, err := st.Commit([]Op{{Kind: model.OpAdd, SID: &sd}}, false)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want it to contain %q", tc.sd, err, tc.want)
 		}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func addrs(ss ...string) []netip.Addr {
@@ -42,44 +44,44 @@ func TestUSIDPacking(t *testing.T) {
 		// Written with leading zeros and capitals: kept normalized.
 		{"fcbb:0::/32 0100 E004", addrs("fcbb:0:100:e004::"), []string{"100", "e004"}},
 	} {
-		u, err := ParseUSIDList(strings.Fields(tc.text))
+		u, err := model.ParseUSIDList(strings.Fields(tc.text))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.text, err)
 		}
-		var errs Errors
-		got := u.check("route", func(err error) { errs = append(errs, err) })
+		var errs model.Errors
+		got := u.Check("route", func(err error) { errs = append(errs, err) })
 		if len(errs) > 0 || !slices.Equal(got, tc.want) {
 			t.Errorf("%s: containers %v (%v), want %v", tc.text, got, errs, tc.want)
 		}
 		if tc.ids != nil && !slices.Equal(u.IDs, tc.ids) {
 			t.Errorf("%s: ids %v, want %v", tc.text, u.IDs, tc.ids)
 		}
-		back, err := ParseUSIDList(strings.Fields(u.String()))
+		back, err := model.ParseUSIDList(strings.Fields(u.String()))
 		if err == nil {
-			back.check("route", func(e error) { err = e })
+			back.Check("route", func(e error) { err = e })
 		}
-		if err != nil || !sameUSIDs(back, u) {
+		if err != nil || !model.SameUSIDs(back, u) {
 			t.Errorf("%s: String %q does not read back: %+v %v", tc.text, u.String(), back, err)
 		}
 	}
 	// NF 16 is the default: not written in the text form.
-	u := &USIDList{Block: mustPrefix("fcbb:0::/32"), NF: 16, IDs: []string{"100", "e004"}}
+	u := &model.USIDList{Block: mustPrefix("fcbb:0::/32"), NF: 16, IDs: []string{"100", "e004"}}
 	if got := u.String(); got != "fcbb::/32 100 e004" {
 		t.Errorf("String = %q", got)
 	}
 }
 
 func TestUSIDErrors(t *testing.T) {
-	r := func(text string) Route {
-		u, err := ParseUSIDList(strings.Fields(text))
+	r := func(text string) model.Route {
+		u, err := model.ParseUSIDList(strings.Fields(text))
 		if err != nil {
 			t.Fatalf("%s: %v", text, err)
 		}
-		return Route{Tenant: "blue", Prefix: mustPrefix("198.18.2.0/24"), USIDs: u}
+		return model.Route{Tenant: "blue", Prefix: mustPrefix("198.18.2.0/24"), USIDs: u}
 	}
-	many := strings.Repeat("1 ", 6*MaxSegments+1)
+	many := strings.Repeat("1 ", 6*model.MaxSegments+1)
 	for _, tc := range []struct {
-		route      Route
+		route      model.Route
 		field, why string
 	}{
 		{r("fcbb:0::/20 100"), "usids.block", "multiple of 8"},
@@ -95,16 +97,16 @@ func TestUSIDErrors(t *testing.T) {
 		{r("fcbb:0::/32 nf 8 100"), "usids.ids[0]", "does not fit in 8 bits"},
 		{r("fcbb:0::/32 100 zz"), "usids.ids[1]", `"zz" is not a hexadecimal uSID`},
 		{r("fcbb:0::/32 " + many), "usids.ids", "97 uSIDs make 17 containers of at most 6; at most 16"},
-		{Route{Tenant: "blue", Prefix: mustPrefix("198.18.2.0/24"), USIDs: &USIDList{IDs: []string{"1"}}}, "usids.block", "missing"},
-		{func() Route { x := r("fcbb:0::/32 100"); x.Segs = addrs("fcbb:0:200::"); return x }(), "segs", "not the containers of usids"},
-		{func() Route { x := r("fcbb:0::/32 100"); x.Mode = ModePass; return x }(), "segs", "no segs, usids or src"},
+		{model.Route{Tenant: "blue", Prefix: mustPrefix("198.18.2.0/24"), USIDs: &model.USIDList{IDs: []string{"1"}}}, "usids.block", "missing"},
+		{func() model.Route { x := r("fcbb:0::/32 100"); x.Segs = addrs("fcbb:0:200::"); return x }(), "segs", "not the containers of usids"},
+		{func() model.Route { x := r("fcbb:0::/32 100"); x.Mode = model.ModePass; return x }(), "segs", "no segs, usids or src"},
 	} {
-		var errs Errors
+		var errs model.Errors
 		rt := tc.route
-		validateRoute(&rt, func(err error) { errs = append(errs, err) })
+		model.ValidateRoute(&rt, func(err error) { errs = append(errs, err) })
 		found := false
 		for _, e := range errs {
-			var fe *FieldError
+			var fe *model.FieldError
 			if errors.As(e, &fe) && fe.Field == tc.field && strings.Contains(fe.Reason, tc.why) {
 				found = true
 			}
@@ -119,13 +121,13 @@ func TestUSIDErrors(t *testing.T) {
 	// Segs equal to the containers (what show gives back) are accepted.
 	ok := r("fcbb:0::/32 100 e004")
 	ok.Segs = addrs("fcbb:0:100:e004::")
-	if err := collect(func(add func(error)) { validateRoute(&ok, add) }); err != nil {
+	if err := collect(func(add func(error)) { model.ValidateRoute(&ok, add) }); err != nil {
 		t.Errorf("segs equal to the containers: %v", err)
 	}
 	// The caller's list is not changed by the checks.
-	in := &USIDList{Block: mustPrefix("fcbb:0::/32"), IDs: []string{"0E004"}}
-	rt := Route{Tenant: "blue", Prefix: mustPrefix("198.18.2.0/24"), USIDs: in}
-	validateRoute(&rt, func(error) {})
+	in := &model.USIDList{Block: mustPrefix("fcbb:0::/32"), IDs: []string{"0E004"}}
+	rt := model.Route{Tenant: "blue", Prefix: mustPrefix("198.18.2.0/24"), USIDs: in}
+	model.ValidateRoute(&rt, func(error) {})
 	if in.NF != 0 || in.IDs[0] != "0E004" || rt.USIDs.NF != 16 || rt.USIDs.IDs[0] != "e004" {
 		t.Errorf("caller's list %+v, checked %+v", in, rt.USIDs)
 	}
@@ -139,11 +141,11 @@ func TestRouteKeepsUSIDNotation(t *testing.T) {
 	if _, err := st.Apply(baseState(), false); err != nil {
 		t.Fatal(err)
 	}
-	u := &USIDList{Block: mustPrefix("fcbb:0::/32"), IDs: []string{"100", "200", "300", "e004"}}
+	u := &model.USIDList{Block: mustPrefix("fcbb:0::/32"), IDs: []string{"100", "200", "300", "e004"}}
 	containers := addrs("fcbb:0:100:200:300:e004::")
-	compressed := Route{Tenant: "blue", Prefix: mustPrefix("198.19.1.0/24"), Mode: ModeEncapRed, USIDs: u}
-	plain := Route{Tenant: "blue", Prefix: mustPrefix("198.19.2.0/24"), Mode: ModeEncapRed, Segs: containers}
-	if _, err := st.Commit([]Op{{Kind: OpAdd, Route: &compressed}, {Kind: OpAdd, Route: &plain}}, false); err != nil {
+	compressed := model.Route{Tenant: "blue", Prefix: mustPrefix("198.19.1.0/24"), Mode: model.ModeEncapRed, USIDs: u}
+	plain := model.Route{Tenant: "blue", Prefix: mustPrefix("198.19.2.0/24"), Mode: model.ModeEncapRed, Segs: containers}
+	if _, err := st.Commit([]Op{{Kind: model.OpAdd, Route: &compressed}, {Kind: model.OpAdd, Route: &plain}}, false); err != nil {
 		t.Fatal(err)
 	}
 	routes := st.TenantRoutes("blue")
@@ -158,7 +160,7 @@ func TestRouteKeepsUSIDNotation(t *testing.T) {
 
 	// The plain route rewritten as uSIDs: changed, but not in the data plane.
 	plain.Segs, plain.USIDs = nil, u
-	d, err := st.Commit([]Op{{Kind: OpReplace, Route: &plain}}, false)
+	d, err := st.Commit([]Op{{Kind: model.OpReplace, Route: &plain}}, false)
 	if err != nil || !slices.Equal(d.Changed, []string{"route 198.19.2.0/24 tenant blue"}) {
 		t.Fatalf("notation change: %v %v", d, err)
 	}
@@ -168,7 +170,7 @@ func TestRouteKeepsUSIDNotation(t *testing.T) {
 	if after := fakeOf(st).table(TableRoutes); !maps.Equal(after, routesBefore) {
 		t.Errorf("route entries %v, were %v", after, routesBefore)
 	}
-	if d, err := st.Commit([]Op{{Kind: OpReplace, Route: &plain}}, false); err != nil || !d.Empty() {
+	if d, err := st.Commit([]Op{{Kind: model.OpReplace, Route: &plain}}, false); err != nil || !d.Empty() {
 		t.Fatalf("the same again: %v %v", d, err)
 	}
 	checkImage(t, st)
@@ -188,21 +190,21 @@ func TestRouteKeepsUSIDNotation(t *testing.T) {
 
 	// Saved: the journal, then the snapshot.
 	st = reopen(t, st)
-	if got := st.Current(); !same(got, want) {
+	if got := st.Current(); !model.Same(got, want) {
 		t.Fatalf("replayed from the journal:\n got %+v\nwant %+v", got.Routes, want.Routes)
 	}
 	if err := st.Compact(); err != nil {
 		t.Fatal(err)
 	}
 	st = reopen(t, st)
-	if got := st.Current(); !same(got, want) {
+	if got := st.Current(); !model.Same(got, want) {
 		t.Fatalf("replayed from the snapshot:\n got %+v\nwant %+v", got.Routes, want.Routes)
 	}
 
 	// A table swap keeps what each route says, and a notation dropped from a route is gone.
 	plain.USIDs, plain.Segs = nil, containers
-	tr := TenantRoutes{Tenant: "blue", Routes: []Route{compressed, plain}}
-	d, err = st.Commit([]Op{{Kind: OpReplace, TenantRoutes: &tr}}, false)
+	tr := TenantRoutes{Tenant: "blue", Routes: []model.Route{compressed, plain}}
+	d, err = st.Commit([]Op{{Kind: model.OpReplace, TenantRoutes: &tr}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +216,7 @@ func TestRouteKeepsUSIDNotation(t *testing.T) {
 		t.Errorf("swap diff %v lacks the plain route's notation change", d)
 	}
 	want = st.Current()
-	if st = reopen(t, st); !same(st.Current(), want) {
+	if st = reopen(t, st); !model.Same(st.Current(), want) {
 		t.Fatalf("after the swap, replayed: %+v", st.Current().Routes)
 	}
 }

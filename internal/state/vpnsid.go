@@ -11,6 +11,8 @@ import (
 	"math/big"
 	"net/netip"
 	"slices"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // vpnSIDs gives every tenant touched by commit c (every tenant, if the bgp section changed) the
@@ -19,9 +21,9 @@ func (s *Store) vpnSIDs(c *change) error {
 	if len(c.tenants) == 0 && !c.bgpTouched {
 		return nil
 	}
-	have := map[string]SID{}
+	have := map[string]model.SID{}
 	for _, sd := range s.rt.sids {
-		if sd.Origin == OriginVPN {
+		if sd.Origin == model.OriginVPN {
 			have[sd.Tenant] = sd
 		}
 	}
@@ -44,15 +46,15 @@ func (s *Store) vpnSIDs(c *change) error {
 			return err
 		}
 		if had && (!want.SID.IsValid() || want.SID != cur.SID) {
-			if err := s.applySID(c, Op{Kind: OpDelete, Origin: OriginVPN, SID: &SID{SID: cur.SID}}); err != nil {
+			if err := s.applySID(c, Op{Kind: model.OpDelete, Origin: model.OriginVPN, SID: &model.SID{SID: cur.SID}}); err != nil {
 				return err
 			}
 		}
 		if want.SID.IsValid() && (!had || want.SID != cur.SID || want.Action != cur.Action || want.VLAN != cur.VLAN) {
-			if o, ok := s.rt.sids[want.SID]; ok && o.Origin == OriginVPN && o.Tenant != name {
-				return fieldErr(fmt.Sprintf("tenant %q", name), "vpn.sid", "%s is the service SID of tenant %q", want.SID, o.Tenant)
+			if o, ok := s.rt.sids[want.SID]; ok && o.Origin == model.OriginVPN && o.Tenant != name {
+				return model.FieldErr(fmt.Sprintf("tenant %q", name), "vpn.sid", "%s is the service SID of tenant %q", want.SID, o.Tenant)
 			}
-			if err := s.applySID(c, Op{Kind: OpReplace, Origin: OriginVPN, SID: &want}); err != nil {
+			if err := s.applySID(c, Op{Kind: model.OpReplace, Origin: model.OriginVPN, SID: &want}); err != nil {
 				return fmt.Errorf("tenant %q: service SID: %w", name, err)
 			}
 		}
@@ -61,34 +63,34 @@ func (s *Store) vpnSIDs(c *change) error {
 }
 
 // wantVPNSID is the service SID tenant name should have (SID unset: none). cur is the one it has.
-func (s *Store) wantVPNSID(name string, cur SID, had bool) (SID, error) {
+func (s *Store) wantVPNSID(name string, cur model.SID, had bool) (model.SID, error) {
 	t := s.rt.tenants[name]
 	if t == nil || t.VPN == nil {
-		return SID{}, nil
+		return model.SID{}, nil
 	}
-	obj := tenantObj(&t.Tenant)
-	loc, fbits := t.VPN.Locator, uint8(DefaultFunctionBits)
+	obj := model.TenantObj(&t.Tenant)
+	loc, fbits := t.VPN.Locator, uint8(model.DefaultFunctionBits)
 	if b := s.rt.bgp; b != nil {
 		fbits = b.FunctionBits
 		if !loc.IsValid() {
 			loc = b.Locator
 		}
 	}
-	want := SID{Action: t.VPN.Behavior, Tenant: name, VLAN: portVLAN(t.Ports)}
+	want := model.SID{Action: t.VPN.Behavior, Tenant: name, VLAN: portVLAN(t.Ports)}
 	switch {
 	case t.VPN.SID.IsValid():
 		want.SID = t.VPN.SID
 		if loc.IsValid() && !loc.Contains(want.SID) {
-			return SID{}, fieldErr(obj, "vpn.sid", "%s is outside the locator %s", want.SID, loc)
+			return model.SID{}, model.FieldErr(obj, "vpn.sid", "%s is outside the locator %s", want.SID, loc)
 		}
 	case !loc.IsValid():
-		return SID{}, fieldErr(obj, "vpn.locator", "no locator to allocate the service SID from (set vpn.locator, bgp.locator or vpn.sid)")
+		return model.SID{}, model.FieldErr(obj, "vpn.locator", "no locator to allocate the service SID from (set vpn.locator, bgp.locator or vpn.sid)")
 	case had && loc.Contains(cur.SID):
 		want.SID = cur.SID
 	default:
 		a, err := s.freeFunction(loc, fbits)
 		if err != nil {
-			return SID{}, fieldErr(obj, "vpn.locator", "%v", err)
+			return model.SID{}, model.FieldErr(obj, "vpn.locator", "%v", err)
 		}
 		want.SID = a
 	}
@@ -97,7 +99,7 @@ func (s *Store) wantVPNSID(name string, cur SID, had bool) (SID, error) {
 
 // portVLAN is the VLAN a decapsulated packet of a tenant is tagged with: its ports' VLAN when they
 // all have the same one (0: untagged, or the ports differ and the tenant's table decides alone).
-func portVLAN(ports []Port) uint16 {
+func portVLAN(ports []model.Port) uint16 {
 	var v uint16
 	for i, p := range ports {
 		if i > 0 && p.VLAN != v {

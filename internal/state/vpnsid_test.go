@@ -9,16 +9,18 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
-func vpnState() State {
+func vpnState() model.State {
 	st := baseState()
-	st.BGP = &BGP{ASN: 65000, RouterID: mustAddr("198.18.255.1"), Locator: mustPrefix("fc00:1::/48"),
-		Neighbors: []Neighbor{{Address: mustAddr("fc00:9::1"), ASN: 65000}}}
-	st.Tenants[0].VPN = &VPN{RD: "65000:100", ImportRT: []string{"65000:100"}, ExportRT: []string{"65000:100"},
+	st.BGP = &model.BGP{ASN: 65000, RouterID: mustAddr("198.18.255.1"), Locator: mustPrefix("fc00:1::/48"),
+		Neighbors: []model.Neighbor{{Address: mustAddr("fc00:9::1"), ASN: 65000}}}
+	st.Tenants[0].VPN = &model.VPN{RD: "65000:100", ImportRT: []string{"65000:100"}, ExportRT: []string{"65000:100"},
 		Advertise: []netip.Prefix{mustPrefix("198.18.1.0/24")}}
-	st.Tenants = append(st.Tenants, Tenant{Name: "red", Table: 200, Ports: []Port{{Dev: "eth1", VLAN: 200}},
-		VPN: &VPN{RD: "198.18.255.1:200", ImportRT: []string{"65000:200"}, Behavior: "End.DT4"}})
+	st.Tenants = append(st.Tenants, model.Tenant{Name: "red", Table: 200, Ports: []model.Port{{Dev: "eth1", VLAN: 200}},
+		VPN: &model.VPN{RD: "198.18.255.1:200", ImportRT: []string{"65000:200"}, Behavior: "End.DT4"}})
 	return st
 }
 
@@ -34,7 +36,7 @@ func serviceSIDs(t *testing.T, st *Store) map[string]string {
 	}
 	n := 0
 	for _, sd := range st.SIDs() {
-		if sd.Origin != OriginVPN {
+		if sd.Origin != model.OriginVPN {
 			continue
 		}
 		n++
@@ -76,7 +78,7 @@ func TestVPNServiceSIDs(t *testing.T) {
 	first := map[string]string{"blue": "fc00:1:0:1:: End.DT46", "red": "fc00:1:0:2:: End.DT4"}
 	wantSIDs(t, st, first)
 	for _, sd := range st.SIDs() { // decapsulated packets are tagged with the tenant's port VLAN
-		if sd.Origin == OriginVPN && sd.VLAN != map[string]uint16{"blue": 100, "red": 200}[sd.Tenant] {
+		if sd.Origin == model.OriginVPN && sd.VLAN != map[string]uint16{"blue": 100, "red": 200}[sd.Tenant] {
 			t.Fatalf("service SID %s of %s: vlan %d", sd.SID, sd.Tenant, sd.VLAN)
 		}
 	}
@@ -97,15 +99,15 @@ func TestVPNServiceSIDs(t *testing.T) {
 	}
 
 	// The API cannot delete or take a service SID.
-	_, err := st.Commit([]Op{{Kind: OpDelete, SID: &SID{SID: mustAddr("fc00:1:0:1::")}}}, false)
+	_, err := st.Commit([]Op{{Kind: model.OpDelete, SID: &model.SID{SID: mustAddr("fc00:1:0:1::")}}}, false)
 	if err == nil || !strings.Contains(err.Error(), "vpn.locator") {
 		t.Fatalf("deleting a service SID through the API: %v", err)
 	}
 
 	// A config SID at the next free function: a new tenant skips it.
 	next := vpnState()
-	next.SIDs = append(next.SIDs, SID{SID: mustAddr("fc00:1:0:3::"), Action: "End"})
-	next.Tenants = append(next.Tenants, Tenant{Name: "green", Table: 300, VPN: &VPN{RD: "65000:300", ExportRT: []string{"65000:300"}}})
+	next.SIDs = append(next.SIDs, model.SID{SID: mustAddr("fc00:1:0:3::"), Action: "End"})
+	next.Tenants = append(next.Tenants, model.Tenant{Name: "green", Table: 300, VPN: &model.VPN{RD: "65000:300", ExportRT: []string{"65000:300"}}})
 	if _, err := st.Apply(next, false); err != nil {
 		t.Fatal(err)
 	}
@@ -155,23 +157,23 @@ func TestVPNServiceSIDs(t *testing.T) {
 
 func TestVPNRefusesBadSections(t *testing.T) {
 	cases := []struct {
-		edit func(s *State)
+		edit func(s *model.State)
 		want string
 	}{
-		{func(s *State) { s.BGP.ASN = 0 }, "asn"},
-		{func(s *State) { s.BGP.RouterID = mustAddr("fc00::1") }, "router_id"},
-		{func(s *State) { s.BGP.Locator = mustPrefix("fc00:1::1/48") }, "host bits"},
-		{func(s *State) { s.BGP.Transposition, s.BGP.FunctionBits = true, 24 }, "function_bits"},
-		{func(s *State) { s.BGP.Neighbors = append(s.BGP.Neighbors, s.BGP.Neighbors[0]) }, "listed twice"},
-		{func(s *State) { s.BGP.Neighbors[0].Families = []string{"evpn"} }, "families"},
-		{func(s *State) { s.Tenants[0].VPN.RD = "65000" }, "vpn.rd"},
-		{func(s *State) { s.Tenants[0].VPN.ImportRT = []string{"70000:70000"} }, "4-byte ASN"},
-		{func(s *State) { s.Tenants[0].VPN.ImportRT, s.Tenants[0].VPN.ExportRT = nil, nil }, "neither learn"},
-		{func(s *State) { s.Tenants[1].VPN.Advertise = []netip.Prefix{mustPrefix("2001:db8::/64")} }, "other family"},
-		{func(s *State) { s.Tenants[0].VPN.Behavior = "End.DX4" }, "vpn.behavior"},
-		{func(s *State) { s.Tenants[0].Table = 0 }, "needs a table"},
-		{func(s *State) { s.Tenants[0].VPN.SID = mustAddr("fc00:1:0:2::") }, "service SID of tenant \"red\""}, // red's
-		{func(s *State) { s.SIDs[0].SID = mustAddr("fc00:1:0:1::") }, "service SID of a tenant"},              // blue's
+		{func(s *model.State) { s.BGP.ASN = 0 }, "asn"},
+		{func(s *model.State) { s.BGP.RouterID = mustAddr("fc00::1") }, "router_id"},
+		{func(s *model.State) { s.BGP.Locator = mustPrefix("fc00:1::1/48") }, "host bits"},
+		{func(s *model.State) { s.BGP.Transposition, s.BGP.FunctionBits = true, 24 }, "function_bits"},
+		{func(s *model.State) { s.BGP.Neighbors = append(s.BGP.Neighbors, s.BGP.Neighbors[0]) }, "listed twice"},
+		{func(s *model.State) { s.BGP.Neighbors[0].Families = []string{"evpn"} }, "families"},
+		{func(s *model.State) { s.Tenants[0].VPN.RD = "65000" }, "vpn.rd"},
+		{func(s *model.State) { s.Tenants[0].VPN.ImportRT = []string{"70000:70000"} }, "4-byte ASN"},
+		{func(s *model.State) { s.Tenants[0].VPN.ImportRT, s.Tenants[0].VPN.ExportRT = nil, nil }, "neither learn"},
+		{func(s *model.State) { s.Tenants[1].VPN.Advertise = []netip.Prefix{mustPrefix("2001:db8::/64")} }, "other family"},
+		{func(s *model.State) { s.Tenants[0].VPN.Behavior = "End.DX4" }, "vpn.behavior"},
+		{func(s *model.State) { s.Tenants[0].Table = 0 }, "needs a table"},
+		{func(s *model.State) { s.Tenants[0].VPN.SID = mustAddr("fc00:1:0:2::") }, "service SID of tenant \"red\""}, // red's
+		{func(s *model.State) { s.SIDs[0].SID = mustAddr("fc00:1:0:1::") }, "service SID of a tenant"},              // blue's
 	}
 	for _, tc := range cases {
 		st := openTemp(t)

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // VXImage is the VXLAN part of a data plane image.
@@ -46,7 +48,7 @@ var LocalPortRange = func() (lo, hi uint16) {
 }
 
 // vxDevSpec is device v resolved for the fast path. The kernel picks ports in [low, high-1].
-func vxDevSpec(v *VXLAN) VXDevSpec {
+func vxDevSpec(v *model.VXLAN) VXDevSpec {
 	lo, hi := v.SrcPortLow, v.SrcPortHigh
 	if hi == 0 {
 		lo, hi = LocalPortRange()
@@ -71,7 +73,7 @@ func macKey(bridge int, m string) (VXMACKey, bool) {
 }
 
 // vxlanImage is the data plane's VXLAN entries for devices vs (validated objects).
-func vxlanImage(vs []VXLAN) VXImage {
+func vxlanImage(vs []model.VXLAN) VXImage {
 	im := VXImage{Devs: map[uint32]VXDevSpec{}, Rx: map[VXRxKey]VXDevSpec{}, Remotes: map[VXRemoteKey]bool{},
 		MACs: map[VXMACKey]VXMACSpec{}}
 	for i := range vs {
@@ -153,8 +155,8 @@ func mapWrites[K comparable, V comparable](old, new map[K]V) (puts, dels []Write
 }
 
 // vxlansBefore are the VXLAN objects as they were before change c.
-func (c *change) vxlansBefore(rt *runtime) []VXLAN {
-	var out []VXLAN
+func (c *change) vxlansBefore(rt *runtime) []model.VXLAN {
+	var out []model.VXLAN
 	for dev, v := range rt.vxlans {
 		if _, touched := c.vxlans[dev]; !touched {
 			out = append(out, v)

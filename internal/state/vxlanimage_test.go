@@ -9,17 +9,19 @@ package state
 import (
 	"slices"
 	"testing"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
-func bridgedVXLAN() VXLAN {
+func bridgedVXLAN() model.VXLAN {
 	v := sampleVXLAN()
 	v.TOS, v.TTL, v.Label, v.MTU, v.PortLearning = 0x2f, 0, 0x12345, 1500, true
 	v.SrcPortLow, v.SrcPortHigh = 5000, 5010
-	v.Ports = []BridgePort{{Name: "t1", Ifindex: 9, MTU: 1400, Learning: true}}
+	v.Ports = []model.BridgePort{{Name: "t1", Ifindex: 9, MTU: 1400, Learning: true}}
 	v.LocalMACs[0].Dynamic = true
-	v.RemoteMACs = append(v.RemoteMACs, RemoteMAC{MAC: "02:00:00:00:0b:02", Remote: mustAddr("fc00:b::2"), VNI: 200, Port: 8472},
-		RemoteMAC{MAC: "02:00:00:00:0b:03", Remote: mustAddr("fc00:b::3"), Bridged: true, Dynamic: true})
-	v.TunnelMACs = []TunnelMAC{{MAC: "02:00:00:00:0c:01", Dynamic: true}}
+	v.RemoteMACs = append(v.RemoteMACs, model.RemoteMAC{MAC: "02:00:00:00:0b:02", Remote: mustAddr("fc00:b::2"), VNI: 200, Port: 8472},
+		model.RemoteMAC{MAC: "02:00:00:00:0b:03", Remote: mustAddr("fc00:b::3"), Bridged: true, Dynamic: true})
+	v.TunnelMACs = []model.TunnelMAC{{MAC: "02:00:00:00:0c:01", Dynamic: true}}
 	return v
 }
 
@@ -33,8 +35,8 @@ func mac(s string) [6]byte {
 
 func TestVXLANImage(t *testing.T) {
 	v := bridgedVXLAN()
-	NormalizeVXLAN(&v)
-	im := vxlanImage([]VXLAN{v})
+	model.NormalizeVXLAN(&v)
+	im := vxlanImage([]model.VXLAN{v})
 	dev := VXDevSpec{Ifindex: 7, Bridge: 6, Local: mustAddr("fc00:a::1"), VNI: 100, Port: 4789, SrcPortLow: 5000, SrcPortSpan: 10,
 		MTU: 1500, HopLimit: DefaultVXLANHopLimit, TOS: 0x2c, Label: 0x12345, PortLearning: true}
 	if got := im.Devs; len(got) != 1 || got[7] != dev {
@@ -70,7 +72,7 @@ func TestVXLANImage(t *testing.T) {
 	}
 	// One default remote: a tunnel MAC goes there.
 	v.Remotes = v.Remotes[:1]
-	if e := vxlanImage([]VXLAN{v}).MACs[k("02:00:00:00:0c:01")]; e.Remote != v.Remotes[0] {
+	if e := vxlanImage([]model.VXLAN{v}).MACs[k("02:00:00:00:0c:01")]; e.Remote != v.Remotes[0] {
 		t.Errorf("tunnel MAC with one default remote: %+v", e)
 	}
 	// No range of its own: the namespace's.
@@ -97,7 +99,7 @@ func TestVXLANCommitWritesInOrder(t *testing.T) {
 	st := openTemp(t)
 	st.Env = fakeEnv{"t1": 9, "u1": 8}
 	for _, n := range []string{"t1", "u1"} {
-		if _, err := st.Commit([]Op{{Kind: OpAdd, Interface: &Interface{Name: n}}}, false); err != nil {
+		if _, err := st.Commit([]Op{{Kind: model.OpAdd, Interface: &model.Interface{Name: n}}}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -108,16 +110,16 @@ func TestVXLANCommitWritesInOrder(t *testing.T) {
 	}
 
 	v := bridgedVXLAN()
-	if _, err := st.Commit([]Op{{Kind: OpAdd, Origin: OriginKernel, VXLAN: &v}}, false); err != nil {
+	if _, err := st.Commit([]Op{{Kind: model.OpAdd, Origin: model.OriginKernel, VXLAN: &v}}, false); err != nil {
 		t.Fatal(err)
 	}
 	checkImage(t, st)
 	ports := st.Ports()
-	i := slices.IndexFunc(ports, func(p PortClass) bool { return p.Dev == "t1" })
-	if i < 0 || ports[i].Side != SideBridge || ports[i].Bridge != "br0" || !ports[i].Learning || ports[i].VLAN != VLANAny {
+	i := slices.IndexFunc(ports, func(p model.PortClass) bool { return p.Dev == "t1" })
+	if i < 0 || ports[i].Side != model.SideBridge || ports[i].Bridge != "br0" || !ports[i].Learning || ports[i].VLAN != model.VLANAny {
 		t.Fatalf("t1 not a bridge port: %+v", ports)
 	}
-	if n := slices.IndexFunc(ports, func(p PortClass) bool { return p.Dev == "u1" && p.Side == SideFabric }); n < 0 {
+	if n := slices.IndexFunc(ports, func(p model.PortClass) bool { return p.Dev == "u1" && p.Side == model.SideFabric }); n < 0 {
 		t.Fatalf("u1 not fabric: %+v", ports)
 	}
 	got := st.dp.(*fakeDP).table(TablePorts)[PortKey{Ifindex: 9, VLAN: VLANAnyKey}]
@@ -134,7 +136,7 @@ func TestVXLANCommitWritesInOrder(t *testing.T) {
 	v = bridgedVXLAN()
 	v.RemoteMACs[0].Remote = mustAddr("fc00:b::9")
 	v.LocalMACs = v.LocalMACs[1:]
-	if _, err := st.Commit([]Op{{Kind: OpReplace, Origin: OriginKernel, VXLAN: &v}}, false); err != nil {
+	if _, err := st.Commit([]Op{{Kind: model.OpReplace, Origin: model.OriginKernel, VXLAN: &v}}, false); err != nil {
 		t.Fatal(err)
 	}
 	checkImage(t, st)
@@ -149,7 +151,7 @@ func TestVXLANCommitWritesInOrder(t *testing.T) {
 	}
 
 	// The device goes: its bridge port is a fabric port again before its entries go.
-	if _, err := st.Commit([]Op{{Kind: OpDelete, Origin: OriginKernel, VXLAN: &VXLAN{Dev: "vx0"}}}, false); err != nil {
+	if _, err := st.Commit([]Op{{Kind: model.OpDelete, Origin: model.OriginKernel, VXLAN: &model.VXLAN{Dev: "vx0"}}}, false); err != nil {
 		t.Fatal(err)
 	}
 	checkImage(t, st)

@@ -7,6 +7,8 @@ package state
 import (
 	"net/netip"
 	"slices"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 func put(w Writes) Step { return Step{Kind: StepPut, Writes: w} }
@@ -37,7 +39,7 @@ func prefixWrites(old, new []netip.Prefix) (puts, dels []Write[netip.Prefix, str
 // portsBefore is the port entries as they were before change c: interfaces, tenants and their table
 // versions, and the domain's sources, as c recorded them.
 func (c *change) portsBefore(rt *runtime) map[PortKey]PortSpec {
-	var ifaces []Interface
+	var ifaces []model.Interface
 	for name, it := range rt.ifaces {
 		if _, touched := c.ifaces[name]; !touched {
 			ifaces = append(ifaces, it)
@@ -48,7 +50,7 @@ func (c *change) portsBefore(rt *runtime) map[PortKey]PortSpec {
 			ifaces = append(ifaces, b.it)
 		}
 	}
-	var tenants []Tenant
+	var tenants []model.Tenant
 	for name, t := range rt.tenants {
 		if _, touched := c.tenants[name]; !touched {
 			tenants = append(tenants, t.Tenant)
@@ -317,4 +319,28 @@ func (s *Store) NextHopCacheMs() uint32 {
 		return s.rt.opts.NextHopCacheMs
 	}
 	return s.defaultNextHopCacheMs
+}
+
+// groupWrites are the puts and deletes of the groups of the named policies change c touched.
+func (s *Store) groupWrites(c *change) (puts, dels GroupWrites) {
+	for name, b := range c.named {
+		n := s.rt.named[name]
+		for fam := range 2 {
+			switch {
+			case n != nil:
+				v := GroupSpec{Buckets: n.buckets(fam)}
+				e := Write[uint32, GroupSpec]{Key: n.groups[fam].id &^ model.GroupFlag, Val: v, Had: b.had}
+				if b.had {
+					if b.buckets[fam] == v.Buckets {
+						continue
+					}
+					e.Old = GroupSpec{Buckets: b.buckets[fam]}
+				}
+				puts = append(puts, e)
+			case b.had:
+				dels = append(dels, Write[uint32, GroupSpec]{Key: b.gids[fam], Old: GroupSpec{Buckets: b.buckets[fam]}, Had: true})
+			}
+		}
+	}
+	return puts, dels
 }

@@ -14,7 +14,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/tools/benchrig"
 )
 
@@ -47,7 +47,7 @@ func TestApplyExplain(t *testing.T) {
 	var got struct {
 		Diff struct {
 			Added, Changed, Removed int
-			Changes                 []state.Change
+			Changes                 []model.Change
 		}
 		Explain []struct {
 			Frame, Dev string
@@ -57,7 +57,7 @@ func TestApplyExplain(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	want := []state.Change{{Op: "change", Kind: "route", Tenant: "t", Prefix: "198.19.1.0/24"}}
+	want := []model.Change{{Op: "change", Kind: "route", Tenant: "t", Prefix: "198.19.1.0/24"}}
 	if !slices.Equal(got.Diff.Changes, want) || got.Diff.Changed != 1 || got.Diff.Added+got.Diff.Removed != 0 {
 		t.Errorf("diff %+v, want route 198.19.1.0/24 changed only", got.Diff)
 	}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/tools/benchrig"
 	"github.com/seg6x/seg6x/tools/testsupport"
 )
@@ -123,7 +123,7 @@ func TestPolicyListDownUnderTraffic(t *testing.T) {
 			t.Errorf("flow %d still on list 2, which is down", f)
 		}
 	}
-	var shown struct{ Policies []state.Policy }
+	var shown struct{ Policies []model.Policy }
 	if err := json.Unmarshal([]byte(cli("policy", "show", "--json")), &shown); err != nil || len(shown.Policies) != 1 ||
 		!slices.Equal([]bool{shown.Policies[0].Lists[0].Down, shown.Policies[0].Lists[1].Down, shown.Policies[0].Lists[2].Down}, []bool{false, false, true}) {
 		t.Fatalf("policy show --json: %v %+v", err, shown)
@@ -131,7 +131,7 @@ func TestPolicyListDownUnderTraffic(t *testing.T) {
 	if text := cli("policy", "show"); !strings.Contains(text, "list 2 "+lists[2].String()+" weight 1 DOWN") {
 		t.Errorf("policy show:\n%s", text)
 	}
-	var routes []state.Route
+	var routes []model.Route
 	// The route names the policy; its tunnel MTU is that of the lists up: the egress every list
 	// leaves by, its MTU minus IPv6 + an SRH of one SID.
 	if err := json.Unmarshal([]byte(cli("show", "routes", "--json")), &routes); err != nil || len(routes) != 1 || routes[0].Policy != "w3" {

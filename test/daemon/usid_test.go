@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/tools/benchrig"
 )
 
@@ -42,9 +42,9 @@ func TestUSIDRouteFromTheCLI(t *testing.T) {
 	if !strings.Contains(out, "~ route 198.19.1.0/24 tenant t") {
 		t.Fatalf("route replace said:\n%s", out)
 	}
-	shown := func() state.Route {
+	shown := func() model.Route {
 		t.Helper()
-		var routes []state.Route
+		var routes []model.Route
 		if err := json.Unmarshal([]byte(cli("show", "routes", "--json")), &routes); err != nil || len(routes) != 1 {
 			t.Fatalf("show routes --json: %v %+v", err, routes)
 		}

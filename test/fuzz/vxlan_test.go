@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/pktcheck"
 	"github.com/seg6x/seg6x/tools/pktfuzz"
@@ -32,25 +33,25 @@ func vxSetup(t *testing.T) *pktfuzz.VXTarget {
 	local := netip.MustParseAddr("fc00:a::1")
 	r1, r2 := netip.MustParseAddr("fc00:b::1"), netip.MustParseAddr("fc00:2:1::5")
 	m1, m2, h := "02:00:00:00:b1:01", "02:00:00:00:b1:03", "02:00:00:00:c1:01"
-	if _, err := rig.Store.Commit([]state.Op{{Kind: state.OpAdd, Interface: &state.Interface{Name: "tc0"}}}, false); err != nil {
+	if _, err := rig.Store.Commit([]state.Op{{Kind: model.OpAdd, Interface: &model.Interface{Name: "tc0"}}}, false); err != nil {
 		t.Fatal(err)
 	}
 	tc0, err := rig.Ifindex("tc0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := state.VXLAN{Dev: "vx0", Ifindex: 4242, VNI: 100, Local: local, Port: 4789, SrcPortLow: 5000, SrcPortHigh: 5010,
+	v := model.VXLAN{Dev: "vx0", Ifindex: 4242, VNI: 100, Local: local, Port: 4789, SrcPortLow: 5000, SrcPortHigh: 5010,
 		MTU: 1500, Bridge: "br0", BridgeIfindex: 4241, PortLearning: true,
-		Ports:      []state.BridgePort{{Name: "tc0", Ifindex: int(tc0), MTU: 1500, Learning: true}},
+		Ports:      []model.BridgePort{{Name: "tc0", Ifindex: int(tc0), MTU: 1500, Learning: true}},
 		Remotes:    []netip.Addr{r1},
-		RemoteMACs: []state.RemoteMAC{{MAC: m1, Remote: r1, Bridged: true}, {MAC: m2, Remote: r2, Bridged: true}},
-		LocalMACs:  []state.LocalMAC{{MAC: h, Port: "tc0", Ifindex: int(tc0)}}}
-	if _, err := rig.Store.Commit([]state.Op{{Kind: state.OpAdd, Origin: state.OriginKernel, VXLAN: &v}}, false); err != nil {
+		RemoteMACs: []model.RemoteMAC{{MAC: m1, Remote: r1, Bridged: true}, {MAC: m2, Remote: r2, Bridged: true}},
+		LocalMACs:  []model.LocalMAC{{MAC: h, Port: "tc0", Ifindex: int(tc0)}}}
+	if _, err := rig.Store.Commit([]state.Op{{Kind: model.OpAdd, Origin: model.OriginKernel, VXLAN: &v}}, false); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		rig.Store.Commit([]state.Op{{Kind: state.OpDelete, Origin: state.OriginKernel, VXLAN: &state.VXLAN{Dev: "vx0"}},
-			{Kind: state.OpDelete, Interface: &state.Interface{Name: "tc0"}}}, false)
+		rig.Store.Commit([]state.Op{{Kind: model.OpDelete, Origin: model.OriginKernel, VXLAN: &model.VXLAN{Dev: "vx0"}},
+			{Kind: model.OpDelete, Interface: &model.Interface{Name: "tc0"}}}, false)
 		vxOracle.bridge = ""
 	})
 	*vxOracle = vxlanOracle{bridge: "tc0", VXLAN: pktcheck.VXLAN{Local: local, Port: 4789, VNI: 100, SportLo: 5000, SportHi: 5010,

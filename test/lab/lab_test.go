@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/tools/lab"
 	"github.com/seg6x/seg6x/tools/testsupport"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -224,13 +224,13 @@ func decapTooBig(t *testing.T, l *lab.Lab) {
 }
 
 // showRoutes is `seg6x show routes --json` on node.
-func showRoutes(t *testing.T, l *lab.Lab, node string) []state.Route {
+func showRoutes(t *testing.T, l *lab.Lab, node string) []model.Route {
 	t.Helper()
 	out, err := l.Seg6x(node, "show", "routes", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var routes []state.Route
+	var routes []model.Route
 	if err := json.Unmarshal([]byte(out), &routes); err != nil {
 		t.Fatal(err)
 	}

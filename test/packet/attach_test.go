@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/testsupport"
 	"github.com/vishvananda/netlink"
@@ -23,9 +24,9 @@ func TestAttachSaysWhatTheInterfaceCannotDo(t *testing.T) {
 	testsupport.MustRun(t, "ip", "link", "set", "nox0", "up")
 
 	// A bridge: xdp-features none.
-	_, err := rig.Store.Commit([]state.Op{{Kind: state.OpReplace, Interface: &state.Interface{Name: "nox0", Role: "fabric"}}}, false)
+	_, err := rig.Store.Commit([]state.Op{{Kind: model.OpReplace, Interface: &model.Interface{Name: "nox0", Role: "fabric"}}}, false)
 	if err == nil {
-		_, _ = rig.Store.Commit([]state.Op{{Kind: state.OpDelete, Interface: &state.Interface{Name: "nox0"}}}, false)
+		_, _ = rig.Store.Commit([]state.Op{{Kind: model.OpDelete, Interface: &model.Interface{Name: "nox0"}}}, false)
 		t.Fatal("attaching nox0 succeeded")
 	}
 	if msg := err.Error(); !strings.Contains(msg, "no native XDP") || !strings.Contains(msg, "--mode generic") || strings.Contains(msg, "operation not supported") {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/fixtures"
 )
@@ -53,25 +54,25 @@ func TestBoundaryFollowsChanges(t *testing.T) {
 	dom := cfg.Domain
 
 	expect(t, "ta0 role auto", other, "XDP_DROP", "DROP_BOUNDARY_SID")
-	commit(t, state.Op{Kind: state.OpReplace, Interface: &state.Interface{Name: "ta0", Role: state.RoleFabric}})
+	commit(t, state.Op{Kind: model.OpReplace, Interface: &model.Interface{Name: "ta0", Role: model.RoleFabric}})
 	// Fabric now: the packet reaches the SID, whose source check (2001:db8:1::2 is not in fc00::/16)
 	// refuses it.
 	expect(t, "ta0 role fabric: VLAN 200 is fabric now", other, "XDP_DROP", "DROP_SID_SOURCE")
 	expect(t, "ta0 role fabric: VLAN 100 is still tenant blue's", tenant, "XDP_DROP", "DROP_BOUNDARY_SID")
-	commit(t, state.Op{Kind: state.OpReplace, Interface: &state.Interface{Name: "ta0", Role: state.RoleAccess}})
+	commit(t, state.Op{Kind: model.OpReplace, Interface: &model.Interface{Name: "ta0", Role: model.RoleAccess}})
 	expect(t, "ta0 role access", other, "XDP_DROP", "DROP_BOUNDARY_SID")
-	commit(t, state.Op{Kind: state.OpReplace, Interface: &state.Interface{Name: "ta0"}})
+	commit(t, state.Op{Kind: model.OpReplace, Interface: &model.Interface{Name: "ta0"}})
 	expect(t, "ta0 role auto again", other, "XDP_DROP", "DROP_BOUNDARY_SID")
 
-	commit(t, state.Op{Kind: state.OpReplace, Domain: &state.Domain{Sources: dom.Sources}})
+	commit(t, state.Op{Kind: model.OpReplace, Domain: &model.Domain{Sources: dom.Sources}})
 	expect(t, "no locators: fc00:3::99 is not refused (blue has no route for it)", loc, "XDP_PASS", "")
-	commit(t, state.Op{Kind: state.OpReplace, Domain: &state.Domain{Locators: dom.Locators}})
+	commit(t, state.Op{Kind: model.OpReplace, Domain: &model.Domain{Locators: dom.Locators}})
 	expect(t, "locators back", loc, "XDP_DROP", "DROP_BOUNDARY_LOCATOR")
 	expect(t, "no sources: any source may address a SID", src, "XDP_REDIRECT", "")
-	commit(t, state.Op{Kind: state.OpReplace, Domain: &state.Domain{Locators: dom.Locators,
+	commit(t, state.Op{Kind: model.OpReplace, Domain: &model.Domain{Locators: dom.Locators,
 		Sources: []netip.Prefix{netip.MustParsePrefix("2001:db8:66::/48")}}})
 	expect(t, "sources 2001:db8:66::/48", src, "XDP_REDIRECT", "")
-	commit(t, state.Op{Kind: state.OpReplace, Domain: &dom})
+	commit(t, state.Op{Kind: model.OpReplace, Domain: &dom})
 	expect(t, "sources back to fc00::/16", src, "XDP_DROP", "DROP_SID_SOURCE")
 
 	// Back at the fixture config: the maps hold exactly its image (nothing stale, nothing missing).

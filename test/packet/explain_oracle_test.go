@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/tools/fixtures"
 )
 
@@ -87,12 +87,12 @@ func TestExplainRecordEveryFixture(t *testing.T) {
 			tenantOf[portKey{pt.Dev, uint16(pt.VLAN)}] = tn.Name
 		}
 	}
-	routes := map[string][]state.Route{} // by tenant, with their policy ids
+	routes := map[string][]model.Route{} // by tenant, with their policy ids
 	for _, r := range rig.Store.Current().Routes {
 		routes[r.Tenant] = append(routes[r.Tenant], r)
 	}
-	lpm := func(tenant string, dst netip.Addr) *state.Route {
-		var best *state.Route
+	lpm := func(tenant string, dst netip.Addr) *model.Route {
+		var best *model.Route
 		for i, r := range routes[tenant] {
 			if r.Prefix.Contains(dst) && (best == nil || r.Prefix.Bits() > best.Prefix.Bits()) {
 				best = &routes[tenant][i]
@@ -102,8 +102,8 @@ func TestExplainRecordEveryFixture(t *testing.T) {
 	}
 	// The SID an address reaches: its /128, else the longest SID prefix covering it.
 	running := rig.Store.SIDs()
-	sidFor := func(a netip.Addr) *state.SID {
-		var best *state.SID
+	sidFor := func(a netip.Addr) *model.SID {
+		var best *model.SID
 		for i, s := range running {
 			if s.Prefix().Contains(a) && (best == nil || s.Prefix().Bits() > best.Prefix().Bits()) {
 				best = &running[i]
@@ -112,7 +112,7 @@ func TestExplainRecordEveryFixture(t *testing.T) {
 		return best
 	}
 	code := map[string]uint8{}
-	for _, b := range state.Behaviors {
+	for _, b := range model.Behaviors {
 		code[b.Name] = b.Code
 	}
 	x, err := dataplane.NewExplainer(rig.Store.Dir, rig.Store.ProgramOptions(), false)
@@ -233,7 +233,7 @@ func TestExplainRecordEveryFixture(t *testing.T) {
 
 // policyOfRoute: the record's policy is the route's, or for a route naming a weighted policy, one of
 // that policy's lists for the packet's family (0: every list down).
-func policyOfRoute(named []state.Policy, r *state.Route, got uint32) bool {
+func policyOfRoute(named []model.Policy, r *model.Route, got uint32) bool {
 	if r.Policy == "" {
 		return got == r.ID
 	}

@@ -14,12 +14,13 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/fixtures"
 )
 
 // previewExplainer explains frames as they would go under desired.
-func previewExplainer(t *testing.T, desired state.State) *dataplane.Explainer {
+func previewExplainer(t *testing.T, desired model.State) *dataplane.Explainer {
 	t.Helper()
 	var im *state.Image
 	var opts state.ProgramOptions
@@ -46,7 +47,7 @@ func TestExplainUnderANewState(t *testing.T) {
 			r.Segs = []netip.Addr{netip.MustParseAddr("fc00:2::99")}
 		}
 	}
-	next.SIDs = slices.DeleteFunc(next.SIDs, func(s state.SID) bool { return s.SID == netip.MustParseAddr("fc00:1::65") })
+	next.SIDs = slices.DeleteFunc(next.SIDs, func(s model.SID) bool { return s.SID == netip.MustParseAddr("fc00:1::65") })
 	imageBefore, genBefore := rig.Store.Image(), rig.Store.Gen()
 
 	x := previewExplainer(t, next)

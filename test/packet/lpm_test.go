@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/fixtures"
 	"github.com/seg6x/seg6x/tools/testsupport"
@@ -105,12 +106,12 @@ func randomDsts(rng *rand.Rand, routes []lpmRoute, n int) []netip.Addr {
 	return out
 }
 
-func toState(routes []lpmRoute) []state.Route {
-	out := make([]state.Route, len(routes))
+func toState(routes []lpmRoute) []model.Route {
+	out := make([]model.Route, len(routes))
 	for i, r := range routes {
-		out[i] = state.Route{Tenant: "lpm", Prefix: r.p, Segs: []netip.Addr{r.sid}, Src: netip.MustParseAddr("fc00:1::1")}
+		out[i] = model.Route{Tenant: "lpm", Prefix: r.p, Segs: []netip.Addr{r.sid}, Src: netip.MustParseAddr("fc00:1::1")}
 		if !r.sid.IsValid() {
-			out[i] = state.Route{Tenant: "lpm", Prefix: r.p, Mode: state.ModePass}
+			out[i] = model.Route{Tenant: "lpm", Prefix: r.p, Mode: model.ModePass}
 		}
 	}
 	return out
@@ -156,17 +157,17 @@ func TestLongestPrefixMatch(t *testing.T) {
 	st := rig.Store
 	rng := rand.New(rand.NewPCG(1, 2))
 	routes := randomRoutes(rng, 200)
-	ops := []state.Op{{Kind: state.OpAdd, Tenant: &state.Tenant{Name: "lpm", Ports: []state.Port{{Dev: "ta0", VLAN: lpmVLAN}}}}}
+	ops := []state.Op{{Kind: model.OpAdd, Tenant: &model.Tenant{Name: "lpm", Ports: []model.Port{{Dev: "ta0", VLAN: lpmVLAN}}}}}
 	for _, r := range toState(routes) {
 		r := r
-		ops = append(ops, state.Op{Kind: state.OpAdd, Route: &r})
+		ops = append(ops, state.Op{Kind: model.OpAdd, Route: &r})
 	}
 	if _, err := st.Commit(ops, false); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		_, err := st.Commit([]state.Op{{Kind: state.OpReplace, TenantRoutes: &state.TenantRoutes{Tenant: "lpm"}},
-			{Kind: state.OpDelete, Tenant: &state.Tenant{Name: "lpm"}}}, false)
+		_, err := st.Commit([]state.Op{{Kind: model.OpReplace, TenantRoutes: &state.TenantRoutes{Tenant: "lpm"}},
+			{Kind: model.OpDelete, Tenant: &model.Tenant{Name: "lpm"}}}, false)
 		if err != nil {
 			t.Error(err)
 		}
@@ -180,7 +181,7 @@ func TestLongestPrefixMatch(t *testing.T) {
 	for i, r := range routes {
 		switch {
 		case i%3 == 0:
-			ops = append(ops, state.Op{Kind: state.OpDelete, Route: &state.Route{Tenant: "lpm", Prefix: r.p}})
+			ops = append(ops, state.Op{Kind: model.OpDelete, Route: &model.Route{Tenant: "lpm", Prefix: r.p}})
 		case i%3 == 1:
 			if r.sid.IsValid() {
 				r.sid = netip.AddrFrom16([16]byte{0xfc, 0, 0, 2, 13: 1, 14: byte(i >> 8), 15: byte(i)})
@@ -188,7 +189,7 @@ func TestLongestPrefixMatch(t *testing.T) {
 				r.sid = netip.AddrFrom16([16]byte{0xfc, 0, 0, 2, 13: 2, 14: byte(i >> 8), 15: byte(i)}) // pass -> encap
 			}
 			sr := toState([]lpmRoute{r})[0]
-			ops = append(ops, state.Op{Kind: state.OpReplace, Route: &sr})
+			ops = append(ops, state.Op{Kind: model.OpReplace, Route: &sr})
 			keep = append(keep, r)
 		default:
 			keep = append(keep, r)
@@ -201,7 +202,7 @@ func TestLongestPrefixMatch(t *testing.T) {
 
 	// A whole new table in one swap.
 	next := randomRoutes(rng, 150)
-	if _, err := st.Commit([]state.Op{{Kind: state.OpReplace, TenantRoutes: &state.TenantRoutes{Tenant: "lpm", Routes: toState(next)}}}, false); err != nil {
+	if _, err := st.Commit([]state.Op{{Kind: model.OpReplace, TenantRoutes: &state.TenantRoutes{Tenant: "lpm", Routes: toState(next)}}}, false); err != nil {
 		t.Fatal(err)
 	}
 	checkLPM(t, next, append(dsts, randomDsts(rng, next, 400)...), "after a table swap")
@@ -246,13 +247,13 @@ func TestRouteLookupsFollowTheTables(t *testing.T) {
 	sid := func(n byte) netip.Addr { return netip.AddrFrom16([16]byte{0xfc, 0, 0, 2, 13: 7, 15: n}) }
 	routes := []lpmRoute{{p("198.18.5.0/24"), sid(1)}, {p("198.18.7.0/24"), sid(2)}, {p("198.18.8.8/32"), sid(3)},
 		{p("2001:db8:5::/64"), sid(4)}, {p("2001:db8:7::/64"), sid(5)}}
-	ops := []state.Op{{Kind: state.OpAdd, Tenant: &state.Tenant{Name: "lpm", Ports: []state.Port{{Dev: "ta0", VLAN: lpmVLAN}}}}}
+	ops := []state.Op{{Kind: model.OpAdd, Tenant: &model.Tenant{Name: "lpm", Ports: []model.Port{{Dev: "ta0", VLAN: lpmVLAN}}}}}
 	for _, r := range toState(routes) {
-		ops = append(ops, state.Op{Kind: state.OpAdd, Route: &r})
+		ops = append(ops, state.Op{Kind: model.OpAdd, Route: &r})
 	}
 	commit(t, ops...)
-	defer commit(t, state.Op{Kind: state.OpReplace, TenantRoutes: &state.TenantRoutes{Tenant: "lpm"}},
-		state.Op{Kind: state.OpDelete, Tenant: &state.Tenant{Name: "lpm"}})
+	defer commit(t, state.Op{Kind: model.OpReplace, TenantRoutes: &state.TenantRoutes{Tenant: "lpm"}},
+		state.Op{Kind: model.OpDelete, Tenant: &model.Tenant{Name: "lpm"}})
 	dsts := []netip.Addr{a("198.18.5.9"), a("198.18.5.8"), a("198.18.6.9"), a("2001:db8:5::9"), a("2001:db8:6::9")}
 	for i := 0; i < 2; i++ {
 		checkLPM(t, routes, dsts, "routes added")
@@ -260,9 +261,9 @@ func TestRouteLookupsFollowTheTables(t *testing.T) {
 	set := func(when string, r lpmRoute, del bool) {
 		t.Helper()
 		sr := toState([]lpmRoute{r})[0]
-		op := state.Op{Kind: state.OpReplace, Route: &sr}
+		op := state.Op{Kind: model.OpReplace, Route: &sr}
 		if del {
-			op = state.Op{Kind: state.OpDelete, Route: &state.Route{Tenant: "lpm", Prefix: r.p}}
+			op = state.Op{Kind: model.OpDelete, Route: &model.Route{Tenant: "lpm", Prefix: r.p}}
 		}
 		commit(t, op)
 		var next []lpmRoute
@@ -311,11 +312,11 @@ func TestSIDLookupsFollowTheTables(t *testing.T) {
 		}
 	}
 	run("not a SID yet", "XDP_PASS", in)
-	commit(t, state.Op{Kind: state.OpAdd, SID: &state.SID{SID: sid, Action: "End"}})
+	commit(t, state.Op{Kind: model.OpAdd, SID: &model.SID{SID: sid, Action: "End"}})
 	defer func() { // the test deletes it at its end; a failure before leaves it to this
 		for _, s := range rig.Store.SIDs() {
 			if s.SID == sid {
-				commit(t, state.Op{Kind: state.OpDelete, SID: &state.SID{SID: sid}})
+				commit(t, state.Op{Kind: model.OpDelete, SID: &model.SID{SID: sid}})
 			}
 		}
 	}()
@@ -323,8 +324,8 @@ func TestSIDLookupsFollowTheTables(t *testing.T) {
 	// End.X to nh6 fc00:12::3, another neighbor on fab0: the same packet, to that neighbor's MAC.
 	testsupport.MustRun(t, "ip", "-6", "neigh", "replace", "fc00:12::3", "lladdr", "02:00:00:00:01:33", "dev", "fab0", "nud", "permanent")
 	defer func() { _ = exec.Command("ip", "-6", "neigh", "del", "fc00:12::3", "dev", "fab0").Run() }()
-	commit(t, state.Op{Kind: state.OpReplace, SID: &state.SID{SID: sid, Action: "End.X", NH6: netip.MustParseAddr("fc00:12::3")}})
+	commit(t, state.Op{Kind: model.OpReplace, SID: &model.SID{SID: sid, Action: "End.X", NH6: netip.MustParseAddr("fc00:12::3")}})
 	run("SID replaced by End.X", "XDP_REDIRECT", append([]byte{0x02, 0, 0, 0, 0x01, 0x33}, endOut[6:]...))
-	commit(t, state.Op{Kind: state.OpDelete, SID: &state.SID{SID: sid}})
+	commit(t, state.Op{Kind: model.OpDelete, SID: &model.SID{SID: sid}})
 	run("SID deleted", "XDP_PASS", in)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/fixtures"
 	"github.com/seg6x/seg6x/tools/testsupport"
@@ -219,11 +220,11 @@ func TestDetachedEgressWithCachedNextHop(t *testing.T) {
 	}
 
 	// Detaching through the store removes the entry and invalidates the cache: the FIB is asked again.
-	if _, err := rig.Store.Commit([]state.Op{{Kind: state.OpDelete, Interface: &state.Interface{Name: "tb0"}}}, false); err != nil {
+	if _, err := rig.Store.Commit([]state.Op{{Kind: model.OpDelete, Interface: &model.Interface{Name: "tb0"}}}, false); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		if _, err := rig.Store.Commit([]state.Op{{Kind: state.OpReplace, Interface: &state.Interface{Name: "tb0"}}}, false); err != nil {
+		if _, err := rig.Store.Commit([]state.Op{{Kind: model.OpReplace, Interface: &model.Interface{Name: "tb0"}}}, false); err != nil {
 			t.Error(err)
 		}
 	}()

@@ -14,14 +14,16 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"net"
 	"net/netip"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/frame"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/slowpath"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/fixtures"
@@ -52,30 +54,30 @@ func mustMAC(s string) net.HardwareAddr {
 // vxSetup commits tc0 as an interface and the VXLAN device vx0 of bridge br0 (tc0 its port).
 func vxSetup(t *testing.T) uint32 {
 	t.Helper()
-	commit(t, state.Op{Kind: state.OpAdd, Interface: &state.Interface{Name: "tc0"}})
+	commit(t, state.Op{Kind: model.OpAdd, Interface: &model.Interface{Name: "tc0"}})
 	tc0, err := rig.Ifindex("tc0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := vxDevice(tc0)
-	commit(t, state.Op{Kind: state.OpAdd, Origin: state.OriginKernel, VXLAN: &v})
+	commit(t, state.Op{Kind: model.OpAdd, Origin: model.OriginKernel, VXLAN: &v})
 	t.Cleanup(func() {
-		commit(t, state.Op{Kind: state.OpDelete, Origin: state.OriginKernel, VXLAN: &state.VXLAN{Dev: "vx0"}})
-		commit(t, state.Op{Kind: state.OpDelete, Interface: &state.Interface{Name: "tc0"}})
+		commit(t, state.Op{Kind: model.OpDelete, Origin: model.OriginKernel, VXLAN: &model.VXLAN{Dev: "vx0"}})
+		commit(t, state.Op{Kind: model.OpDelete, Interface: &model.Interface{Name: "tc0"}})
 	})
 	return tc0
 }
 
 // vxDevice is vxSetup's VXLAN device, its port tc0 at ifindex tc0.
-func vxDevice(tc0 uint32) state.VXLAN {
-	return state.VXLAN{Dev: "vx0", Ifindex: 4242, VNI: 100, Local: vxLocal, Port: 4789, SrcPortLow: 5000, SrcPortHigh: 5010,
+func vxDevice(tc0 uint32) model.VXLAN {
+	return model.VXLAN{Dev: "vx0", Ifindex: 4242, VNI: 100, Local: vxLocal, Port: 4789, SrcPortLow: 5000, SrcPortHigh: 5010,
 		MTU: 1500, Bridge: "br0", BridgeIfindex: 4241, PortLearning: true,
-		Ports:   []state.BridgePort{{Name: "tc0", Ifindex: int(tc0), MTU: 1500, Learning: true}},
+		Ports:   []model.BridgePort{{Name: "tc0", Ifindex: int(tc0), MTU: 1500, Learning: true}},
 		Remotes: []netip.Addr{vxRemote},
-		RemoteMACs: []state.RemoteMAC{{MAC: vxRMAC.String(), Remote: vxRemote, Bridged: true},
+		RemoteMACs: []model.RemoteMAC{{MAC: vxRMAC.String(), Remote: vxRemote, Bridged: true},
 			{MAC: vxFarMAC.String(), Remote: vxFar, Bridged: true},
 			{MAC: vxFlood.String(), Remote: netip.MustParseAddr("fc00:b::2")}},
-		LocalMACs: []state.LocalMAC{{MAC: vxHost.String(), Port: "tc0", Ifindex: int(tc0)},
+		LocalMACs: []model.LocalMAC{{MAC: vxHost.String(), Port: "tc0", Ifindex: int(tc0)},
 			{MAC: vxDynHost.String(), Port: "tc0", Ifindex: int(tc0), Dynamic: true},
 			{MAC: vxNode.String(), Port: "br0", Ifindex: 4241, Local: true}}}
 }
@@ -451,14 +453,14 @@ func TestVXLANCachedDecisionsFollowTheTables(t *testing.T) {
 	// The remote MAC moves to another VTEP: the next frame to it leaves towards the new one.
 	v := vxDevice(tc0)
 	v.RemoteMACs[0].Remote = vxFar
-	commit(t, state.Op{Kind: state.OpReplace, Origin: state.OriginKernel, VXLAN: &v})
+	commit(t, state.Op{Kind: model.OpReplace, Origin: model.OriginKernel, VXLAN: &v})
 	for i := 0; i < 2; i++ {
 		runVX(t, vxCase{fmt.Sprintf("encap after the remote MAC moved %d", i), "tc0", out, toFar, "XDP_REDIRECT", ""})
 		runVX(t, vxCase{fmt.Sprintf("decap after the remote MAC moved %d", i), "fab0", vx, in, "XDP_REDIRECT", ""})
 	}
 	// The local host goes away: its frames are the kernel's again, both ways.
 	v.LocalMACs = v.LocalMACs[1:]
-	commit(t, state.Op{Kind: state.OpReplace, Origin: state.OriginKernel, VXLAN: &v})
+	commit(t, state.Op{Kind: model.OpReplace, Origin: model.OriginKernel, VXLAN: &v})
 	runVX(t, vxCase{"encap from the host that went", "tc0", out, nil, "XDP_PASS", "PASS_VXLAN_LEARN"})
 	runVX(t, vxCase{"decap to the host that went", "fab0", vx, nil, "XDP_PASS", "PASS_VXLAN_FLOOD"})
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/seg6x/seg6x/internal/core"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/internal/memtune"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/fixtures"
 )
@@ -129,14 +130,14 @@ func RunBGP(tool string, o BGPOptions, logf func(string, ...any)) (*BGPResult, e
 	ctl := core.New(rig.Store)
 	lo := netip.MustParseAddr("::1")
 	ops := []state.Op{
-		{Kind: state.OpReplace, BGP: &state.BGP{ASN: 65000, RouterID: netip.MustParseAddr("198.18.255.1"), ListenPort: int32(dutPort),
-			NextHop: netip.MustParseAddr("fc00:12::1"), Locator: netip.MustParsePrefix("fc00:77::/48"), Neighbors: []state.Neighbor{{Address: lo, ASN: 65000, Port: uint16(injPort),
-				Families: []string{state.FamilyVPNv4}}}}},
+		{Kind: model.OpReplace, BGP: &model.BGP{ASN: 65000, RouterID: netip.MustParseAddr("198.18.255.1"), ListenPort: int32(dutPort),
+			NextHop: netip.MustParseAddr("fc00:12::1"), Locator: netip.MustParsePrefix("fc00:77::/48"), Neighbors: []model.Neighbor{{Address: lo, ASN: 65000, Port: uint16(injPort),
+				Families: []string{model.FamilyVPNv4}}}}},
 	}
 	for t := range lay.tenants {
-		ops = append(ops, state.Op{Kind: state.OpAdd, Tenant: &state.Tenant{Name: lay.tenantName(t), Table: uint32(777 + t),
-			Ports: []state.Port{{Dev: "ta0", VLAN: uint16(lay.vlan(t))}},
-			VPN:   &state.VPN{RD: fmt.Sprintf("198.18.255.1:%d", 777+t), ImportRT: []string{lay.rt(t)}}}})
+		ops = append(ops, state.Op{Kind: model.OpAdd, Tenant: &model.Tenant{Name: lay.tenantName(t), Table: uint32(777 + t),
+			Ports: []model.Port{{Dev: "ta0", VLAN: uint16(lay.vlan(t))}},
+			VPN:   &model.VPN{RD: fmt.Sprintf("198.18.255.1:%d", 777+t), ImportRT: []string{lay.rt(t)}}}})
 	}
 	if _, err := ctl.Commit(ops, core.Options{}); err != nil {
 		return nil, err

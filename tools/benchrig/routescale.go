@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/fixtures"
 	"github.com/seg6x/seg6x/tools/pktcheck"
@@ -88,10 +89,10 @@ func installScale(st *state.Store, total int) ([]string, error) {
 	var tenants []string
 	addTenant := func(name string, vlan uint16) {
 		tenants = append(tenants, name)
-		ops = append(ops, state.Op{Kind: state.OpAdd, Tenant: &state.Tenant{Name: name, Ports: []state.Port{{Dev: "ta0", VLAN: vlan}}}})
+		ops = append(ops, state.Op{Kind: model.OpAdd, Tenant: &model.Tenant{Name: name, Ports: []model.Port{{Dev: "ta0", VLAN: vlan}}}})
 	}
 	route := func(tenant string, p netip.Prefix, seg string) {
-		ops = append(ops, state.Op{Kind: state.OpAdd, Route: &state.Route{Tenant: tenant, Prefix: p,
+		ops = append(ops, state.Op{Kind: model.OpAdd, Route: &model.Route{Tenant: tenant, Prefix: p,
 			Segs: []netip.Addr{netip.MustParseAddr(seg)}, Src: src}})
 	}
 	flush := func() error {
@@ -130,8 +131,8 @@ func installScale(st *state.Store, total int) ([]string, error) {
 func removeScale(st *state.Store, tenants []string) error {
 	var ops []state.Op
 	for _, t := range tenants {
-		ops = append(ops, state.Op{Kind: state.OpReplace, TenantRoutes: &state.TenantRoutes{Tenant: t}},
-			state.Op{Kind: state.OpDelete, Tenant: &state.Tenant{Name: t}})
+		ops = append(ops, state.Op{Kind: model.OpReplace, TenantRoutes: &state.TenantRoutes{Tenant: t}},
+			state.Op{Kind: model.OpDelete, Tenant: &model.Tenant{Name: t}})
 	}
 	_, err := st.Commit(ops, false)
 	return err

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/testsupport"
 )
@@ -25,12 +26,12 @@ func scaleRoutes(r *Rig, total int) error {
 		src := encapSrc
 		seg := []netip.Addr{sid("fc00:e::1")}
 		ops := []state.Op{
-			{Kind: state.OpReplace, Interface: &state.Interface{Name: devDutIn}},
-			{Kind: state.OpReplace, Interface: &state.Interface{Name: devDutEg}},
-			{Kind: state.OpReplace, Tenant: &state.Tenant{Name: "t", Table: 100, Ports: []state.Port{{Dev: devDutIn, VLAN: vlanIn}}}},
+			{Kind: model.OpReplace, Interface: &model.Interface{Name: devDutIn}},
+			{Kind: model.OpReplace, Interface: &model.Interface{Name: devDutEg}},
+			{Kind: model.OpReplace, Tenant: &model.Tenant{Name: "t", Table: 100, Ports: []model.Port{{Dev: devDutIn, VLAN: vlanIn}}}},
 		}
 		route := func(tenant string, p netip.Prefix, segs []netip.Addr) {
-			ops = append(ops, state.Op{Kind: state.OpReplace, Route: &state.Route{Tenant: tenant, Prefix: p, Segs: segs, Src: src}})
+			ops = append(ops, state.Op{Kind: model.OpReplace, Route: &model.Route{Tenant: tenant, Prefix: p, Segs: segs, Src: src}})
 		}
 		flush := func() error {
 			if _, err := st.Commit(ops, false); err != nil {
@@ -53,8 +54,8 @@ func scaleRoutes(r *Rig, total int) error {
 		// Other tenants (on other VLANs) fill the table, over 1000 segment lists.
 		for t := 1; n < total; t++ {
 			name := fmt.Sprintf("f%d", t)
-			ops = append(ops, state.Op{Kind: state.OpReplace, Tenant: &state.Tenant{Name: name, Table: 1000 + uint32(t),
-				Ports: []state.Port{{Dev: devDutIn, VLAN: vlanIn + uint16(t)}}}})
+			ops = append(ops, state.Op{Kind: model.OpReplace, Tenant: &model.Tenant{Name: name, Table: 1000 + uint32(t),
+				Ports: []model.Port{{Dev: devDutIn, VLAN: vlanIn + uint16(t)}}}})
 			for i := 0; i < 1<<17 && n < total; i++ {
 				a := netip.AddrFrom4([4]byte{198, 18 + byte(i>>16), byte(i >> 8), byte(i)})
 				route(name, netip.PrefixFrom(a, 32), []netip.Addr{sid(fmt.Sprintf("fc00:2::%x", 1+i%1000))})

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -148,13 +148,13 @@ func (r BGPRoutes) String() string {
 
 // Learned reads a PE's routes of origin bgp.
 func (l *Lab) Learned(pe string) (BGPRoutes, error) {
-	var routes []state.Route
+	var routes []model.Route
 	if err := l.seg6xJSON(pe, &routes, "show", "routes"); err != nil {
 		return nil, err
 	}
 	out := BGPRoutes{}
 	for _, r := range routes {
-		if r.Origin != state.OriginBGP {
+		if r.Origin != model.OriginBGP {
 			continue
 		}
 		var segs []string
@@ -168,7 +168,7 @@ func (l *Lab) Learned(pe string) (BGPRoutes, error) {
 
 // ServiceSIDs reads a PE's tenants' service SIDs (tenant -> SID).
 func (l *Lab) ServiceSIDs(pe string) (map[string]string, error) {
-	var ts []state.Tenant
+	var ts []model.Tenant
 	if err := l.seg6xJSON(pe, &ts, "show", "tenants"); err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // Target is what the frames aim at.
@@ -44,7 +44,7 @@ type Port struct {
 
 // TargetOf aims at st; fabric names the devices that take SIDs, extra6 and extra4 add prefixes st
 // does not name (the kernel's routes).
-func TargetOf(st state.State, devs, fabric []string, extra6, extra4 []netip.Prefix) Target {
+func TargetOf(st model.State, devs, fabric []string, extra6, extra4 []netip.Prefix) Target {
 	t := Target{Devs: devs, Fabric: fabric, Pfx6: append([]netip.Prefix(nil), extra6...), Pfx4: append([]netip.Prefix(nil), extra4...)}
 	t.Pfx6 = append(t.Pfx6, st.Domain.Locators...)
 	t.Src6 = append(t.Src6, st.Domain.Sources...)

@@ -1,7 +1,7 @@
 package reference
 
 // comments.go: the doc comments of the model's types and fields, read from the source of
-// internal/state at generation time (go/parser): the comments are the reference's only text about a key.
+// internal/model at generation time (go/parser): the comments are the reference's only text about a key.
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // fieldComments are a struct field's doc comment (above it) and line comment (after it).
@@ -27,21 +27,21 @@ type comments struct {
 	fields map[string]map[string]fieldComments
 }
 
-// stateDir is the directory of internal/state's source: found from this file's, which the go command
+// modelDir is the directory of internal/model's source: found from this file's, which the go command
 // records when it builds the generator or the test (not under -trimpath).
-func stateDir() (string, error) {
+func modelDir() (string, error) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok || !filepath.IsAbs(file) {
-		return "", fmt.Errorf("cannot find the source of internal/state (built with -trimpath?)")
+		return "", fmt.Errorf("cannot find the source of internal/model (built with -trimpath?)")
 	}
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "state")
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "model")
 	if _, err := os.Stat(filepath.Join(dir, "model.go")); err != nil {
-		return "", fmt.Errorf("cannot find the source of internal/state: %w", err)
+		return "", fmt.Errorf("cannot find the source of internal/model: %w", err)
 	}
 	return dir, nil
 }
 
-// readComments parses the non-test Go files of dir (the package of state.State) for their comments.
+// readComments parses the non-test Go files of dir (the package of model.State) for their comments.
 func readComments(dir string) (*comments, error) {
 	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
@@ -49,7 +49,7 @@ func readComments(dir string) (*comments, error) {
 	}
 	sort.Strings(names)
 	c := &comments{types: map[string]string{}, fields: map[string]map[string]fieldComments{}}
-	want := reflect.TypeFor[state.State]().PkgPath()
+	want := reflect.TypeFor[model.State]().PkgPath()
 	fset := token.NewFileSet()
 	for _, name := range names {
 		if strings.HasSuffix(name, "_test.go") {

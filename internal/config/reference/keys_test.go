@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/config"
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 	"gopkg.in/yaml.v3"
 )
 
@@ -110,7 +110,7 @@ func TestKeysParse(t *testing.T) {
 }
 
 // full parses testdata/full.yaml, a valid file.
-func full(t *testing.T) state.State {
+func full(t *testing.T) model.State {
 	b, err := os.ReadFile("testdata/full.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func full(t *testing.T) state.State {
 }
 
 // field is the key at path in s, in the first item of each list on the way.
-func field(s *state.State, path string) (reflect.Value, error) {
+func field(s *model.State, path string) (reflect.Value, error) {
 	v := reflect.ValueOf(s).Elem()
 	for seg := range strings.SplitSeq(path, ".") {
 		name, list := strings.CutSuffix(seg, "[]")
@@ -155,12 +155,12 @@ func field(s *state.State, path string) (reflect.Value, error) {
 
 // names says whether err has a field error about key.
 func names(err error, key string) bool {
-	var es state.Errors
+	var es model.Errors
 	if !errors.As(err, &es) {
 		return false
 	}
 	for _, e := range es {
-		var fe *state.FieldError
+		var fe *model.FieldError
 		if !errors.As(e, &fe) {
 			continue
 		}
@@ -179,7 +179,7 @@ func lastKey(path string) string {
 
 func TestRequired(t *testing.T) {
 	s := full(t)
-	if err := state.Validate(&s); err != nil {
+	if err := model.Validate(&s); err != nil {
 		t.Fatalf("testdata/full.yaml: %v", err)
 	}
 	for path, e := range entries(t) {
@@ -193,7 +193,7 @@ func TestRequired(t *testing.T) {
 			continue
 		}
 		f.SetZero()
-		if err := state.Validate(&s); !names(err, lastKey(path)) {
+		if err := model.Validate(&s); !names(err, lastKey(path)) {
 			t.Errorf("%s is marked required (its yaml tag has no omitempty), but without it Validate says: %v", path, err)
 		}
 	}
@@ -218,7 +218,7 @@ func TestValues(t *testing.T) {
 			default:
 				t.Fatalf("%s: values of a %s", path, f.Type())
 			}
-			return state.Validate(&s)
+			return model.Validate(&s)
 		}
 		for _, v := range e.Values {
 			if err := try(v); names(err, lastKey(path)) {

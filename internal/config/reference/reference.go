@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/seg6x/seg6x/internal/config"
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // Command regenerates the reference (from the repository's root).
@@ -38,11 +38,11 @@ type Entry struct {
 }
 
 // modelPkg is the package of the model's types.
-var modelPkg = reflect.TypeFor[state.State]().PkgPath()
+var modelPkg = reflect.TypeFor[model.State]().PkgPath()
 
 // Entries are every key of the file, depth first in declaration order.
 func Entries() ([]Entry, error) {
-	dir, err := stateDir()
+	dir, err := modelDir()
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func Entries() ([]Entry, error) {
 		return nil, err
 	}
 	var out []Entry
-	if err := walk(reflect.TypeFor[state.State](), "", "", c, &out, map[reflect.Type]bool{}); err != nil {
+	if err := walk(reflect.TypeFor[model.State](), "", "", c, &out, map[reflect.Type]bool{}); err != nil {
 		return nil, err
 	}
 	var undocumented []string
@@ -61,7 +61,7 @@ func Entries() ([]Entry, error) {
 		}
 	}
 	if len(undocumented) > 0 {
-		return nil, fmt.Errorf("fields without a doc comment in internal/state (add one): %s", strings.Join(undocumented, ", "))
+		return nil, fmt.Errorf("fields without a doc comment in internal/model (add one): %s", strings.Join(undocumented, ", "))
 	}
 	return out, nil
 }

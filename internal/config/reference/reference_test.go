@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/config"
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 const docPath = "../../../docs/yaml-reference.md"
@@ -52,7 +52,7 @@ func TestExampleIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := state.Validate(&s); err != nil {
+	if err := model.Validate(&s); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.Interfaces) == 0 || len(s.Tenants) == 0 || len(s.Routes) == 0 || len(s.SIDs) == 0 {
@@ -106,23 +106,23 @@ func tagPaths(t reflect.Type, prefix string, out *[]string) {
 				ft = ft.Elem()
 			}
 		}
-		if ft.Kind() == reflect.Struct && ft.PkgPath() == reflect.TypeFor[state.State]().PkgPath() {
+		if ft.Kind() == reflect.Struct && ft.PkgPath() == reflect.TypeFor[model.State]().PkgPath() {
 			tagPaths(ft, p+sep, out)
 		}
 	}
 }
 
 func TestEveryFieldListed(t *testing.T) {
-	var model []string
-	tagPaths(reflect.TypeFor[state.State](), "", &model)
+	var keys []string
+	tagPaths(reflect.TypeFor[model.State](), "", &keys)
 	doc := docKeys(t)
-	for _, p := range model {
+	for _, p := range keys {
 		if !slices.Contains(doc, p) {
 			t.Errorf("the model's key %s is not in docs/yaml-reference.md", p)
 		}
 	}
 	for _, p := range doc {
-		if !slices.Contains(model, p) {
+		if !slices.Contains(keys, p) {
 			t.Errorf("docs/yaml-reference.md lists %s, which is not a key of the model", p)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/seg6x/seg6x/internal/config"
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // Example is the worked example at the top of the reference: a whole valid file.
@@ -34,7 +34,7 @@ func Reference() (string, error) {
 	}
 	sp := newSpeaker(es)
 	var b strings.Builder
-	fmt.Fprintf(&b, "<!-- Generated from internal/state by %s; do not edit. -->\n\n", Command)
+	fmt.Fprintf(&b, "<!-- Generated from internal/model by %s; do not edit. -->\n\n", Command)
 	b.WriteString("# The seg6x configuration file\n\n")
 	para(&b, "`seg6x apply -f FILE` and `seg6x daemon --config FILE` read a YAML file that is the whole "+
 		"desired state of the node: what is not in it is removed. This page lists every key the file "+
@@ -83,7 +83,7 @@ func Reference() (string, error) {
 func checkExample() error {
 	s, err := config.Parse(strings.NewReader(Example))
 	if err == nil {
-		err = state.Validate(&s)
+		err = model.Validate(&s)
 	}
 	if err != nil {
 		return fmt.Errorf("example.yaml: %w", err)
@@ -120,27 +120,27 @@ func behaviors(b *strings.Builder) {
 	para(b, "The values of `sids[].action`, the keys each needs besides `sid` and `action`, the keys it "+
 		"may have, and the flavors it takes:")
 	b.WriteString("| action | needs | may have | flavors | what it does |\n|---|---|---|---|---|\n")
-	for i := range state.Behaviors {
-		bh := &state.Behaviors[i]
+	for i := range model.Behaviors {
+		bh := &model.Behaviors[i]
 		var needs, may []string
 		switch bh.Needs {
-		case state.ParamTable:
+		case model.ParamTable:
 			if bh.TakesTenant() {
 				needs = append(needs, "`table` or `tenant`")
 			} else {
 				needs = append(needs, "`table`")
 			}
-		case state.ParamSegs:
+		case model.ParamSegs:
 			needs = append(needs, "`segs`")
 			may = append(may, "`src`")
-		case state.ParamNone:
+		case model.ParamNone:
 		default:
 			needs = append(needs, "`"+string(bh.Needs)+"`")
 		}
 		if bh.Decap {
 			may = append(may, "`vlan`")
 		}
-		if slices.Contains(bh.Flavors, state.FlavorNextCSID) {
+		if slices.Contains(bh.Flavors, model.FlavorNextCSID) {
 			may = append(may, "`lblen`", "`nflen`")
 		}
 		help := bh.Help

@@ -7,7 +7,7 @@ package reference
 import (
 	"fmt"
 
-	"github.com/seg6x/seg6x/internal/state"
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // Allowed are the values a key takes.
@@ -18,18 +18,18 @@ type Allowed struct {
 
 // allowed are the keys with a known set of values, by path.
 func allowed() map[string]Allowed {
-	encap := []string{state.ModeEncap, state.ModeEncapRed}
+	encap := []string{model.ModeEncap, model.ModeEncapRed}
 	return map[string]Allowed{
-		"interfaces[].mode": {Values: []string{state.ModeNative, state.ModeGeneric, state.ModeTC}},
-		"interfaces[].role": {Values: []string{state.RoleAuto, state.RoleFabric, state.RoleAccess}},
-		"tenants[].mss_clamp": {Values: []string{state.MSSClampOff, state.MSSClampAuto},
-			Note: fmt.Sprintf("or an MSS from %d to %d", state.MinMSS, state.MaxMSS)},
+		"interfaces[].mode": {Values: []string{model.ModeNative, model.ModeGeneric, model.ModeTC}},
+		"interfaces[].role": {Values: []string{model.RoleAuto, model.RoleFabric, model.RoleAccess}},
+		"tenants[].mss_clamp": {Values: []string{model.MSSClampOff, model.MSSClampAuto},
+			Note: fmt.Sprintf("or an MSS from %d to %d", model.MinMSS, model.MaxMSS)},
 		"tenants[].vpn.encap":      {Values: encap},
 		"policies[].mode":          {Values: encap},
-		"routes[].mode":            {Values: []string{state.ModeEncap, state.ModeEncapRed, state.ModePass}},
-		"sids[].action":            {Values: state.Actions, Note: "what each takes: [endpoint behaviors](#endpoint-behaviors)"},
+		"routes[].mode":            {Values: []string{model.ModeEncap, model.ModeEncapRed, model.ModePass}},
+		"sids[].action":            {Values: model.Actions, Note: "what each takes: [endpoint behaviors](#endpoint-behaviors)"},
 		"sids[].flavors":           {Values: flavors(), Note: "which action takes which: [endpoint behaviors](#endpoint-behaviors)"},
-		"bgp.neighbors[].families": {Values: []string{state.FamilyVPNv4, state.FamilyVPNv6, state.FamilyRTC}},
+		"bgp.neighbors[].families": {Values: []string{model.FamilyVPNv4, model.FamilyVPNv6, model.FamilyRTC}},
 	}
 }
 
@@ -37,7 +37,7 @@ func allowed() map[string]Allowed {
 func flavors() []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, b := range state.Behaviors {
+	for _, b := range model.Behaviors {
 		for _, f := range b.Flavors {
 			if !seen[f] {
 				seen[f] = true

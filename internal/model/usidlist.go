@@ -1,4 +1,4 @@
-package state
+package model
 
 // usidlist.go: a segment list written compressed (RFC 9800 NEXT-C-SID): a locator block and the
 // uSIDs in the order the packet visits them, packed into uSID containers. Each container is the
@@ -36,7 +36,7 @@ type USIDList struct {
 const DefaultUSIDBits = 16
 
 // ParseUSIDList reads the text form: BLOCK [nf N] ID ID ... (IDs may also be separated by commas).
-// It only splits the words; the checks are the route's (validateRoute), whatever the front end.
+// It only splits the words; the checks are the route's (ValidateRoute), whatever the front end.
 func ParseUSIDList(words []string) (*USIDList, error) {
 	if len(words) == 0 {
 		return nil, fmt.Errorf("missing (usids BLOCK [nf N] ID...)")
@@ -81,7 +81,8 @@ func (u *USIDList) String() string {
 	return b.String()
 }
 
-func (u *USIDList) clone() *USIDList {
+// Clone deep-copies u (nil stays nil).
+func (u *USIDList) Clone() *USIDList {
 	if u == nil {
 		return nil
 	}
@@ -90,21 +91,21 @@ func (u *USIDList) clone() *USIDList {
 	return &c
 }
 
-// sameUSIDs: a and b are the same notation (both nil, or equal once checked).
-func sameUSIDs(a, b *USIDList) bool {
+// SameUSIDs reports whether a and b are the same notation (both nil, or equal once checked).
+func SameUSIDs(a, b *USIDList) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
 	return a.Block == b.Block && a.NF == b.NF && slices.Equal(a.IDs, b.IDs)
 }
 
-// check validates u in place (NF defaulted, IDs in lower case without leading zeros) and returns
+// Check validates u in place (NF defaulted, IDs in lower case without leading zeros) and returns
 // its containers; nil when something is wrong (every problem reported to add, fields of obj named
 // usids.block, usids.nf, usids.ids[i]).
-func (u *USIDList) check(obj string, add func(error)) []netip.Addr {
+func (u *USIDList) Check(obj string, add func(error)) []netip.Addr {
 	ok := true
 	fail := func(field, format string, args ...any) {
-		add(fieldErr(obj, field, format, args...))
+		add(FieldErr(obj, field, format, args...))
 		ok = false
 	}
 	if u.NF == 0 {

@@ -1,4 +1,4 @@
-package state
+package model
 
 // origins.go: who owns an object. Every tenant (with its routes) and every local SID belongs to the
 // front end that made it; a change may only touch objects of its own origin, and a config file's
@@ -38,13 +38,13 @@ func (o Origin) String() string {
 	return string(o)
 }
 
-// owned refuses a change asked by origin by to an object of another origin (have).
-func owned(by, have Origin, obj string) error {
+// Owned refuses a change asked by origin by to an object of another origin (have).
+func Owned(by, have Origin, obj string) error {
 	if by == have {
 		return nil
 	}
 	if !by.Known() {
-		return fieldErr(obj, "", "unknown origin %q", string(by))
+		return FieldErr(obj, "", "unknown origin %q", string(by))
 	}
-	return fieldErr(obj, "", "%s", originOwners[have])
+	return FieldErr(obj, "", "%s", originOwners[have])
 }

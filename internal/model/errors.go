@@ -1,8 +1,9 @@
-package state
+package model
 
 // errors.go: the errors a change can end with, by type (callers tell them apart with errors.As, never by
-// their text): validation errors that name the object, the field and the reason (FieldError, Errors,
-// OpError wrapping one), and a data plane or state file write that failed and was undone (WriteError).
+// their text): validation errors that name the object, the field and the reason (FieldError, Errors;
+// internal/state's OpError wraps one), and a data plane or state file write that failed and was undone
+// (WriteError).
 
 import (
 	"fmt"
@@ -34,7 +35,8 @@ func (es Errors) Error() string {
 	return strings.Join(parts, "\n")
 }
 
-func fieldErr(object, field, format string, args ...any) error {
+// FieldErr makes a FieldError about field of object (field "" for the object as a whole).
+func FieldErr(object, field, format string, args ...any) error {
 	return &FieldError{Object: object, Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 

@@ -1,12 +1,12 @@
-package state
+package model
 
 // vxlan.go: the kernel's VXLAN overlays: a VXLAN device with an IPv6 underlay, the bridge it
 // is a port of, and the two forwarding tables the fast path needs from them (the device's own: MAC ->
 // remote VTEP; the bridge's: MAC -> local port). Only the kernel mirror makes them (origin kernel):
 // the kernel (ip link, bridge fdb, FRR's EVPN) is where they are configured, seg6x follows. One
-// object per device, its tables inside, replaced whole by each commit; the store keeps them (the
-// state file without the MAC tables: savedVXLAN) and the data plane writes them into its VXLAN maps
-// (internal/dataplane/encode_vxlan.go).
+// object per device, its tables inside, replaced whole by each commit; the store keeps them
+// (internal/state: ops_vxlan.go; the state file without the MAC tables: savedVXLAN) and the data plane
+// writes them into its VXLAN maps (internal/dataplane/encode_vxlan.go).
 
 import (
 	"fmt"
@@ -99,12 +99,13 @@ const (
 	maxVNI          = 1<<24 - 1
 )
 
-func vxlanObj(v *VXLAN) string { return fmt.Sprintf("vxlan %q", v.Dev) }
+// VXLANObj names a VXLAN object in errors and diffs.
+func VXLANObj(v *VXLAN) string { return fmt.Sprintf("vxlan %q", v.Dev) }
 
-// validateVXLAN checks one VXLAN object.
-func validateVXLAN(v *VXLAN, add func(error)) {
-	obj := vxlanObj(v)
-	bad := func(field, format string, args ...any) { add(fieldErr(obj, field, format, args...)) }
+// ValidateVXLAN checks one VXLAN object.
+func ValidateVXLAN(v *VXLAN, add func(error)) {
+	obj := VXLANObj(v)
+	bad := func(field, format string, args ...any) { add(FieldErr(obj, field, format, args...)) }
 	if v.Dev == "" {
 		bad("dev", "a VXLAN device needs its name")
 	}
@@ -190,8 +191,8 @@ func vtepAddr(a netip.Addr) bool {
 	return a.Is6() && !a.Is4In6() && a.IsGlobalUnicast() && !a.IsLinkLocalUnicast()
 }
 
-// cloneVXLAN copies v's lists (objects in the store share nothing with their callers).
-func cloneVXLAN(v VXLAN) VXLAN {
+// CloneVXLAN copies v's lists (objects in the store share nothing with their callers).
+func CloneVXLAN(v VXLAN) VXLAN {
 	v.Remotes = slices.Clone(v.Remotes)
 	v.RemoteMACs = slices.Clone(v.RemoteMACs)
 	v.LocalMACs = slices.Clone(v.LocalMACs)
@@ -241,66 +242,4 @@ func SameVXLAN(a, b VXLAN) bool {
 		a.BridgeIfindex == b.BridgeIfindex && slices.Equal(a.Ports, b.Ports) &&
 		slices.Equal(a.Remotes, b.Remotes) && slices.Equal(a.RemoteMACs, b.RemoteMACs) &&
 		slices.Equal(a.LocalMACs, b.LocalMACs) && slices.Equal(a.TunnelMACs, b.TunnelMACs) && a.Origin == b.Origin
-}
-
-type vxlanBefore struct {
-	had bool
-	v   VXLAN
-}
-
-// applyVXLAN adds, replaces or deletes one VXLAN object (the kernel mirror's only).
-func (s *Store) applyVXLAN(c *change, op Op) error {
-	v := cloneVXLAN(*op.VXLAN)
-	obj := vxlanObj(&v)
-	old, had := s.rt.vxlans[v.Dev]
-	if err := exists(op.Kind, had, obj); err != nil {
-		return err
-	}
-	if op.Origin != OriginKernel {
-		if !op.Origin.Known() {
-			return fieldErr(obj, "", "unknown origin %q", string(op.Origin))
-		}
-		return fieldErr(obj, "", "VXLAN devices are the kernel's configuration (ip link, bridge fdb, FRR): "+
-			"seg6x daemon --mirror-kernel follows them")
-	}
-	if _, ok := c.vxlans[v.Dev]; !ok {
-		c.vxlans[v.Dev] = vxlanBefore{had: had, v: old}
-	}
-	if op.Kind == OpDelete {
-		setEntry(c, s.rt.vxlans, v.Dev, VXLAN{}, true)
-		c.note(op.Kind, had, obj)
-		return nil
-	}
-	v.Origin = op.Origin
-	NormalizeVXLAN(&v)
-	if err := collect(func(add func(error)) { validateVXLAN(&v, add) }); err != nil {
-		return err
-	}
-	if had && SameVXLAN(old, v) {
-		return nil
-	}
-	setEntry(c, s.rt.vxlans, v.Dev, v, false)
-	c.note(op.Kind, had, obj)
-	return nil
-}
-
-// savedVXLAN is what the state file keeps of a VXLAN object: the device, not its MAC tables. Those are
-// the kernel's, learned and aged at its pace; journaling the whole table at each change would cost a
-// write of every entry per learned MAC, and the mirror reads them again whenever it starts.
-func savedVXLAN(v VXLAN) VXLAN {
-	v = cloneVXLAN(v)
-	v.RemoteMACs, v.LocalMACs, v.TunnelMACs = nil, nil, nil
-	return v
-}
-
-// VXLANs returns the VXLAN objects, sorted by device.
-func (s *Store) VXLANs() []VXLAN { return s.rt.vxlanList() }
-
-func (r *runtime) vxlanList() []VXLAN {
-	out := make([]VXLAN, 0, len(r.vxlans))
-	for _, v := range r.vxlans {
-		out = append(out, cloneVXLAN(v))
-	}
-	slices.SortFunc(out, func(a, b VXLAN) int { return strings.Compare(a.Dev, b.Dev) })
-	return out
 }

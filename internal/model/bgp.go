@@ -1,9 +1,9 @@
-package state
+package model
 
 // bgp.go: the BGP section of the state (the node's SRv6 L3VPN speaker, RFC 9252, run by the daemon)
 // and a tenant's vpn: section (route distinguisher, route targets, locator, what it advertises), with
-// their checks. The data plane only sees the service SID each vpn: tenant gets (vpnsid.go); the rest is
-// read by the daemon's BGP front end (internal/bgp).
+// their checks. The data plane only sees the service SID each vpn: tenant gets (internal/state's
+// vpnsid.go); the rest is read by the daemon's BGP front end (internal/bgp).
 
 import (
 	"fmt"
@@ -118,28 +118,29 @@ const (
 	maxPasswordLen      = 80   // TCP-MD5 key
 )
 
-func bgpObj() string { return "bgp" }
+// BGPObj names the BGP section in errors and diffs.
+func BGPObj() string { return "bgp" }
 
-// validateBGP checks the BGP section and fills its defaults.
-func validateBGP(b *BGP, add func(error)) {
-	obj := bgpObj()
+// ValidateBGP checks the BGP section and fills its defaults.
+func ValidateBGP(b *BGP, add func(error)) {
+	obj := BGPObj()
 	if b.ASN == 0 {
-		add(fieldErr(obj, "asn", "missing (1-4294967295)"))
+		add(FieldErr(obj, "asn", "missing (1-4294967295)"))
 	}
 	if !b.RouterID.Is4() || b.RouterID.IsUnspecified() {
-		add(fieldErr(obj, "router_id", "want an IPv4 address (unique per node), got %q", addrString(b.RouterID)))
+		add(FieldErr(obj, "router_id", "want an IPv4 address (unique per node), got %q", addrString(b.RouterID)))
 	}
 	if b.ListenPort < -1 || b.ListenPort > 65535 {
-		add(fieldErr(obj, "listen_port", "%d: want 1-65535, 0 (179) or -1 (no listener)", b.ListenPort))
+		add(FieldErr(obj, "listen_port", "%d: want 1-65535, 0 (179) or -1 (no listener)", b.ListenPort))
 	}
 	if b.NextHop.IsValid() && (!b.NextHop.Is6() || b.NextHop.Is4In6() || !b.NextHop.IsGlobalUnicast()) {
-		add(fieldErr(obj, "next_hop", "%s: want a global IPv6 address of this node's fabric side", b.NextHop))
+		add(FieldErr(obj, "next_hop", "%s: want a global IPv6 address of this node's fabric side", b.NextHop))
 	}
 	if b.FunctionBits == 0 {
 		b.FunctionBits = DefaultFunctionBits
 	}
 	if b.Transposition && b.FunctionBits > maxTransposeBits {
-		add(fieldErr(obj, "function_bits", "%d: transposition carries at most %d bits in the label", b.FunctionBits, maxTransposeBits))
+		add(FieldErr(obj, "function_bits", "%d: transposition carries at most %d bits in the label", b.FunctionBits, maxTransposeBits))
 	}
 	if b.Locator.IsValid() {
 		validateLocator(obj, "locator", b.Locator, b.FunctionBits, add)
@@ -151,33 +152,33 @@ func validateBGP(b *BGP, add func(error)) {
 		}
 	}
 	if b.Locator.IsValid() && int(b.BlockBits) > b.Locator.Bits() {
-		add(fieldErr(obj, "block_bits", "%d is longer than the locator %s", b.BlockBits, b.Locator))
+		add(FieldErr(obj, "block_bits", "%d is longer than the locator %s", b.BlockBits, b.Locator))
 	}
 	if b.GracefulRestart.RestartTime == 0 {
 		b.GracefulRestart.RestartTime = DefaultRestartTime
 	}
 	if b.GracefulRestart.RestartTime > maxRestartTime {
-		add(fieldErr(obj, "graceful_restart.restart_time", "%d is more than %d seconds", b.GracefulRestart.RestartTime, maxRestartTime))
+		add(FieldErr(obj, "graceful_restart.restart_time", "%d is more than %d seconds", b.GracefulRestart.RestartTime, maxRestartTime))
 	}
 	seen := map[netip.Addr]bool{}
 	for i := range b.Neighbors {
 		n := &b.Neighbors[i]
 		nobj := fmt.Sprintf("bgp neighbor %s", addrString(n.Address))
 		if !n.Address.IsValid() || n.Address.IsUnspecified() || n.Address.IsMulticast() || n.Address.Is4In6() {
-			add(fieldErr(nobj, "address", "want the peer's unicast IP address"))
+			add(FieldErr(nobj, "address", "want the peer's unicast IP address"))
 		}
 		if seen[n.Address] {
-			add(fieldErr(nobj, "", "listed twice"))
+			add(FieldErr(nobj, "", "listed twice"))
 		}
 		seen[n.Address] = true
 		if n.ASN == 0 {
-			add(fieldErr(nobj, "asn", "missing (the peer's AS; ours for iBGP)"))
+			add(FieldErr(nobj, "asn", "missing (the peer's AS; ours for iBGP)"))
 		}
 		if len(n.Password) > maxPasswordLen {
-			add(fieldErr(nobj, "password", "longer than %d characters", maxPasswordLen))
+			add(FieldErr(nobj, "password", "longer than %d characters", maxPasswordLen))
 		}
 		if n.LocalAddress.IsValid() && (n.LocalAddress.Is4() != n.Address.Is4() || n.LocalAddress.IsUnspecified()) {
-			add(fieldErr(nobj, "local_address", "%s: want an address of the peer's family", n.LocalAddress))
+			add(FieldErr(nobj, "local_address", "%s: want an address of the peer's family", n.LocalAddress))
 		}
 		if len(n.Families) == 0 {
 			n.Families = []string{FamilyVPNv4, FamilyVPNv6}
@@ -185,10 +186,10 @@ func validateBGP(b *BGP, add func(error)) {
 		fams := map[string]bool{}
 		for _, f := range n.Families {
 			if f != FamilyVPNv4 && f != FamilyVPNv6 && f != FamilyRTC {
-				add(fieldErr(nobj, "families", "%q: want vpnv4, vpnv6 or rtc", f))
+				add(FieldErr(nobj, "families", "%q: want vpnv4, vpnv6 or rtc", f))
 			}
 			if fams[f] {
-				add(fieldErr(nobj, "families", "%q listed twice", f))
+				add(FieldErr(nobj, "families", "%q listed twice", f))
 			}
 			fams[f] = true
 		}
@@ -199,33 +200,33 @@ func validateBGP(b *BGP, add func(error)) {
 func validateLocator(obj, field string, l netip.Prefix, fbits uint8, add func(error)) {
 	switch {
 	case !l.Addr().Is6() || l.Addr().Is4In6():
-		add(fieldErr(obj, field, "%s: a locator is an IPv6 prefix", l))
+		add(FieldErr(obj, field, "%s: a locator is an IPv6 prefix", l))
 	case l != l.Masked():
-		add(fieldErr(obj, field, "%s: host bits set (want %s)", l, l.Masked()))
+		add(FieldErr(obj, field, "%s: host bits set (want %s)", l, l.Masked()))
 	case l.Bits()+int(fbits) > 128:
-		add(fieldErr(obj, field, "%s: no room for a %d-bit function", l, fbits))
+		add(FieldErr(obj, field, "%s: no room for a %d-bit function", l, fbits))
 	}
 }
 
-// validateVPN checks a tenant's vpn: section and fills its defaults.
-func validateVPN(t *Tenant, add func(error)) {
+// ValidateVPN checks a tenant's vpn: section and fills its defaults.
+func ValidateVPN(t *Tenant, add func(error)) {
 	v := t.VPN
-	obj := tenantObj(t)
+	obj := TenantObj(t)
 	if err := checkExtCommunity(v.RD); err != nil {
-		add(fieldErr(obj, "vpn.rd", "%q: %v", v.RD, err))
+		add(FieldErr(obj, "vpn.rd", "%q: %v", v.RD, err))
 	}
 	for _, l := range [][]string{v.ImportRT, v.ExportRT} {
 		for _, rt := range l {
 			if err := checkExtCommunity(rt); err != nil {
-				add(fieldErr(obj, "vpn.import_rt/export_rt", "%q: %v", rt, err))
+				add(FieldErr(obj, "vpn.import_rt/export_rt", "%q: %v", rt, err))
 			}
 		}
 	}
 	if t.Table == 0 {
-		add(fieldErr(obj, "vpn", "the tenant needs a table: its service SID decapsulates into it"))
+		add(FieldErr(obj, "vpn", "the tenant needs a table: its service SID decapsulates into it"))
 	}
 	if len(v.ImportRT) == 0 && len(v.ExportRT) == 0 {
-		add(fieldErr(obj, "vpn", "no import_rt or export_rt: it would neither learn nor be learned"))
+		add(FieldErr(obj, "vpn", "no import_rt or export_rt: it would neither learn nor be learned"))
 	}
 	if v.Behavior == "" {
 		v.Behavior = "End.DT46"
@@ -239,13 +240,13 @@ func validateVPN(t *Tenant, add func(error)) {
 	case "End.DT46":
 		fam = [2]bool{true, true}
 	default:
-		add(fieldErr(obj, "vpn.behavior", "%q: want End.DT46, End.DT4 or End.DT6", v.Behavior))
+		add(FieldErr(obj, "vpn.behavior", "%q: want End.DT46, End.DT4 or End.DT6", v.Behavior))
 	}
 	if v.Encap == "" {
 		v.Encap = ModeEncap
 	}
 	if v.Encap != ModeEncap && v.Encap != ModeEncapRed {
-		add(fieldErr(obj, "vpn.encap", "%q: want encap or encap.red", v.Encap))
+		add(FieldErr(obj, "vpn.encap", "%q: want encap or encap.red", v.Encap))
 	}
 	if v.Locator.IsValid() {
 		validateLocator(obj, "vpn.locator", v.Locator, 0, add)
@@ -253,25 +254,25 @@ func validateVPN(t *Tenant, add func(error)) {
 	if v.SID.IsValid() {
 		switch {
 		case !v.SID.Is6() || v.SID.Is4In6() || !v.SID.IsGlobalUnicast():
-			add(fieldErr(obj, "vpn.sid", "%s: want a global IPv6 address", v.SID))
+			add(FieldErr(obj, "vpn.sid", "%s: want a global IPv6 address", v.SID))
 		case v.Locator.IsValid() && !v.Locator.Contains(v.SID):
-			add(fieldErr(obj, "vpn.sid", "%s is outside the locator %s", v.SID, v.Locator))
+			add(FieldErr(obj, "vpn.sid", "%s is outside the locator %s", v.SID, v.Locator))
 		}
 	}
 	seen := map[netip.Prefix]bool{}
 	for _, p := range v.Advertise {
 		switch {
 		case !p.IsValid() || p.Addr().Is4In6() || p != p.Masked():
-			add(fieldErr(obj, "vpn.advertise", "%s: want a network address with its length", p))
+			add(FieldErr(obj, "vpn.advertise", "%s: want a network address with its length", p))
 		case !fam[0] && !p.Addr().Is6(), !fam[1] && p.Addr().Is6():
-			add(fieldErr(obj, "vpn.advertise", "%s: %s serves only the other family", p, v.Behavior))
+			add(FieldErr(obj, "vpn.advertise", "%s: %s serves only the other family", p, v.Behavior))
 		case seen[p]:
-			add(fieldErr(obj, "vpn.advertise", "%s listed twice", p))
+			add(FieldErr(obj, "vpn.advertise", "%s listed twice", p))
 		}
 		seen[p] = true
 	}
 	if v.AdvertiseKernel && t.Table == 0 {
-		add(fieldErr(obj, "vpn.advertise_kernel", "the tenant has no kernel table (set table)"))
+		add(FieldErr(obj, "vpn.advertise_kernel", "the tenant has no kernel table (set table)"))
 	}
 }
 
@@ -313,8 +314,8 @@ func addrString(a netip.Addr) string {
 	return a.String()
 }
 
-// cloneBGP deep-copies a BGP section (nil stays nil).
-func cloneBGP(b *BGP) *BGP {
+// CloneBGP deep-copies a BGP section (nil stays nil).
+func CloneBGP(b *BGP) *BGP {
 	if b == nil {
 		return nil
 	}
@@ -326,7 +327,8 @@ func cloneBGP(b *BGP) *BGP {
 	return &c
 }
 
-func cloneVPN(v *VPN) *VPN {
+// CloneVPN deep-copies a vpn: section (nil stays nil).
+func CloneVPN(v *VPN) *VPN {
 	if v == nil {
 		return nil
 	}
@@ -334,34 +336,3 @@ func cloneVPN(v *VPN) *VPN {
 	c.ImportRT, c.ExportRT, c.Advertise = slices.Clone(v.ImportRT), slices.Clone(v.ExportRT), slices.Clone(v.Advertise)
 	return &c
 }
-
-// applyBGP replaces (or, OpDelete, removes) the BGP section.
-func (s *Store) applyBGP(c *change, op Op) error {
-	if op.Kind == OpAdd {
-		return fieldErr(bgpObj(), "", "the bgp section can only be replaced or deleted")
-	}
-	if op.Kind == OpDelete && s.rt.bgp == nil {
-		return fieldErr(bgpObj(), "", "does not exist")
-	}
-	var nb *BGP
-	if op.Kind == OpReplace {
-		nb = cloneBGP(op.BGP)
-		if err := collect(func(add func(error)) { validateBGP(nb, add) }); err != nil {
-			return err
-		}
-	}
-	old := s.rt.bgp
-	if !c.bgpTouched {
-		c.bgpTouched, c.bgpBefore = true, old
-	}
-	if same(old, nb) {
-		return nil
-	}
-	c.note(op.Kind, old != nil, bgpObj())
-	s.rt.bgp = nb
-	c.onUndo(func() { s.rt.bgp = old })
-	return nil
-}
-
-// BGPConfig returns the BGP section (nil: none).
-func (s *Store) BGPConfig() *BGP { return cloneBGP(s.rt.bgp) }

@@ -1,4 +1,4 @@
-package state
+package model
 
 // diff.go: what a commit changed (or would change), one line per object, as `apply --dry-run` and
 // every change command report it.
@@ -45,14 +45,15 @@ type Change struct {
 	Detail string `json:"detail,omitempty"` // options, domain: what changed, as the line says it
 }
 
-// count adds one object of the kind line names to kind's counts (kind OpDelete: removed; existed:
+// Count adds one object of the kind line names to kind's counts (kind OpDelete: removed; existed:
 // changed; else added).
-func (d *Diff) count(line string, kind OpKind, existed bool) {
+func (d *Diff) Count(line string, kind OpKind, existed bool) {
 	k, _, _ := strings.Cut(line, " ")
-	d.countKind(k, kind, existed)
+	d.CountKind(k, kind, existed)
 }
 
-func (d *Diff) countKind(k string, kind OpKind, existed bool) {
+// CountKind adds one object of kind k (a line's first word) to its counts, as Count does.
+func (d *Diff) CountKind(k string, kind OpKind, existed bool) {
 	if d.Kinds == nil {
 		d.Kinds = map[string]*KindCounts{}
 	}
@@ -80,7 +81,7 @@ func (d *Diff) CountListed() {
 		existed bool
 	}{{d.Added, OpAdd, false}, {d.Changed, OpReplace, true}, {d.Removed, OpDelete, true}} {
 		for _, s := range l.lines {
-			d.count(s, l.kind, l.existed)
+			d.Count(s, l.kind, l.existed)
 		}
 	}
 }
@@ -210,7 +211,8 @@ func (d *Diff) String() string {
 	return out.String()
 }
 
-func same(a, b any) bool {
+// Same reports whether a and b encode to the same JSON (what a diff compares objects by).
+func Same(a, b any) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)

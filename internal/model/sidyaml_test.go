@@ -1,4 +1,4 @@
-package state
+package model
 
 // sidyaml_test.go: a SID's YAML mapping: the sid as a prefix, also through merge keys.
 

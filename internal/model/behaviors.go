@@ -1,4 +1,4 @@
-package state
+package model
 
 // behaviors.go: the one table of the SRv6 endpoint behaviors a local SID can have (RFC 8986). Each row
 // says what the data plane calls the behavior (enum sid_action in bpf/structs.h; a test in

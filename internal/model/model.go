@@ -1,12 +1,13 @@
-// Package state owns the seg6x object model (interfaces, tenants, encap routes, local SIDs): it
-// validates changes, keeps the running state (indexed, saved as snapshot + journal) and plans what the
-// data plane must hold, in its own terms (dataplane.go); a Dataplane (internal/dataplane's BPF maps, or
-// a fake in tests) encodes and writes it. The package touches no BPF, so its tests run without root.
-// Every front end changes state through the core controller (internal/core), which calls Store.Commit
-// (Apply turns a whole desired state into one Commit).
-package state
+// Package model is seg6x's object model: the objects (options, the SR domain, interfaces, tenants and
+// their ports, encap routes, local SIDs, named policies, the BGP section, the kernel's VXLAN overlays)
+// and who owns them, their parsing and their YAML and JSON forms, the checks of each object and of a
+// whole desired state, the table of endpoint behaviors, uSID lists, the diff a commit reports and the
+// errors it ends with. It knows nothing of the running state, the data plane or the saved state: the
+// store (internal/state) commits changes to these objects, and every front end speaks them.
+package model
 
-// model.go: the objects and their serialised form (YAML for config files, JSON for show and state).
+// model.go: the objects and their serialised form (YAML for config files, JSON for show and state),
+// and the parsing of prefixes and SIDs as every front end writes them.
 
 import (
 	"fmt"

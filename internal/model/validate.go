@@ -1,4 +1,4 @@
-package state
+package model
 
 // validate.go: checks of each object on its own and of a whole desired state, run before anything
 // is written, so a bad entry never leaves the data plane half changed.
@@ -14,11 +14,11 @@ import (
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
 
-// routeObj names route r (in a diff, one line per route).
-func routeObj(r *Route) string { return routeName(r.Prefix, r.Tenant) }
+// RouteObj names route r (in a diff, one line per route).
+func RouteObj(r *Route) string { return RouteName(r.Prefix, r.Tenant) }
 
-// routeName names the route for prefix p of tenant: made with one allocation.
-func routeName(p netip.Prefix, tenant string) string {
+// RouteName names the route for prefix p of tenant: made with one allocation.
+func RouteName(p netip.Prefix, tenant string) string {
 	if !p.IsValid() {
 		return "route " + p.String() + " tenant " + tenant // AppendTo writes nothing for the zero Prefix
 	}
@@ -27,8 +27,9 @@ func routeName(p netip.Prefix, tenant string) string {
 	return string(append(b, tenant...))
 }
 
-func sidObj(s *SID) string       { return "sid " + s.Name() }
-func tenantObj(t *Tenant) string { return fmt.Sprintf("tenant %q", t.Name) }
+// SIDObj and TenantObj name a SID and a tenant in errors and diffs.
+func SIDObj(s *SID) string       { return "sid " + s.Name() }
+func TenantObj(t *Tenant) string { return fmt.Sprintf("tenant %q", t.Name) }
 
 // Validate returns every problem in a whole desired state (a config file): each object on its own,
 // duplicates, and references between objects. It also fills defaults in place.
@@ -36,17 +37,17 @@ func Validate(s *State) error {
 	var errs Errors
 	add := func(err error) { errs = append(errs, err) }
 
-	validateOptions(&s.Options, add)
-	validateDomain(&s.Domain, add)
+	ValidateOptions(&s.Options, add)
+	ValidateDomain(&s.Domain, add)
 	if s.BGP != nil {
-		validateBGP(s.BGP, add)
+		ValidateBGP(s.BGP, add)
 	}
 	ifaces := map[string]bool{}
 	for i := range s.Interfaces {
 		it := &s.Interfaces[i]
-		validateInterface(it, add)
+		ValidateInterface(it, add)
 		if ifaces[it.Name] {
-			add(fieldErr(fmt.Sprintf("interface %q", it.Name), "", "listed twice"))
+			add(FieldErr(fmt.Sprintf("interface %q", it.Name), "", "listed twice"))
 		}
 		ifaces[it.Name] = true
 	}
@@ -54,15 +55,15 @@ func Validate(s *State) error {
 	ports := map[Port]string{}
 	for i := range s.Tenants {
 		t := &s.Tenants[i]
-		validateTenant(t, add)
+		ValidateTenant(t, add)
 		if tenants[t.Name] != nil {
-			add(fieldErr(tenantObj(t), "", "defined twice"))
+			add(FieldErr(TenantObj(t), "", "defined twice"))
 		}
 		tenants[t.Name] = t
 		for _, p := range t.Ports {
 			k := Port{Dev: p.Dev, VLAN: p.VLAN}
 			if other, ok := ports[k]; ok && other != t.Name {
-				add(fieldErr(tenantObj(t), "port", "dev %s vlan %d already belongs to tenant %q", p.Dev, p.VLAN, other))
+				add(FieldErr(TenantObj(t), "port", "dev %s vlan %d already belongs to tenant %q", p.Dev, p.VLAN, other))
 			}
 			ports[k] = t.Name
 		}
@@ -70,9 +71,9 @@ func Validate(s *State) error {
 	policies := map[string]bool{}
 	for i := range s.Policies {
 		p := &s.Policies[i]
-		validateNamedPolicy(p, add)
+		ValidateNamedPolicy(p, add)
 		if policies[p.Name] {
-			add(fieldErr(policyObj(p.Name), "", "defined twice"))
+			add(FieldErr(PolicyObj(p.Name), "", "defined twice"))
 		}
 		policies[p.Name] = true
 	}
@@ -83,16 +84,16 @@ func Validate(s *State) error {
 	routes := map[rkey]bool{}
 	for i := range s.Routes {
 		r := &s.Routes[i]
-		validateRoute(r, add)
+		ValidateRoute(r, add)
 		if tenants[r.Tenant] == nil {
-			add(fieldErr(routeObj(r), "tenant", "unknown tenant %q", r.Tenant))
+			add(FieldErr(RouteObj(r), "tenant", "unknown tenant %q", r.Tenant))
 		}
 		if r.Policy != "" && !policies[r.Policy] {
-			add(fieldErr(routeObj(r), "policy", "unknown policy %q", r.Policy))
+			add(FieldErr(RouteObj(r), "policy", "unknown policy %q", r.Policy))
 		}
 		k := rkey{r.Tenant, r.Prefix.String()}
 		if routes[k] {
-			add(fieldErr(routeObj(r), "", "defined twice"))
+			add(FieldErr(RouteObj(r), "", "defined twice"))
 		}
 		routes[k] = true
 	}
@@ -100,10 +101,10 @@ func Validate(s *State) error {
 	for i := range s.SIDs {
 		sd := &s.SIDs[i]
 		if sids[sd.SID.String()] {
-			add(fieldErr(sidObj(sd), "", "duplicate SID"))
+			add(FieldErr(SIDObj(sd), "", "duplicate SID"))
 		}
 		sids[sd.SID.String()] = true
-		validateSID(sd, func(name string) *Tenant { return tenants[name] }, add)
+		ValidateSID(sd, func(name string) *Tenant { return tenants[name] }, add)
 	}
 	if len(errs) == 0 {
 		return nil
@@ -111,50 +112,52 @@ func Validate(s *State) error {
 	return errs
 }
 
-func validateOptions(o *Options, add func(error)) {
+// ValidateOptions checks the instance-wide options.
+func ValidateOptions(o *Options, add func(error)) {
 	if o.NextHopCacheMs > MaxNextHopCacheMs {
-		add(fieldErr("options", "nexthop_cache_ms", "%d is more than %d", o.NextHopCacheMs, MaxNextHopCacheMs))
+		add(FieldErr("options", "nexthop_cache_ms", "%d is more than %d", o.NextHopCacheMs, MaxNextHopCacheMs))
 	}
 }
 
-func validateInterface(it *Interface, add func(error)) {
+// ValidateInterface checks an interface on its own (name, mode, role) and normalizes its mode.
+func ValidateInterface(it *Interface, add func(error)) {
 	obj := fmt.Sprintf("interface %q", it.Name)
 	if it.Name == "" {
-		add(fieldErr("interface", "name", "missing"))
+		add(FieldErr("interface", "name", "missing"))
 	}
 	it.Mode = NormalizeMode(it.Mode)
 	if it.Mode != ModeNative && it.Mode != ModeGeneric && it.Mode != ModeTC {
-		add(fieldErr(obj, "mode", "%q is not xdp (native), generic or tc", it.Mode))
+		add(FieldErr(obj, "mode", "%q is not xdp (native), generic or tc", it.Mode))
 	}
 	if it.Role == "" {
 		it.Role = RoleAuto
 	}
 	if it.Role != RoleAuto && it.Role != RoleFabric && it.Role != RoleAccess {
-		add(fieldErr(obj, "role", "%q is not auto, fabric or access", it.Role))
+		add(FieldErr(obj, "role", "%q is not auto, fabric or access", it.Role))
 	}
 }
 
-// validateDomain checks the domain's prefixes: IPv6, no host bits, no duplicates, within the limit.
-func validateDomain(d *Domain, add func(error)) {
+// ValidateDomain checks the domain's prefixes: IPv6, no host bits, no duplicates, within the limit.
+func ValidateDomain(d *Domain, add func(error)) {
 	for _, f := range []struct {
 		name string
 		ps   []netip.Prefix
 	}{{"locators", d.Locators}, {"sources", d.Sources}} {
 		if len(f.ps) > MaxDomainPrefixes {
-			add(fieldErr("domain", f.name, "%d prefixes, at most %d", len(f.ps), MaxDomainPrefixes))
+			add(FieldErr("domain", f.name, "%d prefixes, at most %d", len(f.ps), MaxDomainPrefixes))
 		}
 		seen := map[netip.Prefix]bool{}
 		for i, p := range f.ps {
 			field := fmt.Sprintf("%s[%d]", f.name, i)
 			switch {
 			case !p.IsValid():
-				add(fieldErr("domain", field, "missing or not a prefix"))
+				add(FieldErr("domain", field, "missing or not a prefix"))
 			case !p.Addr().Is6() || p.Addr().Is4In6():
-				add(fieldErr("domain", field, "%s is not an IPv6 prefix", p))
+				add(FieldErr("domain", field, "%s is not an IPv6 prefix", p))
 			case p != p.Masked():
-				add(fieldErr("domain", field, "host bits set; did you mean %s", p.Masked()))
+				add(FieldErr("domain", field, "host bits set; did you mean %s", p.Masked()))
 			case seen[p]:
-				add(fieldErr("domain", field, "%s listed twice", p))
+				add(FieldErr("domain", field, "%s listed twice", p))
 			}
 			seen[p] = true
 		}
@@ -180,25 +183,26 @@ var kernelTables = map[uint32]string{253: "default", 254: "main", 255: "local"}
 // the API 0 is the same as no table): the kernel has no table 0.
 const ZeroTable = "0 is not a table (the kernel has none); for a tenant without a table leave table out"
 
-func validateTenant(t *Tenant, add func(error)) {
-	obj := tenantObj(t)
+// ValidateTenant checks a tenant on its own: name, table, ports, gateway, MSS clamping, vpn: section.
+func ValidateTenant(t *Tenant, add func(error)) {
+	obj := TenantObj(t)
 	if !nameRE.MatchString(t.Name) {
-		add(fieldErr(obj, "name", "want 1-32 of A-Z a-z 0-9 _ . -"))
+		add(FieldErr(obj, "name", "want 1-32 of A-Z a-z 0-9 _ . -"))
 	}
 	if name, ok := kernelTables[t.Table]; ok && t.Origin != OriginKernel { // the mirror's are the kernel's own
-		add(fieldErr(obj, "table", "%d is the kernel's %s table; a tenant needs one of its own (1-252 or 256 and up; none: leave it out)", t.Table, name))
+		add(FieldErr(obj, "table", "%d is the kernel's %s table; a tenant needs one of its own (1-252 or 256 and up; none: leave it out)", t.Table, name))
 	}
 	seen := map[Port]bool{}
 	for _, p := range t.Ports {
 		if p.Dev == "" {
-			add(fieldErr(obj, "dev", "missing"))
+			add(FieldErr(obj, "dev", "missing"))
 		}
 		if why := VLANProblem(strconv.Itoa(int(p.VLAN))); why != "" {
-			add(fieldErr(obj, "vlan", "%s", why))
+			add(FieldErr(obj, "vlan", "%s", why))
 		}
 		k := Port{Dev: p.Dev, VLAN: p.VLAN}
 		if seen[k] {
-			add(fieldErr(obj, "port", "dev %s vlan %d listed twice", p.Dev, p.VLAN))
+			add(FieldErr(obj, "port", "dev %s vlan %d listed twice", p.Dev, p.VLAN))
 		}
 		seen[k] = true
 	}
@@ -206,7 +210,7 @@ func validateTenant(t *Tenant, add func(error)) {
 	for _, a := range t.Gateway {
 		switch {
 		case !a.IsValid() || a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() || a.Is4In6() || a.Zone() != "":
-			add(fieldErr(obj, "gateway", "%s is not a unicast address", a))
+			add(FieldErr(obj, "gateway", "%s is not a unicast address", a))
 		case a.Is4():
 			fam[0]++
 		default:
@@ -214,13 +218,13 @@ func validateTenant(t *Tenant, add func(error)) {
 		}
 	}
 	if fam[0] > 1 || fam[1] > 1 {
-		add(fieldErr(obj, "gateway", "at most one IPv4 and one IPv6 address"))
+		add(FieldErr(obj, "gateway", "at most one IPv4 and one IPv6 address"))
 	}
 	if t.VPN != nil {
-		validateVPN(t, add)
+		ValidateVPN(t, add)
 	}
 	if v, err := MSSClampValue(t.MSSClamp); err != nil {
-		add(fieldErr(obj, "mss_clamp", "%v", err))
+		add(FieldErr(obj, "mss_clamp", "%v", err))
 	} else {
 		t.MSSClamp = mssClampString(v) // one spelling per setting: off is the default, left out
 	}
@@ -259,22 +263,23 @@ func mssClampString(v uint16) string {
 	return strconv.Itoa(int(v))
 }
 
-func validateRoute(r *Route, add func(error)) { validateRouteAs(r, routeObj(r), add) }
+// ValidateRoute checks a route on its own (ValidateRouteAs with its name made here).
+func ValidateRoute(r *Route, add func(error)) { ValidateRouteAs(r, RouteObj(r), add) }
 
-// validateRouteAs is validateRoute with the route's name (routeObj) already made.
-func validateRouteAs(r *Route, obj string, add func(error)) {
+// ValidateRouteAs is ValidateRoute with the route's name (RouteObj) already made.
+func ValidateRouteAs(r *Route, obj string, add func(error)) {
 	if r.Tenant == "" {
-		add(fieldErr(obj, "tenant", "missing"))
+		add(FieldErr(obj, "tenant", "missing"))
 	}
 	if !r.Prefix.IsValid() {
-		add(fieldErr(obj, "prefix", "missing or not a prefix"))
+		add(FieldErr(obj, "prefix", "missing or not a prefix"))
 	} else if r.Prefix != r.Prefix.Masked() {
-		add(fieldErr(obj, "prefix", "host bits set; did you mean %s", r.Prefix.Masked()))
+		add(FieldErr(obj, "prefix", "host bits set; did you mean %s", r.Prefix.Masked()))
 	}
 	if r.Policy != "" {
 		// A named policy (policies.go) gives the lists, mode, source and hop limit.
 		if r.Mode != "" || len(r.Segs) > 0 || r.USIDs != nil || r.Src.IsValid() || r.HopLimit != 0 {
-			add(fieldErr(obj, "policy", "a route naming a policy takes no mode, segs, usids, src or hoplimit (the policy's)"))
+			add(FieldErr(obj, "policy", "a route naming a policy takes no mode, segs, usids, src or hoplimit (the policy's)"))
 		}
 		return
 	}
@@ -282,11 +287,11 @@ func validateRouteAs(r *Route, obj string, add func(error)) {
 		r.Mode = ModeEncap
 	}
 	if r.Mode != ModeEncap && r.Mode != ModeEncapRed && r.Mode != ModePass {
-		add(fieldErr(obj, "mode", "%q is not encap, encap.red or pass", r.Mode))
+		add(FieldErr(obj, "mode", "%q is not encap, encap.red or pass", r.Mode))
 	}
 	if r.Mode == ModePass {
 		if len(r.Segs) > 0 || r.USIDs != nil || r.Src.IsValid() {
-			add(fieldErr(obj, "segs", "a pass route takes no segs, usids or src"))
+			add(FieldErr(obj, "segs", "a pass route takes no segs, usids or src"))
 		}
 		r.HopLimit = 0
 		return
@@ -299,7 +304,6 @@ func validateRouteAs(r *Route, obj string, add func(error)) {
 	}
 }
 
-// validateSID checks a SID on its own and its tenant reference (tenant looks a tenant up by name).
 // usidSegs makes a segment list written as uSIDs (*u, normalized in a copy: not the caller's) the
 // segment list *segs; segs given as well must be its containers. at prefixes the fields reported
 // (a policy's "lists[i]."). False when the uSIDs are wrong (reported): segs is then not checked.
@@ -307,8 +311,8 @@ func usidSegs(obj, at string, u **USIDList, segs *[]netip.Addr, add func(error))
 	if *u == nil {
 		return true
 	}
-	*u = (*u).clone()
-	out := (*u).check(obj, func(err error) {
+	*u = (*u).Clone()
+	out := (*u).Check(obj, func(err error) {
 		if fe, isField := err.(*FieldError); isField {
 			fe.Field = at + fe.Field
 		}
@@ -318,7 +322,7 @@ func usidSegs(obj, at string, u **USIDList, segs *[]netip.Addr, add func(error))
 	case out == nil:
 		return false
 	case len(*segs) > 0 && !slices.Equal(*segs, out):
-		add(fieldErr(obj, at+"segs", "%v are not the containers of usids %s (%v); give one of segs and usids", *segs, *u, out))
+		add(FieldErr(obj, at+"segs", "%v are not the containers of usids %s (%v); give one of segs and usids", *segs, *u, out))
 	default:
 		*segs = out
 	}
@@ -335,13 +339,13 @@ func validatePolicy(obj string, segs []netip.Addr, src netip.Addr, add func(erro
 func validateSegs(obj, field string, segs []netip.Addr, add func(error)) {
 	switch {
 	case len(segs) == 0:
-		add(fieldErr(obj, field, "no SIDs; give 1 to %d", MaxSegments))
+		add(FieldErr(obj, field, "no SIDs; give 1 to %d", MaxSegments))
 	case len(segs) > MaxSegments:
-		add(fieldErr(obj, field, "%d SIDs, at most %d", len(segs), MaxSegments))
+		add(FieldErr(obj, field, "%d SIDs, at most %d", len(segs), MaxSegments))
 	}
 	for j, sid := range segs {
 		if !sid.Is6() || sid.Is4In6() || sid.IsUnspecified() || sid.IsMulticast() || sid.IsLoopback() {
-			add(fieldErr(obj, fmt.Sprintf("%s[%d]", field, j), "%v is not a unicast IPv6 address", sid))
+			add(FieldErr(obj, fmt.Sprintf("%s[%d]", field, j), "%v is not a unicast IPv6 address", sid))
 		}
 	}
 }
@@ -349,31 +353,32 @@ func validateSegs(obj, field string, segs []netip.Addr, add func(error)) {
 // validateSrc checks an outer source address (invalid: the kernel's choice).
 func validateSrc(obj string, src netip.Addr, add func(error)) {
 	if src.IsValid() && (!src.Is6() || src.Is4In6() || src.IsUnspecified() || src.IsMulticast()) {
-		add(fieldErr(obj, "src", "%v is not a unicast IPv6 address", src))
+		add(FieldErr(obj, "src", "%v is not a unicast IPv6 address", src))
 	}
 }
 
-func validateSID(sd *SID, tenant func(string) *Tenant, add func(error)) {
+// ValidateSID checks a SID on its own and its tenant reference (tenant looks a tenant up by name).
+func ValidateSID(sd *SID, tenant func(string) *Tenant, add func(error)) {
 	if !sd.SID.Is6() || sd.SID.Is4In6() || sd.SID.IsUnspecified() || sd.SID.IsMulticast() {
-		add(fieldErr(sidObj(sd), "sid", "not a unicast IPv6 address"))
+		add(FieldErr(SIDObj(sd), "sid", "not a unicast IPv6 address"))
 	}
 	if sd.Bits >= 128 {
 		sd.Bits = 0
 	}
 	if p := sd.Prefix(); p.Masked() != p {
-		add(fieldErr(sidObj(sd), "sid", "host bits set beyond /%d; did you mean %s", p.Bits(), p.Masked()))
+		add(FieldErr(SIDObj(sd), "sid", "host bits set beyond /%d; did you mean %s", p.Bits(), p.Masked()))
 	}
-	validateSIDParams(sd, tenant, add)
+	ValidateSIDParams(sd, tenant, add)
 	validateFlavors(sd, add)
 }
 
 // validateFlavors checks a SID's flavors against its behavior (and puts them in one order), and the
 // NEXT-C-SID lengths as the kernel takes them (defaults filled in).
 func validateFlavors(sd *SID, add func(error)) {
-	obj := sidObj(sd)
+	obj := SIDObj(sd)
 	b := BehaviorNamed(sd.Action)
 	if b == nil {
-		return // reported by validateSIDParams
+		return // reported by ValidateSIDParams
 	}
 	var fl []string
 	for _, f := range sd.Flavors {
@@ -381,9 +386,9 @@ func validateFlavors(sd *SID, add func(error)) {
 		switch {
 		case slices.Contains(fl, f):
 		case len(b.Flavors) == 0:
-			add(fieldErr(obj, "flavors", "%s takes no flavors (%s)", sd.Action, flavoredBehaviors()))
+			add(FieldErr(obj, "flavors", "%s takes no flavors (%s)", sd.Action, flavoredBehaviors()))
 		case !slices.Contains(b.Flavors, f):
-			add(fieldErr(obj, "flavors", "%q: %s takes %s", f, sd.Action, strings.Join(b.Flavors, ", ")))
+			add(FieldErr(obj, "flavors", "%q: %s takes %s", f, sd.Action, strings.Join(b.Flavors, ", ")))
 		default:
 			fl = append(fl, f)
 		}
@@ -392,7 +397,7 @@ func validateFlavors(sd *SID, add func(error)) {
 	sd.Flavors = fl
 	if !sd.HasFlavor(FlavorNextCSID) {
 		if sd.LBLen != 0 || sd.NFLen != 0 {
-			add(fieldErr(obj, "lblen", "lblen and nflen are the lengths of the next-csid flavor, which %s does not have", sd.Action))
+			add(FieldErr(obj, "lblen", "lblen and nflen are the lengths of the next-csid flavor, which %s does not have", sd.Action))
 		}
 		return
 	}
@@ -407,70 +412,70 @@ func validateFlavors(sd *SID, add func(error)) {
 		v    uint8
 	}{{"lblen", sd.LBLen}, {"nflen", sd.NFLen}} {
 		if x.v%8 != 0 || x.v > 120 {
-			add(fieldErr(obj, x.name, "%d: a multiple of 8 from 8 to 120", x.v))
+			add(FieldErr(obj, x.name, "%d: a multiple of 8 from 8 to 120", x.v))
 		}
 	}
 	if int(sd.LBLen)+int(sd.NFLen) > 128 {
-		add(fieldErr(obj, "nflen", "lblen %d + nflen %d is more than 128 bits", sd.LBLen, sd.NFLen))
+		add(FieldErr(obj, "nflen", "lblen %d + nflen %d is more than 128 bits", sd.LBLen, sd.NFLen))
 	}
 }
 
-// validateSIDParams checks that a SID has exactly the parameters its action takes (tenant: looks a
+// ValidateSIDParams checks that a SID has exactly the parameters its action takes (tenant: looks a
 // tenant up by name; nil leaves the tenant reference unchecked).
-func validateSIDParams(sd *SID, tenant func(string) *Tenant, add func(error)) {
-	obj := sidObj(sd)
+func ValidateSIDParams(sd *SID, tenant func(string) *Tenant, add func(error)) {
+	obj := SIDObj(sd)
 	b := BehaviorNamed(sd.Action)
 	if b == nil {
-		add(fieldErr(obj, "action", "%q is not one of %v", sd.Action, Actions))
+		add(FieldErr(obj, "action", "%q is not one of %v", sd.Action, Actions))
 		return
 	}
 	needNH4, needNH6, needTable := b.Needs == ParamNH4, b.Needs == ParamNH6, b.Needs == ParamTable
 	if sd.Tenant != "" {
 		if !b.TakesTenant() {
-			add(fieldErr(obj, "tenant", "%s takes no tenant; only %s do", sd.Action, strings.Join(tenantBehaviors(), "/")))
+			add(FieldErr(obj, "tenant", "%s takes no tenant; only %s do", sd.Action, strings.Join(tenantBehaviors(), "/")))
 		} else if tenant != nil { // nil: the reference is checked later
 			t := tenant(sd.Tenant)
 			switch {
 			case t == nil:
-				add(fieldErr(obj, "tenant", "unknown tenant %q", sd.Tenant))
+				add(FieldErr(obj, "tenant", "unknown tenant %q", sd.Tenant))
 			case t.Table == 0:
-				add(fieldErr(obj, "tenant", "tenant %q has no table", sd.Tenant))
+				add(FieldErr(obj, "tenant", "tenant %q has no table", sd.Tenant))
 			case sd.Table != 0 && sd.Table != t.Table:
-				add(fieldErr(obj, "table", "%d differs from tenant %q's table %d", sd.Table, sd.Tenant, t.Table))
+				add(FieldErr(obj, "table", "%d differs from tenant %q's table %d", sd.Table, sd.Tenant, t.Table))
 			}
 		}
 	}
 	switch {
 	case needNH4 && !(sd.NH4.IsValid() && sd.NH4.Is4()):
-		add(fieldErr(obj, "nh4", "%s needs an IPv4 next hop", sd.Action))
+		add(FieldErr(obj, "nh4", "%s needs an IPv4 next hop", sd.Action))
 	case !needNH4 && sd.NH4.IsValid():
-		add(fieldErr(obj, "nh4", "%s takes no nh4", sd.Action))
+		add(FieldErr(obj, "nh4", "%s takes no nh4", sd.Action))
 	}
 	switch {
 	case needNH6 && !(sd.NH6.IsValid() && sd.NH6.Is6() && !sd.NH6.Is4In6()):
-		add(fieldErr(obj, "nh6", "%s needs an IPv6 next hop", sd.Action))
+		add(FieldErr(obj, "nh6", "%s needs an IPv6 next hop", sd.Action))
 	case !needNH6 && sd.NH6.IsValid():
-		add(fieldErr(obj, "nh6", "%s takes no nh6", sd.Action))
+		add(FieldErr(obj, "nh6", "%s takes no nh6", sd.Action))
 	}
 	switch {
 	case needTable && sd.Table == 0 && sd.Tenant == "":
-		add(fieldErr(obj, "table", "%s needs a routing table (table N or tenant NAME)", sd.Action))
+		add(FieldErr(obj, "table", "%s needs a routing table (table N or tenant NAME)", sd.Action))
 	case !needTable && sd.Table != 0:
-		add(fieldErr(obj, "table", "%s takes no table", sd.Action))
+		add(FieldErr(obj, "table", "%s takes no table", sd.Action))
 	}
 	switch {
 	case b.Needs == ParamSegs:
 		validatePolicy(obj, sd.Segs, sd.Src, add)
 	case len(sd.Segs) > 0:
-		add(fieldErr(obj, "segs", "%s takes no segs; only End.B6.Encaps and End.B6.Encaps.Red do", sd.Action))
+		add(FieldErr(obj, "segs", "%s takes no segs; only End.B6.Encaps and End.B6.Encaps.Red do", sd.Action))
 	case sd.Src.IsValid():
-		add(fieldErr(obj, "src", "%s takes no src; only End.B6.Encaps and End.B6.Encaps.Red do", sd.Action))
+		add(FieldErr(obj, "src", "%s takes no src; only End.B6.Encaps and End.B6.Encaps.Red do", sd.Action))
 	}
 	if sd.VLAN != 0 {
 		if !b.Decap {
-			add(fieldErr(obj, "vlan", "%s does not decapsulate; only decap behaviors push a VLAN", sd.Action))
+			add(FieldErr(obj, "vlan", "%s does not decapsulate; only decap behaviors push a VLAN", sd.Action))
 		} else if why := VLANProblem(strconv.Itoa(int(sd.VLAN))); why != "" {
-			add(fieldErr(obj, "vlan", "%s", why))
+			add(FieldErr(obj, "vlan", "%s", why))
 		}
 	}
 }

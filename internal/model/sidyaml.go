@@ -1,4 +1,4 @@
-package state
+package model
 
 // sidyaml.go: a SID's "sid" key in YAML is an address or a prefix (ADDR/LEN: a SID served by prefix,
 // SID.Bits). The rest of the mapping decodes as usual, unknown keys refused as the strict decoder
@@ -45,7 +45,7 @@ func (s *SID) UnmarshalYAML(n *yaml.Node) error {
 	for i := 0; i+1 < len(c.Content); i += 2 {
 		k, v := c.Content[i], c.Content[i+1]
 		if !sidKeys[k.Value] {
-			return fmt.Errorf("line %d: field %s not found in type state.SID", k.Line, k.Value)
+			return fmt.Errorf("line %d: field %s not found in type model.SID", k.Line, k.Value)
 		}
 		if k.Value != "sid" || v.Kind != yaml.ScalarNode || !strings.Contains(v.Value, "/") {
 			continue

@@ -1,4 +1,4 @@
-package state
+package model
 
 // classify.go: which side of the SR domain boundary each (interface, VLAN) is on. The data plane's
 // ports map is written from this, and `seg6x show interfaces` prints it, so both say the same.

@@ -1,4 +1,4 @@
-package state
+package model
 
 // behaviors_test.go: validation follows the behavior table: every behavior accepts a SID with exactly
 // the parameter it needs, refuses it without, and refuses parameters it does not take.
@@ -27,7 +27,7 @@ func withParam(b *Behavior, p Param) SID {
 func TestBehaviorTableDrivesValidation(t *testing.T) {
 	check := func(sd SID) error {
 		var errs Errors
-		validateSID(&sd, func(string) *Tenant { return &Tenant{Name: "blue", Table: 100} }, func(err error) { errs = append(errs, err) })
+		ValidateSID(&sd, func(string) *Tenant { return &Tenant{Name: "blue", Table: 100} }, func(err error) { errs = append(errs, err) })
 		if len(errs) == 0 {
 			return nil
 		}
