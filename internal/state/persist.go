@@ -2,8 +2,9 @@ package state
 
 // persist.go: the running state on disk, so a restarted seg6x knows what the pinned maps hold. A
 // snapshot (every object as one record per line) plus a journal (one line of records per commit,
-// appended after the maps were written). Loading replays both; a torn last journal line (a crash
-// while writing it) is ignored, and Reconcile then removes whatever that commit had written.
+// appended after the maps were written; journal.go writes both). Here: the records, and the load that
+// replays both; a torn last journal line (a crash while writing it) is ignored, and Reconcile then
+// removes whatever that commit had written.
 
 import (
 	"bufio"
@@ -54,6 +55,15 @@ type savedRoute struct {
 type savedTable struct {
 	T  string `json:"t"`
 	ID uint32 `json:"id"`
+}
+
+// savedVXLAN is what the state file keeps of a VXLAN object: the device, not its MAC tables. Those are
+// the kernel's, learned and aged at its pace; journaling the whole table at each change would cost a
+// write of every entry per learned MAC, and the mirror reads them again whenever it starts.
+func savedVXLAN(v model.VXLAN) model.VXLAN {
+	v = model.CloneVXLAN(v)
+	v.RemoteMACs, v.LocalMACs, v.TunnelMACs = nil, nil, nil
+	return v
 }
 
 // record is one change to the running state as it is saved.
@@ -552,131 +562,6 @@ func (r *runtime) rebuildPools() {
 	r.groupIDs.rebuild(used)
 }
 
-// makeJournalLine is the journal line of generation gen holding recs (size: about how many).
-func makeJournalLine(gen uint64, recs func(emit func(record)), size int) ([]byte, error) {
-	return appendJournalLine(make([]byte, 0, 256+64*size), gen, recs)
-}
-
-// appendJournal saves one commit: line b (makeJournalLine's answer, with its error err) appended to the
-// journal, synced. The journal is folded into a new snapshot once it outgrows it (compactIfLarge).
-func (s *Store) appendJournal(b []byte, err error) error {
-	if err != nil {
-		return err
-	}
-	f, err := os.OpenFile(s.journalPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	s.journalBytes += int64(len(b) + 1)
-	return nil
-}
-
-// compactIfLarge runs after each commit. A journal grown past the last snapshot's size is due to be
-// folded into a new snapshot: CompactIfDue does it once commits pause (the controller calls it), so
-// that a bulk load does not write the whole state again and again on its way. Past four times the
-// snapshot the commit folds it itself: the journal stays bounded when nothing pauses.
-func (s *Store) compactIfLarge() error {
-	if s.journalBytes < 1<<20 || s.journalBytes < s.snapshotBytes {
-		return nil
-	}
-	if s.journalBytes < 4*s.snapshotBytes {
-		return nil // due (CompactDue)
-	}
-	return s.Compact()
-}
-
-// CompactDue: the journal has outgrown the snapshot (CompactIfDue would fold it).
-func (s *Store) CompactDue() bool {
-	return s.journalBytes >= 1<<20 && s.journalBytes >= s.snapshotBytes
-}
-
-// CompactIfDue folds the journal into a new snapshot if it is due; nothing once the store is closed.
-// yield, polled while the snapshot is written, gives the fold up (ErrCompactYielded, nothing
-// changed) as soon as it says true: a commit waiting for the store goes first.
-func (s *Store) CompactIfDue(yield func() bool) error {
-	s.maint.Lock()
-	defer s.maint.Unlock()
-	if s.closed || !s.CompactDue() {
-		return nil
-	}
-	return s.compact(yield)
-}
-
-// ErrCompactYielded: CompactIfDue gave the fold up for a waiting commit.
-var ErrCompactYielded = errors.New("snapshot given up for a waiting commit")
-
-// Compact writes the whole running state as a new snapshot and empties the journal.
-func (s *Store) Compact() error { return s.compact(nil) }
-
-// compact is Compact, given up when yield (if not nil) says true (every 4096 records).
-func (s *Store) compact(yield func() bool) error {
-	tmp := s.snapshotPath() + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	var line []byte
-	n := 0
-	write := func(rec record) error {
-		if n++; yield != nil && n%4096 == 0 && yield() {
-			return ErrCompactYielded
-		}
-		var err error
-		if line, err = appendRecord(line[:0], &rec); err == nil {
-			line = append(line, '\n')
-			_, err = bw.Write(line)
-		}
-		return err
-	}
-	if s.gen > 0 {
-		err = write(record{Gen: s.gen})
-	}
-	if err == nil {
-		err = s.rt.records(write)
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil && yield != nil && yield() {
-		err = ErrCompactYielded
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	var size int64
-	if st, serr := f.Stat(); serr == nil {
-		size = st.Size()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, s.snapshotPath()); err != nil {
-		return err
-	}
-	// The journal's commits are all in the snapshot now. A crash right here leaves them in both;
-	// replaying them again is harmless (records set, they do not add).
-	if err := os.Remove(s.journalPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	s.snapshotBytes, s.journalBytes = size, 0
-	return nil
-}
-
 // RemoveSaved deletes the saved state of instance dir (Purge, with the data plane's own part).
 // savedFiles are the files a saved state is made of (state.json: an older format, read once;
 // bgp-neighbors.json: what each BGP neighbor negotiated, internal/bgp/negotiation.go).
@@ -700,13 +585,4 @@ func RemoveSaved(dir string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// savedVXLAN is what the state file keeps of a VXLAN object: the device, not its MAC tables. Those are
-// the kernel's, learned and aged at its pace; journaling the whole table at each change would cost a
-// write of every entry per learned MAC, and the mirror reads them again whenever it starts.
-func savedVXLAN(v model.VXLAN) model.VXLAN {
-	v = model.CloneVXLAN(v)
-	v.RemoteMACs, v.LocalMACs, v.TunnelMACs = nil, nil, nil
-	return v
 }

@@ -273,22 +273,14 @@ func (s *Store) CommitWith(ops []Op, o CommitOptions) (*model.Diff, error) {
 	// The journal line is made (from the state as this commit leaves it, read only) while the kernel
 	// takes the map writes: on two CPUs a big commit costs the longer of the two, not both.
 	steps := s.steps(c)
-	type madeLine struct {
-		b   []byte
-		err error
-	}
-	made := make(chan madeLine, 1)
-	go func() {
-		b, err := makeJournalLine(s.gen+1, func(emit func(record)) { s.rt.changeRecords(c, emit) }, c.nroutes)
-		made <- madeLine{b, err}
-	}()
+	line := s.startJournalLine(c)
 	undo, err := s.dp.Apply(steps)
-	line := <-made
+	b, lerr := line()
 	if err != nil {
 		c.rollback()
 		return nil, &model.WriteError{Err: err}
 	}
-	if err := s.appendJournal(line.b, line.err); err != nil {
+	if err := s.appendJournal(b, lerr); err != nil {
 		err = fmt.Errorf("saving state: %w", err)
 		if uerr := undo(); uerr != nil {
 			err = fmt.Errorf("%w (and restoring the data plane failed: %v)", err, uerr)
