@@ -35,6 +35,17 @@ func (es Errors) Error() string {
 	return strings.Join(parts, "\n")
 }
 
+// Collect runs checks f, which report each problem through add, and returns them as Errors (nil if
+// none).
+func Collect(f func(add func(error))) error {
+	var errs Errors
+	f(func(err error) { errs = append(errs, err) })
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
 // FieldErr makes a FieldError about field of object (field "" for the object as a whole).
 func FieldErr(object, field, format string, args ...any) error {
 	return &FieldError{Object: object, Field: field, Reason: fmt.Sprintf(format, args...)}

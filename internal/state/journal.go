@@ -1,14 +1,18 @@
 package state
 
-// journal.go: the saved state as commits write it: each commit's journal line, made while the kernel
-// takes its map writes and appended once they are in, and the snapshot the journal is folded into
-// (compaction: by a commit when the journal has grown large, or by the controller once commits
-// pause, given up for a waiting commit).
+// journal.go: the saved state as commits write it: each commit's journal line (the records of what it
+// changed), made while the kernel takes its map writes and appended once they are in, and the snapshot
+// the journal is folded into (compaction: by a commit when the journal has grown large, or by the
+// controller once commits pause, given up for a waiting commit).
 
 import (
 	"bufio"
 	"errors"
+	"maps"
 	"os"
+	"slices"
+
+	"github.com/seg6x/seg6x/internal/model"
 )
 
 // startJournalLine makes the journal line of commit c, from the state as c leaves it (read only), on
@@ -26,6 +30,103 @@ func (s *Store) startJournalLine(c *change) (line func() ([]byte, error)) {
 	return func() ([]byte, error) {
 		l := <-made
 		return l.b, l.err
+	}
+}
+
+// changeRecords describes what commit c changed (after it was applied in memory), one record at a
+// time to emit, which must not keep it (route records share one savedRoute).
+func (r *runtime) changeRecords(c *change, emit func(record)) {
+	var sr savedRoute
+	route := func(v savedRoute) *savedRoute {
+		sr = v
+		return &sr
+	}
+	if c.optsBefore != nil && *c.optsBefore != r.opts {
+		o := r.opts
+		emit(record{Opts: &o})
+	}
+	if c.domainBefore != nil {
+		d := cloneDomain(r.domain)
+		emit(record{Domain: &d})
+	}
+	if c.bgpTouched && !model.Same(c.bgpBefore, r.bgp) {
+		if r.bgp != nil {
+			emit(record{BGP: model.CloneBGP(r.bgp)})
+		} else {
+			emit(record{BGPDel: true})
+		}
+	}
+	for name := range c.ifaces {
+		if it, ok := r.ifaces[name]; ok {
+			emit(record{Iface: &it})
+		} else {
+			emit(record{IfaceDel: name})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.vxlans)) {
+		v, ok := r.vxlans[name]
+		switch b := c.vxlans[name]; {
+		case !ok:
+			emit(record{VXLANDel: name})
+		case !b.had || !model.SameVXLAN(savedVXLAN(b.v), savedVXLAN(v)):
+			v = savedVXLAN(v)
+			emit(record{VXLAN: &v})
+		}
+	}
+	for _, p := range c.newPols {
+		if p.refs > 0 {
+			emit(polRecord(p))
+		}
+	}
+	for name := range c.named {
+		if n := r.named[name]; n != nil {
+			emit(namedRecord(n))
+		}
+	}
+	for name := range c.tenants {
+		if t := r.tenants[name]; t != nil {
+			emit(tenantRecord(t))
+		}
+	}
+	for name := range c.swapped {
+		t := r.tenants[name]
+		if t == nil {
+			continue
+		}
+		emit(record{Table: &savedTable{T: name, ID: t.tableID}})
+		for p, id := range t.routes.all {
+			emit(record{Route: route(savedRoute{T: name, P: p, Pol: id, O: t.origins.of(p), U: t.usids[p]})})
+		}
+	}
+	for _, rc := range c.routeChanges(r) {
+		if rc.after != nil {
+			emit(record{Route: route(savedRoute{T: rc.tenant, P: rc.prefix, Pol: rc.after.id, O: rc.t.origins.of(rc.prefix), U: rc.t.usids[rc.prefix]})})
+		} else {
+			emit(record{RouteDel: route(savedRoute{T: rc.tenant, P: rc.prefix})})
+		}
+	}
+	for addr := range c.sids {
+		if sd, ok := r.sids[addr]; ok {
+			emit(record{SID: &sd})
+		} else {
+			addr := addr
+			emit(record{SIDDel: &addr})
+		}
+	}
+	for name, b := range c.tenants {
+		if b.had && r.tenants[name] == nil {
+			emit(record{TenantDel: name})
+		}
+	}
+	for name, b := range c.named { // after the routes that used it
+		if b.had && r.named[name] == nil {
+			emit(record{NamedDel: name})
+		}
+	}
+	for p := range c.pols {
+		if p.refs == 0 && p.group == nil && !slices.Contains(c.newPols, p) {
+			emit(record{PolicyDel: p.id})
+		}
 	}
 }
 

@@ -48,6 +48,31 @@ type TenantRoutes struct {
 	All bool
 }
 
+// applyAll applies every operation of a commit to change c in turn (an error names the operation:
+// OpError), then the checks made once all are in (finish).
+func (s *Store) applyAll(c *change, ops []Op) error {
+	for i := 0; i < len(ops); {
+		// A run of Route operations that differ only in their prefix (a client loading routes one
+		// operation each) is taken as one set: the same checks, diff and errors (routeRun).
+		if j := routeRun(ops, i); j > i+1 {
+			var prefixes []netip.Prefix
+			for k := i; k < j; k++ {
+				prefixes = append(prefixes, ops[k].Route.Prefix)
+			}
+			if k, err := s.applyRoutes(c, ops[i], *ops[i].Route, prefixes); err != nil {
+				return &OpError{Index: i + k, Op: ops[i+k], Err: err}
+			}
+			i = j
+			continue
+		}
+		if err := s.apply(c, ops[i]); err != nil {
+			return &OpError{Index: i, Op: ops[i], Err: err}
+		}
+		i++
+	}
+	return s.finish(c)
+}
+
 // apply performs one operation on the in-memory state (s.rt), recording it in c.
 func (s *Store) apply(c *change, op Op) error {
 	n := 0
@@ -87,15 +112,6 @@ func (s *Store) apply(c *change, op Op) error {
 	default:
 		return s.applyTenantRoutes(c, op)
 	}
-}
-
-func collect(f func(add func(error))) error {
-	var errs model.Errors
-	f(func(err error) { errs = append(errs, err) })
-	if len(errs) == 0 {
-		return nil
-	}
-	return errs
 }
 
 func exists(kind model.OpKind, had bool, obj string) error {

@@ -15,7 +15,7 @@ func (s *Store) applyBGP(c *change, op Op) error {
 	var nb *model.BGP
 	if op.Kind == model.OpReplace {
 		nb = model.CloneBGP(op.BGP)
-		if err := collect(func(add func(error)) { model.ValidateBGP(nb, add) }); err != nil {
+		if err := model.Collect(func(add func(error)) { model.ValidateBGP(nb, add) }); err != nil {
 			return err
 		}
 	}

@@ -14,7 +14,7 @@ func (s *Store) applyOptions(c *change, op Op) error {
 		return model.FieldErr("options", "", "options can only be replaced")
 	}
 	o := *op.Options
-	if err := collect(func(add func(error)) { model.ValidateOptions(&o, add) }); err != nil {
+	if err := model.Collect(func(add func(error)) { model.ValidateOptions(&o, add) }); err != nil {
 		return err
 	}
 	old := s.rt.opts
@@ -34,7 +34,7 @@ func (s *Store) applyDomain(c *change, op Op) error {
 		return model.FieldErr("domain", "", "the domain can only be replaced (give empty lists to clear it)")
 	}
 	d := cloneDomain(*op.Domain)
-	if err := collect(func(add func(error)) { model.ValidateDomain(&d, add) }); err != nil {
+	if err := model.Collect(func(add func(error)) { model.ValidateDomain(&d, add) }); err != nil {
 		return err
 	}
 	old := s.rt.domain
@@ -66,7 +66,7 @@ func (s *Store) applyInterface(c *change, op Op) error {
 		c.note(op.Kind, had, obj)
 		return nil
 	}
-	if err := collect(func(add func(error)) { model.ValidateInterface(&it, add) }); err != nil {
+	if err := model.Collect(func(add func(error)) { model.ValidateInterface(&it, add) }); err != nil {
 		return err
 	}
 	idx, err := s.Env.Ifindex(it.Name)

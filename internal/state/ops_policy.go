@@ -60,7 +60,7 @@ func (s *Store) applyPolicy(c *change, op Op) error {
 	}
 	np.Origin = op.Origin
 	if op.Kind != model.OpDelete {
-		if err := collect(func(add func(error)) { model.ValidateNamedPolicy(&np, add) }); err != nil {
+		if err := model.Collect(func(add func(error)) { model.ValidateNamedPolicy(&np, add) }); err != nil {
 			return err
 		}
 		if cur != nil && model.Same(cur.Policy, np) {

@@ -59,7 +59,7 @@ func (s *Store) applyRoute(c *change, op Op) error {
 	r := *op.Route // validation fills defaults in this copy; it replaces r.Segs, never writes into it
 	obj := model.RouteObj(&r)
 	if op.Kind != model.OpDelete {
-		if err := collect(func(add func(error)) { model.ValidateRouteAs(&r, obj, add) }); err != nil {
+		if err := model.Collect(func(add func(error)) { model.ValidateRouteAs(&r, obj, add) }); err != nil {
 			return err
 		}
 	} else if !r.Prefix.IsValid() {

@@ -27,7 +27,7 @@ func (s *Store) applySID(c *change, op Op) error {
 		return nil
 	}
 	// The tenant reference is checked at the end of the commit (the tenant may come later in it).
-	if err := collect(func(add func(error)) { model.ValidateSID(&sd, nil, add) }); err != nil {
+	if err := model.Collect(func(add func(error)) { model.ValidateSID(&sd, nil, add) }); err != nil {
 		return err
 	}
 	sd.ID = old.ID

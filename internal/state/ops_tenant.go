@@ -38,7 +38,7 @@ func (s *Store) applyTenant(c *change, op Op) error {
 		c.note(op.Kind, true, obj)
 		return nil
 	}
-	if err := collect(func(add func(error)) { model.ValidateTenant(&nt, add) }); err != nil {
+	if err := model.Collect(func(add func(error)) { model.ValidateTenant(&nt, add) }); err != nil {
 		return err
 	}
 	for i := range nt.Ports {

@@ -40,7 +40,7 @@ func (s *Store) applyVXLAN(c *change, op Op) error {
 	}
 	v.Origin = op.Origin
 	model.NormalizeVXLAN(&v)
-	if err := collect(func(add func(error)) { model.ValidateVXLAN(&v, add) }); err != nil {
+	if err := model.Collect(func(add func(error)) { model.ValidateVXLAN(&v, add) }); err != nil {
 		return err
 	}
 	if had && model.SameVXLAN(old, v) {

@@ -241,28 +241,7 @@ type CommitOptions struct {
 func (s *Store) CommitWith(ops []Op, o CommitOptions) (*model.Diff, error) {
 	dryRun := o.DryRun
 	c := newChange(s.rt, ops, o.DiffLimit)
-	for i := 0; i < len(ops); {
-		// A run of Route operations that differ only in their prefix (a client loading routes one
-		// operation each) is taken as one set: the same checks, diff and errors (routeRun).
-		if j := routeRun(ops, i); j > i+1 {
-			var prefixes []netip.Prefix
-			for k := i; k < j; k++ {
-				prefixes = append(prefixes, ops[k].Route.Prefix)
-			}
-			if k, err := s.applyRoutes(c, ops[i], *ops[i].Route, prefixes); err != nil {
-				c.rollback()
-				return nil, &OpError{Index: i + k, Op: ops[i+k], Err: err}
-			}
-			i = j
-			continue
-		}
-		if err := s.apply(c, ops[i]); err != nil {
-			c.rollback()
-			return nil, &OpError{Index: i, Op: ops[i], Err: err}
-		}
-		i++
-	}
-	if err := s.finish(c); err != nil {
+	if err := s.applyAll(c, ops); err != nil {
 		c.rollback()
 		return nil, err
 	}

@@ -121,7 +121,7 @@ func TestUSIDErrors(t *testing.T) {
 	// Segs equal to the containers (what show gives back) are accepted.
 	ok := r("fcbb:0::/32 100 e004")
 	ok.Segs = addrs("fcbb:0:100:e004::")
-	if err := collect(func(add func(error)) { model.ValidateRoute(&ok, add) }); err != nil {
+	if err := model.Collect(func(add func(error)) { model.ValidateRoute(&ok, add) }); err != nil {
 		t.Errorf("segs equal to the containers: %v", err)
 	}
 	// The caller's list is not changed by the checks.
