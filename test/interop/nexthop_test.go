@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-const noFlapWindow = 30 * time.Second
+const noFlapWindow = 12 * time.Second
 
 // sinceLastUp is the messages after ExaBGP's last report of the session coming up.
 func sinceLastUp(msgs []exaMessage) []exaMessage {
