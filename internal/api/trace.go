@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,14 +111,14 @@ func traceFilter(st *state.Store, req *pb.TraceRequest) (state.TraceFilter, erro
 	}
 	for _, a := range f.GetActions() {
 		name := strings.ToLower(a)
-		if indexOf(state.TraceActions, name) < 0 {
+		if slices.Index(state.TraceActions, name) < 0 {
 			return c, fmt.Errorf("action %q: want drop, pass or redirect", a)
 		}
 		c.Actions = append(c.Actions, name)
 	}
 	if cl := f.GetClass(); cl != "" {
 		name := strings.ToLower(cl)
-		if indexOf(state.TraceClasses, name) < 0 {
+		if slices.Index(state.TraceClasses, name) < 0 {
 			return c, fmt.Errorf("class %q: want %s", cl, strings.Join(state.TraceClasses, ", "))
 		}
 		c.Class = name
@@ -132,15 +133,6 @@ func traceFilter(st *state.Store, req *pb.TraceRequest) (state.TraceFilter, erro
 	}
 	c.Snaplen = req.GetSnaplen()
 	return c, nil
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // Trace streams the records of packets matching the request.

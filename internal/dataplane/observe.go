@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"time"
 
@@ -238,7 +239,7 @@ func TraceConfig(f state.TraceFilter) (Seg6xTraceCfg, error) {
 		set(Seg6xTraceFilterFlagsTF_ACTIONS)
 	}
 	if f.Class != "" {
-		i := indexOf(state.TraceClasses, f.Class)
+		i := slices.Index(state.TraceClasses, f.Class)
 		if i < 0 {
 			return c, fmt.Errorf("class %q: not a trace class", f.Class)
 		}
@@ -247,15 +248,6 @@ func TraceConfig(f state.TraceFilter) (Seg6xTraceCfg, error) {
 	}
 	c.Sample, c.Rate, c.Snaplen = f.Sample, f.Rate, f.Snaplen
 	return c, nil
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // DecodeTraceSample decodes one ring record: the fixed part, then the frame as it came in and as it
