@@ -148,7 +148,6 @@ func kernelChoice(t *testing.T, sock int, fab1 *net.Interface, frame []byte) []b
 // by their inner ports. Under both each next hop carries 35-65% of the flows. The next-hop cache (per policy and flow)
 // gives every flow the same next hop as the FIB, filled and answered.
 func TestECMPHeadendFollowsTheKernel(t *testing.T) {
-	defer testsupport.OnOneCPU(t)() // the cache is per CPU: fill and answer on the same one
 	const flows = 256
 	cached, _, f := loadWithCache(t, time.Minute, "encap1_v4_udp")
 	defer cached.Close()
@@ -171,6 +170,7 @@ func TestECMPHeadendFollowsTheKernel(t *testing.T) {
 
 	for _, policy := range []string{"0", "1"} {
 		t.Run("hash-policy-"+policy, func(t *testing.T) {
+			defer testsupport.OnOneCPU(t)() // the cache is per CPU: fill and answer on the same one
 			ecmpFabric(t, policy)
 			plain := encapFlows(t, nil, f, flows)
 			filled := encapFlows(t, cached.Seg6xXdp, f, flows)

@@ -113,7 +113,6 @@ func freshVia(t *testing.T, m *ebpf.Map, mac []byte) int {
 }
 
 func TestECMPAroundDeadNextHop(t *testing.T) {
-	defer testsupport.OnOneCPU(t)()
 	const flows = 64
 	vxSetup(t)
 	for _, c := range []aroundCase{
@@ -149,6 +148,7 @@ func TestECMPAroundDeadNextHop(t *testing.T) {
 		},
 	} {
 		t.Run(c.fixture, func(t *testing.T) {
+			defer testsupport.OnOneCPU(t)() // a subtest is its own goroutine: pin it, the cache is per CPU
 			name := c.fixture
 			if c.flow != nil {
 				name = "end" // any fixture: only the program is wanted

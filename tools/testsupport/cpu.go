@@ -10,7 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// OnOneCPU pins the calling goroutine's thread to CPU 0; the returned function undoes it.
+// OnOneCPU pins the calling goroutine's thread to CPU 0; the returned function undoes it. A subtest
+// (t.Run) is a goroutine of its own, not pinned by its parent's call: it calls OnOneCPU itself.
 func OnOneCPU(t testing.TB) (restore func()) {
 	t.Helper()
 	runtime.LockOSThread()
