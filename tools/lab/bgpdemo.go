@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 )
@@ -81,11 +82,17 @@ func (l *Lab) PingSite(site, count int) []Reach {
 			for _, a := range []string{p.Addr, p.Addr6} {
 				if a != "" {
 					dst := hostAddr(a)
-					out = append(out, Reach{Tenant: h.Tenant, From: h.Name, To: dst, Sent: count, Received: l.Ping(h.Name, dst, count)})
+					out = append(out, Reach{Tenant: h.Tenant, From: h.Name, To: dst, Sent: count})
 				}
 			}
 		}
 	}
+	var wg sync.WaitGroup // all at once: an unreachable site costs one ping run's wait, not one per run
+	for i := range out {
+		r := &out[i]
+		wg.Go(func() { r.Received = l.Ping(r.From, r.To, count) })
+	}
+	wg.Wait()
 	return out
 }
 

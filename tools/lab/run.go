@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -98,11 +99,17 @@ func (l *Lab) Traffic(count int) (*Report, error) {
 
 	rep := &Report{Ports: map[string]PortCounters{}, Foreign: map[string][]string{}, Stats: map[string]json.RawMessage{},
 		Routers: l.topo.routers}
+	// Every flow and IPv6 ping run at once: each is its own processes between its own two hosts, and
+	// each result has its slot, so the report is in this order whatever finishes first.
+	type pair struct{ h, peer Host }
+	var pairs []pair
 	for _, h := range hosts {
 		for _, peer := range l.peers(h) {
-			rep.Flows = append(rep.Flows, l.flow(h, peer, count))
+			l.logf("tenant %s: %s -> %s (%s): ping, UDP, TCP", h.Tenant, h.Name, strings.Split(peer.Addr, "/")[0], peer.Name)
+			pairs = append(pairs, pair{h, peer})
 		}
 	}
+	rep.Flows = make([]Flow, len(pairs))
 	// IPv6 for the dual-stack tenant (A): ping each way.
 	for _, h := range hosts {
 		if h.Addr6 == "" {
@@ -112,11 +119,18 @@ func (l *Lab) Traffic(count int) (*Report, error) {
 			rep.wantPing6++
 			dst := strings.Split(peer.Addr6, "/")[0]
 			l.logf("tenant %s: %s -> %s: ping -6", h.Tenant, h.Name, dst)
-			pg := Ping6{Tenant: h.Tenant, From: h.Name, To: dst, Sent: count}
-			pg.Rx = l.Ping(h.Name, dst, count)
-			rep.Ping6 = append(rep.Ping6, pg)
+			rep.Ping6 = append(rep.Ping6, Ping6{Tenant: h.Tenant, From: h.Name, To: dst, Sent: count})
 		}
 	}
+	var wg sync.WaitGroup
+	for i, p := range pairs {
+		wg.Go(func() { rep.Flows[i] = l.flow(p.h, p.peer, count) })
+	}
+	for i := range rep.Ping6 {
+		pg := &rep.Ping6[i]
+		wg.Go(func() { pg.Rx = l.Ping(pg.From, pg.To, count) })
+	}
+	wg.Wait()
 	// Bulk TCP with full-sized segments, site 1 -> site 2 and back, every byte checked; the routers'
 	// program run time is counted meanwhile (statistics on only while this holds the fd).
 	if l.topo.bulk {
@@ -190,7 +204,6 @@ func (l *Lab) Ping(node, dst string, count int) int {
 func (l *Lab) flow(h, peer Host, count int) Flow {
 	dst := strings.Split(peer.Addr, "/")[0]
 	f := Flow{Tenant: h.Tenant, From: h.Name, To: dst, PingTx: count}
-	l.logf("tenant %s: %s -> %s (%s): ping, UDP, TCP", h.Tenant, h.Name, dst, peer.Name)
 	f.PingRx = l.Ping(h.Name, dst, count)
 	for _, proto := range []string{"udp", "tcp"} {
 		out, err := l.Exec(h.Name, l.Tool, "probe", "--tenant", h.Tenant, "--proto", proto,
