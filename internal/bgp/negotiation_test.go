@@ -128,7 +128,7 @@ func TestVPNv4NotSentWithoutExtendedNextHop(t *testing.T) {
 		_, ok := announced(ms, 1, gobgp.RF_IPv6_VPN, "2001:db8:1::/64")
 		return ok
 	})
-	time.Sleep(3 * time.Second) // anything held back would have gone by now (it goes within milliseconds)
+	time.Sleep(time.Second) // anything held back would have gone by now (it goes within milliseconds)
 	ms := p.received()
 	for _, m := range ms {
 		for _, u := range vpnUpdates(m.msg) {

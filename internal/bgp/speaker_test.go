@@ -219,7 +219,7 @@ func TestGracefulRestart(t *testing.T) {
 	cfgA := pe(65000, "198.18.255.1", pa, pb, "fc00:1::/48", false)
 	cfgB := pe(65000, "198.18.255.2", pb, pa, "fc00:2::/48", false)
 	for _, c := range []*model.State{&cfgA, &cfgB} {
-		c.BGP.GracefulRestart = model.GracefulRestart{Enabled: true, RestartTime: 20}
+		c.BGP.GracefulRestart = model.GracefulRestart{Enabled: true, RestartTime: 12}
 	}
 	a.opts.PeerFile = filepath.Join(t.TempDir(), "bgp-neighbors.json") // as the daemon has it
 	cfgA.Tenants[0].VPN.Advertise = []netip.Prefix{netip.MustParsePrefix("198.18.1.0/24"), netip.MustParsePrefix("198.18.4.0/24")}
@@ -254,7 +254,7 @@ func TestGracefulRestart(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		if got := learned(b); fmt.Sprint(got) != fmt.Sprint(full) {
 			t.Fatalf("B during A's graceful restart: %v, want %v kept", got, full)
 		}
@@ -306,7 +306,7 @@ func TestGracefulRestart(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	// A stops for longer than the restart time (20 s): its routes go.
+	// A stops for longer than the restart time (12 s): its routes go.
 	a.stop()
 	time.Sleep(2 * time.Second)
 	if got := learned(b); fmt.Sprint(got) != fmt.Sprint(full) {
