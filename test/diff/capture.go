@@ -4,6 +4,7 @@ package difftest
 
 import (
 	"net"
+	"sync"
 	"time"
 
 	"github.com/seg6x/seg6x/tools/testsupport"
@@ -43,14 +44,37 @@ func (p *port) send(frame []byte) error {
 }
 
 // collect returns the unicast frames received within quiet of each other (at most 1 s in all).
-func (p *port) collect(quiet time.Duration) [][]byte {
+func (p *port) collect(quiet time.Duration) [][]byte { return p.receive(quiet, 0) }
+
+// drain returns the frames collect would keep that are queued now, without waiting for more.
+func (p *port) drain() [][]byte { return p.receive(0, unix.MSG_DONTWAIT) }
+
+// collectEach collects from every port at once (each as collect does): what each received, in order.
+func collectEach(quiet time.Duration, ps ...*port) [][][]byte {
+	out := make([][][]byte, len(ps))
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		wg.Go(func() { out[i] = p.collect(quiet) })
+	}
+	wg.Wait()
+	return out
+}
+
+// receive is collect, or drain with flags MSG_DONTWAIT. A signal (a child of a test running in
+// parallel exiting) breaks a receive with a timeout even under SA_RESTART: that one is made again.
+func (p *port) receive(quiet time.Duration, flags int) [][]byte {
 	var out [][]byte
-	tv := unix.NsecToTimeval(quiet.Nanoseconds())
-	_ = unix.SetsockoptTimeval(p.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	if flags&unix.MSG_DONTWAIT == 0 {
+		tv := unix.NsecToTimeval(quiet.Nanoseconds())
+		_ = unix.SetsockoptTimeval(p.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	}
 	buf := make([]byte, 65536)
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
-		n, from, err := unix.Recvfrom(p.fd, buf, 0)
+		n, from, err := unix.Recvfrom(p.fd, buf, flags)
+		if err == unix.EINTR {
+			continue
+		}
 		if err != nil {
 			break
 		}
@@ -73,8 +97,5 @@ func unicastND(frame []byte) bool {
 	return len(frame) >= 14+40+1 && frame[12] == 0x86 && frame[13] == 0xDD && frame[14+6] == 58 &&
 		(frame[14+40] == 135 || frame[14+40] == 136)
 }
-
-// drain discards whatever is queued.
-func (p *port) drain() { p.collect(20 * time.Millisecond) }
 
 func (p *port) close() { unix.Close(p.fd) }

@@ -3,7 +3,8 @@
 // kernel alone and one by seg6x mirroring that configuration (seg6x daemon --mirror-kernel), and
 // what comes out is compared byte for byte, except the fields docs/kernel-mirror.md lists as
 // different on purpose. It also checks that seg6x forwarded in XDP what it should, so agreement
-// cannot come from seg6x handing everything to the kernel.
+// cannot come from seg6x handing everything to the kernel. The tests share nothing (each has its
+// own namespaces, named after it, and its own daemon) and run in parallel.
 package difftest
 
 import (
@@ -21,16 +22,23 @@ import (
 	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
-func TestSameBytesAsTheKernel(t *testing.T) { sameBytes(t, "s6d", topo{}, corpus()) }
+func TestSameBytesAsTheKernel(t *testing.T) {
+	t.Parallel()
+	sameBytes(t, "s6d", topo{}, corpus())
+}
 
 // A jumbo fabric (9000-byte MTU on both sides): frames beyond a page reach XDP as multi-buffer frames,
 // and come out as the kernel's.
-func TestSameBytesAsTheKernelJumbo(t *testing.T) { sameBytes(t, "s6j", topo{mtu: 9000}, jumboCorpus()) }
+func TestSameBytesAsTheKernelJumbo(t *testing.T) {
+	t.Parallel()
+	sameBytes(t, "s6j", topo{mtu: 9000}, jumboCorpus())
+}
 
 // Without `ip sr tunsrc`, End.B6.Encaps and a seg6 encap route take the outer source the kernel
 // selects for the first segment on the route's own device (d0: fc00:a0::1), not the source of the
 // route to that segment (out of d1: fc00:e1::1).
 func TestB6SourceAsTheKernel(t *testing.T) {
+	t.Parallel()
 	var ps []testPacket
 	for _, p := range corpus() {
 		if strings.Contains(p.name, "End.B6.Encaps") || strings.Contains(p.name, "dev d0") {
@@ -119,14 +127,27 @@ func sameBytes(t *testing.T, prefix string, tp topo, ps []testPacket) {
 		}
 		return s.Actions["XDP_REDIRECT"].GetPackets()
 	}
+	// What comes out of a packet is what each copy's capture receives until it has been quiet for
+	// this long; both copies are collected at once. Anything left queued when the next packet is due
+	// came after that window: an error of the packet before (what was queued before the first one is
+	// not looked at).
+	const quiet = 60 * time.Millisecond
+	prev := ""
+	late := func() {
+		for _, name := range []string{"kdst", "xdst"} {
+			if f := ports[name].drain(); len(f) > 0 && prev != "" {
+				t.Errorf("%s: %d frames came to %s after the %v window\n %x", prev, len(f), name, quiet, f)
+			}
+		}
+	}
 	compared, fast := 0, 0
 	only := os.Getenv("SEG6X_DIFF_ONLY") // a substring of packet names, to look at a few while debugging
 	for _, p := range ps {
 		if only != "" && !strings.Contains(p.name, only) {
 			continue
 		}
-		ports["kdst"].drain()
-		ports["xdst"].drain()
+		late()
+		prev = p.name
 		r0 := redirects()
 		if err := ports["ksrc"].send(p.frame); err != nil {
 			t.Fatalf("%s: %v", p.name, err)
@@ -134,8 +155,8 @@ func sameBytes(t *testing.T, prefix string, tp topo, ps []testPacket) {
 		if err := ports["xsrc"].send(p.frame); err != nil {
 			t.Fatalf("%s: %v", p.name, err)
 		}
-		kout := ports["kdst"].collect(60 * time.Millisecond)
-		xout := ports["xdst"].collect(60 * time.Millisecond)
+		out := collectEach(quiet, ports["kdst"], ports["xdst"])
+		kout, xout := out[0], out[1]
 		viaXDP := redirects() - r0
 		if len(kout) != len(xout) {
 			t.Errorf("%s: the kernel sent %d frames, seg6x %d\n kernel %x\n seg6x  %x", p.name, len(kout), len(xout), kout, xout)
@@ -161,6 +182,7 @@ func sameBytes(t *testing.T, prefix string, tp topo, ps []testPacket) {
 			fast++
 		}
 	}
+	late()
 	t.Logf("%d packets, %d output frames compared, %d forwarded by seg6x in XDP", len(ps), compared, fast)
 	if s, err := c.Stats(ctx, &pb.StatsRequest{}); err == nil {
 		t.Logf("seg6x reasons: %v", s.Reasons)

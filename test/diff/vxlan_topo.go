@@ -118,10 +118,6 @@ func (t vxTopo) sink() (net.PacketConn, error) {
 	return c, err
 }
 
-// collectTagged is port.collect (capture.go) with the 802.1Q / 802.1ad tag the receiving kernel took
-// out of the frame put back in (PACKET_AUXDATA, as tcpdump does): a veth's receive path moves a
-// tag into the skb's metadata, and the bytes alone would hide it. Multicast destinations are kept
-// when all is set.
 // bridgeOwnMulticast: a multicast frame from the bridge's own MAC (the IGMP / MLD reports it sends
 // some seconds after coming up, at no fixed time), as it is or flooded into the tunnel (VXLAN over
 // IPv6 without extension headers: the inner frame at 70). Never a frame under test: those keep
@@ -137,15 +133,33 @@ func bridgeOwnMulticast(f []byte) bool {
 		binary.BigEndian.Uint16(f[14+40+2:]) == 4789 && own(f[70:])
 }
 
-func (p *port) collectTagged(quiet time.Duration, all bool) [][]byte {
+// collectTagged is port.collect (capture.go) with the 802.1Q / 802.1ad tag the receiving kernel took
+// out of the frame put back in (PACKET_AUXDATA, as tcpdump does): a veth's receive path moves a
+// tag into the skb's metadata, and the bytes alone would hide it. Multicast destinations are kept
+// when all is set. Frames from the bridge's own MAC are left out (bridgeOwnMulticast). If until is
+// not nil, it waits past quiet (up to the 1 s in all) for as long as until(what came) does not hold.
+func (p *port) collectTagged(quiet time.Duration, all bool, until func([][]byte) bool) [][]byte {
+	return p.receiveTagged(quiet, 0, all, until)
+}
+
+// drainTagged returns the frames collectTagged would keep that are queued now, without waiting for more.
+func (p *port) drainTagged(all bool) [][]byte { return p.receiveTagged(0, unix.MSG_DONTWAIT, all, nil) }
+
+// receiveTagged is collectTagged, or drainTagged with flags MSG_DONTWAIT.
+func (p *port) receiveTagged(quiet time.Duration, flags int, all bool, until func([][]byte) bool) [][]byte {
 	_ = unix.SetsockoptInt(p.fd, unix.SOL_PACKET, unix.PACKET_AUXDATA, 1)
 	var out [][]byte
-	tv := unix.NsecToTimeval(quiet.Nanoseconds())
-	_ = unix.SetsockoptTimeval(p.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	if flags&unix.MSG_DONTWAIT == 0 {
+		tv := unix.NsecToTimeval(quiet.Nanoseconds())
+		_ = unix.SetsockoptTimeval(p.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	}
 	buf, oob := make([]byte, 65536), make([]byte, 256)
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
-		n, oobn, _, from, err := unix.Recvmsg(p.fd, buf, oob, 0)
+		n, oobn, _, from, err := unix.Recvmsg(p.fd, buf, oob, flags)
+		if err == unix.EINTR || (err == unix.EAGAIN && until != nil && !until(out)) {
+			continue // EINTR: as port.receive says
+		}
 		if err != nil {
 			break
 		}
