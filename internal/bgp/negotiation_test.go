@@ -122,6 +122,7 @@ func announcedWith(ms []rawMessage, conn int, f gobgp.Family, prefix string, ok 
 }
 
 func TestVPNv4NotSentWithoutExtendedNextHop(t *testing.T) {
+	t.Parallel() // its own speakers, ports and instance directories: it mostly waits on BGP timers
 	p := newRawPeer(t, 65000, vpnCaps(65000, false)...)
 	n, _, logs := rawNode(t, p, "", nil)
 	p.waitFor("the VPNv6 route", 30*time.Second, func(ms []rawMessage) bool {
@@ -150,6 +151,7 @@ func TestVPNv4NotSentWithoutExtendedNextHop(t *testing.T) {
 }
 
 func TestVPNv4WithExtendedNextHop(t *testing.T) {
+	t.Parallel() // its own speakers, ports and instance directories: it mostly waits on BGP timers
 	caps := append(vpnCaps(65000, true), gobgp.NewCapGracefulRestart(false, false, 120, []*gobgp.CapGracefulRestartTuple{
 		gobgp.NewCapGracefulRestartTuple(gobgp.RF_IPv4_VPN, true), gobgp.NewCapGracefulRestartTuple(gobgp.RF_IPv6_VPN, true)}))
 	p := newRawPeer(t, 65000, caps...)
@@ -231,6 +233,7 @@ func TestVPNv4WithExtendedNextHop(t *testing.T) {
 }
 
 func TestEmptyExtendedNextHopCapability(t *testing.T) {
+	t.Parallel() // its own speakers, ports and instance directories: it mostly waits on BGP timers
 	caps := append(vpnCaps(65000, false), gobgp.NewCapExtendedNexthop(nil)) // code 5, length 0
 	p := newRawPeer(t, 65000, caps...)
 	n, _, logs := rawNode(t, p, "", nil)

@@ -125,6 +125,7 @@ func apply(t *testing.T, n *node, s model.State) {
 }
 
 func TestSpeakersExchangeVPNRoutes(t *testing.T) {
+	t.Parallel() // its own speakers, ports and instance directories: it mostly waits on BGP timers
 	pa, pb := freePort(t), freePort(t)
 	a := &node{ctl: core.New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{}))}
 	b := &node{ctl: core.New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{}))}
@@ -213,6 +214,7 @@ func TestSpeakersExchangeVPNRoutes(t *testing.T) {
 // and what it no longer has is removed at its end-of-RIB; gone for longer than the restart time, its
 // routes are removed. B imports with H.Encaps.Red (vpn.encap).
 func TestGracefulRestart(t *testing.T) {
+	t.Parallel() // its own speakers, ports and instance directories: it mostly waits on BGP timers
 	pa, pb := freePort(t), freePort(t)
 	a := &node{ctl: core.New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{}))}
 	b := &node{ctl: core.New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{}))}
@@ -319,6 +321,7 @@ func TestGracefulRestart(t *testing.T) {
 // exchanged as over iBGP; with a wrong password on one side no session comes up and what was learned
 // goes; the right password again brings it back.
 func TestEBGPWithPassword(t *testing.T) {
+	t.Parallel() // its own speakers, ports and instance directories: it mostly waits on BGP timers
 	pa, pb := freePort(t), freePort(t)
 	a := &node{ctl: core.New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{}))}
 	b := &node{ctl: core.New(testsupport.OpenStore(t, t.TempDir(), testsupport.FakeEnv{}))}
