@@ -25,12 +25,14 @@ import (
 )
 
 func TestBGPLab(t *testing.T) {
+	t.Parallel()
 	bin, tool := binaries(t)
 	for _, v := range []struct {
 		name string
 		o    lab.BGPOptions
 	}{{"frr", lab.BGPOptions{RR: "frr"}}, {"gobgpd", lab.BGPOptions{RR: "gobgpd"}}, {"gobgpd-rtc", lab.BGPOptions{RR: "gobgpd", RTC: true}}} {
 		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
 			bins := []string{"gobgpd", "gobgp"}
 			if v.o.RR == "frr" {
 				bins = []string{"/usr/lib/frr/zebra", "/usr/lib/frr/bgpd", "vtysh"}

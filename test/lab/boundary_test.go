@@ -89,6 +89,7 @@ func attacks() []lab.Attack {
 var peOf = map[string]string{"hA1": "pe1", "hB1": "pe1", "hA2": "pe2", "hB2": "pe2"}
 
 func TestBoundary(t *testing.T) {
+	t.Parallel()
 	bin, tool := binaries(t)
 	l := lab.New(fmt.Sprintf("s6b%d", os.Getpid()%100000), bin, tool, testWriter{t})
 	defer l.Down()

@@ -16,6 +16,7 @@ import (
 )
 
 func TestLabFabric(t *testing.T) {
+	t.Parallel()
 	const count, flows = 5, 64
 	l, rep := labTraffic(t, "s6j", lab.Options{Fabric: true}, count)
 	for _, p := range rep.Problems() {

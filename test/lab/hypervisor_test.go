@@ -23,6 +23,7 @@ import (
 )
 
 func TestHypervisorTC(t *testing.T) {
+	t.Parallel()
 	bin, tool := binaries(t)
 	h := lab.NewHypervisor(fmt.Sprintf("s6h%d", os.Getpid()%100000), bin, tool, testWriter{t})
 	h.WireSegments = true

@@ -1,6 +1,7 @@
 // Package labtest runs the namespace lab end to end: real ping, UDP and TCP in both directions for
 // two tenants with overlapping IPv4 space (tenant A also IPv6), through H.Encaps(.Red), End, End.DT46
-// and End.DX4.
+// and End.DX4. Each test builds its own lab (namespaces named after the test and this process) and
+// shares nothing with the others: they run in parallel (as many at once as -parallel allows).
 package labtest
 
 import (
@@ -40,6 +41,7 @@ func labTraffic(t *testing.T, prefix string, o lab.Options, count int) (*lab.Lab
 }
 
 func TestLab(t *testing.T) {
+	t.Parallel()
 	const count = 5
 	l, rep := labTraffic(t, "s6t", lab.Options{}, count)
 	// Delivery, isolation (no answer from and no message to the other tenant), VLAN tags as bytes on

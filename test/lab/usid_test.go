@@ -13,6 +13,7 @@ import (
 // tenants and traffic as TestLab, every policy one container through p's uN (End, next-csid) to the
 // far PE's uDT4 (tenants A and B) or uDT6 (tenant A).
 func TestLabUSID(t *testing.T) {
+	t.Parallel()
 	const count = 5
 	l, rep := labTraffic(t, "s6u", lab.Options{USID: true}, count)
 	for _, p := range rep.Problems() {
