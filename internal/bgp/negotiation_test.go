@@ -233,7 +233,8 @@ func TestVPNv4WithExtendedNextHop(t *testing.T) {
 }
 
 func TestEmptyExtendedNextHopCapability(t *testing.T) {
-	t.Parallel() // its own speakers, ports and instance directories: it mostly waits on BGP timers
+	// Its own speakers, ports and instance directories: it mostly waits on BGP timers.
+	t.Parallel()
 	caps := append(vpnCaps(65000, false), gobgp.NewCapExtendedNexthop(nil)) // code 5, length 0
 	p := newRawPeer(t, 65000, caps...)
 	n, _, logs := rawNode(t, p, "", nil)
