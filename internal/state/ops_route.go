@@ -69,7 +69,7 @@ func (s *Store) applyRoute(c *change, op Op) error {
 	if t == nil {
 		return model.FieldErr(obj, "tenant", "unknown tenant %q", r.Tenant)
 	}
-	old := s.rt.routeOf(t, r.Prefix)
+	old := s.rt.policyOfRoute(t, r.Prefix)
 	if err := routeOwned(op, t, r.Prefix, old != nil, obj); err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func (s *Store) applyRoutes(c *change, op Op, route model.Route, prefixes []neti
 		if i == 0 {
 			continue
 		}
-		old := s.rt.routeOf(t, p)
+		old := s.rt.policyOfRoute(t, p)
 		if !p.IsValid() || p != p.Masked() || routeOwned(op, t, p, old != nil, "") != nil ||
 			s.checkRouteCapacity(op.Kind, p) != nil || exists(op.Kind, old != nil, "") != nil {
 			if err := slow(p); err != nil {
@@ -288,7 +288,7 @@ func (s *Store) applyTenantRoutes(c *change, op Op) error {
 		} else {
 			n6++
 		}
-		rs = append(rs, routeOf(t, p, s.rt.routeOf(t, p)))
+		rs = append(rs, routeView(t, p, s.rt.policyOfRoute(t, p)))
 	}
 	if len(errs) > 0 {
 		return errs

@@ -130,7 +130,7 @@ func (rt *runtime) sameRoutes(cur *tenantRT, want []model.Route) bool {
 	}
 	for i := range want {
 		r := &want[i]
-		p := rt.routeOf(cur, r.Prefix)
+		p := rt.policyOfRoute(cur, r.Prefix)
 		key := policyKey(r.Prefix.Addr().Is6(), r.Mode, r.Segs, r.Src, r.HopLimit)
 		if r.Policy != "" {
 			key = groupKey(r.Policy, boolInt(r.Prefix.Addr().Is6()))

@@ -2,15 +2,11 @@ package state
 
 // routeindex.go: a tenant's routes, prefix -> policy id, held without pointers: the garbage
 // collector never scans them (a million routes are a million entries here) and an IPv4 key is one
-// machine word. Ids name policies as the data plane does (policyOf): 0 pass, GroupFlag a named
+// machine word. Ids name policies as the data plane does (policyOf, tenantroutes.go): 0 pass, GroupFlag a named
 // policy's group, the others runtime.polByID. A change finds its route records (touch) through the
 // same index, the value then a record's place.
 
-import (
-	"net/netip"
-
-	"github.com/seg6x/seg6x/internal/model"
-)
+import "net/netip"
 
 type routeIndex struct {
 	v4 map[uint64]uint32 // address << 8 | prefix length
@@ -96,23 +92,4 @@ func (x routeIndex) all(yield func(netip.Prefix, uint32) bool) {
 			return
 		}
 	}
-}
-
-// policyOf is the policy id names (nil: none).
-func (r *runtime) policyOf(id uint32) *policy {
-	switch {
-	case id == 0:
-		return passPolicy
-	case id&model.GroupFlag != 0:
-		return r.groupByID[id]
-	}
-	return r.polByID[id]
-}
-
-// routeOf is the policy of tenant t's route for p (nil: no route).
-func (r *runtime) routeOf(t *tenantRT, p netip.Prefix) *policy {
-	if id, ok := t.routes.get(p); ok {
-		return r.policyOf(id)
-	}
-	return nil
 }

@@ -1,8 +1,8 @@
 package state
 
 // runtime.go: the running state held in memory, indexed so that one change costs O(1) whatever the
-// number of routes: tenants with their route tables, SR policies shared by the routes that use the
-// same segment list, local SIDs, and the id pools of the data plane.
+// number of routes: tenants with their route tables (tenantroutes.go), SR policies shared by the
+// routes that use the same segment list, local SIDs, and the id pools of the data plane.
 
 import (
 	"fmt"
@@ -74,55 +74,6 @@ func appendKeyAddr(b []byte, a netip.Addr) []byte {
 	b, _ = a.AppendBinary(append(b, 0))
 	b[n] = byte(len(b) - n - 1)
 	return b
-}
-
-// tenantRT is a tenant with its route table. tableID names the table version in the data plane;
-// replacing the whole table moves it to a new tableID.
-type tenantRT struct {
-	model.Tenant
-	tableID uint32
-	routes  routeIndex     // routeindex.go
-	plens   [2][129]uint32 // routes per prefix length: [0] IPv4, [1] IPv6
-	// origins holds the origin of each route whose origin is not the tenant's (BGP's routes in a
-	// tenant of the API; routeorigins.go).
-	origins originIndex
-	// usids holds the uSID notation of each route written with one (Route.USIDs; its policy has the
-	// containers); nil when there is none. Its lists are never changed once stored.
-	usids map[netip.Prefix]*model.USIDList
-}
-
-// routeOrigin is the origin of the tenant's route for p.
-func (t *tenantRT) routeOrigin(p netip.Prefix) model.Origin {
-	if o, ok := t.origins.get(p); ok {
-		return o
-	}
-	return t.Origin
-}
-
-// setOrigin records o as the origin of the route for p (the tenant's origin is not stored).
-func (t *tenantRT) setOrigin(p netip.Prefix, o model.Origin) {
-	if o == t.Origin {
-		t.origins.del(p)
-		return
-	}
-	t.origins.set(p, o)
-}
-
-// setUSIDs records u (nil: none) as the uSID notation of the route for p.
-func (t *tenantRT) setUSIDs(p netip.Prefix, u *model.USIDList) {
-	if u == nil {
-		delete(t.usids, p)
-		return
-	}
-	if t.usids == nil {
-		t.usids = map[netip.Prefix]*model.USIDList{}
-	}
-	t.usids[p] = u
-}
-
-func (t *tenantRT) countRoute(p netip.Prefix, delta int) {
-	fam := famOf(p)
-	t.plens[fam][p.Bits()] = uint32(int(t.plens[fam][p.Bits()]) + delta)
 }
 
 // runtime is the whole running state.
@@ -202,15 +153,6 @@ func cloneDomain(d model.Domain) model.Domain {
 	return model.Domain{Locators: slices.Clone(d.Locators), Sources: slices.Clone(d.Sources)}
 }
 
-// routeOf returns the API form of a route.
-func routeOf(t *tenantRT, p netip.Prefix, pol *policy) model.Route {
-	if pol.group != nil {
-		return model.Route{Tenant: t.Name, Prefix: p, Policy: pol.group.Name, ID: pol.id, Origin: t.routeOrigin(p)}
-	}
-	return model.Route{Tenant: t.Name, Prefix: p, Mode: pol.mode, Segs: slices.Clone(pol.segs), Src: pol.src,
-		HopLimit: pol.hopLimit, ID: pol.id, UsedSrc: pol.usedSrc, Origin: t.routeOrigin(p), USIDs: t.usids[p].Clone()}
-}
-
 // vpnSIDs maps tenants to their service SIDs.
 func (r *runtime) vpnSIDs() map[string]netip.Addr {
 	out := map[string]netip.Addr{}
@@ -244,7 +186,7 @@ func (r *runtime) state() model.State {
 	for _, t := range r.tenants {
 		s.Tenants = append(s.Tenants, t.view(vpnSIDs))
 		for p, id := range t.routes.all {
-			s.Routes = append(s.Routes, routeOf(t, p, r.policyOf(id)))
+			s.Routes = append(s.Routes, routeView(t, p, r.policyOf(id)))
 		}
 	}
 	for _, sd := range r.sids {

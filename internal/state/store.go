@@ -405,7 +405,7 @@ func (s *Store) Interfaces() []model.Interface {
 func (s *Store) EachRoute(f func(r model.Route) bool) {
 	for _, t := range s.rt.tenants {
 		for p, id := range t.routes.all {
-			if !f(routeOf(t, p, s.rt.policyOf(id))) {
+			if !f(routeView(t, p, s.rt.policyOf(id))) {
 				return
 			}
 		}
@@ -451,7 +451,7 @@ func (s *Store) TenantRoutes(name string) map[netip.Prefix]model.Route {
 	}
 	out := make(map[netip.Prefix]model.Route, t.routes.len())
 	for p, id := range t.routes.all {
-		out[p] = routeOf(t, p, s.rt.policyOf(id))
+		out[p] = routeView(t, p, s.rt.policyOf(id))
 	}
 	return out
 }
