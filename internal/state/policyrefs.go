@@ -1,7 +1,7 @@
 package state
 
-// policyrefs.go: the SR policies routes and binding SIDs share: found or made for a request, counted
-// by reference, released when the last user goes.
+// policyrefs.go: the SR policies routes and binding SIDs share: what one is and its key, found or
+// made for a request, counted by reference, released when the last user goes.
 
 import (
 	"net/netip"
@@ -9,6 +9,59 @@ import (
 
 	"github.com/seg6x/seg6x/internal/model"
 )
+
+// policy is one prebuilt outer header, shared by every route with the same segment list, source,
+// mode, hop limit and inner family. Its id indexes the policies and policy_stats maps.
+type policy struct {
+	id       uint32
+	key      string
+	inner6   bool
+	mode     string
+	segs     []netip.Addr
+	src      netip.Addr // as configured (invalid: the kernel's choice, usedSrc)
+	usedSrc  netip.Addr
+	hopLimit uint8
+	refs     int
+	// group: a named policy's group for one inner family (id carries GroupFlag), which routes point
+	// at; not in the policy tables (policies.go).
+	group *namedRT
+}
+
+// passPolicy is what a pass route points at: id 0, which the data plane treats as "no encap: hand
+// the packet to the kernel". It is not in the policy tables and holds no references.
+var passPolicy = &policy{id: 0, key: "pass", mode: model.ModePass}
+
+// policyKey identifies an encapsulation in runtime.policies: binary (only compared, never shown),
+// so it can never equal the text keys of passPolicy or of a group (groupKey).
+func policyKey(inner6 bool, mode string, segs []netip.Addr, src netip.Addr, hop uint8) string {
+	return string(appendPolicyKey(nil, inner6, mode, segs, src, hop))
+}
+
+// boolInt is 1 for true, 0 for false (a family or flag as an index or key byte).
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// appendPolicyKey appends policyKey's bytes to b (a lookup with them needs no string made).
+func appendPolicyKey(b []byte, inner6 bool, mode string, segs []netip.Addr, src netip.Addr, hop uint8) []byte {
+	b = append(b, byte(boolInt(inner6)), hop, byte(len(mode)))
+	b = appendKeyAddr(append(b, mode...), src)
+	for _, a := range segs {
+		b = appendKeyAddr(b, a)
+	}
+	return b
+}
+
+// appendKeyAddr appends a length byte, then address a (none when invalid; a zone after it).
+func appendKeyAddr(b []byte, a netip.Addr) []byte {
+	n := len(b)
+	b, _ = a.AppendBinary(append(b, 0))
+	b[n] = byte(len(b) - n - 1)
+	return b
+}
 
 // policyReq is what an SR policy is made of: a route's segment list, or a binding SID's.
 type policyReq struct {

@@ -2,14 +2,13 @@ package state
 
 // runtime.go: the running state held in memory, indexed so that one change costs O(1) whatever the
 // number of routes: tenants with their route tables (tenantroutes.go), SR policies shared by the
-// routes that use the same segment list, local SIDs, and the id pools of the data plane.
+// routes that use the same segment list (policyrefs.go), local SIDs, and the id pools of the data
+// plane (idpool.go).
 
 import (
-	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/seg6x/seg6x/internal/model"
 )
@@ -22,59 +21,6 @@ const (
 	MaxRoutes6  = 1048576
 	maxTables   = 1 << 31
 )
-
-// policy is one prebuilt outer header, shared by every route with the same segment list, source,
-// mode, hop limit and inner family. Its id indexes the policies and policy_stats maps.
-type policy struct {
-	id       uint32
-	key      string
-	inner6   bool
-	mode     string
-	segs     []netip.Addr
-	src      netip.Addr // as configured (invalid: the kernel's choice, usedSrc)
-	usedSrc  netip.Addr
-	hopLimit uint8
-	refs     int
-	// group: a named policy's group for one inner family (id carries GroupFlag), which routes point
-	// at; not in the policy tables (policies.go).
-	group *namedRT
-}
-
-// passPolicy is what a pass route points at: id 0, which the data plane treats as "no encap: hand
-// the packet to the kernel". It is not in the policy tables and holds no references.
-var passPolicy = &policy{id: 0, key: "pass", mode: model.ModePass}
-
-// policyKey identifies an encapsulation in runtime.policies: binary (only compared, never shown),
-// so it can never equal the text keys of passPolicy or of a group (groupKey).
-func policyKey(inner6 bool, mode string, segs []netip.Addr, src netip.Addr, hop uint8) string {
-	return string(appendPolicyKey(nil, inner6, mode, segs, src, hop))
-}
-
-// boolInt is 1 for true, 0 for false (a family or flag as an index or key byte).
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// appendPolicyKey appends policyKey's bytes to b (a lookup with them needs no string made).
-func appendPolicyKey(b []byte, inner6 bool, mode string, segs []netip.Addr, src netip.Addr, hop uint8) []byte {
-	b = append(b, byte(boolInt(inner6)), hop, byte(len(mode)))
-	b = appendKeyAddr(append(b, mode...), src)
-	for _, a := range segs {
-		b = appendKeyAddr(b, a)
-	}
-	return b
-}
-
-// appendKeyAddr appends a length byte, then address a (none when invalid; a zone after it).
-func appendKeyAddr(b []byte, a netip.Addr) []byte {
-	n := len(b)
-	b, _ = a.AppendBinary(append(b, 0))
-	b[n] = byte(len(b) - n - 1)
-	return b
-}
 
 // runtime is the whole running state.
 type runtime struct {
@@ -215,65 +161,4 @@ func sortState(s *model.State) {
 	})
 	slices.SortFunc(s.SIDs, func(a, b model.SID) int { return a.SID.Compare(b.SID) })
 	slices.SortFunc(s.Policies, func(a, b model.Policy) int { return strings.Compare(a.Name, b.Name) })
-}
-
-// quarantine is how long a released id stays unused: a packet that read the old id just before the
-// change must not find the slot already holding something else.
-const quarantine = 200 * time.Millisecond
-
-// idPool hands out ids 1..limit-1, reusing released ids only after the quarantine.
-type idPool struct {
-	limit uint32
-	next  uint32
-	freed []freedID
-	what  string
-}
-
-type freedID struct {
-	id uint32
-	at time.Time
-}
-
-func newIDPool(limit uint32, what string) *idPool { return &idPool{limit: limit, next: 1, what: what} }
-
-func (p *idPool) alloc() (uint32, error) {
-	if len(p.freed) > 0 && time.Since(p.freed[0].at) >= quarantine {
-		id := p.freed[0].id
-		p.freed = p.freed[1:]
-		return id, nil
-	}
-	if p.next < p.limit {
-		p.next++
-		return p.next - 1, nil
-	}
-	if len(p.freed) > 0 {
-		time.Sleep(quarantine - time.Since(p.freed[0].at))
-		return p.alloc()
-	}
-	return 0, fmt.Errorf("no free id: at most %d %s", p.limit-1, p.what)
-}
-
-// release returns id to the pool; now=false makes it reusable at once (it was never visible).
-func (p *idPool) release(id uint32, now bool) {
-	if !now {
-		// Never visible: first in line (freed stays ordered by release time, oldest first).
-		p.freed = append([]freedID{{id: id}}, p.freed...)
-		return
-	}
-	p.freed = append(p.freed, freedID{id: id, at: time.Now()})
-}
-
-// rebuild sets the pool after loading: used ids taken, every gap free.
-func (p *idPool) rebuild(used map[uint32]bool) {
-	p.next, p.freed = 1, nil
-	for id := range used {
-		if id >= p.next {
-			p.next = id + 1
-		}
-	}
-	for id := uint32(1); id < p.next; id++ {
-		if !used[id] {
-			p.freed = append(p.freed, freedID{id: id})
-		}
-	}
 }
