@@ -1,8 +1,10 @@
 package fabrictest
 
 // ecmp_test.go: 256 tenant flows over the two uplinks, under the daemon, with the next-hop cache on
-// (its default) and off, under the IPv6 multipath hash policies 0 (L3: addresses and flow label) and 1
-// (L4): each uplink carries 35-65% of the flows, and every frame of a flow takes one uplink.
+// (its default, on the shared topology) and off, under the IPv6 multipath hash policies 1 (L4) and 0
+// (L3: addresses and flow label, the default, which the shared topology is left with): each uplink
+// carries 35-65% of the flows, and every frame of a flow takes one uplink. The topology with the cache
+// off is built while the other's cache follows the change of hash policy.
 
 import (
 	"testing"
@@ -13,15 +15,33 @@ import (
 
 func TestFlowsSpreadOverUplinks(t *testing.T) {
 	const flows, perFlow = 256, 4
+	parent := t
+	var off *fabric // the topology with the cache off, until the test's end
+	upOff := func(t *testing.T) {
+		if off == nil || off.gone { // none yet, or taken down with a failed subtest
+			off = build(t, false, 0, []string{"--nexthop-cache-ms", "0"})
+			parent.Cleanup(func() { off.end(parent) })
+		}
+	}
 	for _, cache := range []string{"1000", "0"} {
 		t.Run("nexthop-cache-ms-"+cache, func(t *testing.T) {
-			f := up(t, "--nexthop-cache-ms", cache)
-			for _, policy := range []string{"0", "1"} {
+			var f *fabric
+			if cache == "1000" {
+				f = shared(t, 0) // its daemon runs with --nexthop-cache-ms 1000 (sharedArgs)
+			} else {
+				upOff(t)
+				f, off.t = off, t
+			}
+			for _, policy := range []string{"1", "0"} {
 				if err := testsupport.Sysctl(f.pe, "net.ipv6.fib_multipath_hash_policy="+policy); err != nil {
 					t.Fatal(err)
 				}
-				if cache != "0" {
-					time.Sleep(1100 * time.Millisecond) // cached next hops follow the hash policy within the cache time
+				if cache != "0" && f.sent.Load() {
+					// Cached next hops follow the hash policy within the cache time (nothing is cached
+					// before the topology's first frame): meanwhile, the other topology.
+					followed := time.Now().Add(1100 * time.Millisecond)
+					upOff(t)
+					time.Sleep(time.Until(followed))
 				}
 				f.drain(50 * time.Millisecond)
 				for seq := 0; seq < perFlow; seq++ {
@@ -31,7 +51,7 @@ func TestFlowsSpreadOverUplinks(t *testing.T) {
 						}
 					}
 				}
-				got := f.drain(300 * time.Millisecond)
+				got := f.drainUntil(flows * perFlow)
 				per := map[string]int{}
 				pathOf := map[int]string{}
 				for _, a := range got {

@@ -5,7 +5,9 @@ package fabrictest
 // know of the failure (the event itself for link, carrier and route changes; the neighbor entry turning
 // FAILED or INCOMPLETE for a neighbor that changed its MAC or went silent), every flow still arriving at
 // the end, and both uplinks carrying flows again after recovery. Counts, not timings, are asserted; the
-// neighbor timers of pe's uplinks are shortened (topo.go) so that a probe fails within seconds.
+// neighbor timers of pe's uplinks are shortened (topo.go) so that a probe fails within seconds. Each
+// case streams only as long as it needs: until every flow arrives, the failure and its 2 s, until both
+// uplinks carry flows again, until every flow arrives after that.
 
 import (
 	"fmt"
@@ -24,6 +26,7 @@ import (
 const (
 	flowRate     = 1000 // frames/s per flow
 	maxLossKnown = 200  // frames lost in all, from when the kernel can know
+	steadyFrames = 100  // frames of every flow that arrive before a failure, and after recovery
 )
 
 // pickFlows returns 2 flows hashed to each uplink.
@@ -36,7 +39,7 @@ func pickFlows(t *testing.T, f *fabric) []int {
 		}
 	}
 	on := map[string][]int{}
-	for _, a := range f.drain(300 * time.Millisecond) {
+	for _, a := range f.drainUntil(64) {
 		if len(on[a.uplink]) < 2 {
 			on[a.uplink] = append(on[a.uplink], a.flow)
 		}
@@ -134,7 +137,19 @@ func waitKnown(t *testing.T, f *fabric, ch <-chan time.Time, limit time.Duration
 	return time.Time{}
 }
 
+// failures are the cases, in the order they run. The two neighbor cases each wait for the kernel's
+// periodic probe of managed neighbor entries (every 5 s, net.ipv6.neigh.default.interval_probe_time_ms,
+// host-wide) to find the failure and again to resolve the neighbor after it; they run first and last
+// so that the other three, which need no probe, fill the wait of the last for its first probe.
 var failures = []failure{
+	{
+		name: "a neighbor changes its MAC without announcing it",
+		fail: func(t *testing.T, f *fabric, s *stream) time.Time {
+			known := neighborFailed(t, f, "fc00:a1::2", "u1a")
+			peer(t, f, "link", "set", "u1b", "address", "02:00:00:00:a1:99")
+			return waitKnown(t, f, known, 60*time.Second, "MAC change")
+		},
+	},
 	{
 		name: "link down and up on the node",
 		fail: func(t *testing.T, f *fabric, s *stream) time.Time {
@@ -152,12 +167,12 @@ var failures = []failure{
 		restore: func(t *testing.T, f *fabric, s *stream) { peer(t, f, "link", "set", "u1b", "up") },
 	},
 	{
-		name: "a neighbor changes its MAC without announcing it",
+		name: "a route replace removes a next hop",
 		fail: func(t *testing.T, f *fabric, s *stream) time.Time {
-			known := neighborFailed(t, f, "fc00:a1::2", "u1a")
-			peer(t, f, "link", "set", "u1b", "address", "02:00:00:00:a1:99")
-			return waitKnown(t, f, known, 60*time.Second, "MAC change")
+			pe(t, f, "-6", "route", "replace", "fc00:2::/48", "via", "fc00:a2::2", "dev", "u2a")
+			return time.Now()
 		},
+		restore: func(t *testing.T, f *fabric, s *stream) { f.ecmpRoute() },
 	},
 	{
 		name: "a neighbor stops answering",
@@ -172,18 +187,10 @@ var failures = []failure{
 			s.aliveFrom("u1")
 		},
 	},
-	{
-		name: "a route replace removes a next hop",
-		fail: func(t *testing.T, f *fabric, s *stream) time.Time {
-			pe(t, f, "-6", "route", "replace", "fc00:2::/48", "via", "fc00:a2::2", "dev", "u2a")
-			return time.Now()
-		},
-		restore: func(t *testing.T, f *fabric, s *stream) { f.ecmpRoute() },
-	},
 }
 
 func TestFailuresLoseLittleAndRecover(t *testing.T) {
-	f := up(t)
+	f := shared(t, 0)
 	uplinkSysctlsSet(t, f)
 	runFailures(t, f, pickFlows(t, f), true)
 }
@@ -212,8 +219,9 @@ func uplinkSysctlsSet(t *testing.T, f *fabric) {
 // The same on a jumbo fabric (every link 9000) with tenant packets of 8,000 bytes: multi-buffer frames
 // in XDP, steered around the same failures.
 func TestFailuresOnJumboFabric(t *testing.T) {
-	f := upJumbo(t)
+	f := shared(t, jumboMTU)
 	f.payload = 8000 - 28
+	t.Cleanup(func() { f.payload = 0 })
 	runFailures(t, f, pickFlows(t, f), true)
 }
 
@@ -234,7 +242,7 @@ func runFailures(t *testing.T, f *fabric, flows []int, strict bool) {
 	for _, c := range failures {
 		t.Run(c.name, func(t *testing.T) {
 			s := f.startStream(flows, flowRate, 90*time.Second)
-			time.Sleep(time.Second) // steady
+			s.waitFlows(steadyFrames, time.Time{}, 10*time.Second) // steady: every flow arriving (checked below)
 			began := time.Now()
 			known := c.fail(t, f, s)
 			time.Sleep(2 * time.Second) // the failure lasts
@@ -245,13 +253,14 @@ func runFailures(t *testing.T, f *fabric, flows []int, strict bool) {
 			}
 			// Recovery: both uplinks carry flows again.
 			var per map[string]int
-			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 				if per = s.since(restored.Add(100 * time.Millisecond)); per["u1"] > 0 && per["u2"] > 0 {
 					break
 				}
 			}
 			end := time.Now()
-			time.Sleep(time.Second) // traffic after recovery
+			// Traffic after recovery: every flow arriving again (a blackholed flow does not: checked below).
+			s.waitFlows(steadyFrames, end, 10*time.Second)
 			r := s.finish()
 			if r.err != nil {
 				t.Fatal(r.err)

@@ -15,13 +15,13 @@ import (
 )
 
 func TestJumboFramesOverUplinks(t *testing.T) {
-	sendJumbo(t, upJumbo(t))
+	sendJumbo(t, shared(t, jumboMTU))
 }
 
 // Links raised from 1500 to 9000 under the daemon: it sees the MTUs change and marks the attached
 // interfaces as taking multi-buffer frames (rx_frags, logged), and jumbo frames then cross whole.
 func TestJumboAfterMTURaised(t *testing.T) {
-	f := up(t)
+	f := take(t, 0)
 	m := " mtu 9000"
 	for ns, lines := range map[string][]string{
 		f.h:  {"link set h0" + m},
@@ -49,7 +49,7 @@ func TestJumboAfterMTURaised(t *testing.T) {
 // GRO off, so the veth is no redirect target at all): the daemon sees it and sends the jumbo frames the
 // fast path chose that uplink for; every frame still arrives, over both uplinks.
 func TestJumboToEgressWithoutSG(t *testing.T) {
-	f := upJumbo(t)
+	f := take(t, jumboMTU)
 	if _, err := testsupport.NetnsExec(f.p, "ethtool", "-K", "u2b", "gro", "off"); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func sendJumbo(t *testing.T, f *fabric) {
 				time.Sleep(200 * time.Microsecond) // paced: p's receive buffers are not what is tested
 			}
 		}
-		got := f.drain(300 * time.Millisecond)
+		got := f.drainUntil(flows * perFlow)
 		per := map[string]int{}
 		for _, a := range got {
 			per[a.uplink]++

@@ -2,9 +2,11 @@ package fabrictest
 
 // stream.go: a paced stream of a few tenant flows from h, and p's record of what arrived on which
 // uplink, for the failure tests: every frame of flow f carries its sequence number, sent at about
-// start + seq/rate, so lost frames can be placed in time.
+// start + seq/rate, so lost frames can be placed in time; the tests wait on what has arrived (every
+// flow, both uplinks) instead of for fixed times.
 
 import (
+	"sort"
 	"sync"
 	"time"
 
@@ -20,6 +22,8 @@ type stream struct {
 	mu      sync.Mutex
 	sentAt  []time.Time // send time of each sequence number (the same for every flow)
 	got     map[int]map[int]arrivalAt
+	flowAt  map[int][]time.Time     // arrival times of each flow's counted frames, in order
+	upAt    map[string][]time.Time  // arrival times of the counted frames on each uplink, in order
 	dead    map[string][2]time.Time // uplink -> window in which arrivals there count as lost
 	stop    chan struct{}
 	wg      sync.WaitGroup
@@ -34,8 +38,8 @@ type arrivalAt struct {
 
 // startStream starts sending flows at rate frames/s each (bounded by limit in time).
 func (f *fabric) startStream(flows []int, rate int, limit time.Duration) *stream {
-	s := &stream{f: f, flows: flows, rate: rate, got: map[int]map[int]arrivalAt{}, dead: map[string][2]time.Time{},
-		stop: make(chan struct{})}
+	s := &stream{f: f, flows: flows, rate: rate, got: map[int]map[int]arrivalAt{}, flowAt: map[int][]time.Time{},
+		upAt: map[string][]time.Time{}, dead: map[string][2]time.Time{}, stop: make(chan struct{})}
 	for _, fl := range flows {
 		s.got[fl] = map[int]arrivalAt{}
 	}
@@ -121,6 +125,8 @@ func (s *stream) readAll(buf []byte) bool {
 			w, isDead := s.dead[u]
 			if m := s.got[flow]; m != nil && !(isDead && now.After(w[0]) && (w[1].IsZero() || now.Before(w[1]))) {
 				m[seq] = arrivalAt{u, now}
+				s.flowAt[flow] = append(s.flowAt[flow], now)
+				s.upAt[u] = append(s.upAt[u], now)
 			}
 			s.mu.Unlock()
 			any = true
@@ -156,19 +162,39 @@ func (s *stream) finish() streamResult {
 	return streamResult{sentAt: s.sentAt, got: s.got, flows: s.flows, err: s.sendErr}
 }
 
-// since is when uplink last carried any of the flows' frames, and how many frames it carried after t.
+// since is how many of the flows' frames each uplink carried after t.
 func (s *stream) since(t time.Time) map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	per := map[string]int{}
-	for _, m := range s.got {
-		for _, a := range m {
-			if a.at.After(t) {
-				per[a.uplink]++
-			}
-		}
+	for u, at := range s.upAt {
+		per[u] = countAfter(at, t)
 	}
 	return per
+}
+
+// waitFlows waits (at most limit) until every flow has had n frames arrive after t; false when one
+// has not by then.
+func (s *stream) waitFlows(n int, t time.Time, limit time.Duration) bool {
+	for deadline := time.Now().Add(limit); ; time.Sleep(20 * time.Millisecond) {
+		s.mu.Lock()
+		ok := true
+		for _, fl := range s.flows {
+			ok = ok && countAfter(s.flowAt[fl], t) >= n
+		}
+		s.mu.Unlock()
+		if ok {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
+// countAfter counts the times (in order) after t.
+func countAfter(at []time.Time, t time.Time) int {
+	return len(at) - sort.Search(len(at), func(i int) bool { return at[i].After(t) })
 }
 
 // streamResult is a finished stream.

@@ -7,6 +7,8 @@ package fabrictest
 // encapsulates tenant red's traffic for 198.18.2.0/24 towards fc00:2::64, whose route has two next
 // hops, fc00:a1::2 over u1a and fc00:a2::2 over u2a, both ends of p (u1b, u2b). p only receives: the
 // test reads the frames it gets on each uplink (flow and sequence number from the inner payload).
+// Two topologies under a daemon with its defaults, links of MTU 1500 and of 9000, are shared by the
+// tests in turn (shared, take); TestMain tears down what is left of them.
 
 import (
 	"encoding/binary"
@@ -16,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -36,8 +39,9 @@ var uplinks = []string{"u1", "u2"}
 
 // fabric is one topology with its daemon.
 type fabric struct {
-	t         *testing.T
+	t         *testing.T // the test using it
 	h, pe, p  string
+	tmp       string // its temporary directory: the instance (dir) and the configuration (cfg)
 	dir, bin  string
 	cfg       string
 	d         *testsupport.Daemon
@@ -48,45 +52,90 @@ type fabric struct {
 	h0Index   int            // h0's ifindex (in h)
 	recv      map[string]int // p's AF_PACKET socket per uplink (u1, u2)
 	daemonArg []string
-	kernel    bool // the kernel's own seg6 encapsulates, no seg6x (the reference)
-	payload   int  // UDP payload bytes of frame's frames (0: 16)
+	kernel    bool        // the kernel's own seg6 encapsulates, no seg6x (the reference)
+	payload   int         // UDP payload bytes of frame's frames (0: 16)
+	sent      atomic.Bool // a frame went through it
+	gone      bool        // down already
 }
 
-// up builds the namespaces and starts the daemon with daemonArgs; everything goes at the test's end.
-func up(t *testing.T, daemonArgs ...string) *fabric {
-	t.Helper()
-	return build(t, false, 0, daemonArgs)
-}
-
-// upJumbo is up with every link (the access link and both uplinks) of MTU 9000.
-func upJumbo(t *testing.T, daemonArgs ...string) *fabric {
-	t.Helper()
-	return build(t, false, jumboMTU, daemonArgs)
-}
-
-// jumboMTU is the MTU of upJumbo's links.
+// jumboMTU is the MTU of every link (the access link and both uplinks) of the jumbo topology.
 const jumboMTU = 9000
+
+// sharedArgs are the shared topologies' daemon arguments: the default next-hop cache time, named
+// because TestFlowsSpreadOverUplinks runs with it.
+var sharedArgs = []string{"--nexthop-cache-ms", "1000"}
+
+// sharedFabrics are the shared topologies by MTU (0: the default).
+var sharedFabrics = map[int]*fabric{}
+
+// shared returns the topology with links of MTU mtu (0: the default) that tests share, building it the
+// first time. A test leaves it as it found it (frames of a flow take the same uplink, neighbors
+// resolved); one that fails takes it down, and the next test builds its own.
+func shared(t *testing.T, mtu int) *fabric {
+	t.Helper()
+	f := sharedFabrics[mtu]
+	if f == nil {
+		f = build(t, false, mtu, sharedArgs)
+		sharedFabrics[mtu] = f
+	}
+	f.t = t
+	t.Cleanup(func() {
+		if t.Failed() && sharedFabrics[mtu] == f {
+			delete(sharedFabrics, mtu)
+			f.end(t)
+		}
+	})
+	return f
+}
+
+// take is shared for a test that changes the topology: it goes at the test's end.
+func take(t *testing.T, mtu int) *fabric {
+	t.Helper()
+	f := sharedFabrics[mtu]
+	delete(sharedFabrics, mtu)
+	if f == nil {
+		f = build(t, false, mtu, sharedArgs)
+	}
+	f.t = t
+	t.Cleanup(func() { f.end(t) })
+	return f
+}
 
 // upKernel builds the same namespaces with the kernel's own seg6 encapsulation of the tenant prefix
 // (a main-table route on pe, `ip sr tunsrc` the same source) and no seg6x, with the kernel's neighbor
 // and link-down defaults: the reference the failure cases are compared with.
 func upKernel(t *testing.T) *fabric {
 	t.Helper()
-	return build(t, true, 0, nil)
+	f := build(t, true, 0, nil)
+	t.Cleanup(func() { f.end(t) })
+	return f
 }
 
-// build makes the namespaces, links of MTU mtu (0: the default), and the daemon or the kernel's seg6.
+// fabrics counts the topologies built: each has namespaces of its own.
+var fabrics int
+
+// build makes the namespaces, links of MTU mtu (0: the default), and the daemon or the kernel's seg6;
+// the caller takes it down (end), or build does if it fails.
 func build(t *testing.T, kernel bool, mtu int, daemonArgs []string) *fabric {
 	t.Helper()
-	id := fmt.Sprintf("%d", os.Getpid()%10000)
+	fabrics++
+	id := fmt.Sprintf("%d%c", os.Getpid()%10000, 'a'+(fabrics-1)%26)
 	f := &fabric{t: t, h: "s6fh" + id, pe: "s6fpe" + id, p: "s6fp" + id, bin: testsupport.BuildSeg6x(t),
 		logs: &testsupport.LogBuffer{}, recv: map[string]int{}, daemonArg: daemonArgs, kernel: kernel}
-	f.dir = filepath.Join(t.TempDir(), "pe")
+	var err error
+	if f.tmp, err = os.MkdirTemp("", "seg6x-fabric-"); err != nil {
+		t.Fatal(err)
+	}
+	f.dir = filepath.Join(f.tmp, "pe")
 	testsupport.DelNetns(f.h, f.pe, f.p)
 	if err := testsupport.AddNetns(f.h, f.pe, f.p); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(f.down)
+	t.Cleanup(func() {
+		if t.Failed() {
+			f.end(t)
+		}
+	})
 	run := func(args ...string) {
 		t.Helper()
 		testsupport.MustRun(t, "ip", args...)
@@ -121,10 +170,14 @@ func build(t *testing.T, kernel bool, mtu int, daemonArgs []string) *fabric {
 	for _, dev := range []string{"u1a", "u2a"} {
 		// The uplinks keep their addresses while down (docs/fabric.md), and a neighbor that stops
 		// answering is found within seconds: reachable for 0.5-1.5 s, then a probe after 1 s, three
-		// unicast probes 300 ms apart (the kernel's defaults: 15-45 s, 5 s, 3 x 1 s).
+		// unicast probes 300 ms apart (the kernel's defaults: 15-45 s, 5 s, 3 x 1 s). An entry being
+		// resolved sends 20 multicast probes (6 s; the default 3) before it fails: the gateway of an
+		// uplink that was down 2 s is resolved as soon as the uplink is back and has its link-local
+		// address again (up to 1.3 s), not at the kernel's next periodic probe of managed entries (every
+		// 5 s, host-wide) as a failed entry would be.
 		if err := testsupport.Sysctl(f.pe, "net.ipv6.conf."+dev+".keep_addr_on_down=1",
 			"net.ipv6.neigh."+dev+".base_reachable_time_ms=1000", "net.ipv6.neigh."+dev+".delay_first_probe_time=1",
-			"net.ipv6.neigh."+dev+".retrans_time_ms=300"); err != nil {
+			"net.ipv6.neigh."+dev+".retrans_time_ms=300", "net.ipv6.neigh."+dev+".mcast_solicit=20"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -148,7 +201,7 @@ func build(t *testing.T, kernel bool, mtu int, daemonArgs []string) *fabric {
 	f.h0MAC = f.mac(f.h, "h0")
 	must(f.h, "neigh replace 198.18.1.1 lladdr "+f.a0MAC.String()+" dev h0 nud permanent")
 
-	f.cfg = filepath.Join(t.TempDir(), "seg6x.yaml")
+	f.cfg = filepath.Join(f.tmp, "seg6x.yaml")
 	cfg := `interfaces: [{name: a0, role: access}, {name: u1a, role: fabric}, {name: u2a, role: fabric}]
 tenants: [{name: red, table: 100, ports: [{dev: a0}]}]
 routes:
@@ -181,7 +234,7 @@ routes:
 func (f *fabric) waitNeighbors() {
 	f.t.Helper()
 	var out string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		out, _ = testsupport.IP(f.pe, "-6", "neigh", "show")
 		ok := 0
 		for _, line := range strings.Split(out, "\n") {
@@ -215,7 +268,20 @@ func (f *fabric) start() {
 	}
 }
 
+// end takes f down at the end of t, with the daemon's last lines if t failed.
+func (f *fabric) end(t *testing.T) {
+	if t.Failed() && !f.gone {
+		t.Logf("daemon log (last lines):\n%s", f.logs.Tail(40))
+	}
+	f.down()
+}
+
+// down stops the daemon, detaches it and deletes the namespaces (once).
 func (f *fabric) down() {
+	if f.gone {
+		return
+	}
+	f.gone = true
 	if f.d != nil {
 		f.d.Signal(syscall.SIGTERM)
 		f.d = nil
@@ -229,9 +295,7 @@ func (f *fabric) down() {
 	_ = testsupport.Run("ip", "netns", "exec", f.pe, f.bin, "--dir", f.dir, "detach", "--all", "--purge")
 	testsupport.UnmountInstance(f.dir)
 	testsupport.DelNetns(f.h, f.pe, f.p)
-	if f.t.Failed() {
-		f.t.Logf("daemon log (last lines):\n%s", f.logs.Tail(40))
-	}
+	_ = os.RemoveAll(f.tmp)
 }
 
 func (f *fabric) mac(ns, dev string) net.HardwareAddr {
@@ -314,6 +378,7 @@ func (f *fabric) frameSized(flow, seq, n int) []byte {
 
 // sendFrame sends one frame from h (the socket stays in h's namespace, whichever thread sends).
 func (f *fabric) sendFrame(b []byte) error {
+	f.sent.Store(true)
 	sa := &unix.SockaddrLinklayer{Ifindex: f.h0Index, Halen: 6}
 	copy(sa.Addr[:], b[:6])
 	return unix.Sendto(f.send, b, 0, sa)
@@ -359,11 +424,21 @@ func parse(b []byte) (flow, seq, payloadN int, ok bool) {
 }
 
 // drain reads what p has received on both uplinks until nothing arrives for quiet.
-func (f *fabric) drain(quiet time.Duration) []arrival {
+func (f *fabric) drain(quiet time.Duration) []arrival { return f.drainFor(quiet, -1, 0) }
+
+// drainUntil reads what p receives until nothing arrives for 300 ms or, once want frames have, for
+// 100 ms (time enough for any frame more).
+func (f *fabric) drainUntil(want int) []arrival {
+	return f.drainFor(300*time.Millisecond, want, 100*time.Millisecond)
+}
+
+// drainFor reads until nothing arrives for quiet, or for quietWant once want frames have (want < 0:
+// never).
+func (f *fabric) drainFor(quiet time.Duration, want int, quietWant time.Duration) []arrival {
 	var got []arrival
 	buf := make([]byte, 16384)
 	last := time.Now()
-	for time.Since(last) < quiet {
+	for time.Since(last) < quiet && (want < 0 || len(got) < want || time.Since(last) < quietWant) {
 		any := false
 		for _, u := range uplinks {
 			for {
