@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/seg6x/seg6x/internal/model"
@@ -25,7 +26,7 @@ type explainJSON struct {
 
 func TestApplyExplain(t *testing.T) {
 	segs := benchrig.SIDs(0, 1)
-	r, d := setup(t, "ax", segs)
+	r, d := setup(t, segs)
 	next := benchrig.SIDs(1, 1)
 	file := filepath.Join(t.TempDir(), "next.yaml")
 	if err := os.WriteFile(file, []byte(benchrig.HeadendConfig(next, 0)), 0o600); err != nil {
@@ -41,6 +42,16 @@ func TestApplyExplain(t *testing.T) {
 		return out
 	}
 	before := cli("config", "export")
+	// The text form (checked below) at the same time: each explanation loads the program.
+	type result struct {
+		out string
+		err error
+	}
+	textc := make(chan result, 1)
+	go func() {
+		out, err := d.cli("apply", "-f", file, "--dev", dev, "--explain", fmt.Sprintf("vlan %d ipv4 198.18.0.2>198.19.1.5 udp 1000>2000", vlan))
+		textc <- result{out, err}
+	}()
 	out := cli("apply", "-f", file, "--dev", dev, "--json",
 		"--explain", fmt.Sprintf("vlan %d ipv4 198.18.0.2>198.19.1.5 udp 1000>2000", vlan),
 		"--explain", fmt.Sprintf("vlan %d ipv4 198.18.0.2>198.19.1.5 udp 1000>2000", vlan+1))
@@ -81,15 +92,18 @@ func TestApplyExplain(t *testing.T) {
 	if o := got.Explain[1]; o.Now.Class != "not-ours" || o.After.Class != "not-ours" || o.After.Action != "pass" {
 		t.Errorf("a VLAN without a tenant: now %+v after %+v, want not-ours, pass", o.Now, o.After)
 	}
+	text := <-textc
 	if after := cli("config", "export"); !bytes.Equal(after, before) {
 		t.Errorf("apply --explain changed the running state:\n%s\nbefore:\n%s", after, before)
 	}
 	// The text form says the same in words.
-	text := cli("apply", "-f", file, "--dev", dev, "--explain", fmt.Sprintf("vlan %d ipv4 198.18.0.2>198.19.1.5 udp 1000>2000", vlan))
+	if text.err != nil {
+		t.Fatalf("seg6x apply --explain (text): %v\n%s", text.err, text.out)
+	}
 	for _, want := range []string{"applied nothing (--explain)", "~ route 198.19.1.0/24 tenant t", "now:          tenant -> redirect (route 198.19.1.0/24",
 		"after apply:\n", "srh segments left 0 [" + next[0].String() + "]"} {
-		if !bytes.Contains(text, []byte(want)) {
-			t.Errorf("text output lacks %q:\n%s", want, text)
+		if !strings.Contains(text.out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, text.out)
 		}
 	}
 }

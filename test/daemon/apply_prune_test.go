@@ -17,7 +17,7 @@ import (
 )
 
 func TestApplyNeedsPrune(t *testing.T) {
-	r, d := setup(t, "pr", benchrig.SIDs(0, 1))
+	r, d := setup(t, benchrig.SIDs(0, 1))
 	run := func(args ...string) (string, error) {
 		out, err := exec.Command("ip", append([]string{"netns", "exec", r.DutNS(), d.bin, "--dir", r.DutDir()}, args...)...).CombinedOutput()
 		return string(out), err

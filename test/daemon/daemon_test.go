@@ -24,24 +24,38 @@ import (
 )
 
 type daemon struct {
-	t    *testing.T
-	r    *benchrig.Rig
-	bin  string
-	cfg  string
-	d    *testsupport.Daemon // nil while stopped
-	logs *testsupport.LogBuffer
+	t      *testing.T
+	r      *benchrig.Rig
+	bin    string
+	cfg    string
+	d      *testsupport.Daemon // nil while stopped
+	custom bool                // started with other arguments than --config cfg
+	logs   *testsupport.LogBuffer
+	out    logSwitch // to logs, as start set it
 }
 
-// start runs the daemon with args (default: --config cfg) and waits until it serves.
+// start runs the daemon with args (default: --config cfg) and waits until it serves; its output
+// goes to d.logs. It runs on every CPU of this process (allCPUs: no stream runs now).
 func (d *daemon) start(args ...string) {
 	d.t.Helper()
-	if len(args) == 0 {
+	allCPUs()
+	if err := d.startErr(args...); err != nil {
+		d.t.Fatal(err)
+	}
+}
+
+// startErr is start for a goroutine other than the test's: it returns what went wrong.
+func (d *daemon) startErr(args ...string) error {
+	d.custom = len(args) > 0
+	if !d.custom {
 		args = []string{"--config", d.cfg}
 	}
+	d.out.to(d.logs)
 	var err error
-	if d.d, err = testsupport.StartDaemon(d.bin, d.r.DutNS(), d.r.DutDir(), d.logs, args...); err != nil {
-		d.t.Fatalf("%v:\n%s", err, d.logs)
+	if d.d, err = testsupport.StartDaemon(d.bin, d.r.DutNS(), d.r.DutDir(), &d.out, args...); err != nil {
+		return fmt.Errorf("%v:\n%s", err, d.logs)
 	}
+	return nil
 }
 
 func (d *daemon) kill(sig syscall.Signal) {
@@ -51,34 +65,19 @@ func (d *daemon) kill(sig syscall.Signal) {
 	}
 }
 
-func setup(t *testing.T, name string, segs []netip.Addr) (*benchrig.Rig, *daemon) {
-	bin := testsupport.BuildSeg6x(t)
-	r, err := benchrig.Up(fmt.Sprintf("s6%s%d", name, os.Getpid()%1000), bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(t.TempDir(), "seg6x.yaml")
-	if err := os.WriteFile(cfg, []byte(benchrig.HeadendConfig(segs, 0)), 0o600); err != nil {
-		r.Down()
-		t.Fatal(err)
-	}
-	d := &daemon{t: t, r: r, bin: bin, cfg: cfg, logs: &testsupport.LogBuffer{}}
-	t.Cleanup(func() { // registered first: a failing start must not leave the rig behind
-		d.kill(syscall.SIGKILL)
-		r.Down()
-	})
-	d.start()
-	return r, d
-}
+// tenantFlows are the flows of benchrig's Stream.
+var tenantFlows = []int{0, 1, 2}
 
 // Forwarding continues while the daemon is killed (-9) and restarted, and stopped cleanly and
 // restarted: every frame of a steady stream arrives, correctly encapsulated.
 func TestRestartLosesNothing(t *testing.T) {
 	segs := benchrig.SIDs(0, 2)
-	r, d := setup(t, "rs", segs)
+	r, d := setup(t, segs)
 	restarts := 0
-	res, err := r.Stream(segs, nil, 40000, 4*time.Second, func() error {
-		time.Sleep(300 * time.Millisecond)
+	res, err := streamWhile(r, tenantFlows, []benchrig.Pattern{benchrig.EncapOutput(segs)}, 40000, 6500*time.Millisecond, func() error {
+		if err := flowing(d.d.Client, 2000); err != nil {
+			return err
+		}
 		for i := 0; i < 4; i++ {
 			sig := syscall.SIGKILL
 			if i == 2 {
@@ -93,21 +92,25 @@ func TestRestartLosesNothing(t *testing.T) {
 				}
 			}
 			time.Sleep(150 * time.Millisecond) // forwarding with no daemon at all
-			d.start()                          // adopts the pinned maps and links, updates the program
+			// Adopts the pinned maps and links, updates the program.
+			if err := d.startErr(); err != nil {
+				return err
+			}
 			restarts++
-			time.Sleep(300 * time.Millisecond)
+			if err := flowing(d.d.Client, 2000); err != nil { // through the new daemon's program
+				return err
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n%s", err, d.logs)
 	}
 	t.Logf("%d restarts; sent %d, arrived correct %d, wrong %d", restarts, res.Sent, res.Good, res.Bad)
-	d.kill(syscall.SIGTERM) // waits for the process: all it logged is in the buffer
-	if restarts != 4 || strings.Count(d.logs.String(), "adopted") != 5 {
+	if restarts != 4 || logged(d.logs, "adopted", 4) != 4 {
 		t.Fatalf("the daemon did not restart 4 times:\n%s", d.logs.String())
 	}
-	if !strings.Contains(d.logs.String(), "removed the maps of [maps-v1]") {
+	if !d.logs.WaitFor("removed the maps of [maps-v1]") {
 		t.Fatalf("the layout change was not carried out:\n%s", d.logs.String())
 	}
 	if res.Sent < 100000 || res.Good != res.Sent || res.Bad != 0 {
@@ -120,7 +123,7 @@ func TestRestartLosesNothing(t *testing.T) {
 // as one of the two policies says, none is lost, and both were seen.
 func TestAtomicUpdatesUnderTraffic(t *testing.T) {
 	a, b := benchrig.SIDs(0, 1), benchrig.SIDs(1, 3)
-	r, d := setup(t, "at", a)
+	r, d := setup(t, a)
 	c := d.d.Client
 	ctx := context.Background()
 	route := func(segs []netip.Addr, prefix string) *pb.Route {
@@ -138,9 +141,13 @@ func TestAtomicUpdatesUnderTraffic(t *testing.T) {
 		return &pb.Op{Kind: pb.Op_REPLACE, Object: &pb.Op_TenantRoutes{TenantRoutes: tr}}
 	}
 	updates := 0
-	res, err := r.Stream(a, b, 40000, 3*time.Second, func() error {
-		end := time.Now().Add(2800 * time.Millisecond)
-		for i := 0; time.Now().Before(end); i++ {
+	pats := []benchrig.Pattern{benchrig.EncapOutput(a), benchrig.EncapOutput(b)}
+	res, err := streamWhile(r, tenantFlows, pats, 40000, 2500*time.Millisecond, func() error {
+		if err := flowing(c, 2000); err != nil {
+			return err
+		}
+		// A thousand updates (2 s here), in 10 s at most.
+		for i, end := 0, time.Now().Add(10*time.Second); updates < 1000 && time.Now().Before(end); i++ {
 			segs := a
 			if i%2 == 0 {
 				segs = b
@@ -154,7 +161,7 @@ func TestAtomicUpdatesUnderTraffic(t *testing.T) {
 			}
 			updates++
 		}
-		return nil
+		return flowing(c, 2000) // the last update under traffic too
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +183,7 @@ func TestAtomicUpdatesUnderTraffic(t *testing.T) {
 // keeps running.
 func TestSIGHUPReappliesConfig(t *testing.T) {
 	a, b := benchrig.SIDs(0, 1), benchrig.SIDs(1, 2)
-	_, d := setup(t, "hu", a)
+	_, d := setup(t, a)
 	segsNow := func() string {
 		routes, err := d.d.Routes()
 		if err != nil {
@@ -198,12 +205,11 @@ func TestSIGHUPReappliesConfig(t *testing.T) {
 		_ = d.d.Cmd.Process.Signal(syscall.SIGHUP)
 	}
 	hup("routes: [{tenant: t, prefix: 198.19.1.0/24, segs: [nonsense]}]\n")
-	time.Sleep(300 * time.Millisecond)
-	if got := segsNow(); got != a[0].String() {
-		t.Fatalf("a broken config changed the routes: %q", got)
-	}
 	if !d.logs.WaitFor("SIGHUP:") {
 		t.Fatalf("the broken config was not reported:\n%s", d.logs)
+	}
+	if got := segsNow(); got != a[0].String() { // the daemon has read it, and kept the routes
+		t.Fatalf("a broken config changed the routes: %q", got)
 	}
 	hup(benchrig.HeadendConfig(b, 0))
 	want := b[0].String() + "," + b[1].String()
@@ -217,7 +223,7 @@ func TestSIGHUPReappliesConfig(t *testing.T) {
 
 // A clean stop with --cleanup detaches every interface and removes the pinned maps and the state.
 func TestCleanupRemovesEverything(t *testing.T) {
-	r, d := setup(t, "cl", benchrig.SIDs(0, 1))
+	r, d := setup(t, benchrig.SIDs(0, 1))
 	links := filepath.Join(r.DutDir(), "bpf", "links")
 	if ents, _ := os.ReadDir(links); len(ents) != 2 {
 		t.Fatalf("%d pinned links before the stop, want 2", len(ents))
@@ -251,7 +257,7 @@ func TestCleanupRemovesEverything(t *testing.T) {
 // inside the cache time: without the invalidation the cached MAC would still be used.
 func TestNetlinkChangesInvalidateNextHopCache(t *testing.T) {
 	segs := benchrig.SIDs(0, 1)
-	r, d := setup(t, "nh", segs)
+	r, d := setup(t, segs)
 	st, err := d.d.Client.Status(context.Background(), &pb.StatusRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -328,6 +334,7 @@ func TestRecreatedInterfaceIsReattached(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(cfg, []byte("interfaces: [{name: x0}]\ntenants: [{name: t, ports: [{dev: x0, vlan: 7}]}]\n"), 0o600)
 	var logs testsupport.LogBuffer
+	allCPUs()
 	d, err := testsupport.StartDaemon(bin, ns, dir, &logs, "--config", cfg)
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, logs.String())

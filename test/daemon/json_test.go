@@ -17,7 +17,7 @@ import (
 )
 
 func TestEveryCommandsJSON(t *testing.T) {
-	r, d := setup(t, "js", benchrig.SIDs(0, 1))
+	r, d := setup(t, benchrig.SIDs(0, 1))
 	run := func(args ...string) ([]byte, error) {
 		return exec.Command("ip", append([]string{"netns", "exec", r.DutNS(), d.bin, "--dir", r.DutDir(), "--json"}, args...)...).Output()
 	}

@@ -17,10 +17,8 @@ import (
 )
 
 func TestMetricsAndAuditLog(t *testing.T) {
-	r, d := setup(t, "mx", benchrig.SIDs(0, 1))
-	d.kill(syscall.SIGTERM)
-	d.logs = &testsupport.LogBuffer{} // this run's lines only
-	const addr = "127.0.0.1:19464"    // in the DUT's namespace
+	r, d := setupStopped(t, benchrig.SIDs(0, 1)) // a fresh instance: every counter from zero
+	const addr = "127.0.0.1:19464"               // in the DUT's namespace
 	if _, err := testsupport.IP(r.DutNS(), "link", "set", "lo", "up"); err != nil {
 		t.Fatal(err)
 	}

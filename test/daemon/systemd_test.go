@@ -21,9 +21,9 @@ import (
 
 func TestHitlessInOwnMountNamespace(t *testing.T) {
 	segs := benchrig.SIDs(0, 2)
-	r, d := setup(t, "sd", segs)
-	d.kill(syscall.SIGKILL) // the rig's own daemon (ip netns exec, a bpffs mounted for it) is not used
-	if err := dataplane.Purge(r.DutDir()); err != nil {
+	// The rig's own daemon (ip netns exec, a bpffs mounted for it) is not used: no daemon, no pins.
+	r, d := setupStopped(t, segs)
+	if err := dataplane.Purge(r.DutDir()); err != nil { // its bpffs too
 		t.Fatal(err)
 	}
 	if err := dataplane.EnsureBPFFS(dataplane.HostBPFFS); err != nil { // what systemd mounts at boot
@@ -66,8 +66,10 @@ func TestHitlessInOwnMountNamespace(t *testing.T) {
 	}
 	var linksWhileStopped int
 	restarts := 0
-	res, err := r.Stream(segs, nil, 40000, 4*time.Second, func() error {
-		time.Sleep(300 * time.Millisecond)
+	res, err := streamWhile(r, tenantFlows, []benchrig.Pattern{benchrig.EncapOutput(segs)}, 40000, 5500*time.Millisecond, func() error {
+		if err := flowing(cur.Client, 2000); err != nil {
+			return err
+		}
 		for i, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL, syscall.SIGTERM} {
 			stop(sig) // systemctl stop / a crash / the stop of an upgrade
 			bin := d.bin
@@ -86,7 +88,9 @@ func TestHitlessInOwnMountNamespace(t *testing.T) {
 				return err
 			}
 			restarts++
-			time.Sleep(300 * time.Millisecond)
+			if err := flowing(cur.Client, 2000); err != nil { // through the new daemon's program
+				return err
+			}
 		}
 		return nil
 	})

@@ -24,12 +24,14 @@ import (
 
 func TestTraceUnderTraffic(t *testing.T) {
 	segs := benchrig.SIDs(0, 1)
-	r, d := setup(t, "tr", segs)
+	r, d := setup(t, segs)
 	c := d.d.Client
 	var records []*pb.TraceRecord
 	var sum *pb.TraceSummary
-	res, err := r.Stream(segs, nil, 20000, 3*time.Second, func() error {
-		time.Sleep(300 * time.Millisecond)
+	res, err := streamWhile(r, tenantFlows, []benchrig.Pattern{benchrig.EncapOutput(segs)}, 20000, 1200*time.Millisecond, func() error {
+		if err := flowing(c, 1000); err != nil {
+			return err
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		stream, err := c.Trace(ctx, &pb.TraceRequest{Filter: &pb.TraceFilter{Tenant: "t", Proto: "udp"}, Count: 20, Snaplen: 128})
@@ -56,7 +58,7 @@ func TestTraceUnderTraffic(t *testing.T) {
 			}
 			if s := ev.GetSummary(); s != nil {
 				sum = s
-				return nil
+				return flowing(c, 1000) // disarmed under traffic too
 			}
 			records = append(records, ev.GetRecord())
 		}
@@ -145,15 +147,19 @@ func TestCaptureOpensInTshark(t *testing.T) {
 		t.Fatal("tshark is not installed: run scripts/deps.sh")
 	}
 	segs := benchrig.SIDs(0, 2)
-	r, d := setup(t, "cp", segs)
+	r, d := setup(t, segs)
 	file := filepath.Join(t.TempDir(), "cap.pcapng")
 	var out []byte
-	res, err := r.Stream(segs, nil, 20000, 3*time.Second, func() error {
-		time.Sleep(300 * time.Millisecond)
+	res, err := streamWhile(r, tenantFlows, []benchrig.Pattern{benchrig.EncapOutput(segs)}, 20000, 1400*time.Millisecond, func() error {
+		if err := flowing(d.d.Client, 1000); err != nil {
+			return err
+		}
 		var err error
-		out, err = exec.Command("ip", "netns", "exec", r.DutNS(), d.bin, "--dir", r.DutDir(), "capture", "-w", file,
-			"--count", "4", "--duration", "2s", "tenant", "t").CombinedOutput()
-		return err
+		if out, err = exec.Command("ip", "netns", "exec", r.DutNS(), d.bin, "--dir", r.DutDir(), "capture", "-w", file,
+			"--count", "4", "--duration", "2s", "tenant", "t").CombinedOutput(); err != nil {
+			return err
+		}
+		return flowing(d.d.Client, 1000) // disarmed under traffic too
 	})
 	if err != nil {
 		t.Fatalf("%v: %s\n%s", err, out, d.logs)

@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"net/netip"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -21,14 +19,11 @@ import (
 )
 
 func TestUSIDRouteFromTheCLI(t *testing.T) {
-	r, d := setup(t, "us", benchrig.SIDs(0, 1))
+	r, d := setup(t, benchrig.SIDs(0, 1))
 	// The rig routes fc00:e::/48 to the sink: a /48 block, five 16-bit uSIDs per container.
 	const notation = "fc00:e::/48 100 200 300 400 500 600"
 	containers := []netip.Addr{netip.MustParseAddr("fc00:e:0:100:200:300:400:500"), netip.MustParseAddr("fc00:e:0:600::")}
-	run := func(args ...string) (string, error) {
-		out, err := exec.Command("ip", append([]string{"netns", "exec", r.DutNS(), d.bin, "--dir", r.DutDir()}, args...)...).CombinedOutput()
-		return string(out), err
-	}
+	run := d.cli
 	cli := func(args ...string) string {
 		t.Helper()
 		out, err := run(args...)
@@ -58,7 +53,7 @@ func TestUSIDRouteFromTheCLI(t *testing.T) {
 	}
 
 	// The frames carry the two containers (H.Encaps: an SRH of both, the first one the destination).
-	res, err := r.Stream(containers, nil, 20000, 2*time.Second, func() error { time.Sleep(time.Second); return nil })
+	res, err := r.Stream(containers, nil, 20000, 300*time.Millisecond, func() error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +72,7 @@ func TestUSIDRouteFromTheCLI(t *testing.T) {
 	if !strings.Contains(export, "usids:") || !strings.Contains(export, "block: fc00:e::/48") || strings.Contains(export, "segs:") {
 		t.Fatalf("config export:\n%s", export)
 	}
-	file := filepath.Join(t.TempDir(), "export.yaml")
+	file := d.cfg // the file the daemon starts from
 	if err := os.WriteFile(file, []byte(export), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +80,7 @@ func TestUSIDRouteFromTheCLI(t *testing.T) {
 		t.Errorf("apply --dry-run of the export:\n%s", out)
 	}
 	d.kill(syscall.SIGTERM)
-	d.start("--config", file)
+	d.start() // --config file
 	if rt := shown(); rt.USIDs == nil || rt.USIDs.String() != notation || !slices.Equal(rt.Segs, containers) {
 		t.Fatalf("after the restart: segs %v usids %v", rt.Segs, rt.USIDs)
 	}

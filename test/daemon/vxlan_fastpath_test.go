@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -79,17 +80,19 @@ func TestVXLANFastPathEndToEnd(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "x")
 	testsupport.ScratchInstance(t, dir)
 	var logs testsupport.LogBuffer
+	allCPUs()
 	d, err := testsupport.StartDaemon(bin, nsA, dir, &logs, "--mirror-kernel")
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, logs.String())
 	}
 	defer func() { d.Signal(os.Kill) }()
 	ctx := context.Background()
+	var attach []*pb.Op // one commit: the program is loaded once for both
 	for _, dev := range []string{"p0", "u0"} {
-		op := &pb.Op{Kind: pb.Op_ADD, Object: &pb.Op_Interface{Interface: &pb.Interface{Name: dev}}}
-		if _, err := d.Client.Commit(ctx, &pb.CommitRequest{Ops: []*pb.Op{op}}); err != nil {
-			t.Fatalf("attach %s: %v", dev, err)
-		}
+		attach = append(attach, &pb.Op{Kind: pb.Op_ADD, Object: &pb.Op_Interface{Interface: &pb.Interface{Name: dev}}})
+	}
+	if _, err := d.Client.Commit(ctx, &pb.CommitRequest{Ops: attach}); err != nil {
+		t.Fatalf("attach p0 and u0: %v", err)
 	}
 	stats := func() *pb.StatsReply {
 		t.Helper()
@@ -100,16 +103,23 @@ func TestVXLANFastPathEndToEnd(t *testing.T) {
 		return s
 	}
 	// The bridges learn the hosts from the first exchanges (ARP, through the kernel).
-	ping := func(ns, dst string, n int) {
-		t.Helper()
-		out, err := testsupport.NetnsExec(ns, "ping", "-c", fmt.Sprint(n), "-i", "0.05", "-W", "1", "-q", dst)
+	// ping pings dst from ns n times and returns what went wrong (nil: every reply came back).
+	ping := func(ns, dst string, n int) error {
+		out, err := testsupport.NetnsExec(ns, "ping", "-c", fmt.Sprint(n), "-i", "0.02", "-W", "1", "-q", dst)
 		if err != nil || !strings.Contains(out, fmt.Sprintf(" %d received", n)) {
+			return fmt.Errorf("ping %s from %s: %v\n%s", dst, ns, err, out)
+		}
+		return nil
+	}
+	pingFailed := func(errs ...error) {
+		t.Helper()
+		if err := errors.Join(errs...); err != nil {
 			s, _ := d.Client.Stats(ctx, &pb.StatsRequest{})
 			k, _ := d.Client.Kernel(ctx, &pb.KernelRequest{})
-			t.Fatalf("ping %s from %s: %v\n%s\nactions %v\nreasons %v\nfdb %v\n%s", dst, ns, err, out, s.GetActions(), s.GetReasons(), k.GetFdb(), logs.Tail(20))
+			t.Fatalf("%v\nactions %v\nreasons %v\nfdb %v\n%s", err, s.GetActions(), s.GetReasons(), k.GetFdb(), logs.Tail(20))
 		}
 	}
-	ping(h1, "198.18.0.2", 3)
+	pingFailed(ping(h1, "198.18.0.2", 3))
 	// The mirror follows what the bridge learned; then frames both ways are the fast path's.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -132,8 +142,10 @@ func TestVXLANFastPathEndToEnd(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	before := stats()
-	ping(h1, "198.18.0.2", 20)
-	ping(h2, "198.18.0.1", 20)
+	back := make(chan error, 1) // both ways at once
+	go func() { back <- ping(h2, "198.18.0.1", 20) }()
+	there := ping(h1, "198.18.0.2", 20)
+	pingFailed(there, <-back)
 	after := stats()
 	redirected := after.Actions["XDP_REDIRECT"].GetPackets() - before.Actions["XDP_REDIRECT"].GetPackets()
 	// 40 requests and 40 replies cross node A: every one of them, but for the learned MACs'

@@ -59,6 +59,7 @@ func TestMirrorFollowsVXLAN(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "x")
 	testsupport.ScratchInstance(t, dir)
 	var logs testsupport.LogBuffer
+	allCPUs()
 	d, err := testsupport.StartDaemon(bin, ns, dir, &logs, "--mirror-kernel")
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, logs.String())

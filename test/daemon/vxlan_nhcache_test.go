@@ -31,6 +31,7 @@ func TestVXLANNextHopFollowsNeighborChanges(t *testing.T) {
 		t.Fatal("no seg6x_vxlan_encap scenario")
 	}
 	bin := testsupport.BuildSeg6x(t)
+	allCPUs() // the scenario pins its daemon once started, not the thread that starts it
 	r, err := benchrig.Up(fmt.Sprintf("s6vn%d", os.Getpid()%10000), bin)
 	if err != nil {
 		t.Fatal(err)

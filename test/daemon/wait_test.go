@@ -20,7 +20,7 @@ import (
 )
 
 func TestCommandsWaitForRestartingDaemon(t *testing.T) {
-	r, d := setup(t, "wt", benchrig.SIDs(0, 1))
+	r, d := setup(t, benchrig.SIDs(0, 1))
 	run := func(args ...string) (string, error) {
 		out, err := exec.Command("ip", append([]string{"netns", "exec", r.DutNS(), d.bin, "--dir", r.DutDir()}, args...)...).CombinedOutput()
 		return string(out), err
@@ -40,9 +40,10 @@ func TestCommandsWaitForRestartingDaemon(t *testing.T) {
 	if err == nil || !strings.Contains(out, "is held by another process") || !strings.Contains(out, "did not answer within 0s (--wait)") || time.Since(t0) > 3*time.Second {
 		t.Errorf("--wait 0 while held: %v after %v\n%s", err, time.Since(t0), out)
 	}
-	release := time.AfterFunc(1500*time.Millisecond, func() {
+	restarted := make(chan error, 1)
+	release := time.AfterFunc(1200*time.Millisecond, func() {
 		unix.Flock(int(lf.Fd()), unix.LOCK_UN)
-		d.start() // the new daemon takes over
+		restarted <- d.startErr() // the new daemon takes over
 	})
 	defer release.Stop()
 	t0 = time.Now()
@@ -51,9 +52,13 @@ func TestCommandsWaitForRestartingDaemon(t *testing.T) {
 	if err != nil || !strings.Contains(out, "t") || waited < time.Second {
 		t.Errorf("show while the daemon restarts: %v after %v\n%s", err, waited, out)
 	}
-	time.Sleep(time.Second) // the timer's start has run
-	if d.d == nil {
-		t.Fatal("the daemon did not start again")
+	select {
+	case err := <-restarted:
+		if err != nil || d.d == nil {
+			t.Fatalf("the daemon did not start again: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the daemon did not start again within 20 s")
 	}
 
 	// A read-only command on a mistyped --dir: refused, nothing created.
