@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -64,6 +65,11 @@ func ArmTrace(dir string, opts state.ProgramOptions, cfg Seg6xTraceCfg) (*Trace,
 		return fail(fmt.Errorf("opening the trace ring: %w", err))
 	}
 	t.Ring = ring
+	// The ring is pinned: what an earlier trace emitted and never read is still in it, and is not
+	// this trace's. Nothing is armed yet, so nothing new comes in while it is dropped.
+	if err := dropQueued(ring); err != nil {
+		return fail(fmt.Errorf("emptying the trace ring: %w", err))
+	}
 	ids, err := attachedPrograms(dir)
 	if err != nil {
 		return fail(err)
@@ -87,6 +93,22 @@ func ArmTrace(dir string, opts state.ProgramOptions, cfg Seg6xTraceCfg) (*Trace,
 		t.armed = append(t.armed, a)
 	}
 	return t, nil
+}
+
+// dropQueued reads and drops every record queued in ring, without waiting for more.
+func dropQueued(ring *ringbuf.Reader) error {
+	ring.SetDeadline(time.Now())
+	defer ring.SetDeadline(time.Time{})
+	var rec ringbuf.Record
+	for {
+		err := ring.ReadInto(&rec)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // Programs is how many attached programs the trace armed.

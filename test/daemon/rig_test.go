@@ -22,8 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/ringbuf"
 	pb "github.com/seg6x/seg6x/api/seg6xv1"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/tools/benchrig"
@@ -82,8 +80,9 @@ func allCPUs() {
 // HeadendConfig(segs, 0), written to d.cfg: the running daemon's state made equal to the file (apply
 // --prune: whatever an earlier test added goes), or a daemon started on it when none runs or it runs
 // with other arguments than --config d.cfg; either way `apply --dry-run` must then find no changes.
-// The records an earlier trace left in the pinned trace ring are dropped (the next trace would read
-// them first: emptyTraceRing). d.logs holds only what the daemon logs from then on. What the reset
+// A trace drops what an earlier one left in the pinned trace ring itself (dataplane.ArmTrace): the
+// trace and capture tests share the ring and count on it. d.logs holds only what the daemon logs
+// from then on. What the reset
 // does not undo is the data plane's counters: a test that counts from zero uses setupStopped.
 func setup(t *testing.T, segs []netip.Addr) (*benchrig.Rig, *daemon) {
 	t.Helper()
@@ -154,38 +153,12 @@ func setupRig(t *testing.T, segs []netip.Addr, stopped bool) (*benchrig.Rig, *da
 	} else if out, err := d.cli("apply", "-f", d.cfg, "--prune"); err != nil {
 		t.Fatalf("resetting the daemon's state: %v\n%s\n%s", err, out, d.logs)
 	}
-	if err := emptyTraceRing(r.DutDir()); err != nil {
-		t.Fatal(err)
-	}
 	if out, err := d.cli("apply", "-f", d.cfg, "--dry-run"); err != nil || !strings.Contains(out, "no changes") {
 		t.Fatalf("the daemon's state is not its config: %v\n%s", err, out)
 	}
 	d.logs = &testsupport.LogBuffer{}
 	d.out.to(d.logs)
 	return r, d
-}
-
-// emptyTraceRing reads and drops whatever is left in the pinned trace ring of instance dir (records
-// a trace emitted after it had what it asked for): empty, as a fresh instance has it. No trace runs.
-func emptyTraceRing(dir string) error {
-	m, err := ebpf.LoadPinnedMap(filepath.Join(dataplane.MapPinDir(dir), dataplane.Seg6xMapTraceRing), nil)
-	if err != nil {
-		return fmt.Errorf("the trace ring: %w", err)
-	}
-	defer m.Close()
-	rd, err := ringbuf.NewReader(m)
-	if err != nil {
-		return fmt.Errorf("the trace ring: %w", err)
-	}
-	defer rd.Close()
-	rd.SetDeadline(time.Now()) // what is there now, no waiting
-	for {
-		if _, err := rd.Read(); errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("the trace ring: %w", err)
-		}
-	}
 }
 
 // cli runs the seg6x CLI on the DUT's instance and returns its output.
