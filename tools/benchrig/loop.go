@@ -11,6 +11,7 @@ package benchrig
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -115,6 +116,20 @@ func (r *Rig) setLoop(on bool) error {
 	return r.rev.LoopCfg.Update(uint32(0), rigbpf.BenchLoopConf{On: v, Dir: 0}, ebpf.UpdateAny)
 }
 
+// drainLoop waits, the loop stopped, until the frames that circulated have drained into the sinks:
+// as many have left the loop (counted, good or bad, and not sent around again) since s0, before the
+// loop was seeded, as were seeded; or drainTime has passed (frames were lost).
+func (r *Rig) drainLoop(s0 rigbpf.BenchSinkCount, seeded uint64) {
+	deadline := time.Now().Add(drainTime)
+	for {
+		s, err := r.sinkStats()
+		if err != nil || s.Good+s.Bad-s.Looped-(s0.Good+s0.Bad-s0.Looped) >= seeded || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // RunLoop runs a closed-loop trial of about d and returns what the sink counted over it and how long
 // that was; Sent is what the loop sent into the DUT, OfferedPPS its rate. begin and end, when set,
 // run right before the first and after the last counter read of the measured span (the loop running).
@@ -122,9 +137,16 @@ func (r *Rig) RunLoop(frameLen int, d time.Duration, begin, end func() error) (T
 	if !r.Loops() {
 		return Trial{}, 0, fmt.Errorf("this scenario's frames cannot loop")
 	}
+	seed, err := r.sinkStats()
+	if err != nil {
+		return Trial{}, 0, err
+	}
+	// How many frames circulate: not known until the generator returns (drainLoop then waits all
+	// of drainTime).
+	seeded := uint64(math.MaxUint64)
 	defer func() { // also after a half-done setLoop(true): the sinks' threads get their priority back
 		_ = r.setLoop(false)
-		time.Sleep(50 * time.Millisecond) // what circulates drains into the sink
+		r.drainLoop(seed, seeded)
 	}()
 	if err := r.setLoop(true); err != nil {
 		return Trial{}, 0, err
@@ -132,6 +154,11 @@ func (r *Rig) RunLoop(frameLen int, d time.Duration, begin, end func() error) (T
 	if err := r.generate(frameLen, 0, uint64(r.LoopPopulation())); err != nil {
 		return Trial{}, 0, err
 	}
+	var gs rigbpf.BenchGenState
+	if err := r.objs.GenStats.Lookup(uint32(0), &gs); err != nil {
+		return Trial{}, 0, err
+	}
+	seeded = gs.Count
 	time.Sleep(20 * time.Millisecond) // settle
 	if begin != nil {
 		if err := begin(); err != nil {

@@ -5,9 +5,11 @@ package benchrig
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -291,8 +293,41 @@ func (r *Rig) PinNAPI() error {
 			return err
 		}
 	}
-	time.Sleep(100 * time.Millisecond)
-	pinned := map[string]bool{}
+	// Each write starts its device's thread (napi/<dev>-<id>); wait until every device shows one.
+	var found map[string][]int
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		found = napiThreads(cpus)
+		if len(found) == len(cpus) || time.Now().After(deadline) {
+			break
+		}
+	}
+	for dev, pids := range found {
+		for _, pid := range pids {
+			var set unix.CPUSet
+			set.Set(cpus[dev])
+			if err := unix.SchedSetaffinity(pid, &set); err != nil {
+				return fmt.Errorf("pin napi/%s: %w", dev, err)
+			}
+			if err := setFIFO(pid, rtPrio); err != nil {
+				return fmt.Errorf("real-time priority for napi/%s: %w", dev, err)
+			}
+			if dev == devSink || dev == devGen {
+				r.sinkNAPI = append(r.sinkNAPI, pid)
+			} else {
+				r.dutNAPI = append(r.dutNAPI, pid)
+			}
+		}
+	}
+	if len(found) != len(cpus) {
+		return fmt.Errorf("threaded NAPI kthreads not found (found those of %v)", slices.Sorted(maps.Keys(found)))
+	}
+	return keepOffDutCPU()
+}
+
+// napiThreads returns the thread ids of the NAPI threads (napi/<dev>-<id>) of each device (a key of
+// devs) that has any.
+func napiThreads(devs map[string]int) map[string][]int {
+	found := map[string][]int{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -304,31 +339,13 @@ func (r *Rig) PinNAPI() error {
 			continue
 		}
 		name := strings.TrimSpace(string(comm))
-		for dev, cpu := range cpus {
+		for dev := range devs {
 			if strings.HasPrefix(name, "napi/"+dev+"-") {
-				var set unix.CPUSet
-				set.Set(cpu)
-				if err := unix.SchedSetaffinity(pid, &set); err != nil {
-					return fmt.Errorf("pin %s: %w", name, err)
-				}
-				if err := setFIFO(pid, rtPrio); err != nil {
-					return fmt.Errorf("real-time priority for %s: %w", name, err)
-				}
-				pinned[dev] = true
-				if dev == devSink || dev == devGen {
-					r.sinkNAPI = append(r.sinkNAPI, pid)
-				} else {
-					r.dutNAPI = append(r.dutNAPI, pid)
-				}
+				found[dev] = append(found[dev], pid)
 			}
 		}
 	}
-	for _, x := range threads {
-		if !pinned[x.dev] {
-			return fmt.Errorf("threaded NAPI kthreads not found (pinned %v)", pinned)
-		}
-	}
-	return keepOffDutCPU()
+	return found
 }
 
 // Down removes the rig; safe after a partial Up.

@@ -221,13 +221,12 @@ func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
 	if err := r.generate(frameLen, gap, frames); err != nil {
 		return Trial{}, err
 	}
-	time.Sleep(50 * time.Millisecond) // drain
-	s1, err := r.sinkStats()
-	if err != nil {
-		return Trial{}, err
-	}
 	var gs rigbpf.BenchGenState
 	if err := r.objs.GenStats.Lookup(uint32(0), &gs); err != nil {
+		return Trial{}, err
+	}
+	s1, err := r.drain(s0, gs.Count)
+	if err != nil {
 		return Trial{}, err
 	}
 	k1, err := r.kernelReceived()
@@ -249,6 +248,28 @@ func (r *Rig) Run(frameLen int, rate float64, d time.Duration) (Trial, error) {
 		t.Loss = float64(t.Sent-t.Good) / float64(t.Sent)
 	}
 	return t, nil
+}
+
+// drainTime is how long a trial waits, after its last frame left, for the frames still in flight.
+const drainTime = 50 * time.Millisecond
+
+// drain waits until the sinks have counted, since s0, as many good frames as the generator sent
+// (twice as many with CountFragmentPairs: two fragments each) or as many bad ones, or drainTime has
+// passed, and returns their counters: frames counted later would count in the next trial. A trial
+// that lost frames, or whose frames were some good and some wrong, waits all of drainTime.
+func (r *Rig) drain(s0 rigbpf.BenchSinkCount, sent uint64) (rigbpf.BenchSinkCount, error) {
+	want := sent
+	if r.pairs {
+		want *= 2
+	}
+	deadline := time.Now().Add(drainTime)
+	for {
+		s, err := r.sinkStats()
+		if err != nil || s.Good-s0.Good >= want || s.Bad-s0.Bad >= want || time.Now().After(deadline) {
+			return s, err
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // generate runs the generator for frames frames (frameLen: the longest template), gap ns apart (0:
