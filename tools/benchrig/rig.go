@@ -1,13 +1,15 @@
 package benchrig
 
 // rig.go: the namespaces of one benchmark rig (generator -> DUT -> sink over veth), the generator
-// and sink programs, and CPU placement (DUT receive work alone on one CPU).
+// and sink programs, CPU placement (DUT receive work alone on one CPU), and making the DUT anew on
+// a rig (Reset).
 
 import (
 	"fmt"
 	"maps"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -144,12 +146,31 @@ func Up(prefix, bin string) (*Rig, error) {
 }
 
 func (r *Rig) up() error {
-	if err := testsupport.AddNetns(r.ns("gen"), r.ns("dut"), r.ns("sink")); err != nil {
+	if err := testsupport.AddNetns(r.ns("gen"), r.ns("sink")); err != nil {
 		return err
 	}
 	// The generator's interface needs no IPv6: without it, it sends no router solicitations that a
 	// bare redirect would carry to the sink as wrong frames.
 	if err := testsupport.Sysctl(r.ns("gen"), "net.ipv6.conf.default.disable_ipv6=1"); err != nil {
+		return err
+	}
+	if err := rigbpf.LoadBenchObjects(&r.objs, nil); err != nil {
+		return err
+	}
+	if err := rigbpf.LoadBenchObjects(&r.rev, nil); err != nil {
+		return err
+	}
+	if err := rigbpf.LoadBaselineObjects(&r.base, nil); err != nil {
+		return err
+	}
+	return r.wire()
+}
+
+// wire makes the DUT: its namespace and instance directory, its links to the generator and the
+// sink, its addressing and routes; and attaches the generator's and the sink's programs to their
+// ends of the links.
+func (r *Rig) wire() error {
+	if err := testsupport.AddNetns(r.ns("dut")); err != nil {
 		return err
 	}
 	if err := testsupport.MountInstance(r.DutDir()); err != nil {
@@ -166,41 +187,33 @@ func (r *Rig) up() error {
 			return err
 		}
 	}
-	if err := testsupport.Sysctl(r.ns("dut"), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1",
+	if err := sysctls(r.ns("dut"), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.forwarding=1",
 		"net.ipv6.conf.all.seg6_enabled=1", "net.ipv6.conf.default.seg6_enabled=1"); err != nil {
 		return err
 	}
-	if err := testsupport.IPLines(r.ns("dut"),
+	if err := ipBatch(r.ns("dut"),
 		"link set lo up", "link set "+devDutIn+" up", "link set "+devDutEg+" up",
 		"addr add 198.18.0.1/24 dev "+devDutIn,
 		"addr add 198.19.0.1/24 dev "+devDutEg,
-		"-6 addr add fc00:b0::1/64 dev "+devDutIn+" nodad",
-		"-6 addr add fc00:b1::1/64 dev "+devDutEg+" nodad",
+		"addr add fc00:b0::1/64 dev "+devDutIn+" nodad",
+		"addr add fc00:b1::1/64 dev "+devDutEg+" nodad",
 		"neigh add 198.19.0.2 lladdr "+macStr(macSink)+" dev "+devDutEg+" nud permanent",
-		"-6 neigh add fc00:b1::2 lladdr "+macStr(macSink)+" dev "+devDutEg+" nud permanent",
+		"neigh add fc00:b1::2 lladdr "+macStr(macSink)+" dev "+devDutEg+" nud permanent",
 		"route add 198.19.1.0/24 via 198.19.0.2 dev "+devDutEg,
 		// End.DX4's next hop sits behind a gateway: the kernel's End.DX4 resolves the neighbor of the
 		// route's gateway, or of the inner destination when the next hop is directly connected.
 		"route add 198.19.0.3/32 via 198.19.0.2 dev "+devDutEg,
 		"route add 198.19.1.0/24 via 198.19.0.2 dev "+devDutEg+" table 100",
-		"-6 route add fc00:e::/48 via fc00:b1::2 dev "+devDutEg,
-		"-6 route add fcbb:0:e00::/48 via fc00:b1::2 dev "+devDutEg, // the next uSID after the DUT's uN
+		"route add fc00:e::/48 via fc00:b1::2 dev "+devDutEg,
+		"route add fcbb:0:e00::/48 via fc00:b1::2 dev "+devDutEg, // the next uSID after the DUT's uN
 	); err != nil {
 		return err
 	}
+	var devs []string
 	for _, dev := range []string{devDutIn, devDutEg} {
-		if err := testsupport.Sysctl(r.ns("dut"), "net.ipv4.conf."+dev+".forwarding=1", "net.ipv6.conf."+dev+".forwarding=1",
-			"net.ipv6.conf."+dev+".seg6_enabled=1"); err != nil {
-			return err
-		}
+		devs = append(devs, "net.ipv4.conf."+dev+".forwarding=1", "net.ipv6.conf."+dev+".forwarding=1", "net.ipv6.conf."+dev+".seg6_enabled=1")
 	}
-	if err := rigbpf.LoadBenchObjects(&r.objs, nil); err != nil {
-		return err
-	}
-	if err := rigbpf.LoadBenchObjects(&r.rev, nil); err != nil {
-		return err
-	}
-	if err := rigbpf.LoadBaselineObjects(&r.base, nil); err != nil {
+	if err := sysctls(r.ns("dut"), devs...); err != nil {
 		return err
 	}
 	// XDP_TX from live frames needs a program on the generator's device: the second sink, which
@@ -221,6 +234,52 @@ func (r *Rig) up() error {
 	return testsupport.InNetns(r.ns("sink"), func() error {
 		return r.objs.GenTx.Update(uint32(0), uint32(sinkIdx), ebpf.UpdateAny)
 	})
+}
+
+// unwire takes down what wire made, and with it whatever a scenario set up on the DUT (its seg6x
+// daemon, instance directory and programs, its devices and routes); safe after a partial wire.
+func (r *Rig) unwire() {
+	if r.daemon != nil {
+		r.daemon.Signal(os.Kill)
+		r.daemon = nil
+	}
+	// The links to the generator and the sink go now, both pairs in one deletion (one wait for the
+	// kernel's grace periods, not one each), and the programs attached to them with them (closing
+	// their links first would wait as long again); the DUT's namespace and what else is in it go
+	// when the kernel gets to it.
+	_ = ipBatch(r.ns("dut"), "link set "+devDutIn+" group 99", "link set "+devDutEg+" group 99", "link del group 99")
+	for _, l := range r.links {
+		l.Close()
+	}
+	r.links = nil
+	testsupport.DelNetns(r.ns("dut"))
+	testsupport.RemoveInstance(r.DutDir()) // its pins, its state, its daemon's socket
+	r.bidir, r.pairs, r.loopClass, r.dutNAPI, r.sinkNAPI = false, false, nil, nil, nil
+}
+
+// Reset puts the rig back as Up left it, in a third of the time of Down and Up: the DUT is made
+// afresh (unwire, wire); the generator's and the sink's namespaces and programs stay, and their
+// counters run on (a trial counts differences). Down the rig if Reset fails.
+func (r *Rig) Reset() error {
+	r.unwire()
+	return r.wire()
+}
+
+// sysctls sets each "key=value" inside namespace ns, with one command.
+func sysctls(ns string, settings ...string) error {
+	_, err := testsupport.NetnsExec(ns, append([]string{"sysctl", "-qw"}, settings...)...)
+	return err
+}
+
+// ipBatch runs each line (`ip` arguments, with no options: the addresses say the family) in
+// namespace ns, with one command (ip -batch); it stops at the first that fails.
+func ipBatch(ns string, lines ...string) error {
+	cmd := exec.Command("ip", "-n", ns, "-batch", "-")
+	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("ip -n %s -batch: %v: %s", ns, err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // attachIn attaches prog to dev in namespace role; the link lives as long as the rig.
@@ -350,18 +409,10 @@ func napiThreads(devs map[string]int) map[string][]int {
 
 // Down removes the rig; safe after a partial Up.
 func (r *Rig) Down() {
-	if r.daemon != nil {
-		r.daemon.Signal(os.Kill)
-		r.daemon = nil
-	}
-	for _, l := range r.links {
-		l.Close()
-	}
-	r.links = nil
+	r.unwire()
 	r.objs.Close()
 	r.rev.Close()
 	r.base.Close()
-	testsupport.DelNetns(r.ns("gen"), r.ns("dut"), r.ns("sink"))
-	testsupport.UnmountInstance(r.DutDir())
+	testsupport.DelNetns(r.ns("gen"), r.ns("sink"))
 	_ = os.RemoveAll(r.Dir)
 }

@@ -14,8 +14,9 @@ import (
 	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
-// scaleRoutes installs the headend config with `total` routes through the state API, from inside
-// the DUT's namespace (interface names resolve there; no goroutines may run the commit elsewhere).
+// scaleRoutes adds to the headend config (seg6xEncap's, one route: applied first) routes up to
+// `total` through the state API, from inside the DUT's namespace (interface names resolve there; no
+// goroutines may run the commit elsewhere).
 func scaleRoutes(r *Rig, total int) error {
 	return testsupport.InNetns(r.ns("dut"), func() error {
 		st, err := dataplane.OpenStore(r.DutDir(), state.HostEnv{}, state.OpenOptions{})
@@ -25,11 +26,7 @@ func scaleRoutes(r *Rig, total int) error {
 		defer st.Close()
 		src := encapSrc
 		seg := []netip.Addr{sid("fc00:e::1")}
-		ops := []state.Op{
-			{Kind: model.OpReplace, Interface: &model.Interface{Name: devDutIn}},
-			{Kind: model.OpReplace, Interface: &model.Interface{Name: devDutEg}},
-			{Kind: model.OpReplace, Tenant: &model.Tenant{Name: "t", Table: 100, Ports: []model.Port{{Dev: devDutIn, VLAN: vlanIn}}}},
-		}
+		var ops []state.Op
 		route := func(tenant string, p netip.Prefix, segs []netip.Addr) {
 			ops = append(ops, state.Op{Kind: model.OpReplace, Route: &model.Route{Tenant: tenant, Prefix: p, Segs: segs, Src: src}})
 		}
@@ -40,8 +37,7 @@ func scaleRoutes(r *Rig, total int) error {
 			ops = ops[:0]
 			return nil
 		}
-		route("t", netip.MustParsePrefix("198.19.1.0/24"), seg)
-		n := 1
+		n := 1 // the config's 198.19.1.0/24
 		// Tenant t: /32s over 198.18.0.0/15 except 198.19.1.0/24 (the flows miss them, then hit the /24).
 		for i := 0; i < 1<<17 && n < total; i++ {
 			a := netip.AddrFrom4([4]byte{198, 18 + byte(i>>16), byte(i >> 8), byte(i)})
@@ -71,10 +67,18 @@ func scaleRoutes(r *Rig, total int) error {
 	})
 }
 
+// scaleScenario is seg6xEncap(1, "encap") with total routes in all. Its seg6x configuration is that
+// one's, its routes added to it, nothing else changed: it can follow another scenario on one rig.
 func scaleScenario(name string, total int) *Scenario {
 	sc := seg6xEncap(1, "encap")
 	sc.Name = name
 	sc.Desc = fmt.Sprintf("seg6x H.Encaps, 1 SID, %d routes installed (flows: a /32 miss, then a /24 hit)", total)
-	sc.Setup = func(r *Rig) error { return scaleRoutes(r, total) }
+	sc.many = total > 100000
+	sc.Setup = func(r *Rig) error {
+		if err := seg6xApply(r, sc.config); err != nil {
+			return err
+		}
+		return scaleRoutes(r, total)
+	}
 	return sc
 }

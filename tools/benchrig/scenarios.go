@@ -44,6 +44,15 @@ type Scenario struct {
 	Fragments bool
 	// Sizes, when set, are the only frame sizes the scenario runs at (others are skipped).
 	Sizes []int
+	// config, when set, is the DUT's whole seg6x configuration, which Setup applies first; Setup
+	// touches nothing else on the DUT but seg6x's state (scale.go adds routes): such a scenario can
+	// run on the rig another such one was set up on (After). many: Setup installs so many routes
+	// that removing them takes longer than making the DUT anew.
+	config string
+	many   bool
+	// setUpAs names the scenario whose Setup this one's is: on a rig set up for that one, this one
+	// needs no Setup of its own (After).
+	setUpAs string
 }
 
 var (
@@ -187,13 +196,21 @@ func segsN(n int) []netip.Addr {
 	return s
 }
 
-// seg6xApply configures the DUT's seg6x from a YAML document.
+// seg6xApply makes a YAML document the DUT's whole seg6x state (--prune: on a rig another scenario
+// set up, what that one configured and this one does not is removed; a new rig has nothing to remove).
 func seg6xApply(r *Rig, yaml string) error {
 	f := filepath.Join(r.Dir, "dut.yaml")
 	if err := os.WriteFile(f, []byte(yaml), 0o600); err != nil {
 		return err
 	}
-	return r.Seg6x("apply", "-f", f)
+	return r.Seg6x("apply", "--prune", "-f", f)
+}
+
+// seg6xConfigured makes sc's Setup apply yaml as the DUT's whole seg6x state, and nothing else.
+func seg6xConfigured(sc *Scenario, yaml string) *Scenario {
+	sc.config = yaml
+	sc.Setup = func(r *Rig) error { return seg6xApply(r, yaml) }
+	return sc
 }
 
 func seg6xEncap(n int, mode string) *Scenario {
@@ -212,17 +229,14 @@ func seg6xEncap(n int, mode string) *Scenario {
 	if red {
 		name, desc = fmt.Sprintf("seg6x_encap_red_%dsid", n), fmt.Sprintf("seg6x H.Encaps.Red, %d SIDs", n)
 	}
-	return &Scenario{
+	return seg6xConfigured(&Scenario{
 		Name: name, Desc: desc,
-		Setup: func(r *Rig) error {
-			return seg6xApply(r, fmt.Sprintf(`interfaces: [{name: %s}, {name: %s}]
+		Frame:  func(n, f int) []byte { return plain(n, f, vlanIn) },
+		Expect: expectEncap(reverse(list), segs[0], uint8(n-1), len(list) > 0, true, 64, 63),
+	}, fmt.Sprintf(`interfaces: [{name: %s}, {name: %s}]
 tenants: [{name: t, table: 100, ports: [{dev: %s, vlan: %d}]}]
 routes: [{tenant: t, prefix: 198.19.1.0/24, mode: %s, segs: [%s], src: "%s"}]
 `, devDutIn, devDutEg, devDutIn, vlanIn, mode, strings.Join(names, ", "), encapSrc))
-		},
-		Frame:  func(n, f int) []byte { return plain(n, f, vlanIn) },
-		Expect: expectEncap(reverse(list), segs[0], uint8(n-1), len(list) > 0, true, 64, 63),
-	}
 }
 
 // The 3-way weighted policy (weighted segment lists): one SID per list, fc00:e::1 (weight 2), ::2 and ::3 (weight 1).
@@ -266,18 +280,15 @@ func wecmpScenarios() []*Scenario {
 			Frame:  func(n, f int) []byte { return plain(n, f, 0) },
 			Expect: kernelOut, Alt: func(n int) pattern { return anyList(kernelOut(n)) },
 		},
-		{
+		seg6xConfigured(&Scenario{
 			Name: "seg6x_wecmp3", Desc: "seg6x H.Encaps over a named policy of 3 lists weighted 2/1/1, tagged tenant IPv4",
-			Setup: func(r *Rig) error {
-				return seg6xApply(r, fmt.Sprintf(`interfaces: [{name: %s}, {name: %s}]
+			Frame:  func(n, f int) []byte { return plain(n, f, vlanIn) },
+			Expect: seg6xOut, Alt: func(n int) pattern { return anyList(seg6xOut(n)) },
+		}, fmt.Sprintf(`interfaces: [{name: %s}, {name: %s}]
 tenants: [{name: t, table: 100, ports: [{dev: %s, vlan: %d}]}]
 policies: [{name: w3, src: "%s", lists: [%s]}]
 routes: [{tenant: t, prefix: 198.19.1.0/24, policy: w3}]
-`, devDutIn, devDutEg, devDutIn, vlanIn, encapSrc, strings.Join(lists, ", ")))
-			},
-			Frame:  func(n, f int) []byte { return plain(n, f, vlanIn) },
-			Expect: seg6xOut, Alt: func(n int) pattern { return anyList(seg6xOut(n)) },
-		},
+`, devDutIn, devDutEg, devDutIn, vlanIn, encapSrc, strings.Join(lists, ", "))),
 	}
 }
 
@@ -342,11 +353,8 @@ func Scenarios() []*Scenario {
 	out = append(out, scaleScenario("seg6x_encap_10routes", 10), scaleScenario("seg6x_encap_1m_routes", 1000000))
 	out = append(out, withNextHopCache(seg6xEncap(1, "encap"), "seg6x_encap_1sid_nhcache", "seg6x H.Encaps, 1 SID"))
 	out = append(out,
-		&Scenario{
+		seg6xConfigured(&Scenario{
 			Name: "seg6x_end", Desc: "seg6x End",
-			Setup: func(r *Rig) error {
-				return seg6xApply(r, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End}]\n", devDutIn, devDutEg, sidEnd))
-			},
 			Frame: func(n, f int) []byte {
 				return srv6Frame(n, f, sidEnd, []netip.Addr{sid("fc00:e::1"), sidEnd}, 1)
 			},
@@ -361,32 +369,23 @@ func Scenarios() []*Scenario {
 				p.expect(94+16, []byte{198, 19, 1})
 				return p
 			},
-		},
-		&Scenario{
+		}, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End}]\n", devDutIn, devDutEg, sidEnd)),
+		seg6xConfigured(&Scenario{
 			Name: "seg6x_end_then_dx4", Desc: "seg6x End then End.DX4 on the same node (one pass)",
-			Setup: func(r *Rig) error {
-				return seg6xApply(r, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End}, {sid: \"%s\", action: End.DX4, nh4: 198.19.0.3}]\n",
-					devDutIn, devDutEg, sidEnd, sidDX4))
-			},
 			Frame:  func(n, f int) []byte { return srv6Frame(n, f, sidEnd, []netip.Addr{sidDX4, sidEnd}, 1) },
 			Expect: expectIPv4(14, 63, 0),
-		},
-		&Scenario{
+		}, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End}, {sid: \"%s\", action: End.DX4, nh4: 198.19.0.3}]\n",
+			devDutIn, devDutEg, sidEnd, sidDX4)),
+		seg6xConfigured(&Scenario{
 			Name: "seg6x_end_dx4_vlan", Desc: "seg6x End.DX4, VLAN pushed",
-			Setup: func(r *Rig) error {
-				return seg6xApply(r, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End.DX4, nh4: 198.19.0.3, vlan: %d}]\n", devDutIn, devDutEg, sidDX4, vlanOut))
-			},
 			Frame:  func(n, f int) []byte { return srv6Frame(n, f, sidDX4, []netip.Addr{sidDX4}, 0) },
 			Expect: expectIPv4(18, 63, vlanOut),
-		},
-		&Scenario{
+		}, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End.DX4, nh4: 198.19.0.3, vlan: %d}]\n", devDutIn, devDutEg, sidDX4, vlanOut)),
+		seg6xConfigured(&Scenario{
 			Name: "seg6x_end_dt4_vlan", Desc: "seg6x End.DT4 (table 100), VLAN pushed",
-			Setup: func(r *Rig) error {
-				return seg6xApply(r, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End.DT4, table: 100, vlan: %d}]\n", devDutIn, devDutEg, sidDT4, vlanOut))
-			},
 			Frame:  func(n, f int) []byte { return srv6Frame(n, f, sidDT4, []netip.Addr{sidDT4}, 0) },
 			Expect: expectIPv4(18, 63, vlanOut),
-		},
+		}, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End.DT4, table: 100, vlan: %d}]\n", devDutIn, devDutEg, sidDT4, vlanOut)),
 		// uSID (RFC 9800): uN shifting a container, uDT4 on a /64 of the locator, each beside the kernel.
 		&Scenario{
 			Name: "kernel_un", Desc: "kernel uN: End flavors next-csid on fcbb:0:d00::/48, container shifted (no SRH)",
@@ -400,15 +399,12 @@ func Scenarios() []*Scenario {
 			Frame:  func(n, f int) []byte { return usidFrame(n, f, usidContainer) },
 			Expect: expectUSIDShift,
 		},
-		&Scenario{
+		seg6xConfigured(&Scenario{
 			Name: "seg6x_un", Desc: "seg6x uN: End flavors next-csid on fcbb:0:d00::/48, container shifted (no SRH)",
-			Setup: func(r *Rig) error {
-				return seg6xApply(r, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End, flavors: [next-csid]}]\n",
-					devDutIn, devDutEg, usidLocator))
-			},
 			Frame:  func(n, f int) []byte { return usidFrame(n, f, usidContainer) },
 			Expect: expectUSIDShift,
-		},
+		}, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End, flavors: [next-csid]}]\n",
+			devDutIn, devDutEg, usidLocator)),
 		&Scenario{
 			// The kernel's End.DT4 needs a VRF device for its table; this kernel has none
 			// (CONFIG_NET_VRF off, no modules). Its End.DX4 on the same prefix decapsulates the same
@@ -423,15 +419,12 @@ func Scenarios() []*Scenario {
 			Frame:  func(n, f int) []byte { return usidFrame(n, f, usidDT4.Addr()) },
 			Expect: expectIPv4(14, 63, 0),
 		},
-		&Scenario{
+		seg6xConfigured(&Scenario{
 			Name: "seg6x_udt4_vlan", Desc: "seg6x uDT4: End.DT4 (table 100) on fcbb:0:d00:e004::/64, VLAN pushed (no SRH)",
-			Setup: func(r *Rig) error {
-				return seg6xApply(r, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End.DT4, table: 100, vlan: %d}]\n",
-					devDutIn, devDutEg, usidDT4, vlanOut))
-			},
 			Frame:  func(n, f int) []byte { return usidFrame(n, f, usidDT4.Addr()) },
 			Expect: expectIPv4(18, 63, vlanOut),
-		},
+		}, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End.DT4, table: 100, vlan: %d}]\n",
+			devDutIn, devDutEg, usidDT4, vlanOut)),
 	)
 	var cached []*Scenario
 	for _, sc := range out {
@@ -444,16 +437,11 @@ func Scenarios() []*Scenario {
 	return append(out, vxlanScenarios()...)
 }
 
-// withNextHopCache is a copy of scenario sc named name with the next-hop cache on (nexthop_cache_ms
-// 1000, as the daemon runs by default: the rig's other seg6x scenarios run without it).
+// withNextHopCache is a copy of scenario sc (set up by a seg6x configuration: seg6xConfigured) named
+// name with the next-hop cache on (nexthop_cache_ms 1000, as the daemon runs by default: the rig's
+// other seg6x scenarios run without it), set in the same configuration.
 func withNextHopCache(sc *Scenario, name, desc string) *Scenario {
 	c := *sc
 	c.Name, c.Desc = name, desc+", next-hop cache on (nexthop_cache_ms 1000)"
-	c.Setup = func(r *Rig) error {
-		if err := sc.Setup(r); err != nil {
-			return err
-		}
-		return r.Seg6x("set", "nexthop-cache-ms", "1000")
-	}
-	return &c
+	return seg6xConfigured(&c, sc.config+"options: {nexthop_cache_ms: 1000}\n")
 }

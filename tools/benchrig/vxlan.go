@@ -364,9 +364,10 @@ func vxlanScenarios() []*Scenario {
 			Setup: seg6x(decTopo), Frame: decFrame, Expect: expectDecap(macSink, macFarDec), Carried: true},
 		{Name: "kernel_vxlan_both", Desc: "kernel bridge + VXLAN over IPv6, both ways at once: half the frames encapsulated, half decapsulated",
 			Setup: kernel(encTopo), Frame: encFrame, Expect: expectVXLANEncap, RevFrame: backFrame, RevExpect: backExpect,
-			Carried: true, Bridged: true},
+			Carried: true, Bridged: true, setUpAs: "kernel_vxlan_encap"},
 		{Name: "seg6x_vxlan_both", Desc: "seg6x (mirroring the kernel's bridge + VXLAN), both ways at once",
-			Setup: seg6x(encTopo), Frame: encFrame, Expect: expectVXLANEncap, RevFrame: backFrame, RevExpect: backExpect, Carried: true},
+			Setup: seg6x(encTopo), Frame: encFrame, Expect: expectVXLANEncap, RevFrame: backFrame, RevExpect: backExpect, Carried: true,
+			setUpAs: "seg6x_vxlan_encap"},
 		// Requirement 3: 1518-byte frames over a 1500-byte underlay. The fast path encapsulates, the
 		// daemon (on the generator's CPU, not the DUT's) cuts the outer packet in two; the kernel's
 		// VXLAN carries none of them (docs/vxlan.md), so there is no kernel reference.
