@@ -53,9 +53,9 @@ deb: build
 
 # Unit, packet (BPF_PROG_TEST_RUN), verifier and namespace-lab integration tests. Needs root.
 # The suites run the binaries just built (SEG6X_TEST_BINDIR) instead of linking their own per test.
-# The suites of test/ that count no frames (BGP against ExaBGP; the docs' examples run as written):
-# they may share the CPUs with other packages.
-TEST_SHARED := ./test/interop ./test/docs
+# The suites of test/ that count no frames (BGP against ExaBGP; the docs' examples run as written;
+# the Debian package installed, checked and purged): they may share the CPUs with other packages.
+TEST_SHARED := ./test/interop ./test/docs ./test/package
 test: build
 	@scripts/deps.sh test
 	$(GO) vet ./...
