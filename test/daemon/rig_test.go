@@ -82,8 +82,8 @@ func allCPUs() {
 // with other arguments than --config d.cfg; either way `apply --dry-run` must then find no changes.
 // A trace drops what an earlier one left in the pinned trace ring itself (dataplane.ArmTrace): the
 // trace and capture tests share the ring and count on it. d.logs holds only what the daemon logs
-// from then on. What the reset
-// does not undo is the data plane's counters: a test that counts from zero uses setupStopped.
+// from then on. What the reset does not undo is the data plane's counters: a test that counts from
+// zero uses setupStopped.
 func setup(t *testing.T, segs []netip.Addr) (*benchrig.Rig, *daemon) {
 	t.Helper()
 	return setupRig(t, segs, false)
