@@ -112,17 +112,6 @@ func setupRig(t *testing.T, segs []netip.Addr, stopped bool) (*benchrig.Rig, *da
 		}
 		shared.r, shared.tmp = r, tmp
 		shared.d = &daemon{r: r, bin: bin, cfg: filepath.Join(tmp, "seg6x.yaml")}
-		// The sink's interface needs no IPv6 (as the generator's): its router solicitations make
-		// the DUT's kernel probe it a few seconds later, with unicast neighbor solicitations the
-		// sink counts as wrong frames. One it sent already left a neighbor entry behind: flushed.
-		if err := testsupport.Sysctl(r.Prefix+"-sink", "net.ipv6.conf.all.disable_ipv6=1"); err != nil {
-			teardown()
-			t.Fatal(err)
-		}
-		if _, err := testsupport.IP(r.DutNS(), "-6", "neigh", "flush", "dev", "s6bd1"); err != nil {
-			teardown()
-			t.Fatal(err)
-		}
 	}
 	t.Cleanup(func() { // registered first: a failing set-up must not leave the rig behind either
 		if t.Failed() {

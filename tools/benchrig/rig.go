@@ -149,10 +149,13 @@ func (r *Rig) up() error {
 	if err := testsupport.AddNetns(r.ns("gen"), r.ns("sink")); err != nil {
 		return err
 	}
-	// The generator's interface needs no IPv6: without it, it sends no router solicitations that a
-	// bare redirect would carry to the sink as wrong frames.
-	if err := testsupport.Sysctl(r.ns("gen"), "net.ipv6.conf.default.disable_ipv6=1"); err != nil {
-		return err
+	// Neither end needs IPv6 (their frames are made and counted by XDP programs): without it the
+	// generator sends no router solicitations that a bare redirect would carry to the sink as wrong
+	// frames, and the sink none that would make the DUT solicit it, frames the sink counts as wrong.
+	for _, end := range []string{"gen", "sink"} {
+		if err := testsupport.Sysctl(r.ns(end), "net.ipv6.conf.default.disable_ipv6=1"); err != nil {
+			return err
+		}
 	}
 	if err := rigbpf.LoadBenchObjects(&r.objs, nil); err != nil {
 		return err

@@ -282,11 +282,17 @@ func (r *Rig) generate(frameLen int, gap uint32, frames uint64) error {
 		return err
 	}
 	return testsupport.InNetns(r.ns("gen"), func() error {
-		var set unix.CPUSet
+		var prev, set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &prev); err != nil {
+			return err
+		}
 		set.Set(genCPU)
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
 			return err
 		}
+		// The thread goes back to the runtime afterwards: not left on one CPU, where processes
+		// started from it later (a daemon) would inherit the pin.
+		defer func() { _ = unix.SchedSetaffinity(0, &prev) }()
 		ctx := xdpMd{DataEnd: uint32(frameLen), IngressIfindex: uint32(r.genIdx)}
 		// Live-frame mode reports no per-frame verdicts; what left is counted by gen_stats and the sink.
 		_, err := r.objs.BenchGen.Run(&ebpf.RunOptions{Data: make([]byte, frameLen), Repeat: uint32(frames),
