@@ -7,7 +7,7 @@ LAB := bin/seg6x-lab
 BENCH := bin/seg6x-bench
 BPF_SRC := $(wildcard bpf/*.c bpf/*.h)
 
-.PHONY: all deps generate build install deb test test-unit demo demo-usid demo-fabric demo-bgp bench bench-micro fixtures fuzz lint clean proto
+.PHONY: all deps generate plugins build install deb test test-unit demo demo-usid demo-fabric demo-bgp bench bench-micro fixtures fuzz lint clean proto
 
 all: build
 
@@ -35,9 +35,19 @@ VERSION ?= $(shell git describe --tags --exact-match 2>/dev/null)
 LDFLAGS = -X github.com/seg6x/seg6x/internal/buildinfo.Commit=$(COMMIT) -X github.com/seg6x/seg6x/internal/buildinfo.BuildDate=$(BUILD_DATE) \
 	$(if $(VERSION),-X github.com/seg6x/seg6x/internal/buildinfo.Version=$(VERSION))
 
+# The shipped plugins (plugins/*.c: operators' SRv6 functions, built against the SDK in bpf/sdk the
+# way an operator builds their own) into bin/plugins/*.o; docs/plugins.md.
+PLUGIN_SRC := $(wildcard plugins/*.c)
+plugins:
+	@scripts/deps.sh build
+	@mkdir -p bin/plugins
+	@for f in $(PLUGIN_SRC); do \
+		clang -O2 -g -Wall -Werror -target bpf $(BPF_CFLAGS) -Ibpf/sdk -c $$f -o bin/plugins/$$(basename $$f .c).o || exit 1; \
+	done
+
 # The product (bin/seg6x) and the tools (bin/seg6x-lab, bin/seg6x-bench), which run the seg6x beside them.
 # One go build for the three commands (bin/seg6x, bin/seg6x-lab, bin/seg6x-bench): linked in parallel.
-build: generate
+build: generate plugins
 	@mkdir -p bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/seg6x ./cmd/seg6x-lab ./cmd/seg6x-bench
 
@@ -129,7 +139,7 @@ fixtures:
 
 # gofmt, go vet, staticcheck (a tool of go.mod: `go tool staticcheck`, pinned there; staticcheck.conf
 # says which checks and why) and clang-format on the BPF C (.clang-format).
-BPF_C := $(wildcard bpf/*.c bpf/*.h tools/bpf/*.c tools/bpf/*.h)
+BPF_C := $(wildcard bpf/*.c bpf/*.h bpf/sdk/seg6x/*.h plugins/*.c test/packet/testdata/plugins/*.c tools/bpf/*.c tools/bpf/*.h)
 lint:
 	@scripts/deps.sh lint
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

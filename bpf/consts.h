@@ -66,6 +66,9 @@
 #ifndef MAX_SID_CHAIN
 #define MAX_SID_CHAIN 4 /* local SIDs processed in one pass (End whose next SID is also local) */
 #endif
+#define PLUGIN_SLOTS 16	  /* plugins loaded at once (plugin.h); a replacement takes a slot of its own */
+#define PLUGIN_POLICIES 4 /* policies a plugin SID may encapsulate into (plugin_bind) */
+#define PLUGIN_REASONS 16 /* a plugin's own drop reasons: 1..15 */
 #ifndef TRACE_SNAP_MAX
 #define TRACE_SNAP_MAX 2048 /* frame bytes a trace record carries, as received and as sent */
 #endif

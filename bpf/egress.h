@@ -23,6 +23,17 @@ static __noinline int send_later(struct ctx_buff *ctx, __u32 ifindex, __u32 byte
 	return verdict(rc == SLOW_NO_READER ? DROP_MULTIBUF_EGRESS : DROP_SLOW_BUSY, bytes);
 }
 
+/* Whether ifindex is a port of the fabric (local SIDs processed, for any VLAN): the only way out for
+ * what a plugin's verdict sent on as End or End.B6.Encaps (the SR domain boundary, plugin.h). A global
+ * function: its key stays off endpoint()'s stack, which is at the limit of the call chain's. */
+__noinline int fabric_port(__u32 ifindex)
+{
+	struct port_key k = { .ifindex = ifindex, .vlan = PORT_VLAN_ANY };
+	struct port_val *pv = bpf_map_lookup_elem(&ports, &k);
+
+	return pv && (pv->flags & PORT_F_SIDS);
+}
+
 /* The packet p (its frame rewritten, its Ethernet header set) out of ifindex. */
 static __always_inline int send_pkt(struct ctx_buff *ctx, struct pkt *p, __u32 ifindex)
 {

@@ -334,6 +334,8 @@ static __always_inline int transit_forward(struct ctx_buff *ctx, struct pkt *p, 
 	rc = fib_lookup_around(ctx, &h->fib, h->table, sid->action == SID_END_X ? sid->nh : (const __u8 *)&ip6->daddr);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return verdict(fib_reason(rc), p->len);
+	if ((sid->flags & SID_F_PLUGIN) && !fabric_port(h->fib.ifindex))
+		return verdict(DROP_PLUGIN_BOUNDARY, p->len);
 	if (ctx_set_l2(ctx, p->l3off, h->fib.dmac, h->fib.smac, 0, ETH_P_IPV6_BE))
 		return verdict(DROP_NO_ROOM, p->len);
 	return send_pkt(ctx, p, h->fib.ifindex);

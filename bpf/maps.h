@@ -1,10 +1,13 @@
 /* maps.h: every BPF map of the seg6x data plane, and nothing else. Maps are pinned by name so state
- * survives the process that wrote it. */
+ * survives the process that wrote it. The two maps plugins share (plugin_ctx, plugin_cfg) are in the
+ * plugin SDK's header, included here, so that plugins declare them alike. */
 #pragma once
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "structs.h"
+#define SEG6X_PIPELINE 1
+#include "sdk/seg6x/seg6x_plugin.h"
 
 /* (ingress ifindex, VLAN) -> side of the SR domain boundary, and tenant. */
 struct {
@@ -392,3 +395,69 @@ struct {
 	__type(key, __u32);
 	__type(value, struct trace_buf);
 } trace_scratch SEC(".maps");
+
+/* ---- Plugins (plugin.h; sdk/seg6x/seg6x_plugin.h defines plugin_ctx and plugin_cfg) ------------- */
+
+/* The operators' functions, by slot: one array per hook (a program array takes one program type).
+ * Pinned: loaded plugins stay when the process that loaded them ends. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, PLUGIN_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} plugin_xdp_progs SEC(".maps");
+
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, PLUGIN_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} plugin_tc_progs SEC(".maps");
+
+/* Per plugin SID (sid_entry.policy): what its verdicts may do beyond its tenant table. */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SEG6X_PLUGIN_BINDS);
+	__type(key, __u32);
+	__type(value, struct plugin_bind);
+} plugin_binds SEC(".maps");
+
+/* Outcomes per plugin slot and per plugin SID (key: slot or bind * PLUGIN_OUTCOMES + outcome), and each
+ * plugin's own drop reasons (slot * PLUGIN_REASONS + reason). */
+#define PLUGIN_STATS_ENTRIES (PLUGIN_SLOTS * PLUGIN_OUTCOMES)
+#define PLUGIN_SID_STATS_ENTRIES (SEG6X_PLUGIN_BINDS * PLUGIN_OUTCOMES)
+#define PLUGIN_REASON_STATS_ENTRIES (PLUGIN_SLOTS * PLUGIN_REASONS)
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PLUGIN_STATS_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct counter);
+} plugin_stats SEC(".maps");
+
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PLUGIN_SID_STATS_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct counter);
+} plugin_sid_stats SEC(".maps");
+
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PLUGIN_REASON_STATS_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct counter);
+} plugin_reason_stats SEC(".maps");
+
+/* The SID entry a plugin's verdict made (per CPU): what endpoint() runs next. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sid_entry);
+} plugin_next SEC(".maps");

@@ -14,6 +14,7 @@
 #include "boundary.h"
 #include "headend.h"
 #include "endpoint.h"
+#include "plugin.h"
 #ifndef SEG6X_TC
 #include "vxlan.h"
 #endif
@@ -78,6 +79,18 @@ static __always_inline int local_sids(struct ctx_buff *ctx, struct pkt *p, __u32
 		 * so it gets a copy, and p keeps the bounds proven here (l3off) for the headend after. */
 		struct pkt q = *p;
 		q.chain = i;
+		if (sid->action == SID_PLUGIN) { /* an operator's function first (plugin.h) */
+			rc = plugin_prepare(ctx, &q, sid);
+			if (rc != PLUGIN_GO)
+				return rc;
+			rc = plugin_call(ctx, sid->plugin);
+			rc = plugin_after(ctx, &q, sid, rc);
+			if (rc != PLUGIN_GO)
+				return rc;
+			sid = plugin_next_entry();
+			if (!sid)
+				return verdict(DROP_PLUGIN_ABORT, p->len);
+		}
 		rc = endpoint(ctx, &q, sid);
 		if (rc != SID_CHAIN)
 			return rc;

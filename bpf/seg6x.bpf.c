@@ -30,5 +30,7 @@ const enum vx_dev_flags *const export_vx_dev_flags __attribute__((unused)) = 0;
 const enum trace_class *const export_trace_class __attribute__((unused)) = 0;
 const enum trace_flags *const export_trace_flags __attribute__((unused)) = 0;
 const enum trace_filter_flags *const export_trace_filter_flags __attribute__((unused)) = 0;
+const enum plugin_outcome *const export_plugin_outcome __attribute__((unused)) = 0;
+const enum seg6x_verdict *const export_seg6x_verdict __attribute__((unused)) = 0;
 
 char _license[] SEC("license") = "GPL";

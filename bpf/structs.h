@@ -19,6 +19,7 @@ enum sid_action {
 	SID_END_DT46 = 8,
 	SID_END_B6_ENCAPS = 9,
 	SID_END_B6_ENCAPS_RED = 10,
+	SID_PLUGIN = 11, /* an operator's function (plugin.h): plugin = its slot, policy = its configuration */
 };
 
 /* Why a packet was dropped (DROP_*), handed to the daemon (SLOW_*), answered (ICMP_*) or handed to the
@@ -64,6 +65,14 @@ enum reason {
 					 * would take it past the checks of the SR domain boundary */
 	DROP_MULTIBUF_EGRESS = 27,	/* a multi-buffer frame for an egress whose driver cannot send one
 					 * (tx_no_sg), and no daemon to send it */
+	DROP_PLUGIN = 28,		/* a plugin SID's function dropped it (its own reason: plugin_reason_stats) */
+	DROP_PLUGIN_ABORT = 29,		/* a plugin SID's function aborted, or its slot holds no function */
+	DROP_PLUGIN_VERDICT = 30,	/* a plugin SID's function answered a verdict that does not exist, or one the
+					 * SID does not allow (DT without a tenant table, ENCAP into another policy) */
+	DROP_PLUGIN_MALFORMED = 31,	/* a plugin SID's function left a frame whose Ethernet and IPv6 headers are
+					 * no longer where they were */
+	DROP_PLUGIN_BOUNDARY = 32,	/* a plugin SID's function sent the packet on as End towards a port that is
+					 * not the fabric's (the SR domain boundary) */
 	REASON_SLOW_FIRST = 40,
 	SLOW_FRAGMENT = 40,		/* IPv4 without DF larger than its tunnel: the daemon fragments it and runs each
 					 * fragment through this program as from the same port */
@@ -116,6 +125,7 @@ enum reason {
 	PASS_MULTIBUF = 89,		/* a multi-buffer (jumbo) frame the fast path does not take whole: VXLAN (its
 					 * checksum covers every byte), an outer header that does not fit the headroom:
 					 * the kernel forwards it */
+	PASS_PLUGIN = 90,		/* a plugin SID's function handed it to the kernel */
 	REASON_MAX = 128,
 };
 
@@ -253,6 +263,7 @@ enum sid_flags {
 	SID_F_USP = 8,	     /* USP (4.16.2): segments left 0 on arrival: the SRH goes, the packet is local */
 	SID_F_USD = 16,	     /* USD (4.16.3): segments left 0 (or no SRH) and an inner IP packet: decapsulate,
 			      * look it up in the SID's table (End: main) */
+	SID_F_PLUGIN = 32,   /* what a plugin's verdict made of its SID (plugin.h): End leaves by the fabric only */
 };
 
 /* Whether any local SID is served by prefix (sid_prefixes is looked up only then). */
@@ -273,9 +284,10 @@ struct sid_entry {
 	__u32 table;  /* End.T / End.DT* routing table */
 	__u8 lb_bytes; /* NEXT-C-SID: locator block length in bytes */
 	__u8 nf_bytes; /* NEXT-C-SID: node function length in bytes */
-	__u16 pad;
+	__u16 plugin; /* SID_PLUGIN: the plugin's slot (plugin_progs) */
 	__u8 nh[16];  /* End.X / End.DX6 IPv6 next hop; End.DX4 IPv4 next hop in nh[0..3] */
-	__u32 policy; /* End.B6.Encaps*: the SR policy (policies map) the packet goes into */
+	__u32 policy; /* End.B6.Encaps*: the SR policy (policies map) the packet goes into; SID_PLUGIN: the
+		       * SID's configuration (plugin_cfg, plugin_binds) */
 };
 
 /* A SID lookup as last made (sidlookup.h): the local SID of addr (found 0: none), under generation
@@ -463,6 +475,21 @@ struct vx_remote_key {
 struct counter {
 	__u64 packets;
 	__u64 bytes;
+};
+
+/* What became of a packet at a plugin SID (plugin.h): the verdict the function returned (0..7, enum
+ * seg6x_verdict), or why it has none. plugin_stats and plugin_sid_stats count each. */
+enum plugin_outcome {
+	PLUGIN_O_EMPTY = 8,	  /* the slot holds no function (not loaded, or unloaded under the SID) */
+	PLUGIN_O_BAD_VERDICT = 9, /* a verdict that does not exist, or one the SID does not allow */
+	PLUGIN_O_MALFORMED = 10,  /* the frame's headers moved or broke */
+	PLUGIN_O_BOUNDARY = 11,	  /* End towards a port that is not the fabric's */
+	PLUGIN_OUTCOMES = 16,
+};
+
+/* What a plugin SID allows beyond its tenant table: the policies ENCAP may name (0: unused). */
+struct plugin_bind {
+	__u32 policies[PLUGIN_POLICIES];
 };
 
 /* The data plane's capacities (consts.h) as the control plane must see them: bpf2go turns this into Go

@@ -23,6 +23,8 @@ func goCounterparts() map[string]map[string]int64 {
 		b := &model.Behaviors[i]
 		behaviors[b.CName()] = int64(b.Code)
 	}
+	// A plugin SID's code: the SID names a plugin, whose function the data plane runs (plugin.go).
+	behaviors["SID_PLUGIN"] = int64(dataplane.Seg6xSidActionSID_PLUGIN)
 	reasons := map[string]int64{"REASON_NONE": 0, "REASON_SLOW_FIRST": int64(dataplane.ReasonSlowFirst),
 		"REASON_ANSWER_FIRST": int64(dataplane.ReasonAnswerFirst), "REASON_PASS_FIRST": int64(dataplane.ReasonPassFirst),
 		"REASON_MAX": int64(dataplane.ReasonSlots)}
@@ -56,7 +58,15 @@ func goCounterparts() map[string]map[string]int64 {
 		"port_vlan":    {"PORT_VLAN_ANY": int64(dataplane.Seg6xPortVlanPORT_VLAN_ANY)},
 		"sid_flags": {"SID_F_VLAN": int64(dataplane.Seg6xSidFlagsSID_F_VLAN), "SID_F_NEXT_CSID": int64(dataplane.Seg6xSidFlagsSID_F_NEXT_CSID),
 			"SID_F_PSP": int64(dataplane.Seg6xSidFlagsSID_F_PSP), "SID_F_USP": int64(dataplane.Seg6xSidFlagsSID_F_USP),
-			"SID_F_USD": int64(dataplane.Seg6xSidFlagsSID_F_USD)},
+			"SID_F_USD": int64(dataplane.Seg6xSidFlagsSID_F_USD), "SID_F_PLUGIN": int64(dataplane.Seg6xSidFlagsSID_F_PLUGIN)},
+		// Plugins (plugin.go): the verdicts of the SDK and the outcomes counted per plugin and SID.
+		"seg6x_verdict": {"SEG6X_ABORT": 0, "SEG6X_DROP": 1, "SEG6X_PASS": 2, "SEG6X_END": 3, "SEG6X_DT4": 4,
+			"SEG6X_DT6": 5, "SEG6X_DT46": 6, "SEG6X_ENCAP": 7},
+		"plugin_outcome": {"PLUGIN_O_EMPTY": int64(dataplane.Seg6xPluginOutcomePLUGIN_O_EMPTY),
+			"PLUGIN_O_BAD_VERDICT": int64(dataplane.Seg6xPluginOutcomePLUGIN_O_BAD_VERDICT),
+			"PLUGIN_O_MALFORMED":   int64(dataplane.Seg6xPluginOutcomePLUGIN_O_MALFORMED),
+			"PLUGIN_O_BOUNDARY":    int64(dataplane.Seg6xPluginOutcomePLUGIN_O_BOUNDARY),
+			"PLUGIN_OUTCOMES":      int64(dataplane.PluginOutcomes)},
 		// Used through bpf2go's constants (internal/trace).
 		"trace_class": {"TRACE_NOT_OURS": int64(dataplane.Seg6xTraceClassTRACE_NOT_OURS), "TRACE_TENANT": int64(dataplane.Seg6xTraceClassTRACE_TENANT),
 			"TRACE_SID": int64(dataplane.Seg6xTraceClassTRACE_SID), "TRACE_BOUNDARY": int64(dataplane.Seg6xTraceClassTRACE_BOUNDARY),

@@ -111,6 +111,21 @@ type Seg6xNhSlot struct {
 	Nh  Seg6xNhEntry
 }
 
+type Seg6xPluginBind struct {
+	_        structs.HostLayout
+	Policies [4]uint32
+}
+
+type Seg6xPluginOutcome uint32
+
+const (
+	Seg6xPluginOutcomePLUGIN_O_EMPTY       Seg6xPluginOutcome = 8
+	Seg6xPluginOutcomePLUGIN_O_BAD_VERDICT Seg6xPluginOutcome = 9
+	Seg6xPluginOutcomePLUGIN_O_MALFORMED   Seg6xPluginOutcome = 10
+	Seg6xPluginOutcomePLUGIN_O_BOUNDARY    Seg6xPluginOutcome = 11
+	Seg6xPluginOutcomePLUGIN_OUTCOMES      Seg6xPluginOutcome = 16
+)
+
 type Seg6xPolicyGroup struct {
 	_   structs.HostLayout
 	Ids [64]uint32
@@ -194,6 +209,11 @@ const (
 	Seg6xReasonDROP_VXLAN_SOURCE      Seg6xReason = 25
 	Seg6xReasonDROP_MULTIBUF_HEADERS  Seg6xReason = 26
 	Seg6xReasonDROP_MULTIBUF_EGRESS   Seg6xReason = 27
+	Seg6xReasonDROP_PLUGIN            Seg6xReason = 28
+	Seg6xReasonDROP_PLUGIN_ABORT      Seg6xReason = 29
+	Seg6xReasonDROP_PLUGIN_VERDICT    Seg6xReason = 30
+	Seg6xReasonDROP_PLUGIN_MALFORMED  Seg6xReason = 31
+	Seg6xReasonDROP_PLUGIN_BOUNDARY   Seg6xReason = 32
 	Seg6xReasonREASON_SLOW_FIRST      Seg6xReason = 40
 	Seg6xReasonSLOW_FRAGMENT          Seg6xReason = 40
 	Seg6xReasonSLOW_DECAP_ICMP        Seg6xReason = 41
@@ -228,6 +248,7 @@ const (
 	Seg6xReasonPASS_VXLAN_ND          Seg6xReason = 87
 	Seg6xReasonPASS_VXLAN_ECN         Seg6xReason = 88
 	Seg6xReasonPASS_MULTIBUF          Seg6xReason = 89
+	Seg6xReasonPASS_PLUGIN            Seg6xReason = 90
 	Seg6xReasonREASON_MAX             Seg6xReason = 128
 )
 
@@ -269,6 +290,50 @@ type Seg6xScratch struct {
 	Buf [4096]uint8
 }
 
+type Seg6xSeg6xPluginCfg struct {
+	_     structs.HostLayout
+	Bytes [1024]uint8
+}
+
+type Seg6xSeg6xPluginCtx struct {
+	_          structs.HostLayout
+	Abi        uint16
+	Hook       uint8
+	Chain      uint8
+	L3Off      uint16
+	SrhOff     uint16
+	InnerOff   uint16
+	InnerProto uint8
+	Sl         uint8
+	LastEntry  uint8
+	Frags      uint8
+	Vlan       uint16
+	Ifindex    uint32
+	PktLen     uint32
+	SidId      uint32
+	Bind       uint32
+	Table      uint32
+	Plugin     uint16
+	Pad        uint16
+	Sid        [16]uint8
+	OutPolicy  uint32
+	OutReason  uint16
+	OutPad     uint16
+}
+
+type Seg6xSeg6xVerdict uint32
+
+const (
+	Seg6xSeg6xVerdictSEG6X_ABORT Seg6xSeg6xVerdict = 0
+	Seg6xSeg6xVerdictSEG6X_DROP  Seg6xSeg6xVerdict = 1
+	Seg6xSeg6xVerdictSEG6X_PASS  Seg6xSeg6xVerdict = 2
+	Seg6xSeg6xVerdictSEG6X_END   Seg6xSeg6xVerdict = 3
+	Seg6xSeg6xVerdictSEG6X_DT4   Seg6xSeg6xVerdict = 4
+	Seg6xSeg6xVerdictSEG6X_DT6   Seg6xSeg6xVerdict = 5
+	Seg6xSeg6xVerdictSEG6X_DT46  Seg6xSeg6xVerdict = 6
+	Seg6xSeg6xVerdictSEG6X_ENCAP Seg6xSeg6xVerdict = 7
+)
+
 type Seg6xSidAction uint32
 
 const (
@@ -282,6 +347,7 @@ const (
 	Seg6xSidActionSID_END_DT46         Seg6xSidAction = 8
 	Seg6xSidActionSID_END_B6ENCAPS     Seg6xSidAction = 9
 	Seg6xSidActionSID_END_B6ENCAPS_RED Seg6xSidAction = 10
+	Seg6xSidActionSID_PLUGIN           Seg6xSidAction = 11
 )
 
 type Seg6xSidCacheEntry struct {
@@ -308,7 +374,7 @@ type Seg6xSidEntry struct {
 	Table   uint32
 	LbBytes uint8
 	NfBytes uint8
-	Pad     uint16
+	Plugin  uint16
 	Nh      [16]uint8
 	Policy  uint32
 }
@@ -321,6 +387,7 @@ const (
 	Seg6xSidFlagsSID_F_PSP       Seg6xSidFlags = 4
 	Seg6xSidFlagsSID_F_USP       Seg6xSidFlags = 8
 	Seg6xSidFlagsSID_F_USD       Seg6xSidFlags = 16
+	Seg6xSidFlagsSID_F_PLUGIN    Seg6xSidFlags = 32
 )
 
 type Seg6xSlowKind uint32
@@ -587,6 +654,15 @@ const (
 	Seg6xMapIcmpTat                = "icmp_tat"
 	Seg6xMapNhCache                = "nh_cache"
 	Seg6xMapNhGen                  = "nh_gen"
+	Seg6xMapPluginBinds            = "plugin_binds"
+	Seg6xMapPluginCfg              = "plugin_cfg"
+	Seg6xMapPluginCtx              = "plugin_ctx"
+	Seg6xMapPluginNext             = "plugin_next"
+	Seg6xMapPluginReasonStats      = "plugin_reason_stats"
+	Seg6xMapPluginSidStats         = "plugin_sid_stats"
+	Seg6xMapPluginStats            = "plugin_stats"
+	Seg6xMapPluginTcProgs          = "plugin_tc_progs"
+	Seg6xMapPluginXdpProgs         = "plugin_xdp_progs"
 	Seg6xMapPolicies               = "policies"
 	Seg6xMapPolicyGroups           = "policy_groups"
 	Seg6xMapPolicyNh               = "policy_nh"
@@ -625,10 +701,12 @@ const (
 	Seg6xProgSeg6xXdp              = "seg6x_xdp"
 	Seg6xVarExportLimits           = "export_limits"
 	Seg6xVarExportMssClamp         = "export_mss_clamp"
+	Seg6xVarExportPluginOutcome    = "export_plugin_outcome"
 	Seg6xVarExportPortFlags        = "export_port_flags"
 	Seg6xVarExportPortVlan         = "export_port_vlan"
 	Seg6xVarExportReason           = "export_reason"
 	Seg6xVarExportRxFragsMode      = "export_rx_frags_mode"
+	Seg6xVarExportSeg6xVerdict     = "export_seg6x_verdict"
 	Seg6xVarExportSidAction        = "export_sid_action"
 	Seg6xVarExportSidFlags         = "export_sid_flags"
 	Seg6xVarExportSlowKind         = "export_slow_kind"
@@ -694,46 +772,55 @@ type Seg6xProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xMapSpecs struct {
-	ActionStats  *ebpf.MapSpec `ebpf:"action_stats"`
-	CacheGen     *ebpf.MapSpec `ebpf:"cache_gen"`
-	IcmpTat      *ebpf.MapSpec `ebpf:"icmp_tat"`
-	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
-	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
-	Policies     *ebpf.MapSpec `ebpf:"policies"`
-	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
-	PolicyNh     *ebpf.MapSpec `ebpf:"policy_nh"`
-	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
-	PortCache    *ebpf.MapSpec `ebpf:"port_cache"`
-	Ports        *ebpf.MapSpec `ebpf:"ports"`
-	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
-	RouteCache   *ebpf.MapSpec `ebpf:"route_cache"`
-	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
-	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
-	RxFrags      *ebpf.MapSpec `ebpf:"rx_frags"`
-	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
-	SidCache     *ebpf.MapSpec `ebpf:"sid_cache"`
-	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
-	SidPrefixes  *ebpf.MapSpec `ebpf:"sid_prefixes"`
-	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
-	SidSpace     *ebpf.MapSpec `ebpf:"sid_space"`
-	SidStats     *ebpf.MapSpec `ebpf:"sid_stats"`
-	Sids         *ebpf.MapSpec `ebpf:"sids"`
-	SlowPath     *ebpf.MapSpec `ebpf:"slow_path"`
-	TraceConfig  *ebpf.MapSpec `ebpf:"trace_config"`
-	TraceCounts  *ebpf.MapSpec `ebpf:"trace_counts"`
-	TraceProg    *ebpf.MapSpec `ebpf:"trace_prog"`
-	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
-	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
-	TxNoSg       *ebpf.MapSpec `ebpf:"tx_no_sg"`
-	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
-	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
-	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
-	VxEncCache   *ebpf.MapSpec `ebpf:"vx_enc_cache"`
-	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
-	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
-	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
-	VxRx         *ebpf.MapSpec `ebpf:"vx_rx"`
-	VxSeen       *ebpf.MapSpec `ebpf:"vx_seen"`
+	ActionStats       *ebpf.MapSpec `ebpf:"action_stats"`
+	CacheGen          *ebpf.MapSpec `ebpf:"cache_gen"`
+	IcmpTat           *ebpf.MapSpec `ebpf:"icmp_tat"`
+	NhCache           *ebpf.MapSpec `ebpf:"nh_cache"`
+	NhGen             *ebpf.MapSpec `ebpf:"nh_gen"`
+	PluginBinds       *ebpf.MapSpec `ebpf:"plugin_binds"`
+	PluginCfg         *ebpf.MapSpec `ebpf:"plugin_cfg"`
+	PluginCtx         *ebpf.MapSpec `ebpf:"plugin_ctx"`
+	PluginNext        *ebpf.MapSpec `ebpf:"plugin_next"`
+	PluginReasonStats *ebpf.MapSpec `ebpf:"plugin_reason_stats"`
+	PluginSidStats    *ebpf.MapSpec `ebpf:"plugin_sid_stats"`
+	PluginStats       *ebpf.MapSpec `ebpf:"plugin_stats"`
+	PluginTcProgs     *ebpf.MapSpec `ebpf:"plugin_tc_progs"`
+	PluginXdpProgs    *ebpf.MapSpec `ebpf:"plugin_xdp_progs"`
+	Policies          *ebpf.MapSpec `ebpf:"policies"`
+	PolicyGroups      *ebpf.MapSpec `ebpf:"policy_groups"`
+	PolicyNh          *ebpf.MapSpec `ebpf:"policy_nh"`
+	PolicyStats       *ebpf.MapSpec `ebpf:"policy_stats"`
+	PortCache         *ebpf.MapSpec `ebpf:"port_cache"`
+	Ports             *ebpf.MapSpec `ebpf:"ports"`
+	ReasonStats       *ebpf.MapSpec `ebpf:"reason_stats"`
+	RouteCache        *ebpf.MapSpec `ebpf:"route_cache"`
+	Routes4           *ebpf.MapSpec `ebpf:"routes4"`
+	Routes6           *ebpf.MapSpec `ebpf:"routes6"`
+	RxFrags           *ebpf.MapSpec `ebpf:"rx_frags"`
+	Scratch           *ebpf.MapSpec `ebpf:"scratch"`
+	SidCache          *ebpf.MapSpec `ebpf:"sid_cache"`
+	SidConf           *ebpf.MapSpec `ebpf:"sid_conf"`
+	SidPrefixes       *ebpf.MapSpec `ebpf:"sid_prefixes"`
+	SidSources        *ebpf.MapSpec `ebpf:"sid_sources"`
+	SidSpace          *ebpf.MapSpec `ebpf:"sid_space"`
+	SidStats          *ebpf.MapSpec `ebpf:"sid_stats"`
+	Sids              *ebpf.MapSpec `ebpf:"sids"`
+	SlowPath          *ebpf.MapSpec `ebpf:"slow_path"`
+	TraceConfig       *ebpf.MapSpec `ebpf:"trace_config"`
+	TraceCounts       *ebpf.MapSpec `ebpf:"trace_counts"`
+	TraceProg         *ebpf.MapSpec `ebpf:"trace_prog"`
+	TraceRing         *ebpf.MapSpec `ebpf:"trace_ring"`
+	TraceScratch      *ebpf.MapSpec `ebpf:"trace_scratch"`
+	TxNoSg            *ebpf.MapSpec `ebpf:"tx_no_sg"`
+	TxPorts           *ebpf.MapSpec `ebpf:"tx_ports"`
+	VxDecCache        *ebpf.MapSpec `ebpf:"vx_dec_cache"`
+	VxDevs            *ebpf.MapSpec `ebpf:"vx_devs"`
+	VxEncCache        *ebpf.MapSpec `ebpf:"vx_enc_cache"`
+	VxMacs            *ebpf.MapSpec `ebpf:"vx_macs"`
+	VxNh              *ebpf.MapSpec `ebpf:"vx_nh"`
+	VxRemotes         *ebpf.MapSpec `ebpf:"vx_remotes"`
+	VxRx              *ebpf.MapSpec `ebpf:"vx_rx"`
+	VxSeen            *ebpf.MapSpec `ebpf:"vx_seen"`
 }
 
 // Seg6xVariableSpecs contains global variables before they are loaded into the kernel.
@@ -742,10 +829,12 @@ type Seg6xMapSpecs struct {
 type Seg6xVariableSpecs struct {
 	ExportLimits           *ebpf.VariableSpec `ebpf:"export_limits"`
 	ExportMssClamp         *ebpf.VariableSpec `ebpf:"export_mss_clamp"`
+	ExportPluginOutcome    *ebpf.VariableSpec `ebpf:"export_plugin_outcome"`
 	ExportPortFlags        *ebpf.VariableSpec `ebpf:"export_port_flags"`
 	ExportPortVlan         *ebpf.VariableSpec `ebpf:"export_port_vlan"`
 	ExportReason           *ebpf.VariableSpec `ebpf:"export_reason"`
 	ExportRxFragsMode      *ebpf.VariableSpec `ebpf:"export_rx_frags_mode"`
+	ExportSeg6xVerdict     *ebpf.VariableSpec `ebpf:"export_seg6x_verdict"`
 	ExportSidAction        *ebpf.VariableSpec `ebpf:"export_sid_action"`
 	ExportSidFlags         *ebpf.VariableSpec `ebpf:"export_sid_flags"`
 	ExportSlowKind         *ebpf.VariableSpec `ebpf:"export_slow_kind"`
@@ -782,46 +871,55 @@ func (o *Seg6xObjects) Close() error {
 //
 // It can be passed to LoadSeg6xObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xMaps struct {
-	ActionStats  *ebpf.Map `ebpf:"action_stats"`
-	CacheGen     *ebpf.Map `ebpf:"cache_gen"`
-	IcmpTat      *ebpf.Map `ebpf:"icmp_tat"`
-	NhCache      *ebpf.Map `ebpf:"nh_cache"`
-	NhGen        *ebpf.Map `ebpf:"nh_gen"`
-	Policies     *ebpf.Map `ebpf:"policies"`
-	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
-	PolicyNh     *ebpf.Map `ebpf:"policy_nh"`
-	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
-	PortCache    *ebpf.Map `ebpf:"port_cache"`
-	Ports        *ebpf.Map `ebpf:"ports"`
-	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
-	RouteCache   *ebpf.Map `ebpf:"route_cache"`
-	Routes4      *ebpf.Map `ebpf:"routes4"`
-	Routes6      *ebpf.Map `ebpf:"routes6"`
-	RxFrags      *ebpf.Map `ebpf:"rx_frags"`
-	Scratch      *ebpf.Map `ebpf:"scratch"`
-	SidCache     *ebpf.Map `ebpf:"sid_cache"`
-	SidConf      *ebpf.Map `ebpf:"sid_conf"`
-	SidPrefixes  *ebpf.Map `ebpf:"sid_prefixes"`
-	SidSources   *ebpf.Map `ebpf:"sid_sources"`
-	SidSpace     *ebpf.Map `ebpf:"sid_space"`
-	SidStats     *ebpf.Map `ebpf:"sid_stats"`
-	Sids         *ebpf.Map `ebpf:"sids"`
-	SlowPath     *ebpf.Map `ebpf:"slow_path"`
-	TraceConfig  *ebpf.Map `ebpf:"trace_config"`
-	TraceCounts  *ebpf.Map `ebpf:"trace_counts"`
-	TraceProg    *ebpf.Map `ebpf:"trace_prog"`
-	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
-	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
-	TxNoSg       *ebpf.Map `ebpf:"tx_no_sg"`
-	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
-	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
-	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
-	VxEncCache   *ebpf.Map `ebpf:"vx_enc_cache"`
-	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
-	VxNh         *ebpf.Map `ebpf:"vx_nh"`
-	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
-	VxRx         *ebpf.Map `ebpf:"vx_rx"`
-	VxSeen       *ebpf.Map `ebpf:"vx_seen"`
+	ActionStats       *ebpf.Map `ebpf:"action_stats"`
+	CacheGen          *ebpf.Map `ebpf:"cache_gen"`
+	IcmpTat           *ebpf.Map `ebpf:"icmp_tat"`
+	NhCache           *ebpf.Map `ebpf:"nh_cache"`
+	NhGen             *ebpf.Map `ebpf:"nh_gen"`
+	PluginBinds       *ebpf.Map `ebpf:"plugin_binds"`
+	PluginCfg         *ebpf.Map `ebpf:"plugin_cfg"`
+	PluginCtx         *ebpf.Map `ebpf:"plugin_ctx"`
+	PluginNext        *ebpf.Map `ebpf:"plugin_next"`
+	PluginReasonStats *ebpf.Map `ebpf:"plugin_reason_stats"`
+	PluginSidStats    *ebpf.Map `ebpf:"plugin_sid_stats"`
+	PluginStats       *ebpf.Map `ebpf:"plugin_stats"`
+	PluginTcProgs     *ebpf.Map `ebpf:"plugin_tc_progs"`
+	PluginXdpProgs    *ebpf.Map `ebpf:"plugin_xdp_progs"`
+	Policies          *ebpf.Map `ebpf:"policies"`
+	PolicyGroups      *ebpf.Map `ebpf:"policy_groups"`
+	PolicyNh          *ebpf.Map `ebpf:"policy_nh"`
+	PolicyStats       *ebpf.Map `ebpf:"policy_stats"`
+	PortCache         *ebpf.Map `ebpf:"port_cache"`
+	Ports             *ebpf.Map `ebpf:"ports"`
+	ReasonStats       *ebpf.Map `ebpf:"reason_stats"`
+	RouteCache        *ebpf.Map `ebpf:"route_cache"`
+	Routes4           *ebpf.Map `ebpf:"routes4"`
+	Routes6           *ebpf.Map `ebpf:"routes6"`
+	RxFrags           *ebpf.Map `ebpf:"rx_frags"`
+	Scratch           *ebpf.Map `ebpf:"scratch"`
+	SidCache          *ebpf.Map `ebpf:"sid_cache"`
+	SidConf           *ebpf.Map `ebpf:"sid_conf"`
+	SidPrefixes       *ebpf.Map `ebpf:"sid_prefixes"`
+	SidSources        *ebpf.Map `ebpf:"sid_sources"`
+	SidSpace          *ebpf.Map `ebpf:"sid_space"`
+	SidStats          *ebpf.Map `ebpf:"sid_stats"`
+	Sids              *ebpf.Map `ebpf:"sids"`
+	SlowPath          *ebpf.Map `ebpf:"slow_path"`
+	TraceConfig       *ebpf.Map `ebpf:"trace_config"`
+	TraceCounts       *ebpf.Map `ebpf:"trace_counts"`
+	TraceProg         *ebpf.Map `ebpf:"trace_prog"`
+	TraceRing         *ebpf.Map `ebpf:"trace_ring"`
+	TraceScratch      *ebpf.Map `ebpf:"trace_scratch"`
+	TxNoSg            *ebpf.Map `ebpf:"tx_no_sg"`
+	TxPorts           *ebpf.Map `ebpf:"tx_ports"`
+	VxDecCache        *ebpf.Map `ebpf:"vx_dec_cache"`
+	VxDevs            *ebpf.Map `ebpf:"vx_devs"`
+	VxEncCache        *ebpf.Map `ebpf:"vx_enc_cache"`
+	VxMacs            *ebpf.Map `ebpf:"vx_macs"`
+	VxNh              *ebpf.Map `ebpf:"vx_nh"`
+	VxRemotes         *ebpf.Map `ebpf:"vx_remotes"`
+	VxRx              *ebpf.Map `ebpf:"vx_rx"`
+	VxSeen            *ebpf.Map `ebpf:"vx_seen"`
 }
 
 func (m *Seg6xMaps) Close() error {
@@ -831,6 +929,15 @@ func (m *Seg6xMaps) Close() error {
 		m.IcmpTat,
 		m.NhCache,
 		m.NhGen,
+		m.PluginBinds,
+		m.PluginCfg,
+		m.PluginCtx,
+		m.PluginNext,
+		m.PluginReasonStats,
+		m.PluginSidStats,
+		m.PluginStats,
+		m.PluginTcProgs,
+		m.PluginXdpProgs,
 		m.Policies,
 		m.PolicyGroups,
 		m.PolicyNh,
@@ -875,10 +982,12 @@ func (m *Seg6xMaps) Close() error {
 type Seg6xVariables struct {
 	ExportLimits           *ebpf.Variable `ebpf:"export_limits"`
 	ExportMssClamp         *ebpf.Variable `ebpf:"export_mss_clamp"`
+	ExportPluginOutcome    *ebpf.Variable `ebpf:"export_plugin_outcome"`
 	ExportPortFlags        *ebpf.Variable `ebpf:"export_port_flags"`
 	ExportPortVlan         *ebpf.Variable `ebpf:"export_port_vlan"`
 	ExportReason           *ebpf.Variable `ebpf:"export_reason"`
 	ExportRxFragsMode      *ebpf.Variable `ebpf:"export_rx_frags_mode"`
+	ExportSeg6xVerdict     *ebpf.Variable `ebpf:"export_seg6x_verdict"`
 	ExportSidAction        *ebpf.Variable `ebpf:"export_sid_action"`
 	ExportSidFlags         *ebpf.Variable `ebpf:"export_sid_flags"`
 	ExportSlowKind         *ebpf.Variable `ebpf:"export_slow_kind"`

@@ -98,6 +98,11 @@ type Seg6xTcTraceNhSlot struct {
 	}
 }
 
+type Seg6xTcTracePluginBind struct {
+	_        structs.HostLayout
+	Policies [4]uint32
+}
+
 type Seg6xTcTracePolicyGroup struct {
 	_   structs.HostLayout
 	Ids [64]uint32
@@ -163,6 +168,37 @@ type Seg6xTcTraceScratch struct {
 	Buf [4096]uint8
 }
 
+type Seg6xTcTraceSeg6xPluginCfg struct {
+	_     structs.HostLayout
+	Bytes [1024]uint8
+}
+
+type Seg6xTcTraceSeg6xPluginCtx struct {
+	_          structs.HostLayout
+	Abi        uint16
+	Hook       uint8
+	Chain      uint8
+	L3Off      uint16
+	SrhOff     uint16
+	InnerOff   uint16
+	InnerProto uint8
+	Sl         uint8
+	LastEntry  uint8
+	Frags      uint8
+	Vlan       uint16
+	Ifindex    uint32
+	PktLen     uint32
+	SidId      uint32
+	Bind       uint32
+	Table      uint32
+	Plugin     uint16
+	Pad        uint16
+	Sid        [16]uint8
+	OutPolicy  uint32
+	OutReason  uint16
+	OutPad     uint16
+}
+
 type Seg6xTcTraceSidCacheEntry struct {
 	_     structs.HostLayout
 	Gen   uint32
@@ -187,7 +223,7 @@ type Seg6xTcTraceSidEntry struct {
 	Table   uint32
 	LbBytes uint8
 	NfBytes uint8
-	Pad     uint16
+	Plugin  uint16
 	Nh      [16]uint8
 	Policy  uint32
 }
@@ -366,50 +402,59 @@ type Seg6xTcTraceVxRxKey struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	Seg6xTcTraceMapActionStats     = "action_stats"
-	Seg6xTcTraceMapCacheGen        = "cache_gen"
-	Seg6xTcTraceMapIcmpTat         = "icmp_tat"
-	Seg6xTcTraceMapNhCache         = "nh_cache"
-	Seg6xTcTraceMapNhGen           = "nh_gen"
-	Seg6xTcTraceMapPolicies        = "policies"
-	Seg6xTcTraceMapPolicyGroups    = "policy_groups"
-	Seg6xTcTraceMapPolicyNh        = "policy_nh"
-	Seg6xTcTraceMapPolicyStats     = "policy_stats"
-	Seg6xTcTraceMapPortCache       = "port_cache"
-	Seg6xTcTraceMapPorts           = "ports"
-	Seg6xTcTraceMapReasonStats     = "reason_stats"
-	Seg6xTcTraceMapRouteCache      = "route_cache"
-	Seg6xTcTraceMapRoutes4         = "routes4"
-	Seg6xTcTraceMapRoutes6         = "routes6"
-	Seg6xTcTraceMapRxFrags         = "rx_frags"
-	Seg6xTcTraceMapScratch         = "scratch"
-	Seg6xTcTraceMapSidCache        = "sid_cache"
-	Seg6xTcTraceMapSidConf         = "sid_conf"
-	Seg6xTcTraceMapSidPrefixes     = "sid_prefixes"
-	Seg6xTcTraceMapSidSources      = "sid_sources"
-	Seg6xTcTraceMapSidSpace        = "sid_space"
-	Seg6xTcTraceMapSidStats        = "sid_stats"
-	Seg6xTcTraceMapSids            = "sids"
-	Seg6xTcTraceMapSlowPath        = "slow_path"
-	Seg6xTcTraceMapTraceConfig     = "trace_config"
-	Seg6xTcTraceMapTraceCounts     = "trace_counts"
-	Seg6xTcTraceMapTraceProg       = "trace_prog"
-	Seg6xTcTraceMapTraceRing       = "trace_ring"
-	Seg6xTcTraceMapTraceScratch    = "trace_scratch"
-	Seg6xTcTraceMapTxNoSg          = "tx_no_sg"
-	Seg6xTcTraceMapTxPorts         = "tx_ports"
-	Seg6xTcTraceMapVxDecCache      = "vx_dec_cache"
-	Seg6xTcTraceMapVxDevs          = "vx_devs"
-	Seg6xTcTraceMapVxEncCache      = "vx_enc_cache"
-	Seg6xTcTraceMapVxMacs          = "vx_macs"
-	Seg6xTcTraceMapVxNh            = "vx_nh"
-	Seg6xTcTraceMapVxRemotes       = "vx_remotes"
-	Seg6xTcTraceMapVxRx            = "vx_rx"
-	Seg6xTcTraceMapVxSeen          = "vx_seen"
-	Seg6xTcTraceProgSeg6xTcTrace   = "seg6x_tc_trace"
-	Seg6xTcTraceVarDecapTunnelFlag = "decap_tunnel_flag"
-	Seg6xTcTraceVarNhCacheNs       = "nh_cache_ns"
-	Seg6xTcTraceVarTraceExplain    = "trace_explain"
+	Seg6xTcTraceMapActionStats       = "action_stats"
+	Seg6xTcTraceMapCacheGen          = "cache_gen"
+	Seg6xTcTraceMapIcmpTat           = "icmp_tat"
+	Seg6xTcTraceMapNhCache           = "nh_cache"
+	Seg6xTcTraceMapNhGen             = "nh_gen"
+	Seg6xTcTraceMapPluginBinds       = "plugin_binds"
+	Seg6xTcTraceMapPluginCfg         = "plugin_cfg"
+	Seg6xTcTraceMapPluginCtx         = "plugin_ctx"
+	Seg6xTcTraceMapPluginNext        = "plugin_next"
+	Seg6xTcTraceMapPluginReasonStats = "plugin_reason_stats"
+	Seg6xTcTraceMapPluginSidStats    = "plugin_sid_stats"
+	Seg6xTcTraceMapPluginStats       = "plugin_stats"
+	Seg6xTcTraceMapPluginTcProgs     = "plugin_tc_progs"
+	Seg6xTcTraceMapPluginXdpProgs    = "plugin_xdp_progs"
+	Seg6xTcTraceMapPolicies          = "policies"
+	Seg6xTcTraceMapPolicyGroups      = "policy_groups"
+	Seg6xTcTraceMapPolicyNh          = "policy_nh"
+	Seg6xTcTraceMapPolicyStats       = "policy_stats"
+	Seg6xTcTraceMapPortCache         = "port_cache"
+	Seg6xTcTraceMapPorts             = "ports"
+	Seg6xTcTraceMapReasonStats       = "reason_stats"
+	Seg6xTcTraceMapRouteCache        = "route_cache"
+	Seg6xTcTraceMapRoutes4           = "routes4"
+	Seg6xTcTraceMapRoutes6           = "routes6"
+	Seg6xTcTraceMapRxFrags           = "rx_frags"
+	Seg6xTcTraceMapScratch           = "scratch"
+	Seg6xTcTraceMapSidCache          = "sid_cache"
+	Seg6xTcTraceMapSidConf           = "sid_conf"
+	Seg6xTcTraceMapSidPrefixes       = "sid_prefixes"
+	Seg6xTcTraceMapSidSources        = "sid_sources"
+	Seg6xTcTraceMapSidSpace          = "sid_space"
+	Seg6xTcTraceMapSidStats          = "sid_stats"
+	Seg6xTcTraceMapSids              = "sids"
+	Seg6xTcTraceMapSlowPath          = "slow_path"
+	Seg6xTcTraceMapTraceConfig       = "trace_config"
+	Seg6xTcTraceMapTraceCounts       = "trace_counts"
+	Seg6xTcTraceMapTraceProg         = "trace_prog"
+	Seg6xTcTraceMapTraceRing         = "trace_ring"
+	Seg6xTcTraceMapTraceScratch      = "trace_scratch"
+	Seg6xTcTraceMapTxNoSg            = "tx_no_sg"
+	Seg6xTcTraceMapTxPorts           = "tx_ports"
+	Seg6xTcTraceMapVxDecCache        = "vx_dec_cache"
+	Seg6xTcTraceMapVxDevs            = "vx_devs"
+	Seg6xTcTraceMapVxEncCache        = "vx_enc_cache"
+	Seg6xTcTraceMapVxMacs            = "vx_macs"
+	Seg6xTcTraceMapVxNh              = "vx_nh"
+	Seg6xTcTraceMapVxRemotes         = "vx_remotes"
+	Seg6xTcTraceMapVxRx              = "vx_rx"
+	Seg6xTcTraceMapVxSeen            = "vx_seen"
+	Seg6xTcTraceProgSeg6xTcTrace     = "seg6x_tc_trace"
+	Seg6xTcTraceVarDecapTunnelFlag   = "decap_tunnel_flag"
+	Seg6xTcTraceVarNhCacheNs         = "nh_cache_ns"
+	Seg6xTcTraceVarTraceExplain      = "trace_explain"
 )
 
 // LoadSeg6xTcTrace returns the embedded CollectionSpec for Seg6xTcTrace.
@@ -461,46 +506,55 @@ type Seg6xTcTraceProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xTcTraceMapSpecs struct {
-	ActionStats  *ebpf.MapSpec `ebpf:"action_stats"`
-	CacheGen     *ebpf.MapSpec `ebpf:"cache_gen"`
-	IcmpTat      *ebpf.MapSpec `ebpf:"icmp_tat"`
-	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
-	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
-	Policies     *ebpf.MapSpec `ebpf:"policies"`
-	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
-	PolicyNh     *ebpf.MapSpec `ebpf:"policy_nh"`
-	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
-	PortCache    *ebpf.MapSpec `ebpf:"port_cache"`
-	Ports        *ebpf.MapSpec `ebpf:"ports"`
-	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
-	RouteCache   *ebpf.MapSpec `ebpf:"route_cache"`
-	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
-	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
-	RxFrags      *ebpf.MapSpec `ebpf:"rx_frags"`
-	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
-	SidCache     *ebpf.MapSpec `ebpf:"sid_cache"`
-	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
-	SidPrefixes  *ebpf.MapSpec `ebpf:"sid_prefixes"`
-	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
-	SidSpace     *ebpf.MapSpec `ebpf:"sid_space"`
-	SidStats     *ebpf.MapSpec `ebpf:"sid_stats"`
-	Sids         *ebpf.MapSpec `ebpf:"sids"`
-	SlowPath     *ebpf.MapSpec `ebpf:"slow_path"`
-	TraceConfig  *ebpf.MapSpec `ebpf:"trace_config"`
-	TraceCounts  *ebpf.MapSpec `ebpf:"trace_counts"`
-	TraceProg    *ebpf.MapSpec `ebpf:"trace_prog"`
-	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
-	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
-	TxNoSg       *ebpf.MapSpec `ebpf:"tx_no_sg"`
-	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
-	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
-	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
-	VxEncCache   *ebpf.MapSpec `ebpf:"vx_enc_cache"`
-	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
-	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
-	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
-	VxRx         *ebpf.MapSpec `ebpf:"vx_rx"`
-	VxSeen       *ebpf.MapSpec `ebpf:"vx_seen"`
+	ActionStats       *ebpf.MapSpec `ebpf:"action_stats"`
+	CacheGen          *ebpf.MapSpec `ebpf:"cache_gen"`
+	IcmpTat           *ebpf.MapSpec `ebpf:"icmp_tat"`
+	NhCache           *ebpf.MapSpec `ebpf:"nh_cache"`
+	NhGen             *ebpf.MapSpec `ebpf:"nh_gen"`
+	PluginBinds       *ebpf.MapSpec `ebpf:"plugin_binds"`
+	PluginCfg         *ebpf.MapSpec `ebpf:"plugin_cfg"`
+	PluginCtx         *ebpf.MapSpec `ebpf:"plugin_ctx"`
+	PluginNext        *ebpf.MapSpec `ebpf:"plugin_next"`
+	PluginReasonStats *ebpf.MapSpec `ebpf:"plugin_reason_stats"`
+	PluginSidStats    *ebpf.MapSpec `ebpf:"plugin_sid_stats"`
+	PluginStats       *ebpf.MapSpec `ebpf:"plugin_stats"`
+	PluginTcProgs     *ebpf.MapSpec `ebpf:"plugin_tc_progs"`
+	PluginXdpProgs    *ebpf.MapSpec `ebpf:"plugin_xdp_progs"`
+	Policies          *ebpf.MapSpec `ebpf:"policies"`
+	PolicyGroups      *ebpf.MapSpec `ebpf:"policy_groups"`
+	PolicyNh          *ebpf.MapSpec `ebpf:"policy_nh"`
+	PolicyStats       *ebpf.MapSpec `ebpf:"policy_stats"`
+	PortCache         *ebpf.MapSpec `ebpf:"port_cache"`
+	Ports             *ebpf.MapSpec `ebpf:"ports"`
+	ReasonStats       *ebpf.MapSpec `ebpf:"reason_stats"`
+	RouteCache        *ebpf.MapSpec `ebpf:"route_cache"`
+	Routes4           *ebpf.MapSpec `ebpf:"routes4"`
+	Routes6           *ebpf.MapSpec `ebpf:"routes6"`
+	RxFrags           *ebpf.MapSpec `ebpf:"rx_frags"`
+	Scratch           *ebpf.MapSpec `ebpf:"scratch"`
+	SidCache          *ebpf.MapSpec `ebpf:"sid_cache"`
+	SidConf           *ebpf.MapSpec `ebpf:"sid_conf"`
+	SidPrefixes       *ebpf.MapSpec `ebpf:"sid_prefixes"`
+	SidSources        *ebpf.MapSpec `ebpf:"sid_sources"`
+	SidSpace          *ebpf.MapSpec `ebpf:"sid_space"`
+	SidStats          *ebpf.MapSpec `ebpf:"sid_stats"`
+	Sids              *ebpf.MapSpec `ebpf:"sids"`
+	SlowPath          *ebpf.MapSpec `ebpf:"slow_path"`
+	TraceConfig       *ebpf.MapSpec `ebpf:"trace_config"`
+	TraceCounts       *ebpf.MapSpec `ebpf:"trace_counts"`
+	TraceProg         *ebpf.MapSpec `ebpf:"trace_prog"`
+	TraceRing         *ebpf.MapSpec `ebpf:"trace_ring"`
+	TraceScratch      *ebpf.MapSpec `ebpf:"trace_scratch"`
+	TxNoSg            *ebpf.MapSpec `ebpf:"tx_no_sg"`
+	TxPorts           *ebpf.MapSpec `ebpf:"tx_ports"`
+	VxDecCache        *ebpf.MapSpec `ebpf:"vx_dec_cache"`
+	VxDevs            *ebpf.MapSpec `ebpf:"vx_devs"`
+	VxEncCache        *ebpf.MapSpec `ebpf:"vx_enc_cache"`
+	VxMacs            *ebpf.MapSpec `ebpf:"vx_macs"`
+	VxNh              *ebpf.MapSpec `ebpf:"vx_nh"`
+	VxRemotes         *ebpf.MapSpec `ebpf:"vx_remotes"`
+	VxRx              *ebpf.MapSpec `ebpf:"vx_rx"`
+	VxSeen            *ebpf.MapSpec `ebpf:"vx_seen"`
 }
 
 // Seg6xTcTraceVariableSpecs contains global variables before they are loaded into the kernel.
@@ -532,46 +586,55 @@ func (o *Seg6xTcTraceObjects) Close() error {
 //
 // It can be passed to LoadSeg6xTcTraceObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xTcTraceMaps struct {
-	ActionStats  *ebpf.Map `ebpf:"action_stats"`
-	CacheGen     *ebpf.Map `ebpf:"cache_gen"`
-	IcmpTat      *ebpf.Map `ebpf:"icmp_tat"`
-	NhCache      *ebpf.Map `ebpf:"nh_cache"`
-	NhGen        *ebpf.Map `ebpf:"nh_gen"`
-	Policies     *ebpf.Map `ebpf:"policies"`
-	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
-	PolicyNh     *ebpf.Map `ebpf:"policy_nh"`
-	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
-	PortCache    *ebpf.Map `ebpf:"port_cache"`
-	Ports        *ebpf.Map `ebpf:"ports"`
-	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
-	RouteCache   *ebpf.Map `ebpf:"route_cache"`
-	Routes4      *ebpf.Map `ebpf:"routes4"`
-	Routes6      *ebpf.Map `ebpf:"routes6"`
-	RxFrags      *ebpf.Map `ebpf:"rx_frags"`
-	Scratch      *ebpf.Map `ebpf:"scratch"`
-	SidCache     *ebpf.Map `ebpf:"sid_cache"`
-	SidConf      *ebpf.Map `ebpf:"sid_conf"`
-	SidPrefixes  *ebpf.Map `ebpf:"sid_prefixes"`
-	SidSources   *ebpf.Map `ebpf:"sid_sources"`
-	SidSpace     *ebpf.Map `ebpf:"sid_space"`
-	SidStats     *ebpf.Map `ebpf:"sid_stats"`
-	Sids         *ebpf.Map `ebpf:"sids"`
-	SlowPath     *ebpf.Map `ebpf:"slow_path"`
-	TraceConfig  *ebpf.Map `ebpf:"trace_config"`
-	TraceCounts  *ebpf.Map `ebpf:"trace_counts"`
-	TraceProg    *ebpf.Map `ebpf:"trace_prog"`
-	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
-	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
-	TxNoSg       *ebpf.Map `ebpf:"tx_no_sg"`
-	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
-	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
-	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
-	VxEncCache   *ebpf.Map `ebpf:"vx_enc_cache"`
-	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
-	VxNh         *ebpf.Map `ebpf:"vx_nh"`
-	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
-	VxRx         *ebpf.Map `ebpf:"vx_rx"`
-	VxSeen       *ebpf.Map `ebpf:"vx_seen"`
+	ActionStats       *ebpf.Map `ebpf:"action_stats"`
+	CacheGen          *ebpf.Map `ebpf:"cache_gen"`
+	IcmpTat           *ebpf.Map `ebpf:"icmp_tat"`
+	NhCache           *ebpf.Map `ebpf:"nh_cache"`
+	NhGen             *ebpf.Map `ebpf:"nh_gen"`
+	PluginBinds       *ebpf.Map `ebpf:"plugin_binds"`
+	PluginCfg         *ebpf.Map `ebpf:"plugin_cfg"`
+	PluginCtx         *ebpf.Map `ebpf:"plugin_ctx"`
+	PluginNext        *ebpf.Map `ebpf:"plugin_next"`
+	PluginReasonStats *ebpf.Map `ebpf:"plugin_reason_stats"`
+	PluginSidStats    *ebpf.Map `ebpf:"plugin_sid_stats"`
+	PluginStats       *ebpf.Map `ebpf:"plugin_stats"`
+	PluginTcProgs     *ebpf.Map `ebpf:"plugin_tc_progs"`
+	PluginXdpProgs    *ebpf.Map `ebpf:"plugin_xdp_progs"`
+	Policies          *ebpf.Map `ebpf:"policies"`
+	PolicyGroups      *ebpf.Map `ebpf:"policy_groups"`
+	PolicyNh          *ebpf.Map `ebpf:"policy_nh"`
+	PolicyStats       *ebpf.Map `ebpf:"policy_stats"`
+	PortCache         *ebpf.Map `ebpf:"port_cache"`
+	Ports             *ebpf.Map `ebpf:"ports"`
+	ReasonStats       *ebpf.Map `ebpf:"reason_stats"`
+	RouteCache        *ebpf.Map `ebpf:"route_cache"`
+	Routes4           *ebpf.Map `ebpf:"routes4"`
+	Routes6           *ebpf.Map `ebpf:"routes6"`
+	RxFrags           *ebpf.Map `ebpf:"rx_frags"`
+	Scratch           *ebpf.Map `ebpf:"scratch"`
+	SidCache          *ebpf.Map `ebpf:"sid_cache"`
+	SidConf           *ebpf.Map `ebpf:"sid_conf"`
+	SidPrefixes       *ebpf.Map `ebpf:"sid_prefixes"`
+	SidSources        *ebpf.Map `ebpf:"sid_sources"`
+	SidSpace          *ebpf.Map `ebpf:"sid_space"`
+	SidStats          *ebpf.Map `ebpf:"sid_stats"`
+	Sids              *ebpf.Map `ebpf:"sids"`
+	SlowPath          *ebpf.Map `ebpf:"slow_path"`
+	TraceConfig       *ebpf.Map `ebpf:"trace_config"`
+	TraceCounts       *ebpf.Map `ebpf:"trace_counts"`
+	TraceProg         *ebpf.Map `ebpf:"trace_prog"`
+	TraceRing         *ebpf.Map `ebpf:"trace_ring"`
+	TraceScratch      *ebpf.Map `ebpf:"trace_scratch"`
+	TxNoSg            *ebpf.Map `ebpf:"tx_no_sg"`
+	TxPorts           *ebpf.Map `ebpf:"tx_ports"`
+	VxDecCache        *ebpf.Map `ebpf:"vx_dec_cache"`
+	VxDevs            *ebpf.Map `ebpf:"vx_devs"`
+	VxEncCache        *ebpf.Map `ebpf:"vx_enc_cache"`
+	VxMacs            *ebpf.Map `ebpf:"vx_macs"`
+	VxNh              *ebpf.Map `ebpf:"vx_nh"`
+	VxRemotes         *ebpf.Map `ebpf:"vx_remotes"`
+	VxRx              *ebpf.Map `ebpf:"vx_rx"`
+	VxSeen            *ebpf.Map `ebpf:"vx_seen"`
 }
 
 func (m *Seg6xTcTraceMaps) Close() error {
@@ -581,6 +644,15 @@ func (m *Seg6xTcTraceMaps) Close() error {
 		m.IcmpTat,
 		m.NhCache,
 		m.NhGen,
+		m.PluginBinds,
+		m.PluginCfg,
+		m.PluginCtx,
+		m.PluginNext,
+		m.PluginReasonStats,
+		m.PluginSidStats,
+		m.PluginStats,
+		m.PluginTcProgs,
+		m.PluginXdpProgs,
 		m.Policies,
 		m.PolicyGroups,
 		m.PolicyNh,

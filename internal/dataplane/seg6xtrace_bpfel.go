@@ -98,6 +98,11 @@ type Seg6xTraceNhSlot struct {
 	}
 }
 
+type Seg6xTracePluginBind struct {
+	_        structs.HostLayout
+	Policies [4]uint32
+}
+
 type Seg6xTracePolicyGroup struct {
 	_   structs.HostLayout
 	Ids [64]uint32
@@ -163,6 +168,37 @@ type Seg6xTraceScratch struct {
 	Buf [4096]uint8
 }
 
+type Seg6xTraceSeg6xPluginCfg struct {
+	_     structs.HostLayout
+	Bytes [1024]uint8
+}
+
+type Seg6xTraceSeg6xPluginCtx struct {
+	_          structs.HostLayout
+	Abi        uint16
+	Hook       uint8
+	Chain      uint8
+	L3Off      uint16
+	SrhOff     uint16
+	InnerOff   uint16
+	InnerProto uint8
+	Sl         uint8
+	LastEntry  uint8
+	Frags      uint8
+	Vlan       uint16
+	Ifindex    uint32
+	PktLen     uint32
+	SidId      uint32
+	Bind       uint32
+	Table      uint32
+	Plugin     uint16
+	Pad        uint16
+	Sid        [16]uint8
+	OutPolicy  uint32
+	OutReason  uint16
+	OutPad     uint16
+}
+
 type Seg6xTraceSidCacheEntry struct {
 	_     structs.HostLayout
 	Gen   uint32
@@ -187,7 +223,7 @@ type Seg6xTraceSidEntry struct {
 	Table   uint32
 	LbBytes uint8
 	NfBytes uint8
-	Pad     uint16
+	Plugin  uint16
 	Nh      [16]uint8
 	Policy  uint32
 }
@@ -366,52 +402,61 @@ type Seg6xTraceVxRxKey struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	Seg6xTraceMapActionStats    = "action_stats"
-	Seg6xTraceMapCacheGen       = "cache_gen"
-	Seg6xTraceMapIcmpTat        = "icmp_tat"
-	Seg6xTraceMapNhCache        = "nh_cache"
-	Seg6xTraceMapNhGen          = "nh_gen"
-	Seg6xTraceMapPolicies       = "policies"
-	Seg6xTraceMapPolicyGroups   = "policy_groups"
-	Seg6xTraceMapPolicyNh       = "policy_nh"
-	Seg6xTraceMapPolicyStats    = "policy_stats"
-	Seg6xTraceMapPortCache      = "port_cache"
-	Seg6xTraceMapPorts          = "ports"
-	Seg6xTraceMapReasonStats    = "reason_stats"
-	Seg6xTraceMapRouteCache     = "route_cache"
-	Seg6xTraceMapRoutes4        = "routes4"
-	Seg6xTraceMapRoutes6        = "routes6"
-	Seg6xTraceMapRxFrags        = "rx_frags"
-	Seg6xTraceMapScratch        = "scratch"
-	Seg6xTraceMapSidCache       = "sid_cache"
-	Seg6xTraceMapSidConf        = "sid_conf"
-	Seg6xTraceMapSidPrefixes    = "sid_prefixes"
-	Seg6xTraceMapSidSources     = "sid_sources"
-	Seg6xTraceMapSidSpace       = "sid_space"
-	Seg6xTraceMapSidStats       = "sid_stats"
-	Seg6xTraceMapSids           = "sids"
-	Seg6xTraceMapSlowPath       = "slow_path"
-	Seg6xTraceMapTraceConfig    = "trace_config"
-	Seg6xTraceMapTraceCounts    = "trace_counts"
-	Seg6xTraceMapTraceProg      = "trace_prog"
-	Seg6xTraceMapTraceRing      = "trace_ring"
-	Seg6xTraceMapTraceScratch   = "trace_scratch"
-	Seg6xTraceMapTxNoSg         = "tx_no_sg"
-	Seg6xTraceMapTxPorts        = "tx_ports"
-	Seg6xTraceMapVxDecCache     = "vx_dec_cache"
-	Seg6xTraceMapVxDevs         = "vx_devs"
-	Seg6xTraceMapVxEncCache     = "vx_enc_cache"
-	Seg6xTraceMapVxMacs         = "vx_macs"
-	Seg6xTraceMapVxNh           = "vx_nh"
-	Seg6xTraceMapVxRemotes      = "vx_remotes"
-	Seg6xTraceMapVxRx           = "vx_rx"
-	Seg6xTraceMapVxSeen         = "vx_seen"
-	Seg6xTraceProgSeg6xXdpTrace = "seg6x_xdp_trace"
-	Seg6xTraceVarIcmpBurst      = "icmp_burst"
-	Seg6xTraceVarIcmpIntervalNs = "icmp_interval_ns"
-	Seg6xTraceVarNhCacheNs      = "nh_cache_ns"
-	Seg6xTraceVarTraceExplain   = "trace_explain"
-	Seg6xTraceVarVxRefreshNs    = "vx_refresh_ns"
+	Seg6xTraceMapActionStats       = "action_stats"
+	Seg6xTraceMapCacheGen          = "cache_gen"
+	Seg6xTraceMapIcmpTat           = "icmp_tat"
+	Seg6xTraceMapNhCache           = "nh_cache"
+	Seg6xTraceMapNhGen             = "nh_gen"
+	Seg6xTraceMapPluginBinds       = "plugin_binds"
+	Seg6xTraceMapPluginCfg         = "plugin_cfg"
+	Seg6xTraceMapPluginCtx         = "plugin_ctx"
+	Seg6xTraceMapPluginNext        = "plugin_next"
+	Seg6xTraceMapPluginReasonStats = "plugin_reason_stats"
+	Seg6xTraceMapPluginSidStats    = "plugin_sid_stats"
+	Seg6xTraceMapPluginStats       = "plugin_stats"
+	Seg6xTraceMapPluginTcProgs     = "plugin_tc_progs"
+	Seg6xTraceMapPluginXdpProgs    = "plugin_xdp_progs"
+	Seg6xTraceMapPolicies          = "policies"
+	Seg6xTraceMapPolicyGroups      = "policy_groups"
+	Seg6xTraceMapPolicyNh          = "policy_nh"
+	Seg6xTraceMapPolicyStats       = "policy_stats"
+	Seg6xTraceMapPortCache         = "port_cache"
+	Seg6xTraceMapPorts             = "ports"
+	Seg6xTraceMapReasonStats       = "reason_stats"
+	Seg6xTraceMapRouteCache        = "route_cache"
+	Seg6xTraceMapRoutes4           = "routes4"
+	Seg6xTraceMapRoutes6           = "routes6"
+	Seg6xTraceMapRxFrags           = "rx_frags"
+	Seg6xTraceMapScratch           = "scratch"
+	Seg6xTraceMapSidCache          = "sid_cache"
+	Seg6xTraceMapSidConf           = "sid_conf"
+	Seg6xTraceMapSidPrefixes       = "sid_prefixes"
+	Seg6xTraceMapSidSources        = "sid_sources"
+	Seg6xTraceMapSidSpace          = "sid_space"
+	Seg6xTraceMapSidStats          = "sid_stats"
+	Seg6xTraceMapSids              = "sids"
+	Seg6xTraceMapSlowPath          = "slow_path"
+	Seg6xTraceMapTraceConfig       = "trace_config"
+	Seg6xTraceMapTraceCounts       = "trace_counts"
+	Seg6xTraceMapTraceProg         = "trace_prog"
+	Seg6xTraceMapTraceRing         = "trace_ring"
+	Seg6xTraceMapTraceScratch      = "trace_scratch"
+	Seg6xTraceMapTxNoSg            = "tx_no_sg"
+	Seg6xTraceMapTxPorts           = "tx_ports"
+	Seg6xTraceMapVxDecCache        = "vx_dec_cache"
+	Seg6xTraceMapVxDevs            = "vx_devs"
+	Seg6xTraceMapVxEncCache        = "vx_enc_cache"
+	Seg6xTraceMapVxMacs            = "vx_macs"
+	Seg6xTraceMapVxNh              = "vx_nh"
+	Seg6xTraceMapVxRemotes         = "vx_remotes"
+	Seg6xTraceMapVxRx              = "vx_rx"
+	Seg6xTraceMapVxSeen            = "vx_seen"
+	Seg6xTraceProgSeg6xXdpTrace    = "seg6x_xdp_trace"
+	Seg6xTraceVarIcmpBurst         = "icmp_burst"
+	Seg6xTraceVarIcmpIntervalNs    = "icmp_interval_ns"
+	Seg6xTraceVarNhCacheNs         = "nh_cache_ns"
+	Seg6xTraceVarTraceExplain      = "trace_explain"
+	Seg6xTraceVarVxRefreshNs       = "vx_refresh_ns"
 )
 
 // LoadSeg6xTrace returns the embedded CollectionSpec for Seg6xTrace.
@@ -463,46 +508,55 @@ type Seg6xTraceProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xTraceMapSpecs struct {
-	ActionStats  *ebpf.MapSpec `ebpf:"action_stats"`
-	CacheGen     *ebpf.MapSpec `ebpf:"cache_gen"`
-	IcmpTat      *ebpf.MapSpec `ebpf:"icmp_tat"`
-	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
-	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
-	Policies     *ebpf.MapSpec `ebpf:"policies"`
-	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
-	PolicyNh     *ebpf.MapSpec `ebpf:"policy_nh"`
-	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
-	PortCache    *ebpf.MapSpec `ebpf:"port_cache"`
-	Ports        *ebpf.MapSpec `ebpf:"ports"`
-	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
-	RouteCache   *ebpf.MapSpec `ebpf:"route_cache"`
-	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
-	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
-	RxFrags      *ebpf.MapSpec `ebpf:"rx_frags"`
-	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
-	SidCache     *ebpf.MapSpec `ebpf:"sid_cache"`
-	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
-	SidPrefixes  *ebpf.MapSpec `ebpf:"sid_prefixes"`
-	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
-	SidSpace     *ebpf.MapSpec `ebpf:"sid_space"`
-	SidStats     *ebpf.MapSpec `ebpf:"sid_stats"`
-	Sids         *ebpf.MapSpec `ebpf:"sids"`
-	SlowPath     *ebpf.MapSpec `ebpf:"slow_path"`
-	TraceConfig  *ebpf.MapSpec `ebpf:"trace_config"`
-	TraceCounts  *ebpf.MapSpec `ebpf:"trace_counts"`
-	TraceProg    *ebpf.MapSpec `ebpf:"trace_prog"`
-	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
-	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
-	TxNoSg       *ebpf.MapSpec `ebpf:"tx_no_sg"`
-	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
-	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
-	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
-	VxEncCache   *ebpf.MapSpec `ebpf:"vx_enc_cache"`
-	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
-	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
-	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
-	VxRx         *ebpf.MapSpec `ebpf:"vx_rx"`
-	VxSeen       *ebpf.MapSpec `ebpf:"vx_seen"`
+	ActionStats       *ebpf.MapSpec `ebpf:"action_stats"`
+	CacheGen          *ebpf.MapSpec `ebpf:"cache_gen"`
+	IcmpTat           *ebpf.MapSpec `ebpf:"icmp_tat"`
+	NhCache           *ebpf.MapSpec `ebpf:"nh_cache"`
+	NhGen             *ebpf.MapSpec `ebpf:"nh_gen"`
+	PluginBinds       *ebpf.MapSpec `ebpf:"plugin_binds"`
+	PluginCfg         *ebpf.MapSpec `ebpf:"plugin_cfg"`
+	PluginCtx         *ebpf.MapSpec `ebpf:"plugin_ctx"`
+	PluginNext        *ebpf.MapSpec `ebpf:"plugin_next"`
+	PluginReasonStats *ebpf.MapSpec `ebpf:"plugin_reason_stats"`
+	PluginSidStats    *ebpf.MapSpec `ebpf:"plugin_sid_stats"`
+	PluginStats       *ebpf.MapSpec `ebpf:"plugin_stats"`
+	PluginTcProgs     *ebpf.MapSpec `ebpf:"plugin_tc_progs"`
+	PluginXdpProgs    *ebpf.MapSpec `ebpf:"plugin_xdp_progs"`
+	Policies          *ebpf.MapSpec `ebpf:"policies"`
+	PolicyGroups      *ebpf.MapSpec `ebpf:"policy_groups"`
+	PolicyNh          *ebpf.MapSpec `ebpf:"policy_nh"`
+	PolicyStats       *ebpf.MapSpec `ebpf:"policy_stats"`
+	PortCache         *ebpf.MapSpec `ebpf:"port_cache"`
+	Ports             *ebpf.MapSpec `ebpf:"ports"`
+	ReasonStats       *ebpf.MapSpec `ebpf:"reason_stats"`
+	RouteCache        *ebpf.MapSpec `ebpf:"route_cache"`
+	Routes4           *ebpf.MapSpec `ebpf:"routes4"`
+	Routes6           *ebpf.MapSpec `ebpf:"routes6"`
+	RxFrags           *ebpf.MapSpec `ebpf:"rx_frags"`
+	Scratch           *ebpf.MapSpec `ebpf:"scratch"`
+	SidCache          *ebpf.MapSpec `ebpf:"sid_cache"`
+	SidConf           *ebpf.MapSpec `ebpf:"sid_conf"`
+	SidPrefixes       *ebpf.MapSpec `ebpf:"sid_prefixes"`
+	SidSources        *ebpf.MapSpec `ebpf:"sid_sources"`
+	SidSpace          *ebpf.MapSpec `ebpf:"sid_space"`
+	SidStats          *ebpf.MapSpec `ebpf:"sid_stats"`
+	Sids              *ebpf.MapSpec `ebpf:"sids"`
+	SlowPath          *ebpf.MapSpec `ebpf:"slow_path"`
+	TraceConfig       *ebpf.MapSpec `ebpf:"trace_config"`
+	TraceCounts       *ebpf.MapSpec `ebpf:"trace_counts"`
+	TraceProg         *ebpf.MapSpec `ebpf:"trace_prog"`
+	TraceRing         *ebpf.MapSpec `ebpf:"trace_ring"`
+	TraceScratch      *ebpf.MapSpec `ebpf:"trace_scratch"`
+	TxNoSg            *ebpf.MapSpec `ebpf:"tx_no_sg"`
+	TxPorts           *ebpf.MapSpec `ebpf:"tx_ports"`
+	VxDecCache        *ebpf.MapSpec `ebpf:"vx_dec_cache"`
+	VxDevs            *ebpf.MapSpec `ebpf:"vx_devs"`
+	VxEncCache        *ebpf.MapSpec `ebpf:"vx_enc_cache"`
+	VxMacs            *ebpf.MapSpec `ebpf:"vx_macs"`
+	VxNh              *ebpf.MapSpec `ebpf:"vx_nh"`
+	VxRemotes         *ebpf.MapSpec `ebpf:"vx_remotes"`
+	VxRx              *ebpf.MapSpec `ebpf:"vx_rx"`
+	VxSeen            *ebpf.MapSpec `ebpf:"vx_seen"`
 }
 
 // Seg6xTraceVariableSpecs contains global variables before they are loaded into the kernel.
@@ -536,46 +590,55 @@ func (o *Seg6xTraceObjects) Close() error {
 //
 // It can be passed to LoadSeg6xTraceObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xTraceMaps struct {
-	ActionStats  *ebpf.Map `ebpf:"action_stats"`
-	CacheGen     *ebpf.Map `ebpf:"cache_gen"`
-	IcmpTat      *ebpf.Map `ebpf:"icmp_tat"`
-	NhCache      *ebpf.Map `ebpf:"nh_cache"`
-	NhGen        *ebpf.Map `ebpf:"nh_gen"`
-	Policies     *ebpf.Map `ebpf:"policies"`
-	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
-	PolicyNh     *ebpf.Map `ebpf:"policy_nh"`
-	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
-	PortCache    *ebpf.Map `ebpf:"port_cache"`
-	Ports        *ebpf.Map `ebpf:"ports"`
-	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
-	RouteCache   *ebpf.Map `ebpf:"route_cache"`
-	Routes4      *ebpf.Map `ebpf:"routes4"`
-	Routes6      *ebpf.Map `ebpf:"routes6"`
-	RxFrags      *ebpf.Map `ebpf:"rx_frags"`
-	Scratch      *ebpf.Map `ebpf:"scratch"`
-	SidCache     *ebpf.Map `ebpf:"sid_cache"`
-	SidConf      *ebpf.Map `ebpf:"sid_conf"`
-	SidPrefixes  *ebpf.Map `ebpf:"sid_prefixes"`
-	SidSources   *ebpf.Map `ebpf:"sid_sources"`
-	SidSpace     *ebpf.Map `ebpf:"sid_space"`
-	SidStats     *ebpf.Map `ebpf:"sid_stats"`
-	Sids         *ebpf.Map `ebpf:"sids"`
-	SlowPath     *ebpf.Map `ebpf:"slow_path"`
-	TraceConfig  *ebpf.Map `ebpf:"trace_config"`
-	TraceCounts  *ebpf.Map `ebpf:"trace_counts"`
-	TraceProg    *ebpf.Map `ebpf:"trace_prog"`
-	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
-	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
-	TxNoSg       *ebpf.Map `ebpf:"tx_no_sg"`
-	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
-	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
-	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
-	VxEncCache   *ebpf.Map `ebpf:"vx_enc_cache"`
-	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
-	VxNh         *ebpf.Map `ebpf:"vx_nh"`
-	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
-	VxRx         *ebpf.Map `ebpf:"vx_rx"`
-	VxSeen       *ebpf.Map `ebpf:"vx_seen"`
+	ActionStats       *ebpf.Map `ebpf:"action_stats"`
+	CacheGen          *ebpf.Map `ebpf:"cache_gen"`
+	IcmpTat           *ebpf.Map `ebpf:"icmp_tat"`
+	NhCache           *ebpf.Map `ebpf:"nh_cache"`
+	NhGen             *ebpf.Map `ebpf:"nh_gen"`
+	PluginBinds       *ebpf.Map `ebpf:"plugin_binds"`
+	PluginCfg         *ebpf.Map `ebpf:"plugin_cfg"`
+	PluginCtx         *ebpf.Map `ebpf:"plugin_ctx"`
+	PluginNext        *ebpf.Map `ebpf:"plugin_next"`
+	PluginReasonStats *ebpf.Map `ebpf:"plugin_reason_stats"`
+	PluginSidStats    *ebpf.Map `ebpf:"plugin_sid_stats"`
+	PluginStats       *ebpf.Map `ebpf:"plugin_stats"`
+	PluginTcProgs     *ebpf.Map `ebpf:"plugin_tc_progs"`
+	PluginXdpProgs    *ebpf.Map `ebpf:"plugin_xdp_progs"`
+	Policies          *ebpf.Map `ebpf:"policies"`
+	PolicyGroups      *ebpf.Map `ebpf:"policy_groups"`
+	PolicyNh          *ebpf.Map `ebpf:"policy_nh"`
+	PolicyStats       *ebpf.Map `ebpf:"policy_stats"`
+	PortCache         *ebpf.Map `ebpf:"port_cache"`
+	Ports             *ebpf.Map `ebpf:"ports"`
+	ReasonStats       *ebpf.Map `ebpf:"reason_stats"`
+	RouteCache        *ebpf.Map `ebpf:"route_cache"`
+	Routes4           *ebpf.Map `ebpf:"routes4"`
+	Routes6           *ebpf.Map `ebpf:"routes6"`
+	RxFrags           *ebpf.Map `ebpf:"rx_frags"`
+	Scratch           *ebpf.Map `ebpf:"scratch"`
+	SidCache          *ebpf.Map `ebpf:"sid_cache"`
+	SidConf           *ebpf.Map `ebpf:"sid_conf"`
+	SidPrefixes       *ebpf.Map `ebpf:"sid_prefixes"`
+	SidSources        *ebpf.Map `ebpf:"sid_sources"`
+	SidSpace          *ebpf.Map `ebpf:"sid_space"`
+	SidStats          *ebpf.Map `ebpf:"sid_stats"`
+	Sids              *ebpf.Map `ebpf:"sids"`
+	SlowPath          *ebpf.Map `ebpf:"slow_path"`
+	TraceConfig       *ebpf.Map `ebpf:"trace_config"`
+	TraceCounts       *ebpf.Map `ebpf:"trace_counts"`
+	TraceProg         *ebpf.Map `ebpf:"trace_prog"`
+	TraceRing         *ebpf.Map `ebpf:"trace_ring"`
+	TraceScratch      *ebpf.Map `ebpf:"trace_scratch"`
+	TxNoSg            *ebpf.Map `ebpf:"tx_no_sg"`
+	TxPorts           *ebpf.Map `ebpf:"tx_ports"`
+	VxDecCache        *ebpf.Map `ebpf:"vx_dec_cache"`
+	VxDevs            *ebpf.Map `ebpf:"vx_devs"`
+	VxEncCache        *ebpf.Map `ebpf:"vx_enc_cache"`
+	VxMacs            *ebpf.Map `ebpf:"vx_macs"`
+	VxNh              *ebpf.Map `ebpf:"vx_nh"`
+	VxRemotes         *ebpf.Map `ebpf:"vx_remotes"`
+	VxRx              *ebpf.Map `ebpf:"vx_rx"`
+	VxSeen            *ebpf.Map `ebpf:"vx_seen"`
 }
 
 func (m *Seg6xTraceMaps) Close() error {
@@ -585,6 +648,15 @@ func (m *Seg6xTraceMaps) Close() error {
 		m.IcmpTat,
 		m.NhCache,
 		m.NhGen,
+		m.PluginBinds,
+		m.PluginCfg,
+		m.PluginCtx,
+		m.PluginNext,
+		m.PluginReasonStats,
+		m.PluginSidStats,
+		m.PluginStats,
+		m.PluginTcProgs,
+		m.PluginXdpProgs,
 		m.Policies,
 		m.PolicyGroups,
 		m.PolicyNh,

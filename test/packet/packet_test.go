@@ -100,6 +100,12 @@ func TestEveryDropReasonHasAFixture(t *testing.T) {
 		"DROP_MULTIBUF_HEADERS":  "TestJumboHeadersBeyondFirstBuffer (multibuf_test.go)",
 		"DROP_MULTIBUF_EGRESS":   "TestMultiBufToEgressWithoutSG (rxfrags_test.go)",
 		"SLOW_MULTIBUF_SEND":     "TestMultiBufToEgressWithoutSG (rxfrags_test.go)",
+		"DROP_PLUGIN":            "TestPluginVerdictsRefusedAndCounted (plugin_test.go): plugin SIDs",
+		"DROP_PLUGIN_ABORT":      "TestPluginVerdictsRefusedAndCounted, TestPluginEmptySlot (plugin_test.go)",
+		"DROP_PLUGIN_VERDICT":    "TestPluginVerdictsRefusedAndCounted (plugin_test.go)",
+		"DROP_PLUGIN_MALFORMED":  "TestPluginVerdictsRefusedAndCounted (plugin_test.go)",
+		"DROP_PLUGIN_BOUNDARY":   "TestPluginEndStaysInTheFabric (plugin_test.go)",
+		"PASS_PLUGIN":            "TestPluginVerdictsRefusedAndCounted (plugin_test.go)",
 	}
 	for _, r := range dataplane.ReasonTable {
 		if _, ok := elsewhere[r.Name]; ok {

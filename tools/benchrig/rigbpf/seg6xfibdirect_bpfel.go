@@ -98,6 +98,11 @@ type Seg6xFibDirectNhSlot struct {
 	}
 }
 
+type Seg6xFibDirectPluginBind struct {
+	_        structs.HostLayout
+	Policies [4]uint32
+}
+
 type Seg6xFibDirectPolicyGroup struct {
 	_   structs.HostLayout
 	Ids [64]uint32
@@ -163,6 +168,37 @@ type Seg6xFibDirectScratch struct {
 	Buf [4096]uint8
 }
 
+type Seg6xFibDirectSeg6xPluginCfg struct {
+	_     structs.HostLayout
+	Bytes [1024]uint8
+}
+
+type Seg6xFibDirectSeg6xPluginCtx struct {
+	_          structs.HostLayout
+	Abi        uint16
+	Hook       uint8
+	Chain      uint8
+	L3Off      uint16
+	SrhOff     uint16
+	InnerOff   uint16
+	InnerProto uint8
+	Sl         uint8
+	LastEntry  uint8
+	Frags      uint8
+	Vlan       uint16
+	Ifindex    uint32
+	PktLen     uint32
+	SidId      uint32
+	Bind       uint32
+	Table      uint32
+	Plugin     uint16
+	Pad        uint16
+	Sid        [16]uint8
+	OutPolicy  uint32
+	OutReason  uint16
+	OutPad     uint16
+}
+
 type Seg6xFibDirectSidCacheEntry struct {
 	_     structs.HostLayout
 	Gen   uint32
@@ -187,7 +223,7 @@ type Seg6xFibDirectSidEntry struct {
 	Table   uint32
 	LbBytes uint8
 	NfBytes uint8
-	Pad     uint16
+	Plugin  uint16
 	Nh      [16]uint8
 	Policy  uint32
 }
@@ -371,6 +407,15 @@ const (
 	Seg6xFibDirectMapIcmpTat                = "icmp_tat"
 	Seg6xFibDirectMapNhCache                = "nh_cache"
 	Seg6xFibDirectMapNhGen                  = "nh_gen"
+	Seg6xFibDirectMapPluginBinds            = "plugin_binds"
+	Seg6xFibDirectMapPluginCfg              = "plugin_cfg"
+	Seg6xFibDirectMapPluginCtx              = "plugin_ctx"
+	Seg6xFibDirectMapPluginNext             = "plugin_next"
+	Seg6xFibDirectMapPluginReasonStats      = "plugin_reason_stats"
+	Seg6xFibDirectMapPluginSidStats         = "plugin_sid_stats"
+	Seg6xFibDirectMapPluginStats            = "plugin_stats"
+	Seg6xFibDirectMapPluginTcProgs          = "plugin_tc_progs"
+	Seg6xFibDirectMapPluginXdpProgs         = "plugin_xdp_progs"
 	Seg6xFibDirectMapPolicies               = "policies"
 	Seg6xFibDirectMapPolicyGroups           = "policy_groups"
 	Seg6xFibDirectMapPolicyNh               = "policy_nh"
@@ -409,10 +454,12 @@ const (
 	Seg6xFibDirectProgSeg6xXdp              = "seg6x_xdp"
 	Seg6xFibDirectVarExportLimits           = "export_limits"
 	Seg6xFibDirectVarExportMssClamp         = "export_mss_clamp"
+	Seg6xFibDirectVarExportPluginOutcome    = "export_plugin_outcome"
 	Seg6xFibDirectVarExportPortFlags        = "export_port_flags"
 	Seg6xFibDirectVarExportPortVlan         = "export_port_vlan"
 	Seg6xFibDirectVarExportReason           = "export_reason"
 	Seg6xFibDirectVarExportRxFragsMode      = "export_rx_frags_mode"
+	Seg6xFibDirectVarExportSeg6xVerdict     = "export_seg6x_verdict"
 	Seg6xFibDirectVarExportSidAction        = "export_sid_action"
 	Seg6xFibDirectVarExportSidFlags         = "export_sid_flags"
 	Seg6xFibDirectVarExportSlowKind         = "export_slow_kind"
@@ -478,46 +525,55 @@ type Seg6xFibDirectProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type Seg6xFibDirectMapSpecs struct {
-	ActionStats  *ebpf.MapSpec `ebpf:"action_stats"`
-	CacheGen     *ebpf.MapSpec `ebpf:"cache_gen"`
-	IcmpTat      *ebpf.MapSpec `ebpf:"icmp_tat"`
-	NhCache      *ebpf.MapSpec `ebpf:"nh_cache"`
-	NhGen        *ebpf.MapSpec `ebpf:"nh_gen"`
-	Policies     *ebpf.MapSpec `ebpf:"policies"`
-	PolicyGroups *ebpf.MapSpec `ebpf:"policy_groups"`
-	PolicyNh     *ebpf.MapSpec `ebpf:"policy_nh"`
-	PolicyStats  *ebpf.MapSpec `ebpf:"policy_stats"`
-	PortCache    *ebpf.MapSpec `ebpf:"port_cache"`
-	Ports        *ebpf.MapSpec `ebpf:"ports"`
-	ReasonStats  *ebpf.MapSpec `ebpf:"reason_stats"`
-	RouteCache   *ebpf.MapSpec `ebpf:"route_cache"`
-	Routes4      *ebpf.MapSpec `ebpf:"routes4"`
-	Routes6      *ebpf.MapSpec `ebpf:"routes6"`
-	RxFrags      *ebpf.MapSpec `ebpf:"rx_frags"`
-	Scratch      *ebpf.MapSpec `ebpf:"scratch"`
-	SidCache     *ebpf.MapSpec `ebpf:"sid_cache"`
-	SidConf      *ebpf.MapSpec `ebpf:"sid_conf"`
-	SidPrefixes  *ebpf.MapSpec `ebpf:"sid_prefixes"`
-	SidSources   *ebpf.MapSpec `ebpf:"sid_sources"`
-	SidSpace     *ebpf.MapSpec `ebpf:"sid_space"`
-	SidStats     *ebpf.MapSpec `ebpf:"sid_stats"`
-	Sids         *ebpf.MapSpec `ebpf:"sids"`
-	SlowPath     *ebpf.MapSpec `ebpf:"slow_path"`
-	TraceConfig  *ebpf.MapSpec `ebpf:"trace_config"`
-	TraceCounts  *ebpf.MapSpec `ebpf:"trace_counts"`
-	TraceProg    *ebpf.MapSpec `ebpf:"trace_prog"`
-	TraceRing    *ebpf.MapSpec `ebpf:"trace_ring"`
-	TraceScratch *ebpf.MapSpec `ebpf:"trace_scratch"`
-	TxNoSg       *ebpf.MapSpec `ebpf:"tx_no_sg"`
-	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
-	VxDecCache   *ebpf.MapSpec `ebpf:"vx_dec_cache"`
-	VxDevs       *ebpf.MapSpec `ebpf:"vx_devs"`
-	VxEncCache   *ebpf.MapSpec `ebpf:"vx_enc_cache"`
-	VxMacs       *ebpf.MapSpec `ebpf:"vx_macs"`
-	VxNh         *ebpf.MapSpec `ebpf:"vx_nh"`
-	VxRemotes    *ebpf.MapSpec `ebpf:"vx_remotes"`
-	VxRx         *ebpf.MapSpec `ebpf:"vx_rx"`
-	VxSeen       *ebpf.MapSpec `ebpf:"vx_seen"`
+	ActionStats       *ebpf.MapSpec `ebpf:"action_stats"`
+	CacheGen          *ebpf.MapSpec `ebpf:"cache_gen"`
+	IcmpTat           *ebpf.MapSpec `ebpf:"icmp_tat"`
+	NhCache           *ebpf.MapSpec `ebpf:"nh_cache"`
+	NhGen             *ebpf.MapSpec `ebpf:"nh_gen"`
+	PluginBinds       *ebpf.MapSpec `ebpf:"plugin_binds"`
+	PluginCfg         *ebpf.MapSpec `ebpf:"plugin_cfg"`
+	PluginCtx         *ebpf.MapSpec `ebpf:"plugin_ctx"`
+	PluginNext        *ebpf.MapSpec `ebpf:"plugin_next"`
+	PluginReasonStats *ebpf.MapSpec `ebpf:"plugin_reason_stats"`
+	PluginSidStats    *ebpf.MapSpec `ebpf:"plugin_sid_stats"`
+	PluginStats       *ebpf.MapSpec `ebpf:"plugin_stats"`
+	PluginTcProgs     *ebpf.MapSpec `ebpf:"plugin_tc_progs"`
+	PluginXdpProgs    *ebpf.MapSpec `ebpf:"plugin_xdp_progs"`
+	Policies          *ebpf.MapSpec `ebpf:"policies"`
+	PolicyGroups      *ebpf.MapSpec `ebpf:"policy_groups"`
+	PolicyNh          *ebpf.MapSpec `ebpf:"policy_nh"`
+	PolicyStats       *ebpf.MapSpec `ebpf:"policy_stats"`
+	PortCache         *ebpf.MapSpec `ebpf:"port_cache"`
+	Ports             *ebpf.MapSpec `ebpf:"ports"`
+	ReasonStats       *ebpf.MapSpec `ebpf:"reason_stats"`
+	RouteCache        *ebpf.MapSpec `ebpf:"route_cache"`
+	Routes4           *ebpf.MapSpec `ebpf:"routes4"`
+	Routes6           *ebpf.MapSpec `ebpf:"routes6"`
+	RxFrags           *ebpf.MapSpec `ebpf:"rx_frags"`
+	Scratch           *ebpf.MapSpec `ebpf:"scratch"`
+	SidCache          *ebpf.MapSpec `ebpf:"sid_cache"`
+	SidConf           *ebpf.MapSpec `ebpf:"sid_conf"`
+	SidPrefixes       *ebpf.MapSpec `ebpf:"sid_prefixes"`
+	SidSources        *ebpf.MapSpec `ebpf:"sid_sources"`
+	SidSpace          *ebpf.MapSpec `ebpf:"sid_space"`
+	SidStats          *ebpf.MapSpec `ebpf:"sid_stats"`
+	Sids              *ebpf.MapSpec `ebpf:"sids"`
+	SlowPath          *ebpf.MapSpec `ebpf:"slow_path"`
+	TraceConfig       *ebpf.MapSpec `ebpf:"trace_config"`
+	TraceCounts       *ebpf.MapSpec `ebpf:"trace_counts"`
+	TraceProg         *ebpf.MapSpec `ebpf:"trace_prog"`
+	TraceRing         *ebpf.MapSpec `ebpf:"trace_ring"`
+	TraceScratch      *ebpf.MapSpec `ebpf:"trace_scratch"`
+	TxNoSg            *ebpf.MapSpec `ebpf:"tx_no_sg"`
+	TxPorts           *ebpf.MapSpec `ebpf:"tx_ports"`
+	VxDecCache        *ebpf.MapSpec `ebpf:"vx_dec_cache"`
+	VxDevs            *ebpf.MapSpec `ebpf:"vx_devs"`
+	VxEncCache        *ebpf.MapSpec `ebpf:"vx_enc_cache"`
+	VxMacs            *ebpf.MapSpec `ebpf:"vx_macs"`
+	VxNh              *ebpf.MapSpec `ebpf:"vx_nh"`
+	VxRemotes         *ebpf.MapSpec `ebpf:"vx_remotes"`
+	VxRx              *ebpf.MapSpec `ebpf:"vx_rx"`
+	VxSeen            *ebpf.MapSpec `ebpf:"vx_seen"`
 }
 
 // Seg6xFibDirectVariableSpecs contains global variables before they are loaded into the kernel.
@@ -526,10 +582,12 @@ type Seg6xFibDirectMapSpecs struct {
 type Seg6xFibDirectVariableSpecs struct {
 	ExportLimits           *ebpf.VariableSpec `ebpf:"export_limits"`
 	ExportMssClamp         *ebpf.VariableSpec `ebpf:"export_mss_clamp"`
+	ExportPluginOutcome    *ebpf.VariableSpec `ebpf:"export_plugin_outcome"`
 	ExportPortFlags        *ebpf.VariableSpec `ebpf:"export_port_flags"`
 	ExportPortVlan         *ebpf.VariableSpec `ebpf:"export_port_vlan"`
 	ExportReason           *ebpf.VariableSpec `ebpf:"export_reason"`
 	ExportRxFragsMode      *ebpf.VariableSpec `ebpf:"export_rx_frags_mode"`
+	ExportSeg6xVerdict     *ebpf.VariableSpec `ebpf:"export_seg6x_verdict"`
 	ExportSidAction        *ebpf.VariableSpec `ebpf:"export_sid_action"`
 	ExportSidFlags         *ebpf.VariableSpec `ebpf:"export_sid_flags"`
 	ExportSlowKind         *ebpf.VariableSpec `ebpf:"export_slow_kind"`
@@ -566,46 +624,55 @@ func (o *Seg6xFibDirectObjects) Close() error {
 //
 // It can be passed to LoadSeg6xFibDirectObjects or ebpf.CollectionSpec.LoadAndAssign.
 type Seg6xFibDirectMaps struct {
-	ActionStats  *ebpf.Map `ebpf:"action_stats"`
-	CacheGen     *ebpf.Map `ebpf:"cache_gen"`
-	IcmpTat      *ebpf.Map `ebpf:"icmp_tat"`
-	NhCache      *ebpf.Map `ebpf:"nh_cache"`
-	NhGen        *ebpf.Map `ebpf:"nh_gen"`
-	Policies     *ebpf.Map `ebpf:"policies"`
-	PolicyGroups *ebpf.Map `ebpf:"policy_groups"`
-	PolicyNh     *ebpf.Map `ebpf:"policy_nh"`
-	PolicyStats  *ebpf.Map `ebpf:"policy_stats"`
-	PortCache    *ebpf.Map `ebpf:"port_cache"`
-	Ports        *ebpf.Map `ebpf:"ports"`
-	ReasonStats  *ebpf.Map `ebpf:"reason_stats"`
-	RouteCache   *ebpf.Map `ebpf:"route_cache"`
-	Routes4      *ebpf.Map `ebpf:"routes4"`
-	Routes6      *ebpf.Map `ebpf:"routes6"`
-	RxFrags      *ebpf.Map `ebpf:"rx_frags"`
-	Scratch      *ebpf.Map `ebpf:"scratch"`
-	SidCache     *ebpf.Map `ebpf:"sid_cache"`
-	SidConf      *ebpf.Map `ebpf:"sid_conf"`
-	SidPrefixes  *ebpf.Map `ebpf:"sid_prefixes"`
-	SidSources   *ebpf.Map `ebpf:"sid_sources"`
-	SidSpace     *ebpf.Map `ebpf:"sid_space"`
-	SidStats     *ebpf.Map `ebpf:"sid_stats"`
-	Sids         *ebpf.Map `ebpf:"sids"`
-	SlowPath     *ebpf.Map `ebpf:"slow_path"`
-	TraceConfig  *ebpf.Map `ebpf:"trace_config"`
-	TraceCounts  *ebpf.Map `ebpf:"trace_counts"`
-	TraceProg    *ebpf.Map `ebpf:"trace_prog"`
-	TraceRing    *ebpf.Map `ebpf:"trace_ring"`
-	TraceScratch *ebpf.Map `ebpf:"trace_scratch"`
-	TxNoSg       *ebpf.Map `ebpf:"tx_no_sg"`
-	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
-	VxDecCache   *ebpf.Map `ebpf:"vx_dec_cache"`
-	VxDevs       *ebpf.Map `ebpf:"vx_devs"`
-	VxEncCache   *ebpf.Map `ebpf:"vx_enc_cache"`
-	VxMacs       *ebpf.Map `ebpf:"vx_macs"`
-	VxNh         *ebpf.Map `ebpf:"vx_nh"`
-	VxRemotes    *ebpf.Map `ebpf:"vx_remotes"`
-	VxRx         *ebpf.Map `ebpf:"vx_rx"`
-	VxSeen       *ebpf.Map `ebpf:"vx_seen"`
+	ActionStats       *ebpf.Map `ebpf:"action_stats"`
+	CacheGen          *ebpf.Map `ebpf:"cache_gen"`
+	IcmpTat           *ebpf.Map `ebpf:"icmp_tat"`
+	NhCache           *ebpf.Map `ebpf:"nh_cache"`
+	NhGen             *ebpf.Map `ebpf:"nh_gen"`
+	PluginBinds       *ebpf.Map `ebpf:"plugin_binds"`
+	PluginCfg         *ebpf.Map `ebpf:"plugin_cfg"`
+	PluginCtx         *ebpf.Map `ebpf:"plugin_ctx"`
+	PluginNext        *ebpf.Map `ebpf:"plugin_next"`
+	PluginReasonStats *ebpf.Map `ebpf:"plugin_reason_stats"`
+	PluginSidStats    *ebpf.Map `ebpf:"plugin_sid_stats"`
+	PluginStats       *ebpf.Map `ebpf:"plugin_stats"`
+	PluginTcProgs     *ebpf.Map `ebpf:"plugin_tc_progs"`
+	PluginXdpProgs    *ebpf.Map `ebpf:"plugin_xdp_progs"`
+	Policies          *ebpf.Map `ebpf:"policies"`
+	PolicyGroups      *ebpf.Map `ebpf:"policy_groups"`
+	PolicyNh          *ebpf.Map `ebpf:"policy_nh"`
+	PolicyStats       *ebpf.Map `ebpf:"policy_stats"`
+	PortCache         *ebpf.Map `ebpf:"port_cache"`
+	Ports             *ebpf.Map `ebpf:"ports"`
+	ReasonStats       *ebpf.Map `ebpf:"reason_stats"`
+	RouteCache        *ebpf.Map `ebpf:"route_cache"`
+	Routes4           *ebpf.Map `ebpf:"routes4"`
+	Routes6           *ebpf.Map `ebpf:"routes6"`
+	RxFrags           *ebpf.Map `ebpf:"rx_frags"`
+	Scratch           *ebpf.Map `ebpf:"scratch"`
+	SidCache          *ebpf.Map `ebpf:"sid_cache"`
+	SidConf           *ebpf.Map `ebpf:"sid_conf"`
+	SidPrefixes       *ebpf.Map `ebpf:"sid_prefixes"`
+	SidSources        *ebpf.Map `ebpf:"sid_sources"`
+	SidSpace          *ebpf.Map `ebpf:"sid_space"`
+	SidStats          *ebpf.Map `ebpf:"sid_stats"`
+	Sids              *ebpf.Map `ebpf:"sids"`
+	SlowPath          *ebpf.Map `ebpf:"slow_path"`
+	TraceConfig       *ebpf.Map `ebpf:"trace_config"`
+	TraceCounts       *ebpf.Map `ebpf:"trace_counts"`
+	TraceProg         *ebpf.Map `ebpf:"trace_prog"`
+	TraceRing         *ebpf.Map `ebpf:"trace_ring"`
+	TraceScratch      *ebpf.Map `ebpf:"trace_scratch"`
+	TxNoSg            *ebpf.Map `ebpf:"tx_no_sg"`
+	TxPorts           *ebpf.Map `ebpf:"tx_ports"`
+	VxDecCache        *ebpf.Map `ebpf:"vx_dec_cache"`
+	VxDevs            *ebpf.Map `ebpf:"vx_devs"`
+	VxEncCache        *ebpf.Map `ebpf:"vx_enc_cache"`
+	VxMacs            *ebpf.Map `ebpf:"vx_macs"`
+	VxNh              *ebpf.Map `ebpf:"vx_nh"`
+	VxRemotes         *ebpf.Map `ebpf:"vx_remotes"`
+	VxRx              *ebpf.Map `ebpf:"vx_rx"`
+	VxSeen            *ebpf.Map `ebpf:"vx_seen"`
 }
 
 func (m *Seg6xFibDirectMaps) Close() error {
@@ -615,6 +682,15 @@ func (m *Seg6xFibDirectMaps) Close() error {
 		m.IcmpTat,
 		m.NhCache,
 		m.NhGen,
+		m.PluginBinds,
+		m.PluginCfg,
+		m.PluginCtx,
+		m.PluginNext,
+		m.PluginReasonStats,
+		m.PluginSidStats,
+		m.PluginStats,
+		m.PluginTcProgs,
+		m.PluginXdpProgs,
 		m.Policies,
 		m.PolicyGroups,
 		m.PolicyNh,
@@ -659,10 +735,12 @@ func (m *Seg6xFibDirectMaps) Close() error {
 type Seg6xFibDirectVariables struct {
 	ExportLimits           *ebpf.Variable `ebpf:"export_limits"`
 	ExportMssClamp         *ebpf.Variable `ebpf:"export_mss_clamp"`
+	ExportPluginOutcome    *ebpf.Variable `ebpf:"export_plugin_outcome"`
 	ExportPortFlags        *ebpf.Variable `ebpf:"export_port_flags"`
 	ExportPortVlan         *ebpf.Variable `ebpf:"export_port_vlan"`
 	ExportReason           *ebpf.Variable `ebpf:"export_reason"`
 	ExportRxFragsMode      *ebpf.Variable `ebpf:"export_rx_frags_mode"`
+	ExportSeg6xVerdict     *ebpf.Variable `ebpf:"export_seg6x_verdict"`
 	ExportSidAction        *ebpf.Variable `ebpf:"export_sid_action"`
 	ExportSidFlags         *ebpf.Variable `ebpf:"export_sid_flags"`
 	ExportSlowKind         *ebpf.Variable `ebpf:"export_slow_kind"`

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* seg6x_plugin.h: the seg6x plugin SDK, ABI version 1. An operator's SRv6 function, written as its own
+ * BPF object and run on a local SID (`seg6x sid add SID action plugin NAME`). seg6x calls it by tail call
+ * from its pipeline, on XDP and on tc, with the frame as it arrived at the SID and a context
+ * (struct seg6x_plugin_ctx) describing it; the plugin returns a verdict (enum seg6x_verdict) and the
+ * pipeline carries it out, checking the frame again first. A plugin never forwards a packet itself.
+ *
+ *     #include <seg6x/seg6x_plugin.h>
+ *     struct seg6x_plugin_config { __u8 min_ttl; };      // its per-SID settings (BTF names them)
+ *     SEG6X_PLUGIN(ttlgate) { ... return SEG6X_DT46; }     // pkt, pc and cfg are in scope
+ *     char _license[] SEC("license") = "GPL";
+ *
+ * Build: clang -O2 -g -target bpf -I/usr/include/$(dpkg-architecture -qDEB_HOST_MULTIARCH) -c f.c -o f.o
+ * (-g: seg6x reads the config's layout from BTF). docs/plugins.md is the manual.
+ *
+ * The pipeline includes this header too, for the context, the verdicts and the two maps it shares
+ * with plugins (it defines SEG6X_PIPELINE, which leaves out the plugin side). */
+#pragma once
+
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+/* The ABI this header describes. seg6x refuses a plugin built against another one. */
+#define SEG6X_PLUGIN_ABI 1
+
+/* Bytes of per-SID configuration (struct seg6x_plugin_config), and SIDs that may run plugins. */
+#define SEG6X_PLUGIN_CFG_MAX 1024
+#define SEG6X_PLUGIN_BINDS 1024
+
+enum seg6x_hook {
+	SEG6X_HOOK_XDP = 0,
+	SEG6X_HOOK_TC = 1,
+};
+
+/* What the pipeline does with the packet after the plugin. Every other value drops it (counted). */
+enum seg6x_verdict {
+	SEG6X_ABORT = 0, /* the plugin failed: dropped, counted as an abort */
+	SEG6X_DROP = 1,	 /* dropped, counted under the plugin's reason (seg6x_drop) */
+	SEG6X_PASS = 2,	 /* handed to the kernel as it is now */
+	SEG6X_END = 3,	 /* carried on as End (next segment; the fabric only) */
+	SEG6X_DT4 = 4,	 /* decapsulated as End.DT4 into the SID's tenant table */
+	SEG6X_DT6 = 5,	 /* ... as End.DT6 */
+	SEG6X_DT46 = 6,	 /* ... as End.DT46 */
+	SEG6X_ENCAP = 7, /* encapsulated as End.B6.Encaps into the policy out_policy (seg6x_encap), which
+			  * must be one the SID allows */
+};
+
+/* The context of one call: a fresh copy per packet, written by the pipeline before the call. The
+ * plugin may change the frame; nothing else it writes here is read back but out_*. Offsets count from
+ * the first byte of the frame. 64 bytes. */
+struct seg6x_plugin_ctx {
+	__u16 abi;	  /* SEG6X_PLUGIN_ABI */
+	__u8 hook;	  /* enum seg6x_hook */
+	__u8 chain;	  /* local SIDs processed before this one in the same pass */
+	__u16 l3_off;	  /* the outer IPv6 header (after Ethernet and any VLAN tags) */
+	__u16 srh_off;	  /* the SRH, 0: none */
+	__u16 inner_off;  /* the header after the SRH (or after the IPv6 extension headers) */
+	__u8 inner_proto; /* its protocol (4: IPv4, 41: IPv6, 43 never) */
+	__u8 sl;	  /* segments left as received, 0xFF: no SRH */
+	__u8 last_entry;  /* the SRH's last entry (0 without one) */
+	__u8 frags;	  /* the frame has bytes beyond its first buffer: read them with seg6x_load */
+	__u16 vlan;	  /* the ingress VLAN ID, 0: untagged */
+	__u32 ifindex;	  /* the ingress interface */
+	__u32 pkt_len;	  /* the whole frame's length */
+	__u32 sid_id;	  /* the SID's counter index (`seg6x show sids`) */
+	__u32 bind;	  /* the SID's configuration slot (the key of plugin_cfg) */
+	__u32 table;	  /* the SID's tenant table (0: none; DT verdicts are then refused) */
+	__u16 plugin;	  /* the plugin's slot */
+	__u16 pad;
+	__u8 sid[16];	  /* the SID, as the packet's destination address when it arrived */
+	__u32 out_policy; /* SEG6X_ENCAP: the policy id (from the configuration) */
+	__u16 out_reason; /* SEG6X_DROP: the plugin's reason, 1..15 (enum seg6x_plugin_reason) */
+	__u16 out_pad;
+};
+_Static_assert(sizeof(struct seg6x_plugin_ctx) == 64, "seg6x_plugin_ctx is 64 bytes");
+
+/* One SID's configuration bytes: the plugin's struct seg6x_plugin_config, encoded by seg6x from the
+ * SID's settings at the offsets BTF gives. */
+struct seg6x_plugin_cfg {
+	__u8 bytes[SEG6X_PLUGIN_CFG_MAX];
+};
+
+/* The context of the call under way (one per CPU). */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct seg6x_plugin_ctx);
+} plugin_ctx SEC(".maps");
+
+/* Per-SID configurations, by bind; read-only to programs (seg6x writes them). */
+struct {
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SEG6X_PLUGIN_BINDS);
+	__uint(map_flags, BPF_F_RDONLY_PROG);
+	__type(key, __u32);
+	__type(value, struct seg6x_plugin_cfg);
+} plugin_cfg SEC(".maps");
+
+#ifndef SEG6X_PIPELINE
+
+/* The ABI the plugin was built against (seg6x reads it from the object). */
+const volatile __u32 seg6x_plugin_abi = SEG6X_PLUGIN_ABI;
+
+/* The frame: the hook's context. hook is a constant wherever SEG6X_PLUGIN expands, so each helper
+ * below compiles to one hook's helper call. */
+struct seg6x_pkt {
+	void *ctx;
+	__u32 hook;
+};
+
+static __always_inline void *seg6x_data(const struct seg6x_pkt *pkt)
+{
+	if (pkt->hook == SEG6X_HOOK_TC)
+		return (void *)(long)((struct __sk_buff *)pkt->ctx)->data;
+	return (void *)(long)((struct xdp_md *)pkt->ctx)->data;
+}
+
+static __always_inline void *seg6x_data_end(const struct seg6x_pkt *pkt)
+{
+	if (pkt->hook == SEG6X_HOOK_TC)
+		return (void *)(long)((struct __sk_buff *)pkt->ctx)->data_end;
+	return (void *)(long)((struct xdp_md *)pkt->ctx)->data_end;
+}
+
+/* len bytes at off into to (anywhere in the frame, also beyond its first buffer). 0: done. */
+static __always_inline long seg6x_load(const struct seg6x_pkt *pkt, __u32 off, void *to, __u32 len)
+{
+	if (pkt->hook == SEG6X_HOOK_TC)
+		return bpf_skb_load_bytes(pkt->ctx, off, to, len);
+	return bpf_xdp_load_bytes(pkt->ctx, off, to, len);
+}
+
+/* len bytes from from into the frame at off. 0: done. Checksums are the plugin's to fix
+ * (seg6x_csum_replace16). */
+static __always_inline long seg6x_store(const struct seg6x_pkt *pkt, __u32 off, const void *from, __u32 len)
+{
+	if (pkt->hook == SEG6X_HOOK_TC)
+		return bpf_skb_store_bytes(pkt->ctx, off, from, len, 0);
+	return bpf_xdp_store_bytes(pkt->ctx, off, (void *)from, len);
+}
+
+/* A 16-bit checksum after one of the 16-bit words it covers changed from old to new (RFC 1624). */
+static __always_inline __u16 seg6x_csum_replace16(__u16 csum, __u16 old, __u16 new)
+{
+	__u32 s = (__u16)~csum + (__u16)~old + (__u32) new;
+
+	s = (s & 0xFFFF) + (s >> 16);
+	s = (s & 0xFFFF) + (s >> 16);
+	return (__u16)~s;
+}
+
+/* Verdict setters: return seg6x_drop(pc, reason); / return seg6x_encap(pc, policy); */
+static __always_inline int seg6x_drop(struct seg6x_plugin_ctx *pc, __u16 reason)
+{
+	pc->out_reason = reason;
+	return SEG6X_DROP;
+}
+
+static __always_inline int seg6x_encap(struct seg6x_plugin_ctx *pc, __u32 policy)
+{
+	pc->out_policy = policy;
+	return SEG6X_ENCAP;
+}
+
+/* The context and configuration of this call, or nonzero when the call did not come from a seg6x
+ * of this ABI on this hook (the plugin then aborts). */
+static __always_inline int seg6x_plugin_open(const struct seg6x_pkt *pkt, struct seg6x_plugin_ctx **pc,
+					     const void **cfg)
+{
+	__u32 zero = 0, bind;
+
+	*pc = bpf_map_lookup_elem(&plugin_ctx, &zero);
+	if (!*pc || (*pc)->abi != SEG6X_PLUGIN_ABI || (*pc)->hook != pkt->hook)
+		return -1;
+	bind = (*pc)->bind;
+	*cfg = bpf_map_lookup_elem(&plugin_cfg, &bind);
+	return *cfg ? 0 : -1;
+}
+
+#define SEG6X_PLUGIN_ENTRY(name, hookname, sec, ctxtype, hookval)                     \
+	SEC(sec) int name##_##hookname(ctxtype *ctx)                                  \
+	{                                                                             \
+		struct seg6x_pkt pkt = { .ctx = ctx, .hook = hookval };               \
+		struct seg6x_plugin_ctx *pc;                                          \
+		const void *cfg;                                                      \
+                                                                                      \
+		if (seg6x_plugin_open(&pkt, &pc, &cfg))                               \
+			return SEG6X_ABORT;                                           \
+		return name##_run(&pkt, pc, (const struct seg6x_plugin_config *)cfg); \
+	}
+
+/* Declares the plugin name: its body follows as a function of pkt (the frame), pc (the context) and
+ * cfg (this SID's struct seg6x_plugin_config, which the plugin declares before). It is built for both
+ * hooks (name_xdp, name_tc); seg6x loads each into its own pipeline. */
+#define SEG6X_PLUGIN(name)                                                                              \
+	const struct seg6x_plugin_config *const seg6x_plugin_config_btf __attribute__((unused)) = 0;    \
+	_Static_assert(sizeof(struct seg6x_plugin_config) <= SEG6X_PLUGIN_CFG_MAX,                      \
+		       "struct seg6x_plugin_config is larger than SEG6X_PLUGIN_CFG_MAX");               \
+	static __always_inline int name##_run(const struct seg6x_pkt *pkt, struct seg6x_plugin_ctx *pc, \
+					      const struct seg6x_plugin_config *cfg);                   \
+	SEG6X_PLUGIN_ENTRY(name, xdp, "xdp.frags", struct xdp_md, SEG6X_HOOK_XDP)                       \
+	SEG6X_PLUGIN_ENTRY(name, tc, "tc", struct __sk_buff, SEG6X_HOOK_TC)                             \
+	static __always_inline int name##_run(const struct seg6x_pkt *pkt, struct seg6x_plugin_ctx *pc, \
+					      const struct seg6x_plugin_config *cfg)
+
+/* Names the plugin's drop reasons: after `enum seg6x_plugin_reason { low_ttl = 1, ... };`, this line
+ * makes seg6x label its per-reason counters with them (1..15). */
+#define SEG6X_EXPORT_REASONS const enum seg6x_plugin_reason *const seg6x_plugin_reasons_btf __attribute__((unused)) = 0
+
+#endif /* SEG6X_PIPELINE */
