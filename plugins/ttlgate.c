@@ -7,7 +7,7 @@
 #include <seg6x/seg6x_plugin.h>
 
 struct seg6x_plugin_config {
-	__u8 min_ttl; /* inner TTL / hop limit below which packets are dropped */
+	__u8 min_ttl SEG6X_HELP("inner TTL / hop limit below which packets are dropped");
 };
 
 enum seg6x_plugin_reason { low_ttl = 1, not_ip = 2 };

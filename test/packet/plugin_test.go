@@ -57,36 +57,10 @@ func loadPlugin(t *testing.T, src string, slot int) {
 	}
 }
 
-// pluginSID makes addr a plugin SID of slot with configuration cfg in bind: its entry is the one of
-// the fixtures' SID like (its table and VLAN: what DT verdicts use), or a bare one. policies are
-// what ENCAP may name.
+// pluginSID is fixtures.Rig.PluginSID, failing t.
 func pluginSID(t *testing.T, addr, like string, slot uint16, bind uint32, cfg []byte, policies ...uint32) {
 	t.Helper()
-	m := dataplane.MapsOf(rig.Store)
-	var e dataplane.Seg6xSidEntry
-	if like != "" {
-		if err := m.Sids.Lookup(netip.MustParseAddr(like).As16(), &e); err != nil {
-			t.Fatalf("SID %s: %v", like, err)
-		}
-	} else {
-		e.Id = 1
-	}
-	e.Action = uint8(dataplane.Seg6xSidActionSID_PLUGIN)
-	e.Plugin = slot
-	e.Policy = bind
-	e.Flags &= uint8(dataplane.Seg6xSidFlagsSID_F_VLAN)
-	var pb dataplane.Seg6xPluginBind
-	copy(pb.Policies[:], policies)
-	if err := m.PluginBinds.Put(bind, pb); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.PluginCfg.Put(bind, cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Sids.Put(netip.MustParseAddr(addr).As16(), e); err != nil {
-		t.Fatal(err)
-	}
-	if err := dataplane.InvalidateCachedAnswers(m); err != nil {
+	if err := rig.PluginSID(addr, like, slot, bind, cfg, policies...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -94,8 +68,10 @@ func pluginSID(t *testing.T, addr, like string, slot uint16, bind uint32, cfg []
 // toSID is fixture name with its packet's destination (the SID it was sent to) replaced by sid.
 func toSID(t *testing.T, name, sid string) *fixtures.Fixture {
 	t.Helper()
-	f := fixtures.Get(t, name)
-	setDst(t, f.Input, sid)
+	f, err := fixtures.ToSID(fixtures.Get(t, name), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return f
 }
 

@@ -68,7 +68,10 @@ and what the prefix trie adds. With --baseline OBJ, every case also runs another
 median of the rounds' ratios: an A/B of two builds in one process, on the same frames and state.
 The fabric cases (End, decapsulation, ...) arrive on the rig's fabric link, MTU 3500 unless
 --fabric-mtu says otherwise: above 1500 the program reads every frame's whole length there (frames
-may span buffers: one helper call), at 1500 it does not, as on the tenant ports.
+may span buffers: one helper call), at 1500 it does not, as on the tenant ports. The PLUGINS table
+sends a fixture to its built-in SID and to a plugin SID copied from it (tools/bpf/plugin_nop.c, which
+returns the verdict its SID configures, and the tutorial's ttlgate), in 10 paired rounds: the extra
+ns per packet are the tail call into the plugin and the pipeline's checks around it.
 Needs root; builds its own network namespace and removes it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -107,6 +110,14 @@ Needs root; builds its own network namespace and removes it.`,
 				w.Flush()
 			}
 			fmt.Printf("\n%d runs per case, each on a fresh frame; kernel-measured run time per packet. Fabric link MTU %d.\n", runs, m.FabricMTU)
+			if len(m.Plugins) > 0 {
+				fmt.Printf("\nPLUGINS: the same frame to a built-in SID and to a plugin SID copied from it, %d paired rounds\n", benchrig.BaselineRounds)
+				fmt.Fprintf(w, "CASE\tBUILT-IN NS/PKT\tPLUGIN NS/PKT\tEXTRA NS (MEDIAN)\tRATIO\tWHAT\n")
+				for _, r := range m.Plugins {
+					fmt.Fprintf(w, "%s\t%.1f\t%.1f\t%.1f\t%.2fx\t%s\n", r.Case, r.BuiltinNs, r.PluginNs, r.ExtraNs, r.Ratio, r.Description)
+				}
+				w.Flush()
+			}
 			if len(m.Lookups) > 0 {
 				l := m.Lookups[0]
 				fmt.Printf("\nSID LOOKUP: frames returned unchanged, %d runs of the same frame per test run, median of %d rounds;\n", l.Repeat, l.Rounds)

@@ -72,6 +72,9 @@ func RunMicro(runs int, baseline string, fabricMTU int) (Micro, error) {
 	if m.Cases, err = MicroCases(rig, runs, baseline); err != nil {
 		return m, err
 	}
+	if m.Plugins, err = PluginCases(rig, runs); err != nil {
+		return m, err
+	}
 	if m.Lookups, err = SIDLookups(rig, 200000, 7); err != nil {
 		return m, err
 	}
@@ -85,6 +88,7 @@ type Micro struct {
 	// every frame's whole length there (multi-buffer frames are possible), at 1500 it does not.
 	FabricMTU int           `json:"fabric_mtu"`
 	Cases     []MicroResult `json:"cases"`
+	Plugins   []PluginRow   `json:"plugins"`
 	Lookups   []LookupRow   `json:"sid_lookup"`
 	Scale     []ScaleRow    `json:"route_scale"`
 }

@@ -29,6 +29,33 @@
 #define SEG6X_PLUGIN_CFG_MAX 1024
 #define SEG6X_PLUGIN_BINDS 1024
 
+/* Types for struct seg6x_plugin_config's members that seg6x writes from names and addresses (a
+ * SID's settings: key=value); any other member is an integer, an enum (by member name or number), a
+ * struct (key.member=) or an array (key.N=) of these. */
+typedef __be32 seg6x_ipv4_t; /* an IPv4 address, network order: 198.18.1.2 */
+typedef struct {
+	__u8 addr[16];
+} seg6x_ipv6_t; /* an IPv6 address: 2001:db8::1 */
+typedef struct {
+	__be32 addr;
+	__u8 len;
+	__u8 pad[3];
+} seg6x_prefix4_t; /* an IPv4 prefix: 198.18.0.0/15 (addr: its first address, masked) */
+typedef struct {
+	__u8 addr[16];
+	__u8 len;
+	__u8 pad[3];
+} seg6x_prefix6_t; /* an IPv6 prefix: 2001:db8::/32 */
+typedef struct {
+	__u8 addr[6];
+} seg6x_mac_t;		      /* a MAC address: 02:00:00:00:00:01 */
+typedef __be16 seg6x_port_t;  /* a TCP/UDP port, network order: 443 */
+typedef __u32 seg6x_policy_t; /* an SR policy of seg6x, by name: the id SEG6X_ENCAP takes (0: none) */
+typedef __u32 seg6x_tenant_t; /* a tenant of seg6x, by name: its routing table (0: none) */
+
+/* A member's help line for `seg6x plugin show NAME`: __u8 min_ttl SEG6X_HELP("drop below this TTL"); */
+#define SEG6X_HELP(text) __attribute__((btf_decl_tag("seg6x:help=" text)))
+
 enum seg6x_hook {
 	SEG6X_HOOK_XDP = 0,
 	SEG6X_HOOK_TC = 1,
