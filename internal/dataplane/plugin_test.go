@@ -1,8 +1,34 @@
 package dataplane
 
-// plugin_test.go: the loader's ABI constants against the compiled program's maps.
+// plugin_test.go: the plugin ABI as internal/pluginobj states it (constants, the context's layout)
+// against the compiled program's maps and BTF.
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+	"github.com/seg6x/seg6x/internal/pluginobj"
+)
+
+func TestPluginContextLayoutMatchesThePipeline(t *testing.T) {
+	spec, err := LoadSeg6x()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ctx *btf.Struct
+	if err := spec.Types.TypeByName("seg6x_plugin_ctx", &ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Size != pluginobj.ContextBytes || len(ctx.Members) != len(pluginobj.Context) {
+		t.Fatalf("pipeline's seg6x_plugin_ctx: %d bytes, %d members; pluginobj says %d, %d", ctx.Size, len(ctx.Members),
+			pluginobj.ContextBytes, len(pluginobj.Context))
+	}
+	for i, m := range ctx.Members {
+		if w := pluginobj.Context[i]; m.Name != w.Name || uint32(m.Offset) != w.Offset {
+			t.Errorf("member %d: pipeline %s at bit %d, pluginobj %s at bit %d", i, m.Name, m.Offset, w.Name, w.Offset)
+		}
+	}
+}
 
 func TestPluginConstantsMatchTheMaps(t *testing.T) {
 	spec, err := LoadSeg6x()
