@@ -85,7 +85,7 @@ func TestLoadErrorMessage(t *testing.T) {
 		{"tenants:\n  - name: a\n    colour: red\n",
 			"yaml: unmarshal errors:\n  line 3: unknown key colour (a tenant has: gateway, kernel_fallback, mss_clamp, name, ports, table, vpn)"},
 		{"sids:\n  - {sid: \"fc00::1\", action: End, bogus: 1}\n",
-			"yaml: line 2: unknown key bogus (a sid has: action, flavors, lblen, nflen, nh4, nh6, segs, sid, src, table, tenant, vlan)"},
+			"yaml: line 2: unknown key bogus (a sid has: action, config, flavors, lblen, nflen, nh4, nh6, plugin, segs, sid, src, table, tenant, vlan)"},
 		{"tenants:\n  - {name: a, table: abc}\n", "yaml: unmarshal errors:\n  line 2: abc is not an integer from 0 to 4294967295"},
 		{"tenants:\n  - {name: a, ports: [{dev: x, vlan: 70000}]}\n", "yaml: unmarshal errors:\n  line 2: 70000 is not an integer from 0 to 65535"},
 		{"interfaces: {name: x}\n", "yaml: unmarshal errors:\n  line 1: a mapping is not a list of interfaces"},

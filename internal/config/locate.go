@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -40,7 +41,30 @@ func LoadFile(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := readPlugins(&s, path); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return &File{Name: path, Text: b, State: s}, nil
+}
+
+// readPlugins reads each plugin's object file (a relative path is the YAML file's directory's).
+func readPlugins(s *model.State, path string) error {
+	for i := range s.Plugins {
+		p := &s.Plugins[i]
+		if p.File == "" {
+			return fmt.Errorf("plugins[%d] (%s): no file: the plugin's .o file", i, p.Name)
+		}
+		file := p.File
+		if !filepath.IsAbs(file) && path != "-" {
+			file = filepath.Join(filepath.Dir(path), file)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("plugins[%d] (%s): %w", i, p.Name, err)
+		}
+		p.Object = b
+	}
+	return nil
 }
 
 // operationPrefix is how a commit's error names the failing operation.

@@ -55,7 +55,9 @@ func everyField() model.State {
 			{SID: a("fcbb:0:100::"), Bits: 48, Action: "End", Flavors: []string{"next-csid"}, LBLen: 32, NFLen: 16},
 			{SID: a("fc00:1::7"), Action: "End.B6.Encaps", Segs: []netip.Addr{a("fc00:5::1"), a("fc00:6::64")}, Src: a("fc00:1::1"),
 				Policy: 4},
+			{SID: a("fc00:1::d"), Action: "plugin", Plugin: "ttlgate", Tenant: "blue", Config: map[string]string{"min_ttl": "5"}},
 		},
+		Plugins: []model.Plugin{{Name: "ttlgate", File: "/usr/lib/seg6x/plugins/ttlgate.o"}},
 		Policies: []model.Policy{{Name: "east", Mode: model.ModeEncapRed, Src: a("fc00:1::1"), HopLimit: 9, Origin: model.OriginKernel,
 			Lists: []model.SegList{{Segs: []netip.Addr{a("fc00:2::1")}, Weight: 2, Down: true, PolicyID: [2]uint32{3, 4}},
 				{USIDs: &model.USIDList{Block: p("fcbb:0::/32"), NF: 16, IDs: []string{"100"}}, Weight: 1}}}},
@@ -69,7 +71,7 @@ func everyField() model.State {
 }
 
 // resolvedKey matches a key of the fields the model tags yaml:"-" (their JSON names).
-var resolvedKey = regexp.MustCompile(`(?m)^[ -]*(ifindex|id|origin|used_src|egress|tunnel_mtu|service_sid|policy_id):`)
+var resolvedKey = regexp.MustCompile(`(?m)^[ -]*(ifindex|id|origin|used_src|egress|tunnel_mtu|service_sid|policy_id|digest|bind):`)
 
 func TestMarshalRoundTripEveryField(t *testing.T) {
 	in := everyField()

@@ -255,6 +255,11 @@ func (b *BPF) write(t *txn, kind state.StepKind, w state.Writes) error {
 		}
 		return putOrDelete(t, m.Policies, es, kind)
 	case state.SIDWrites:
+		if kind == state.StepPut {
+			if err := writePluginConfigs(m, w); err != nil {
+				return err
+			}
+		}
 		var exact, byPrefix state.SIDWrites
 		for _, e := range w {
 			if e.Key.Bits() == 128 {
@@ -302,6 +307,8 @@ func (b *BPF) write(t *txn, kind state.StepKind, w state.Writes) error {
 		return putOrDelete(t, m.VxRemotes, enc(w, kind, vxRemoteKey, present), kind)
 	case state.VXMACWrites:
 		return putOrDelete(t, m.VxMacs, enc(w, kind, vxMACKey, vxMAC), kind)
+	case state.PluginWrites:
+		return b.writePlugins(t, kind, w)
 	}
 	return fmt.Errorf("writes of unknown table %d", w.Table())
 }

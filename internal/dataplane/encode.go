@@ -71,6 +71,9 @@ func SIDEntry(v state.SIDSpec) Seg6xSidEntry {
 			e.Flags |= uint8(bit)
 		}
 	}
+	if v.Bind != 0 { // a plugin SID: its program slot; policy is its configuration's slot
+		e.Plugin, e.Policy = uint16(v.Plugin), v.Bind
+	}
 	switch {
 	case sd.NH4.IsValid():
 		a := sd.NH4.As4()

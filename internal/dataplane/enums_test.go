@@ -23,8 +23,6 @@ func goCounterparts() map[string]map[string]int64 {
 		b := &model.Behaviors[i]
 		behaviors[b.CName()] = int64(b.Code)
 	}
-	// A plugin SID's code: the SID names a plugin, whose function the data plane runs (plugin.go).
-	behaviors["SID_PLUGIN"] = int64(dataplane.Seg6xSidActionSID_PLUGIN)
 	reasons := map[string]int64{"REASON_NONE": 0, "REASON_SLOW_FIRST": int64(dataplane.ReasonSlowFirst),
 		"REASON_ANSWER_FIRST": int64(dataplane.ReasonAnswerFirst), "REASON_PASS_FIRST": int64(dataplane.ReasonPassFirst),
 		"REASON_MAX": int64(dataplane.ReasonSlots)}

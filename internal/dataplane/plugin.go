@@ -8,10 +8,12 @@ package dataplane
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"path/filepath"
 
 	"github.com/cilium/ebpf"
 	"github.com/seg6x/seg6x/internal/pluginobj"
+	"github.com/seg6x/seg6x/internal/state"
 )
 
 // Plugin ABI facts the data plane's users need (pluginobj has them all).
@@ -128,4 +130,91 @@ func closeMaps(maps map[string]*ebpf.Map) {
 	for _, m := range maps {
 		m.Close()
 	}
+}
+
+// writePlugins runs a put or delete of plugin slots (state.TablePlugins), each undone by loading
+// what the slot held (Old) or emptying it.
+func (b *BPF) writePlugins(t *txn, kind state.StepKind, w state.PluginWrites) error {
+	restore := func(e state.Write[uint32, state.PluginSpec]) func() error {
+		return func() error {
+			if !e.Had {
+				return UnloadPlugin(b.Dir, int(e.Key))
+			}
+			return loadPluginSpec(b.Dir, e.Old, int(e.Key))
+		}
+	}
+	for _, e := range w {
+		desc := fmt.Sprintf("plugin %s (slot %d)", e.Val.Name, e.Key)
+		if kind == state.StepPut {
+			err := t.do(desc, func() error { return loadPluginSpec(b.Dir, e.Val, int(e.Key)) }, restore(e))
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err := t.do("empty "+desc, func() error { return UnloadPlugin(b.Dir, int(e.Key)) }, restore(e)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func loadPluginSpec(dir string, p state.PluginSpec, slot int) error {
+	obj, err := pluginobj.Read(p.Object)
+	if err != nil {
+		return fmt.Errorf("plugin %s: %w", p.Name, err)
+	}
+	if err := LoadPlugin(dir, obj, slot); err != nil {
+		return fmt.Errorf("plugin %s: %w", p.Name, err)
+	}
+	return nil
+}
+
+// writePluginConfigs writes the configuration of every plugin SID of es into its bind, before the
+// SID entries that name them. A bind's bytes never change while a SID entry names it (a new
+// configuration gets a new bind), so nothing is undone here.
+func writePluginConfigs(m *Seg6xMaps, es state.SIDWrites) error {
+	for _, e := range es {
+		v := e.Val
+		if v.Bind == 0 {
+			continue
+		}
+		if v.Bind >= PluginBinds || len(v.Config) > PluginConfigMax {
+			return fmt.Errorf("SID %s: plugin configuration slot %d of %d bytes", e.Key, v.Bind, len(v.Config))
+		}
+		cfg := make([]byte, PluginConfigMax)
+		copy(cfg, v.Config)
+		if err := m.PluginCfg.Put(v.Bind, cfg); err != nil {
+			return fmt.Errorf("SID %s: its plugin configuration: %w", e.Key, err)
+		}
+		if err := m.PluginBinds.Put(v.Bind, Seg6xPluginBind{}); err != nil {
+			return fmt.Errorf("SID %s: its plugin configuration: %w", e.Key, err)
+		}
+	}
+	return nil
+}
+
+// reconcilePlugins loads every plugin of im into its slot (again: loading the same object replaces
+// it in one update), empties the other slots, and writes the plugin SIDs' configurations.
+func (b *BPF) reconcilePlugins(im *state.Image, rep *state.ReconcileReport) error {
+	for slot := 1; slot < PluginSlots; slot++ {
+		p, ok := im.Plugins[uint32(slot)]
+		if !ok {
+			if err := UnloadPlugin(b.Dir, slot); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := loadPluginSpec(b.Dir, p, slot); err != nil {
+			return err
+		}
+		rep.Written++
+	}
+	var es state.SIDWrites
+	for k, v := range im.SIDs {
+		if v.Bind != 0 {
+			es = append(es, state.Write[netip.Prefix, state.SIDSpec]{Key: k, Val: v})
+		}
+	}
+	return writePluginConfigs(b.Maps, es)
 }

@@ -203,6 +203,9 @@ func writeVXLANImage(m imageMaps, im *state.VXImage, rep *state.ReconcileReport)
 // state.Dataplane.
 func (b *BPF) Reconcile(im *state.Image, opts state.ProgramOptions) (*state.ReconcileReport, error) {
 	rep := &state.ReconcileReport{}
+	if err := b.reconcilePlugins(im, rep); err != nil {
+		return rep, err
+	}
 	if err := writeImage(imageMapsOf(b.Maps), im, rep); err != nil {
 		return rep, err
 	}

@@ -22,6 +22,9 @@ const (
 	ParamNH6   Param = "nh6"   // an IPv6 next hop
 	ParamTable Param = "table" // a routing table (or, for a decap behavior, a tenant that names one)
 	ParamSegs  Param = "segs"  // a segment list (and optionally its source): the SR policy of a binding SID
+	// ParamPlugin: a loaded plugin (by name) and its settings; its verdicts may decapsulate into the
+	// SID's table or tenant, which is optional.
+	ParamPlugin Param = "plugin"
 )
 
 // KernelTable says which attribute of the kernel's seg6local route carries a behavior's table.
@@ -80,6 +83,8 @@ var Behaviors = []Behavior{
 		Help: "next segment, then into an SR policy: a new IPv6 header + SRH"},
 	{Name: "End.B6.Encaps.Red", Code: 10, Needs: ParamSegs, PolicyMode: ModeEncapRed,
 		Help: "as End.B6.Encaps, the policy's SRH reduced (H.Encaps.Red)"},
+	{Name: "plugin", Code: 11, Needs: ParamPlugin, Decap: true,
+		Help: "an operator's function (seg6x plugin load) first; its verdict: drop, pass, End, End.DT4/6/46 in the SID's table"},
 }
 
 // Actions lists the behaviors' names, in table order.
@@ -121,7 +126,9 @@ func IsDecap(action string) bool {
 }
 
 // TakesTenant reports whether the behavior's table may be given as a tenant.
-func (b *Behavior) TakesTenant() bool { return b.Decap && b.Needs == ParamTable }
+func (b *Behavior) TakesTenant() bool {
+	return b.Decap && (b.Needs == ParamTable || b.Needs == ParamPlugin)
+}
 
 // CName is the behavior's name in enum sid_action (End.DT46: SID_END_DT46).
 func (b *Behavior) CName() string {
@@ -137,6 +144,8 @@ func (b *Behavior) Synopsis() string {
 		return "table ID"
 	case ParamSegs:
 		return "segs SID[,SID]"
+	case ParamPlugin:
+		return "plugin NAME [KEY=VALUE ...]"
 	}
 	return ""
 }

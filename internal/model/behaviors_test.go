@@ -20,6 +20,8 @@ func withParam(b *Behavior, p Param) SID {
 		sd.Table = 100
 	case ParamSegs:
 		sd.Segs = []netip.Addr{netip.MustParseAddr("fc00:5::1")}
+	case ParamPlugin:
+		sd.Plugin = "fw"
 	}
 	return sd
 }
@@ -54,6 +56,9 @@ func TestBehaviorTableDrivesValidation(t *testing.T) {
 			t.Errorf("%s (decap %t) with a VLAN: %v", b.Name, b.Decap, err)
 		}
 		sd = withParam(b, ParamNone)
+		if b.Needs == ParamPlugin { // its plugin is not optional; its table is
+			sd.Plugin = "fw"
+		}
 		sd.Tenant = "blue"
 		if err := check(sd); (err == nil) != b.TakesTenant() {
 			t.Errorf("%s (takes a tenant: %t) with a tenant: %v", b.Name, b.TakesTenant(), err)

@@ -25,7 +25,9 @@ type State struct {
 	Policies   []Policy    `yaml:"policies,omitempty" json:"policies,omitempty"` // named, weighted (policies.go)
 	Routes     []Route     `yaml:"routes,omitempty" json:"routes"`
 	SIDs       []SID       `yaml:"sids,omitempty" json:"sids"`
-	BGP        *BGP        `yaml:"bgp,omitempty" json:"bgp,omitempty"` // the daemon's BGP speaker (bgp.go)
+	// Plugins are the operators' functions SIDs of action plugin run (plugins.go).
+	Plugins []Plugin `yaml:"plugins,omitempty" json:"plugins,omitempty"`
+	BGP     *BGP     `yaml:"bgp,omitempty" json:"bgp,omitempty"` // the daemon's BGP speaker (bgp.go)
 	// VXLANs are the kernel's VXLAN devices the mirror follows (vxlan.go): shown, never configured here.
 	VXLANs []VXLAN `yaml:"-" json:"vxlans,omitempty"`
 }
@@ -201,6 +203,16 @@ type SID struct {
 	// NFLen is the node function length (see LBLen).
 	NFLen uint8  `yaml:"nflen,omitempty" json:"nflen,omitempty"`
 	ID    uint32 `yaml:"-" json:"id,omitempty"`
+	// Plugin names the loaded plugin a SID of action plugin runs (plugins).
+	Plugin string `yaml:"plugin,omitempty" json:"plugin,omitempty"`
+	// Config holds the plugin's settings for this SID, KEY: VALUE, the keys its struct
+	// seg6x_plugin_config names (`seg6x plugin show NAME`; a member of an array or struct is
+	// "rules.0.dport"). Checked against the plugin when applied.
+	Config map[string]string `yaml:"config,omitempty" json:"config,omitempty"`
+	// Bind is a plugin SID's configuration slot in the data plane, and PluginSlot its plugin's
+	// program slot (both set by the store; a new configuration gets a new bind).
+	Bind       uint32 `yaml:"-" json:"bind,omitempty"`
+	PluginSlot uint32 `yaml:"-" json:"-"`
 	// Policy is the id of a binding SID's policy (shared with routes of the same list), set by the store.
 	Policy uint32 `yaml:"-" json:"policy,omitempty"`
 	Origin Origin `yaml:"-" json:"origin,omitempty"` // the front end that owns it (origins.go)

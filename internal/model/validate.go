@@ -97,6 +97,15 @@ func Validate(s *State) error {
 		}
 		routes[k] = true
 	}
+	plugins := map[string]bool{}
+	for i := range s.Plugins {
+		p := &s.Plugins[i]
+		ValidatePluginName(p, add)
+		if plugins[p.Name] {
+			add(FieldErr(PluginObj(p), "", "defined twice"))
+		}
+		plugins[p.Name] = true
+	}
 	sids := map[string]bool{}
 	for i := range s.SIDs {
 		sd := &s.SIDs[i]
@@ -105,6 +114,9 @@ func Validate(s *State) error {
 		}
 		sids[sd.SID.String()] = true
 		ValidateSID(sd, func(name string) *Tenant { return tenants[name] }, add)
+		if sd.Plugin != "" && !plugins[sd.Plugin] {
+			add(FieldErr(SIDObj(sd), "plugin", "unknown plugin %q (plugins)", sd.Plugin))
+		}
 	}
 	if len(errs) == 0 {
 		return nil
@@ -460,8 +472,16 @@ func ValidateSIDParams(sd *SID, tenant func(string) *Tenant, add func(error)) {
 	switch {
 	case needTable && sd.Table == 0 && sd.Tenant == "":
 		add(FieldErr(obj, "table", "%s needs a routing table (table N or tenant NAME)", sd.Action))
-	case !needTable && sd.Table != 0:
+	case !needTable && b.Needs != ParamPlugin && sd.Table != 0:
 		add(FieldErr(obj, "table", "%s takes no table", sd.Action))
+	}
+	switch {
+	case b.Needs == ParamPlugin && sd.Plugin == "":
+		add(FieldErr(obj, "plugin", "action plugin needs the name of a loaded plugin (seg6x plugin load NAME FILE)"))
+	case b.Needs == ParamPlugin:
+		validatePluginSettings(obj, sd.Config, add)
+	case sd.Plugin != "" || len(sd.Config) > 0:
+		add(FieldErr(obj, "plugin", "%s runs no plugin; only action plugin takes plugin and config", sd.Action))
 	}
 	switch {
 	case b.Needs == ParamSegs:

@@ -56,6 +56,8 @@ type change struct {
 	sids         map[netip.Addr]sidBefore
 	named        map[string]namedBefore
 	vxlans       map[string]vxlanBefore
+	plugins      map[string]pluginBefore
+	newBinds     []uint32 // plugin configuration slots handed out (one a later operation replaced is freed)
 	newPols      []*policy
 	pols         map[*policy]int // policies whose refcount changed: what it was before (rollback restores it)
 	lastPol      *policy         // the policy acquire found or made last (policies leave the map only after a commit)
@@ -144,7 +146,7 @@ func newChange(rt *runtime, ops []Op, diffLimit int) *change {
 	}
 	return &change{rt: rt, ifaces: map[string]ifaceBefore{}, tenants: map[string]*tenantBefore{},
 		routes: map[string]*routeEdits{}, hint: n, swapped: map[string]*swapBefore{}, sids: map[netip.Addr]sidBefore{},
-		named: map[string]namedBefore{}, vxlans: map[string]vxlanBefore{}, pols: map[*policy]int{},
+		named: map[string]namedBefore{}, vxlans: map[string]vxlanBefore{}, plugins: map[string]pluginBefore{}, pols: map[*policy]int{},
 		undo: make([]undoStep, 0, n+8), diffLimit: diffLimit,
 		diff: &model.Diff{Added: make([]string, 0, listed), Changed: []string{}, Removed: []string{}}}
 }

@@ -54,6 +54,7 @@ type ProgramOptions struct {
 //	TableVXRx        VXRxKey                        -> VXDevSpec (the device that decapsulates)               VXRxWrites
 //	TableVXRemotes   VXRemoteKey                    -> struct{} (VTEPs a device takes VXLAN from)             VXRemoteWrites
 //	TableVXMACs      VXMACKey                       -> VXMACSpec                                              VXMACWrites
+//	TablePlugins     uint32 program slot            -> PluginSpec (an operator's function, loaded)           PluginWrites
 //
 // TablePolicies and TableGroups are arrays: a slot is never removed. A PolicyWrites entry whose Old
 // is the zero PolicySpec (Had true) was an empty slot: undo zeroes it.
@@ -73,6 +74,7 @@ const (
 	TableVXRx
 	TableVXRemotes
 	TableVXMACs
+	TablePlugins
 )
 
 // StepKind says what a step does.
@@ -145,6 +147,7 @@ type (
 	VXRxWrites      []Write[VXRxKey, VXDevSpec]
 	VXRemoteWrites  []Write[VXRemoteKey, struct{}]
 	VXMACWrites     []Write[VXMACKey, VXMACSpec]
+	PluginWrites    []Write[uint32, PluginSpec]
 )
 
 func (TxPortWrites) Table() Table    { return TableTxPorts }
@@ -159,6 +162,7 @@ func (VXDevWrites) Table() Table     { return TableVXDevs }
 func (VXRxWrites) Table() Table      { return TableVXRx }
 func (VXRemoteWrites) Table() Table  { return TableVXRemotes }
 func (VXMACWrites) Table() Table     { return TableVXMACs }
+func (PluginWrites) Table() Table    { return TablePlugins }
 
 func (w TxPortWrites) Len() int    { return len(w) }
 func (w SIDSpaceWrites) Len() int  { return len(w) }
@@ -172,6 +176,7 @@ func (w VXDevWrites) Len() int     { return len(w) }
 func (w VXRxWrites) Len() int      { return len(w) }
 func (w VXRemoteWrites) Len() int  { return len(w) }
 func (w VXMACWrites) Len() int     { return len(w) }
+func (w PluginWrites) Len() int    { return len(w) }
 
 func (TxPortWrites) writes()    {}
 func (SIDSpaceWrites) writes()  {}
@@ -185,6 +190,7 @@ func (VXDevWrites) writes()     {}
 func (VXRxWrites) writes()      {}
 func (VXRemoteWrites) writes()  {}
 func (VXMACWrites) writes()     {}
+func (PluginWrites) writes()    {}
 
 // RouteKey is an encap route in one version of a tenant's route table.
 type RouteKey struct {
@@ -243,6 +249,16 @@ type SIDSpec struct {
 	Table uint32 // the routing table of End.T / End.DT* (the SID's own, or its tenant's)
 	// Policy is the SR policy of a binding SID (End.B6.Encaps*), written before the SID (TablePolicies).
 	Policy uint32
+	// A plugin SID's program slot, its configuration slot and the configuration's bytes (written
+	// into the bind before the SID entry names it).
+	Plugin, Bind uint32
+	Config       []byte
+}
+
+// PluginSpec is a plugin in its program slot (TablePlugins): its name, digest and object.
+type PluginSpec struct {
+	Name, Digest string
+	Object       []byte
 }
 
 // VXDevSpec is how a VXLAN device encapsulates, resolved for the fast path (vxlanimage.go).
@@ -317,6 +333,7 @@ type Image struct {
 	Routes     map[RouteKey]uint32
 	Ports      map[PortKey]PortSpec
 	VX         VXImage
+	Plugins    map[uint32]PluginSpec // by program slot
 }
 
 // ReconcileReport says what Reconcile found and did.

@@ -139,6 +139,8 @@ func (f *fakeDP) write(kind StepKind, w Writes, undo *[]func()) {
 		writeTo(tb, kind, w, undo)
 	case VXMACWrites:
 		writeTo(tb, kind, w, undo)
+	case PluginWrites:
+		writeTo(tb, kind, w, undo)
 	default:
 		panic(fmt.Sprintf("fake data plane: writes of table %d", w.Table()))
 	}

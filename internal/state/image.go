@@ -81,10 +81,13 @@ func policySpec(p *policy) PolicySpec {
 }
 
 // sidSpec is sd with its table resolved (a tenant's table through tenantTable).
-func sidSpec(sd model.SID, tenantTable func(string) uint32) SIDSpec {
+func sidSpec(sd model.SID, tenantTable func(string) uint32, pluginCfg map[uint32][]byte) SIDSpec {
 	v := SIDSpec{SID: sd, Table: sd.Table, Policy: sd.Policy}
 	if sd.Tenant != "" {
 		v.Table = tenantTable(sd.Tenant)
+	}
+	if sd.Bind != 0 {
+		v.Plugin, v.Bind, v.Config = sd.PluginSlot, sd.Bind, pluginCfg[sd.Bind]
 	}
 	return v
 }
@@ -130,7 +133,11 @@ func (r *runtime) image() *Image {
 		}
 	}
 	for _, sd := range r.sids {
-		im.SIDs[sd.Prefix()] = sidSpec(sd, r.tenantTable)
+		im.SIDs[sd.Prefix()] = sidSpec(sd, r.tenantTable, r.pluginCfg)
+	}
+	im.Plugins = make(map[uint32]PluginSpec, len(r.plugins))
+	for _, pr := range r.plugins {
+		im.Plugins[pr.slot] = pluginSpec(pr)
 	}
 	return im
 }

@@ -63,6 +63,15 @@ func (r *runtime) changeRecords(c *change, emit func(record)) {
 			emit(record{IfaceDel: name})
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(c.plugins)) { // before the SIDs that run them
+		if pr := r.plugins[name]; pr != nil {
+			if b := c.plugins[name]; !b.had || b.p != pr {
+				emit(pluginRecord(pr))
+			}
+		} else if c.plugins[name].had {
+			emit(record{PluginDel: name})
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(c.vxlans)) {
 		v, ok := r.vxlans[name]
 		switch b := c.vxlans[name]; {

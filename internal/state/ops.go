@@ -29,6 +29,7 @@ type Op struct {
 	BGP          *model.BGP // OpReplace or OpDelete (the whole section)
 	Policy       *model.Policy
 	VXLAN        *model.VXLAN // the kernel mirror's only (vxlan.go)
+	Plugin       *model.Plugin
 }
 
 // RouteSet is one route per prefix, each with every other field of Route (whose Prefix is not used):
@@ -77,7 +78,8 @@ func (s *Store) applyAll(c *change, ops []Op) error {
 func (s *Store) apply(c *change, op Op) error {
 	n := 0
 	for _, set := range []bool{op.Options != nil, op.Domain != nil, op.Interface != nil, op.Tenant != nil, op.Route != nil,
-		op.RouteSet != nil, op.SID != nil, op.TenantRoutes != nil, op.BGP != nil, op.Policy != nil, op.VXLAN != nil} {
+		op.RouteSet != nil, op.SID != nil, op.TenantRoutes != nil, op.BGP != nil, op.Policy != nil, op.VXLAN != nil,
+		op.Plugin != nil} {
 		if set {
 			n++
 		}
@@ -109,6 +111,8 @@ func (s *Store) apply(c *change, op Op) error {
 		return s.applyPolicy(c, op)
 	case op.VXLAN != nil:
 		return s.applyVXLAN(c, op)
+	case op.Plugin != nil:
+		return s.applyPlugin(c, op)
 	default:
 		return s.applyTenantRoutes(c, op)
 	}
@@ -169,6 +173,8 @@ func (s *Store) finish(c *change) error {
 		}
 		model.ValidateSIDParams(&sd, tenant, add)
 	}
+	s.rebindMoved(c, add)
+	s.checkPluginUsers(c, add)
 	if len(errs) == 0 {
 		return nil
 	}

@@ -39,7 +39,16 @@ func (s *Store) applySID(c *change, op Op) error {
 		sd.ID = id
 		c.onUndo(func() { s.rt.sidIDs.release(id, false) })
 	}
-	sd.Policy = 0
+	sd.Policy, sd.Bind, sd.PluginSlot = 0, 0, 0
+	if model.BehaviorNamed(sd.Action).Needs == model.ParamPlugin { // its plugin's slot, its settings encoded
+		var was *model.SID
+		if had {
+			was = &old
+		}
+		if err := s.bindPlugin(c, &sd, was); err != nil {
+			return err
+		}
+	}
 	if b := model.BehaviorNamed(sd.Action); b.Needs == model.ParamSegs { // a binding SID holds its policy
 		p, err := s.acquire(c, bindingPolicy(&sd, b))
 		if err != nil {

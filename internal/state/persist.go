@@ -12,11 +12,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/seg6x/seg6x/internal/model"
+	"github.com/seg6x/seg6x/internal/plugincfg"
 )
 
 type savedTenant struct {
@@ -86,6 +89,21 @@ type record struct {
 	NamedDel  string           `json:"named_del,omitempty"`
 	VXLAN     *model.VXLAN     `json:"vxlan,omitempty"`
 	VXLANDel  string           `json:"vxlan_del,omitempty"`
+	Plugin    *savedPlugin     `json:"plugin,omitempty"`
+	PluginDel string           `json:"plugin_del,omitempty"`
+}
+
+// savedPlugin is what the state file keeps of a plugin: its object is kept beside it, under
+// plugins/<digest>.o in the state directory (keepObject).
+type savedPlugin struct {
+	Name   string `json:"name"`
+	File   string `json:"file,omitempty"`
+	Digest string `json:"digest"`
+	Slot   uint32 `json:"slot"`
+}
+
+func pluginRecord(pr *pluginRT) record {
+	return record{Plugin: &savedPlugin{Name: pr.Name, File: pr.File, Digest: pr.Digest, Slot: pr.slot}}
 }
 
 type journalLine struct {
@@ -170,6 +188,20 @@ func (r *runtime) replay(rec record) error {
 		r.vxlans[rec.VXLAN.Dev] = model.CloneVXLAN(*rec.VXLAN)
 	case rec.VXLANDel != "":
 		delete(r.vxlans, rec.VXLANDel)
+	case rec.Plugin != nil:
+		sp := rec.Plugin
+		b, err := r.objects(sp.Digest)
+		if err != nil {
+			return fmt.Errorf("plugin %s: its object: %w", sp.Name, err)
+		}
+		pr, err := readPlugin(model.Plugin{Name: sp.Name, File: sp.File, Object: b})
+		if err != nil {
+			return err
+		}
+		pr.slot = sp.Slot
+		r.plugins[sp.Name] = pr
+	case rec.PluginDel != "":
+		delete(r.plugins, rec.PluginDel)
 	case rec.Policy != nil:
 		sp := rec.Policy
 		p := &policy{id: sp.ID, inner6: sp.Inner6, mode: sp.Mode, segs: sp.Segs, src: sp.Src, usedSrc: sp.UsedSrc,
@@ -347,6 +379,11 @@ func (r *runtime) records(emit func(record) error) error {
 			}
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(r.plugins)) { // before the SIDs that run them
+		if err := emit(pluginRecord(r.plugins[name])); err != nil {
+			return err
+		}
+	}
 	for _, sd := range r.sids {
 		sd := sd
 		if err := emit(record{SID: &sd}); err != nil {
@@ -368,6 +405,7 @@ func (s *Store) journalPath() string  { return filepath.Join(s.Dir, "state.journ
 // load reads the snapshot and the journal into a fresh runtime.
 func (s *Store) load() error {
 	rt := newRuntime()
+	rt.objects = s.loadObject
 	if f, err := os.Open(s.snapshotPath()); err == nil {
 		err = readLines(f, func(line []byte) error {
 			var rec record
@@ -413,8 +451,38 @@ func (s *Store) load() error {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	if err := rt.rebindPlugins(); err != nil {
+		return err
+	}
 	rt.rebuildPools()
 	s.rt = rt
+	return nil
+}
+
+// rebindPlugins gives every plugin SID its plugin's slot and its configuration's bytes again, after
+// loading (a SID's bind is saved; the bytes are encoded from its settings as when it was applied).
+func (r *runtime) rebindPlugins() error {
+	for addr, sd := range r.sids {
+		if sd.Bind == 0 {
+			continue
+		}
+		pr := r.plugins[sd.Plugin]
+		if pr == nil {
+			return fmt.Errorf("SID %s runs plugin %q, which the saved state does not hold", addr, sd.Plugin)
+		}
+		keys := slices.Sorted(maps.Keys(sd.Config))
+		settings := make([]plugincfg.Setting, 0, len(keys))
+		for _, k := range keys {
+			settings = append(settings, plugincfg.Setting{Key: k, Value: sd.Config[k]})
+		}
+		b, err := pr.schema.Encode(settings, storeNames{r})
+		if err != nil {
+			return fmt.Errorf("SID %s: plugin %s: %w", addr, sd.Plugin, err)
+		}
+		sd.PluginSlot = pr.slot
+		r.sids[addr] = sd
+		r.pluginCfg[sd.Bind] = b
+	}
 	return nil
 }
 
@@ -461,6 +529,16 @@ func (r *runtime) rebuildPools() {
 		used[n.groups[0].id&^model.GroupFlag], used[n.groups[1].id&^model.GroupFlag] = true, true
 	}
 	r.groupIDs.rebuild(used)
+	used = map[uint32]bool{}
+	for _, pr := range r.plugins {
+		used[pr.slot] = true
+	}
+	r.pluginSlots.rebuild(used)
+	used = map[uint32]bool{}
+	for b := range r.pluginCfg {
+		used[b] = true
+	}
+	r.pluginBinds.rebuild(used)
 }
 
 // RemoveSaved deletes the saved state of instance dir (Purge, with the data plane's own part).

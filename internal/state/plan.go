@@ -5,6 +5,8 @@ package state
 // whole route table replaced in one swap.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"maps"
 	"net/netip"
@@ -87,17 +89,33 @@ func (s *Store) Plan(desired *model.State) []Op {
 		}
 		dels = append(dels, Op{Kind: model.OpDelete, Tenant: &model.Tenant{Name: name}})
 	}
+	// Plugins before the SIDs that run them; removed ones after (the SIDs that ran them go first).
+	wantPlugin := map[string]bool{}
+	for i := range desired.Plugins {
+		p := desired.Plugins[i]
+		wantPlugin[p.Name] = true
+		sum := sha256.Sum256(p.Object)
+		if cur := rt.plugins[p.Name]; cur != nil && cur.File == p.File && cur.Digest == hex.EncodeToString(sum[:]) {
+			continue
+		}
+		ops = append(ops, Op{Kind: model.OpReplace, Plugin: &p})
+	}
+	for _, name := range slices.Sorted(maps.Keys(rt.plugins)) {
+		if !wantPlugin[name] {
+			dels = append(dels, Op{Kind: model.OpDelete, Plugin: &model.Plugin{Name: name}})
+		}
+	}
 	wantSID := map[netip.Addr]bool{}
 	for i := range desired.SIDs {
 		sd := desired.SIDs[i]
 		wantSID[sd.SID] = true
 		if cur, ok := rt.sids[sd.SID]; ok {
-			sd.ID, sd.Policy = cur.ID, cur.Policy
+			sd.ID, sd.Policy, sd.Bind = cur.ID, cur.Policy, cur.Bind
 			if model.Same(cur, sd) {
 				continue
 			}
 		}
-		sd.ID, sd.Policy = 0, 0
+		sd.ID, sd.Policy, sd.Bind = 0, 0, 0
 		ops = append(ops, Op{Kind: model.OpReplace, SID: &sd})
 	}
 	for _, addr := range slices.SortedFunc(maps.Keys(rt.sids), netip.Addr.Compare) {
@@ -144,10 +162,14 @@ func (rt *runtime) sameRoutes(cur *tenantRT, want []model.Route) bool {
 	return true
 }
 
-// clone deep-copies a state (through JSON: it is only used on whole desired states).
+// clone deep-copies a state (through JSON: it is only used on whole desired states); plugins keep
+// their objects (which JSON leaves out).
 func clone(st *model.State) model.State {
 	var c model.State
 	b, _ := json.Marshal(st)
 	_ = json.Unmarshal(b, &c)
+	for i := range c.Plugins {
+		c.Plugins[i].Object = st.Plugins[i].Object
+	}
 	return c
 }

@@ -6,11 +6,13 @@ package state
 // plane (idpool.go).
 
 import (
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
 
 	"github.com/seg6x/seg6x/internal/model"
+	"github.com/seg6x/seg6x/internal/pluginobj"
 )
 
 // Limits of the data plane's id spaces and tables (bpf/consts.h); id 0 is never used.
@@ -42,6 +44,13 @@ type runtime struct {
 	groupByID map[uint32]*policy
 	groupIDs  *idPool
 	vxlans    map[string]model.VXLAN // by device (vxlan.go)
+	// Plugins by name (ops_plugin.go), their program slots, and the plugin SIDs' configurations by
+	// bind (a configuration's bytes never change under its bind: a new one gets a new bind).
+	plugins     map[string]*pluginRT
+	pluginSlots *idPool
+	pluginBinds *idPool
+	pluginCfg   map[uint32][]byte
+	objects     func(digest string) ([]byte, error) // a saved plugin object (Store.loadObject)
 }
 
 func newRuntime() *runtime {
@@ -60,6 +69,11 @@ func newRuntime() *runtime {
 		groupByID: map[uint32]*policy{},
 		groupIDs:  newIDPool(model.MaxGroups, "named policy groups (two per policy)"),
 		vxlans:    map[string]model.VXLAN{},
+
+		plugins:     map[string]*pluginRT{},
+		pluginSlots: newIDPool(pluginobj.Slots, "plugins (one slot is kept for a replacement)"),
+		pluginBinds: newIDPool(pluginobj.Binds, "plugin SIDs"),
+		pluginCfg:   map[uint32][]byte{},
 	}
 }
 
@@ -142,6 +156,11 @@ func (r *runtime) state() model.State {
 		s.Policies = append(s.Policies, n.view())
 	}
 	s.VXLANs = r.vxlanList()
+	for _, name := range slices.Sorted(maps.Keys(r.plugins)) {
+		p := r.plugins[name].Plugin
+		p.Object = nil
+		s.Plugins = append(s.Plugins, p)
+	}
 	sortState(&s)
 	return s
 }

@@ -302,6 +302,29 @@ func (s *Store) releaseIDs(c *change) {
 			}
 		}
 	}
+	for name, b := range c.plugins {
+		if now := rt.plugins[name]; b.had && (now == nil || now.slot != b.p.slot) {
+			rt.pluginSlots.release(b.p.slot, true)
+		}
+	}
+	inUse := map[uint32]bool{}
+	for addr := range c.sids {
+		if sd, ok := rt.sids[addr]; ok && sd.Bind != 0 {
+			inUse[sd.Bind] = true
+		}
+	}
+	for _, b := range c.sids {
+		if b.had && b.sid.Bind != 0 && !inUse[b.sid.Bind] {
+			delete(rt.pluginCfg, b.sid.Bind)
+			rt.pluginBinds.release(b.sid.Bind, true)
+		}
+	}
+	for _, bind := range c.newBinds { // handed out, then replaced within the same commit
+		if !inUse[bind] {
+			delete(rt.pluginCfg, bind)
+			rt.pluginBinds.release(bind, false)
+		}
+	}
 	for name, b := range c.named {
 		if b.had && rt.named[name] == nil {
 			rt.groupIDs.release(b.gids[0], true)

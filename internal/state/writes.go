@@ -84,6 +84,10 @@ func (s *Store) steps(c *change) []Step {
 		}
 	}
 
+	// 0. Plugins into their new slots, before any SID names them (their old slots empty in step 7).
+	pluginPut, pluginDel := pluginWrites(c, rt)
+	add(put(pluginPut))
+
 	// 1. Redirect targets, and the domain's prefixes being added.
 	var txPut, txDel TxPortWrites
 	for name, b := range c.ifaces {
@@ -132,7 +136,7 @@ func (s *Store) steps(c *change) []Step {
 		e := Write[netip.Prefix, SIDSpec]{Key: b.sid.Prefix(), Had: b.had}
 		var old SIDSpec
 		if b.had {
-			old = sidSpec(b.sid, func(name string) uint32 { return c.tenantTableBefore(rt, name) })
+			old = sidSpec(b.sid, func(name string) uint32 { return c.tenantTableBefore(rt, name) }, rt.pluginCfg)
 			e.Old = old
 		}
 		if has && b.had && sd.Prefix() != b.sid.Prefix() {
@@ -146,7 +150,7 @@ func (s *Store) steps(c *change) []Step {
 			continue
 		}
 		e.Key = sd.Prefix()
-		v := sidSpec(sd, rt.tenantTable)
+		v := sidSpec(sd, rt.tenantTable, rt.pluginCfg)
 		e.Val = v
 		if b.had && sameSIDSpec(v, old) {
 			continue
@@ -271,6 +275,7 @@ func (s *Store) steps(c *change) []Step {
 		}
 		add(Step{Kind: StepDetach, Iface: b.it})
 	}
+	add(del(pluginDel))
 	add(del(txDel))
 	if len(txDel) > 0 {
 		// An egress interface left the redirect map: no cached next hop may name it any more.
@@ -279,10 +284,29 @@ func (s *Store) steps(c *change) []Step {
 	return out
 }
 
+// pluginWrites are the plugins change c loaded (into new slots) and the slots it emptied (of plugins
+// replaced or removed).
+func pluginWrites(c *change, rt *runtime) (puts, dels PluginWrites) {
+	for name, b := range c.plugins {
+		now := rt.plugins[name]
+		if now != nil && (!b.had || b.p.slot != now.slot) {
+			puts = append(puts, Write[uint32, PluginSpec]{Key: now.slot, Val: pluginSpec(now)})
+		}
+		if b.had && (now == nil || b.p.slot != now.slot) {
+			dels = append(dels, Write[uint32, PluginSpec]{Key: b.p.slot, Old: pluginSpec(b.p), Had: true})
+		}
+	}
+	return puts, dels
+}
+
+func pluginSpec(pr *pluginRT) PluginSpec {
+	return PluginSpec{Name: pr.Name, Digest: pr.Digest, Object: pr.Object}
+}
+
 // sameSIDSpec: a and b make the same data plane entry.
 func sameSIDSpec(a, b SIDSpec) bool {
 	x, y := a.SID, b.SID
-	return a.Table == b.Table && a.Policy == b.Policy && x.ID == y.ID && x.Action == y.Action && x.NH4 == y.NH4 && x.NH6 == y.NH6 && x.VLAN == y.VLAN &&
+	return a.Table == b.Table && a.Policy == b.Policy && a.Plugin == b.Plugin && a.Bind == b.Bind && x.ID == y.ID && x.Action == y.Action && x.NH4 == y.NH4 && x.NH6 == y.NH6 && x.VLAN == y.VLAN &&
 		x.Prefix() == y.Prefix() && slices.Equal(x.Flavors, y.Flavors) && x.LBLen == y.LBLen && x.NFLen == y.NFLen
 }
 

@@ -18,6 +18,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
+	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/fixtures"
 	"github.com/seg6x/seg6x/tools/testsupport"
 )
@@ -336,4 +338,42 @@ func TestPluginLoaderRefuses(t *testing.T) {
 	}
 	// The slot still runs the function it had.
 	bothHooks(t, toSID(t, "end", "fc00:1::8:1"), "XDP_PASS", "PASS_PLUGIN", nil)
+}
+
+// Through the store, as every front end goes: a plugin loaded, a SID that runs it with its settings,
+// the settings changed, the plugin replaced by another object, both removed; each step's packet as
+// the SID's settings say.
+func TestPluginThroughTheStore(t *testing.T) {
+	gate := testsupport.BuildPlugin(t, "../../plugins/ttlgate.c")
+	verdicts := testsupport.BuildPlugin(t, "testdata/plugins/verdicts.c")
+	sid := netip.MustParseAddr("fc00:1::a:1")
+	commit := func(ops ...state.Op) {
+		t.Helper()
+		if _, err := rig.Store.Commit(ops, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sidOp := func(cfg map[string]string) state.Op {
+		return state.Op{Kind: model.OpReplace, SID: &model.SID{SID: sid, Action: "plugin", Plugin: "gate", Tenant: "blue", Config: cfg}}
+	}
+	commit(state.Op{Kind: model.OpReplace, Plugin: &model.Plugin{Name: "gate", File: "ttlgate.o", Object: gate}},
+		sidOp(map[string]string{"min_ttl": "5"}))
+	t.Cleanup(func() {
+		commit(state.Op{Kind: model.OpDelete, SID: &model.SID{SID: sid}}, state.Op{Kind: model.OpDelete, Plugin: &model.Plugin{Name: "gate"}})
+	})
+	f := toSID(t, "end_dt46_v4", sid.String())
+	bothHooks(t, f, f.Action, f.Reason, f.Output)
+
+	commit(sidOp(map[string]string{"min_ttl": "255"}))
+	bothHooks(t, toSID(t, "end_dt46_v4", sid.String()), "XDP_DROP", "DROP_PLUGIN", nil)
+
+	// Another object under the same name: the SID's settings must fit its layout.
+	if _, err := rig.Store.Commit([]state.Op{{Kind: model.OpReplace, Plugin: &model.Plugin{Name: "gate", File: "verdicts.o", Object: verdicts}}}, false); err == nil ||
+		!strings.Contains(err.Error(), "min_ttl") {
+		t.Fatalf("replacing with a plugin whose settings differ: %v", err)
+	}
+	bothHooks(t, toSID(t, "end_dt46_v4", sid.String()), "XDP_DROP", "DROP_PLUGIN", nil) // unchanged
+	commit(state.Op{Kind: model.OpReplace, Plugin: &model.Plugin{Name: "gate", File: "verdicts.o", Object: verdicts}},
+		sidOp(map[string]string{"verdict": "2"}))
+	bothHooks(t, toSID(t, "end_dt46_v4", sid.String()), "XDP_PASS", "PASS_PLUGIN", nil)
 }

@@ -55,6 +55,8 @@ typedef __u32 seg6x_tenant_t; /* a tenant of seg6x, by name: its routing table (
 
 /* A member's help line for `seg6x plugin show NAME`: __u8 min_ttl SEG6X_HELP("drop below this TTL"); */
 #define SEG6X_HELP(text) __attribute__((btf_decl_tag("seg6x:help=" text)))
+/* A member every SID must set (seg6x refuses a SID without it): __u16 port SEG6X_REQUIRED; */
+#define SEG6X_REQUIRED __attribute__((btf_decl_tag("seg6x:required")))
 
 enum seg6x_hook {
 	SEG6X_HOOK_XDP = 0,

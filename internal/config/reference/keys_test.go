@@ -34,6 +34,8 @@ func samples(t *testing.T, words string) (good, bad []any) {
 		return []any{-1, 1}, []any{"x", 1.5}
 	case words == "a mapping":
 		return []any{map[string]any{}}, []any{"x"}
+	case words == "a mapping of names to strings":
+		return []any{map[string]any{"k": "v"}}, []any{"x", []any{"x"}}
 	case strings.HasPrefix(words, "an integer from "):
 		var lo, hi int64
 		if _, err := fmt.Sscanf(words, "an integer from %d to %d", &lo, &hi); err != nil {
