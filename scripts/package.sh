@@ -62,6 +62,14 @@ install_tree() {
 	chmod 0644 "$d$p/share/bash-completion/completions/seg6x" "$zsh/_seg6x" \
 		"$d$p/share/fish/vendor_completions.d/seg6x.fish"
 
+	# The plugin SDK's header (for operators' own plugins: #include <seg6x/seg6x_plugin.h>), the shipped
+	# plugins as built by make plugins, and their sources as worked examples beside the docs.
+	install -d -m 0755 "$d$p/include/seg6x" "$d$p/lib/seg6x/plugins" "$d$p/share/doc/seg6x/examples/plugins"
+	install -m 0644 bpf/sdk/seg6x/seg6x_plugin.h "$d$p/include/seg6x/"
+	ls bin/plugins/*.o >/dev/null 2>&1 || die "bin/plugins/*.o: none built (make plugins)"
+	install -m 0644 bin/plugins/*.o "$d$p/lib/seg6x/plugins/"
+	install -m 0644 plugins/*.c "$d$p/share/doc/seg6x/examples/plugins/"
+
 	# The docs keep the repository's layout, so that the README's and the index's links work.
 	install -m 0644 README.md CHANGELOG.md "$d$p/share/doc/seg6x/"
 	install -m 0644 docs/*.md "$d$p/share/doc/seg6x/docs/"

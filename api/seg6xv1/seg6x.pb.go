@@ -75,7 +75,7 @@ func (x Op_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Op_Kind.Descriptor instead.
 func (Op_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{17, 0}
+	return file_seg6x_proto_rawDescGZIP(), []int{18, 0}
 }
 
 type Options struct {
@@ -1276,21 +1276,24 @@ func (x *USIDList) GetIds() []string {
 
 type Sid struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Sid           string                 `protobuf:"bytes,1,opt,name=sid,proto3" json:"sid,omitempty"`          // an address, or a prefix ADDR/LEN (a SID served by prefix: a uSID locator's uN)
-	Action        string                 `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"`    // End End.X End.T End.DX4 End.DX6 End.DT4 End.DT6 End.DT46 End.B6.Encaps End.B6.Encaps.Red
-	Nh4           string                 `protobuf:"bytes,3,opt,name=nh4,proto3" json:"nh4,omitempty"`          // End.DX4
-	Nh6           string                 `protobuf:"bytes,4,opt,name=nh6,proto3" json:"nh6,omitempty"`          // End.X, End.DX6
-	Table         uint32                 `protobuf:"varint,5,opt,name=table,proto3" json:"table,omitempty"`     // End.T, End.DT*
-	Tenant        string                 `protobuf:"bytes,6,opt,name=tenant,proto3" json:"tenant,omitempty"`    // End.DT*: the tenant's table
-	Vlan          uint32                 `protobuf:"varint,7,opt,name=vlan,proto3" json:"vlan,omitempty"`       // decap: 802.1Q VLAN pushed on egress
-	Id            uint32                 `protobuf:"varint,8,opt,name=id,proto3" json:"id,omitempty"`           // output only: counter index
-	Origin        string                 `protobuf:"bytes,9,opt,name=origin,proto3" json:"origin,omitempty"`    // output only: "" (API, config) or "kernel" (the kernel mirror owns it)
-	Flavors       []string               `protobuf:"bytes,10,rep,name=flavors,proto3" json:"flavors,omitempty"` // next-csid (End, End.X), psp, usp (End, End.X, End.T), usd (End, End.T)
-	Lblen         uint32                 `protobuf:"varint,11,opt,name=lblen,proto3" json:"lblen,omitempty"`    // next-csid: locator block bits (default 32)
-	Nflen         uint32                 `protobuf:"varint,12,opt,name=nflen,proto3" json:"nflen,omitempty"`    // next-csid: node function bits (default 16)
-	Segs          []string               `protobuf:"bytes,13,rep,name=segs,proto3" json:"segs,omitempty"`       // End.B6.Encaps*: the segment list of the SID's SR policy
-	Src           string                 `protobuf:"bytes,14,opt,name=src,proto3" json:"src,omitempty"`         // End.B6.Encaps*: its outer source ("": the kernel's choice for segs[0])
-	Policy        uint32                 `protobuf:"varint,15,opt,name=policy,proto3" json:"policy,omitempty"`  // output only: End.B6.Encaps*: the policy id (PolicyStats.id)
+	Sid           string                 `protobuf:"bytes,1,opt,name=sid,proto3" json:"sid,omitempty"`                                                                                  // an address, or a prefix ADDR/LEN (a SID served by prefix: a uSID locator's uN)
+	Action        string                 `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"`                                                                            // End End.X End.T End.DX4 End.DX6 End.DT4 End.DT6 End.DT46 End.B6.Encaps End.B6.Encaps.Red
+	Nh4           string                 `protobuf:"bytes,3,opt,name=nh4,proto3" json:"nh4,omitempty"`                                                                                  // End.DX4
+	Nh6           string                 `protobuf:"bytes,4,opt,name=nh6,proto3" json:"nh6,omitempty"`                                                                                  // End.X, End.DX6
+	Table         uint32                 `protobuf:"varint,5,opt,name=table,proto3" json:"table,omitempty"`                                                                             // End.T, End.DT*
+	Tenant        string                 `protobuf:"bytes,6,opt,name=tenant,proto3" json:"tenant,omitempty"`                                                                            // End.DT*: the tenant's table
+	Vlan          uint32                 `protobuf:"varint,7,opt,name=vlan,proto3" json:"vlan,omitempty"`                                                                               // decap: 802.1Q VLAN pushed on egress
+	Id            uint32                 `protobuf:"varint,8,opt,name=id,proto3" json:"id,omitempty"`                                                                                   // output only: counter index
+	Origin        string                 `protobuf:"bytes,9,opt,name=origin,proto3" json:"origin,omitempty"`                                                                            // output only: "" (API, config) or "kernel" (the kernel mirror owns it)
+	Flavors       []string               `protobuf:"bytes,10,rep,name=flavors,proto3" json:"flavors,omitempty"`                                                                         // next-csid (End, End.X), psp, usp (End, End.X, End.T), usd (End, End.T)
+	Lblen         uint32                 `protobuf:"varint,11,opt,name=lblen,proto3" json:"lblen,omitempty"`                                                                            // next-csid: locator block bits (default 32)
+	Nflen         uint32                 `protobuf:"varint,12,opt,name=nflen,proto3" json:"nflen,omitempty"`                                                                            // next-csid: node function bits (default 16)
+	Segs          []string               `protobuf:"bytes,13,rep,name=segs,proto3" json:"segs,omitempty"`                                                                               // End.B6.Encaps*: the segment list of the SID's SR policy
+	Src           string                 `protobuf:"bytes,14,opt,name=src,proto3" json:"src,omitempty"`                                                                                 // End.B6.Encaps*: its outer source ("": the kernel's choice for segs[0])
+	Policy        uint32                 `protobuf:"varint,15,opt,name=policy,proto3" json:"policy,omitempty"`                                                                          // output only: End.B6.Encaps*: the policy id (PolicyStats.id)
+	Plugin        string                 `protobuf:"bytes,16,opt,name=plugin,proto3" json:"plugin,omitempty"`                                                                           // action plugin: the loaded plugin it runs
+	Config        map[string]string      `protobuf:"bytes,17,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // action plugin: its settings, KEY -> VALUE (the plugin's config keys)
+	Bind          uint32                 `protobuf:"varint,18,opt,name=bind,proto3" json:"bind,omitempty"`                                                                              // output only: action plugin: its configuration's slot
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1430,6 +1433,130 @@ func (x *Sid) GetPolicy() uint32 {
 	return 0
 }
 
+func (x *Sid) GetPlugin() string {
+	if x != nil {
+		return x.Plugin
+	}
+	return ""
+}
+
+func (x *Sid) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *Sid) GetBind() uint32 {
+	if x != nil {
+		return x.Bind
+	}
+	return 0
+}
+
+// Plugin is an operator's function: a BPF object built against the seg6x plugin SDK (seg6x_plugin.h),
+// run by SIDs of action plugin. ADD/REPLACE carry its object; loading another object under a name
+// moves the SIDs that run it to the new one (their settings checked against its configuration).
+type Plugin struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	File          string                 `protobuf:"bytes,2,opt,name=file,proto3" json:"file,omitempty"`                                                                                  // where the object came from (informative)
+	Object        []byte                 `protobuf:"bytes,3,opt,name=object,proto3" json:"object,omitempty"`                                                                              // the ELF object (ADD, REPLACE)
+	Digest        string                 `protobuf:"bytes,4,opt,name=digest,proto3" json:"digest,omitempty"`                                                                              // output only: sha256 of the object
+	Slot          uint32                 `protobuf:"varint,5,opt,name=slot,proto3" json:"slot,omitempty"`                                                                                 // output only: its program slot
+	Sids          []string               `protobuf:"bytes,6,rep,name=sids,proto3" json:"sids,omitempty"`                                                                                  // output only: the SIDs that run it
+	Config        string                 `protobuf:"bytes,7,opt,name=config,proto3" json:"config,omitempty"`                                                                              // output only: its settings (keys, types, help)
+	Reasons       map[uint32]string      `protobuf:"bytes,8,rep,name=reasons,proto3" json:"reasons,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // output only: its drop reasons by value
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Plugin) Reset() {
+	*x = Plugin{}
+	mi := &file_seg6x_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Plugin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Plugin) ProtoMessage() {}
+
+func (x *Plugin) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Plugin.ProtoReflect.Descriptor instead.
+func (*Plugin) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *Plugin) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Plugin) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
+func (x *Plugin) GetObject() []byte {
+	if x != nil {
+		return x.Object
+	}
+	return nil
+}
+
+func (x *Plugin) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *Plugin) GetSlot() uint32 {
+	if x != nil {
+		return x.Slot
+	}
+	return 0
+}
+
+func (x *Plugin) GetSids() []string {
+	if x != nil {
+		return x.Sids
+	}
+	return nil
+}
+
+func (x *Plugin) GetConfig() string {
+	if x != nil {
+		return x.Config
+	}
+	return ""
+}
+
+func (x *Plugin) GetReasons() map[uint32]string {
+	if x != nil {
+		return x.Reasons
+	}
+	return nil
+}
+
 // RouteSet is many routes of one tenant that differ only in their prefix (as one BGP UPDATE carries
 // many NLRI with one set of attributes): route gives every field but the prefix (left empty), and
 // the set stands for one such route per prefix, in order. An operation on a set is the operation on
@@ -1449,7 +1576,7 @@ type RouteSet struct {
 
 func (x *RouteSet) Reset() {
 	*x = RouteSet{}
-	mi := &file_seg6x_proto_msgTypes[15]
+	mi := &file_seg6x_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1588,7 @@ func (x *RouteSet) String() string {
 func (*RouteSet) ProtoMessage() {}
 
 func (x *RouteSet) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[15]
+	mi := &file_seg6x_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1474,7 +1601,7 @@ func (x *RouteSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RouteSet.ProtoReflect.Descriptor instead.
 func (*RouteSet) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{15}
+	return file_seg6x_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RouteSet) GetRoute() *Route {
@@ -1516,7 +1643,7 @@ type TenantRoutes struct {
 
 func (x *TenantRoutes) Reset() {
 	*x = TenantRoutes{}
-	mi := &file_seg6x_proto_msgTypes[16]
+	mi := &file_seg6x_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1528,7 +1655,7 @@ func (x *TenantRoutes) String() string {
 func (*TenantRoutes) ProtoMessage() {}
 
 func (x *TenantRoutes) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[16]
+	mi := &file_seg6x_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1541,7 +1668,7 @@ func (x *TenantRoutes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantRoutes.ProtoReflect.Descriptor instead.
 func (*TenantRoutes) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{16}
+	return file_seg6x_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TenantRoutes) GetTenant() string {
@@ -1573,6 +1700,7 @@ type Op struct {
 	//	*Op_Bgp
 	//	*Op_Policy
 	//	*Op_RouteSet
+	//	*Op_Plugin
 	Object        isOp_Object `protobuf_oneof:"object"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1580,7 +1708,7 @@ type Op struct {
 
 func (x *Op) Reset() {
 	*x = Op{}
-	mi := &file_seg6x_proto_msgTypes[17]
+	mi := &file_seg6x_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +1720,7 @@ func (x *Op) String() string {
 func (*Op) ProtoMessage() {}
 
 func (x *Op) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[17]
+	mi := &file_seg6x_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1605,7 +1733,7 @@ func (x *Op) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Op.ProtoReflect.Descriptor instead.
 func (*Op) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{17}
+	return file_seg6x_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Op) GetKind() Op_Kind {
@@ -1712,6 +1840,15 @@ func (x *Op) GetRouteSet() *RouteSet {
 	return nil
 }
 
+func (x *Op) GetPlugin() *Plugin {
+	if x != nil {
+		if x, ok := x.Object.(*Op_Plugin); ok {
+			return x.Plugin
+		}
+	}
+	return nil
+}
+
 type isOp_Object interface {
 	isOp_Object()
 }
@@ -1756,6 +1893,10 @@ type Op_RouteSet struct {
 	RouteSet *RouteSet `protobuf:"bytes,11,opt,name=route_set,json=routeSet,proto3,oneof"` // many routes, one per prefix (DELETE: only tenant and prefixes are read)
 }
 
+type Op_Plugin struct {
+	Plugin *Plugin `protobuf:"bytes,12,opt,name=plugin,proto3,oneof"` // DELETE: only while no SID runs it
+}
+
 func (*Op_Options) isOp_Object() {}
 
 func (*Op_Interface) isOp_Object() {}
@@ -1776,6 +1917,8 @@ func (*Op_Policy) isOp_Object() {}
 
 func (*Op_RouteSet) isOp_Object() {}
 
+func (*Op_Plugin) isOp_Object() {}
+
 type CommitRequest struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	Ops          []*Op                  `protobuf:"bytes,1,rep,name=ops,proto3" json:"ops,omitempty"`
@@ -1790,7 +1933,7 @@ type CommitRequest struct {
 
 func (x *CommitRequest) Reset() {
 	*x = CommitRequest{}
-	mi := &file_seg6x_proto_msgTypes[18]
+	mi := &file_seg6x_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1802,7 +1945,7 @@ func (x *CommitRequest) String() string {
 func (*CommitRequest) ProtoMessage() {}
 
 func (x *CommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[18]
+	mi := &file_seg6x_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1815,7 +1958,7 @@ func (x *CommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitRequest.ProtoReflect.Descriptor instead.
 func (*CommitRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{18}
+	return file_seg6x_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CommitRequest) GetOps() []*Op {
@@ -1863,7 +2006,7 @@ type Diff struct {
 
 func (x *Diff) Reset() {
 	*x = Diff{}
-	mi := &file_seg6x_proto_msgTypes[19]
+	mi := &file_seg6x_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1875,7 +2018,7 @@ func (x *Diff) String() string {
 func (*Diff) ProtoMessage() {}
 
 func (x *Diff) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[19]
+	mi := &file_seg6x_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1888,7 +2031,7 @@ func (x *Diff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diff.ProtoReflect.Descriptor instead.
 func (*Diff) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{19}
+	return file_seg6x_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Diff) GetAdded() []string {
@@ -1951,7 +2094,7 @@ type KindCounts struct {
 
 func (x *KindCounts) Reset() {
 	*x = KindCounts{}
-	mi := &file_seg6x_proto_msgTypes[20]
+	mi := &file_seg6x_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1963,7 +2106,7 @@ func (x *KindCounts) String() string {
 func (*KindCounts) ProtoMessage() {}
 
 func (x *KindCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[20]
+	mi := &file_seg6x_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1976,7 +2119,7 @@ func (x *KindCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KindCounts.ProtoReflect.Descriptor instead.
 func (*KindCounts) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{20}
+	return file_seg6x_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *KindCounts) GetAdded() uint64 {
@@ -2010,7 +2153,7 @@ type CommitReply struct {
 
 func (x *CommitReply) Reset() {
 	*x = CommitReply{}
-	mi := &file_seg6x_proto_msgTypes[21]
+	mi := &file_seg6x_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2165,7 @@ func (x *CommitReply) String() string {
 func (*CommitReply) ProtoMessage() {}
 
 func (x *CommitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[21]
+	mi := &file_seg6x_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2178,7 @@ func (x *CommitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitReply.ProtoReflect.Descriptor instead.
 func (*CommitReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{21}
+	return file_seg6x_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CommitReply) GetDiff() *Diff {
@@ -2062,13 +2205,14 @@ type State struct {
 	Domain        *Domain                `protobuf:"bytes,6,opt,name=domain,proto3" json:"domain,omitempty"`
 	Bgp           *Bgp                   `protobuf:"bytes,7,opt,name=bgp,proto3" json:"bgp,omitempty"`
 	Policies      []*Policy              `protobuf:"bytes,8,rep,name=policies,proto3" json:"policies,omitempty"`
+	Plugins       []*Plugin              `protobuf:"bytes,9,rep,name=plugins,proto3" json:"plugins,omitempty"` // Show: without their objects
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *State) Reset() {
 	*x = State{}
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2080,7 +2224,7 @@ func (x *State) String() string {
 func (*State) ProtoMessage() {}
 
 func (x *State) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[22]
+	mi := &file_seg6x_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2093,7 +2237,7 @@ func (x *State) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use State.ProtoReflect.Descriptor instead.
 func (*State) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{22}
+	return file_seg6x_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *State) GetOptions() *Options {
@@ -2152,6 +2296,13 @@ func (x *State) GetPolicies() []*Policy {
 	return nil
 }
 
+func (x *State) GetPlugins() []*Plugin {
+	if x != nil {
+		return x.Plugins
+	}
+	return nil
+}
+
 type ApplyStateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	State         *State                 `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
@@ -2163,7 +2314,7 @@ type ApplyStateRequest struct {
 
 func (x *ApplyStateRequest) Reset() {
 	*x = ApplyStateRequest{}
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2175,7 +2326,7 @@ func (x *ApplyStateRequest) String() string {
 func (*ApplyStateRequest) ProtoMessage() {}
 
 func (x *ApplyStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[23]
+	mi := &file_seg6x_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2188,7 +2339,7 @@ func (x *ApplyStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStateRequest.ProtoReflect.Descriptor instead.
 func (*ApplyStateRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{23}
+	return file_seg6x_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ApplyStateRequest) GetState() *State {
@@ -2220,7 +2371,7 @@ type ShowRequest struct {
 
 func (x *ShowRequest) Reset() {
 	*x = ShowRequest{}
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2232,7 +2383,7 @@ func (x *ShowRequest) String() string {
 func (*ShowRequest) ProtoMessage() {}
 
 func (x *ShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[24]
+	mi := &file_seg6x_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2245,7 +2396,7 @@ func (x *ShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowRequest.ProtoReflect.Descriptor instead.
 func (*ShowRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{24}
+	return file_seg6x_proto_rawDescGZIP(), []int{25}
 }
 
 // The first chunk carries options, the domain, interfaces, tenants and the generation; routes and SIDs follow
@@ -2260,7 +2411,7 @@ type StateChunk struct {
 
 func (x *StateChunk) Reset() {
 	*x = StateChunk{}
-	mi := &file_seg6x_proto_msgTypes[25]
+	mi := &file_seg6x_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2272,7 +2423,7 @@ func (x *StateChunk) String() string {
 func (*StateChunk) ProtoMessage() {}
 
 func (x *StateChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[25]
+	mi := &file_seg6x_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2285,7 +2436,7 @@ func (x *StateChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateChunk.ProtoReflect.Descriptor instead.
 func (*StateChunk) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{25}
+	return file_seg6x_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StateChunk) GetState() *State {
@@ -2310,7 +2461,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_seg6x_proto_msgTypes[26]
+	mi := &file_seg6x_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2322,7 +2473,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[26]
+	mi := &file_seg6x_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2335,7 +2486,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{26}
+	return file_seg6x_proto_rawDescGZIP(), []int{27}
 }
 
 type Counter struct {
@@ -2348,7 +2499,7 @@ type Counter struct {
 
 func (x *Counter) Reset() {
 	*x = Counter{}
-	mi := &file_seg6x_proto_msgTypes[27]
+	mi := &file_seg6x_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2360,7 +2511,7 @@ func (x *Counter) String() string {
 func (*Counter) ProtoMessage() {}
 
 func (x *Counter) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[27]
+	mi := &file_seg6x_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2373,7 +2524,7 @@ func (x *Counter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Counter.ProtoReflect.Descriptor instead.
 func (*Counter) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{27}
+	return file_seg6x_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Counter) GetPackets() uint64 {
@@ -2406,7 +2557,7 @@ type PolicyStats struct {
 
 func (x *PolicyStats) Reset() {
 	*x = PolicyStats{}
-	mi := &file_seg6x_proto_msgTypes[28]
+	mi := &file_seg6x_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2418,7 +2569,7 @@ func (x *PolicyStats) String() string {
 func (*PolicyStats) ProtoMessage() {}
 
 func (x *PolicyStats) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[28]
+	mi := &file_seg6x_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2431,7 +2582,7 @@ func (x *PolicyStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyStats.ProtoReflect.Descriptor instead.
 func (*PolicyStats) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{28}
+	return file_seg6x_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PolicyStats) GetId() uint32 {
@@ -2491,18 +2642,20 @@ func (x *PolicyStats) GetLists() []string {
 }
 
 type SidStats struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Sid           string                 `protobuf:"bytes,1,opt,name=sid,proto3" json:"sid,omitempty"`
-	Action        string                 `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"`
-	Count         *Counter               `protobuf:"bytes,3,opt,name=count,proto3" json:"count,omitempty"`
-	Flavors       []string               `protobuf:"bytes,4,rep,name=flavors,proto3" json:"flavors,omitempty"` // the flavors it runs with (End with next-csid: uN)
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Sid            string                 `protobuf:"bytes,1,opt,name=sid,proto3" json:"sid,omitempty"`
+	Action         string                 `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"`
+	Count          *Counter               `protobuf:"bytes,3,opt,name=count,proto3" json:"count,omitempty"`
+	Flavors        []string               `protobuf:"bytes,4,rep,name=flavors,proto3" json:"flavors,omitempty"`                                                                                                               // the flavors it runs with (End with next-csid: uN)
+	Plugin         string                 `protobuf:"bytes,5,opt,name=plugin,proto3" json:"plugin,omitempty"`                                                                                                                 // action plugin: its plugin
+	PluginOutcomes map[string]*Counter    `protobuf:"bytes,6,rep,name=plugin_outcomes,json=pluginOutcomes,proto3" json:"plugin_outcomes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // action plugin: its packets by outcome (PluginStats), non-zero only
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SidStats) Reset() {
 	*x = SidStats{}
-	mi := &file_seg6x_proto_msgTypes[29]
+	mi := &file_seg6x_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2514,7 +2667,7 @@ func (x *SidStats) String() string {
 func (*SidStats) ProtoMessage() {}
 
 func (x *SidStats) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[29]
+	mi := &file_seg6x_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2527,7 +2680,7 @@ func (x *SidStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SidStats.ProtoReflect.Descriptor instead.
 func (*SidStats) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{29}
+	return file_seg6x_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SidStats) GetSid() string {
@@ -2558,6 +2711,20 @@ func (x *SidStats) GetFlavors() []string {
 	return nil
 }
 
+func (x *SidStats) GetPlugin() string {
+	if x != nil {
+		return x.Plugin
+	}
+	return ""
+}
+
+func (x *SidStats) GetPluginOutcomes() map[string]*Counter {
+	if x != nil {
+		return x.PluginOutcomes
+	}
+	return nil
+}
+
 type StatsReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Actions       map[string]*Counter    `protobuf:"bytes,1,rep,name=actions,proto3" json:"actions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // XDP action -> packets/bytes
@@ -2565,13 +2732,14 @@ type StatsReply struct {
 	Policies      []*PolicyStats         `protobuf:"bytes,3,rep,name=policies,proto3" json:"policies,omitempty"`
 	Sids          []*SidStats            `protobuf:"bytes,4,rep,name=sids,proto3" json:"sids,omitempty"`
 	SlowPath      *SlowPath              `protobuf:"bytes,5,opt,name=slow_path,json=slowPath,proto3" json:"slow_path,omitempty"` // the daemon's slow path (absent: no daemon)
+	Plugins       []*PluginStats         `protobuf:"bytes,6,rep,name=plugins,proto3" json:"plugins,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatsReply) Reset() {
 	*x = StatsReply{}
-	mi := &file_seg6x_proto_msgTypes[30]
+	mi := &file_seg6x_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2583,7 +2751,7 @@ func (x *StatsReply) String() string {
 func (*StatsReply) ProtoMessage() {}
 
 func (x *StatsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[30]
+	mi := &file_seg6x_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2596,7 +2764,7 @@ func (x *StatsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsReply.ProtoReflect.Descriptor instead.
 func (*StatsReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{30}
+	return file_seg6x_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *StatsReply) GetActions() map[string]*Counter {
@@ -2634,6 +2802,116 @@ func (x *StatsReply) GetSlowPath() *SlowPath {
 	return nil
 }
 
+func (x *StatsReply) GetPlugins() []*PluginStats {
+	if x != nil {
+		return x.Plugins
+	}
+	return nil
+}
+
+// A loaded plugin and its counters: what became of the packets its SIDs received (by outcome: the
+// verdict its function returned, abort drop pass end dt4 dt6 dt46 encap, or empty bad_verdict
+// malformed), and its own drop reasons (by the names its enum seg6x_plugin_reason gives, else "reason N").
+type PluginStats struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	File          string                 `protobuf:"bytes,2,opt,name=file,proto3" json:"file,omitempty"`
+	Digest        string                 `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
+	Slot          uint32                 `protobuf:"varint,4,opt,name=slot,proto3" json:"slot,omitempty"`
+	Sids          []string               `protobuf:"bytes,5,rep,name=sids,proto3" json:"sids,omitempty"`
+	Config        string                 `protobuf:"bytes,6,opt,name=config,proto3" json:"config,omitempty"`                                                                               // its settings: keys, types, help
+	Outcomes      map[string]*Counter    `protobuf:"bytes,7,rep,name=outcomes,proto3" json:"outcomes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // non-zero only
+	Drops         map[string]*Counter    `protobuf:"bytes,8,rep,name=drops,proto3" json:"drops,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`       // its own drop reasons, non-zero only
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PluginStats) Reset() {
+	*x = PluginStats{}
+	mi := &file_seg6x_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PluginStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PluginStats) ProtoMessage() {}
+
+func (x *PluginStats) ProtoReflect() protoreflect.Message {
+	mi := &file_seg6x_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PluginStats.ProtoReflect.Descriptor instead.
+func (*PluginStats) Descriptor() ([]byte, []int) {
+	return file_seg6x_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *PluginStats) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PluginStats) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
+func (x *PluginStats) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *PluginStats) GetSlot() uint32 {
+	if x != nil {
+		return x.Slot
+	}
+	return 0
+}
+
+func (x *PluginStats) GetSids() []string {
+	if x != nil {
+		return x.Sids
+	}
+	return nil
+}
+
+func (x *PluginStats) GetConfig() string {
+	if x != nil {
+		return x.Config
+	}
+	return ""
+}
+
+func (x *PluginStats) GetOutcomes() map[string]*Counter {
+	if x != nil {
+		return x.Outcomes
+	}
+	return nil
+}
+
+func (x *PluginStats) GetDrops() map[string]*Counter {
+	if x != nil {
+		return x.Drops
+	}
+	return nil
+}
+
 // What the daemon's slow path did with the frames the XDP program handed it (SLOW_* reasons).
 type SlowPath struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -2654,7 +2932,7 @@ type SlowPath struct {
 
 func (x *SlowPath) Reset() {
 	*x = SlowPath{}
-	mi := &file_seg6x_proto_msgTypes[31]
+	mi := &file_seg6x_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2666,7 +2944,7 @@ func (x *SlowPath) String() string {
 func (*SlowPath) ProtoMessage() {}
 
 func (x *SlowPath) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[31]
+	mi := &file_seg6x_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2679,7 +2957,7 @@ func (x *SlowPath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlowPath.ProtoReflect.Descriptor instead.
 func (*SlowPath) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{31}
+	return file_seg6x_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SlowPath) GetRunning() bool {
@@ -2767,7 +3045,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_seg6x_proto_msgTypes[32]
+	mi := &file_seg6x_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2779,7 +3057,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[32]
+	mi := &file_seg6x_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2792,7 +3070,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{32}
+	return file_seg6x_proto_rawDescGZIP(), []int{34}
 }
 
 type StatusReply struct {
@@ -2821,7 +3099,7 @@ type StatusReply struct {
 
 func (x *StatusReply) Reset() {
 	*x = StatusReply{}
-	mi := &file_seg6x_proto_msgTypes[33]
+	mi := &file_seg6x_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2833,7 +3111,7 @@ func (x *StatusReply) String() string {
 func (*StatusReply) ProtoMessage() {}
 
 func (x *StatusReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[33]
+	mi := &file_seg6x_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2846,7 +3124,7 @@ func (x *StatusReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusReply.ProtoReflect.Descriptor instead.
 func (*StatusReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{33}
+	return file_seg6x_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *StatusReply) GetVersion() string {
@@ -2983,7 +3261,7 @@ type KernelRequest struct {
 
 func (x *KernelRequest) Reset() {
 	*x = KernelRequest{}
-	mi := &file_seg6x_proto_msgTypes[34]
+	mi := &file_seg6x_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2995,7 +3273,7 @@ func (x *KernelRequest) String() string {
 func (*KernelRequest) ProtoMessage() {}
 
 func (x *KernelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[34]
+	mi := &file_seg6x_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3008,7 +3286,7 @@ func (x *KernelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRequest.ProtoReflect.Descriptor instead.
 func (*KernelRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{34}
+	return file_seg6x_proto_rawDescGZIP(), []int{36}
 }
 
 type KernelRoute struct {
@@ -3026,7 +3304,7 @@ type KernelRoute struct {
 
 func (x *KernelRoute) Reset() {
 	*x = KernelRoute{}
-	mi := &file_seg6x_proto_msgTypes[35]
+	mi := &file_seg6x_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3038,7 +3316,7 @@ func (x *KernelRoute) String() string {
 func (*KernelRoute) ProtoMessage() {}
 
 func (x *KernelRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[35]
+	mi := &file_seg6x_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3051,7 +3329,7 @@ func (x *KernelRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRoute.ProtoReflect.Descriptor instead.
 func (*KernelRoute) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{35}
+	return file_seg6x_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *KernelRoute) GetRoute() string {
@@ -3122,7 +3400,7 @@ type KernelReply struct {
 
 func (x *KernelReply) Reset() {
 	*x = KernelReply{}
-	mi := &file_seg6x_proto_msgTypes[36]
+	mi := &file_seg6x_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3134,7 +3412,7 @@ func (x *KernelReply) String() string {
 func (*KernelReply) ProtoMessage() {}
 
 func (x *KernelReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[36]
+	mi := &file_seg6x_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3147,7 +3425,7 @@ func (x *KernelReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelReply.ProtoReflect.Descriptor instead.
 func (*KernelReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{36}
+	return file_seg6x_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *KernelReply) GetMirroring() bool {
@@ -3245,7 +3523,7 @@ type KernelVxlan struct {
 
 func (x *KernelVxlan) Reset() {
 	*x = KernelVxlan{}
-	mi := &file_seg6x_proto_msgTypes[37]
+	mi := &file_seg6x_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3257,7 +3535,7 @@ func (x *KernelVxlan) String() string {
 func (*KernelVxlan) ProtoMessage() {}
 
 func (x *KernelVxlan) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[37]
+	mi := &file_seg6x_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3270,7 +3548,7 @@ func (x *KernelVxlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelVxlan.ProtoReflect.Descriptor instead.
 func (*KernelVxlan) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{37}
+	return file_seg6x_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *KernelVxlan) GetDev() string {
@@ -3353,7 +3631,7 @@ type KernelFdb struct {
 
 func (x *KernelFdb) Reset() {
 	*x = KernelFdb{}
-	mi := &file_seg6x_proto_msgTypes[38]
+	mi := &file_seg6x_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3365,7 +3643,7 @@ func (x *KernelFdb) String() string {
 func (*KernelFdb) ProtoMessage() {}
 
 func (x *KernelFdb) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[38]
+	mi := &file_seg6x_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3378,7 +3656,7 @@ func (x *KernelFdb) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelFdb.ProtoReflect.Descriptor instead.
 func (*KernelFdb) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{38}
+	return file_seg6x_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *KernelFdb) GetDev() string {
@@ -3446,7 +3724,7 @@ type BgpRequest struct {
 
 func (x *BgpRequest) Reset() {
 	*x = BgpRequest{}
-	mi := &file_seg6x_proto_msgTypes[39]
+	mi := &file_seg6x_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3458,7 +3736,7 @@ func (x *BgpRequest) String() string {
 func (*BgpRequest) ProtoMessage() {}
 
 func (x *BgpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[39]
+	mi := &file_seg6x_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3471,7 +3749,7 @@ func (x *BgpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpRequest.ProtoReflect.Descriptor instead.
 func (*BgpRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{39}
+	return file_seg6x_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *BgpRequest) GetRoutes() bool {
@@ -3510,7 +3788,7 @@ type BgpNeighbor struct {
 
 func (x *BgpNeighbor) Reset() {
 	*x = BgpNeighbor{}
-	mi := &file_seg6x_proto_msgTypes[40]
+	mi := &file_seg6x_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3522,7 +3800,7 @@ func (x *BgpNeighbor) String() string {
 func (*BgpNeighbor) ProtoMessage() {}
 
 func (x *BgpNeighbor) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[40]
+	mi := &file_seg6x_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3535,7 +3813,7 @@ func (x *BgpNeighbor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpNeighbor.ProtoReflect.Descriptor instead.
 func (*BgpNeighbor) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{40}
+	return file_seg6x_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *BgpNeighbor) GetAddress() string {
@@ -3675,7 +3953,7 @@ type BgpRoute struct {
 
 func (x *BgpRoute) Reset() {
 	*x = BgpRoute{}
-	mi := &file_seg6x_proto_msgTypes[41]
+	mi := &file_seg6x_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3687,7 +3965,7 @@ func (x *BgpRoute) String() string {
 func (*BgpRoute) ProtoMessage() {}
 
 func (x *BgpRoute) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[41]
+	mi := &file_seg6x_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3700,7 +3978,7 @@ func (x *BgpRoute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpRoute.ProtoReflect.Descriptor instead.
 func (*BgpRoute) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{41}
+	return file_seg6x_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *BgpRoute) GetRd() string {
@@ -3794,7 +4072,7 @@ type BgpReply struct {
 
 func (x *BgpReply) Reset() {
 	*x = BgpReply{}
-	mi := &file_seg6x_proto_msgTypes[42]
+	mi := &file_seg6x_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3806,7 +4084,7 @@ func (x *BgpReply) String() string {
 func (*BgpReply) ProtoMessage() {}
 
 func (x *BgpReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[42]
+	mi := &file_seg6x_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3819,7 +4097,7 @@ func (x *BgpReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BgpReply.ProtoReflect.Descriptor instead.
 func (*BgpReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{42}
+	return file_seg6x_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *BgpReply) GetRunning() bool {
@@ -3921,7 +4199,7 @@ type TraceFilter struct {
 
 func (x *TraceFilter) Reset() {
 	*x = TraceFilter{}
-	mi := &file_seg6x_proto_msgTypes[43]
+	mi := &file_seg6x_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3933,7 +4211,7 @@ func (x *TraceFilter) String() string {
 func (*TraceFilter) ProtoMessage() {}
 
 func (x *TraceFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[43]
+	mi := &file_seg6x_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3946,7 +4224,7 @@ func (x *TraceFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceFilter.ProtoReflect.Descriptor instead.
 func (*TraceFilter) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{43}
+	return file_seg6x_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TraceFilter) GetDev() string {
@@ -4054,7 +4332,7 @@ type TraceRequest struct {
 
 func (x *TraceRequest) Reset() {
 	*x = TraceRequest{}
-	mi := &file_seg6x_proto_msgTypes[44]
+	mi := &file_seg6x_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4066,7 +4344,7 @@ func (x *TraceRequest) String() string {
 func (*TraceRequest) ProtoMessage() {}
 
 func (x *TraceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[44]
+	mi := &file_seg6x_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4079,7 +4357,7 @@ func (x *TraceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceRequest.ProtoReflect.Descriptor instead.
 func (*TraceRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{44}
+	return file_seg6x_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TraceRequest) GetFilter() *TraceFilter {
@@ -4135,7 +4413,7 @@ type TraceAddr struct {
 
 func (x *TraceAddr) Reset() {
 	*x = TraceAddr{}
-	mi := &file_seg6x_proto_msgTypes[45]
+	mi := &file_seg6x_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4147,7 +4425,7 @@ func (x *TraceAddr) String() string {
 func (*TraceAddr) ProtoMessage() {}
 
 func (x *TraceAddr) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[45]
+	mi := &file_seg6x_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4160,7 +4438,7 @@ func (x *TraceAddr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceAddr.ProtoReflect.Descriptor instead.
 func (*TraceAddr) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{45}
+	return file_seg6x_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *TraceAddr) GetSrc() string {
@@ -4203,7 +4481,7 @@ type TraceFib struct {
 
 func (x *TraceFib) Reset() {
 	*x = TraceFib{}
-	mi := &file_seg6x_proto_msgTypes[46]
+	mi := &file_seg6x_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4215,7 +4493,7 @@ func (x *TraceFib) String() string {
 func (*TraceFib) ProtoMessage() {}
 
 func (x *TraceFib) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[46]
+	mi := &file_seg6x_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4228,7 +4506,7 @@ func (x *TraceFib) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceFib.ProtoReflect.Descriptor instead.
 func (*TraceFib) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{46}
+	return file_seg6x_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *TraceFib) GetTable() uint32 {
@@ -4344,7 +4622,7 @@ type TraceRecord struct {
 
 func (x *TraceRecord) Reset() {
 	*x = TraceRecord{}
-	mi := &file_seg6x_proto_msgTypes[47]
+	mi := &file_seg6x_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4356,7 +4634,7 @@ func (x *TraceRecord) String() string {
 func (*TraceRecord) ProtoMessage() {}
 
 func (x *TraceRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[47]
+	mi := &file_seg6x_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4369,7 +4647,7 @@ func (x *TraceRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceRecord.ProtoReflect.Descriptor instead.
 func (*TraceRecord) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{47}
+	return file_seg6x_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TraceRecord) GetTimeUnixNs() int64 {
@@ -4582,7 +4860,7 @@ type TraceSummary struct {
 
 func (x *TraceSummary) Reset() {
 	*x = TraceSummary{}
-	mi := &file_seg6x_proto_msgTypes[48]
+	mi := &file_seg6x_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4594,7 +4872,7 @@ func (x *TraceSummary) String() string {
 func (*TraceSummary) ProtoMessage() {}
 
 func (x *TraceSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[48]
+	mi := &file_seg6x_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4607,7 +4885,7 @@ func (x *TraceSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSummary.ProtoReflect.Descriptor instead.
 func (*TraceSummary) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{48}
+	return file_seg6x_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *TraceSummary) GetMatched() uint64 {
@@ -4665,7 +4943,7 @@ type TraceEvent struct {
 
 func (x *TraceEvent) Reset() {
 	*x = TraceEvent{}
-	mi := &file_seg6x_proto_msgTypes[49]
+	mi := &file_seg6x_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4677,7 +4955,7 @@ func (x *TraceEvent) String() string {
 func (*TraceEvent) ProtoMessage() {}
 
 func (x *TraceEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[49]
+	mi := &file_seg6x_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4690,7 +4968,7 @@ func (x *TraceEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceEvent.ProtoReflect.Descriptor instead.
 func (*TraceEvent) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{49}
+	return file_seg6x_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *TraceEvent) GetEvent() isTraceEvent_Event {
@@ -4747,7 +5025,7 @@ type ExplainRequest struct {
 
 func (x *ExplainRequest) Reset() {
 	*x = ExplainRequest{}
-	mi := &file_seg6x_proto_msgTypes[50]
+	mi := &file_seg6x_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4759,7 +5037,7 @@ func (x *ExplainRequest) String() string {
 func (*ExplainRequest) ProtoMessage() {}
 
 func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[50]
+	mi := &file_seg6x_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4772,7 +5050,7 @@ func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainRequest.ProtoReflect.Descriptor instead.
 func (*ExplainRequest) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{50}
+	return file_seg6x_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ExplainRequest) GetDev() string {
@@ -4805,7 +5083,7 @@ type ExplainReply struct {
 
 func (x *ExplainReply) Reset() {
 	*x = ExplainReply{}
-	mi := &file_seg6x_proto_msgTypes[51]
+	mi := &file_seg6x_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4817,7 +5095,7 @@ func (x *ExplainReply) String() string {
 func (*ExplainReply) ProtoMessage() {}
 
 func (x *ExplainReply) ProtoReflect() protoreflect.Message {
-	mi := &file_seg6x_proto_msgTypes[51]
+	mi := &file_seg6x_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4830,7 +5108,7 @@ func (x *ExplainReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainReply.ProtoReflect.Descriptor instead.
 func (*ExplainReply) Descriptor() ([]byte, []int) {
-	return file_seg6x_proto_rawDescGZIP(), []int{51}
+	return file_seg6x_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ExplainReply) GetRecord() *TraceRecord {
@@ -4949,7 +5227,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\bUSIDList\x12\x14\n" +
 	"\x05block\x18\x01 \x01(\tR\x05block\x12\x0e\n" +
 	"\x02nf\x18\x02 \x01(\rR\x02nf\x12\x10\n" +
-	"\x03ids\x18\x03 \x03(\tR\x03ids\"\xc1\x02\n" +
+	"\x03ids\x18\x03 \x03(\tR\x03ids\"\xdb\x03\n" +
 	"\x03Sid\x12\x10\n" +
 	"\x03sid\x18\x01 \x01(\tR\x03sid\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12\x10\n" +
@@ -4966,7 +5244,25 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x05nflen\x18\f \x01(\rR\x05nflen\x12\x12\n" +
 	"\x04segs\x18\r \x03(\tR\x04segs\x12\x10\n" +
 	"\x03src\x18\x0e \x01(\tR\x03src\x12\x16\n" +
-	"\x06policy\x18\x0f \x01(\rR\x06policy\"\x89\x01\n" +
+	"\x06policy\x18\x0f \x01(\rR\x06policy\x12\x16\n" +
+	"\x06plugin\x18\x10 \x01(\tR\x06plugin\x121\n" +
+	"\x06config\x18\x11 \x03(\v2\x19.seg6x.v1.Sid.ConfigEntryR\x06config\x12\x12\n" +
+	"\x04bind\x18\x12 \x01(\rR\x04bind\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x95\x02\n" +
+	"\x06Plugin\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04file\x18\x02 \x01(\tR\x04file\x12\x16\n" +
+	"\x06object\x18\x03 \x01(\fR\x06object\x12\x16\n" +
+	"\x06digest\x18\x04 \x01(\tR\x06digest\x12\x12\n" +
+	"\x04slot\x18\x05 \x01(\rR\x04slot\x12\x12\n" +
+	"\x04sids\x18\x06 \x03(\tR\x04sids\x12\x16\n" +
+	"\x06config\x18\a \x01(\tR\x06config\x127\n" +
+	"\areasons\x18\b \x03(\v2\x1d.seg6x.v1.Plugin.ReasonsEntryR\areasons\x1a:\n" +
+	"\fReasonsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\rR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x89\x01\n" +
 	"\bRouteSet\x12%\n" +
 	"\x05route\x18\x01 \x01(\v2\x0f.seg6x.v1.RouteR\x05route\x12\x1a\n" +
 	"\bprefixes\x18\x02 \x03(\tR\bprefixes\x12\x1c\n" +
@@ -4974,7 +5270,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\tprefixes6\x18\x04 \x01(\fR\tprefixes6\"O\n" +
 	"\fTenantRoutes\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12'\n" +
-	"\x06routes\x18\x02 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\"\xbe\x04\n" +
+	"\x06routes\x18\x02 \x03(\v2\x0f.seg6x.v1.RouteR\x06routes\"\xea\x04\n" +
 	"\x02Op\x12%\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x11.seg6x.v1.Op.KindR\x04kind\x12-\n" +
 	"\aoptions\x18\x02 \x01(\v2\x11.seg6x.v1.OptionsH\x00R\aoptions\x123\n" +
@@ -4987,7 +5283,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x03bgp\x18\t \x01(\v2\r.seg6x.v1.BgpH\x00R\x03bgp\x12*\n" +
 	"\x06policy\x18\n" +
 	" \x01(\v2\x10.seg6x.v1.PolicyH\x00R\x06policy\x121\n" +
-	"\troute_set\x18\v \x01(\v2\x12.seg6x.v1.RouteSetH\x00R\brouteSet\">\n" +
+	"\troute_set\x18\v \x01(\v2\x12.seg6x.v1.RouteSetH\x00R\brouteSet\x12*\n" +
+	"\x06plugin\x18\f \x01(\v2\x10.seg6x.v1.PluginH\x00R\x06plugin\">\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\a\n" +
 	"\x03ADD\x10\x01\x12\v\n" +
@@ -5023,7 +5320,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x04diff\x18\x01 \x01(\v2\x0e.seg6x.v1.DiffR\x04diff\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x02 \x01(\x04R\n" +
-	"generation\"\xda\x02\n" +
+	"generation\"\x86\x03\n" +
 	"\x05State\x12+\n" +
 	"\aoptions\x18\x01 \x01(\v2\x11.seg6x.v1.OptionsR\aoptions\x123\n" +
 	"\n" +
@@ -5034,7 +5331,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x04sids\x18\x05 \x03(\v2\r.seg6x.v1.SidR\x04sids\x12(\n" +
 	"\x06domain\x18\x06 \x01(\v2\x10.seg6x.v1.DomainR\x06domain\x12\x1f\n" +
 	"\x03bgp\x18\a \x01(\v2\r.seg6x.v1.BgpR\x03bgp\x12,\n" +
-	"\bpolicies\x18\b \x03(\v2\x10.seg6x.v1.PolicyR\bpolicies\"x\n" +
+	"\bpolicies\x18\b \x03(\v2\x10.seg6x.v1.PolicyR\bpolicies\x12*\n" +
+	"\aplugins\x18\t \x03(\v2\x10.seg6x.v1.PluginR\aplugins\"x\n" +
 	"\x11ApplyStateRequest\x12%\n" +
 	"\x05state\x18\x01 \x01(\v2\x0f.seg6x.v1.StateR\x05state\x12\x17\n" +
 	"\adry_run\x18\x02 \x01(\bR\x06dryRun\x12#\n" +
@@ -5058,23 +5356,45 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x03src\x18\x05 \x01(\tR\x03src\x12'\n" +
 	"\x05count\x18\x06 \x01(\v2\x11.seg6x.v1.CounterR\x05count\x12\x12\n" +
 	"\x04sids\x18\a \x01(\rR\x04sids\x12\x14\n" +
-	"\x05lists\x18\b \x03(\tR\x05lists\"w\n" +
+	"\x05lists\x18\b \x03(\tR\x05lists\"\xb6\x02\n" +
 	"\bSidStats\x12\x10\n" +
 	"\x03sid\x18\x01 \x01(\tR\x03sid\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12'\n" +
 	"\x05count\x18\x03 \x01(\v2\x11.seg6x.v1.CounterR\x05count\x12\x18\n" +
-	"\aflavors\x18\x04 \x03(\tR\aflavors\"\xb0\x03\n" +
+	"\aflavors\x18\x04 \x03(\tR\aflavors\x12\x16\n" +
+	"\x06plugin\x18\x05 \x01(\tR\x06plugin\x12O\n" +
+	"\x0fplugin_outcomes\x18\x06 \x03(\v2&.seg6x.v1.SidStats.PluginOutcomesEntryR\x0epluginOutcomes\x1aT\n" +
+	"\x13PluginOutcomesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
+	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\"\xe1\x03\n" +
 	"\n" +
 	"StatsReply\x12;\n" +
 	"\aactions\x18\x01 \x03(\v2!.seg6x.v1.StatsReply.ActionsEntryR\aactions\x12;\n" +
 	"\areasons\x18\x02 \x03(\v2!.seg6x.v1.StatsReply.ReasonsEntryR\areasons\x121\n" +
 	"\bpolicies\x18\x03 \x03(\v2\x15.seg6x.v1.PolicyStatsR\bpolicies\x12&\n" +
 	"\x04sids\x18\x04 \x03(\v2\x12.seg6x.v1.SidStatsR\x04sids\x12/\n" +
-	"\tslow_path\x18\x05 \x01(\v2\x12.seg6x.v1.SlowPathR\bslowPath\x1aM\n" +
+	"\tslow_path\x18\x05 \x01(\v2\x12.seg6x.v1.SlowPathR\bslowPath\x12/\n" +
+	"\aplugins\x18\x06 \x03(\v2\x15.seg6x.v1.PluginStatsR\aplugins\x1aM\n" +
 	"\fActionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
 	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\x1aM\n" +
 	"\fReasonsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
+	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\"\xa3\x03\n" +
+	"\vPluginStats\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04file\x18\x02 \x01(\tR\x04file\x12\x16\n" +
+	"\x06digest\x18\x03 \x01(\tR\x06digest\x12\x12\n" +
+	"\x04slot\x18\x04 \x01(\rR\x04slot\x12\x12\n" +
+	"\x04sids\x18\x05 \x03(\tR\x04sids\x12\x16\n" +
+	"\x06config\x18\x06 \x01(\tR\x06config\x12?\n" +
+	"\boutcomes\x18\a \x03(\v2#.seg6x.v1.PluginStats.OutcomesEntryR\boutcomes\x126\n" +
+	"\x05drops\x18\b \x03(\v2 .seg6x.v1.PluginStats.DropsEntryR\x05drops\x1aN\n" +
+	"\rOutcomesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
+	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\x1aK\n" +
+	"\n" +
+	"DropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
 	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\"\xcb\x02\n" +
 	"\bSlowPath\x12\x18\n" +
@@ -5339,7 +5659,7 @@ func file_seg6x_proto_rawDescGZIP() []byte {
 }
 
 var file_seg6x_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
+var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
 var file_seg6x_proto_goTypes = []any{
 	(Op_Kind)(0),               // 0: seg6x.v1.Op.Kind
 	(*Options)(nil),            // 1: seg6x.v1.Options
@@ -5357,48 +5677,55 @@ var file_seg6x_proto_goTypes = []any{
 	(*SegList)(nil),            // 13: seg6x.v1.SegList
 	(*USIDList)(nil),           // 14: seg6x.v1.USIDList
 	(*Sid)(nil),                // 15: seg6x.v1.Sid
-	(*RouteSet)(nil),           // 16: seg6x.v1.RouteSet
-	(*TenantRoutes)(nil),       // 17: seg6x.v1.TenantRoutes
-	(*Op)(nil),                 // 18: seg6x.v1.Op
-	(*CommitRequest)(nil),      // 19: seg6x.v1.CommitRequest
-	(*Diff)(nil),               // 20: seg6x.v1.Diff
-	(*KindCounts)(nil),         // 21: seg6x.v1.KindCounts
-	(*CommitReply)(nil),        // 22: seg6x.v1.CommitReply
-	(*State)(nil),              // 23: seg6x.v1.State
-	(*ApplyStateRequest)(nil),  // 24: seg6x.v1.ApplyStateRequest
-	(*ShowRequest)(nil),        // 25: seg6x.v1.ShowRequest
-	(*StateChunk)(nil),         // 26: seg6x.v1.StateChunk
-	(*StatsRequest)(nil),       // 27: seg6x.v1.StatsRequest
-	(*Counter)(nil),            // 28: seg6x.v1.Counter
-	(*PolicyStats)(nil),        // 29: seg6x.v1.PolicyStats
-	(*SidStats)(nil),           // 30: seg6x.v1.SidStats
-	(*StatsReply)(nil),         // 31: seg6x.v1.StatsReply
-	(*SlowPath)(nil),           // 32: seg6x.v1.SlowPath
-	(*StatusRequest)(nil),      // 33: seg6x.v1.StatusRequest
-	(*StatusReply)(nil),        // 34: seg6x.v1.StatusReply
-	(*KernelRequest)(nil),      // 35: seg6x.v1.KernelRequest
-	(*KernelRoute)(nil),        // 36: seg6x.v1.KernelRoute
-	(*KernelReply)(nil),        // 37: seg6x.v1.KernelReply
-	(*KernelVxlan)(nil),        // 38: seg6x.v1.KernelVxlan
-	(*KernelFdb)(nil),          // 39: seg6x.v1.KernelFdb
-	(*BgpRequest)(nil),         // 40: seg6x.v1.BgpRequest
-	(*BgpNeighbor)(nil),        // 41: seg6x.v1.BgpNeighbor
-	(*BgpRoute)(nil),           // 42: seg6x.v1.BgpRoute
-	(*BgpReply)(nil),           // 43: seg6x.v1.BgpReply
-	(*TraceFilter)(nil),        // 44: seg6x.v1.TraceFilter
-	(*TraceRequest)(nil),       // 45: seg6x.v1.TraceRequest
-	(*TraceAddr)(nil),          // 46: seg6x.v1.TraceAddr
-	(*TraceFib)(nil),           // 47: seg6x.v1.TraceFib
-	(*TraceRecord)(nil),        // 48: seg6x.v1.TraceRecord
-	(*TraceSummary)(nil),       // 49: seg6x.v1.TraceSummary
-	(*TraceEvent)(nil),         // 50: seg6x.v1.TraceEvent
-	(*ExplainRequest)(nil),     // 51: seg6x.v1.ExplainRequest
-	(*ExplainReply)(nil),       // 52: seg6x.v1.ExplainReply
-	nil,                        // 53: seg6x.v1.Diff.KindsEntry
-	nil,                        // 54: seg6x.v1.StatsReply.ActionsEntry
-	nil,                        // 55: seg6x.v1.StatsReply.ReasonsEntry
-	nil,                        // 56: seg6x.v1.BgpNeighbor.NotSentEntry
-	nil,                        // 57: seg6x.v1.BgpReply.RefusedRoutesEntry
+	(*Plugin)(nil),             // 16: seg6x.v1.Plugin
+	(*RouteSet)(nil),           // 17: seg6x.v1.RouteSet
+	(*TenantRoutes)(nil),       // 18: seg6x.v1.TenantRoutes
+	(*Op)(nil),                 // 19: seg6x.v1.Op
+	(*CommitRequest)(nil),      // 20: seg6x.v1.CommitRequest
+	(*Diff)(nil),               // 21: seg6x.v1.Diff
+	(*KindCounts)(nil),         // 22: seg6x.v1.KindCounts
+	(*CommitReply)(nil),        // 23: seg6x.v1.CommitReply
+	(*State)(nil),              // 24: seg6x.v1.State
+	(*ApplyStateRequest)(nil),  // 25: seg6x.v1.ApplyStateRequest
+	(*ShowRequest)(nil),        // 26: seg6x.v1.ShowRequest
+	(*StateChunk)(nil),         // 27: seg6x.v1.StateChunk
+	(*StatsRequest)(nil),       // 28: seg6x.v1.StatsRequest
+	(*Counter)(nil),            // 29: seg6x.v1.Counter
+	(*PolicyStats)(nil),        // 30: seg6x.v1.PolicyStats
+	(*SidStats)(nil),           // 31: seg6x.v1.SidStats
+	(*StatsReply)(nil),         // 32: seg6x.v1.StatsReply
+	(*PluginStats)(nil),        // 33: seg6x.v1.PluginStats
+	(*SlowPath)(nil),           // 34: seg6x.v1.SlowPath
+	(*StatusRequest)(nil),      // 35: seg6x.v1.StatusRequest
+	(*StatusReply)(nil),        // 36: seg6x.v1.StatusReply
+	(*KernelRequest)(nil),      // 37: seg6x.v1.KernelRequest
+	(*KernelRoute)(nil),        // 38: seg6x.v1.KernelRoute
+	(*KernelReply)(nil),        // 39: seg6x.v1.KernelReply
+	(*KernelVxlan)(nil),        // 40: seg6x.v1.KernelVxlan
+	(*KernelFdb)(nil),          // 41: seg6x.v1.KernelFdb
+	(*BgpRequest)(nil),         // 42: seg6x.v1.BgpRequest
+	(*BgpNeighbor)(nil),        // 43: seg6x.v1.BgpNeighbor
+	(*BgpRoute)(nil),           // 44: seg6x.v1.BgpRoute
+	(*BgpReply)(nil),           // 45: seg6x.v1.BgpReply
+	(*TraceFilter)(nil),        // 46: seg6x.v1.TraceFilter
+	(*TraceRequest)(nil),       // 47: seg6x.v1.TraceRequest
+	(*TraceAddr)(nil),          // 48: seg6x.v1.TraceAddr
+	(*TraceFib)(nil),           // 49: seg6x.v1.TraceFib
+	(*TraceRecord)(nil),        // 50: seg6x.v1.TraceRecord
+	(*TraceSummary)(nil),       // 51: seg6x.v1.TraceSummary
+	(*TraceEvent)(nil),         // 52: seg6x.v1.TraceEvent
+	(*ExplainRequest)(nil),     // 53: seg6x.v1.ExplainRequest
+	(*ExplainReply)(nil),       // 54: seg6x.v1.ExplainReply
+	nil,                        // 55: seg6x.v1.Sid.ConfigEntry
+	nil,                        // 56: seg6x.v1.Plugin.ReasonsEntry
+	nil,                        // 57: seg6x.v1.Diff.KindsEntry
+	nil,                        // 58: seg6x.v1.SidStats.PluginOutcomesEntry
+	nil,                        // 59: seg6x.v1.StatsReply.ActionsEntry
+	nil,                        // 60: seg6x.v1.StatsReply.ReasonsEntry
+	nil,                        // 61: seg6x.v1.PluginStats.OutcomesEntry
+	nil,                        // 62: seg6x.v1.PluginStats.DropsEntry
+	nil,                        // 63: seg6x.v1.BgpNeighbor.NotSentEntry
+	nil,                        // 64: seg6x.v1.BgpReply.RefusedRoutesEntry
 }
 var file_seg6x_proto_depIdxs = []int32{
 	5,  // 0: seg6x.v1.Tenant.ports:type_name -> seg6x.v1.Port
@@ -5408,84 +5735,95 @@ var file_seg6x_proto_depIdxs = []int32{
 	14, // 4: seg6x.v1.Route.usids:type_name -> seg6x.v1.USIDList
 	13, // 5: seg6x.v1.Policy.lists:type_name -> seg6x.v1.SegList
 	14, // 6: seg6x.v1.SegList.usids:type_name -> seg6x.v1.USIDList
-	11, // 7: seg6x.v1.RouteSet.route:type_name -> seg6x.v1.Route
-	11, // 8: seg6x.v1.TenantRoutes.routes:type_name -> seg6x.v1.Route
-	0,  // 9: seg6x.v1.Op.kind:type_name -> seg6x.v1.Op.Kind
-	1,  // 10: seg6x.v1.Op.options:type_name -> seg6x.v1.Options
-	2,  // 11: seg6x.v1.Op.interface:type_name -> seg6x.v1.Interface
-	6,  // 12: seg6x.v1.Op.tenant:type_name -> seg6x.v1.Tenant
-	11, // 13: seg6x.v1.Op.route:type_name -> seg6x.v1.Route
-	15, // 14: seg6x.v1.Op.sid:type_name -> seg6x.v1.Sid
-	17, // 15: seg6x.v1.Op.tenant_routes:type_name -> seg6x.v1.TenantRoutes
-	3,  // 16: seg6x.v1.Op.domain:type_name -> seg6x.v1.Domain
-	8,  // 17: seg6x.v1.Op.bgp:type_name -> seg6x.v1.Bgp
-	12, // 18: seg6x.v1.Op.policy:type_name -> seg6x.v1.Policy
-	16, // 19: seg6x.v1.Op.route_set:type_name -> seg6x.v1.RouteSet
-	18, // 20: seg6x.v1.CommitRequest.ops:type_name -> seg6x.v1.Op
-	53, // 21: seg6x.v1.Diff.kinds:type_name -> seg6x.v1.Diff.KindsEntry
-	20, // 22: seg6x.v1.CommitReply.diff:type_name -> seg6x.v1.Diff
-	1,  // 23: seg6x.v1.State.options:type_name -> seg6x.v1.Options
-	2,  // 24: seg6x.v1.State.interfaces:type_name -> seg6x.v1.Interface
-	6,  // 25: seg6x.v1.State.tenants:type_name -> seg6x.v1.Tenant
-	11, // 26: seg6x.v1.State.routes:type_name -> seg6x.v1.Route
-	15, // 27: seg6x.v1.State.sids:type_name -> seg6x.v1.Sid
-	3,  // 28: seg6x.v1.State.domain:type_name -> seg6x.v1.Domain
-	8,  // 29: seg6x.v1.State.bgp:type_name -> seg6x.v1.Bgp
-	12, // 30: seg6x.v1.State.policies:type_name -> seg6x.v1.Policy
-	23, // 31: seg6x.v1.ApplyStateRequest.state:type_name -> seg6x.v1.State
-	23, // 32: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
-	28, // 33: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
-	28, // 34: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
-	54, // 35: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
-	55, // 36: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
-	29, // 37: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
-	30, // 38: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
-	32, // 39: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
-	2,  // 40: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
-	4,  // 41: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
-	3,  // 42: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
-	36, // 43: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
-	38, // 44: seg6x.v1.KernelReply.vxlans:type_name -> seg6x.v1.KernelVxlan
-	39, // 45: seg6x.v1.KernelReply.fdb:type_name -> seg6x.v1.KernelFdb
-	56, // 46: seg6x.v1.BgpNeighbor.not_sent:type_name -> seg6x.v1.BgpNeighbor.NotSentEntry
-	41, // 47: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
-	42, // 48: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
-	42, // 49: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
-	57, // 50: seg6x.v1.BgpReply.refused_routes:type_name -> seg6x.v1.BgpReply.RefusedRoutesEntry
-	44, // 51: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
-	47, // 52: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
-	46, // 53: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
-	46, // 54: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
-	48, // 55: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
-	49, // 56: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
-	23, // 57: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
-	48, // 58: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
-	21, // 59: seg6x.v1.Diff.KindsEntry.value:type_name -> seg6x.v1.KindCounts
-	28, // 60: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
-	28, // 61: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
-	19, // 62: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
-	24, // 63: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
-	25, // 64: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
-	27, // 65: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
-	33, // 66: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
-	35, // 67: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
-	40, // 68: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
-	45, // 69: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
-	51, // 70: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
-	22, // 71: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
-	22, // 72: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
-	26, // 73: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
-	31, // 74: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
-	34, // 75: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
-	37, // 76: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
-	43, // 77: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
-	50, // 78: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
-	52, // 79: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
-	71, // [71:80] is the sub-list for method output_type
-	62, // [62:71] is the sub-list for method input_type
-	62, // [62:62] is the sub-list for extension type_name
-	62, // [62:62] is the sub-list for extension extendee
-	0,  // [0:62] is the sub-list for field type_name
+	55, // 7: seg6x.v1.Sid.config:type_name -> seg6x.v1.Sid.ConfigEntry
+	56, // 8: seg6x.v1.Plugin.reasons:type_name -> seg6x.v1.Plugin.ReasonsEntry
+	11, // 9: seg6x.v1.RouteSet.route:type_name -> seg6x.v1.Route
+	11, // 10: seg6x.v1.TenantRoutes.routes:type_name -> seg6x.v1.Route
+	0,  // 11: seg6x.v1.Op.kind:type_name -> seg6x.v1.Op.Kind
+	1,  // 12: seg6x.v1.Op.options:type_name -> seg6x.v1.Options
+	2,  // 13: seg6x.v1.Op.interface:type_name -> seg6x.v1.Interface
+	6,  // 14: seg6x.v1.Op.tenant:type_name -> seg6x.v1.Tenant
+	11, // 15: seg6x.v1.Op.route:type_name -> seg6x.v1.Route
+	15, // 16: seg6x.v1.Op.sid:type_name -> seg6x.v1.Sid
+	18, // 17: seg6x.v1.Op.tenant_routes:type_name -> seg6x.v1.TenantRoutes
+	3,  // 18: seg6x.v1.Op.domain:type_name -> seg6x.v1.Domain
+	8,  // 19: seg6x.v1.Op.bgp:type_name -> seg6x.v1.Bgp
+	12, // 20: seg6x.v1.Op.policy:type_name -> seg6x.v1.Policy
+	17, // 21: seg6x.v1.Op.route_set:type_name -> seg6x.v1.RouteSet
+	16, // 22: seg6x.v1.Op.plugin:type_name -> seg6x.v1.Plugin
+	19, // 23: seg6x.v1.CommitRequest.ops:type_name -> seg6x.v1.Op
+	57, // 24: seg6x.v1.Diff.kinds:type_name -> seg6x.v1.Diff.KindsEntry
+	21, // 25: seg6x.v1.CommitReply.diff:type_name -> seg6x.v1.Diff
+	1,  // 26: seg6x.v1.State.options:type_name -> seg6x.v1.Options
+	2,  // 27: seg6x.v1.State.interfaces:type_name -> seg6x.v1.Interface
+	6,  // 28: seg6x.v1.State.tenants:type_name -> seg6x.v1.Tenant
+	11, // 29: seg6x.v1.State.routes:type_name -> seg6x.v1.Route
+	15, // 30: seg6x.v1.State.sids:type_name -> seg6x.v1.Sid
+	3,  // 31: seg6x.v1.State.domain:type_name -> seg6x.v1.Domain
+	8,  // 32: seg6x.v1.State.bgp:type_name -> seg6x.v1.Bgp
+	12, // 33: seg6x.v1.State.policies:type_name -> seg6x.v1.Policy
+	16, // 34: seg6x.v1.State.plugins:type_name -> seg6x.v1.Plugin
+	24, // 35: seg6x.v1.ApplyStateRequest.state:type_name -> seg6x.v1.State
+	24, // 36: seg6x.v1.StateChunk.state:type_name -> seg6x.v1.State
+	29, // 37: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
+	29, // 38: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
+	58, // 39: seg6x.v1.SidStats.plugin_outcomes:type_name -> seg6x.v1.SidStats.PluginOutcomesEntry
+	59, // 40: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
+	60, // 41: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
+	30, // 42: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
+	31, // 43: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
+	34, // 44: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
+	33, // 45: seg6x.v1.StatsReply.plugins:type_name -> seg6x.v1.PluginStats
+	61, // 46: seg6x.v1.PluginStats.outcomes:type_name -> seg6x.v1.PluginStats.OutcomesEntry
+	62, // 47: seg6x.v1.PluginStats.drops:type_name -> seg6x.v1.PluginStats.DropsEntry
+	2,  // 48: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
+	4,  // 49: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
+	3,  // 50: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
+	38, // 51: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
+	40, // 52: seg6x.v1.KernelReply.vxlans:type_name -> seg6x.v1.KernelVxlan
+	41, // 53: seg6x.v1.KernelReply.fdb:type_name -> seg6x.v1.KernelFdb
+	63, // 54: seg6x.v1.BgpNeighbor.not_sent:type_name -> seg6x.v1.BgpNeighbor.NotSentEntry
+	43, // 55: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
+	44, // 56: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
+	44, // 57: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
+	64, // 58: seg6x.v1.BgpReply.refused_routes:type_name -> seg6x.v1.BgpReply.RefusedRoutesEntry
+	46, // 59: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
+	49, // 60: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
+	48, // 61: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
+	48, // 62: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
+	50, // 63: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
+	51, // 64: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
+	24, // 65: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
+	50, // 66: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
+	22, // 67: seg6x.v1.Diff.KindsEntry.value:type_name -> seg6x.v1.KindCounts
+	29, // 68: seg6x.v1.SidStats.PluginOutcomesEntry.value:type_name -> seg6x.v1.Counter
+	29, // 69: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
+	29, // 70: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
+	29, // 71: seg6x.v1.PluginStats.OutcomesEntry.value:type_name -> seg6x.v1.Counter
+	29, // 72: seg6x.v1.PluginStats.DropsEntry.value:type_name -> seg6x.v1.Counter
+	20, // 73: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
+	25, // 74: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
+	26, // 75: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
+	28, // 76: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
+	35, // 77: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
+	37, // 78: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
+	42, // 79: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
+	47, // 80: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
+	53, // 81: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
+	23, // 82: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
+	23, // 83: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
+	27, // 84: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
+	32, // 85: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
+	36, // 86: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
+	39, // 87: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
+	45, // 88: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
+	52, // 89: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
+	54, // 90: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
+	82, // [82:91] is the sub-list for method output_type
+	73, // [73:82] is the sub-list for method input_type
+	73, // [73:73] is the sub-list for extension type_name
+	73, // [73:73] is the sub-list for extension extendee
+	0,  // [0:73] is the sub-list for field type_name
 }
 
 func init() { file_seg6x_proto_init() }
@@ -5493,7 +5831,7 @@ func file_seg6x_proto_init() {
 	if File_seg6x_proto != nil {
 		return
 	}
-	file_seg6x_proto_msgTypes[17].OneofWrappers = []any{
+	file_seg6x_proto_msgTypes[18].OneofWrappers = []any{
 		(*Op_Options)(nil),
 		(*Op_Interface)(nil),
 		(*Op_Tenant)(nil),
@@ -5504,9 +5842,10 @@ func file_seg6x_proto_init() {
 		(*Op_Bgp)(nil),
 		(*Op_Policy)(nil),
 		(*Op_RouteSet)(nil),
+		(*Op_Plugin)(nil),
 	}
-	file_seg6x_proto_msgTypes[43].OneofWrappers = []any{}
-	file_seg6x_proto_msgTypes[49].OneofWrappers = []any{
+	file_seg6x_proto_msgTypes[45].OneofWrappers = []any{}
+	file_seg6x_proto_msgTypes[51].OneofWrappers = []any{
 		(*TraceEvent_Record)(nil),
 		(*TraceEvent_Summary)(nil),
 	}
@@ -5516,7 +5855,7 @@ func file_seg6x_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seg6x_proto_rawDesc), len(file_seg6x_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   57,
+			NumMessages:   64,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -292,7 +292,8 @@ func tenantToPB(t *model.Tenant) *pb.Tenant {
 
 func sidFromPB(s *pb.Sid) (model.SID, error) {
 	p := &parser{obj: fmt.Sprintf("sid %s", s.GetSid())}
-	out := model.SID{Action: s.GetAction(), Table: s.GetTable(), Tenant: s.GetTenant(), Flavors: s.GetFlavors()}
+	out := model.SID{Action: s.GetAction(), Table: s.GetTable(), Tenant: s.GetTenant(), Flavors: s.GetFlavors(),
+		Plugin: s.GetPlugin(), Config: s.GetConfig()}
 	if strings.Contains(s.GetSid(), "/") {
 		a, bits, err := model.ParseSID(s.GetSid())
 		if err != nil {
@@ -328,7 +329,16 @@ func sidToPB(s *model.SID) *pb.Sid {
 		out.Src = s.Src.String()
 	}
 	out.Policy = s.Policy
+	out.Plugin, out.Config, out.Bind = s.Plugin, s.Config, s.Bind
 	return out
+}
+
+func pluginFromPB(p *pb.Plugin) model.Plugin {
+	return model.Plugin{Name: p.GetName(), File: p.GetFile(), Object: p.GetObject()}
+}
+
+func pluginToPB(p *model.Plugin) *pb.Plugin {
+	return &pb.Plugin{Name: p.Name, File: p.File, Object: p.Object, Digest: p.Digest}
 }
 
 func ifaceToPB(i *model.Interface) *pb.Interface {
@@ -456,6 +466,9 @@ func opFromPB(o *pb.Op) (state.Op, error) {
 			b = &model.BGP{}
 		}
 		op.BGP = b
+	case *pb.Op_Plugin:
+		pl := pluginFromPB(obj.Plugin)
+		op.Plugin = &pl
 	case *pb.Op_Policy:
 		pp, err := policyFromPB(obj.Policy)
 		if err != nil && op.Kind != model.OpDelete {
@@ -518,6 +531,8 @@ func OpToPB(op state.Op) *pb.Op {
 		out.Object = &pb.Op_Bgp{Bgp: bgpToPB(op.BGP)}
 	case op.Policy != nil:
 		out.Object = &pb.Op_Policy{Policy: policyToPB(op.Policy)}
+	case op.Plugin != nil:
+		out.Object = &pb.Op_Plugin{Plugin: pluginToPB(op.Plugin)}
 	case op.TenantRoutes != nil:
 		tr := &pb.TenantRoutes{Tenant: op.TenantRoutes.Tenant}
 		for i := range op.TenantRoutes.Routes {
@@ -571,6 +586,9 @@ func StateFromPB(s *pb.State) (model.State, error) {
 		}
 		out.Policies = append(out.Policies, p)
 	}
+	for _, pl := range s.GetPlugins() {
+		out.Plugins = append(out.Plugins, pluginFromPB(pl))
+	}
 	if len(errs) > 0 {
 		return out, errs
 	}
@@ -596,6 +614,9 @@ func StateToPB(s *model.State) *pb.State {
 	for i := range s.Policies {
 		out.Policies = append(out.Policies, policyToPB(&s.Policies[i]))
 	}
+	for i := range s.Plugins {
+		out.Plugins = append(out.Plugins, pluginToPB(&s.Plugins[i]))
+	}
 	return out
 }
 
@@ -612,6 +633,7 @@ func StateFromChunks(chunks []*pb.StateChunk) (model.State, uint64, error) {
 		all.Routes = append(all.Routes, c.GetState().GetRoutes()...)
 		all.Sids = append(all.Sids, c.GetState().GetSids()...)
 		all.Policies = append(all.Policies, c.GetState().GetPolicies()...)
+		all.Plugins = append(all.Plugins, c.GetState().GetPlugins()...)
 	}
 	s, err := StateFromPB(all)
 	if err != nil {
@@ -628,7 +650,10 @@ func StateFromChunks(chunks []*pb.StateChunk) (model.State, uint64, error) {
 	}
 	for i, sd := range all.Sids {
 		s.SIDs[i].ID, s.SIDs[i].Origin = sd.GetId(), model.Origin(sd.GetOrigin())
-		s.SIDs[i].Policy = sd.GetPolicy()
+		s.SIDs[i].Policy, s.SIDs[i].Bind = sd.GetPolicy(), sd.GetBind()
+	}
+	for i, pl := range all.Plugins {
+		s.Plugins[i].Digest = pl.GetDigest()
 	}
 	for i, pp := range all.Policies {
 		s.Policies[i].Origin = model.Origin(pp.GetOrigin())

@@ -39,7 +39,8 @@ var (
 		{re(`route .* tenant .*`), re(`tenant|prefix|mode|segs(\[\d+\])?|src|hoplimit|usids\.(block|nf|ids(\[\d+\])?)|policy`)},
 		{re(`policy ".*"( lists\[\d+\](\.usids)?)?`), re(`name|mode|src|hoplimit|lists|` +
 			`(lists\[\d+\]\.)?(segs(\[\d+\])?|usids\.(block|nf|ids(\[\d+\])?)|block|nf|ids(\[\d+\])?|weight)`)},
-		{re(`sid .*`), re(`sid|action|tenant|table|nh4|nh6|vlan|flavors|lblen|nflen|segs(\[\d+\])?|src`)},
+		{re(`sid .*`), re(`sid|action|tenant|table|nh4|nh6|vlan|flavors|lblen|nflen|segs(\[\d+\])?|src|plugin|config`)},
+		{re(`plugin ".*"`), re(`name|file`)},
 		{re(`bgp`), re(`asn|router_id|listen_port|next_hop|locator|block_bits|function_bits|graceful_restart\.restart_time|` +
 			`neighbors\[\d+\]\.(address|local_address|port)`)},
 		{re(`bgp neighbor .*`), re(`address|asn|password|local_address|families`)},

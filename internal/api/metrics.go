@@ -33,6 +33,9 @@ var (
 	descPolicyBytes = prometheus.NewDesc("seg6x_policy_bytes_total", "Bytes (as received) encapsulated by an SR policy."+policyHelp, policyLabels, nil)
 	descSIDPkts     = prometheus.NewDesc("seg6x_sid_packets_total", "Packets processed by a local SID.", []string{"sid", "action"}, nil)
 	descSIDBytes    = prometheus.NewDesc("seg6x_sid_bytes_total", "Bytes processed by a local SID.", []string{"sid", "action"}, nil)
+	descPluginPkts  = prometheus.NewDesc("seg6x_plugin_packets_total", "Packets a plugin's SIDs received, by outcome: the verdict its function returned (abort, drop, pass, end, dt4, dt6, dt46, encap) or why there was none or it was refused (empty, bad_verdict, malformed); non-zero only.", []string{"plugin", "outcome"}, nil)
+	descPluginDrops = prometheus.NewDesc("seg6x_plugin_drops_total", "Packets a plugin dropped, by its own reason; non-zero only.", []string{"plugin", "reason"}, nil)
+	descPluginSID   = prometheus.NewDesc("seg6x_plugin_sid_packets_total", "Packets a plugin SID received, by outcome (as seg6x_plugin_packets_total); non-zero only.", []string{"sid", "plugin", "outcome"}, nil)
 	descActionPkts  = prometheus.NewDesc("seg6x_xdp_action_packets_total", "Packets by XDP verdict.", []string{"action"}, nil)
 	descActionBytes = prometheus.NewDesc("seg6x_xdp_action_bytes_total", "Bytes by XDP verdict.", []string{"action"}, nil)
 	descReasonPkts  = prometheus.NewDesc("seg6x_reason_packets_total", "Packets dropped (DROP_*), handed to the daemon's slow path (SLOW_*), answered with an ICMP error (ICMP_*) or handed to the kernel (PASS_*), by reason; every reason the program has, from the start.", []string{"reason"}, nil)
@@ -72,7 +75,7 @@ type collector struct {
 func newCollector(s *Server) *collector { return &collector{srv: s} }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBuildInfo, descPolicyPkts, descPolicyBytes, descSIDPkts, descSIDBytes, descActionPkts,
+	for _, d := range []*prometheus.Desc{descBuildInfo, descPolicyPkts, descPolicyBytes, descSIDPkts, descSIDBytes, descPluginPkts, descPluginDrops, descPluginSID, descActionPkts,
 		descActionBytes, descReasonPkts, descObjects, descAPIErrors, descGeneration, descCommits, descCommitSecs, descReloads,
 		descRunSeconds, descRunCount, descAttached, descSlow, descSlowRecords, descSlowFrames, descSlowRunning,
 		descBGPRunning, descBGPSessions, descBGPUp, descBGPNbRoutes, descBGPRoutes, descBGPFlaps, descBGPRefused} {
@@ -113,6 +116,17 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for _, s := range st.Sids {
 			counter(descSIDPkts, s.Count.Packets, s.Sid, s.Action)
 			counter(descSIDBytes, s.Count.Bytes, s.Sid, s.Action)
+			for o, v := range s.PluginOutcomes {
+				counter(descPluginSID, v.GetPackets(), s.Sid, s.Plugin, o)
+			}
+		}
+		for _, p := range st.Plugins {
+			for o, v := range p.Outcomes {
+				counter(descPluginPkts, v.GetPackets(), p.Name, o)
+			}
+			for r, v := range p.Drops {
+				counter(descPluginDrops, v.GetPackets(), p.Name, r)
+			}
 		}
 		for a, v := range st.Actions {
 			counter(descActionPkts, v.Packets, a)

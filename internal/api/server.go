@@ -7,6 +7,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -220,10 +221,57 @@ func stats(st *state.Store) (*pb.StatsReply, error) {
 		}
 		out.Policies = append(out.Policies, ps)
 	}
+	plugins := st.Plugins()
+	var slots, binds []uint32
+	for _, p := range plugins {
+		slots = append(slots, p.Slot)
+	}
 	for _, sd := range sids {
-		out.Sids = append(out.Sids, &pb.SidStats{Sid: sd.Name(), Action: sd.Action, Count: counter(c.SIDs[sd.ID]), Flavors: sd.Flavors})
+		if sd.Bind != 0 {
+			binds = append(binds, sd.Bind)
+		}
+	}
+	pc, err := st.Observer().PluginStats(slots, binds)
+	if err != nil {
+		return nil, err
+	}
+	for _, sd := range sids {
+		ss := &pb.SidStats{Sid: sd.Name(), Action: sd.Action, Count: counter(c.SIDs[sd.ID]), Flavors: sd.Flavors, Plugin: sd.Plugin}
+		if sd.Bind != 0 {
+			ss.PluginOutcomes = outcomeCounters(pc.Binds[sd.Bind])
+		}
+		out.Sids = append(out.Sids, ss)
+	}
+	for _, p := range plugins {
+		ps := &pb.PluginStats{Name: p.Name, File: p.File, Digest: p.Digest, Slot: p.Slot, Config: p.Config,
+			Outcomes: outcomeCounters(pc.Slots[p.Slot].Outcomes), Drops: map[string]*pb.Counter{}}
+		for _, a := range p.SIDs {
+			ps.Sids = append(ps.Sids, a.String())
+		}
+		for r, v := range pc.Slots[p.Slot].Reasons {
+			if v.Packets == 0 {
+				continue
+			}
+			name := p.Reasons[r]
+			if name == "" {
+				name = fmt.Sprintf("reason %d", r)
+			}
+			ps.Drops[name] = counter(v)
+		}
+		out.Plugins = append(out.Plugins, ps)
 	}
 	return out, nil
+}
+
+// outcomeCounters are the non-zero counters of cs by outcome name (state.PluginOutcomes).
+func outcomeCounters(cs []state.Counter) map[string]*pb.Counter {
+	out := map[string]*pb.Counter{}
+	for i, v := range cs {
+		if v.Packets > 0 && i < len(state.PluginOutcomes) {
+			out[state.PluginOutcomes[i]] = counter(v)
+		}
+	}
+	return out
 }
 
 // SetSlowPath attaches the daemon's slow path: report gives its counters (Stats, metrics).

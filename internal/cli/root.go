@@ -102,7 +102,7 @@ Typical use:
 	root.PersistentFlags().StringVar(&g.tls.Cert, "client-cert", "", "with --server: client certificate")
 	root.PersistentFlags().StringVar(&g.tls.Key, "client-key", "", "with --server: client key")
 	root.PersistentFlags().DurationVar(&g.wait, "wait", 10*time.Second, "how long to wait while the daemon starts, stops or restarts, or another seg6x command holds the instance (0: fail at once)")
-	root.AddCommand(attachCmd(), detachCmd(), domainCmd(), tenantCmd(), routeCmd(), policyCmd(), sidCmd(), applyCmd(), showCmd(),
+	root.AddCommand(attachCmd(), detachCmd(), domainCmd(), tenantCmd(), routeCmd(), policyCmd(), sidCmd(), pluginCmd(), applyCmd(), showCmd(),
 		statsCmd(), setCmd(), statusCmd(), configCmd(), daemonCmd(), bgpCmd(), traceCmd(), captureCmd(),
 		explainCmd(), versionCmd())
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"os"
 	"slices"
@@ -22,11 +23,12 @@ import (
 func showCmd() *cobra.Command {
 	var o showOptions
 	c := &cobra.Command{
-		Use:   "show [interfaces|domain|tenants|routes|sids|kernel] [--tenant T] [--prefix P] [--policy P] [--origin O] [-d]",
+		Use:   "show [interfaces|domain|tenants|routes|sids|plugins|kernel] [--tenant T] [--prefix P] [--policy P] [--origin O] [-d]",
 		Short: "Show the running state (everything, or one kind of object), or the kernel mirror",
 		Long: `Show the running state. "show interfaces" also lists the SR domain boundary: the side (fabric:
 local SIDs processed; access: tenant traffic only) of every (interface, VLAN) and why; "show domain"
-the domain's locators and sources. Objects the kernel mirror made (seg6x daemon --mirror-kernel) are marked
+the domain's locators and sources; "show plugins" the loaded plugins and their counters (seg6x plugin
+show). Objects the kernel mirror made (seg6x daemon --mirror-kernel) are marked
 "kernel". "show kernel" lists every seg6 / seg6local route of the kernel, whether the fast path runs
 it (and as which seg6x object) or why not, and the notes that limit the mirror (policy rules,
 ports owned by API tenants, conflicts); then the kernel's VXLAN devices and the forwarding entries of
@@ -38,7 +40,7 @@ Tables are compact; -d (--detail) gives every column. Filters (they apply to tab
   --policy P        routes of named policy P, or of policy id P
   --origin O        objects of origin O: api (CLI, API, config files), bgp, kernel, vpn
 e.g. seg6x show routes --tenant blue --prefix 198.18.0.0/16`,
-		ValidArgs: []string{"interfaces", "domain", "tenants", "routes", "sids", "kernel"},
+		ValidArgs: []string{"interfaces", "domain", "tenants", "routes", "sids", "plugins", "kernel"},
 		Args:      cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			what := "all"
@@ -111,10 +113,13 @@ func show(what string, o showOptions) error {
 	if what == "kernel" {
 		return showKernel()
 	}
+	if what == "plugins" {
+		return showPlugins("")
+	}
 	switch what {
 	case "all", "interfaces", "domain", "tenants", "routes", "sids":
 	default:
-		return fmt.Errorf("show %q: want interfaces, domain, tenants, routes, sids or kernel", what)
+		return fmt.Errorf("show %q: want interfaces, domain, tenants, routes, sids, plugins or kernel", what)
 	}
 	cur, _, err := fetchState()
 	if err != nil {
@@ -316,6 +321,12 @@ func sidParams(s *model.SID) string {
 	}
 	if s.HasFlavor(model.FlavorNextCSID) {
 		p = append(p, fmt.Sprintf("lblen %d nflen %d", s.LBLen, s.NFLen))
+	}
+	if s.Plugin != "" {
+		p = append(p, "plugin "+s.Plugin)
+		for _, k := range slices.Sorted(maps.Keys(s.Config)) {
+			p = append(p, k+"="+s.Config[k])
+		}
 	}
 	return strings.Join(p, " ")
 }

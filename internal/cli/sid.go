@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/seg6x/seg6x/internal/model"
+	"github.com/seg6x/seg6x/internal/plugincfg"
 	"github.com/seg6x/seg6x/internal/state"
 	"github.com/spf13/cobra"
 )
@@ -17,7 +18,7 @@ func sidCmd() *cobra.Command {
 		verb := map[bool]string{false: "add", true: "replace"}[replace]
 		return &cobra.Command{
 			Use: verb + " SID action ACTION [nh4 ADDR | nh6 ADDR | table ID | tenant NAME | segs SID[,SID...] [src ADDR]]" +
-				" [vlan VID] [flavors FLAVOR[,FLAVOR] [lblen N] [nflen N]]",
+				" [vlan VID] [flavors FLAVOR[,FLAVOR] [lblen N] [nflen N]] | action plugin NAME [tenant NAME] [vlan VID] [KEY=VALUE ...]",
 			Short: verb + " a local SID",
 			Long: `Bind an endpoint behavior to SID: an IPv6 address (matched exactly), or a prefix ADDR/LEN served by
 longest match (a uSID locator's uN, a service SID with argument bits; an exact SID is found first).
@@ -38,7 +39,10 @@ Examples:
   seg6x sid ` + verb + ` fcbb:0:100:e001::/64 action End.X nh6 fc00:12::2 flavors next-csid nflen 32   # uA
   seg6x sid ` + verb + ` fcbb:0:100:e004::/64 action End.DT4 tenant blue          # uDT4
   seg6x sid ` + verb + ` fc00:1::4 action End flavors psp,usd
-  seg6x sid ` + verb + ` fc00:1::7 action End.B6.Encaps segs fc00:5::1,fc00:6::64   # binding SID`,
+  seg6x sid ` + verb + ` fc00:1::7 action End.B6.Encaps segs fc00:5::1,fc00:6::64   # binding SID
+  seg6x sid ` + verb + ` fc00:1::d action plugin ttlgate tenant blue min_ttl=5       # seg6x plugin load first
+A plugin SID runs the loaded plugin NAME (seg6x plugin load) with the settings KEY=VALUE that its
+configuration names (seg6x plugin show NAME); its tenant (or table) is where DT verdicts decapsulate.`,
 			Args: cobra.MinimumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				sd, err := parseSID(args[0], args[1:])
@@ -69,11 +73,56 @@ Examples:
 	return c
 }
 
+// pluginArgs takes a plugin SID's words out of args: the plugin's name after "action plugin", and
+// every KEY=VALUE (its settings).
+func pluginArgs(sd *model.SID, args []string) ([]string, error) {
+	var rest, words []string
+	for _, a := range args {
+		if strings.Contains(a, "=") {
+			words = append(words, a)
+		} else {
+			rest = append(rest, a)
+		}
+	}
+	for i := 0; i+1 < len(rest); i++ {
+		if rest[i] == "action" && rest[i+1] == "plugin" {
+			if i+2 >= len(rest) {
+				return nil, fmt.Errorf("action plugin NAME: the name of a loaded plugin is missing (seg6x plugin show)")
+			}
+			sd.Plugin = rest[i+2]
+			rest = append(rest[:i+2:i+2], rest[i+3:]...)
+			break
+		}
+	}
+	if len(words) == 0 {
+		return rest, nil
+	}
+	if sd.Plugin == "" {
+		return nil, fmt.Errorf("%s: KEY=VALUE settings are a plugin's (action plugin NAME)", words[0])
+	}
+	settings, err := plugincfg.ParseSettings(words)
+	if err != nil {
+		return nil, err
+	}
+	sd.Config = map[string]string{}
+	for _, s := range settings {
+		if _, dup := sd.Config[s.Key]; dup {
+			return nil, fmt.Errorf("%s: given twice", s.Key)
+		}
+		sd.Config[s.Key] = s.Value
+	}
+	return rest, nil
+}
+
 func parseSID(sid string, args []string) (model.SID, error) {
 	var sd model.SID
 	var err error
 	if sd.SID, sd.Bits, err = model.ParseSID(sid); err != nil {
 		return sd, fmt.Errorf("sid: %q is not an IPv6 address or prefix", sid)
+	}
+	args, err = pluginArgs(&sd, args)
+	if err != nil {
+		return sd, err
 	}
 	m, err := kv(args, []string{"action", "nh4", "nh6", "table", "tenant", "vlan", "flavors", "lblen", "nflen", "segs", "src"})
 	if err != nil {

@@ -59,6 +59,49 @@ func (b *BPF) Stats(policies, sids []uint32) (*state.Stats, error) {
 	return out, nil
 }
 
+// PluginStats reads the counters of the plugins in slots and of the plugin SIDs of binds.
+func (b *BPF) PluginStats(slots, binds []uint32) (*state.PluginStats, error) {
+	m := b.Maps
+	out := &state.PluginStats{Slots: map[uint32]state.PluginCounters{}, Binds: map[uint32][]state.Counter{}}
+	n := uint32(len(state.PluginOutcomes))
+	for _, s := range slots {
+		if s >= PluginSlots {
+			return nil, fmt.Errorf("plugin slot %d: slots are below %d", s, PluginSlots)
+		}
+		pc := state.PluginCounters{Outcomes: make([]state.Counter, n), Reasons: make([]state.Counter, PluginReasons)}
+		for o := uint32(0); o < n; o++ {
+			c, err := sumCounter(m.PluginStats, s*uint32(PluginOutcomes)+o)
+			if err != nil {
+				return nil, err
+			}
+			pc.Outcomes[o] = c
+		}
+		for r := uint32(0); r < PluginReasons; r++ {
+			c, err := sumCounter(m.PluginReasonStats, s*PluginReasons+r)
+			if err != nil {
+				return nil, err
+			}
+			pc.Reasons[r] = c
+		}
+		out.Slots[s] = pc
+	}
+	for _, bind := range binds {
+		if bind >= PluginBinds {
+			return nil, fmt.Errorf("plugin bind %d: binds are below %d", bind, PluginBinds)
+		}
+		cs := make([]state.Counter, n)
+		for o := uint32(0); o < n; o++ {
+			c, err := sumCounter(m.PluginSidStats, bind*uint32(PluginOutcomes)+o)
+			if err != nil {
+				return nil, err
+			}
+			cs[o] = c
+		}
+		out.Binds[bind] = cs
+	}
+	return out, nil
+}
+
 // sumCounter sums the per-CPU counter idx of m.
 func sumCounter(m *ebpf.Map, idx uint32) (state.Counter, error) {
 	var per []Seg6xCounter

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 	"github.com/seg6x/seg6x/internal/pluginobj"
+	"github.com/seg6x/seg6x/internal/state"
 )
 
 func TestPluginContextLayoutMatchesThePipeline(t *testing.T) {
@@ -56,6 +57,22 @@ func TestPluginConstantsMatchTheMaps(t *testing.T) {
 		}
 		if int(ms.MaxEntries) != c.entries || int(ms.ValueSize) != c.valueBytes {
 			t.Errorf("%s: %d entries of %d bytes; the loader expects %d of %d", c.m, ms.MaxEntries, ms.ValueSize, c.entries, c.valueBytes)
+		}
+	}
+}
+
+func TestPluginOutcomeNamesMatchTheProgram(t *testing.T) {
+	for v, want := range map[Seg6xPluginOutcome]string{Seg6xPluginOutcomePLUGIN_O_EMPTY: "empty",
+		Seg6xPluginOutcomePLUGIN_O_BAD_VERDICT: "bad_verdict", Seg6xPluginOutcomePLUGIN_O_MALFORMED: "malformed"} {
+		if got := state.PluginOutcomes[v]; got != want {
+			t.Errorf("outcome %d is %q in state.PluginOutcomes, %q in the program", v, got, want)
+		}
+	}
+	for v, want := range map[Seg6xSeg6xVerdict]string{Seg6xSeg6xVerdictSEG6X_ABORT: "abort", Seg6xSeg6xVerdictSEG6X_DROP: "drop",
+		Seg6xSeg6xVerdictSEG6X_PASS: "pass", Seg6xSeg6xVerdictSEG6X_END: "end", Seg6xSeg6xVerdictSEG6X_DT4: "dt4",
+		Seg6xSeg6xVerdictSEG6X_DT6: "dt6", Seg6xSeg6xVerdictSEG6X_DT46: "dt46", Seg6xSeg6xVerdictSEG6X_ENCAP: "encap"} {
+		if got := state.PluginOutcomes[v]; got != want {
+			t.Errorf("verdict %d is %q in state.PluginOutcomes, want %q", v, got, want)
 		}
 	}
 }

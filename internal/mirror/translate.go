@@ -420,7 +420,7 @@ func localSID(r *kernelRoute, tunsrc netip.Addr, addrs *hostAddrs) (model.SID, s
 		case localOIF:
 			return sd, "oif attribute (seg6x picks the egress by a FIB lookup of the next hop)"
 		case localBPF:
-			return sd, "End.BPF program"
+			return sd, "End.BPF program: the kernel runs it (an lwt_seg6local program on the skb, which XDP cannot run; seg6x's own is a plugin SID, docs/plugins.md)"
 		case localSRH:
 			if l.Action != 10 { // End.B6.Encaps; End.B6 (9, SRH insertion) is not implemented
 				return sd, "SRH attribute on " + localActionName(l.Action)

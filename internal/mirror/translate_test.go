@@ -68,6 +68,7 @@ func TestTranslate(t *testing.T) {
 			local("fc00:1::4/128", 9),
 			local("fc00:1::5/128", 2, localNH6, localOIF),
 			local("fc00:1::6/128", 1),
+			local("fc00:1::7/128", 15, localBPF), // End.BPF
 		),
 		rules:     defaultRules(),
 		ifaces:    []model.Interface{{Name: "eth0"}, {Name: "eth1"}},
@@ -104,10 +105,11 @@ func TestTranslate(t *testing.T) {
 		"198.18.2.0/24":  "",
 		"198.18.4.0/24":  "mode l2encap is not accelerated",
 		"fc00:1::3/128":  "",
-		"fc00:1::/64":    "route fc00:1::4/128 (and 2 more) inside the prefix is left to the kernel",
+		"fc00:1::/64":    "route fc00:1::4/128 (and 3 more) inside the prefix is left to the kernel",
 		"fc00:1::4/128":  "action End.B6 is not implemented",
 		"fc00:1::5/128":  "oif attribute",
 		"fc00:1::6/128":  "conflict: the same SID is set through the seg6x API",
+		"fc00:1::7/128":  "End.BPF program: the kernel runs it (an lwt_seg6local program on the skb, which XDP cannot run; seg6x's own is a plugin SID, docs/plugins.md)",
 		"fc00:1::1/128 ": "",
 	} {
 		s := statusOf(d, route)

@@ -26,7 +26,7 @@ type Plugin struct {
 }
 
 // PluginObj names a plugin in errors.
-func PluginObj(p *Plugin) string { return "plugin " + p.Name }
+func PluginObj(p *Plugin) string { return fmt.Sprintf("plugin %q", p.Name) }
 
 var pluginName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
 

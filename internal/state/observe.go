@@ -22,6 +22,8 @@ type Observer interface {
 	// Stats reads the counters: every action and reason, and the policies and SIDs asked for (by
 	// their counter ids).
 	Stats(policies, sids []uint32) (*Stats, error)
+	// PluginStats reads the counters of the plugins in slots and of the plugin SIDs of binds.
+	PluginStats(slots, binds []uint32) (*PluginStats, error)
 	// Trace starts tracing, in every attached program (loaded with opts), the packets f matches.
 	Trace(f TraceFilter, opts ProgramOptions) (TraceSession, error)
 	// Explain runs one frame, arriving on ifindex, through the traced program without sending it or
@@ -43,6 +45,23 @@ type Stats struct {
 	Policies map[uint32]Counter // the policies asked for, by id
 	SIDs     map[uint32]Counter // the SIDs asked for, by counter id (SID.ID)
 }
+
+// PluginStats are the counters of plugins (by program slot) and of plugin SIDs (by bind).
+type PluginStats struct {
+	Slots map[uint32]PluginCounters
+	Binds map[uint32][]Counter // by outcome (PluginOutcomes)
+}
+
+// PluginCounters are one plugin's counters: what became of its packets (by outcome, PluginOutcomes)
+// and its own drop reasons (by value, 1..15).
+type PluginCounters struct {
+	Outcomes []Counter
+	Reasons  []Counter
+}
+
+// PluginOutcomes names what becomes of a packet at a plugin SID, by value: the verdict the function
+// returned (abort .. encap, enum seg6x_verdict), or why there was none or it was refused.
+var PluginOutcomes = []string{"abort", "drop", "pass", "end", "dt4", "dt6", "dt46", "encap", "empty", "bad_verdict", "malformed"}
 
 // The trace's names of actions and classes (TraceRecord, TraceFilter).
 var (

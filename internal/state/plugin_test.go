@@ -83,7 +83,7 @@ func TestPluginsInTheStore(t *testing.T) {
 	refused(t, st, "unknown key max_ttl; the keys: min_ttl", pluginSIDOp("fc00:1::e", "gate", map[string]string{"max_ttl": "5"}))
 	refused(t, st, `no plugin "nosuch" is loaded`, pluginSIDOp("fc00:1::e", "nosuch", nil))
 	refused(t, st, "SID fc00:1::d still runs it", pluginOp(model.OpDelete, "gate", nil))
-	refused(t, st, "plugin junk: file: not a BPF object", pluginOp(model.OpAdd, "junk", []byte("\x7fELF not really")))
+	refused(t, st, `plugin "junk": file: not a BPF object`, pluginOp(model.OpAdd, "junk", []byte("\x7fELF not really")))
 	// The same settings again: the same bind.
 	commit(t, st, pluginSIDOp("fc00:1::d", "gate", map[string]string{"min_ttl": "5"}))
 	if again := sidOf(t, st, "fc00:1::d"); again.Bind != sd.Bind {

@@ -135,8 +135,16 @@ func checkFiles(t *testing.T) {
 	if got, want := read(t, "/etc/seg6x/seg6x.yaml"), read(t, "../../deploy/seg6x.yaml"); got != want {
 		t.Errorf("/etc/seg6x/seg6x.yaml is not deploy/seg6x.yaml")
 	}
-	for _, f := range []string{"README.md", "CHANGELOG.md", "docs/README.md", "docs/operations.md", "docs/install.md", "docs/design/bgp-interop.md"} {
+	for _, f := range []string{"README.md", "CHANGELOG.md", "docs/README.md", "docs/operations.md", "docs/install.md", "docs/design/bgp-interop.md",
+		"docs/plugins.md", "examples/plugins/ttlgate.c"} {
 		read(t, "/usr/share/doc/seg6x/"+f)
+	}
+	// The plugin SDK, and the shipped plugins built.
+	if got, want := read(t, "/usr/include/seg6x/seg6x_plugin.h"), read(t, "../../bpf/sdk/seg6x/seg6x_plugin.h"); got != want {
+		t.Errorf("/usr/include/seg6x/seg6x_plugin.h is not the SDK's header")
+	}
+	if obj := read(t, "/usr/lib/seg6x/plugins/ttlgate.o"); !strings.HasPrefix(obj, "\x7fELF") {
+		t.Errorf("/usr/lib/seg6x/plugins/ttlgate.o is no ELF object")
 	}
 	// A man page per command, which groff renders.
 	for _, page := range []string{"seg6x", "seg6x-apply", "seg6x-tenant-add", "seg6x-route-add", "seg6x-sid-add", "seg6x-version"} {

@@ -14,7 +14,7 @@ import (
 )
 
 func TestSIDLookupTiming(t *testing.T) {
-	rows, err := benchrig.SIDLookups(rig, 1000, 2)
+	rows, err := benchrig.SIDLookups(rig, 1000, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,14 @@ Typical use:
 		benchBGPCmd(), benchBGPInjectorCmd())
 }
 
+// baselineNs is a baseline's figure, or "-" when there is no baseline.
+func baselineNs(ns float64) string {
+	if ns == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", ns)
+}
+
 func microCmd() *cobra.Command {
 	var runs int
 	var baseline string
@@ -122,9 +130,9 @@ Needs root; builds its own network namespace and removes it.`,
 				l := m.Lookups[0]
 				fmt.Printf("\nSID LOOKUP: frames returned unchanged, %d runs of the same frame per test run, median of %d rounds;\n", l.Repeat, l.Rounds)
 				fmt.Printf("the same program with SID prefixes on (sid_conf: the fixtures' uSID locators) and off\n")
-				fmt.Fprintf(w, "CASE\tACTION\tPREFIXES ON NS/PKT\tOFF NS/PKT\tWHAT\n")
+				fmt.Fprintf(w, "CASE\tACTION\tPREFIXES ON NS/PKT\tOFF NS/PKT\tBASELINE NS/PKT\tWHAT\n")
 				for _, r := range m.Lookups {
-					fmt.Fprintf(w, "%s\t%s\t%.1f\t%.1f\t%s\n", r.Case, r.Action, r.PrefixesNs, r.NoPrefixNs, r.Description)
+					fmt.Fprintf(w, "%s\t%s\t%.1f\t%.1f\t%s\t%s\n", r.Case, r.Action, r.PrefixesNs, r.NoPrefixNs, baselineNs(r.BaselineNs), r.Description)
 				}
 				w.Flush()
 			}

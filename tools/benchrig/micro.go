@@ -75,7 +75,14 @@ func RunMicro(runs int, baseline string, fabricMTU int) (Micro, error) {
 	if m.Plugins, err = PluginCases(rig, runs); err != nil {
 		return m, err
 	}
-	if m.Lookups, err = SIDLookups(rig, 200000, 7); err != nil {
+	var base *ebpf.Program
+	if baseline != "" {
+		if base, err = dataplane.LoadProgramFile(rig.Dir, dataplane.ProgramOptions{}, baseline); err != nil {
+			return m, err
+		}
+		defer base.Close()
+	}
+	if m.Lookups, err = SIDLookups(rig, 200000, 7, base); err != nil {
 		return m, err
 	}
 	m.Scale, err = RouteScale(rig, []int{10, 1000000}, runs)

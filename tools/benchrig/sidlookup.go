@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"github.com/seg6x/seg6x/internal/dataplane"
 	"github.com/seg6x/seg6x/tools/fixtures"
 )
@@ -25,6 +26,8 @@ type LookupRow struct {
 	NoPrefixNs  float64 `json:"prefixes_off_ns_per_pkt"` // the same program with sid_conf.prefixes = 0
 	Repeat      uint32  `json:"repeat"`
 	Rounds      int     `json:"rounds"`
+	// With --baseline: the other build's program on the same frame, prefixes on, in the same rounds.
+	BaselineNs float64 `json:"baseline_ns_per_pkt,omitempty"`
 }
 
 // lookupCases: the program's floor (a frame it passes right after parsing), an exact SID hit, and a
@@ -32,8 +35,9 @@ type LookupRow struct {
 var lookupCases = []string{"arp_passes", "end_sl0", "transit_ipv6_not_ours"}
 
 // SIDLookups times lookupCases, repeat runs per test run, rounds rounds alternating prefixes on and
-// off. The fixture configuration has SIDs by prefix (uSID locators), so "on" is how it runs.
-func SIDLookups(rig *fixtures.Rig, repeat uint32, rounds int) ([]LookupRow, error) {
+// off. The fixture configuration has SIDs by prefix (uSID locators), so "on" is how it runs. base (nil:
+// none) is another build's program, timed with prefixes on in every round.
+func SIDLookups(rig *fixtures.Rig, repeat uint32, rounds int, base *ebpf.Program) ([]LookupRow, error) {
 	all, err := fixtures.Load()
 	if err != nil {
 		return nil, err
@@ -56,8 +60,21 @@ func SIDLookups(rig *fixtures.Rig, repeat uint32, rounds int) ([]LookupRow, erro
 		if f == nil {
 			return nil, fmt.Errorf("lookup case %s has no fixture", name)
 		}
-		var on, off []float64
+		var on, off, baseNs []float64
 		for i := 0; i < rounds; i++ {
+			if base != nil {
+				if err := set(true); err != nil {
+					return nil, err
+				}
+				r, err := rig.RunRepeated(base, f, repeat)
+				if err != nil {
+					return nil, err
+				}
+				if want := dataplane.ActionIndex(f.Action); int(r.Action) != want {
+					return nil, fmt.Errorf("%s: the baseline returned %s", name, dataplane.Actions[r.Action])
+				}
+				baseNs = append(baseNs, float64(r.PerRun)/float64(time.Nanosecond))
+			}
 			for _, pref := range []bool{i%2 == 0, i%2 != 0} { // alternate which goes first
 				if err := set(pref); err != nil {
 					return nil, err
@@ -78,7 +95,7 @@ func SIDLookups(rig *fixtures.Rig, repeat uint32, rounds int) ([]LookupRow, erro
 			}
 		}
 		out = append(out, LookupRow{Case: name, Description: f.Description, Action: f.Action, PrefixesNs: median(on),
-			NoPrefixNs: median(off), Repeat: repeat, Rounds: rounds})
+			NoPrefixNs: median(off), Repeat: repeat, Rounds: rounds, BaselineNs: median(baseNs)})
 	}
 	return out, nil
 }

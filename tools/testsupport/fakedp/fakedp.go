@@ -91,6 +91,18 @@ func (f *Dataplane) Fresh() bool { return false }
 func (f *Dataplane) Close()      {}
 
 // Stats returns the counters set, each action and reason the test named, and zero for other ids.
+// PluginStats counts nothing: every plugin and plugin SID asked for has zero counters.
+func (f *Dataplane) PluginStats(slots, binds []uint32) (*state.PluginStats, error) {
+	out := &state.PluginStats{Slots: map[uint32]state.PluginCounters{}, Binds: map[uint32][]state.Counter{}}
+	for _, s := range slots {
+		out.Slots[s] = state.PluginCounters{Outcomes: make([]state.Counter, len(state.PluginOutcomes)), Reasons: make([]state.Counter, 16)}
+	}
+	for _, b := range binds {
+		out.Binds[b] = make([]state.Counter, len(state.PluginOutcomes))
+	}
+	return out, nil
+}
+
 func (f *Dataplane) Stats(policies, sids []uint32) (*state.Stats, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
