@@ -2649,6 +2649,7 @@ type SidStats struct {
 	Flavors        []string               `protobuf:"bytes,4,rep,name=flavors,proto3" json:"flavors,omitempty"`                                                                                                               // the flavors it runs with (End with next-csid: uN)
 	Plugin         string                 `protobuf:"bytes,5,opt,name=plugin,proto3" json:"plugin,omitempty"`                                                                                                                 // action plugin: its plugin
 	PluginOutcomes map[string]*Counter    `protobuf:"bytes,6,rep,name=plugin_outcomes,json=pluginOutcomes,proto3" json:"plugin_outcomes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // action plugin: its packets by outcome (PluginStats), non-zero only
+	PluginCounters map[string]*Counter    `protobuf:"bytes,7,rep,name=plugin_counters,json=pluginCounters,proto3" json:"plugin_counters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // action plugin: the plugin's own counters for this SID (SEG6X_COUNTERS), by name or "counter N", non-zero only
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -2721,6 +2722,13 @@ func (x *SidStats) GetPlugin() string {
 func (x *SidStats) GetPluginOutcomes() map[string]*Counter {
 	if x != nil {
 		return x.PluginOutcomes
+	}
+	return nil
+}
+
+func (x *SidStats) GetPluginCounters() map[string]*Counter {
+	if x != nil {
+		return x.PluginCounters
 	}
 	return nil
 }
@@ -5356,15 +5364,19 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x03src\x18\x05 \x01(\tR\x03src\x12'\n" +
 	"\x05count\x18\x06 \x01(\v2\x11.seg6x.v1.CounterR\x05count\x12\x12\n" +
 	"\x04sids\x18\a \x01(\rR\x04sids\x12\x14\n" +
-	"\x05lists\x18\b \x03(\tR\x05lists\"\xb6\x02\n" +
+	"\x05lists\x18\b \x03(\tR\x05lists\"\xdd\x03\n" +
 	"\bSidStats\x12\x10\n" +
 	"\x03sid\x18\x01 \x01(\tR\x03sid\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12'\n" +
 	"\x05count\x18\x03 \x01(\v2\x11.seg6x.v1.CounterR\x05count\x12\x18\n" +
 	"\aflavors\x18\x04 \x03(\tR\aflavors\x12\x16\n" +
 	"\x06plugin\x18\x05 \x01(\tR\x06plugin\x12O\n" +
-	"\x0fplugin_outcomes\x18\x06 \x03(\v2&.seg6x.v1.SidStats.PluginOutcomesEntryR\x0epluginOutcomes\x1aT\n" +
+	"\x0fplugin_outcomes\x18\x06 \x03(\v2&.seg6x.v1.SidStats.PluginOutcomesEntryR\x0epluginOutcomes\x12O\n" +
+	"\x0fplugin_counters\x18\a \x03(\v2&.seg6x.v1.SidStats.PluginCountersEntryR\x0epluginCounters\x1aT\n" +
 	"\x13PluginOutcomesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
+	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\x1aT\n" +
+	"\x13PluginCountersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
 	"\x05value\x18\x02 \x01(\v2\x11.seg6x.v1.CounterR\x05value:\x028\x01\"\xe1\x03\n" +
 	"\n" +
@@ -5659,7 +5671,7 @@ func file_seg6x_proto_rawDescGZIP() []byte {
 }
 
 var file_seg6x_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
+var file_seg6x_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_seg6x_proto_goTypes = []any{
 	(Op_Kind)(0),               // 0: seg6x.v1.Op.Kind
 	(*Options)(nil),            // 1: seg6x.v1.Options
@@ -5720,12 +5732,13 @@ var file_seg6x_proto_goTypes = []any{
 	nil,                        // 56: seg6x.v1.Plugin.ReasonsEntry
 	nil,                        // 57: seg6x.v1.Diff.KindsEntry
 	nil,                        // 58: seg6x.v1.SidStats.PluginOutcomesEntry
-	nil,                        // 59: seg6x.v1.StatsReply.ActionsEntry
-	nil,                        // 60: seg6x.v1.StatsReply.ReasonsEntry
-	nil,                        // 61: seg6x.v1.PluginStats.OutcomesEntry
-	nil,                        // 62: seg6x.v1.PluginStats.DropsEntry
-	nil,                        // 63: seg6x.v1.BgpNeighbor.NotSentEntry
-	nil,                        // 64: seg6x.v1.BgpReply.RefusedRoutesEntry
+	nil,                        // 59: seg6x.v1.SidStats.PluginCountersEntry
+	nil,                        // 60: seg6x.v1.StatsReply.ActionsEntry
+	nil,                        // 61: seg6x.v1.StatsReply.ReasonsEntry
+	nil,                        // 62: seg6x.v1.PluginStats.OutcomesEntry
+	nil,                        // 63: seg6x.v1.PluginStats.DropsEntry
+	nil,                        // 64: seg6x.v1.BgpNeighbor.NotSentEntry
+	nil,                        // 65: seg6x.v1.BgpReply.RefusedRoutesEntry
 }
 var file_seg6x_proto_depIdxs = []int32{
 	5,  // 0: seg6x.v1.Tenant.ports:type_name -> seg6x.v1.Port
@@ -5768,62 +5781,64 @@ var file_seg6x_proto_depIdxs = []int32{
 	29, // 37: seg6x.v1.PolicyStats.count:type_name -> seg6x.v1.Counter
 	29, // 38: seg6x.v1.SidStats.count:type_name -> seg6x.v1.Counter
 	58, // 39: seg6x.v1.SidStats.plugin_outcomes:type_name -> seg6x.v1.SidStats.PluginOutcomesEntry
-	59, // 40: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
-	60, // 41: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
-	30, // 42: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
-	31, // 43: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
-	34, // 44: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
-	33, // 45: seg6x.v1.StatsReply.plugins:type_name -> seg6x.v1.PluginStats
-	61, // 46: seg6x.v1.PluginStats.outcomes:type_name -> seg6x.v1.PluginStats.OutcomesEntry
-	62, // 47: seg6x.v1.PluginStats.drops:type_name -> seg6x.v1.PluginStats.DropsEntry
-	2,  // 48: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
-	4,  // 49: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
-	3,  // 50: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
-	38, // 51: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
-	40, // 52: seg6x.v1.KernelReply.vxlans:type_name -> seg6x.v1.KernelVxlan
-	41, // 53: seg6x.v1.KernelReply.fdb:type_name -> seg6x.v1.KernelFdb
-	63, // 54: seg6x.v1.BgpNeighbor.not_sent:type_name -> seg6x.v1.BgpNeighbor.NotSentEntry
-	43, // 55: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
-	44, // 56: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
-	44, // 57: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
-	64, // 58: seg6x.v1.BgpReply.refused_routes:type_name -> seg6x.v1.BgpReply.RefusedRoutesEntry
-	46, // 59: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
-	49, // 60: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
-	48, // 61: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
-	48, // 62: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
-	50, // 63: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
-	51, // 64: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
-	24, // 65: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
-	50, // 66: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
-	22, // 67: seg6x.v1.Diff.KindsEntry.value:type_name -> seg6x.v1.KindCounts
-	29, // 68: seg6x.v1.SidStats.PluginOutcomesEntry.value:type_name -> seg6x.v1.Counter
-	29, // 69: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
-	29, // 70: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
-	29, // 71: seg6x.v1.PluginStats.OutcomesEntry.value:type_name -> seg6x.v1.Counter
-	29, // 72: seg6x.v1.PluginStats.DropsEntry.value:type_name -> seg6x.v1.Counter
-	20, // 73: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
-	25, // 74: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
-	26, // 75: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
-	28, // 76: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
-	35, // 77: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
-	37, // 78: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
-	42, // 79: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
-	47, // 80: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
-	53, // 81: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
-	23, // 82: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
-	23, // 83: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
-	27, // 84: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
-	32, // 85: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
-	36, // 86: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
-	39, // 87: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
-	45, // 88: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
-	52, // 89: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
-	54, // 90: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
-	82, // [82:91] is the sub-list for method output_type
-	73, // [73:82] is the sub-list for method input_type
-	73, // [73:73] is the sub-list for extension type_name
-	73, // [73:73] is the sub-list for extension extendee
-	0,  // [0:73] is the sub-list for field type_name
+	59, // 40: seg6x.v1.SidStats.plugin_counters:type_name -> seg6x.v1.SidStats.PluginCountersEntry
+	60, // 41: seg6x.v1.StatsReply.actions:type_name -> seg6x.v1.StatsReply.ActionsEntry
+	61, // 42: seg6x.v1.StatsReply.reasons:type_name -> seg6x.v1.StatsReply.ReasonsEntry
+	30, // 43: seg6x.v1.StatsReply.policies:type_name -> seg6x.v1.PolicyStats
+	31, // 44: seg6x.v1.StatsReply.sids:type_name -> seg6x.v1.SidStats
+	34, // 45: seg6x.v1.StatsReply.slow_path:type_name -> seg6x.v1.SlowPath
+	33, // 46: seg6x.v1.StatsReply.plugins:type_name -> seg6x.v1.PluginStats
+	62, // 47: seg6x.v1.PluginStats.outcomes:type_name -> seg6x.v1.PluginStats.OutcomesEntry
+	63, // 48: seg6x.v1.PluginStats.drops:type_name -> seg6x.v1.PluginStats.DropsEntry
+	2,  // 49: seg6x.v1.StatusReply.interfaces:type_name -> seg6x.v1.Interface
+	4,  // 50: seg6x.v1.StatusReply.ports:type_name -> seg6x.v1.PortClass
+	3,  // 51: seg6x.v1.StatusReply.domain:type_name -> seg6x.v1.Domain
+	38, // 52: seg6x.v1.KernelReply.routes:type_name -> seg6x.v1.KernelRoute
+	40, // 53: seg6x.v1.KernelReply.vxlans:type_name -> seg6x.v1.KernelVxlan
+	41, // 54: seg6x.v1.KernelReply.fdb:type_name -> seg6x.v1.KernelFdb
+	64, // 55: seg6x.v1.BgpNeighbor.not_sent:type_name -> seg6x.v1.BgpNeighbor.NotSentEntry
+	43, // 56: seg6x.v1.BgpReply.neighbors:type_name -> seg6x.v1.BgpNeighbor
+	44, // 57: seg6x.v1.BgpReply.learned:type_name -> seg6x.v1.BgpRoute
+	44, // 58: seg6x.v1.BgpReply.advertised:type_name -> seg6x.v1.BgpRoute
+	65, // 59: seg6x.v1.BgpReply.refused_routes:type_name -> seg6x.v1.BgpReply.RefusedRoutesEntry
+	46, // 60: seg6x.v1.TraceRequest.filter:type_name -> seg6x.v1.TraceFilter
+	49, // 61: seg6x.v1.TraceRecord.fib:type_name -> seg6x.v1.TraceFib
+	48, // 62: seg6x.v1.TraceRecord.outer:type_name -> seg6x.v1.TraceAddr
+	48, // 63: seg6x.v1.TraceRecord.inner:type_name -> seg6x.v1.TraceAddr
+	50, // 64: seg6x.v1.TraceEvent.record:type_name -> seg6x.v1.TraceRecord
+	51, // 65: seg6x.v1.TraceEvent.summary:type_name -> seg6x.v1.TraceSummary
+	24, // 66: seg6x.v1.ExplainRequest.state:type_name -> seg6x.v1.State
+	50, // 67: seg6x.v1.ExplainReply.record:type_name -> seg6x.v1.TraceRecord
+	22, // 68: seg6x.v1.Diff.KindsEntry.value:type_name -> seg6x.v1.KindCounts
+	29, // 69: seg6x.v1.SidStats.PluginOutcomesEntry.value:type_name -> seg6x.v1.Counter
+	29, // 70: seg6x.v1.SidStats.PluginCountersEntry.value:type_name -> seg6x.v1.Counter
+	29, // 71: seg6x.v1.StatsReply.ActionsEntry.value:type_name -> seg6x.v1.Counter
+	29, // 72: seg6x.v1.StatsReply.ReasonsEntry.value:type_name -> seg6x.v1.Counter
+	29, // 73: seg6x.v1.PluginStats.OutcomesEntry.value:type_name -> seg6x.v1.Counter
+	29, // 74: seg6x.v1.PluginStats.DropsEntry.value:type_name -> seg6x.v1.Counter
+	20, // 75: seg6x.v1.Control.Commit:input_type -> seg6x.v1.CommitRequest
+	25, // 76: seg6x.v1.Control.ApplyState:input_type -> seg6x.v1.ApplyStateRequest
+	26, // 77: seg6x.v1.Control.Show:input_type -> seg6x.v1.ShowRequest
+	28, // 78: seg6x.v1.Control.Stats:input_type -> seg6x.v1.StatsRequest
+	35, // 79: seg6x.v1.Control.Status:input_type -> seg6x.v1.StatusRequest
+	37, // 80: seg6x.v1.Control.Kernel:input_type -> seg6x.v1.KernelRequest
+	42, // 81: seg6x.v1.Control.Bgp:input_type -> seg6x.v1.BgpRequest
+	47, // 82: seg6x.v1.Control.Trace:input_type -> seg6x.v1.TraceRequest
+	53, // 83: seg6x.v1.Control.Explain:input_type -> seg6x.v1.ExplainRequest
+	23, // 84: seg6x.v1.Control.Commit:output_type -> seg6x.v1.CommitReply
+	23, // 85: seg6x.v1.Control.ApplyState:output_type -> seg6x.v1.CommitReply
+	27, // 86: seg6x.v1.Control.Show:output_type -> seg6x.v1.StateChunk
+	32, // 87: seg6x.v1.Control.Stats:output_type -> seg6x.v1.StatsReply
+	36, // 88: seg6x.v1.Control.Status:output_type -> seg6x.v1.StatusReply
+	39, // 89: seg6x.v1.Control.Kernel:output_type -> seg6x.v1.KernelReply
+	45, // 90: seg6x.v1.Control.Bgp:output_type -> seg6x.v1.BgpReply
+	52, // 91: seg6x.v1.Control.Trace:output_type -> seg6x.v1.TraceEvent
+	54, // 92: seg6x.v1.Control.Explain:output_type -> seg6x.v1.ExplainReply
+	84, // [84:93] is the sub-list for method output_type
+	75, // [75:84] is the sub-list for method input_type
+	75, // [75:75] is the sub-list for extension type_name
+	75, // [75:75] is the sub-list for extension extendee
+	0,  // [0:75] is the sub-list for field type_name
 }
 
 func init() { file_seg6x_proto_init() }
@@ -5855,7 +5870,7 @@ func file_seg6x_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seg6x_proto_rawDesc), len(file_seg6x_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   64,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -222,13 +222,16 @@ func stats(st *state.Store) (*pb.StatsReply, error) {
 		out.Policies = append(out.Policies, ps)
 	}
 	plugins := st.Plugins()
-	var slots, binds []uint32
-	for _, p := range plugins {
+	byName := map[string]*state.PluginInfo{}
+	var slots []uint32
+	var binds []state.PluginBind
+	for i, p := range plugins {
 		slots = append(slots, p.Slot)
+		byName[p.Name] = &plugins[i]
 	}
 	for _, sd := range sids {
-		if sd.Bind != 0 {
-			binds = append(binds, sd.Bind)
+		if p := byName[sd.Plugin]; sd.Bind != 0 && p != nil {
+			binds = append(binds, state.PluginBind{Bind: sd.Bind, Digest: p.Digest, Counters: p.Counters})
 		}
 	}
 	pc, err := st.Observer().PluginStats(slots, binds)
@@ -239,6 +242,17 @@ func stats(st *state.Store) (*pb.StatsReply, error) {
 		ss := &pb.SidStats{Sid: sd.Name(), Action: sd.Action, Count: counter(c.SIDs[sd.ID]), Flavors: sd.Flavors, Plugin: sd.Plugin}
 		if sd.Bind != 0 {
 			ss.PluginOutcomes = outcomeCounters(pc.Binds[sd.Bind])
+			ss.PluginCounters = map[string]*pb.Counter{}
+			for i, v := range pc.Own[sd.Bind] {
+				if v.Packets == 0 {
+					continue
+				}
+				name := fmt.Sprintf("counter %d", i)
+				if p := byName[sd.Plugin]; p != nil && p.CounterNames[i] != "" {
+					name = p.CounterNames[i]
+				}
+				ss.PluginCounters[name] = counter(v)
+			}
 		}
 		out.Sids = append(out.Sids, ss)
 	}

@@ -60,9 +60,9 @@ func (b *BPF) Stats(policies, sids []uint32) (*state.Stats, error) {
 }
 
 // PluginStats reads the counters of the plugins in slots and of the plugin SIDs of binds.
-func (b *BPF) PluginStats(slots, binds []uint32) (*state.PluginStats, error) {
+func (b *BPF) PluginStats(slots []uint32, binds []state.PluginBind) (*state.PluginStats, error) {
 	m := b.Maps
-	out := &state.PluginStats{Slots: map[uint32]state.PluginCounters{}, Binds: map[uint32][]state.Counter{}}
+	out := &state.PluginStats{Slots: map[uint32]state.PluginCounters{}, Binds: map[uint32][]state.Counter{}, Own: map[uint32][]state.Counter{}}
 	n := uint32(len(state.PluginOutcomes))
 	for _, s := range slots {
 		if s >= PluginSlots {
@@ -85,7 +85,15 @@ func (b *BPF) PluginStats(slots, binds []uint32) (*state.PluginStats, error) {
 		}
 		out.Slots[s] = pc
 	}
-	for _, bind := range binds {
+	for _, pb := range binds {
+		bind := pb.Bind
+		if pb.Counters > 0 {
+			own, err := PluginCounters(b.Dir, pb.Digest, bind, pb.Counters)
+			if err != nil {
+				return nil, err
+			}
+			out.Own[bind] = own
+		}
 		if bind >= PluginBinds {
 			return nil, fmt.Errorf("plugin bind %d: binds are below %d", bind, PluginBinds)
 		}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"path/filepath"
 
 	"github.com/cilium/ebpf"
@@ -41,7 +42,12 @@ func LoadPlugin(dir string, p *pluginobj.Object, slot int) error {
 		return err
 	}
 	defer closeMaps(maps)
-	opts := ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{}}
+	// The plugin's own counters are pinned by its digest: a reload of the same object keeps them.
+	pins := pluginPinDir(dir, p.Digest)
+	if err := os.MkdirAll(pins, 0o700); err != nil {
+		return err
+	}
+	opts := ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{}, Maps: ebpf.MapOptions{PinPath: pins}}
 	for _, name := range pluginobj.SharedMaps {
 		if _, ok := p.Spec.Maps[name]; ok {
 			opts.MapReplacements[name] = maps[name]
@@ -92,6 +98,29 @@ func slotProgram(m *ebpf.Map, key uint32) (*ebpf.Program, error) {
 		return nil, fmt.Errorf("plugin slot %d: %w", key, err)
 	}
 	return p, nil
+}
+
+// pluginPinDir is where the maps of the plugin object of digest are pinned.
+func pluginPinDir(dir, digest string) string { return filepath.Join(PinDir(dir), "plugins", digest) }
+
+// PluginCounters reads the counters the plugin object of digest keeps for SID bind (n of them), or
+// nil when it keeps none.
+func PluginCounters(dir, digest string, bind uint32, n int) ([]state.Counter, error) {
+	m, err := ebpf.LoadPinnedMap(filepath.Join(pluginPinDir(dir, digest), pluginobj.CountersMap), nil)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	out := make([]state.Counter, n)
+	for i := range out {
+		if out[i], err = sumCounter(m, bind*uint32(n)+uint32(i)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // UnloadPlugin empties slot: packets to SIDs still naming it are dropped, counted as PLUGIN_O_EMPTY.
@@ -209,6 +238,18 @@ func (b *BPF) reconcilePlugins(im *state.Image, rep *state.ReconcileReport) erro
 			return err
 		}
 		rep.Written++
+	}
+	keep := map[string]bool{}
+	for _, p := range im.Plugins {
+		keep[p.Digest] = true
+	}
+	ents, _ := os.ReadDir(filepath.Join(PinDir(b.Dir), "plugins"))
+	for _, e := range ents {
+		if e.IsDir() && !keep[e.Name()] {
+			if err := os.RemoveAll(filepath.Join(PinDir(b.Dir), "plugins", e.Name())); err != nil {
+				return err
+			}
+		}
 	}
 	var es state.SIDWrites
 	for k, v := range im.SIDs {

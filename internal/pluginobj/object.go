@@ -78,6 +78,10 @@ type Object struct {
 	Digest  string         // sha256 of the object's bytes, hex
 	Config  *btf.Struct    // struct seg6x_plugin_config (its members are the SID's settings)
 	Reasons map[int]string // enum seg6x_plugin_reason: the plugin's drop reasons by value (1..15)
+	// Counters is how many counters of its own the plugin keeps per SID (SEG6X_COUNTERS; 0: none),
+	// CounterNames their names by index (enum seg6x_plugin_counter).
+	Counters     int
+	CounterNames map[int]string
 	Spec    *ebpf.CollectionSpec
 	XDP, TC string // its program for each hook (names in Spec.Programs)
 }
@@ -89,7 +93,7 @@ func Read(elf []byte) (*Object, error) {
 		return nil, fmt.Errorf("not a BPF object: %w", err)
 	}
 	sum := sha256.Sum256(elf)
-	p := &Object{Spec: spec, Reasons: map[int]string{}, Digest: hex.EncodeToString(sum[:])}
+	p := &Object{Spec: spec, Reasons: map[int]string{}, CounterNames: map[int]string{}, Digest: hex.EncodeToString(sum[:])}
 	v, ok := spec.Variables["seg6x_plugin_abi"]
 	if !ok {
 		return nil, errors.New("no seg6x_plugin_abi: not built with the seg6x plugin SDK (#include <seg6x/seg6x_plugin.h>, SEG6X_PLUGIN(name))")
@@ -121,7 +125,36 @@ func Read(elf []byte) (*Object, error) {
 		}
 		m.Pinning = ebpf.PinNone // a plugin's own maps live with its programs
 	}
+	if err := p.readCounters(); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// CountersMap is the name of the map of a plugin's own per-SID counters (SEG6X_COUNTERS). It is
+// pinned beside the plugin (by digest), so that seg6x reads it and a reload of the same object keeps it.
+const CountersMap = "seg6x_counters"
+
+// readCounters checks the plugin's counters map, if it has one, and reads their names.
+func (p *Object) readCounters() error {
+	m, ok := p.Spec.Maps[CountersMap]
+	if !ok {
+		return nil
+	}
+	if m.Type != ebpf.PerCPUArray || m.ValueSize != 16 || m.MaxEntries == 0 || m.MaxEntries%Binds != 0 {
+		return fmt.Errorf("map %s is not SEG6X_COUNTERS's (a per-CPU array of %d x N counters)", CountersMap, Binds)
+	}
+	p.Counters = int(m.MaxEntries / Binds)
+	m.Pinning = ebpf.PinByName
+	var names *btf.Enum
+	if err := p.Spec.Types.TypeByName("seg6x_plugin_counter", &names); err == nil {
+		for _, v := range names.Values {
+			if v.Value < uint64(p.Counters) {
+				p.CounterNames[int(v.Value)] = v.Name
+			}
+		}
+	}
+	return nil
 }
 
 func isSharedMap(name string) bool {

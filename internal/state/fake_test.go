@@ -170,7 +170,7 @@ func writeTo[K comparable, V any](tb map[any]any, kind StepKind, es []Write[K, V
 func (f *fakeDP) Stats(policies, sids []uint32) (*Stats, error) {
 	return &Stats{Actions: map[string]Counter{}, Reasons: map[string]Counter{}, Policies: map[uint32]Counter{}, SIDs: map[uint32]Counter{}}, nil
 }
-func (f *fakeDP) PluginStats(slots, binds []uint32) (*PluginStats, error) {
+func (f *fakeDP) PluginStats(slots []uint32, binds []PluginBind) (*PluginStats, error) {
 	return &PluginStats{Slots: map[uint32]PluginCounters{}, Binds: map[uint32][]Counter{}}, nil
 }
 func (f *fakeDP) Trace(TraceFilter, ProgramOptions) (TraceSession, error) {

@@ -25,10 +25,12 @@ func (d *nullDP) Apply(steps []Step) (func() error, error) {
 func (d *nullDP) Reconcile(*Image, ProgramOptions) (*ReconcileReport, error) {
 	return &ReconcileReport{}, nil
 }
-func (d *nullDP) Fresh() bool                                             { return true }
-func (d *nullDP) Close()                                                  {}
-func (d *nullDP) Stats([]uint32, []uint32) (*Stats, error)                { return &Stats{}, nil }
-func (d *nullDP) PluginStats([]uint32, []uint32) (*PluginStats, error)    { return &PluginStats{}, nil }
+func (d *nullDP) Fresh() bool                              { return true }
+func (d *nullDP) Close()                                   {}
+func (d *nullDP) Stats([]uint32, []uint32) (*Stats, error) { return &Stats{}, nil }
+func (d *nullDP) PluginStats([]uint32, []PluginBind) (*PluginStats, error) {
+	return &PluginStats{}, nil
+}
 func (d *nullDP) Trace(TraceFilter, ProgramOptions) (TraceSession, error) { return nil, nil }
 func (d *nullDP) Explain(uint32, []byte, ExplainOptions) (*TraceRecord, error) {
 	return nil, nil

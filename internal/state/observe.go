@@ -23,7 +23,7 @@ type Observer interface {
 	// their counter ids).
 	Stats(policies, sids []uint32) (*Stats, error)
 	// PluginStats reads the counters of the plugins in slots and of the plugin SIDs of binds.
-	PluginStats(slots, binds []uint32) (*PluginStats, error)
+	PluginStats(slots []uint32, binds []PluginBind) (*PluginStats, error)
 	// Trace starts tracing, in every attached program (loaded with opts), the packets f matches.
 	Trace(f TraceFilter, opts ProgramOptions) (TraceSession, error)
 	// Explain runs one frame, arriving on ifindex, through the traced program without sending it or
@@ -50,6 +50,16 @@ type Stats struct {
 type PluginStats struct {
 	Slots map[uint32]PluginCounters
 	Binds map[uint32][]Counter // by outcome (PluginOutcomes)
+	// Own are the counters a plugin keeps per SID itself (SEG6X_COUNTERS), by bind and index.
+	Own map[uint32][]Counter
+}
+
+// PluginBind is a plugin SID's configuration slot, with its plugin's digest and how many counters
+// of its own the plugin keeps per SID.
+type PluginBind struct {
+	Bind     uint32
+	Digest   string
+	Counters int
 }
 
 // PluginCounters are one plugin's counters: what became of its packets (by outcome, PluginOutcomes)

@@ -249,7 +249,7 @@ func (s *Store) Plugins() []PluginInfo {
 		p := pr.Plugin
 		p.Object = nil
 		out = append(out, PluginInfo{Plugin: p, Slot: pr.slot, SIDs: s.pluginUsers(name), Config: pr.schema.Describe(),
-			Reasons: maps.Clone(pr.obj.Reasons)})
+			Reasons: maps.Clone(pr.obj.Reasons), Counters: pr.obj.Counters, CounterNames: maps.Clone(pr.obj.CounterNames)})
 	}
 	return out
 }
@@ -261,4 +261,7 @@ type PluginInfo struct {
 	SIDs    []netip.Addr   // the SIDs that run it
 	Config  string         // its settings: keys, types and help (plugincfg.Schema.Describe)
 	Reasons map[int]string // its drop reasons by value
+	// Counters is how many counters of its own it keeps per SID, CounterNames their names by index.
+	Counters     int
+	CounterNames map[int]string
 }

@@ -237,6 +237,41 @@ static __always_inline int seg6x_plugin_open(const struct seg6x_pkt *pkt, struct
 	static __always_inline int name##_run(const struct seg6x_pkt *pkt, struct seg6x_plugin_ctx *pc, \
 					      const struct seg6x_plugin_config *cfg)
 
+/* Counters of the plugin's own, per SID: SEG6X_COUNTERS(n) declares n of them for each SID (a firewall's
+ * rules, say), and seg6x_count(pc, i) counts this packet in counter i (0..n-1) of this SID. seg6x
+ * shows them with the SID's statistics, as "counter i" or by the names enum seg6x_plugin_counter
+ * gives (SEG6X_EXPORT_COUNTERS); they live as long as the plugin's object is loaded. */
+struct seg6x_counter {
+	__u64 packets;
+	__u64 bytes;
+};
+
+#define SEG6X_COUNTERS(n)                                                                   \
+	enum { seg6x_counters_per_sid = (n) };                                              \
+	struct {                                                                            \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                                    \
+		__uint(max_entries, SEG6X_PLUGIN_BINDS *(n));                               \
+		__type(key, __u32);                                                         \
+		__type(value, struct seg6x_counter);                                        \
+	} seg6x_counters SEC(".maps");                                                      \
+	static __always_inline void seg6x_count(const struct seg6x_plugin_ctx *pc, __u32 i) \
+	{                                                                                   \
+		__u32 k = pc->bind * seg6x_counters_per_sid + i;                            \
+		struct seg6x_counter *c;                                                    \
+                                                                                            \
+		if (i >= seg6x_counters_per_sid)                                            \
+			return;                                                             \
+		c = bpf_map_lookup_elem(&seg6x_counters, &k);                               \
+		if (c) {                                                                    \
+			c->packets++;                                                       \
+			c->bytes += pc->pkt_len;                                            \
+		}                                                                           \
+	}
+
+/* Names the plugin's counters: after `enum seg6x_plugin_counter { allowed = 0, ... };`. */
+#define SEG6X_EXPORT_COUNTERS \
+	const enum seg6x_plugin_counter *const seg6x_plugin_counters_btf __attribute__((unused)) = 0
+
 /* Names the plugin's drop reasons: after `enum seg6x_plugin_reason { low_ttl = 1, ... };`, this line
  * makes seg6x label its per-reason counters with them (1..15). */
 #define SEG6X_EXPORT_REASONS const enum seg6x_plugin_reason *const seg6x_plugin_reasons_btf __attribute__((unused)) = 0

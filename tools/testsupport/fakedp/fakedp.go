@@ -92,13 +92,14 @@ func (f *Dataplane) Close()      {}
 
 // Stats returns the counters set, each action and reason the test named, and zero for other ids.
 // PluginStats counts nothing: every plugin and plugin SID asked for has zero counters.
-func (f *Dataplane) PluginStats(slots, binds []uint32) (*state.PluginStats, error) {
-	out := &state.PluginStats{Slots: map[uint32]state.PluginCounters{}, Binds: map[uint32][]state.Counter{}}
+func (f *Dataplane) PluginStats(slots []uint32, binds []state.PluginBind) (*state.PluginStats, error) {
+	out := &state.PluginStats{Slots: map[uint32]state.PluginCounters{}, Binds: map[uint32][]state.Counter{}, Own: map[uint32][]state.Counter{}}
 	for _, s := range slots {
 		out.Slots[s] = state.PluginCounters{Outcomes: make([]state.Counter, len(state.PluginOutcomes)), Reasons: make([]state.Counter, 16)}
 	}
 	for _, b := range binds {
-		out.Binds[b] = make([]state.Counter, len(state.PluginOutcomes))
+		out.Binds[b.Bind] = make([]state.Counter, len(state.PluginOutcomes))
+		out.Own[b.Bind] = make([]state.Counter, b.Counters)
 	}
 	return out, nil
 }
