@@ -139,7 +139,7 @@ fixtures:
 
 # gofmt, go vet, staticcheck (a tool of go.mod: `go tool staticcheck`, pinned there; staticcheck.conf
 # says which checks and why) and clang-format on the BPF C (.clang-format).
-BPF_C := $(wildcard bpf/*.c bpf/*.h bpf/sdk/seg6x/*.h plugins/*.c test/packet/testdata/plugins/*.c tools/bpf/*.c tools/bpf/*.h)
+BPF_C := $(wildcard bpf/*.c bpf/*.h bpf/sdk/seg6x/*.h plugins/*.c test/packet/testdata/plugins/*.c test/fuzz/testdata/plugins/*.c tools/bpf/*.c tools/bpf/*.h)
 lint:
 	@scripts/deps.sh lint
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -256,7 +256,7 @@ func (b *BPF) write(t *txn, kind state.StepKind, w state.Writes) error {
 		return putOrDelete(t, m.Policies, es, kind)
 	case state.SIDWrites:
 		if kind == state.StepPut {
-			if err := writePluginConfigs(m, w); err != nil {
+			if err := b.writePluginConfigs(w); err != nil {
 				return err
 			}
 		}

@@ -174,6 +174,11 @@ func (b *BPF) writePlugins(t *txn, kind state.StepKind, w state.PluginWrites) er
 	}
 	for _, e := range w {
 		desc := fmt.Sprintf("plugin %s (slot %d)", e.Val.Name, e.Key)
+		if kind == state.StepPut && !e.Had { // a slot newly used: its counters start from zero
+			if err := b.zeroPluginSlot(e.Key); err != nil {
+				return err
+			}
+		}
 		if kind == state.StepPut {
 			err := t.do(desc, func() error { return loadPluginSpec(b.Dir, e.Val, int(e.Key)) }, restore(e))
 			if err != nil {
@@ -188,6 +193,46 @@ func (b *BPF) writePlugins(t *txn, kind state.StepKind, w state.PluginWrites) er
 	return nil
 }
 
+// zeroPluginSlot zeroes the outcome and reason counters of plugin slot.
+func (b *BPF) zeroPluginSlot(slot uint32) error {
+	var outcomes, reasons []uint32
+	for i := uint32(0); i < uint32(PluginOutcomes); i++ {
+		outcomes = append(outcomes, slot*uint32(PluginOutcomes)+i)
+	}
+	for i := uint32(0); i < PluginReasons; i++ {
+		reasons = append(reasons, slot*PluginReasons+i)
+	}
+	return errors.Join(zeroCounters(b.Maps.PluginStats, outcomes), zeroCounters(b.Maps.PluginReasonStats, reasons))
+}
+
+// zeroPluginBind zeroes the counters of plugin SID bind: its outcomes, and the n counters its plugin
+// (of digest) keeps for it.
+func (b *BPF) zeroPluginBind(bind uint32, digest string, n int) error {
+	var outcomes []uint32
+	for i := uint32(0); i < uint32(PluginOutcomes); i++ {
+		outcomes = append(outcomes, bind*uint32(PluginOutcomes)+i)
+	}
+	if err := zeroCounters(b.Maps.PluginSidStats, outcomes); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	m, err := ebpf.LoadPinnedMap(filepath.Join(pluginPinDir(b.Dir, digest), pluginobj.CountersMap), nil)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	own := make([]uint32, n)
+	for i := range own {
+		own[i] = bind*uint32(n) + uint32(i)
+	}
+	return zeroCounters(m, own)
+}
+
 func loadPluginSpec(dir string, p state.PluginSpec, slot int) error {
 	obj, err := pluginobj.Read(p.Object)
 	if err != nil {
@@ -200,13 +245,20 @@ func loadPluginSpec(dir string, p state.PluginSpec, slot int) error {
 }
 
 // writePluginConfigs writes the configuration of every plugin SID of es into its bind, before the
-// SID entries that name them. A bind's bytes never change while a SID entry names it (a new
-// configuration gets a new bind), so nothing is undone here.
-func writePluginConfigs(m *Seg6xMaps, es state.SIDWrites) error {
+// SID entries that name them, and starts the counters of a bind new to its SID from zero. A bind's
+// bytes never change while a SID entry names it (a new configuration gets a new bind), so nothing is
+// undone here.
+func (b *BPF) writePluginConfigs(es state.SIDWrites) error {
+	m := b.Maps
 	for _, e := range es {
 		v := e.Val
 		if v.Bind == 0 {
 			continue
+		}
+		if !e.Had || e.Old.Bind != v.Bind {
+			if err := b.zeroPluginBind(v.Bind, v.Digest, v.Counters); err != nil {
+				return fmt.Errorf("SID %s: %w", e.Key, err)
+			}
 		}
 		if v.Bind >= PluginBinds || len(v.Config) > PluginConfigMax {
 			return fmt.Errorf("SID %s: plugin configuration slot %d of %d bytes", e.Key, v.Bind, len(v.Config))
@@ -254,8 +306,9 @@ func (b *BPF) reconcilePlugins(im *state.Image, rep *state.ReconcileReport) erro
 	var es state.SIDWrites
 	for k, v := range im.SIDs {
 		if v.Bind != 0 {
-			es = append(es, state.Write[netip.Prefix, state.SIDSpec]{Key: k, Val: v})
+			// Had, with the same bind: the counters it has counted stay.
+			es = append(es, state.Write[netip.Prefix, state.SIDSpec]{Key: k, Val: v, Old: v, Had: true})
 		}
 	}
-	return writePluginConfigs(b.Maps, es)
+	return b.writePluginConfigs(es)
 }

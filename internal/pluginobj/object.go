@@ -82,8 +82,8 @@ type Object struct {
 	// CounterNames their names by index (enum seg6x_plugin_counter).
 	Counters     int
 	CounterNames map[int]string
-	Spec    *ebpf.CollectionSpec
-	XDP, TC string // its program for each hook (names in Spec.Programs)
+	Spec         *ebpf.CollectionSpec
+	XDP, TC      string // its program for each hook (names in Spec.Programs)
 }
 
 // Read reads and checks a plugin object (the bytes of its .o file).

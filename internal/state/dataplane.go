@@ -253,6 +253,10 @@ type SIDSpec struct {
 	// into the bind before the SID entry names it).
 	Plugin, Bind uint32
 	Config       []byte
+	// Digest and Counters name the plugin's own counters for this SID (SEG6X_COUNTERS: Counters
+	// of them at Bind), which a new bind starts from zero, as its outcome counters.
+	Digest   string
+	Counters int
 }
 
 // PluginSpec is a plugin in its program slot (TablePlugins): its name, digest and object.

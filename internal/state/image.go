@@ -81,13 +81,16 @@ func policySpec(p *policy) PolicySpec {
 }
 
 // sidSpec is sd with its table resolved (a tenant's table through tenantTable).
-func sidSpec(sd model.SID, tenantTable func(string) uint32, pluginCfg map[uint32][]byte) SIDSpec {
+func sidSpec(sd model.SID, tenantTable func(string) uint32, pluginCfg map[uint32][]byte, plugins map[string]*pluginRT) SIDSpec {
 	v := SIDSpec{SID: sd, Table: sd.Table, Policy: sd.Policy}
 	if sd.Tenant != "" {
 		v.Table = tenantTable(sd.Tenant)
 	}
 	if sd.Bind != 0 {
 		v.Plugin, v.Bind, v.Config = sd.PluginSlot, sd.Bind, pluginCfg[sd.Bind]
+		if pr := plugins[sd.Plugin]; pr != nil {
+			v.Digest, v.Counters = pr.Digest, pr.obj.Counters
+		}
 	}
 	return v
 }
@@ -133,7 +136,7 @@ func (r *runtime) image() *Image {
 		}
 	}
 	for _, sd := range r.sids {
-		im.SIDs[sd.Prefix()] = sidSpec(sd, r.tenantTable, r.pluginCfg)
+		im.SIDs[sd.Prefix()] = sidSpec(sd, r.tenantTable, r.pluginCfg, r.plugins)
 	}
 	im.Plugins = make(map[uint32]PluginSpec, len(r.plugins))
 	for _, pr := range r.plugins {

@@ -5,6 +5,7 @@ package state
 // reverse order), each entry with what undo restores. Planning only: the Dataplane runs the steps.
 
 import (
+	"maps"
 	"net/netip"
 	"slices"
 
@@ -136,7 +137,7 @@ func (s *Store) steps(c *change) []Step {
 		e := Write[netip.Prefix, SIDSpec]{Key: b.sid.Prefix(), Had: b.had}
 		var old SIDSpec
 		if b.had {
-			old = sidSpec(b.sid, func(name string) uint32 { return c.tenantTableBefore(rt, name) }, rt.pluginCfg)
+			old = sidSpec(b.sid, func(name string) uint32 { return c.tenantTableBefore(rt, name) }, rt.pluginCfg, c.pluginsBefore(rt))
 			e.Old = old
 		}
 		if has && b.had && sd.Prefix() != b.sid.Prefix() {
@@ -150,7 +151,7 @@ func (s *Store) steps(c *change) []Step {
 			continue
 		}
 		e.Key = sd.Prefix()
-		v := sidSpec(sd, rt.tenantTable, rt.pluginCfg)
+		v := sidSpec(sd, rt.tenantTable, rt.pluginCfg, rt.plugins)
 		e.Val = v
 		if b.had && sameSIDSpec(v, old) {
 			continue
@@ -280,6 +281,22 @@ func (s *Store) steps(c *change) []Step {
 	if len(txDel) > 0 {
 		// An egress interface left the redirect map: no cached next hop may name it any more.
 		add(Step{Kind: StepInvalidateNextHops})
+	}
+	return out
+}
+
+// pluginsBefore are the plugins as they were before change c.
+func (c *change) pluginsBefore(rt *runtime) map[string]*pluginRT {
+	if len(c.plugins) == 0 {
+		return rt.plugins
+	}
+	out := maps.Clone(rt.plugins)
+	for name, b := range c.plugins {
+		if b.had {
+			out[name] = b.p
+		} else {
+			delete(out, name)
+		}
 	}
 	return out
 }

@@ -224,13 +224,20 @@ func flowing(c pb.ControlClient, n uint64) error {
 // nothing is sent: fn waits with flowing before each change it makes under traffic and after the
 // last, so that each one is made and seen while frames flow.
 func streamWhile(r *benchrig.Rig, flows []int, pats []benchrig.Pattern, rate float64, first time.Duration, fn func() error) (benchrig.StreamResult, error) {
+	return streamRunsWhile(func(d time.Duration, during func() error) (benchrig.StreamResult, error) {
+		return r.StreamFlows(flows, pats, rate, d, during)
+	}, first, fn)
+}
+
+// streamRunsWhile is streamWhile over any of the rig's streams (stream: one run of d).
+func streamRunsWhile(stream func(d time.Duration, during func() error) (benchrig.StreamResult, error), first time.Duration, fn func() error) (benchrig.StreamResult, error) {
 	done := make(chan error, 1)
 	started := false
 	var sum benchrig.StreamResult
 	d := first
 	for i := 0; i <= 30; i, d = i+1, time.Second {
 		allCPUs() // what fn starts while the stream runs is not pinned with the generator
-		res, err := r.StreamFlows(flows, pats, rate, d, func() error {
+		res, err := stream(d, func() error {
 			if !started {
 				started = true
 				go func() { done <- fn() }()

@@ -5,12 +5,15 @@ package fuzz
 // cached next hops (as between a detach and the cache invalidation).
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/model"
+	"github.com/seg6x/seg6x/internal/state"
 	"github.com/seg6x/seg6x/tools/fixtures"
 	"github.com/seg6x/seg6x/tools/pktfuzz"
 	"github.com/seg6x/seg6x/tools/testsupport"
@@ -76,11 +79,18 @@ func TestFuzzFrames(t *testing.T) {
 	if err := phase("nh-cache", cached.Seg6xXdp, g, withCache, tl); err != nil {
 		t.Fatal(err)
 	}
+	// Plugin SIDs, most running a hostile plugin: whatever it returns or does to the frame, seg6x
+	// drops it (counted) or sends it out well formed.
+	if err := withPluginSIDs(t, g, func() error {
+		return phase("plugin SIDs", rig.Objs.Seg6xXdp, g, n/20, tl)
+	}); err != nil {
+		t.Fatal(err)
+	}
 	restore, err := removeTxPorts()
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = phase("nh-cache, tx ports gone", cached.Seg6xXdp, g, n-plain-jumbo-withCache, tl)
+	err = phase("nh-cache, tx ports gone", cached.Seg6xXdp, g, n-plain-jumbo-withCache-n/20, tl)
 	if rerr := restore(); rerr != nil {
 		t.Error(rerr)
 	}
@@ -102,7 +112,8 @@ func TestFuzzFrames(t *testing.T) {
 		for _, want := range []string{"DROP_BOUNDARY_SID", "DROP_BOUNDARY_LOCATOR", "DROP_BOUNDARY_SRH", "DROP_SID_SOURCE",
 			"DROP_BAD_IPV4_CSUM", "DROP_TX_GONE", "DROP_SRH_SL_BEYOND", "DROP_TOO_MANY_EXTHDRS", "PASS_IPV4_OPTIONS",
 			"PASS_FRAGMENT", "PASS_SRH_TLV", "PASS_TTL", "DROP_DECAP_SL_NONZERO", "DROP_BAD_INNER",
-			"DROP_MULTIBUF_HEADERS", "PASS_MULTIBUF"} {
+			"DROP_MULTIBUF_HEADERS", "PASS_MULTIBUF", "DROP_PLUGIN", "DROP_PLUGIN_ABORT", "DROP_PLUGIN_VERDICT",
+			"DROP_PLUGIN_MALFORMED", "PASS_PLUGIN"} {
 			if tl.reasons[want] == 0 {
 				t.Errorf("no frame was counted under %s", want)
 			}
@@ -166,4 +177,47 @@ func removeTxPorts() (func() error, error) {
 		}
 		return nil
 	}, nil
+}
+
+// withPluginSIDs runs fn with plugin SIDs on the rig, made through its store: the hostile test plugin
+// on five SIDs (two with the tenant blue's table, so that DT verdicts decapsulate) and the tutorial's
+// ttlgate on one, which the generator aims at instead of the other SIDs; then removes them.
+func withPluginSIDs(t *testing.T, g *pktfuzz.Gen, fn func() error) error {
+	hostile := testsupport.BuildPlugin(t, "testdata/plugins/hostile.c")
+	gate := testsupport.BuildPlugin(t, "../../plugins/ttlgate.c")
+	ops := []state.Op{{Kind: model.OpAdd, Plugin: &model.Plugin{Name: "hostile", Object: hostile}},
+		{Kind: model.OpAdd, Plugin: &model.Plugin{Name: "gate", Object: gate}}}
+	var sids []netip.Addr
+	for i := 1; i <= 6; i++ {
+		sd := &model.SID{SID: netip.MustParseAddr(fmt.Sprintf("fc00:1::fe:%d", i)), Action: "plugin", Plugin: "hostile"}
+		if i <= 2 {
+			sd.Tenant = "blue"
+		}
+		if i == 6 {
+			sd.Plugin, sd.Tenant, sd.Config = "gate", "blue", map[string]string{"min_ttl": "32"}
+		}
+		ops = append(ops, state.Op{Kind: model.OpAdd, SID: sd})
+		sids = append(sids, sd.SID)
+	}
+	if _, err := rig.Store.Commit(ops, false); err != nil {
+		return err
+	}
+	before := g.SIDs()
+	g.SetSIDs(sids)
+	for _, a := range sids {
+		pluginSIDs[a] = true
+	}
+	err := fn()
+	clear(pluginSIDs)
+	g.SetSIDs(before)
+	var dels []state.Op
+	for _, a := range sids {
+		dels = append(dels, state.Op{Kind: model.OpDelete, SID: &model.SID{SID: a}})
+	}
+	dels = append(dels, state.Op{Kind: model.OpDelete, Plugin: &model.Plugin{Name: "hostile"}},
+		state.Op{Kind: model.OpDelete, Plugin: &model.Plugin{Name: "gate"}})
+	if _, derr := rig.Store.Commit(dels, false); derr != nil && err == nil {
+		err = derr
+	}
+	return err
 }

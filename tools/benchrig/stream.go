@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 // HeadendConfig is a DUT config (YAML) with one tenant on the ingress port (VLAN vlanIn) whose
@@ -126,4 +128,48 @@ func (r *Rig) streamFrames(frames [][]byte, pats []pattern, rate float64, d time
 		res.LastBad = r.LastBad()
 	}
 	return res, derr
+}
+
+// PluginEndConfig is a DUT config (YAML) whose ports are both the fabric's, with plugin name loaded
+// from file and run on sidAddr (settings settings, KEY: VALUE).
+func PluginEndConfig(name, file string, sidAddr netip.Addr, settings map[string]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "interfaces: [{name: %s}, {name: %s}]\n", devDutIn, devDutEg)
+	fmt.Fprintf(&b, "plugins: [{name: %s, file: %q}]\n", name, file)
+	fmt.Fprintf(&b, "sids:\n  - sid: %q\n    action: plugin\n    plugin: %s\n    config: {", sidAddr, name)
+	first := true
+	for k, v := range settings {
+		if !first {
+			b.WriteString(", ")
+		}
+		first = false
+		fmt.Fprintf(&b, "%s: %q", k, v)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// EndFrames are, for each flow, a frame to sidAddr with segments left 1 and fc00:e::1 (routed to
+// the sink) as the next segment, and the pattern of its output after End: the next segment as the
+// destination, hop limit 63, out of the DUT's egress towards the sink.
+func EndFrames(sidAddr netip.Addr, flows []int) ([][]byte, Pattern) {
+	var frames [][]byte
+	for _, f := range flows {
+		frames = append(frames, srv6Frame(64, f, sidAddr, []netip.Addr{sid("fc00:e::1"), sidAddr}, 1))
+	}
+	var p pattern
+	p.expect(0, testsupport.Ethernet(macSink[:], macDutEg[:], 0, 0x86DD))
+	p.expect(20, []byte{43, 63})
+	d := sid("fc00:e::1").As16()
+	p.expect(38, d[:])
+	p.expect(54, []byte{4, 4, 4, 0, 1})
+	p.expect(94, []byte{0x45})
+	p.expect(94+16, []byte{198, 19, 1})
+	return frames, p
+}
+
+// StreamFrames sends frames (in turn) at rate for d while during runs; the sink accepts pats (one or
+// two).
+func (r *Rig) StreamFrames(frames [][]byte, pats []Pattern, rate float64, d time.Duration, during func() error) (StreamResult, error) {
+	return r.streamFrames(frames, pats, rate, d, during)
 }

@@ -150,6 +150,13 @@ func (g *Gen) Next() Frame {
 // SetFrags changes Target.Frags (the devices' MTUs changed).
 func (g *Gen) SetFrags(devs []string) { g.t.Frags = devs }
 
+// SetSIDs replaces the local SIDs the frames are mostly sent to (the fuzz run's plugin phase adds
+// plugin SIDs for a while).
+func (g *Gen) SetSIDs(sids []netip.Addr) { g.t.SIDs = sids }
+
+// SIDs are the local SIDs the frames are mostly sent to.
+func (g *Gen) SIDs() []netip.Addr { return append([]netip.Addr(nil), g.t.SIDs...) }
+
 // split makes some frames of more than 128 bytes multi-buffer frames: on a device of Target.Frags
 // with a first buffer of any size, headers cut anywhere included (drivers put a page or at least 2 KB
 // first: the program must not trust that); elsewhere only frames longer than OneBufferFrame.
