@@ -7,6 +7,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -27,7 +28,7 @@ var capturePoints = []pcapng.Interface{
 
 func captureCmd() *cobra.Command {
 	var tf traceFlags
-	var out string
+	var out, plugin, pluginSID string
 	var snaplen uint32
 	c := &cobra.Command{
 		Use:   "capture -w FILE.pcapng [FILTER...]",
@@ -40,12 +41,30 @@ than --snaplen are cut (their full length is kept).
 
 ` + filterHelp + `
 
+With --plugin NAME it writes instead the frames a dump plugin (docs/plugins.md) copied at its SIDs,
+one pcapng interface per SID (--sid: one SID's only); the plugin's settings say which and how much.
+
 Examples:
   seg6x capture -w /tmp/blue.pcapng tenant blue --count 100
+  seg6x capture --plugin dump --sid fc00:1::e -w /tmp/e.pcapng --duration 10s
   seg6x capture -w /tmp/drops.pcapng drop --duration 1m && tshark -r /tmp/drops.pcapng -V`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return errors.New("-w FILE: where to write the capture")
+			}
+			if plugin != "" {
+				var sid netip.Addr
+				if pluginSID != "" {
+					a, err := netip.ParseAddr(pluginSID)
+					if err != nil {
+						return fmt.Errorf("--sid %q: not an IPv6 address", pluginSID)
+					}
+					sid = a
+				}
+				if len(args) > 0 {
+					return errors.New("--plugin takes no filter: the plugin's settings say what it copies (and --sid which SID's)")
+				}
+				return capturePlugin(plugin, sid, out, tf)
 			}
 			if snaplen == 0 || snaplen > 2048 {
 				return fmt.Errorf("--snaplen %d: 1 to 2048", snaplen)
@@ -91,6 +110,8 @@ Examples:
 	tf.add(c)
 	c.Flags().StringVarP(&out, "write", "w", "", "the pcapng file to write")
 	c.Flags().Uint32Var(&snaplen, "snaplen", 256, "bytes of each frame kept (at most 2048)")
+	c.Flags().StringVar(&plugin, "plugin", "", "write what dump plugin NAME copies at its SIDs instead (plugins/dump.c; its snaplen and sampling are its settings')")
+	c.Flags().StringVar(&pluginSID, "sid", "", "with --plugin: only the frames of this SID")
 	return c
 }
 

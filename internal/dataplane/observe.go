@@ -419,6 +419,9 @@ func behaviorName(code uint8) string {
 	return "behavior " + strconv.Itoa(int(code))
 }
 
+// MonoTime turns a bpf_ktime_get_ns() time into wall-clock time (now minus its age).
+func MonoTime(ns uint64) time.Time { return monoTime(ns) }
+
 // monoTime turns a bpf_ktime_get_ns() time into wall-clock time (now minus its age).
 func monoTime(ns uint64) time.Time {
 	var ts unix.Timespec

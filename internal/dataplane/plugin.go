@@ -312,3 +312,13 @@ func (b *BPF) reconcilePlugins(im *state.Image, rep *state.ReconcileReport) erro
 	}
 	return b.writePluginConfigs(es)
 }
+
+// PluginDumpRing opens the ring of frame copies of the plugin object of digest (SEG6X_DUMP) in
+// instance dir; the caller closes it.
+func PluginDumpRing(dir, digest string) (*ebpf.Map, error) {
+	m, err := ebpf.LoadPinnedMap(filepath.Join(pluginPinDir(dir, digest), pluginobj.DumpMap), nil)
+	if err != nil {
+		return nil, fmt.Errorf("the plugin's dump ring (is a plugin with SEG6X_DUMP loaded here?): %w", err)
+	}
+	return m, nil
+}

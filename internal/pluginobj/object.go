@@ -82,8 +82,10 @@ type Object struct {
 	// CounterNames their names by index (enum seg6x_plugin_counter).
 	Counters     int
 	CounterNames map[int]string
-	Spec         *ebpf.CollectionSpec
-	XDP, TC      string // its program for each hook (names in Spec.Programs)
+	// Dump says the plugin copies frames to a ring (SEG6X_DUMP) for `seg6x capture --plugin`.
+	Dump    bool
+	Spec    *ebpf.CollectionSpec
+	XDP, TC string // its program for each hook (names in Spec.Programs)
 }
 
 // Read reads and checks a plugin object (the bytes of its .o file).
@@ -135,8 +137,27 @@ func Read(elf []byte) (*Object, error) {
 // pinned beside the plugin (by digest), so that seg6x reads it and a reload of the same object keeps it.
 const CountersMap = "seg6x_counters"
 
-// readCounters checks the plugin's counters map, if it has one, and reads their names.
+// DumpMap is the name of a plugin's ring of frame copies (SEG6X_DUMP), pinned beside it as
+// CountersMap is.
+const DumpMap = "seg6x_dump_ring"
+
+// DumpRecordBytes is the size of one record of DumpMap (struct seg6x_dump_rec), and DumpHeaderBytes
+// the part of it before the frame's bytes.
+const (
+	DumpHeaderBytes = 40
+	DumpRecordBytes = DumpHeaderBytes + 1024
+)
+
+// readCounters checks the plugin's counters map and dump ring, if it has them, and reads the
+// counters' names.
 func (p *Object) readCounters() error {
+	if m, ok := p.Spec.Maps[DumpMap]; ok {
+		if m.Type != ebpf.RingBuf {
+			return fmt.Errorf("map %s is not SEG6X_DUMP's (a ring buffer)", DumpMap)
+		}
+		m.Pinning = ebpf.PinByName
+		p.Dump = true
+	}
 	m, ok := p.Spec.Maps[CountersMap]
 	if !ok {
 		return nil

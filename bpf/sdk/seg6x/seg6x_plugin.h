@@ -268,6 +268,59 @@ struct seg6x_counter {
 		}                                                                           \
 	}
 
+/* A copy of the frame for `seg6x capture --plugin NAME`: SEG6X_DUMP(bytes) declares the ring (bytes:
+ * a power of 2 of at least a page) and seg6x_dump(pkt, pc, snaplen) puts this packet's first snaplen
+ * bytes (at most SEG6X_DUMP_SNAP_MAX - 1) in it, with the SID, the interface, the length and the time.
+ * 0: done; nonzero: the ring was full (the reader is behind) or the frame could not be read. */
+#define SEG6X_DUMP_SNAP_MAX 1024
+
+struct seg6x_dump_rec { /* 1064 bytes */
+	__u64 time_ns;	/* bpf_ktime_get_ns() */
+	__u32 sid_id;
+	__u32 bind;
+	__u32 ifindex;
+	__u32 pkt_len; /* the whole frame */
+	__u16 cap_len; /* bytes in data */
+	__u16 vlan;
+	__u8 hook;
+	__u8 pad[11];
+	__u8 data[SEG6X_DUMP_SNAP_MAX]; /* at byte 40 */
+};
+
+#define SEG6X_DUMP(bytes)                                                                                     \
+	struct {                                                                                              \
+		__uint(type, BPF_MAP_TYPE_RINGBUF);                                                           \
+		__uint(max_entries, (bytes));                                                                 \
+	} seg6x_dump_ring SEC(".maps");                                                                       \
+	static __always_inline int seg6x_dump(const struct seg6x_pkt *pkt, const struct seg6x_plugin_ctx *pc, \
+					      __u32 snaplen)                                                  \
+	{                                                                                                     \
+		struct seg6x_dump_rec *r;                                                                     \
+		__u32 n = pc->pkt_len < snaplen ? pc->pkt_len : snaplen;                                      \
+                                                                                                              \
+		if (n >= SEG6X_DUMP_SNAP_MAX)                                                                 \
+			n = SEG6X_DUMP_SNAP_MAX - 1;                                                          \
+		r = bpf_ringbuf_reserve(&seg6x_dump_ring, sizeof(*r), 0);                                     \
+		if (!r)                                                                                       \
+			return -1;                                                                            \
+		r->time_ns = bpf_ktime_get_ns();                                                              \
+		r->sid_id = pc->sid_id;                                                                       \
+		r->bind = pc->bind;                                                                           \
+		r->ifindex = pc->ifindex;                                                                     \
+		r->pkt_len = pc->pkt_len;                                                                     \
+		r->vlan = pc->vlan;                                                                           \
+		r->hook = pc->hook;                                                                           \
+		asm volatile("" : "+r"(n)); /* the verifier sees the mask below */                            \
+		n &= SEG6X_DUMP_SNAP_MAX - 1;                                                                 \
+		if (n == 0 || seg6x_load(pkt, 0, r->data, n)) {                                               \
+			bpf_ringbuf_discard(r, 0);                                                            \
+			return -1;                                                                            \
+		}                                                                                             \
+		r->cap_len = n;                                                                               \
+		bpf_ringbuf_submit(r, 0);                                                                     \
+		return 0;                                                                                     \
+	}
+
 /* Names the plugin's counters: after `enum seg6x_plugin_counter { allowed = 0, ... };`. */
 #define SEG6X_EXPORT_COUNTERS \
 	const enum seg6x_plugin_counter *const seg6x_plugin_counters_btf __attribute__((unused)) = 0
