@@ -376,4 +376,16 @@ func TestPluginThroughTheStore(t *testing.T) {
 	commit(state.Op{Kind: model.OpReplace, Plugin: &model.Plugin{Name: "gate", File: "verdicts.o", Object: verdicts}},
 		sidOp(map[string]string{"verdict": "2"}))
 	bothHooks(t, toSID(t, "end_dt46_v4", sid.String()), "XDP_PASS", "PASS_PLUGIN", nil)
+
+	// An object the verifier refuses: the commit fails with the verifier's message, nothing changes.
+	gen := rig.Store.Gen()
+	unbounded := testsupport.BuildPlugin(t, "testdata/plugins/unbounded.c")
+	_, err := rig.Store.Commit([]state.Op{{Kind: model.OpAdd, Plugin: &model.Plugin{Name: "unbounded", Object: unbounded}}}, false)
+	if err == nil || !strings.Contains(err.Error(), "the verifier refused it") || !strings.Contains(err.Error(), "invalid access to packet") {
+		t.Fatalf("a plugin the verifier refuses: %v", err)
+	}
+	if rig.Store.Gen() != gen || len(rig.Store.Plugins()) != 1 {
+		t.Fatalf("the refused load changed the state: %+v", rig.Store.Plugins())
+	}
+	bothHooks(t, toSID(t, "end_dt46_v4", sid.String()), "XDP_PASS", "PASS_PLUGIN", nil) // still the old function
 }
