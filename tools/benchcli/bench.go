@@ -78,8 +78,9 @@ The fabric cases (End, decapsulation, ...) arrive on the rig's fabric link, MTU 
 --fabric-mtu says otherwise: above 1500 the program reads every frame's whole length there (frames
 may span buffers: one helper call), at 1500 it does not, as on the tenant ports. The PLUGINS table
 sends a fixture to its built-in SID and to a plugin SID copied from it (tools/bpf/plugin_nop.c, which
-returns the verdict its SID configures, and the tutorial's ttlgate), in 10 paired rounds: the extra
-ns per packet are the tail call into the plugin and the pipeline's checks around it.
+returns the verdict its SID configures, the tutorial's ttlgate, and the shipped firewall with 1 and
+12 rules), in 10 paired rounds: the extra ns per packet are the tail call into the plugin, what the
+plugin does, and the pipeline's checks around it.
 Needs root; builds its own network namespace and removes it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -13,6 +13,8 @@ import (
 	"fmt"
 
 	"github.com/seg6x/seg6x/internal/dataplane"
+	"github.com/seg6x/seg6x/internal/plugincfg"
+	"github.com/seg6x/seg6x/internal/pluginobj"
 	"github.com/seg6x/seg6x/tools/benchrig/rigbpf"
 	"github.com/seg6x/seg6x/tools/fixtures"
 )
@@ -28,19 +30,49 @@ type PluginRow struct {
 	Rounds      []float64 `json:"round_extra_ns"`
 }
 
-// pluginMicroCases: a fixture, the SID it is sent to, the plugin and its configuration.
+// pluginMicroCases: a fixture, the SID it is sent to, the plugin and its configuration: cfg's bytes,
+// or settings (key=value, as a SID sets them) encoded from the plugin's BTF as the store encodes them.
 var pluginMicroCases = []struct {
 	name, fixture, like, desc string
 	object                    func() []byte
 	cfg                       []byte
+	settings                  []string
 	repeated                  bool // the frame comes back unchanged: RunRepeated
 }{
 	{"plugin_nop_pass", "end_sl0", "fc00:1::1", "a plugin that returns PASS, against End at segments left 0 (both pass the frame unchanged; 200,000 runs per test run)",
-		rigbpf.PluginNopObject, verdictCfg(2), true},
-	{"plugin_nop_end", "end", "fc00:1::1", "a plugin that returns END, against End", rigbpf.PluginNopObject, verdictCfg(3), false},
-	{"plugin_nop_dt4", "end_dt4_vlan", "fc00:1::64", "a plugin that returns DT4, against End.DT4 (VLAN 100)", rigbpf.PluginNopObject, verdictCfg(4), false},
-	{"plugin_nop_dt46", "end_dt46_v4", "fc00:1::68", "a plugin that returns DT46, against End.DT46", rigbpf.PluginNopObject, verdictCfg(6), false},
-	{"plugin_ttlgate_dt46", "end_dt46_v4", "fc00:1::68", "the tutorial's ttlgate (reads the inner TTL), against End.DT46", rigbpf.PluginTtlgateObject, []byte{5}, false},
+		rigbpf.PluginNopObject, verdictCfg(2), nil, true},
+	{"plugin_nop_end", "end", "fc00:1::1", "a plugin that returns END, against End", rigbpf.PluginNopObject, verdictCfg(3), nil, false},
+	{"plugin_nop_dt4", "end_dt4_vlan", "fc00:1::64", "a plugin that returns DT4, against End.DT4 (VLAN 100)", rigbpf.PluginNopObject, verdictCfg(4), nil, false},
+	{"plugin_nop_dt46", "end_dt46_v4", "fc00:1::68", "a plugin that returns DT46, against End.DT46", rigbpf.PluginNopObject, verdictCfg(6), nil, false},
+	{"plugin_ttlgate_dt46", "end_dt46_v4", "fc00:1::68", "the tutorial's ttlgate (reads the inner TTL), against End.DT46", rigbpf.PluginTtlgateObject, []byte{5}, nil, false},
+	{"plugin_fw1_dt46", "end_dt46_v4", "fc00:1::68", "the shipped firewall, one rule (matching: allow), against End.DT46",
+		rigbpf.PluginFirewallObject, nil, []string{"rules=1", "dflt=deny", "rule.0.proto=17", "rule.0.dport_lo=1000"}, false},
+	{"plugin_fw12_dt46", "end_dt46_v4", "fc00:1::68", "the shipped firewall, 12 rules (the last one matching: allow), against End.DT46",
+		rigbpf.PluginFirewallObject, nil, firewallRules12(), false},
+}
+
+// firewallRules12 are the firewall's settings with 12 rules: 11 that end_dt46_v4's packet (UDP
+// 198.18.2.2:2000 > 198.18.1.2:1000) matches in all but the destination port, then one it matches.
+func firewallRules12() []string {
+	out := []string{"rules=12", "dflt=deny", "rule.11.proto=17", "rule.11.dport_lo=1000"}
+	for i := 0; i < 11; i++ {
+		r := fmt.Sprintf("rule.%d.", i)
+		out = append(out, r+"proto=17", r+"src4=198.18.0.0/15", r+"dst4=198.18.0.0/15", r+"dport_lo="+fmt.Sprint(7000+i), r+"action=deny")
+	}
+	return out
+}
+
+// encodeSettings is the configuration of settings for plugin obj, as the store encodes it.
+func encodeSettings(obj *pluginobj.Object, settings []string) ([]byte, error) {
+	sc, err := plugincfg.NewSchema(obj.Config)
+	if err != nil {
+		return nil, err
+	}
+	st, err := plugincfg.ParseSettings(settings)
+	if err != nil {
+		return nil, err
+	}
+	return sc.Encode(st, nil)
 }
 
 func verdictCfg(v int32) []byte { return binary.LittleEndian.AppendUint32(nil, uint32(v)) }
@@ -58,11 +90,17 @@ func PluginCases(rig *fixtures.Rig, runs int) ([]PluginRow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.name, err)
 		}
+		cfg := c.cfg
+		if c.settings != nil {
+			if cfg, err = encodeSettings(obj, c.settings); err != nil {
+				return nil, fmt.Errorf("%s: %w", c.name, err)
+			}
+		}
 		if err := dataplane.LoadPlugin(rig.Dir, obj, slot); err != nil {
 			return nil, fmt.Errorf("%s: %w", c.name, err)
 		}
 		sid := fmt.Sprintf("fc00:1::ff:%x", i+1)
-		if err := rig.PluginSID(sid, c.like, uint16(slot), bind, c.cfg); err != nil {
+		if err := rig.PluginSID(sid, c.like, uint16(slot), bind, cfg); err != nil {
 			return nil, err
 		}
 		builtin := fixtures.Find(all, c.fixture)

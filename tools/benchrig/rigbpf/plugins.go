@@ -7,3 +7,6 @@ func PluginNopObject() []byte { return _PluginNopBytes }
 
 // PluginTtlgateObject is the shipped tutorial plugin, plugins/ttlgate.c, built.
 func PluginTtlgateObject() []byte { return _PluginTtlgateBytes }
+
+// PluginFirewallObject is the shipped stateless firewall, plugins/firewall.c, built.
+func PluginFirewallObject() []byte { return _PluginFirewallBytes }
