@@ -268,7 +268,12 @@ func (b *BPF) writePluginConfigs(es state.SIDWrites) error {
 		if err := m.PluginCfg.Put(v.Bind, cfg); err != nil {
 			return fmt.Errorf("SID %s: its plugin configuration: %w", e.Key, err)
 		}
-		if err := m.PluginBinds.Put(v.Bind, Seg6xPluginBind{}); err != nil {
+		var pb Seg6xPluginBind
+		if len(v.Policies) > len(pb.Policies) {
+			return fmt.Errorf("SID %s: %d policies for its plugin; at most %d", e.Key, len(v.Policies), len(pb.Policies))
+		}
+		copy(pb.Policies[:], v.Policies)
+		if err := m.PluginBinds.Put(v.Bind, pb); err != nil {
 			return fmt.Errorf("SID %s: its plugin configuration: %w", e.Key, err)
 		}
 	}

@@ -257,6 +257,8 @@ type SIDSpec struct {
 	// of them at Bind), which a new bind starts from zero, as its outcome counters.
 	Digest   string
 	Counters int
+	// Policies are the policy ids its ENCAP verdict may use (the named policies its settings name).
+	Policies []uint32
 }
 
 // PluginSpec is a plugin in its program slot (TablePlugins): its name, digest and object.

@@ -81,7 +81,8 @@ func policySpec(p *policy) PolicySpec {
 }
 
 // sidSpec is sd with its table resolved (a tenant's table through tenantTable).
-func sidSpec(sd model.SID, tenantTable func(string) uint32, pluginCfg map[uint32][]byte, plugins map[string]*pluginRT) SIDSpec {
+func sidSpec(sd model.SID, tenantTable func(string) uint32, pluginCfg map[uint32][]byte, plugins map[string]*pluginRT,
+	pluginPolicies map[uint32][]pluginPolicy) SIDSpec {
 	v := SIDSpec{SID: sd, Table: sd.Table, Policy: sd.Policy}
 	if sd.Tenant != "" {
 		v.Table = tenantTable(sd.Tenant)
@@ -90,6 +91,9 @@ func sidSpec(sd model.SID, tenantTable func(string) uint32, pluginCfg map[uint32
 		v.Plugin, v.Bind, v.Config = sd.PluginSlot, sd.Bind, pluginCfg[sd.Bind]
 		if pr := plugins[sd.Plugin]; pr != nil {
 			v.Digest, v.Counters = pr.Digest, pr.obj.Counters
+		}
+		for _, pp := range pluginPolicies[sd.Bind] {
+			v.Policies = append(v.Policies, pp.ID)
 		}
 	}
 	return v
@@ -136,7 +140,7 @@ func (r *runtime) image() *Image {
 		}
 	}
 	for _, sd := range r.sids {
-		im.SIDs[sd.Prefix()] = sidSpec(sd, r.tenantTable, r.pluginCfg, r.plugins)
+		im.SIDs[sd.Prefix()] = sidSpec(sd, r.tenantTable, r.pluginCfg, r.plugins, r.pluginPolicies)
 	}
 	im.Plugins = make(map[uint32]PluginSpec, len(r.plugins))
 	for _, pr := range r.plugins {

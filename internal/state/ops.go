@@ -174,6 +174,7 @@ func (s *Store) finish(c *change) error {
 		model.ValidateSIDParams(&sd, tenant, add)
 	}
 	s.rebindMoved(c, add)
+	s.rebindPolicyUsers(c, add)
 	s.checkPluginUsers(c, add)
 	if len(errs) == 0 {
 		return nil

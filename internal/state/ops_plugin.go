@@ -152,12 +152,17 @@ func (s *Store) bindPlugin(c *change, sd *model.SID, old *model.SID) error {
 	for _, k := range keys {
 		settings = append(settings, plugincfg.Setting{Key: k, Value: sd.Config[k]})
 	}
-	b, err := pr.schema.Encode(settings, s.pluginNames())
+	names := &storeNames{rt: s.rt}
+	b, err := pr.schema.Encode(settings, names)
 	if err != nil {
 		return model.FieldErr(obj, "config", "%s: %v", sd.Plugin, err)
 	}
+	if len(names.policies) > pluginobj.Policies {
+		return model.FieldErr(obj, "config", "%s: %d policies; a plugin SID may name at most %d", sd.Plugin, len(names.policies), pluginobj.Policies)
+	}
 	sd.PluginSlot = pr.slot
-	if old != nil && old.Bind != 0 && old.PluginSlot == pr.slot && bytes.Equal(s.rt.pluginCfg[old.Bind], b) {
+	if old != nil && old.Bind != 0 && old.PluginSlot == pr.slot && bytes.Equal(s.rt.pluginCfg[old.Bind], b) &&
+		slices.Equal(s.rt.pluginPolicies[old.Bind], names.policies) {
 		sd.Bind = old.Bind
 		return nil
 	}
@@ -168,17 +173,26 @@ func (s *Store) bindPlugin(c *change, sd *model.SID, old *model.SID) error {
 	c.onUndo(func() { s.rt.pluginBinds.release(bind, false) })
 	c.newBinds = append(c.newBinds, bind)
 	setEntry(c, s.rt.pluginCfg, bind, b, false)
+	setEntry(c, s.rt.pluginPolicies, bind, names.policies, false)
 	sd.Bind = bind
 	return nil
 }
 
-// pluginNames resolves the names a plugin's configuration may hold (seg6x_tenant_t: a tenant's table;
-// seg6x_policy_t is not taken yet).
-func (s *Store) pluginNames() plugincfg.Resolver { return storeNames{s.rt} }
+// storeNames resolves the names a plugin's configuration may hold: seg6x_tenant_t a tenant's table,
+// seg6x_policy_t a named policy of one segment list (the id of its list for an IPv6 packet: what
+// End.B6.Encaps puts a packet into), each one kept in policies.
+type storeNames struct {
+	rt       *runtime
+	policies []pluginPolicy
+}
 
-type storeNames struct{ rt *runtime }
+// pluginPolicy is a named policy a plugin SID's settings name, and the policy id it stood for.
+type pluginPolicy struct {
+	Name string
+	ID   uint32
+}
 
-func (n storeNames) Tenant(name string) (uint32, error) {
+func (n *storeNames) Tenant(name string) (uint32, error) {
 	t := n.rt.tenants[name]
 	if t == nil {
 		return 0, fmt.Errorf("no tenant %q", name)
@@ -189,11 +203,22 @@ func (n storeNames) Tenant(name string) (uint32, error) {
 	return t.Table, nil
 }
 
-func (storeNames) Policy(name string) (uint32, error) {
-	return 0, fmt.Errorf("policy %q: plugin settings cannot name policies yet", name)
+func (n *storeNames) Policy(name string) (uint32, error) {
+	p := n.rt.named[name]
+	switch {
+	case p == nil:
+		return 0, fmt.Errorf("no policy %q (seg6x policy)", name)
+	case len(p.members[1]) != 1:
+		return 0, fmt.Errorf("policy %q has %d segment lists; a plugin encapsulates into a policy of one", name, len(p.members[1]))
+	}
+	id := p.members[1][0].id
+	if !slices.Contains(n.policies, pluginPolicy{name, id}) {
+		n.policies = append(n.policies, pluginPolicy{name, id})
+	}
+	return id, nil
 }
 
-func (n storeNames) TenantName(table uint32) string {
+func (n *storeNames) TenantName(table uint32) string {
 	for name, t := range n.rt.tenants {
 		if t.Table == table {
 			return name
@@ -202,7 +227,49 @@ func (n storeNames) TenantName(table uint32) string {
 	return fmt.Sprint(table)
 }
 
-func (storeNames) PolicyName(id uint32) string { return fmt.Sprint(id) }
+func (n *storeNames) PolicyName(id uint32) string {
+	for name, p := range n.rt.named {
+		if len(p.members[1]) == 1 && p.members[1][0].id == id {
+			return name
+		}
+	}
+	return fmt.Sprint(id)
+}
+
+// rebindPolicyUsers gives the plugin SIDs whose settings name a named policy commit c changed their
+// settings encoded again (the policy's id may have changed: a new bind), and reports those that
+// name one it removed.
+func (s *Store) rebindPolicyUsers(c *change, add func(error)) {
+	if len(c.named) == 0 {
+		return
+	}
+	for _, addr := range slices.SortedFunc(maps.Keys(s.rt.sids), netip.Addr.Compare) {
+		sd := s.rt.sids[addr]
+		if sd.Bind == 0 {
+			continue
+		}
+		touched := false
+		for _, pp := range s.rt.pluginPolicies[sd.Bind] {
+			if _, ok := c.named[pp.Name]; ok {
+				touched = true
+				if s.rt.named[pp.Name] == nil {
+					add(model.FieldErr(model.PolicyObj(pp.Name), "", "plugin SID %s names it in its settings", addr))
+				}
+			}
+		}
+		if !touched {
+			continue
+		}
+		if _, ok := c.sids[addr]; !ok {
+			c.sids[addr] = sidBefore{had: true, sid: sd}
+		}
+		if err := s.bindPlugin(c, &sd, &sd); err != nil {
+			add(err)
+			continue
+		}
+		setEntry(c, s.rt.sids, addr, sd, false)
+	}
+}
 
 // keepObject saves a plugin's object in the state directory (by digest), where a restart reads it.
 func (s *Store) keepObject(pr *pluginRT) error {

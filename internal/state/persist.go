@@ -475,13 +475,15 @@ func (r *runtime) rebindPlugins() error {
 		for _, k := range keys {
 			settings = append(settings, plugincfg.Setting{Key: k, Value: sd.Config[k]})
 		}
-		b, err := pr.schema.Encode(settings, storeNames{r})
+		names := &storeNames{rt: r}
+		b, err := pr.schema.Encode(settings, names)
 		if err != nil {
 			return fmt.Errorf("SID %s: plugin %s: %w", addr, sd.Plugin, err)
 		}
 		sd.PluginSlot = pr.slot
 		r.sids[addr] = sd
 		r.pluginCfg[sd.Bind] = b
+		r.pluginPolicies[sd.Bind] = names.policies
 	}
 	return nil
 }

@@ -50,7 +50,9 @@ type runtime struct {
 	pluginSlots *idPool
 	pluginBinds *idPool
 	pluginCfg   map[uint32][]byte
-	objects     func(digest string) ([]byte, error) // a saved plugin object (Store.loadObject)
+	// pluginPolicies are the named policies each bind's settings name (ENCAP may use only those).
+	pluginPolicies map[uint32][]pluginPolicy
+	objects        func(digest string) ([]byte, error) // a saved plugin object (Store.loadObject)
 }
 
 func newRuntime() *runtime {
@@ -74,6 +76,8 @@ func newRuntime() *runtime {
 		pluginSlots: newIDPool(pluginobj.Slots, "plugins (one slot is kept for a replacement)"),
 		pluginBinds: newIDPool(pluginobj.Binds, "plugin SIDs"),
 		pluginCfg:   map[uint32][]byte{},
+
+		pluginPolicies: map[uint32][]pluginPolicy{},
 	}
 }
 

@@ -316,12 +316,14 @@ func (s *Store) releaseIDs(c *change) {
 	for _, b := range c.sids {
 		if b.had && b.sid.Bind != 0 && !inUse[b.sid.Bind] {
 			delete(rt.pluginCfg, b.sid.Bind)
+			delete(rt.pluginPolicies, b.sid.Bind)
 			rt.pluginBinds.release(b.sid.Bind, true)
 		}
 	}
 	for _, bind := range c.newBinds { // handed out, then replaced within the same commit
 		if !inUse[bind] {
 			delete(rt.pluginCfg, bind)
+			delete(rt.pluginPolicies, bind)
 			rt.pluginBinds.release(bind, false)
 		}
 	}

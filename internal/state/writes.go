@@ -137,7 +137,7 @@ func (s *Store) steps(c *change) []Step {
 		e := Write[netip.Prefix, SIDSpec]{Key: b.sid.Prefix(), Had: b.had}
 		var old SIDSpec
 		if b.had {
-			old = sidSpec(b.sid, func(name string) uint32 { return c.tenantTableBefore(rt, name) }, rt.pluginCfg, c.pluginsBefore(rt))
+			old = sidSpec(b.sid, func(name string) uint32 { return c.tenantTableBefore(rt, name) }, rt.pluginCfg, c.pluginsBefore(rt), rt.pluginPolicies)
 			e.Old = old
 		}
 		if has && b.had && sd.Prefix() != b.sid.Prefix() {
@@ -151,7 +151,7 @@ func (s *Store) steps(c *change) []Step {
 			continue
 		}
 		e.Key = sd.Prefix()
-		v := sidSpec(sd, rt.tenantTable, rt.pluginCfg, rt.plugins)
+		v := sidSpec(sd, rt.tenantTable, rt.pluginCfg, rt.plugins, rt.pluginPolicies)
 		e.Val = v
 		if b.had && sameSIDSpec(v, old) {
 			continue
@@ -323,7 +323,7 @@ func pluginSpec(pr *pluginRT) PluginSpec {
 // sameSIDSpec: a and b make the same data plane entry.
 func sameSIDSpec(a, b SIDSpec) bool {
 	x, y := a.SID, b.SID
-	return a.Table == b.Table && a.Policy == b.Policy && a.Plugin == b.Plugin && a.Bind == b.Bind && x.ID == y.ID && x.Action == y.Action && x.NH4 == y.NH4 && x.NH6 == y.NH6 && x.VLAN == y.VLAN &&
+	return a.Table == b.Table && a.Policy == b.Policy && a.Plugin == b.Plugin && a.Bind == b.Bind && slices.Equal(a.Policies, b.Policies) && x.ID == y.ID && x.Action == y.Action && x.NH4 == y.NH4 && x.NH6 == y.NH6 && x.VLAN == y.VLAN &&
 		x.Prefix() == y.Prefix() && slices.Equal(x.Flavors, y.Flavors) && x.LBLen == y.LBLen && x.NFLen == y.NFLen
 }
 

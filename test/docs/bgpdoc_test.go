@@ -19,33 +19,7 @@ import (
 
 // minimalBGP is the code blocks of the section "A minimal configuration" of docs/bgp.md, in order.
 func minimalBGP(t *testing.T) []string {
-	b, err := os.ReadFile("../../docs/bgp.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sec, ok := strings.Cut(string(b), "\n## A minimal configuration")
-	if !ok {
-		t.Fatal(`docs/bgp.md has no "## A minimal configuration" section`)
-	}
-	sec, _, _ = strings.Cut(sec, "\n## ")
-	var blocks []string
-	for {
-		_, rest, ok := strings.Cut(sec, "```")
-		if !ok {
-			break
-		}
-		_, rest, _ = strings.Cut(rest, "\n") // the block's language
-		body, after, ok := strings.Cut(rest, "```")
-		if !ok {
-			t.Fatal("an unclosed code block")
-		}
-		blocks = append(blocks, body)
-		sec = after
-	}
-	if len(blocks) != 4 {
-		t.Fatalf("%d code blocks, want 4 (pe1's ip lines and YAML, then pe2's)", len(blocks))
-	}
-	return blocks
+	return sectionBlocks(t, "../../docs/bgp.md", "A minimal configuration", 4, "pe1's ip lines and YAML, then pe2's")
 }
 
 func TestBGPDocMinimalConfig(t *testing.T) {

@@ -18,33 +18,7 @@ import (
 
 // tutorialBlocks are the code blocks of docs/plugins.md's tutorial section, in order.
 func tutorialBlocks(t *testing.T) []string {
-	b, err := os.ReadFile("../../docs/plugins.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sec, ok := strings.Cut(string(b), "\n## Tutorial")
-	if !ok {
-		t.Fatal(`docs/plugins.md has no "## Tutorial" section`)
-	}
-	sec, _, _ = strings.Cut(sec, "\n## ")
-	var blocks []string
-	for {
-		_, rest, ok := strings.Cut(sec, "```")
-		if !ok {
-			break
-		}
-		_, rest, _ = strings.Cut(rest, "\n")
-		body, after, ok := strings.Cut(rest, "```")
-		if !ok {
-			t.Fatal("an unclosed code block")
-		}
-		blocks = append(blocks, body)
-		sec = after
-	}
-	if len(blocks) != 3 {
-		t.Fatalf("%d code blocks, want 3 (the C file, the build line, the seg6x commands)", len(blocks))
-	}
-	return blocks
+	return sectionBlocks(t, "../../docs/plugins.md", "Tutorial", 3, "the C file, the build line, the seg6x commands")
 }
 
 func TestPluginTutorialAsWritten(t *testing.T) {

@@ -6,8 +6,9 @@ package docstest
 // is one command (comments dropped); an optional part [x] is run without and with it, alternatives
 // [a|b] each, and "A | B" are two commands. The daemon line is left out (commands run without one,
 // as docs/cli.md says they may); "--dir" is added to every command; the names the examples use
-// (eth0, eth1, vm1) are veth devices in the namespace, with the fabric routes a node has. After
-// each block, the state it built is compared with what the block says it builds.
+// (eth0, eth1, vm1) are veth devices in the namespace, with the fabric routes a node has, and the
+// shipped plugins (/usr/lib/seg6x/plugins/) are this tree's, built. After each block, the state it
+// built is compared with what the block says it builds.
 
 import (
 	"encoding/json"
@@ -47,6 +48,7 @@ type docState struct {
 	Tenants []struct{ Name string }
 	Routes  []struct{ Prefix string }
 	SIDs    []struct{ SID string }
+	Plugins []struct{ Name string }
 }
 
 var optional = regexp.MustCompile(`\[([^\[\]]*)\]`)
@@ -110,8 +112,17 @@ func newDocNode(t *testing.T, tag string) func(cmd string) (string, error) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
+	plugins := filepath.Join(work, "plugins")
+	if err := os.MkdirAll(plugins, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"firewall", "dump", "ttlgate"} {
+		if err := os.WriteFile(filepath.Join(plugins, p+".o"), testsupport.BuildPlugin(t, "../../plugins/"+p+".c"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return func(cmd string) (string, error) {
-		args := strings.Fields(cmd)
+		args := strings.Fields(strings.ReplaceAll(cmd, "/usr/lib/seg6x/plugins/", plugins+"/"))
 		c := exec.Command("nsenter", append([]string{"--net=/run/netns/" + ns, bin, "--dir", dir}, args[1:]...)...)
 		c.Dir = work
 		out, err := c.CombinedOutput()
@@ -142,7 +153,7 @@ func runBlock(t *testing.T, doc string, lines []string, run func(string) (string
 			}
 			if strings.HasPrefix(cmd, "seg6x detach --all") {
 				// Before removing everything: the state the examples built.
-				if st := state(t, run); len(st.Tenants) != 1 || len(st.Routes) != 2 || len(st.SIDs) != 3 {
+				if st := state(t, run); len(st.Tenants) != 1 || len(st.Routes) != 2 || len(st.SIDs) != 4 || len(st.Plugins) != 1 {
 					t.Errorf("%s: the state the examples built: %+v", doc, st)
 				}
 			}

@@ -377,10 +377,34 @@ func TestPluginThroughTheStore(t *testing.T) {
 		sidOp(map[string]string{"verdict": "2"}))
 	bothHooks(t, toSID(t, "end_dt46_v4", sid.String()), "XDP_PASS", "PASS_PLUGIN", nil)
 
+	// ENCAP into a named policy the SID's settings name (one segment list): End.B6.Encaps into it. A
+	// policy its settings do not name is refused (TestPluginVerdictsRefusedAndCounted), and the named
+	// one cannot be removed while the SID names it.
+	east := &model.Policy{Name: "plugin-east", Src: netip.MustParseAddr("fc00:1::1"),
+		Lists: []model.SegList{{Segs: []netip.Addr{netip.MustParseAddr("fc00:2::1"), netip.MustParseAddr("fc00:3::64")}}}}
+	commit(state.Op{Kind: model.OpAdd, Policy: east}, sidOp(map[string]string{"verdict": "7", "policy": "plugin-east"}))
+	t.Cleanup(func() { commit(state.Op{Kind: model.OpDelete, Policy: &model.Policy{Name: "plugin-east"}}) })
+	f = toSID(t, "b6_encaps", sid.String())
+	res, err := rig.Run(nil, f, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := res.Output
+	if dataplane.Actions[res.Action] != "XDP_REDIRECT" || len(out) < 14+40+8+32 || binary.BigEndian.Uint16(out[12:]) != 0x86DD ||
+		netip.AddrFrom16([16]byte(out[14+24:14+40])) != netip.MustParseAddr("fc00:2::1") ||
+		netip.AddrFrom16([16]byte(out[14+8:14+24])) != netip.MustParseAddr("fc00:1::1") || out[14+6] != 43 {
+		t.Fatalf("ENCAP into plugin-east: %s %x", dataplane.Actions[res.Action], out[:min(len(out), 96)])
+	}
+	if _, err := rig.Store.Commit([]state.Op{{Kind: model.OpDelete, Policy: &model.Policy{Name: "plugin-east"}}}, false); err == nil ||
+		!strings.Contains(err.Error(), "plugin SID fc00:1::a:1 names it in its settings") {
+		t.Fatalf("removing a policy a plugin SID names: %v", err)
+	}
+	commit(sidOp(map[string]string{"verdict": "2"}))
+
 	// An object the verifier refuses: the commit fails with the verifier's message, nothing changes.
 	gen := rig.Store.Gen()
 	unbounded := testsupport.BuildPlugin(t, "testdata/plugins/unbounded.c")
-	_, err := rig.Store.Commit([]state.Op{{Kind: model.OpAdd, Plugin: &model.Plugin{Name: "unbounded", Object: unbounded}}}, false)
+	_, err = rig.Store.Commit([]state.Op{{Kind: model.OpAdd, Plugin: &model.Plugin{Name: "unbounded", Object: unbounded}}}, false)
 	if err == nil || !strings.Contains(err.Error(), "the verifier refused it") || !strings.Contains(err.Error(), "invalid access to packet") {
 		t.Fatalf("a plugin the verifier refuses: %v", err)
 	}

@@ -83,6 +83,20 @@ func srv6Frame(n, f int, dst netip.Addr, list []netip.Addr, sl uint8) []byte {
 	return append(h, testsupport.IPv6{Src: sid("fc00:9::1"), Dst: dst, NextHeader: 43, HopLimit: 64}.Packet(append(srh, inner...))...)
 }
 
+// expectEnd checks End's output of srv6Frame with fc00:e::1 next: that SID the destination, hop limit
+// 63, segments left 0, the inner IPv4 packet behind the SRH, out of the DUT's egress to the sink.
+func expectEnd() pattern {
+	var p pattern
+	p.expect(0, testsupport.Ethernet(macSink[:], macDutEg[:], 0, 0x86DD))
+	p.expect(20, []byte{43, 63})
+	d := sid("fc00:e::1").As16()
+	p.expect(38, d[:])
+	p.expect(54, []byte{4, 4, 4, 0, 1})
+	p.expect(94, []byte{0x45})
+	p.expect(94+16, []byte{198, 19, 1})
+	return p
+}
+
 // uSID addressing of the rig (block fcbb:0::/32, 16-bit uSIDs, the kernel's lblen 32 / nflen 16): the
 // DUT is uSID d00 with its uDT4 on the /64 of function e004; the next nodes' uSIDs e00 and f00 sit
 // behind the sink (rig.go routes fcbb:0:e00::/48 there).
@@ -358,17 +372,7 @@ func Scenarios() []*Scenario {
 			Frame: func(n, f int) []byte {
 				return srv6Frame(n, f, sidEnd, []netip.Addr{sid("fc00:e::1"), sidEnd}, 1)
 			},
-			Expect: func(n int) pattern {
-				var p pattern
-				p.expect(0, testsupport.Ethernet(macSink[:], macDutEg[:], 0, 0x86DD))
-				p.expect(20, []byte{43, 63})
-				d := sid("fc00:e::1").As16()
-				p.expect(38, d[:])
-				p.expect(54, []byte{4, 4, 4, 0, 1})
-				p.expect(94, []byte{0x45})
-				p.expect(94+16, []byte{198, 19, 1})
-				return p
-			},
+			Expect: func(int) pattern { return expectEnd() },
 		}, fmt.Sprintf("interfaces: [{name: %s}, {name: %s}]\nsids: [{sid: \"%s\", action: End}]\n", devDutIn, devDutEg, sidEnd)),
 		seg6xConfigured(&Scenario{
 			Name: "seg6x_end_then_dx4", Desc: "seg6x End then End.DX4 on the same node (one pass)",

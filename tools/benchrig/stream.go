@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/seg6x/seg6x/tools/testsupport"
 )
 
 // HeadendConfig is a DUT config (YAML) with one tenant on the ingress port (VLAN vlanIn) whose
@@ -157,15 +155,7 @@ func EndFrames(sidAddr netip.Addr, flows []int) ([][]byte, Pattern) {
 	for _, f := range flows {
 		frames = append(frames, srv6Frame(64, f, sidAddr, []netip.Addr{sid("fc00:e::1"), sidAddr}, 1))
 	}
-	var p pattern
-	p.expect(0, testsupport.Ethernet(macSink[:], macDutEg[:], 0, 0x86DD))
-	p.expect(20, []byte{43, 63})
-	d := sid("fc00:e::1").As16()
-	p.expect(38, d[:])
-	p.expect(54, []byte{4, 4, 4, 0, 1})
-	p.expect(94, []byte{0x45})
-	p.expect(94+16, []byte{198, 19, 1})
-	return frames, p
+	return frames, expectEnd()
 }
 
 // StreamFrames sends frames (in turn) at rate for d while during runs; the sink accepts pats (one or

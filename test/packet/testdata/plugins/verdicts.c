@@ -14,7 +14,7 @@ struct seg6x_plugin_config {
 	__u16 reason;
 	__u8 damage; /* enum damage */
 	__u8 pad;
-	__u32 policy;
+	seg6x_policy_t policy;
 };
 
 SEG6X_PLUGIN(verdicts)
