@@ -205,6 +205,7 @@ __noinline int plugin_after(struct ctx_buff *ctx, struct pkt *arg, struct sid_en
 		}
 	}
 	plugin_count(slot, bind, outcome, len);
+	TRACE(tr->plugin_outcome = outcome + 1);
 	if (reason != REASON_NONE)
 		return verdict(reason, len);
 	*next = *sid;

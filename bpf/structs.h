@@ -538,7 +538,8 @@ struct trace_rec {
 	__u16 reason;		/* enum reason (0: none) */
 	__u16 rx_len;		/* bytes of the received frame that follow this record */
 	__u16 tx_len;		/* then bytes of the frame as it left (or was dropped, or passed) */
-	__u16 pad;
+	__u8 plugin_outcome;	/* a plugin SID's: 1 + its outcome (enum plugin_outcome, verdicts 0..7); 0: none */
+	__u8 pad;
 	__u32 frame_len;	/* the received frame's length */
 	__u32 out_len;		/* its length at the end */
 	__u32 port_flags;	/* PORT_F_* of the ingress port */

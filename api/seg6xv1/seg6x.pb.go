@@ -4621,9 +4621,10 @@ type TraceRecord struct {
 	Dport         uint32                 `protobuf:"varint,24,opt,name=dport,proto3" json:"dport,omitempty"`
 	FrameLen      uint32                 `protobuf:"varint,25,opt,name=frame_len,json=frameLen,proto3" json:"frame_len,omitempty"`
 	OutLen        uint32                 `protobuf:"varint,26,opt,name=out_len,json=outLen,proto3" json:"out_len,omitempty"`
-	Rx            []byte                 `protobuf:"bytes,27,opt,name=rx,proto3" json:"rx,omitempty"`                                 // the first snaplen bytes as received
-	Tx            []byte                 `protobuf:"bytes,28,opt,name=tx,proto3" json:"tx,omitempty"`                                 // ... as it left (or was dropped, or passed)
-	SrhPopped     bool                   `protobuf:"varint,29,opt,name=srh_popped,json=srhPopped,proto3" json:"srh_popped,omitempty"` // the SID's PSP / USP flavor removed the SRH
+	Rx            []byte                 `protobuf:"bytes,27,opt,name=rx,proto3" json:"rx,omitempty"`                                            // the first snaplen bytes as received
+	Tx            []byte                 `protobuf:"bytes,28,opt,name=tx,proto3" json:"tx,omitempty"`                                            // ... as it left (or was dropped, or passed)
+	SrhPopped     bool                   `protobuf:"varint,29,opt,name=srh_popped,json=srhPopped,proto3" json:"srh_popped,omitempty"`            // the SID's PSP / USP flavor removed the SRH
+	PluginOutcome string                 `protobuf:"bytes,30,opt,name=plugin_outcome,json=pluginOutcome,proto3" json:"plugin_outcome,omitempty"` // a plugin SID: what its function returned (abort drop pass end dt4 dt6 dt46 encap) or why none (empty bad_verdict malformed)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4852,6 +4853,13 @@ func (x *TraceRecord) GetSrhPopped() bool {
 		return x.SrhPopped
 	}
 	return false
+}
+
+func (x *TraceRecord) GetPluginOutcome() string {
+	if x != nil {
+		return x.PluginOutcome
+	}
+	return ""
 }
 
 type TraceSummary struct {
@@ -5593,7 +5601,7 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x04smac\x18\t \x01(\tR\x04smac\x12\x16\n" +
 	"\x06cached\x18\n" +
 	" \x01(\bR\x06cached\x12\x10\n" +
-	"\x03mtu\x18\v \x01(\rR\x03mtu\"\xdd\x05\n" +
+	"\x03mtu\x18\v \x01(\rR\x03mtu\"\x84\x06\n" +
 	"\vTraceRecord\x12 \n" +
 	"\ftime_unix_ns\x18\x01 \x01(\x03R\n" +
 	"timeUnixNs\x12\x12\n" +
@@ -5626,7 +5634,8 @@ const file_seg6x_proto_rawDesc = "" +
 	"\x02rx\x18\x1b \x01(\fR\x02rx\x12\x0e\n" +
 	"\x02tx\x18\x1c \x01(\fR\x02tx\x12\x1d\n" +
 	"\n" +
-	"srh_popped\x18\x1d \x01(\bR\tsrhPopped\"\xbf\x01\n" +
+	"srh_popped\x18\x1d \x01(\bR\tsrhPopped\x12%\n" +
+	"\x0eplugin_outcome\x18\x1e \x01(\tR\rpluginOutcome\"\xbf\x01\n" +
 	"\fTraceSummary\x12\x18\n" +
 	"\amatched\x18\x01 \x01(\x04R\amatched\x12\x18\n" +
 	"\aemitted\x18\x02 \x01(\x04R\aemitted\x12\x1f\n" +

@@ -279,6 +279,7 @@ func (n *namer) record(r *state.TraceRecord) *pb.TraceRecord {
 		}
 		out.Behavior, out.Chain = sd.Behavior, sd.Chain
 		out.SlBefore, out.SlAfter, out.SrhPopped = sd.SLBefore, sd.SLAfter, sd.SRHPopped
+		out.PluginOutcome = sd.Plugin
 	}
 	if f := r.FIB; f != nil {
 		pf := &pb.TraceFib{Table: f.Table, Dst: addrOf(f.Dst), Rc: f.Rc, Result: f.Result, Cached: f.Cached, Mtu: f.MTU}

@@ -148,6 +148,9 @@ func captureComment(r *pb.TraceRecord) string {
 		if r.SrhPopped {
 			sid += " srh popped"
 		}
+		if r.PluginOutcome != "" {
+			sid += " plugin " + r.PluginOutcome
+		}
 		parts = append(parts, sid)
 	}
 	if f := r.Fib; f != nil {

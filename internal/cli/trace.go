@@ -256,7 +256,11 @@ func printRecord(w io.Writer, r *pb.TraceRecord, frames bool) {
 		if r.Chain > 0 {
 			chain = fmt.Sprintf(" (after %d other local SIDs)", r.Chain)
 		}
-		fmt.Fprintf(w, "  sid      %s %s, %s%s\n", r.Sid, r.Behavior, sl, chain)
+		plugin := ""
+		if r.PluginOutcome != "" {
+			plugin = ", plugin: " + r.PluginOutcome
+		}
+		fmt.Fprintf(w, "  sid      %s %s%s, %s%s\n", r.Sid, r.Behavior, plugin, sl, chain)
 	}
 	if f := r.Fib; f != nil {
 		table := "main"

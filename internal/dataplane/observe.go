@@ -361,6 +361,9 @@ func DecodeTraceRecord(r *Seg6xTraceRec, rx, tx []byte) *state.TraceRecord {
 		case r.SlBefore != 0xFF:
 			s.SLBefore, s.SLAfter = int32(r.SlBefore), int32(r.SlAfter)
 		}
+		if o := int(r.PluginOutcome) - 1; o >= 0 && o < len(state.PluginOutcomes) {
+			s.Plugin = state.PluginOutcomes[o]
+		}
 		out.SID = s
 	}
 	if has(Seg6xTraceFlagsTRACE_F_FIB) {

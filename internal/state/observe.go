@@ -163,6 +163,7 @@ type TraceSID struct {
 	SLBefore  int32      // segments left before and after (-1: no SRH, -2: the SRH was not read)
 	SLAfter   int32
 	SRHPopped bool
+	Plugin    string // a plugin SID's outcome (PluginOutcomes: the verdict its function returned, or why none)
 }
 
 // TraceFIB is a FIB lookup as a record saw it.

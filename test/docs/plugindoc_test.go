@@ -75,7 +75,7 @@ func TestPluginTutorialAsWritten(t *testing.T) {
 	}
 	want := map[string][]string{ // what the tutorial says each command shows
 		"plugin show ttlgate": {"ttlgate", "fc00:1::d", "min_ttl", "u8 0..255", "inner TTL / hop limit below which packets are dropped"},
-		"explain":             {"DROP_PLUGIN"},
+		"explain":             {"plugin: drop", "DROP_PLUGIN"},
 	}
 	for _, line := range strings.Split(strings.TrimSpace(blocks[2]), "\n") {
 		out, err := run(line)
