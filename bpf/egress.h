@@ -24,7 +24,7 @@ static __noinline int send_later(struct ctx_buff *ctx, __u32 ifindex, __u32 byte
 }
 
 /* Whether ifindex is a port of the fabric (local SIDs processed, for any VLAN): the only way out for
- * what a plugin's verdict sent on as End or End.B6.Encaps (the SR domain boundary, plugin.h). A global
+ * what a plugin's verdict sent on as End (the SR domain boundary, plugin.h). A global
  * function: its key stays off endpoint()'s stack, which is at the limit of the call chain's. */
 __noinline int fabric_port(__u32 ifindex)
 {

@@ -6,8 +6,9 @@
  *   plugin_after    counts the outcome and turns the verdict into the SID entry endpoint() runs next
  *                   (End, End.DT4/6/46 in the SID's own table, End.B6.Encaps into an allowed policy),
  *                   or into a drop or a pass.
- * Nothing the function wrote is trusted: endpoint() checks the headers again, End and Encaps leave by
- * the fabric only (fabric_port), and DT looks up the SID's tenant table, not one the function names. */
+ * Nothing the function wrote is trusted: endpoint() checks the headers again, End leaves by the fabric
+ * only (fabric_port), Encaps goes only into a policy the SID's settings name (its outer header is the
+ * policy's, not the function's), and DT looks up the SID's tenant table, not one the function names. */
 #pragma once
 
 #include <linux/bpf.h>

@@ -483,7 +483,6 @@ enum plugin_outcome {
 	PLUGIN_O_EMPTY = 8,	  /* the slot holds no function (not loaded, or unloaded under the SID) */
 	PLUGIN_O_BAD_VERDICT = 9, /* a verdict that does not exist, or one the SID does not allow */
 	PLUGIN_O_MALFORMED = 10,  /* the frame's headers moved or broke */
-	PLUGIN_O_BOUNDARY = 11,	  /* End towards a port that is not the fabric's */
 	PLUGIN_OUTCOMES = 16,
 };
 

@@ -63,7 +63,6 @@ func goCounterparts() map[string]map[string]int64 {
 		"plugin_outcome": {"PLUGIN_O_EMPTY": int64(dataplane.Seg6xPluginOutcomePLUGIN_O_EMPTY),
 			"PLUGIN_O_BAD_VERDICT": int64(dataplane.Seg6xPluginOutcomePLUGIN_O_BAD_VERDICT),
 			"PLUGIN_O_MALFORMED":   int64(dataplane.Seg6xPluginOutcomePLUGIN_O_MALFORMED),
-			"PLUGIN_O_BOUNDARY":    int64(dataplane.Seg6xPluginOutcomePLUGIN_O_BOUNDARY),
 			"PLUGIN_OUTCOMES":      int64(dataplane.PluginOutcomes)},
 		// Used through bpf2go's constants (internal/trace).
 		"trace_class": {"TRACE_NOT_OURS": int64(dataplane.Seg6xTraceClassTRACE_NOT_OURS), "TRACE_TENANT": int64(dataplane.Seg6xTraceClassTRACE_TENANT),

@@ -122,7 +122,6 @@ const (
 	Seg6xPluginOutcomePLUGIN_O_EMPTY       Seg6xPluginOutcome = 8
 	Seg6xPluginOutcomePLUGIN_O_BAD_VERDICT Seg6xPluginOutcome = 9
 	Seg6xPluginOutcomePLUGIN_O_MALFORMED   Seg6xPluginOutcome = 10
-	Seg6xPluginOutcomePLUGIN_O_BOUNDARY    Seg6xPluginOutcome = 11
 	Seg6xPluginOutcomePLUGIN_OUTCOMES      Seg6xPluginOutcome = 16
 )
 

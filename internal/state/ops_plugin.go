@@ -147,13 +147,7 @@ func (s *Store) bindPlugin(c *change, sd *model.SID, old *model.SID) error {
 	if pr == nil {
 		return model.FieldErr(obj, "plugin", "no plugin %q is loaded (seg6x plugin load %s FILE)", sd.Plugin, sd.Plugin)
 	}
-	keys := slices.Sorted(maps.Keys(sd.Config))
-	settings := make([]plugincfg.Setting, 0, len(keys))
-	for _, k := range keys {
-		settings = append(settings, plugincfg.Setting{Key: k, Value: sd.Config[k]})
-	}
-	names := &storeNames{rt: s.rt}
-	b, err := pr.schema.Encode(settings, names)
+	b, names, err := s.rt.encodeSettings(pr, sd.Config)
 	if err != nil {
 		return model.FieldErr(obj, "config", "%s: %v", sd.Plugin, err)
 	}
@@ -176,6 +170,18 @@ func (s *Store) bindPlugin(c *change, sd *model.SID, old *model.SID) error {
 	setEntry(c, s.rt.pluginPolicies, bind, names.policies, false)
 	sd.Bind = bind
 	return nil
+}
+
+// encodeSettings encodes a plugin SID's settings (cfg) for plugin pr, and says which named policies
+// they name.
+func (r *runtime) encodeSettings(pr *pluginRT, cfg map[string]string) ([]byte, *storeNames, error) {
+	settings := make([]plugincfg.Setting, 0, len(cfg))
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
+		settings = append(settings, plugincfg.Setting{Key: k, Value: cfg[k]})
+	}
+	names := &storeNames{rt: r}
+	b, err := pr.schema.Encode(settings, names)
+	return b, names, err
 }
 
 // storeNames resolves the names a plugin's configuration may hold: seg6x_tenant_t a tenant's table,

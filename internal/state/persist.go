@@ -19,7 +19,6 @@ import (
 	"slices"
 
 	"github.com/seg6x/seg6x/internal/model"
-	"github.com/seg6x/seg6x/internal/plugincfg"
 )
 
 type savedTenant struct {
@@ -470,13 +469,7 @@ func (r *runtime) rebindPlugins() error {
 		if pr == nil {
 			return fmt.Errorf("SID %s runs plugin %q, which the saved state does not hold", addr, sd.Plugin)
 		}
-		keys := slices.Sorted(maps.Keys(sd.Config))
-		settings := make([]plugincfg.Setting, 0, len(keys))
-		for _, k := range keys {
-			settings = append(settings, plugincfg.Setting{Key: k, Value: sd.Config[k]})
-		}
-		names := &storeNames{rt: r}
-		b, err := pr.schema.Encode(settings, names)
+		b, names, err := r.encodeSettings(pr, sd.Config)
 		if err != nil {
 			return fmt.Errorf("SID %s: plugin %s: %w", addr, sd.Plugin, err)
 		}
